@@ -1,0 +1,113 @@
+"""Which rules run, and where: ``[tool.jax-lsp]`` in pyproject.toml, CLI flags, editor settings."""
+
+from __future__ import annotations
+
+import sys
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any, Mapping
+
+from jax_lsp.core.model import Severity
+
+if sys.version_info >= (3, 11):
+    import tomllib
+else:  # pragma: no cover - Python 3.10
+    import tomli as tomllib
+
+
+@dataclass(frozen=True)
+class Settings:
+    select: tuple[str, ...] = ("JAX",)
+    ignore: tuple[str, ...] = ()
+    exclude: tuple[str, ...] = ()
+    severity: Mapping[str, Severity] = field(default_factory=dict)
+
+    def enabled(self, code: str) -> bool:
+        """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
+        selected = max((len(p) for p in self.select if code.startswith(p)), default=-1)
+        ignored = max((len(p) for p in self.ignore if code.startswith(p)), default=-1)
+        return selected >= 0 and selected > ignored
+
+    def severity_of(self, code: str, default: Severity) -> Severity:
+        return self.severity.get(code, default)
+
+    def merged(self, **changes: Any) -> Settings:
+        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+
+
+class SettingsError(ValueError):
+    pass
+
+
+def _codes(value: Any, key: str) -> tuple[str, ...]:
+    if isinstance(value, str):
+        value = [value]
+    if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+        raise SettingsError(f"`{key}` must be a list of rule codes or prefixes, got {value!r}")
+    bad = [v for v in value if not v.startswith("JAX") and v not in ("ALL",)]
+    if bad:
+        raise SettingsError(f"`{key}` has unknown codes {bad!r}: codes start with JAX")
+    return tuple("JAX" if v == "ALL" else v.strip() for v in value)
+
+
+def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None) -> Settings:
+    """Validate a settings table (pyproject or editor). Raises SettingsError with a readable message."""
+    settings = base or Settings()
+    if not isinstance(data, Mapping):
+        raise SettingsError(f"settings must be a table, got {type(data).__name__}")
+    changes: dict[str, Any] = {}
+    for key, value in data.items():
+        if key in ("select", "ignore"):
+            changes[key] = _codes(value, key)
+        elif key == "extend-select":
+            changes["select"] = settings.select + _codes(value, key)
+        elif key == "extend-ignore":
+            changes["ignore"] = settings.ignore + _codes(value, key)
+        elif key == "exclude":
+            if isinstance(value, str):
+                value = [value]
+            if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
+                raise SettingsError(f"`exclude` must be a list of glob patterns, got {value!r}")
+            changes["exclude"] = tuple(value)
+        elif key == "severity":
+            if not isinstance(value, Mapping):
+                raise SettingsError(f"`severity` must map codes to 'error' or 'warning', got {value!r}")
+            severities = dict(settings.severity)
+            for code, level in value.items():
+                try:
+                    severities[str(code)] = Severity(str(level).lower())
+                except ValueError:
+                    raise SettingsError(
+                        f"`severity.{code}` must be 'error' or 'warning', got {level!r}"
+                    ) from None
+            changes["severity"] = severities
+        # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
+    return replace(settings, **changes)
+
+
+def find_pyproject(start: Path) -> Path | None:
+    """The nearest pyproject.toml at or above ``start`` that has a [tool.jax-lsp] table."""
+    start = start.resolve()
+    for folder in [start, *start.parents] if start.is_dir() else start.parents:
+        candidate = folder / "pyproject.toml"
+        if candidate.is_file():
+            try:
+                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
+            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                continue
+            if "jax-lsp" in data.get("tool", {}):
+                return candidate
+    return None
+
+
+def load_pyproject(path: Path, base: Settings | None = None) -> Settings:
+    """Settings from ``[tool.jax-lsp]`` of ``path``. Raises SettingsError naming the file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        raise SettingsError(f"{path}: cannot read: {exc}") from None
+    table = data.get("tool", {}).get("jax-lsp", {})
+    try:
+        return settings_from_mapping(table, base)
+    except SettingsError as exc:
+        raise SettingsError(f"{path}: [tool.jax-lsp] {exc}") from None

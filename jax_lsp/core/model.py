@@ -1,0 +1,65 @@
+"""The values the analysis core hands to its renderers (CLI, LSP, trace).
+
+Positions are 0-based lines and 0-based columns counted in Unicode code points
+(Python ``str`` indices into the line). Renderers convert: the CLI adds 1, the
+LSP layer converts to the negotiated encoding (UTF-8/16/32).
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field
+
+
+class Severity(enum.Enum):
+    ERROR = "error"
+    WARNING = "warning"
+
+
+@dataclass(frozen=True, order=True)
+class Position:
+    line: int
+    column: int
+
+
+@dataclass(frozen=True, order=True)
+class Span:
+    start: Position
+    end: Position
+
+    @classmethod
+    def of(cls, line: int, column: int, end_line: int, end_column: int) -> Span:
+        return cls(Position(line, column), Position(end_line, end_column))
+
+
+@dataclass(frozen=True)
+class Edit:
+    """Replace the text in ``span`` of ``path`` with ``new_text``."""
+
+    path: str
+    span: Span
+    new_text: str
+
+
+@dataclass(frozen=True)
+class Fix:
+    title: str
+    safe: bool
+    edits: tuple[Edit, ...]
+
+
+@dataclass(frozen=True)
+class Finding:
+    path: str
+    code: str
+    severity: Severity
+    message: str
+    span: Span
+    fixes: tuple[Fix, ...] = ()
+    # Where the policy reaches JAX, when the finding sits in the policy body:
+    # lets editors show "used as a policy at model.py:12".
+    related: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
+
+    @property
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.start, self.code)
