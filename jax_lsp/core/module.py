@@ -1,0 +1,129 @@
+"""A parsed module with its scopes, and qualified names of its expressions."""
+
+from __future__ import annotations
+
+import ast
+from typing import Protocol
+
+from jax_lsp.core.scopes import Binding, FunctionNode, Scope, ScopeBuilder, dotted
+from jax_lsp.core.source import SourceModule
+
+MAX_DEPTH = 12
+
+
+class ModuleLoader(Protocol):
+    """What a module needs from the workspace to follow names across files."""
+
+    def module(self, name: str, importer: Module) -> Module | None: ...
+
+    def jedi_qualname(self, module: Module, node: ast.expr) -> str | None: ...
+
+
+class Module:
+    def __init__(self, source: SourceModule, name: str, is_package: bool, loader: ModuleLoader):
+        self.source = source
+        self.name = name
+        self.loader = loader
+        builder = ScopeBuilder(name, is_package)
+        self.scope = builder.build(source.tree)
+        self.scope_of = builder.scope_of
+        self.calls = builder.calls
+        self.functions = builder.functions
+
+    @property
+    def path(self) -> str:
+        return self.source.path
+
+    def function_scope(self, node: FunctionNode) -> Scope:
+        return self.scope_of[id(node)]
+
+    # Qualified names -------------------------------------------------------
+    def qualname(self, expr: ast.expr, scope: Scope, depth: int = 0) -> str | None:
+        """The dotted name `expr` refers to, following imports and single assignments.
+
+        Names defined in this module get `<module>.<name>`; names imported from a
+        workspace module are followed into that module."""
+        parts = dotted(expr)
+        if parts is None or depth > MAX_DEPTH:
+            return None
+        binding, owner = scope.lookup(parts[0])
+        if binding is None:
+            return None
+        base = self._binding_qualname(parts[0], binding, owner, depth)
+        if base is None:
+            return None
+        return self.canonical(".".join([base, *parts[1:]]), depth)
+
+    def _binding_qualname(self, name: str, binding: Binding, owner: Scope, depth: int) -> str | None:
+        if binding.kind == "import":
+            return binding.target
+        if binding.kind == "assign" and isinstance(binding.node, ast.expr):
+            return self.qualname(binding.node, owner, depth + 1)
+        if binding.kind in ("def", "class") and owner is self.scope:
+            return f"{self.name}.{name}" if self.name else name
+        return None
+
+    def canonical(self, qualname: str, depth: int = 0) -> str:
+        """Follow `pkg.mod.name` through a workspace module that re-binds `name`."""
+        parts = qualname.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            module = self.loader.module(".".join(parts[:split]), self)
+            if module is None:
+                continue
+            if module is self and split == len(parts) - 1:
+                return qualname
+            binding, owner = module.scope.lookup(parts[split])
+            if binding is None or binding.kind in ("def", "class", "param", "other"):
+                return qualname
+            base = module._binding_qualname(parts[split], binding, owner, depth + 1)
+            if base is None:
+                return qualname
+            return ".".join([base, *parts[split + 1 :]])
+        return qualname
+
+    def callee_qualname(self, call: ast.Call, scope: Scope) -> str | None:
+        """The callee's qualified name; jedi is asked only when the file's imports cannot tell."""
+        name = self.qualname(call.func, scope)
+        if name is None and dotted(call.func) is not None:
+            name = self.loader.jedi_qualname(self, call.func)
+        return name
+
+    # Definitions -----------------------------------------------------------
+    def definition(self, expr: ast.expr, scope: Scope, depth: int = 0):
+        """(module, node, scope) that a Name/Attribute refers to, across modules; or None.
+
+        node is a FunctionDef/Lambda/ClassDef or the assigned expression."""
+        if depth > MAX_DEPTH:
+            return None
+        if isinstance(expr, ast.Name):
+            binding, owner = scope.lookup(expr.id)
+            if binding is None:
+                return None
+            if binding.kind in ("def", "class", "assign"):
+                return self, binding.node, owner
+            if binding.kind == "import":
+                return self.definition_of_qualname(binding.target, depth + 1)
+            return None
+        parts = dotted(expr)
+        if parts is None:
+            return None
+        qualname = self.qualname(expr, scope)
+        return self.definition_of_qualname(qualname, depth + 1) if qualname else None
+
+    def definition_of_qualname(self, qualname: str, depth: int = 0):
+        parts = qualname.split(".")
+        for split in range(len(parts) - 1, 0, -1):
+            module = self.loader.module(".".join(parts[:split]), self)
+            if module is None:
+                continue
+            if split != len(parts) - 1:
+                return None  # an attribute of an object in that module: not followed
+            binding, owner = module.scope.lookup(parts[split])
+            if binding is None:
+                return None
+            if binding.kind in ("def", "class", "assign"):
+                return module, binding.node, owner
+            if binding.kind == "import":
+                return module.definition_of_qualname(binding.target, depth + 1)
+            return None
+        return None

@@ -1,0 +1,129 @@
+"""From a site's policy expression to the definitions JAX will call.
+
+Followed: a `def` or `lambda`; names assigned once; imports from workspace modules;
+`functools.partial(def, ...)`; calls of local factories (their returned defs and
+lambdas); both branches of `a if c else b`; members of `jax.checkpoint_policies`;
+the arguments of `save_from_both_policies`. Anything else is unknown and yields nothing.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jax_lsp.core.module import MAX_DEPTH, Module
+from jax_lsp.core.names import PARTIAL, SAVE_FROM_BOTH, policy_member
+from jax_lsp.core.paths import return_paths
+from jax_lsp.core.scopes import FunctionNode, Scope
+from jax_lsp.core.sites import Site
+
+
+@dataclass(frozen=True)
+class PolicyFunction:
+    """A user-written function that JAX calls as `policy(prim, *avals, **params)`."""
+
+    module: Module
+    node: FunctionNode
+    scope: Scope  # the scope the function is defined in
+    bound_positional: int  # positional arguments bound by functools.partial
+    bound_keywords: frozenset[str]
+    in_save_from_both: bool
+    site: Site
+
+    @property
+    def key(self) -> tuple[str, int]:
+        return (self.module.path, id(self.node))
+
+
+@dataclass(frozen=True)
+class BuiltinPolicy:
+    """A member of `jax.checkpoint_policies` named at (or on the way to) a site."""
+
+    member: str
+    module: Module
+    expr: ast.expr  # where it is named
+    call: ast.Call | None  # set when it is called there
+    site: Site
+
+
+Target = PolicyFunction | BuiltinPolicy
+
+
+def resolve_site(site: Site) -> list[Target]:
+    if site.value is None:
+        return []
+    return _Resolver(site).resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
+
+
+class _Resolver:
+    def __init__(self, site: Site):
+        self.site = site
+        self.seen: set[tuple[int, int, bool]] = set()
+
+    def resolve(
+        self,
+        module: Module,
+        expr: ast.expr,
+        scope: Scope,
+        bound: int,
+        keywords: frozenset[str],
+        in_both: bool,
+        depth: int,
+    ) -> list[Target]:
+        visit = (id(expr), bound, in_both)
+        if depth > MAX_DEPTH or visit in self.seen:
+            return []
+        self.seen.add(visit)
+        step = depth + 1
+
+        if isinstance(expr, ast.Lambda):
+            return [PolicyFunction(module, expr, scope, bound, keywords, in_both, self.site)]
+        if isinstance(expr, ast.IfExp):
+            return [
+                *self.resolve(module, expr.body, scope, bound, keywords, in_both, step),
+                *self.resolve(module, expr.orelse, scope, bound, keywords, in_both, step),
+            ]
+        if isinstance(expr, ast.Call):
+            return self._call(module, expr, scope, bound, keywords, in_both, step)
+        if isinstance(expr, (ast.Name, ast.Attribute)):
+            member = policy_member(module.qualname(expr, scope))
+            if member:
+                return [BuiltinPolicy(member, module, expr, None, self.site)]
+            found = module.definition(expr, scope)
+            if found is None:
+                return []
+            def_module, node, owner = found
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.site)]
+            if isinstance(node, ast.expr):
+                return self.resolve(def_module, node, owner, bound, keywords, in_both, step)
+        return []
+
+    def _call(self, module, call, scope, bound, keywords, in_both, step) -> list[Target]:
+        qualname = module.qualname(call.func, scope)
+        if qualname in PARTIAL and call.args:
+            more = frozenset(k.arg for k in call.keywords if k.arg)
+            return self.resolve(
+                module, call.args[0], scope, bound + len(call.args) - 1, keywords | more, in_both, step
+            )
+        member = policy_member(qualname)
+        if member == SAVE_FROM_BOTH:
+            targets: list[Target] = [BuiltinPolicy(member, module, call.func, call, self.site)]
+            for argument in call.args:
+                targets += self.resolve(module, argument, scope, 0, frozenset(), True, step)
+            return targets
+        if member:
+            return [BuiltinPolicy(member, module, call.func, call, self.site)]
+        found = module.definition(call.func, scope)
+        if found is None:
+            return []
+        factory_module, factory, _ = found
+        if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return []
+        # A local factory: the policies are what its return statements give.
+        factory_scope = factory_module.function_scope(factory)
+        targets = []
+        for _, value in return_paths(factory).values():
+            if value is not None:
+                targets += self.resolve(factory_module, value, factory_scope, bound, keywords, in_both, step)
+        return targets

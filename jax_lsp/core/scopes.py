@@ -1,0 +1,235 @@
+"""Name bindings per scope, and the qualified name an expression refers to.
+
+Only what can be known without running code: imports, `def`/`class`, and names
+assigned exactly once. A name bound any other way (a parameter, a loop target,
+several assignments) is unknown, and unknown values are never reported.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass, field
+from typing import Iterator, Union
+
+FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
+ScopeNode = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef]
+
+
+@dataclass(frozen=True)
+class Binding:
+    kind: str  # "import" | "def" | "class" | "assign" | "param" | "other"
+    node: ast.AST
+    # import: the qualified name bound; assign: unused.
+    target: str = ""
+
+
+@dataclass
+class Scope:
+    node: ScopeNode
+    parent: Scope | None
+    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+
+    def bind(self, name: str, binding: Binding) -> None:
+        self.bindings.setdefault(name, []).append(binding)
+
+    def lookup(self, name: str) -> tuple[Binding | None, Scope | None]:
+        """The single binding of `name` visible here; (None, scope) when it is ambiguous."""
+        scope: Scope | None = self
+        while scope is not None:
+            found = scope.bindings.get(name)
+            if found:
+                return (found[0], scope) if len(found) == 1 else (None, scope)
+            scope = scope.parent
+            # Class bodies are not visible from the functions nested in them.
+            while scope is not None and isinstance(scope.node, ast.ClassDef) and scope is not self:
+                scope = scope.parent
+        return None, None
+
+
+def _resolve_relative(module_name: str, is_package: bool, level: int, target: str | None) -> str:
+    parts = module_name.split(".") if module_name else []
+    if not is_package:
+        parts = parts[:-1]
+    if level > 1:
+        parts = parts[: len(parts) - (level - 1)]
+    base = ".".join(parts)
+    if target:
+        return f"{base}.{target}" if base else target
+    return base
+
+
+class ScopeBuilder(ast.NodeVisitor):
+    """One pass over a module: every scope with its bindings, and the scope of each node."""
+
+    def __init__(self, module_name: str, is_package: bool) -> None:
+        self.module_name = module_name
+        self.is_package = is_package
+        self.scope_of: dict[int, Scope] = {}
+        self.calls: list[tuple[ast.Call, Scope]] = []
+        self.functions: list[tuple[FunctionNode, Scope]] = []
+        self.current: Scope | None = None
+
+    def build(self, tree: ast.Module) -> Scope:
+        root = Scope(tree, None)
+        self.scope_of[id(tree)] = root
+        self.current = root
+        for statement in tree.body:
+            self.visit(statement)
+        return root
+
+    # Bindings --------------------------------------------------------------
+    def visit_Import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            if alias.asname:
+                self.current.bind(alias.asname, Binding("import", node, alias.name))
+            else:
+                top = alias.name.split(".")[0]
+                self.current.bind(top, Binding("import", node, top))
+
+    def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
+        if node.level:
+            module = _resolve_relative(self.module_name, self.is_package, node.level, node.module)
+        else:
+            module = node.module or ""
+        for alias in node.names:
+            if alias.name == "*":
+                continue
+            target = f"{module}.{alias.name}" if module else alias.name
+            self.current.bind(alias.asname or alias.name, Binding("import", node, target))
+
+    def visit_Assign(self, node: ast.Assign) -> None:
+        self.visit(node.value)
+        for target in node.targets:
+            if isinstance(target, ast.Name):
+                kind = "assign" if len(node.targets) == 1 else "other"
+                self.current.bind(target.id, Binding(kind, node.value))
+            else:
+                self._bind_other(target)
+
+    def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
+        if node.value is not None:
+            self.visit(node.value)
+        if isinstance(node.target, ast.Name):
+            if node.value is not None:
+                self.current.bind(node.target.id, Binding("assign", node.value))
+        else:
+            self._bind_other(node.target)
+
+    def visit_AugAssign(self, node: ast.AugAssign) -> None:
+        self.visit(node.value)
+        self._bind_other(node.target)
+
+    def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
+        self.visit(node.value)
+        self.current.bind(node.target.id, Binding("other", node))
+
+    def _bind_other(self, target: ast.AST) -> None:
+        for sub in ast.walk(target):
+            if isinstance(sub, ast.Name) and isinstance(sub.ctx, ast.Store):
+                self.current.bind(sub.id, Binding("other", sub))
+            elif isinstance(sub, (ast.Attribute, ast.Subscript)):
+                self.visit(sub)
+
+    def visit_For(self, node: ast.For | ast.AsyncFor) -> None:
+        self._bind_other(node.target)
+        self.visit(node.iter)
+        for statement in node.body + node.orelse:
+            self.visit(statement)
+
+    visit_AsyncFor = visit_For
+
+    def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
+        for item in node.items:
+            self.visit(item.context_expr)
+            if item.optional_vars is not None:
+                self._bind_other(item.optional_vars)
+        for statement in node.body:
+            self.visit(statement)
+
+    visit_AsyncWith = visit_With
+
+    def visit_ExceptHandler(self, node: ast.ExceptHandler) -> None:
+        if node.name:
+            self.current.bind(node.name, Binding("other", node))
+        self.generic_visit(node)
+
+    def visit_Global(self, node: ast.Global) -> None:
+        for name in node.names:
+            self.current.bind(name, Binding("other", node))
+
+    visit_Nonlocal = visit_Global
+
+    # Scopes ----------------------------------------------------------------
+    def visit_FunctionDef(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> None:
+        for decorator in node.decorator_list:
+            self.visit(decorator)
+        self._visit_arguments_defaults(node.args)
+        self.current.bind(node.name, Binding("def", node))
+        self._enter_function(node, node.body)
+
+    visit_AsyncFunctionDef = visit_FunctionDef
+
+    def visit_Lambda(self, node: ast.Lambda) -> None:
+        self._visit_arguments_defaults(node.args)
+        self._enter_function(node, [node.body])
+
+    def visit_ClassDef(self, node: ast.ClassDef) -> None:
+        for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
+            self.visit(expr)
+        self.current.bind(node.name, Binding("class", node))
+        outer = self.current
+        self.current = Scope(node, outer)
+        self.scope_of[id(node)] = self.current
+        for statement in node.body:
+            self.visit(statement)
+        self.current = outer
+
+    def _visit_arguments_defaults(self, args: ast.arguments) -> None:
+        for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
+            self.visit(default)
+
+    def _enter_function(self, node: FunctionNode, body: list[ast.AST]) -> None:
+        outer = self.current
+        scope = Scope(node, outer)
+        self.scope_of[id(node)] = scope
+        self.functions.append((node, outer))
+        for arg in iter_parameters(node.args):
+            scope.bind(arg.arg, Binding("param", arg))
+        self.current = scope
+        for item in body:
+            self.visit(item)
+        self.current = outer
+
+    def _comprehension(self, node: ast.AST) -> None:
+        # Comprehension targets are local to the comprehension; treat them as unknown.
+        for generator in node.generators:  # type: ignore[attr-defined]
+            self._bind_other(generator.target)
+        self.generic_visit(node)
+
+    visit_ListComp = visit_SetComp = visit_GeneratorExp = visit_DictComp = _comprehension
+
+    def visit_Call(self, node: ast.Call) -> None:
+        self.calls.append((node, self.current))
+        self.generic_visit(node)
+
+
+def iter_parameters(args: ast.arguments) -> Iterator[ast.arg]:
+    yield from args.posonlyargs
+    yield from args.args
+    if args.vararg:
+        yield args.vararg
+    yield from args.kwonlyargs
+    if args.kwarg:
+        yield args.kwarg
+
+
+def dotted(expr: ast.AST) -> list[str] | None:
+    """`a.b.c` -> ["a", "b", "c"]; None for anything that is not a plain dotted name."""
+    parts: list[str] = []
+    while isinstance(expr, ast.Attribute):
+        parts.append(expr.attr)
+        expr = expr.value
+    if isinstance(expr, ast.Name):
+        parts.append(expr.id)
+        return parts[::-1]
+    return None

@@ -1,0 +1,74 @@
+"""Policy sites: where a value reaches JAX as a remat policy."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jax_lsp.core.module import Module
+from jax_lsp.core.names import CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
+from jax_lsp.core.scopes import Scope
+
+# The name of the wrapped-function parameter, when passed by keyword.
+_FUNCTION_KEYWORDS = {"fun", "target", "fn", "f"}
+
+
+@dataclass(frozen=True)
+class Site:
+    module: Module
+    call: ast.Call
+    function: CheckpointFunction
+    scope: Scope
+    value: ast.expr | None  # the policy expression; None when no policy is passed
+    positional_policy: bool  # passed positionally where JAX wants `policy=`
+    missing_function: bool  # `@jax.checkpoint(policy=p)`: no function to wrap
+    via_partial: bool
+
+
+def _policy_keyword(call: ast.Call) -> ast.expr | None:
+    for keyword in call.keywords:
+        if keyword.arg == "policy":
+            return keyword.value
+    return None
+
+
+def _could_be_site(call: ast.Call) -> bool:
+    # Cheap syntactic filter before any name resolution.
+    return len(call.args) >= 2 or any(k.arg == "policy" for k in call.keywords)
+
+
+def find_sites(module: Module) -> list[Site]:
+    sites: list[Site] = []
+    for call, scope in module.calls:
+        if not _could_be_site(call):
+            continue
+        site = _site(module, call, scope)
+        if site is not None:
+            sites.append(site)
+    return sites
+
+
+def _site(module: Module, call: ast.Call, scope: Scope) -> Site | None:
+    has_keyword = _policy_keyword(call) is not None
+    qualname = module.callee_qualname(call, scope) if has_keyword else module.qualname(call.func, scope)
+    if qualname in PARTIAL and call.args:
+        inner = module.qualname(call.args[0], scope)
+        function = CHECKPOINT_FUNCTIONS.get(inner or "")
+        if function is None or not has_keyword:
+            return None
+        return Site(module, call, function, scope, _policy_keyword(call), False, False, True)
+    function = CHECKPOINT_FUNCTIONS.get(qualname or "")
+    if function is None:
+        return None
+    value = _policy_keyword(call)
+    positional = False
+    if value is None:
+        if function.policy_position is None and len(call.args) >= 2:
+            value, positional = call.args[1], True
+        elif function.policy_position is not None and len(call.args) > function.policy_position:
+            value = call.args[function.policy_position]
+        else:
+            return None
+    has_function = bool(call.args) or any(k.arg in _FUNCTION_KEYWORDS for k in call.keywords)
+    missing = function.requires_function and not has_function
+    return Site(module, call, function, scope, value, positional, missing, False)

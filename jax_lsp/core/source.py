@@ -1,0 +1,185 @@
+"""Decoding and parsing a Python file, as far as it goes.
+
+Half-typed code is the normal case in an editor: when the whole file does not
+parse, each top-level statement is parsed on its own so that a syntax error in
+one function hides only that function.
+"""
+
+from __future__ import annotations
+
+import ast
+import codecs
+import io
+import re
+import tokenize
+from dataclasses import dataclass, field
+
+from jax_lsp.core.model import Finding, Position, Severity, Span
+
+SYNTAX_ERROR = "JAX001"
+DECODE_ERROR = "JAX002"
+
+# A line that starts a new top-level statement: not indented, not blank, not a comment,
+# and not a clause that continues the statement above (else/elif/except/finally/case).
+_TOP_LEVEL = re.compile(r"(?!(else|elif|except|finally)\b)[^\s#)\]}]")
+_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
+
+
+@dataclass
+class SourceModule:
+    path: str
+    text: str
+    tree: ast.Module
+    problems: list[Finding] = field(default_factory=list)
+    encoding: str = "utf-8"
+
+    def __post_init__(self) -> None:
+        self.lines = split_lines(self.text)
+        self._utf8_lines: dict[int, bytes] = {}
+
+    def line_text(self, line: int) -> str:
+        """0-based line, without its line break."""
+        if 0 <= line < len(self.lines):
+            return self.lines[line].rstrip("\r\n")
+        return ""
+
+    def column(self, lineno: int, byte_col: int) -> int:
+        """ast's (1-based line, UTF-8 byte column) -> code-point column."""
+        line = self.lines[lineno - 1] if 0 < lineno <= len(self.lines) else ""
+        if line.isascii():
+            return byte_col
+        encoded = self._utf8_lines.get(lineno)
+        if encoded is None:
+            encoded = self._utf8_lines[lineno] = line.encode("utf-8", "surrogatepass")
+        return len(encoded[:byte_col].decode("utf-8", "replace"))
+
+    def position(self, lineno: int, byte_col: int) -> Position:
+        return Position(lineno - 1, self.column(lineno, byte_col))
+
+    def span(self, node: ast.AST) -> Span:
+        start = self.position(node.lineno, node.col_offset)  # type: ignore[attr-defined]
+        end_lineno = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
+        end_col = getattr(node, "end_col_offset", None)
+        end = self.position(end_lineno, end_col) if end_col is not None else start
+        return Span(start, end)
+
+    def name_span(self, node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> Span:
+        """The span of the name in `def name(`."""
+        line = self.line_text(node.lineno - 1)
+        start = self.column(node.lineno, node.col_offset)
+        match = re.compile(r"\b" + re.escape(node.name) + r"\b").search(line, start)
+        if not match:
+            return self.span(node)
+        return Span.of(node.lineno - 1, match.start(), node.lineno - 1, match.end())
+
+    def segment(self, node: ast.AST) -> str:
+        span = self.span(node)
+        if span.start.line == span.end.line:
+            return self.line_text(span.start.line)[span.start.column : span.end.column]
+        parts = [self.line_text(span.start.line)[span.start.column :]]
+        parts += [self.line_text(n) for n in range(span.start.line + 1, span.end.line)]
+        parts.append(self.line_text(span.end.line)[: span.end.column])
+        return "\n".join(parts)
+
+    def end_of_text(self) -> Position:
+        return Position(len(self.lines) - 1, len(self.line_text(len(self.lines) - 1)))
+
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split only where Python and LSP split (\n, \r\n, \r).
+
+    str.splitlines also splits at form feeds and U+2028, which would shift every line after."""
+    lines = _LINE.findall(text)
+    if not lines or lines[-1].endswith(("\n", "\r")):
+        lines.append("")
+    return lines
+
+
+def decode(data: bytes) -> tuple[str, str, str | None]:
+    """Bytes -> (text, encoding, problem). Never raises: undecodable bytes become U+FFFD."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as exc:
+        return data.decode("utf-8", "replace"), "utf-8", f"Cannot detect the encoding: {exc}"
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        return data.decode("utf-8", "replace"), "utf-8", f"Unknown encoding {encoding!r}"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        text = data.decode(encoding, "replace")
+        return text, encoding, f"Not valid {encoding} (line {line}); undecodable bytes were replaced"
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, encoding, None
+
+
+def _problem(path: str, code: str, message: str, line: int, column: int, text: str) -> Finding:
+    lines = [l.rstrip("\r\n") for l in split_lines(text)]
+    line = min(max(line, 0), len(lines) - 1)
+    column = min(max(column, 0), len(lines[line]))
+    return Finding(path, code, Severity.ERROR, message, Span.of(line, column, line, len(lines[line])))
+
+
+def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:
+    """[start, end) line ranges of top-level statements, decorators kept with their def."""
+    starts: list[int] = []
+    pending_decorator = False
+    for number, line in enumerate(lines):
+        if not _TOP_LEVEL.match(line) or _CONTINUATION.match(line):
+            continue
+        if not pending_decorator:
+            starts.append(number)
+        pending_decorator = line.startswith("@")
+    if not starts or starts[0] != 0:
+        starts.insert(0, 0)
+    return list(zip(starts, starts[1:] + [len(lines)]))
+
+
+def _parse_recovering(text: str, path: str) -> tuple[ast.Module, list[Finding]]:
+    try:
+        return ast.parse(text, filename=path), []
+    except SyntaxError as exc:
+        first_error = exc
+    except (ValueError, RecursionError, MemoryError) as exc:
+        first_error = SyntaxError(str(exc))
+    lines = split_lines(text)
+    body: list[ast.stmt] = []
+    for start, end in _statement_chunks(lines):
+        chunk = "".join(lines[start:end])
+        try:
+            part = ast.parse(chunk, filename=path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            continue
+        ast.increment_lineno(part, start)
+        body.extend(part.body)
+    line = (first_error.lineno or 1) - 1
+    column = (first_error.offset or 1) - 1
+    message = f"Syntax error: {first_error.msg}; the rest of the file was still checked"
+    problem = _problem(path, SYNTAX_ERROR, message, line, column, text)
+    return ast.Module(body=body, type_ignores=[]), [problem]
+
+
+def parse_text(text: str, path: str, encoding: str = "utf-8") -> SourceModule:
+    problems: list[Finding] = []
+    if "\0" in text:
+        line = text[: text.index("\0")].count("\n")
+        problems.append(
+            _problem(path, DECODE_ERROR, "The file contains NUL bytes; they were read as spaces", line, 0, text)
+        )
+        text = text.replace("\0", " ")
+    tree, syntax_problems = _parse_recovering(text, path)
+    return SourceModule(path, text, tree, problems + syntax_problems, encoding)
+
+
+def parse_bytes(data: bytes, path: str) -> SourceModule:
+    text, encoding, problem = decode(data)
+    module = parse_text(text, path, encoding)
+    if problem:
+        module.problems.insert(0, _problem(path, DECODE_ERROR, problem, 0, 0, module.text))
+    return module

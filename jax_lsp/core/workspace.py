@@ -1,0 +1,271 @@
+"""A set of root folders, the open buffers over them, and the policy sites they hold.
+
+Files that cannot hold a policy site are skipped by a byte search and never parsed;
+a module that defines a policy used elsewhere is parsed when a site leads to it.
+"""
+
+from __future__ import annotations
+
+import ast
+import logging
+import os
+import threading
+from pathlib import Path
+from typing import Callable, Iterable
+
+from jax_lsp.core.analysis import check_module, resolved_sites
+from jax_lsp.core.config import Settings
+from jax_lsp.core.model import Finding
+from jax_lsp.core.module import Module
+from jax_lsp.core.resolve import PolicyFunction, Target
+from jax_lsp.core.sites import Site
+from jax_lsp.core.source import parse_bytes, parse_text
+
+log = logging.getLogger(__name__)
+
+# A file without any of these cannot hold a policy site or an Offloadable call.
+SITE_MARKERS = (b"policy", b"checkpoint", b"remat", b"saveable", b"Offloadable", b"policies")
+
+
+def could_hold_site(data: bytes) -> bool:
+    return any(marker in data for marker in SITE_MARKERS)
+
+
+def _key(path: Path | str) -> str:
+    return os.path.abspath(os.fspath(path))
+
+
+class Workspace:
+    def __init__(
+        self,
+        roots: Iterable[Path] = (),
+        settings: Settings | None = None,
+        interpreter: str | None = None,
+    ):
+        self.roots = [Path(_key(r)) for r in roots]
+        self.settings = settings or Settings()
+        self.interpreter = interpreter
+        self._lock = threading.RLock()
+        self._overlays: dict[str, str] = {}
+        self._modules: dict[str, tuple[object, Module | None]] = {}
+        self._by_name: dict[tuple[str, str], str | None] = {}
+        # path of a module with sites -> paths of the modules its sites' policies live in
+        self._site_targets: dict[str, set[str]] = {}
+        self._indexed = False
+        self._jedi_project = None
+
+    # Buffers and disk --------------------------------------------------------
+    def set_document(self, path: Path | str, text: str) -> None:
+        with self._lock:
+            self._overlays[_key(path)] = text
+            self._forget(_key(path))
+
+    def close_document(self, path: Path | str) -> None:
+        with self._lock:
+            self._overlays.pop(_key(path), None)
+            self._forget(_key(path))
+
+    def file_changed(self, path: Path | str) -> None:
+        with self._lock:
+            self._forget(_key(path))
+
+    def _forget(self, key: str) -> None:
+        self._modules.pop(key, None)
+        self._by_name.clear()
+        if self._indexed:
+            self._index_file(key)
+
+    # Loading modules -----------------------------------------------------------
+    def _stamp(self, key: str):
+        if key in self._overlays:
+            return ("overlay", id(self._overlays[key]))
+        try:
+            stat = os.stat(key)
+        except OSError:
+            return None
+        return (stat.st_mtime_ns, stat.st_size)
+
+    def load(self, path: Path | str, only_if_site: bool = False) -> Module | None:
+        """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one)."""
+        key = _key(path)
+        with self._lock:
+            stamp = self._stamp(key)
+            cached = self._modules.get(key)
+            if cached is not None and cached[0] == stamp:
+                return cached[1]
+            if key in self._overlays:
+                text = self._overlays[key]
+                if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
+                    return None
+                source = parse_text(text, key)
+            else:
+                try:
+                    data = Path(key).read_bytes()
+                except OSError:
+                    self._modules[key] = (stamp, None)
+                    return None
+                if only_if_site and not could_hold_site(data):
+                    return None
+                source = parse_bytes(data, key)
+            name, is_package = self._module_name(key)
+            module = Module(source, name, is_package, self)
+            self._modules[key] = (stamp, module)
+            return module
+
+    def _search_roots(self) -> list[Path]:
+        roots = []
+        for root in self.roots:
+            roots.append(root)
+            if (root / "src").is_dir():
+                roots.append(root / "src")
+        return roots
+
+    def _module_name(self, key: str) -> tuple[str, bool]:
+        path = Path(key)
+        is_package = path.name == "__init__.py"
+        best: Path | None = None
+        for root in self._search_roots():
+            if path.is_relative_to(root) and (best is None or len(root.parts) > len(best.parts)):
+                best = root
+        relative = path.relative_to(best) if best else Path(path.name)
+        parts = list(relative.with_suffix("").parts)
+        if is_package:
+            parts = parts[:-1]
+        return ".".join(parts), is_package
+
+    def module(self, name: str, importer: Module) -> Module | None:
+        """Find a module by dotted name in the roots, or beside the importing file."""
+        folders = [*self._search_roots(), Path(importer.path).parent]
+        with self._lock:
+            cache_key = (name, str(folders[-1]))
+            if cache_key not in self._by_name:
+                self._by_name[cache_key] = self._find_module_file(name, folders)
+            found = self._by_name[cache_key]
+        return self.load(found) if found else None
+
+    def _find_module_file(self, name: str, folders: list[Path]) -> str | None:
+        relative = Path(*name.split("."))
+        for folder in folders:
+            for candidate in (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"):
+                key = _key(candidate)
+                if key in self._overlays or candidate.is_file():
+                    return key
+        return None
+
+    def jedi_qualname(self, module: Module, node: ast.expr) -> str | None:
+        """Ask jedi what a callee is, when the file's imports cannot tell."""
+        try:
+            import jedi
+
+            if self._jedi_project is None:
+                root = self.roots[0] if self.roots else Path(module.path).parent
+                self._jedi_project = jedi.Project(path=root, environment_path=self.interpreter)
+            position = module.source.position(node.end_lineno, node.end_col_offset)
+            script = jedi.Script(code=module.source.text, path=module.path, project=self._jedi_project)
+            names = script.infer(position.line + 1, max(position.column - 1, 0))
+        except Exception:  # jedi is best effort: a failure means "unknown", never an error
+            log.debug("jedi could not infer %s", ast.dump(node), exc_info=True)
+            return None
+        for name in names:
+            if name.full_name:
+                return name.full_name
+        return None
+
+    # Sites -------------------------------------------------------------------
+    def _sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+        sites = getattr(module, "_resolved_sites", None)
+        if sites is None:
+            sites = module._resolved_sites = resolved_sites(module)  # type: ignore[attr-defined]
+        return sites
+
+    def _index_file(self, key: str) -> None:
+        module = self.load(key, only_if_site=True)
+        targets = set()
+        if module is not None:
+            for _, resolved in self._sites(module):
+                targets.update(t.module.path for t in resolved if isinstance(t, PolicyFunction))
+            targets.discard(key)
+        if targets:
+            self._site_targets[key] = targets
+        else:
+            self._site_targets.pop(key, None)
+
+    def index(
+        self,
+        progress: Callable[[int, int], None] | None = None,
+        cancelled: Callable[[], bool] | None = None,
+    ) -> None:
+        """Find the policy sites of every file under the roots (for cross-module findings)."""
+        from jax_lsp.files import discover
+
+        files = discover(self.roots, self.settings.exclude) if self.roots else []
+        for done, path in enumerate(files, 1):
+            if cancelled and cancelled():
+                return
+            with self._lock:
+                self._index_file(_key(path))
+            if progress:
+                progress(done, len(files))
+        with self._lock:
+            self._indexed = True
+
+    def _foreign_policies(self, key: str) -> list[PolicyFunction]:
+        found = []
+        for site_file, targets in list(self._site_targets.items()):
+            if key in targets and site_file != key:
+                module = self.load(site_file, only_if_site=True)
+                if module is not None:
+                    found += [
+                        t
+                        for _, resolved in self._sites(module)
+                        for t in resolved
+                        if isinstance(t, PolicyFunction) and t.module.path == key
+                    ]
+        return found
+
+    # Checking ----------------------------------------------------------------
+    def check_file(self, path: Path | str) -> list[Finding]:
+        key = _key(path)
+        with self._lock:
+            module = self.load(key)
+            if module is None:
+                return []
+            foreign = self._foreign_policies(key)
+            return check_module(module, self._sites(module), foreign, self.settings)
+
+    def check_paths(self, paths: Iterable[Path | str]) -> dict[str, list[Finding]]:
+        """Findings per file for the given files and folders (folders are walked)."""
+        from jax_lsp.files import discover
+
+        keys = [_key(p) for p in discover([Path(p) for p in paths], self.settings.exclude)]
+        with self._lock:
+            policies: dict[str, list[PolicyFunction]] = {}
+            with_sites: dict[str, Module] = {}
+            for key in keys:
+                module = self.load(key, only_if_site=True)
+                if module is None:
+                    continue
+                with_sites[key] = module
+                for _, resolved in self._sites(module):
+                    for target in resolved:
+                        if isinstance(target, PolicyFunction) and target.module.path != key:
+                            policies.setdefault(target.module.path, []).append(target)
+            results: dict[str, list[Finding]] = {}
+            for key in keys:
+                module = with_sites.get(key) or (self.load(key) if key in policies else None)
+                if module is None:
+                    continue
+                findings = check_module(module, self._sites(module), policies.get(key, []), self.settings)
+                if findings:
+                    results[module.path] = findings
+            return results
+
+    def affected_files(self, path: Path | str) -> set[Path]:
+        """Other files whose findings may change when `path` changes."""
+        key = _key(path)
+        with self._lock:
+            before = set(self._site_targets.get(key, ()))
+            self._index_file(key)
+            after = self._site_targets.get(key, set())
+            users = {site for site, targets in self._site_targets.items() if key in targets}
+        return {Path(p) for p in (before | after | users) if p != key}

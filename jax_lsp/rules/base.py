@@ -1,0 +1,140 @@
+"""What every rule is made of: code, severity, docs, examples, and checks over the core's contexts."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from dataclasses import dataclass, field
+from typing import Callable, ClassVar, Iterable
+
+from jax_lsp.core.model import Edit, Finding, Fix, Severity, Span
+from jax_lsp.core.module import Module
+from jax_lsp.core.paths import ReturnPaths
+from jax_lsp.core.resolve import PolicyFunction, Target
+from jax_lsp.core.sites import Site
+
+PROJECT_URL = "https://github.com/jax-lsp/jax-lsp"
+
+
+@dataclass(frozen=True)
+class Example:
+    """A complete module. Runtime tests exec it and take `jax.grad` of its `f` at ones((4, 4)).
+
+    For INVALID examples, `fixed` is the text after applying every fix of this rule
+    (None when the rule has no fix for it) and `error` a piece of the exception JAX
+    raises; a silent mistake names instead a `misbehaves` check that proves it."""
+
+    code: str
+    fixed: str | None = None
+    error: str | None = None
+    misbehaves: Callable[[dict], None] | None = None
+    lines: tuple[int, ...] = ()  # 1-based lines where the rule must fire (INVALID)
+
+
+@dataclass
+class PolicyContext:
+    """One user-written policy function, reached from one or more sites."""
+
+    function: PolicyFunction
+    paths: ReturnPaths
+    in_save_from_both: bool
+    sites: list[Site] = field(default_factory=list)
+
+    @property
+    def module(self) -> Module:
+        return self.function.module
+
+    @property
+    def node(self):
+        return self.function.node
+
+    @property
+    def prim_name(self) -> str | None:
+        """The parameter that receives the primitive (after functools.partial's bound ones)."""
+        args = self.node.args
+        positional = [*args.posonlyargs, *args.args]
+        index = self.function.bound_positional
+        return positional[index].arg if index < len(positional) else None
+
+    def anchor_span(self) -> Span:
+        """The function name on the `def` line, or the whole lambda."""
+        if isinstance(self.node, ast.Lambda):
+            return self.module.source.span(self.node)
+        return self.module.source.name_span(self.node)
+
+
+@dataclass
+class SiteContext:
+    site: Site
+    targets: list[Target]
+
+    @property
+    def module(self) -> Module:
+        return self.site.module
+
+
+class Rule:
+    code: ClassVar[str]
+    name: ClassVar[str]
+    severity: ClassVar[Severity]
+    summary: ClassVar[str]
+    VALID: ClassVar[list[Example]] = []
+    INVALID: ClassVar[list[Example]] = []
+
+    # Checks: override the ones the rule needs.
+    def check_policy(self, policy: PolicyContext) -> Iterable[Finding]:
+        return ()
+
+    def check_site(self, site: SiteContext) -> Iterable[Finding]:
+        return ()
+
+    def check_module(self, module: Module) -> Iterable[Finding]:
+        return ()
+
+    # Helpers ---------------------------------------------------------------
+    def finding(
+        self,
+        module: Module,
+        where: ast.AST | Span,
+        message: str,
+        fixes: Iterable[Fix] = (),
+        severity: Severity | None = None,
+    ) -> Finding:
+        span = where if isinstance(where, Span) else module.source.span(where)
+        return Finding(module.path, self.code, severity or self.severity, message, span, tuple(fixes))
+
+    def fix(self, title: str, safe: bool, *edits: Edit) -> Fix:
+        return Fix(title, safe, tuple(edits))
+
+    @staticmethod
+    def replace(module: Module, where: ast.AST | Span, new_text: str) -> Edit:
+        span = where if isinstance(where, Span) else module.source.span(where)
+        return Edit(module.path, span, new_text)
+
+    # Documentation ---------------------------------------------------------
+    @classmethod
+    def doc_url(cls) -> str:
+        return f"{PROJECT_URL}/blob/main/docs/rules/{cls.code}.md"
+
+    @classmethod
+    def docs(cls) -> str:
+        """Markdown: the module docstring (What it does / Why is this bad? / Fix safety) with
+        the first INVALID and VALID examples as Example / Use instead."""
+        doc = inspect.getdoc(inspect.getmodule(cls)) or ""
+        example = cls.INVALID[0].code.strip() if cls.INVALID else ""
+        instead = (cls.INVALID[0].fixed or (cls.VALID[0].code if cls.VALID else "")).strip()
+        blocks = f"## Example\n```python\n{example}\n```\n\n## Use instead\n```python\n{instead}\n```\n"
+        head = f"# {cls.code} ({cls.name})\n\n{cls.summary}. Severity: {cls.severity.value}.\n\n"
+        if "## Fix safety" in doc:
+            before, after = doc.split("## Fix safety", 1)
+            return head + before.rstrip() + "\n\n" + blocks + "\n## Fix safety" + after + "\n"
+        return head + doc + "\n\n" + blocks
+
+
+def dedent_code(text: str) -> str:
+    """Examples are written indented inside the rule module; store them flush left."""
+    lines = text.strip("\n").splitlines()
+    indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
+    return "\n".join(l[indent:] for l in lines) + "\n"
+

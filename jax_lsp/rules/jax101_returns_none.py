@@ -1,0 +1,229 @@
+"""## What it does
+Finds remat policies with a path that returns `None`: a bare `return`, `return None`,
+falling off the end of the body, or a lambda whose body is `None`.
+
+## Why is this bad?
+JAX calls the policy once per primitive while differentiating and accepts only a `bool`,
+`Saveable`, `Recompute` or an `Offloadable(...)` instance. `None` raises, at the first
+`jax.grad`, often minutes into a job:
+`TypeError: Value returned by a remat policy should be a bool or ad_checkpoint.Recompute, ...`.
+A forward pass never calls the policy, so the bug survives until then.
+
+## Fix safety
+The fix returns `False` ("recompute"), which is what JAX does for a primitive when no
+policy is given at all, so it is safe: it makes no decision that the code did not make.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jax_lsp.core.model import Position, Severity, Span
+from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
+from jax_lsp.rules.values import Kind, classify, leaves
+
+
+class ReturnsNone(Rule):
+    code = "JAX101"
+    name = "policy-returns-none"
+    severity = Severity.ERROR
+    summary = "A remat policy returns None on some path"
+
+    def check_policy(self, policy: PolicyContext):
+        module, source = policy.module, policy.module.source
+        scope = module.function_scope(policy.node)
+        for anchor, value in policy.paths.values():
+            if value is None:
+                yield self.finding(
+                    module,
+                    anchor,
+                    "Bare `return` gives JAX `None` as the policy's decision; return `False` (recompute) "
+                    "or `True` (save)",
+                    [self.fix("Return `False`", True, self.replace(module, anchor, "return False"))],
+                )
+                continue
+            for leaf in leaves(value):
+                if classify(module, leaf, scope) is Kind.NONE:
+                    yield self.finding(
+                        module,
+                        leaf,
+                        "The policy returns `None`; JAX accepts only a bool, `Saveable`, `Recompute` or "
+                        "`Offloadable(...)`: return `False` (recompute) or `True` (save)",
+                        [self.fix("Return `False`", True, self.replace(module, leaf, "False"))],
+                    )
+        if policy.paths.falls_off_end:
+            node = policy.node
+            last = node.body[-1]
+            end = source.position(last.end_lineno, last.end_col_offset)
+            first = source.position(node.body[0].lineno, node.body[0].col_offset)
+            if first.line == source.position(node.lineno, node.col_offset).line:
+                new_text = "; return False"  # `def p(prim, *a, **k): ...` on one line
+            else:
+                indent = source.line_text(first.line)[: first.column]
+                new_text = "\n" + indent + "return False"
+            yield self.finding(
+                module,
+                policy.anchor_span(),
+                f"`{node.name}` can reach the end of its body and return `None`; JAX accepts only a bool, "
+                "`Saveable`, `Recompute` or `Offloadable(...)`: end it with `return False`",
+                [self.fix("Append `return False`", True, self.replace(module, Span(end, end), new_text))],
+            )
+
+    VALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return True
+                    return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            )
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    while True:
+                        if prim.name == "sin":
+                            return True
+                        return False
+
+
+                def strict(prim, *avals, **params):
+                    try:
+                        return prim.name == "cos"
+                    finally:
+                        pass
+
+
+                def by_match(prim, *avals, **params):
+                    match prim.name:
+                        case "sin":
+                            return True
+                        case _:
+                            return False
+
+
+                def asserting(prim, *avals, **params):
+                    if avals:
+                        return False
+                    assert False, "a primitive without operands"
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                g = jax.checkpoint(lambda x: jnp.cos(x), policy=strict)
+                h = jax.checkpoint(lambda x: jnp.sin(x), policy=by_match)
+                k = jax.checkpoint(lambda x: jnp.sin(x), policy=asserting)
+                """
+            )
+        ),
+    ]
+    INVALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return True
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return True
+                    return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
+                """
+            ),
+            error="Value returned by a remat policy should be a bool",
+            lines=(5,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import functools
+
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return
+                    return None
+
+
+                @functools.partial(jax.checkpoint, policy=policy)
+                def f(x):
+                    return jnp.sin(jnp.cos(x))
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import functools
+
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return False
+                    return False
+
+
+                @functools.partial(jax.checkpoint, policy=policy)
+                def f(x):
+                    return jnp.sin(jnp.cos(x))
+                """
+            ),
+            error="Value returned by a remat policy should be a bool",
+            lines=(9, 10),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=lambda prim, *a, **k: None)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=lambda prim, *a, **k: False)
+                """
+            ),
+            error="Value returned by a remat policy should be a bool",
+            lines=(4,),
+        ),
+    ]
