@@ -1,0 +1,138 @@
+"""Files on disk for the CLI: which ones to check, and reading/writing them faithfully.
+
+Writing keeps what the user chose: the encoding (a UTF-8 BOM, a PEP 263 coding cookie),
+the line endings and the permissions; it replaces the file atomically.
+"""
+
+from __future__ import annotations
+
+import os
+import stat
+import tempfile
+from dataclasses import dataclass
+from fnmatch import fnmatch
+from pathlib import Path
+from typing import Iterable, Iterator
+
+from jax_lsp.core import source
+
+# Folders that never hold the user's own code (ruff's list, give or take).
+SKIPPED_DIRS = frozenset(
+    {
+        ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
+        ".mypy_cache", ".nox", ".pants.d", ".pytest_cache", ".pytype", ".ruff_cache", ".svn",
+        ".tox", ".venv", "__pycache__", "__pypackages__", "_build", "buck-out", "build",
+        "dist", "node_modules", "site-packages", "venv",
+    }
+)
+
+
+class MissingPathError(FileNotFoundError):
+    pass
+
+
+def _is_excluded(path: Path, base: Path | None, patterns: Iterable[str]) -> bool:
+    """A pattern matches the name, or the path relative to ``base`` (where the patterns were set)."""
+    candidates = [path.name]
+    if base is not None:
+        try:
+            candidates.append(path.resolve().relative_to(base).as_posix())
+        except ValueError:
+            pass
+    return any(fnmatch(c, p.rstrip("/")) for p in patterns for c in candidates)
+
+
+def _skipped_dir(path: Path, base: Path | None, exclude: tuple[str, ...]) -> bool:
+    return (
+        path.name in SKIPPED_DIRS
+        or path.name.endswith(".egg-info")
+        or (path / "pyvenv.cfg").is_file()  # any virtualenv, whatever its name
+        or _is_excluded(path, base, exclude)
+    )
+
+
+def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator[Path]:
+    # Symlinked folders are not followed: they can loop, and usually point outside the project.
+    for dirpath, dirnames, filenames in os.walk(folder, onerror=None, followlinks=False):
+        here = Path(dirpath)
+        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d, base, exclude))
+        for name in sorted(filenames):
+            if name.endswith(".py") and not _is_excluded(here / name, base, exclude):
+                yield here / name
+
+
+def discover(
+    paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None
+) -> list[Path]:
+    """Python files under ``paths``, sorted and without duplicates.
+
+    Folders are walked, skipping SKIPPED_DIRS, virtualenvs and ``exclude`` globs (relative to
+    ``base``, the folder of the pyproject.toml that set them). A file named explicitly is
+    always checked. Raises MissingPathError for a path that does not exist.
+    """
+    base = base.resolve() if base is not None else None
+    found: dict[Path, Path] = {}
+    for path in paths:
+        if path.is_dir():
+            files: Iterable[Path] = _walk(path, base, exclude)
+        elif path.exists():
+            files = [path]
+        else:
+            raise MissingPathError(f"{path}: no such file or folder")
+        for file in files:
+            found.setdefault(file.resolve(), file)
+    return sorted(found.values())
+
+
+@dataclass(frozen=True)
+class Source:
+    """A file's text with ``\\n`` line endings, and how to write it back as it was."""
+
+    text: str
+    encoding: str  # "utf-8-sig" keeps a BOM
+    newline: str
+
+
+class UndecodableError(ValueError):
+    pass
+
+
+def decode(data: bytes) -> Source:
+    """Decode as the core does (BOM, coding cookie). Raises UndecodableError when it cannot."""
+    raw, encoding, problem = source.decode(data)
+    if problem:
+        raise UndecodableError(problem)
+    newline = "\n"
+    first = raw.find("\n")
+    if first > 0 and raw[first - 1] == "\r":
+        newline = "\r\n"
+    elif first < 0 and "\r" in raw:
+        newline = "\r"
+    return Source(raw.replace("\r\n", "\n").replace("\r", "\n"), encoding, newline)
+
+
+def encode(original: Source, text: str) -> bytes:
+    """``text`` (``\\n`` endings) in the file's encoding and line endings. Raises UnicodeEncodeError."""
+    if original.newline != "\n":
+        text = text.replace("\n", original.newline)
+    return text.encode(original.encoding)
+
+
+def write_atomic(path: Path, data: bytes) -> None:
+    """Replace ``path`` with ``data``: readers see the old file or the new one, never half of it."""
+    target = path.resolve()  # write through a symlink, not over it
+    mode = stat.S_IMODE(target.stat().st_mode)
+    fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".jax-lsp")
+    try:
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+            handle.flush()
+            os.fsync(handle.fileno())
+        os.chmod(tmp, mode)
+        os.replace(tmp, target)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except FileNotFoundError:
+            pass
+        raise
