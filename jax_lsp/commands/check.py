@@ -1,0 +1,137 @@
+"""`jax-lsp check`: report (and with --fix, repair) broken remat policies in files on disk."""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from pathlib import Path
+
+from jax_lsp import files
+from jax_lsp.fixing import FixOutcome, fix_all
+from jax_lsp.core import Finding, Workspace
+from jax_lsp.core.config import Settings, SettingsError, find_pyproject, load_pyproject, settings_from_mapping
+from jax_lsp.core.source import decode
+from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "check",
+        help="check files and folders for broken remat policies",
+        description="Check Python files for broken JAX remat policies. "
+        "Exit 0 when clean, 1 when findings remain, 2 on usage or internal errors.",
+    )
+    parser.add_argument("paths", nargs="*", type=Path, metavar="PATH", help="files or folders (default: .)")
+    parser.add_argument("--output-format", choices=FORMATS, default="full")
+    parser.add_argument("--fix", action="store_true", help="apply safe fixes")
+    parser.add_argument("--unsafe-fixes", action="store_true", help="with --fix, apply unsafe fixes too")
+    parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report")
+    parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to skip")
+    parser.add_argument(
+        "--config", type=Path, metavar="PYPROJECT",
+        help="settings file (default: the nearest pyproject.toml with [tool.jax-lsp])",
+    )
+    parser.set_defaults(run=run)
+
+
+def _common_parent(paths: list[Path]) -> Path:
+    resolved = [p.resolve() for p in paths]
+    folders = [p if p.is_dir() else p.parent for p in resolved]
+    return Path(os.path.commonpath(folders))
+
+
+def _project_root(start: Path) -> Path:
+    """The folder holding the nearest pyproject.toml: cross-module policies resolve within it."""
+    for folder in (start, *start.parents):
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return start
+
+
+def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | None]:
+    """pyproject settings overridden by the flags, and the folder `exclude` globs are relative to."""
+    pyproject = args.config or find_pyproject(start)
+    if args.config is not None and not args.config.is_file():
+        raise SettingsError(f"{args.config}: no such file")
+    settings = load_pyproject(pyproject) if pyproject else Settings()
+    for flag in ("select", "ignore"):
+        value = getattr(args, flag)
+        if value is not None:
+            codes = [c.strip() for c in value.split(",") if c.strip()]
+            try:
+                settings = settings_from_mapping({flag: codes}, settings)
+            except SettingsError as exc:
+                raise SettingsError(f"--{flag}: {exc}") from None
+    return settings, pyproject.parent.resolve() if pyproject else None
+
+
+def _check(ws: Workspace, paths: list[Path]) -> tuple[dict[str, list[Finding]], list[str]]:
+    """Findings per file. An internal error costs only the file it happens in."""
+    try:
+        return ws.check_paths(paths), []
+    except Exception:  # noqa: BLE001 - fall back to one file at a time to isolate it
+        pass
+    results: dict[str, list[Finding]] = {}
+    errors = []
+    for path in paths:
+        try:
+            results[str(path)] = ws.check_file(path)
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
+    return results, errors
+
+
+def _lines_reader():
+    cache: dict[str, list[str]] = {}
+
+    def lines(path: str) -> list[str]:
+        if path not in cache:
+            try:
+                text = decode(Path(path).read_bytes())[0]
+            except OSError:
+                text = ""
+            cache[path] = text.replace("\0", " ").splitlines()
+        return cache[path]
+
+    return lines
+
+
+def _fail(args: argparse.Namespace, message: str) -> int:
+    if args.output_format in ("json", "sarif"):  # whoever parses stdout still gets valid JSON
+        sys.stdout.write(render(args.output_format, Report(findings=[])))
+    print(f"jax-lsp: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    paths = args.paths or [Path(".")]
+    try:
+        start = _common_parent([p for p in paths if p.exists()] or [Path(".")])
+        settings, config_dir = _settings(args, start)
+        targets = files.discover(paths, settings.exclude, config_dir)
+    except (SettingsError, files.MissingPathError) as exc:
+        return _fail(args, str(exc))
+    root = config_dir or _project_root(start)
+    ws = Workspace(roots=[root], settings=settings)
+    targets = [p.resolve() for p in targets]
+    by_path, errors = _check(ws, targets)
+    outcome = FixOutcome(by_path, errors=errors)
+    if args.fix:
+        outcome = fix_all(ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets))
+    findings = sorted((f for fs in outcome.findings.values() for f in fs), key=lambda f: f.sort_key)
+    report = Report(
+        findings=findings,
+        source_lines=_lines_reader(),
+        fixed=outcome.fixed,
+        fixed_files=len(outcome.written),
+        unsafe_fixes=args.unsafe_fixes,
+    )
+    sys.stdout.write(render(args.output_format, report))
+    if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone
+        print(fixed_line(outcome.fixed, len(outcome.written)), file=sys.stderr)
+    for error in outcome.errors:
+        print(f"jax-lsp: error: {error}", file=sys.stderr)
+    if outcome.errors:
+        return 2
+    return 1 if findings else 0

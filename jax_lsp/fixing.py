@@ -1,0 +1,117 @@
+"""`jax-lsp check --fix`: apply fixes in rounds until none applies, then write the files back.
+
+Fixes of one round must not overlap; a fix skipped for overlapping is offered again in the
+next round, against the re-checked text. Files are written once, at the end, atomically and in
+their own encoding and line endings.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable
+
+from jax_lsp import files
+from jax_lsp.core import Edit, Finding, Fix, Workspace, apply_edits
+
+MAX_ROUNDS = 10
+
+Findings = dict[str, list[Finding]]
+Recheck = Callable[[], tuple[Findings, list[str]]]
+
+
+@dataclass
+class FixOutcome:
+    findings: Findings  # what remains
+    fixed: int = 0
+    written: list[str] = field(default_factory=list)
+    errors: list[str] = field(default_factory=list)
+
+
+class _Buffers:
+    """The text of each file being fixed, as first read and as edited so far."""
+
+    def __init__(self) -> None:
+        self.data: dict[str, bytes] = {}
+        self.original: dict[str, files.Source] = {}
+        self.text: dict[str, str] = {}
+
+    def load(self, path: str) -> bool:
+        if path in self.text:
+            return True
+        try:
+            data = Path(path).read_bytes()
+            source = files.decode(data)
+        except (OSError, files.UndecodableError):
+            return False  # the core reports the file as JAX002; nothing to fix safely
+        self.data[path], self.original[path], self.text[path] = data, source, source.text
+        return True
+
+
+def _overlaps(edit: Edit, chosen: list[Edit]) -> bool:
+    # Two insertions at one point conflict too: their order would be a guess.
+    return any(
+        (edit.span.start < other.span.end and other.span.start < edit.span.end)
+        or edit.span.start == other.span.start
+        for other in chosen
+        if other.path == edit.path
+    )
+
+
+def _choose(findings: Findings, unsafe: bool, buffers: _Buffers) -> list[Fix]:
+    chosen: list[Fix] = []
+    edits: list[Edit] = []
+    for finding in sorted((f for fs in findings.values() for f in fs), key=lambda f: f.sort_key):
+        fix = next((f for f in finding.fixes if f.safe or unsafe), None)
+        if fix is None or not fix.edits or any(_overlaps(e, edits) for e in fix.edits):
+            continue
+        if all(buffers.load(e.path) for e in fix.edits):
+            chosen.append(fix)
+            edits.extend(fix.edits)
+    return chosen
+
+
+def _write(path: str, buffers: _Buffers) -> str | None:
+    """Write one fixed file; an error message when it cannot be written."""
+    try:
+        if Path(path).read_bytes() != buffers.data[path]:
+            return f"{path}: changed on disk while fixing; not written"
+        files.write_atomic(Path(path), files.encode(buffers.original[path], buffers.text[path]))
+    except UnicodeEncodeError as exc:
+        return f"{path}: the fixed text cannot be written as {buffers.original[path].encoding}: {exc.reason}"
+    except OSError as exc:
+        return f"{path}: cannot write the fixed file: {exc.strerror or exc}"
+    return None
+
+
+def fix_all(
+    ws: Workspace, findings: Findings, errors: list[str], unsafe: bool, recheck: Recheck
+) -> FixOutcome:
+    buffers = _Buffers()
+    outcome = FixOutcome(findings, errors=list(errors))
+    fixes_in: dict[str, int] = {}  # applied fixes, counted in the file of their first edit
+    for _ in range(MAX_ROUNDS):
+        chosen = _choose(outcome.findings, unsafe, buffers)
+        if not chosen:
+            break
+        edits_by_path: dict[str, list[Edit]] = {}
+        for fix in chosen:
+            for edit in fix.edits:
+                edits_by_path.setdefault(edit.path, []).append(edit)
+        for path, edits in edits_by_path.items():
+            buffers.text[path] = apply_edits(buffers.text[path], edits)
+            ws.set_document(Path(path), buffers.text[path])
+        for fix in chosen:
+            fixes_in[fix.edits[0].path] = fixes_in.get(fix.edits[0].path, 0) + 1
+        # A fix can change findings in other files (a policy used across modules): re-check all.
+        outcome.findings, outcome.errors = recheck()
+    for path in sorted(buffers.text):
+        if buffers.text[path] == buffers.original[path].text:
+            continue
+        error = _write(path, buffers)
+        if error:
+            outcome.errors.append(error)
+        else:
+            outcome.written.append(path)
+            outcome.fixed += fixes_in.get(path, 0)
+    return outcome

@@ -1,0 +1,55 @@
+"""Ruff-like: the finding, its source line with a caret under the range, the fix, a summary."""
+
+from __future__ import annotations
+
+import unicodedata
+
+from jax_lsp.core.model import Finding
+from jax_lsp.output import Report, applicable, display_path, one_based, summary
+
+TAB = "    "
+
+
+def _width(text: str) -> int:
+    """Terminal cells: wide (CJK, emoji) characters take two, tabs are shown as four spaces."""
+    cells = 0
+    for char in text:
+        if char == "\t":
+            cells += len(TAB)
+        elif unicodedata.combining(char):
+            continue
+        else:
+            cells += 2 if unicodedata.east_asian_width(char) in ("W", "F") else 1
+    return cells
+
+
+def _snippet(finding: Finding, lines: list[str]) -> list[str]:
+    start, end = finding.span.start, finding.span.end
+    if not 0 <= start.line < len(lines):
+        return []
+    source = lines[start.line].rstrip("\r\n")
+    stop = end.column if end.line == start.line else len(source)
+    gutter = str(start.line + 1)
+    pad = " " * len(gutter)
+    carets = "^" * max(1, _width(source[start.column : stop]))
+    return [
+        f"{pad} |",
+        f"{gutter} | {source.replace(chr(9), TAB)}".rstrip(),
+        f"{pad} | {' ' * _width(source[: start.column])}{carets} {finding.code}",
+        f"{pad} |",
+    ]
+
+
+def _finding(finding: Finding, report: Report) -> str:
+    line, column, _, _ = one_based(finding.span)
+    fix = applicable(finding, report.unsafe_fixes)
+    marker = " [*]" if fix is not None else ""
+    out = [f"{display_path(finding.path)}:{line}:{column}: {finding.code}{marker} {finding.message}"]
+    out += _snippet(finding, report.source_lines(finding.path))
+    for option in finding.fixes:
+        out.append(f"  = help: {option.title}{'' if option.safe else ' (unsafe fix)'}")
+    return "\n".join(out) + "\n\n"
+
+
+def render(report: Report) -> str:
+    return "".join(_finding(f, report) for f in report.findings) + summary(report)
