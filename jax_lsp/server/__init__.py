@@ -1,0 +1,57 @@
+"""The jax-lsp language server: a thin pygls layer over `jax_lsp.core`, one module per feature.
+
+`create_server()` builds the server; `serve()` runs it over stdio or TCP.
+
+Hook for the trace feature
+--------------------------
+`create_server()` calls `jax_lsp.server.trace_feature.register(server)` once, before the
+server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature(...)` and
+`server.command(...)` it offers:
+
+- `server.settings`: the current `ServerSettings` (`.interpreter`: the python to trace in,
+  None for the server's own; `.trace.on_save`, `.trace.timeout` (s), `.trace.memory_limit_mb`;
+  `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when settings change.
+- `server.core`: the `jax_lsp.core.Workspace` (None until the settings are read after
+  `initialized`); `await server.run_core(fn, *args)` runs `fn(*args)` on the core's thread.
+- `server.document(uri)`: the open Python buffer (a pygls `TextDocument`) or None.
+- `server.to_lsp_range(uri, span)`, `server.to_core_position(uri, position)`: core code-point
+  positions <-> the client's negotiated encoding.
+- `server.publish_diagnostics(source, uri, diagnostics)`: replace the diagnostics of `source`
+  (e.g. "jax-lsp trace") for `uri`; the client always sees the union of all sources, pushed
+  or pulled. Closing a buffer clears every source's diagnostics for it.
+- `server.on_save(cb)`, `server.on_close(cb)` (cb(uri)), `server.on_settings_changed(cb)`
+  (cb(settings)): callbacks run on the event loop; a coroutine result is scheduled.
+- `server.notify_user(message, kind)`: window/showMessage as `showNotifications` allows.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+
+
+def create_server():
+    from jax_lsp.server import code_actions, configuration, diagnostics, hover, indexing, lifecycle, sync
+    from jax_lsp.server.server import JaxLanguageServer
+
+    server = JaxLanguageServer()
+    for feature in (diagnostics, lifecycle, sync, configuration, indexing, code_actions, hover):
+        feature.register(server)
+    if importlib.util.find_spec("jax_lsp.server.trace_feature") is not None:
+        from jax_lsp.server import trace_feature
+
+        trace_feature.register(server)
+    return server
+
+
+def serve(tcp: tuple[str, int] | None = None, log_level: str = "info") -> int:
+    """Run until `exit`; the exit code follows the spec (0 after `shutdown`, else 1)."""
+    from jax_lsp.server import logs
+
+    logs.setup_stderr(log_level)
+    server = create_server()
+    if tcp is None:
+        server.start_io()
+    else:
+        server.start_tcp(*tcp)
+    server.stop_background_work()
+    return 0 if server.protocol._shutdown else 1

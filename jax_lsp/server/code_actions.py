@@ -1,0 +1,186 @@
+"""Code actions, each carrying its edit: the rule's fix, "Disable ... for this line", fix-all.
+
+The fix's edits travel in the diagnostic's ``data`` (with the buffer version they belong to),
+so no `codeAction/resolve` is needed and Emacs eglot and old Neovim work too.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from jax_lsp.core import Edit, Finding, Settings, analyze_text, apply_edits
+from jax_lsp.core.analysis import _NOQA
+from jax_lsp.core.model import Position, Span
+from jax_lsp.server.diagnostics import SOURCE, log, shown, to_diagnostic
+from jax_lsp.server.documents import uri_to_path
+
+if TYPE_CHECKING:
+    from jax_lsp.server.documents import LspTextDocument
+    from jax_lsp.server.server import JaxLanguageServer
+
+FIX_ALL = "source.fixAll.jax-lsp"
+KINDS = [types.CodeActionKind.QuickFix, FIX_ALL]
+MAX_ROUNDS = 10
+
+
+def wanted(kind: str, only: list[str] | None) -> bool:
+    """LSP kinds are hierarchical: asking for "source" includes "source.fixAll.jax-lsp"."""
+    return not only or any(kind == k or kind.startswith(k + ".") for k in only)
+
+
+def _edit(ls: JaxLanguageServer, edits_by_uri: dict[str, list[types.TextEdit]]) -> types.WorkspaceEdit:
+    if ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit and ls.client_capabilities.workspace.workspace_edit.document_changes:
+        return types.WorkspaceEdit(
+            document_changes=[
+                types.TextDocumentEdit(
+                    text_document=types.OptionalVersionedTextDocumentIdentifier(
+                        uri=uri, version=doc.version if (doc := ls.document(uri)) else None
+                    ),
+                    edits=edits,
+                )
+                for uri, edits in edits_by_uri.items()
+            ]
+        )
+    return types.WorkspaceEdit(changes=edits_by_uri)
+
+
+def fix_actions(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic, data: dict) -> list[types.CodeAction]:
+    actions = []
+    for fix in data.get("fixes", []):
+        edits: dict[str, list[types.TextEdit]] = {}
+        for edit in fix["edits"]:
+            text_edit = types.TextEdit(range=ls.protocol._converter.structure(edit["range"], types.Range), new_text=edit["newText"])
+            edits.setdefault(edit["uri"], []).append(text_edit)
+        actions.append(
+            types.CodeAction(
+                title=f"jax-lsp ({diagnostic.code}): {fix['title']}",
+                kind=types.CodeActionKind.QuickFix,
+                diagnostics=[diagnostic],
+                is_preferred=bool(fix["safe"]) or None,
+                edit=_edit(ls, edits),
+            )
+        )
+    return actions
+
+
+def noqa_action(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic) -> types.CodeAction | None:
+    line_number = diagnostic.range.start.line
+    if line_number >= len(doc.lines):
+        return None
+    line = doc.lines[line_number]
+    content = line.rstrip("\r\n")
+    code = str(diagnostic.code)
+    match = _NOQA.search(content)
+    if match is None:
+        at, new_text = len(content), f"  # noqa: {code}"
+    elif match.group("codes"):
+        at, new_text = match.end("codes"), f", {code}"
+    else:
+        return None  # a bare `# noqa` silences the whole line already
+    position = ls.to_lsp_range(doc.uri, Span.of(line_number, at, line_number, at))
+    return types.CodeAction(
+        title=f"Disable {code} for this line",
+        kind=types.CodeActionKind.QuickFix,
+        diagnostics=[diagnostic],
+        edit=_edit(ls, {doc.uri: [types.TextEdit(range=position, new_text=new_text)]}),
+    )
+
+
+def _overlaps(edit: Edit, chosen: list[Edit]) -> bool:
+    return any(edit.span.start < other.span.end and other.span.start < edit.span.end or edit.span.start == other.span.start for other in chosen)
+
+
+def fixed_text(text: str, findings: list[Finding], path: str, settings: Settings) -> str:
+    """Every safe fix of one file, in rounds (later rounds see the text the earlier ones left)."""
+    for _ in range(MAX_ROUNDS):
+        chosen: list[Edit] = []
+        for finding in sorted(findings, key=lambda f: f.sort_key):
+            fix = next((f for f in finding.fixes if f.safe), None)
+            if fix is None or not fix.edits or any(e.path != finding.path for e in fix.edits):
+                continue
+            if not any(_overlaps(e, chosen) for e in fix.edits):
+                chosen.extend(fix.edits)
+        if not chosen:
+            break
+        text = apply_edits(text, chosen)
+        findings = [f for f in analyze_text(text, path, settings) if shown(f)]
+    return text
+
+
+def whole_document_edit(ls: JaxLanguageServer, doc: LspTextDocument, new_text: str) -> types.TextEdit:
+    """One edit covering the changed lines only, so the editor keeps folds and cursor elsewhere."""
+    from jax_lsp.server.documents import split_lines
+
+    old, new = list(doc.lines), split_lines(new_text)
+    prefix = 0
+    while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:
+        prefix += 1
+    suffix = 0
+    while suffix < min(len(old), len(new)) - prefix and old[-1 - suffix] == new[-1 - suffix]:
+        suffix += 1
+    replaced = types.Range(
+        start=types.Position(line=prefix, character=0),
+        end=types.Position(line=len(old) - suffix, character=0),
+    )
+    return types.TextEdit(range=replaced, new_text="".join(new[prefix : len(new) - suffix]))
+
+
+async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.CodeAction | None:
+    path = uri_to_path(doc.uri)
+    if path is None:
+        return None
+    version, text = doc.version, doc.source
+    findings = await ls.checker.findings(doc.uri)
+    if not any(fix.safe for f in findings for fix in f.fixes):
+        return None
+    new_text = await ls.run_core(fixed_text, text, findings, str(path), ls.settings.core)
+    doc = ls.document(doc.uri)
+    if doc is None or doc.version != version or new_text == text:
+        return None
+    return types.CodeAction(
+        title="jax-lsp: Fix all safe fixes",
+        kind=FIX_ALL,
+        edit=_edit(ls, {doc.uri: [whole_document_edit(ls, doc, new_text)]}),
+    )
+
+
+async def data_of(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic) -> dict | None:
+    """The fixes of a diagnostic of the buffer's current text, or None if it is stale.
+
+    Clients that drop ``data`` get it rebuilt from the latest check, matched by code and range."""
+    data = diagnostic.data
+    if isinstance(data, dict) and "fixes" in data:
+        return data if data.get("version") == doc.version else None
+    for finding in await ls.checker.findings(doc.uri):
+        rebuilt = to_diagnostic(ls, doc.uri, finding, doc.version)
+        if rebuilt.code == diagnostic.code and rebuilt.range == diagnostic.range:
+            return rebuilt.data
+    return None
+
+
+def register(server: JaxLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False))
+    async def code_action(ls: JaxLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+        doc = ls.document(params.text_document.uri)
+        if doc is None:
+            return None
+        only = params.context.only
+        actions: list[types.CodeAction] = []
+        try:
+            if wanted(types.CodeActionKind.QuickFix, only):
+                for diagnostic in params.context.diagnostics:
+                    if diagnostic.source != SOURCE:
+                        continue
+                    data = await data_of(ls, doc, diagnostic)
+                    if data is None:
+                        continue
+                    actions += fix_actions(ls, doc, diagnostic, data)
+                    if (action := noqa_action(ls, doc, diagnostic)) is not None:
+                        actions.append(action)
+            if wanted(FIX_ALL, only) and (action := await fix_all_action(ls, doc)) is not None:
+                actions.append(action)
+        except Exception:
+            log.exception("Code actions for %s failed", doc.uri)
+        return actions or None

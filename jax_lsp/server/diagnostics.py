@@ -1,0 +1,238 @@
+"""Findings -> LSP diagnostics: conversion, the per-(source, uri) store, and the debounced checker.
+
+Push clients get `textDocument/publishDiagnostics`; clients that pull (and can be told to
+pull again with `workspace/diagnostic/refresh`) get `textDocument/diagnostic` instead.
+A result is published only if the buffer still has the text it was computed from.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from typing import TYPE_CHECKING, Any, Iterable
+
+from lsprotocol import types
+
+from jax_lsp.core.model import Finding, Severity
+from jax_lsp.server.documents import path_to_uri, uri_to_path
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+log = logging.getLogger("jax_lsp.server")
+
+SOURCE = "jax-lsp"
+# Long enough to merge the didChange messages of one keystroke or paste, short enough not to be felt.
+DEBOUNCE_S = 0.01
+
+
+def shown(finding: Finding) -> bool:
+    # JAX0xx (syntax, encoding) are shown by the user's Python server already.
+    return not finding.code.startswith("JAX0")
+
+
+def rule_url(code: str) -> str | None:
+    try:
+        from jax_lsp.rules import get_rule
+
+        return get_rule(code).doc_url
+    except Exception:  # an unknown code, or the rule table failed to load: no link
+        return None
+
+
+def to_diagnostic(server: JaxLanguageServer, uri: str, finding: Finding, version: int | None) -> types.Diagnostic:
+    url = rule_url(finding.code)
+    fixes = [
+        {
+            "title": fix.title,
+            "safe": fix.safe,
+            "edits": [
+                {
+                    "uri": path_to_uri(edit.path) if edit.path != finding.path else uri,
+                    "range": server.protocol._converter.unstructure(
+                        server.to_lsp_range(path_to_uri(edit.path) if edit.path != finding.path else uri, edit.span)
+                    ),
+                    "newText": edit.new_text,
+                }
+                for edit in fix.edits
+            ],
+        }
+        for fix in finding.fixes
+    ]
+    related = [
+        types.DiagnosticRelatedInformation(
+            location=types.Location(uri=path_to_uri(path), range=server.to_lsp_range(path_to_uri(path), span)),
+            message="used as a remat policy here",
+        )
+        for path, span in finding.related
+    ]
+    return types.Diagnostic(
+        range=server.to_lsp_range(uri, finding.span),
+        severity=types.DiagnosticSeverity.Error
+        if finding.severity == Severity.ERROR
+        else types.DiagnosticSeverity.Warning,
+        code=finding.code,
+        code_description=types.CodeDescription(href=url) if url else None,
+        source=SOURCE,
+        message=finding.message,
+        related_information=related or None,
+        data={"version": version, "fixes": fixes},
+    )
+
+
+class DiagnosticStore:
+    """Diagnostics per (source, uri), like esbonio: the static pass and the trace own theirs."""
+
+    def __init__(self, server: JaxLanguageServer) -> None:
+        self._server = server
+        self._items: dict[str, dict[str, list[types.Diagnostic]]] = {}
+        self._versions: dict[str, int | None] = {}
+        self._refresh_pending = False
+
+    def union(self, uri: str) -> list[types.Diagnostic]:
+        return [d for per_uri in self._items.values() for d in per_uri.get(uri, [])]
+
+    def set(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None, announce: bool = True) -> None:
+        self._items.setdefault(source, {})[uri] = list(diagnostics)
+        if version is not None:
+            self._versions[uri] = version
+        if announce:
+            self._announce(uri)
+
+    def clear(self, uri: str) -> None:
+        for per_uri in self._items.values():
+            per_uri.pop(uri, None)
+        self._versions.pop(uri, None)
+        if not self._server.pull_diagnostics:
+            self._push(uri)
+
+    def _announce(self, uri: str) -> None:
+        if self._server.pull_diagnostics:
+            self.request_refresh()
+        else:
+            self._push(uri)
+
+    def _push(self, uri: str) -> None:
+        self._server.text_document_publish_diagnostics(
+            types.PublishDiagnosticsParams(uri=uri, diagnostics=self.union(uri), version=self._versions.get(uri))
+        )
+
+    def request_refresh(self) -> None:
+        """Ask a pull client to pull again; several requests in a row make one refresh."""
+        if self._refresh_pending:
+            return
+        self._refresh_pending = True
+
+        def send() -> None:
+            self._refresh_pending = False
+            if not self._server.shutting_down:
+                self._server.workspace_diagnostic_refresh(None)
+
+        asyncio.get_running_loop().call_later(0.05, send)
+
+
+class Checker:
+    """Debounced, latest-wins analysis of open buffers."""
+
+    def __init__(self, server: JaxLanguageServer) -> None:
+        self._server = server
+        self._tasks: dict[str, asyncio.Task] = {}
+        # (version, findings) of the newest result per uri, for code actions and pulls.
+        self.results: dict[str, tuple[int | None, list[Finding]]] = {}
+        self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
+
+    def schedule(self, uri: str, delay: float = DEBOUNCE_S, external: bool = False) -> None:
+        """(Re)check ``uri`` after ``delay``; a newer request replaces a pending one.
+
+        ``external``: the change came from elsewhere (another file, the index, the settings),
+        so a pull client must be told to pull again.
+        """
+        previous = self._tasks.pop(uri, None)
+        if previous is not None and not previous.done():
+            previous.cancel()
+            external = external or getattr(previous, "external", False)
+        task = asyncio.ensure_future(self._run(uri, delay, external))
+        task.external = external  # type: ignore[attr-defined]
+        self._tasks[uri] = task
+
+    def schedule_all(self, uris: Iterable[str] | None = None) -> None:
+        for doc in self._server.open_documents():
+            if uris is None or doc.uri in uris:
+                self.schedule(doc.uri, 0, external=True)
+
+    def cancel(self, uri: str) -> None:
+        task = self._tasks.pop(uri, None)
+        if task is not None:
+            task.cancel()
+        self.results.pop(uri, None)
+        self._resolve(uri, [])
+
+    async def findings(self, uri: str) -> list[Finding]:
+        """The findings of the buffer's current text (waiting for its check if needed)."""
+        doc = self._server.document(uri)
+        if doc is None:
+            return []
+        cached = self.results.get(uri)
+        if cached is not None and cached[0] == doc.version:
+            return cached[1]
+        waiter = asyncio.get_running_loop().create_future()
+        self._waiters.setdefault(uri, []).append((doc.version, waiter))
+        task = self._tasks.get(uri)
+        if task is None or task.done():
+            self.schedule(uri, 0)
+        return await waiter
+
+    async def _run(self, uri: str, delay: float, external: bool) -> None:
+        try:
+            await asyncio.sleep(delay)
+            await self._server.settings_ready.wait()
+            await self._check(uri, external)
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            # Half-typed code must never surface as an error in the editor.
+            log.exception("Checking %s failed", uri)
+            self._resolve(uri, self.results.get(uri, (None, []))[1])
+
+    def _resolve(self, uri: str, findings: list[Finding]) -> None:
+        for _, waiter in self._waiters.pop(uri, []):
+            if not waiter.done():
+                waiter.set_result(findings)
+
+    async def _check(self, uri: str, external: bool) -> None:
+        server = self._server
+        doc, path = server.document(uri), uri_to_path(uri)
+        if doc is None or path is None or server.core is None:
+            self._resolve(uri, [])
+            return
+        version, text = doc.version, doc.source
+        core = server.core
+        findings, affected = await server.run_core(_check_buffer, core, path, text)
+        doc = server.document(uri)
+        if doc is None or doc.version != version or doc.source is not text or server.core is not core:
+            return  # stale: a newer check of this buffer is on its way
+        findings = [f for f in findings if shown(f)]
+        self.results[uri] = (version, findings)
+        diagnostics = [to_diagnostic(server, uri, f, version) for f in findings]
+        server.diagnostics.set(SOURCE, uri, diagnostics, version, announce=external or not server.pull_diagnostics)
+        self._resolve(uri, findings)
+        others = {path_to_uri(p) for p in affected} - {uri}
+        if others:
+            self.schedule_all(others)
+
+
+def _check_buffer(core: Any, path: Any, text: str) -> tuple[list[Finding], set]:
+    core.set_document(path, text)
+    return core.check_file(path), core.affected_files(path)
+
+
+def register(server: JaxLanguageServer) -> None:
+    server.diagnostics = DiagnosticStore(server)
+    server.checker = Checker(server)
+
+    async def pull(ls: JaxLanguageServer, params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
+        uri = params.text_document.uri
+        await ls.checker.findings(uri)
+        return types.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics.union(uri))
+
+    server.pull_handler = pull  # registered at initialize, and only for clients that pull

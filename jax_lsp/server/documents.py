@@ -1,0 +1,62 @@
+"""Open editor buffers, split into lines the way LSP clients count them.
+
+pygls splits with ``str.splitlines``, which also breaks at form feeds, ``\\x1c``-``\\x1e``,
+``\\x85``, U+2028 and U+2029. LSP clients break only at ``\\n``, ``\\r\\n`` and ``\\r``, so
+an incremental edit after such a character would land on the wrong line.
+"""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from pygls.uris import from_fs_path, to_fs_path
+from pygls.workspace import TextDocument, Workspace
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their line breaks kept, broken where an LSP client breaks them."""
+    return _LINE.findall(text)
+
+
+class LspTextDocument(TextDocument):
+    _cached_source: str | None = None
+    _cached_lines: tuple[str, ...] = ()
+
+    @property
+    def lines(self) -> tuple[str, ...]:
+        source = self.source
+        if source is not self._cached_source:
+            self._cached_lines = tuple(split_lines(source))
+            self._cached_source = source
+        return self._cached_lines
+
+
+class LspWorkspace(Workspace):
+    def _create_text_document(self, doc_uri, source=None, version=None, language_id=None):
+        return LspTextDocument(
+            doc_uri,
+            source=source,
+            version=version,
+            language_id=language_id,
+            sync_kind=self._sync_kind,
+            position_codec=self._position_codec,
+        )
+
+
+def uri_to_path(uri: str) -> Path | None:
+    """The file behind a ``file:`` URI, or None for other schemes (untitled:, git:...)."""
+    if not uri.startswith("file:"):
+        return None
+    path = to_fs_path(uri)
+    return Path(path) if path else None
+
+
+def path_to_uri(path: Path | str) -> str:
+    return from_fs_path(str(path)) or Path(path).as_uri()
+
+
+def is_python(uri: str, language_id: str | None = None) -> bool:
+    return language_id == "python" or uri.endswith((".py", ".pyi"))

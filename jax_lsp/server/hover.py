@@ -1,0 +1,76 @@
+"""Hover on a policy (at its `policy=` site or its `def`), and on a code in a `# noqa` comment.
+
+Anything else gets no answer: the user's Python server owns hovers in general.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from jax_lsp.core.analysis import _NOQA
+from jax_lsp.core.model import Span
+from jax_lsp.server.diagnostics import log
+from jax_lsp.server.documents import uri_to_path
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+_CODE = re.compile(r"[A-Za-z]+[0-9]+")
+
+
+def noqa_code_at(line: str, column: int) -> tuple[str, int, int] | None:
+    """The rule code under ``column`` inside the line's `# noqa: ...` comment."""
+    match = _NOQA.search(line)
+    if match is None or match.group("codes") is None:
+        return None
+    for code in _CODE.finditer(line, match.start("codes"), match.end("codes")):
+        if code.start() <= column <= code.end():
+            return code.group().upper(), code.start(), code.end()
+    return None
+
+
+def rule_hover(code: str) -> str | None:
+    try:
+        from jax_lsp.rules import get_rule
+
+        rule = get_rule(code)
+    except Exception:
+        return None
+    if rule is None:
+        return None
+    return f"**{rule.code}** `{rule.name}`\n\n{rule.docs}"
+
+
+def register(server: JaxLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: JaxLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        uri = params.text_document.uri
+        doc, path = ls.document(uri), uri_to_path(uri)
+        if doc is None or path is None or ls.core is None:
+            return None
+        position = ls.to_core_position(uri, params.position)
+        if position.line >= len(doc.lines):
+            return None
+        try:
+            found = noqa_code_at(doc.lines[position.line], position.column)
+            if found is not None:
+                code, start, end = found
+                markdown = rule_hover(code)
+                span = Span.of(position.line, start, position.line, end)
+            else:
+                description = await ls.run_core(ls.core.describe_policy, path, position.line, position.column)
+                if description is None:
+                    return None
+                markdown, span = description.markdown(), description.span
+        except Exception:
+            log.exception("Hover at %s:%d failed", uri, params.position.line)
+            return None
+        if markdown is None:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
+            range=ls.to_lsp_range(uri, span) if span is not None else None,
+        )

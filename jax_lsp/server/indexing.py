@@ -1,0 +1,110 @@
+"""The workspace index: built in the background with $/progress, kept current from disk."""
+
+from __future__ import annotations
+
+import asyncio
+import uuid
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+
+from jax_lsp.server.configuration import reload, supports
+from jax_lsp.server.diagnostics import log
+from jax_lsp.server.documents import path_to_uri, uri_to_path
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+WATCHERS = [types.FileSystemWatcher(glob_pattern="**/*.py"), types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+
+
+def start_index(ls: JaxLanguageServer) -> None:
+    previous = getattr(ls, "_index_task", None)
+    if previous is not None and not previous.done():
+        previous.cancel()
+    ls._index_task = asyncio.ensure_future(_index(ls, ls.core))
+
+
+async def _index(ls: JaxLanguageServer, core: Any) -> None:
+    loop = asyncio.get_running_loop()
+    token = f"jax-lsp-index-{uuid.uuid4().hex[:8]}"
+    progress = ls.work_done_progress
+    shown = False
+    if supports(ls.client_capabilities, "window.work_done_progress"):
+        try:
+            await progress.create_async(token)
+            progress.begin(token, types.WorkDoneProgressBegin(title="jax-lsp: indexing policy sites", percentage=0, cancellable=True))
+            shown = True
+        except Exception as exc:
+            log.debug("No progress bar: %s", exc)
+    last = [-1]
+
+    def report(done: int, total: int) -> None:  # on the core's thread
+        percentage = 100 * done // total if total else 100
+        if shown and percentage != last[0]:
+            last[0] = percentage
+            message = f"{done}/{total} files"
+            loop.call_soon_threadsafe(progress.report, token, types.WorkDoneProgressReport(message=message, percentage=percentage))
+
+    cancel = progress.tokens.get(token) if shown else None
+
+    def cancelled() -> bool:
+        return ls.shutting_down or ls.core is not core or (cancel is not None and cancel.cancelled())
+
+    message = "done"
+    try:
+        await ls.run_core(lambda: core.index(progress=report, cancelled=cancelled))
+    except asyncio.CancelledError:
+        message = "cancelled"
+        raise
+    except Exception:
+        message = "failed (see the log)"
+        log.exception("Indexing the workspace failed")
+    finally:
+        if shown:
+            progress.end(token, types.WorkDoneProgressEnd(message=message))
+            progress.tokens.pop(token, None)
+    log.info("Workspace index %s", message)
+    if ls.core is core and not cancelled():
+        ls.checker.schedule_all()
+
+
+async def register_watchers(ls: JaxLanguageServer) -> None:
+    if not supports(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration"):
+        log.info("The client cannot watch files for us: the index follows open buffers and saves only")
+        return
+    registration = types.Registration(
+        id="jax-lsp-watchers",
+        method=types.WORKSPACE_DID_CHANGE_WATCHED_FILES,
+        register_options=types.DidChangeWatchedFilesRegistrationOptions(watchers=WATCHERS),
+    )
+    try:
+        await ls.client_register_capability_async(types.RegistrationParams(registrations=[registration]))
+    except Exception as exc:
+        log.warning("Registering file watchers failed: %s", exc)
+
+
+def _files_changed(core: Any, paths: list) -> set:
+    affected: set = set()
+    for path in paths:
+        core.file_changed(path)
+        affected |= core.affected_files(path)
+        affected.add(path)
+    return affected
+
+
+def register(server: JaxLanguageServer) -> None:
+    @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
+    async def did_change_watched_files(ls: JaxLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+        paths = [p for change in params.changes if (p := uri_to_path(change.uri)) is not None]
+        if any(p.name == "pyproject.toml" for p in paths):
+            await reload(ls)
+        sources = [p for p in paths if p.suffix in (".py", ".pyi")]
+        if not sources or ls.core is None:
+            return
+        try:
+            affected = await ls.run_core(_files_changed, ls.core, sources)
+        except Exception:
+            log.exception("Updating the index failed")
+            return
+        ls.checker.schedule_all({path_to_uri(p) for p in affected})

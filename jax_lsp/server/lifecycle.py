@@ -1,0 +1,96 @@
+"""initialize / initialized / shutdown, and exiting when the editor that started us dies."""
+
+from __future__ import annotations
+
+import asyncio
+import os
+import sys
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from jax_lsp.server import logs
+from jax_lsp.server.configuration import reload, supports
+from jax_lsp.server.diagnostics import log
+from jax_lsp.server.indexing import register_watchers
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+PARENT_POLL_S = 3.0
+
+
+def process_alive(pid: int) -> bool:
+    if sys.platform == "win32":
+        import ctypes
+
+        handle = ctypes.windll.kernel32.OpenProcess(0x1000, False, pid)  # PROCESS_QUERY_LIMITED_INFORMATION
+        if not handle:
+            return False
+        code = ctypes.c_ulong()
+        ctypes.windll.kernel32.GetExitCodeProcess(handle, ctypes.byref(code))
+        ctypes.windll.kernel32.CloseHandle(handle)
+        return code.value == 259  # STILL_ACTIVE
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True  # alive, owned by someone else
+    return True
+
+
+async def watch_parent(ls: JaxLanguageServer, pid: int) -> None:
+    while not ls.shutting_down:
+        await asyncio.sleep(PARENT_POLL_S)
+        if not process_alive(pid):
+            log.warning("The editor (process %d) is gone: exiting", pid)
+            ls.stop_background_work()
+            # The protocol loop is blocked reading a stdin nobody will close: leave now.
+            os._exit(1)
+
+
+def register(server: JaxLanguageServer) -> None:
+    @server.feature(types.INITIALIZE)
+    def initialize(ls: JaxLanguageServer, params: types.InitializeParams) -> None:
+        options = params.initialization_options
+        ls.init_options = options if isinstance(options, dict) else {}
+        ls.install_workspace()
+        capabilities = params.capabilities
+        # Pull only where the client can also be told to pull again (after another file
+        # changed, the index finished or a trace ran); everyone else gets pushed diagnostics.
+        ls.pull_diagnostics = supports(capabilities, "text_document.diagnostic") and supports(
+            capabilities, "workspace.diagnostics.refresh_support"
+        )
+        if ls.pull_diagnostics:
+            ls.feature(
+                types.TEXT_DOCUMENT_DIAGNOSTIC,
+                types.DiagnosticOptions(identifier="jax-lsp", inter_file_dependencies=True, workspace_diagnostics=False),
+            )(ls.pull_handler)
+
+    @server.feature(types.INITIALIZED)
+    async def initialized(ls: JaxLanguageServer, params: types.InitializedParams) -> None:
+        logs.attach_client(ls)
+        log.info(
+            "jax-lsp %s, %s diagnostics, %s positions",
+            ls.version,
+            "pull" if ls.pull_diagnostics else "push",
+            ls.workspace.position_encoding,
+        )
+        if ls.process_id:
+            ls._parent_watch = asyncio.ensure_future(watch_parent(ls, ls.process_id))
+        if supports(ls.client_capabilities, "workspace.did_change_configuration.dynamic_registration"):
+            try:
+                await ls.client_register_capability_async(
+                    types.RegistrationParams(
+                        registrations=[types.Registration(id="jax-lsp-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION)]
+                    )
+                )
+            except Exception as exc:
+                log.debug("Registering for configuration changes failed: %s", exc)
+        await reload(ls)
+        await register_watchers(ls)
+
+    @server.feature(types.SHUTDOWN)
+    def shutdown(ls: JaxLanguageServer, params: None) -> None:
+        ls.stop_background_work()

@@ -1,0 +1,64 @@
+"""Logging to stderr and to the client's log (window/logMessage); stdout carries the protocol."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+import sys
+import threading
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+LOGGER = logging.getLogger("jax_lsp")
+_LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
+_MESSAGE_TYPES = {
+    logging.ERROR: types.MessageType.Error,
+    logging.WARNING: types.MessageType.Warning,
+    logging.INFO: types.MessageType.Info,
+    logging.DEBUG: types.MessageType.Log,
+}
+
+
+class ClientLogHandler(logging.Handler):
+    """Sends records to the client from the event loop's thread, whatever thread logged them."""
+
+    def __init__(self, server: JaxLanguageServer, loop: asyncio.AbstractEventLoop) -> None:
+        super().__init__()
+        self._server = server
+        self._loop = loop
+        self._loop_thread = threading.get_ident()
+
+    def emit(self, record: logging.LogRecord) -> None:
+        try:
+            params = types.LogMessageParams(
+                type=_MESSAGE_TYPES.get(record.levelno, types.MessageType.Error), message=self.format(record)
+            )
+            if threading.get_ident() == self._loop_thread:
+                self._server.window_log_message(params)
+            elif not self._loop.is_closed():
+                self._loop.call_soon_threadsafe(self._server.window_log_message, params)
+        except Exception:
+            self.handleError(record)
+
+
+def setup_stderr(level: str = "info") -> None:
+    handler = logging.StreamHandler(sys.stderr)
+    handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+    logging.getLogger().addHandler(handler)
+    logging.getLogger().setLevel(logging.WARNING)  # pygls' own chatter stays out
+    set_level(level)
+
+
+def attach_client(server: JaxLanguageServer) -> None:
+    """Called once the event loop runs and the client is initialized."""
+    handler = ClientLogHandler(server, asyncio.get_running_loop())
+    handler.setFormatter(logging.Formatter("%(levelname)s %(message)s"))
+    LOGGER.addHandler(handler)
+
+
+def set_level(level: str) -> None:
+    LOGGER.setLevel(_LEVELS.get(level, logging.INFO))

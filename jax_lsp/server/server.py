@@ -1,0 +1,125 @@
+"""The language server object: shared state and the helpers every feature module uses."""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from concurrent.futures import ThreadPoolExecutor
+from pathlib import Path
+from typing import Any, Callable, TypeVar
+
+from lsprotocol import types
+from pygls.lsp.server import LanguageServer
+
+from jax_lsp import __version__
+from jax_lsp.core.model import Position, Span
+from jax_lsp.server import positions
+from jax_lsp.server.documents import LspTextDocument, LspWorkspace, is_python, uri_to_path
+from jax_lsp.server.settings import ServerSettings
+
+log = logging.getLogger("jax_lsp.server")
+T = TypeVar("T")
+
+
+class JaxLanguageServer(LanguageServer):
+    def __init__(self) -> None:
+        super().__init__("jax-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        self.settings = ServerSettings()
+        self.init_options: dict[str, Any] = {}
+        self.core: Any = None  # jax_lsp.core.Workspace, built once the settings are known
+        self.roots: list[Path] = []
+        self.pull_diagnostics = False
+        self.shutting_down = False
+        self._settings_ready: asyncio.Event | None = None
+        # The core is not thread-safe: every call into it runs on this one thread, in order.
+        self._core_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-core")
+        self._save_listeners: list[Callable[[str], Any]] = []
+        self._close_listeners: list[Callable[[str], Any]] = []
+        self._settings_listeners: list[Callable[[ServerSettings], Any]] = []
+
+    # -- the core ---------------------------------------------------------------------------
+    async def run_core(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the core's thread."""
+        return await asyncio.get_running_loop().run_in_executor(self._core_thread, fn, *args)
+
+    @property
+    def settings_ready(self) -> asyncio.Event:
+        if self._settings_ready is None:
+            self._settings_ready = asyncio.Event()
+        return self._settings_ready
+
+    # -- documents --------------------------------------------------------------------------
+    def install_workspace(self) -> None:
+        """Swap pygls' document store for one that splits lines as LSP clients do."""
+        old = self.protocol.workspace
+        self.protocol._workspace = LspWorkspace(
+            old.root_uri, old._sync_kind, list(old.folders.values()), old.position_encoding
+        )
+
+    def document(self, uri: str) -> LspTextDocument | None:
+        """The open Python buffer at ``uri``, or None."""
+        doc = self.workspace.text_documents.get(uri)
+        if doc is None or not is_python(uri, doc.language_id):
+            return None
+        return doc  # type: ignore[return-value]
+
+    def open_documents(self) -> list[LspTextDocument]:
+        return [d for uri in list(self.workspace.text_documents) if (d := self.document(uri))]
+
+    def lines_of(self, uri: str) -> list[str] | tuple[str, ...]:
+        """The lines of the open buffer, else of the file on disk (for edits in other files)."""
+        from jax_lsp.server.documents import split_lines
+
+        doc = self.document(uri)
+        if doc is not None:
+            return doc.lines
+        path = uri_to_path(uri)
+        try:
+            return split_lines(path.read_text(encoding="utf-8")) if path else []
+        except (OSError, UnicodeDecodeError):
+            return []
+
+    def to_lsp_range(self, uri: str, span: Span) -> types.Range:
+        return positions.to_lsp_range(self.lines_of(uri), span, self.workspace.position_codec)
+
+    def to_core_position(self, uri: str, position: types.Position) -> Position:
+        return positions.to_core_position(self.lines_of(uri), position, self.workspace.position_codec)
+
+    # -- hooks for other features (the trace) -----------------------------------------------
+    def on_save(self, callback: Callable[[str], Any]) -> None:
+        self._save_listeners.append(callback)
+
+    def on_close(self, callback: Callable[[str], Any]) -> None:
+        self._close_listeners.append(callback)
+
+    def on_settings_changed(self, callback: Callable[[ServerSettings], Any]) -> None:
+        self._settings_listeners.append(callback)
+
+    def notify_listeners(self, listeners: str, argument: Any) -> None:
+        for callback in getattr(self, f"_{listeners}_listeners"):
+            try:
+                result = callback(argument)
+                if asyncio.iscoroutine(result):
+                    asyncio.ensure_future(result)
+            except Exception:
+                log.exception("A %s listener failed", listeners)
+
+    def publish_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic]) -> None:
+        """Replace the diagnostics of ``source`` for ``uri``; the client sees every source's."""
+        self.diagnostics.set(source, uri, diagnostics)
+
+    # -- messages ---------------------------------------------------------------------------
+    def notify_user(self, message: str, kind: types.MessageType = types.MessageType.Warning) -> None:
+        """A window/showMessage, as far as the `showNotifications` setting allows; always logged."""
+        log.log(logging.ERROR if kind == types.MessageType.Error else logging.WARNING, "%s", message)
+        level = self.settings.show_notifications
+        if level == "always" or (level == "onError" and kind <= types.MessageType.Warning):
+            self.window_show_message(types.ShowMessageParams(type=kind, message=f"jax-lsp: {message}"))
+
+    def report_server_error(self, error: Exception, source: Any) -> None:
+        # pygls would pop every internal error in the editor; log it and keep serving.
+        log.error("Internal error (%s): %s", getattr(source, "__name__", source), error)
+
+    def stop_background_work(self) -> None:
+        self.shutting_down = True
+        self._core_thread.shutdown(wait=False, cancel_futures=True)

@@ -1,0 +1,53 @@
+"""Buffers opening, changing, saving and closing: keep the core current and re-check."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from lsprotocol import types
+
+from jax_lsp.server.diagnostics import log
+from jax_lsp.server.documents import path_to_uri, uri_to_path
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+
+def register(server: JaxLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
+    def did_open(ls: JaxLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
+        if ls.document(params.text_document.uri) is not None:
+            ls.checker.schedule(params.text_document.uri, 0)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
+    def did_change(ls: JaxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
+        if ls.document(params.text_document.uri) is not None:
+            ls.checker.schedule(params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
+    def did_save(ls: JaxLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
+        # The core already has the buffer, which is what was saved: only the listeners care.
+        if ls.document(params.text_document.uri) is not None:
+            ls.notify_listeners("save", params.text_document.uri)
+
+    @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
+    async def did_close(ls: JaxLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
+        uri = params.text_document.uri
+        ls.checker.cancel(uri)
+        ls.diagnostics.clear(uri)
+        ls.notify_listeners("close", uri)
+        path = uri_to_path(uri)
+        if path is None or ls.core is None:
+            return
+        try:
+            affected = await ls.run_core(_close, ls.core, path)
+        except Exception:
+            log.exception("Closing %s failed", uri)
+            return
+        ls.checker.schedule_all({path_to_uri(p) for p in affected})
+
+
+def _close(core, path):
+    # Back to the file on disk, which may hold other policy sites than the buffer did.
+    core.close_document(path)
+    return core.affected_files(path)
