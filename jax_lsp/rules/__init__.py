@@ -4,9 +4,19 @@ from __future__ import annotations
 
 from jax_lsp.rules.base import Example, PolicyContext, Rule, SiteContext
 from jax_lsp.rules.jax101_returns_none import ReturnsNone
+from jax_lsp.rules.jax102_offloadable_class import OffloadableClass
+from jax_lsp.rules.jax103_invalid_return_type import InvalidReturnType
+from jax_lsp.rules.jax104_prim_compared_with_string import PrimComparedWithString
+from jax_lsp.rules.jax108_policy_signature import PolicySignature
+from jax_lsp.rules.jax110_save_from_both_non_bool import SaveFromBothNonBool
 
 ALL_RULES: list[Rule] = [
     ReturnsNone(),
+    OffloadableClass(),
+    InvalidReturnType(),
+    PrimComparedWithString(),
+    PolicySignature(),
+    SaveFromBothNonBool(),
 ]
 
 _BY_CODE = {rule.code: rule for rule in ALL_RULES}

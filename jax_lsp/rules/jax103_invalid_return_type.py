@@ -1,0 +1,174 @@
+"""## What it does
+Finds remat policies that return a value of a type JAX does not accept: an `int` (`0`,
+`1`), a `float`, a string, a container, or a NumPy / jax.numpy value such as
+`np.prod(aval.shape) > n`, `np.any(...)` or `np.bool_(...)`.
+
+## Why is this bad?
+JAX accepts exactly a Python `bool`, `Saveable`, `Recompute` or an `Offloadable(...)`
+instance. Anything else raises `TypeError: Value returned by a remat policy should be a bool
+or ...` at the first `jax.grad`. NumPy comparisons are the usual trap: `np.prod(s) > n` is a
+`numpy.bool`, not a `bool`, and JAX rejects it.
+
+## Fix safety
+Wrapping a NumPy value in `bool(...)` and replacing `0`/`1` with `False`/`True` keep the
+decision the code meant, so both are safe. Strings, containers and other numbers have no fix:
+what they were meant to say is not clear.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jax_lsp.core.model import Severity
+from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
+from jax_lsp.rules.values import Kind, classify, leaves
+
+_INVALID = {Kind.INT, Kind.FLOAT, Kind.STR, Kind.CONTAINER, Kind.NUMPY}
+
+
+class InvalidReturnType(Rule):
+    code = "JAX103"
+    name = "policy-returns-invalid-type"
+    severity = Severity.ERROR
+    summary = "A remat policy returns a value that is not a bool, Saveable, Recompute or Offloadable"
+
+    def check_policy(self, policy: PolicyContext):
+        module = policy.module
+        scope = module.function_scope(policy.node)
+        for _, value in policy.paths.values():
+            for leaf in leaves(value) if value is not None else ():
+                kind = classify(module, leaf, scope)
+                if kind in _INVALID:
+                    yield self._finding(module, leaf, kind)
+
+    def _finding(self, module, leaf: ast.expr, kind: Kind):
+        text = module.source.segment(leaf)
+        if kind is Kind.NUMPY:
+            fixed = f"bool({text})"
+            message = f"`{text}` is a NumPy value, not a Python bool; JAX rejects it: return `{fixed}`"
+            return self.finding(module, leaf, message, [self.fix(f"Wrap in `{fixed}`", True, self.replace(module, leaf, fixed))])
+        if kind is Kind.INT and leaf.value in (0, 1):  # type: ignore[attr-defined]
+            fixed = "True" if leaf.value else "False"  # type: ignore[attr-defined]
+            message = f"The policy returns the int `{text}`; JAX needs a bool: return `{fixed}`"
+            return self.finding(module, leaf, message, [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))])
+        message = (
+            f"The policy returns `{text}` ({kind.value}); JAX accepts only a bool, `Saveable`, "
+            "`Recompute` or `Offloadable(...)`"
+        )
+        return self.finding(module, leaf, message)
+
+    VALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                import numpy as np
+
+
+                def policy(prim, *avals, **params):
+                    return bool(np.prod(avals[0].shape) > 8) if avals else False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            )
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax import lax
+
+
+                def policy(prim, *avals, **params):
+                    return prim is lax.sin_p or str(prim) == "cos" or jnp.size(avals[0]) > 100
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
+                """
+            )
+        ),
+    ]
+    INVALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                import numpy as np
+
+
+                def policy(prim, *avals, **params):
+                    return np.prod(avals[0].shape) > 8
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                import numpy as np
+
+
+                def policy(prim, *avals, **params):
+                    return bool(np.prod(avals[0].shape) > 8)
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            ),
+            error="Value returned by a remat policy should be a bool",
+            lines=(7,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return 1
+                    return 0
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return True
+                    return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            ),
+            error="Value returned by a remat policy should be a bool",
+            lines=(7, 8),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=lambda prim, *a, **k: "save")
+                """
+            ),
+            fixed=None,
+            error="Value returned by a remat policy should be a bool",
+            lines=(4,),
+        ),
+    ]
