@@ -15,7 +15,8 @@ from typing import Callable, Iterable
 
 from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
-from jax_lsp.core.model import Finding
+from jax_lsp.core.describe import PolicyDescription, describe_at
+from jax_lsp.core.model import Finding, Position
 from jax_lsp.core.module import Module
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
@@ -259,6 +260,19 @@ class Workspace:
                 if findings:
                     results[module.path] = findings
             return results
+
+    def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
+        """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""
+        key = _key(path)
+        with self._lock:
+            module = self.load(key)
+            if module is None:
+                return None
+            sites = self._sites(module)
+            here = [(site.value, targets) for site, targets in sites if site.value is not None]
+            functions = [t for _, targets in sites for t in targets if isinstance(t, PolicyFunction)]
+            functions = [f for f in [*functions, *self._foreign_policies(key)] if f.module is module]
+            return describe_at(module, here, functions, Position(line, column))
 
     def affected_files(self, path: Path | str) -> set[Path]:
         """Other files whose findings may change when `path` changes."""
