@@ -1,0 +1,204 @@
+"""## What it does
+Finds a ready-made policy of `jax.checkpoint_policies` (`dots_saveable`, `everything_saveable`,
+`nothing_saveable`, `dots_with_no_batch_dims_saveable`, `checkpoint_dots`...) called with no
+arguments, wherever it is: at a policy site, in a default argument, in an assignment.
+
+## Why is this bad?
+A ready-made policy *is* the policy: JAX calls it once per primitive as
+`policy(prim, *avals, **params)`. Calling it yourself with no arguments never makes sense:
+`dots_saveable()` raises `TypeError: ... missing 1 required positional argument: 'prim'` at
+once, and `everything_saveable()` returns `True`, which JAX then tries to call at the first
+`jax.grad` (`TypeError: 'bool' object is not callable`). `nothing_saveable()` returns `False`,
+which JAX reads as "no policy", so it works only by accident (a warning).
+
+## Fix safety
+The fix drops the call and passes the policy itself. It is safe: it makes the code do what it
+says, and for `nothing_saveable` the behaviour is the same (save nothing).
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jax_lsp.core.model import Severity
+from jax_lsp.core.module import Module
+from jax_lsp.core.names import READY_MADE_POLICIES, policy_member
+from jax_lsp.rules.base import Example, Rule, dedent_code
+
+# What calling each ready-made policy with no arguments does.
+_OUTCOME = {
+    "everything_saveable": "returns `True`, which JAX then calls as the policy: "
+    "`TypeError: 'bool' object is not callable` at the first grad",
+    "nothing_saveable": "returns `False`, which works only because JAX reads a false policy as "
+    "'save nothing'",
+}
+_RAISES = "raises `TypeError` at once (it needs the primitive JAX passes)"
+
+
+def _policy_reaching_jax_is_false(namespace: dict) -> None:
+    """JAX receives the bool `False`, not a policy: it saves nothing only by accident."""
+    import jax
+    import jax.numpy as jnp
+
+    jaxpr = jax.make_jaxpr(namespace["f"])(jnp.ones((4, 4)))
+    policies = [eqn.params["policy"] for eqn in jaxpr.jaxpr.eqns if eqn.primitive.name == "remat2"]
+    assert policies == [False], policies
+
+
+class ReadyMadeCalled(Rule):
+    code = "JAX106"
+    name = "ready-made-policy-called"
+    severity = Severity.ERROR
+    summary = "A ready-made policy of jax.checkpoint_policies is called instead of passed"
+
+    def check_module(self, module: Module):
+        for call, scope in module.calls:
+            if call.args or call.keywords or not isinstance(call.func, (ast.Name, ast.Attribute)):
+                continue
+            member = policy_member(module.qualname(call.func, scope))
+            if member not in READY_MADE_POLICIES:
+                continue
+            spelled = module.source.segment(call.func)
+            yield self.finding(
+                module,
+                call,
+                f"`{member}` is a ready-made policy: `{spelled}()` {_OUTCOME.get(member, _RAISES)}; "
+                f"pass `{spelled}` without calling it",
+                [self.fix(f"Pass `{spelled}` uncalled", True, self.replace(module, call, spelled))],
+                severity=Severity.WARNING if member == "nothing_saveable" else None,
+            )
+
+    VALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.dots_saveable)
+                """
+            )
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax import checkpoint_policies as cp
+
+
+                def policy(prim, *avals, **params):
+                    # Delegating to a ready-made policy, with the arguments JAX passed.
+                    return prim.name == "sin" or cp.dots_saveable(prim, *avals, **params)
+
+
+                def block(x, policy=cp.nothing_saveable):
+                    return jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), policy=policy)(x)
+
+
+                def f(x):
+                    return jax.checkpoint(block, policy=policy)(x)
+                """
+            )
+        ),
+    ]
+    INVALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.dots_saveable())
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.dots_saveable)
+                """
+            ),
+            error="missing 1 required positional argument: 'prim'",
+            lines=(4,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax import checkpoint_policies as cp
+
+
+                def block(x, policy=cp.checkpoint_dots()):
+                    return jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), policy=policy)(x)
+
+
+                def f(x):
+                    return block(x)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax import checkpoint_policies as cp
+
+
+                def block(x, policy=cp.checkpoint_dots):
+                    return jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), policy=policy)(x)
+
+
+                def f(x):
+                    return block(x)
+                """
+            ),
+            error="missing 1 required positional argument: 'prim'",
+            lines=(6,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                SAVE_ALL = jax.checkpoint_policies.everything_saveable()
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=SAVE_ALL)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                SAVE_ALL = jax.checkpoint_policies.everything_saveable
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=SAVE_ALL)
+                """
+            ),
+            error="'bool' object is not callable",
+            lines=(4,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import checkpoint_policies
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=checkpoint_policies.nothing_saveable())
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import checkpoint_policies
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=checkpoint_policies.nothing_saveable)
+                """
+            ),
+            misbehaves=_policy_reaching_jax_is_false,
+            lines=(5,),
+        ),
+    ]
