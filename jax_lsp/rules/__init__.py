@@ -8,6 +8,7 @@ from jax_lsp.rules.jax102_offloadable_class import OffloadableClass
 from jax_lsp.rules.jax103_invalid_return_type import InvalidReturnType
 from jax_lsp.rules.jax104_prim_compared_with_string import PrimComparedWithString
 from jax_lsp.rules.jax106_ready_made_called import ReadyMadeCalled
+from jax_lsp.rules.jax107_factory_uncalled import FactoryUncalled
 from jax_lsp.rules.jax108_policy_signature import PolicySignature
 from jax_lsp.rules.jax110_save_from_both_non_bool import SaveFromBothNonBool
 
@@ -17,6 +18,7 @@ ALL_RULES: list[Rule] = [
     InvalidReturnType(),
     PrimComparedWithString(),
     ReadyMadeCalled(),
+    FactoryUncalled(),
     PolicySignature(),
     SaveFromBothNonBool(),
 ]

@@ -1,0 +1,116 @@
+"""## What it does
+Finds a policy factory of `jax.checkpoint_policies` (`save_only_these_names`,
+`save_any_names_but_these`, `save_anything_except_these_names`, `save_from_both_policies`,
+`offload_dot_with_no_batch_dims`, `save_and_offload_only_these_names`) passed as a policy
+without being called, directly or through a name.
+
+## Why is this bad?
+A factory *makes* a policy from its arguments (the names to save, two policies, the memory
+kinds). Passed uncalled, JAX calls the factory itself once per primitive as
+`factory(prim, *avals, **params)`, which fails at the first `jax.grad` with a confusing
+`TypeError: save_only_these_names() got an unexpected keyword argument 'accuracy'`.
+
+## Fix safety
+There is no fix: only the author knows which names or policies the factory should get.
+"""
+
+from __future__ import annotations
+
+from jax_lsp.core.model import Severity
+from jax_lsp.core.names import POLICY_FACTORIES
+from jax_lsp.core.resolve import BuiltinPolicy
+from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
+
+
+class FactoryUncalled(Rule):
+    code = "JAX107"
+    name = "policy-factory-uncalled"
+    severity = Severity.ERROR
+    summary = "A policy factory of jax.checkpoint_policies is passed without being called"
+
+    def check_site(self, site: SiteContext):
+        for target in site.targets:
+            if not isinstance(target, BuiltinPolicy) or target.call is not None:
+                continue
+            if target.member not in POLICY_FACTORIES:
+                continue
+            # A name defined in another module is reported where it reaches this module's site.
+            here = target.module is site.module
+            yield self.finding(
+                site.module,
+                target.expr if here else site.site.value,
+                f"`{target.member}` makes a policy and must be called: call it with "
+                f"{POLICY_FACTORIES[target.member]}; passed uncalled, JAX calls it with each primitive "
+                "and raises `TypeError` at the first grad",
+            )
+
+    VALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import checkpoint_name
+
+
+                def g(x):
+                    return jnp.sin(checkpoint_name(jnp.sin(x), "inner"))
+
+
+                f = jax.checkpoint(g, policy=jax.checkpoint_policies.save_only_these_names("inner"))
+                """
+            )
+        ),
+        Example(
+            dedent_code(
+                """
+                import functools
+
+                import jax
+                import jax.numpy as jnp
+
+                cp = jax.checkpoint_policies
+                policy = cp.save_from_both_policies(cp.dots_saveable, cp.save_any_names_but_these("big"))
+
+
+                @functools.partial(jax.checkpoint, policy=policy)
+                def f(x):
+                    return jnp.sin(jnp.sin(x))
+                """
+            )
+        ),
+    ]
+    INVALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.save_only_these_names)
+                """
+            ),
+            error="save_only_these_names() got an unexpected keyword argument",
+            lines=(4,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import functools
+
+                import jax
+                import jax.numpy as jnp
+
+                cp = jax.checkpoint_policies
+                policy = cp.save_anything_except_these_names
+
+
+                @functools.partial(jax.checkpoint, policy=policy)
+                def f(x):
+                    return jnp.sin(jnp.sin(x))
+                """
+            ),
+            error="save_anything_except_these_names() got an unexpected keyword argument",
+            lines=(10,),
+        ),
+    ]
