@@ -52,6 +52,8 @@ class Workspace:
         self._by_name: dict[tuple[str, str], str | None] = {}
         # path of a module with sites -> paths of the modules its sites' policies live in
         self._site_targets: dict[str, set[str]] = {}
+        # targets a file's sites had before its latest change, until affected_files() is asked
+        self._previous_targets: dict[str, set[str]] = {}
         self._indexed = False
         self._jedi_project = None
 
@@ -73,6 +75,7 @@ class Workspace:
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
         self._by_name.clear()
+        self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
         if self._indexed:
             self._index_file(key)
 
@@ -278,7 +281,7 @@ class Workspace:
         """Other files whose findings may change when `path` changes."""
         key = _key(path)
         with self._lock:
-            before = set(self._site_targets.get(key, ()))
+            before = self._previous_targets.pop(key, set()) | self._site_targets.get(key, set())
             self._index_file(key)
             after = self._site_targets.get(key, set())
             users = {site for site, targets in self._site_targets.items() if key in targets}
