@@ -10,6 +10,7 @@ from jax_lsp.rules.jax104_prim_compared_with_string import PrimComparedWithStrin
 from jax_lsp.rules.jax106_ready_made_called import ReadyMadeCalled
 from jax_lsp.rules.jax107_factory_uncalled import FactoryUncalled
 from jax_lsp.rules.jax108_policy_signature import PolicySignature
+from jax_lsp.rules.jax109_checkpoint_without_function import CheckpointWithoutFunction
 from jax_lsp.rules.jax110_save_from_both_non_bool import SaveFromBothNonBool
 
 ALL_RULES: list[Rule] = [
@@ -20,6 +21,7 @@ ALL_RULES: list[Rule] = [
     ReadyMadeCalled(),
     FactoryUncalled(),
     PolicySignature(),
+    CheckpointWithoutFunction(),
     SaveFromBothNonBool(),
 ]
 

@@ -1,0 +1,291 @@
+"""## What it does
+Finds `jax.checkpoint(policy=...)`, `jax.remat(policy=...)` and `nn.remat(policy=...)` called
+without the function (or Flax module) to wrap, usually as a decorator
+(`@jax.checkpoint(policy=p)`), and a policy passed positionally where it is keyword-only
+(`jax.checkpoint(f, p)`). `@nnx.remat(policy=p)` and `@eqx.filter_checkpoint(policy=p)` are
+not reported: those return a decorator when the function is missing.
+
+## Why is this bad?
+`jax.checkpoint` needs the function as its first argument, so `@jax.checkpoint(policy=p)`
+raises `TypeError: checkpoint() missing 1 required positional argument: 'fun'` (Flax:
+`'target'`) as soon as the module is imported. Its `policy` is keyword-only, so
+`jax.checkpoint(f, p)` raises `TypeError: checkpoint() takes 1 positional argument but 2 were
+given`.
+
+## Fix safety
+Both fixes are safe: `functools.partial(jax.checkpoint, policy=p)` is the documented decorator
+form (the fix adds `import functools` when neither `functools` nor `partial` is imported), and
+`policy=p` passes the same value the way JAX expects it.
+"""
+
+from __future__ import annotations
+
+import ast
+from types import SimpleNamespace
+
+from jax_lsp.core.model import Edit, Position, Severity, Span
+from jax_lsp.core.module import Module
+from jax_lsp.core.scopes import Scope
+from jax_lsp.core.sites import Site
+from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
+
+
+def _partial_name(module: Module, scope: Scope) -> str | None:
+    """How `functools.partial` is spelled at `scope` through the module's imports, if it is."""
+    spellings = []
+    for name, bindings in module.scope.bindings.items():
+        if len(bindings) != 1 or bindings[0].kind != "import" or scope.lookup(name)[0] is not bindings[0]:
+            continue
+        if bindings[0].target == "functools.partial":
+            spellings.append((0, name))
+        elif bindings[0].target == "functools":
+            spellings.append((1, f"{name}.partial"))
+    return min(spellings)[1] if spellings else None
+
+
+def _import_functools(module: Module) -> Edit:
+    """Insert `import functools` after the module docstring and `from __future__` imports."""
+    body = module.source.tree.body
+    skipped = 0
+    if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
+        skipped = 1
+    while skipped < len(body) and isinstance(body[skipped], ast.ImportFrom) and body[skipped].module == "__future__":
+        skipped += 1
+    last = body[skipped - 1] if skipped else None
+    if skipped < len(body):
+        following = body[skipped]
+        line = min([following.lineno, *(d.lineno for d in getattr(following, "decorator_list", []))])
+        if last is None or line > last.end_lineno:
+            start = Position(line - 1, 0)
+            return Edit(module.path, Span(start, start), "import functools\n")
+    if last is None:
+        return Edit(module.path, Span(Position(0, 0), Position(0, 0)), "import functools\n")
+    end = module.source.span(last).end
+    return Edit(module.path, Span(end, end), "\nimport functools")
+
+
+def _arguments_text(module: Module, call: ast.Call) -> str:
+    """The call's arguments as written, from the first to the last."""
+    arguments = [*call.args, *call.keywords]
+    first = min(arguments, key=lambda a: (a.lineno, a.col_offset))
+    last = max(arguments, key=lambda a: (a.end_lineno, a.end_col_offset))
+    stretch = SimpleNamespace(
+        lineno=first.lineno, col_offset=first.col_offset, end_lineno=last.end_lineno, end_col_offset=last.end_col_offset
+    )
+    return module.source.segment(stretch)
+
+
+class CheckpointWithoutFunction(Rule):
+    code = "JAX109"
+    name = "checkpoint-without-function"
+    severity = Severity.ERROR
+    summary = "jax.checkpoint used as a decorator factory, or given the policy positionally"
+
+    def check_site(self, site: SiteContext):
+        if site.site.missing_function:
+            yield self._missing_function(site.site)
+        elif site.site.positional_policy and not any(isinstance(a, ast.Starred) for a in site.site.call.args):
+            yield self._positional(site.site)
+
+    def _missing_function(self, site: Site):
+        module, call = site.module, site.call
+        func = module.source.segment(call.func)
+        edits = []
+        partial = _partial_name(module, site.scope)
+        if partial is None:
+            partial = "functools.partial"
+            edits.append(_import_functools(module))
+        new_text = f"{partial}({func}, {_arguments_text(module, call)})"
+        edits.append(self.replace(module, call, new_text))
+        return self.finding(
+            module,
+            call,
+            f"`{func}(...)` is called without the function to wrap and raises `TypeError` "
+            f"(missing the required first argument); as a decorator use `@{new_text}`",
+            [self.fix(f"Use `{partial}({func}, ...)`", True, *edits)],
+        )
+
+    def _positional(self, site: Site):
+        module, value = site.module, site.value
+        spelled = module.source.segment(value)
+        start = module.source.span(value).start
+        fixes = []
+        if len(site.call.args) == 2:
+            fixes.append(self.fix(f"Pass `policy={spelled}`", True, Edit(module.path, Span(start, start), "policy=")))
+        return self.finding(
+            module,
+            site.call,
+            f"`policy` is keyword-only here: passed positionally it raises `TypeError` (too many "
+            f"positional arguments); pass `policy={spelled}`",
+            fixes,
+        )
+
+    VALID = [
+        Example(
+            dedent_code(
+                """
+                import functools
+
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    return prim.name == "sin"
+
+
+                @functools.partial(jax.checkpoint, policy=policy)
+                def g(x):
+                    return jnp.sin(jnp.sin(x))
+
+
+                f = jax.remat(g, policy=policy)
+                """
+            )
+        ),
+        Example(
+            dedent_code(
+                """
+                import equinox as eqx
+                import jax
+                import jax.numpy as jnp
+                from flax import nnx
+
+
+                def policy(prim, *avals, **params):
+                    return prim.name == "sin"
+
+
+                @nnx.remat(policy=policy)
+                def g(x):
+                    return jnp.sin(jnp.sin(x))
+
+
+                @eqx.filter_checkpoint(policy=jax.checkpoint_policies.dots_saveable)
+                def f(x):
+                    return g(x) * 2
+                """
+            )
+        ),
+    ]
+    INVALID = [
+        Example(
+            dedent_code(
+                '''
+                """A block that saves only what the sine produces."""
+
+                from __future__ import annotations
+
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    return prim.name == "sin"
+
+
+                @jax.checkpoint(policy=policy)
+                def f(x):
+                    return jnp.sin(jnp.sin(x))
+                '''
+            ),
+            fixed=dedent_code(
+                '''
+                """A block that saves only what the sine produces."""
+
+                from __future__ import annotations
+
+                import functools
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    return prim.name == "sin"
+
+
+                @functools.partial(jax.checkpoint, policy=policy)
+                def f(x):
+                    return jnp.sin(jnp.sin(x))
+                '''
+            ),
+            error="missing 1 required positional argument: 'fun'",
+            lines=(13,),
+        ),
+        Example(
+            dedent_code(
+                """
+                from functools import partial
+
+                import flax.linen as nn
+                import jax
+                import jax.numpy as jnp
+
+
+                @nn.remat(policy=jax.checkpoint_policies.dots_saveable, prevent_cse=False)
+                class Block(nn.Module):
+                    @nn.compact
+                    def __call__(self, x):
+                        return jnp.sin(jnp.sin(x))
+
+
+                def f(x):
+                    return Block().apply({}, x)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                from functools import partial
+
+                import flax.linen as nn
+                import jax
+                import jax.numpy as jnp
+
+
+                @partial(nn.remat, policy=jax.checkpoint_policies.dots_saveable, prevent_cse=False)
+                class Block(nn.Module):
+                    @nn.compact
+                    def __call__(self, x):
+                        return jnp.sin(jnp.sin(x))
+
+
+                def f(x):
+                    return Block().apply({}, x)
+                """
+            ),
+            error="missing 1 required positional argument: 'target'",
+            lines=(8,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax import checkpoint_policies as cp
+
+
+                def g(x):
+                    return jnp.sin(jnp.sin(x))
+
+
+                f = jax.checkpoint(g, cp.dots_saveable)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax import checkpoint_policies as cp
+
+
+                def g(x):
+                    return jnp.sin(jnp.sin(x))
+
+
+                f = jax.checkpoint(g, policy=cp.dots_saveable)
+                """
+            ),
+            error="takes 1 positional argument but 2 were given",
+            lines=(10,),
+        ),
+    ]
