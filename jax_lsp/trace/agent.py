@@ -1,0 +1,302 @@
+"""The trace agent: run with ``python agent.py`` in the user's interpreter (stdlib and jax only).
+
+It imports jax once (no backend yet), then forks one child per request, so a trace starts
+warm. Each child runs in its own process group under an address-space limit, dies with the
+agent (``PR_SET_PDEATHSIG`` on Linux), and is killed at its deadline or on cancel. The agent
+exits, killing every child, when its stdin closes, on ``shutdown``, or when its parent dies.
+
+Protocol: JSON lines. The agent first writes ``{"event": "hello", "ok": ...}``; then requests
+``{"id", "method": "trace"|"info", "params"}`` get ``{"id", "result"}``; ``{"method": "cancel",
+"params": {"id"}}`` kills a running request (which answers ``status: "cancelled"``);
+``{"method": "shutdown"}`` ends the agent.
+"""
+
+import os
+import sys
+
+_HERE = os.path.dirname(os.path.realpath(__file__))
+# `python agent.py` puts this folder first on sys.path: drop it, so that the host's modules
+# next to this file never shadow the user's own modules.
+if sys.path and os.path.realpath(sys.path[0] or os.getcwd()) == _HERE:
+    del sys.path[0]
+
+import ctypes  # noqa: E402
+import importlib.util  # noqa: E402
+import json  # noqa: E402
+import platform  # noqa: E402
+import resource  # noqa: E402
+import selectors  # noqa: E402
+import signal  # noqa: E402
+import time  # noqa: E402
+import traceback  # noqa: E402
+
+PR_SET_PDEATHSIG = 1
+POLL_S = 0.5
+INFO_TIMEOUT_S = 60.0
+
+
+def _sibling(name):
+    """Import ``name``.py next to this file under a private module name."""
+    spec = importlib.util.spec_from_file_location(f"_jax_lsp_{name}", os.path.join(_HERE, name + ".py"))
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    return module
+
+
+class Child:
+    def __init__(self, request_id, pid, fd, deadline, limits):
+        self.request_id = request_id
+        self.pid = pid
+        self.fd = fd
+        self.deadline = deadline
+        self.limits = limits
+        self.chunks = []
+        self.started = time.monotonic()
+
+
+class Agent:
+    def __init__(self, out, handlers, common):
+        self.out = out
+        self.handlers = handlers
+        self.common = common
+        self.children = {}
+        self.selector = selectors.DefaultSelector()
+        self.parent = os.getppid()
+        self.pending = b""
+        self.info = None
+
+    def send(self, message):
+        self.out.write(json.dumps(message, default=str) + "\n")
+        self.out.flush()
+
+    def serve(self):
+        self.selector.register(0, selectors.EVENT_READ, None)
+        try:
+            while self._step():
+                pass
+        finally:
+            for child in list(self.children.values()):
+                self._kill(child)
+
+    def _step(self):
+        now = time.monotonic()
+        wake = min([c.deadline for c in self.children.values()], default=now + POLL_S)
+        for key, _ in self.selector.select(max(0.0, min(wake - now, POLL_S))):
+            if key.data is None:
+                data = os.read(0, 65536)
+                if not data or not self._read_requests(data):
+                    return False
+            else:
+                self._read_child(key.data)
+        for child in [c for c in self.children.values() if c.deadline <= time.monotonic()]:
+            self._kill(child)
+            seconds = child.limits["timeout"]
+            self._reply(child, {
+                "status": "timeout",
+                "message": f"The trace ran past its {seconds:g} s timeout and was killed",
+            })
+        return os.getppid() == self.parent
+
+    def _read_requests(self, data):
+        self.pending += data
+        while b"\n" in self.pending:
+            line, self.pending = self.pending.split(b"\n", 1)
+            try:
+                request = json.loads(line)
+            except ValueError:
+                continue
+            if not isinstance(request, dict):
+                continue
+            method = request.get("method")
+            params = request.get("params") or {}
+            if method == "shutdown":
+                return False
+            if method == "cancel":
+                for child in [c for c in self.children.values() if c.request_id == params.get("id")]:
+                    self._kill(child)
+                    self._reply(child, {"status": "cancelled", "message": "The trace was cancelled"})
+            elif method == "info" and self.info is not None:
+                self.send({"id": request.get("id"), "result": self.info})
+            elif method in self.handlers:
+                self._fork(request.get("id"), method, params)
+            else:
+                self.send({"id": request.get("id"), "result": {
+                    "status": "error", "message": f"unknown method {method!r}"}})
+        return True
+
+    def _fork(self, request_id, method, params):
+        timeout = float(params.get("timeout") or 20.0) if method == "trace" else INFO_TIMEOUT_S
+        limits = {"timeout": timeout, "memory_mb": int(params.get("memory_mb") or 4096)}
+        read_fd, write_fd = os.pipe()
+        agent_pid = os.getpid()
+        pid = os.fork()
+        if pid == 0:
+            os.close(read_fd)
+            self._child(method, params, write_fd, limits, agent_pid)
+        os.close(write_fd)
+        try:
+            os.setpgid(pid, pid)
+        except OSError:  # the child already did it, or has already exited
+            pass
+        child = Child(request_id, pid, read_fd, time.monotonic() + timeout, limits)
+        self.children[pid] = child
+        self.selector.register(read_fd, selectors.EVENT_READ, child)
+
+    def _child(self, method, params, write_fd, limits, agent_pid):
+        try:
+            os.setpgid(0, 0)
+            _die_with(agent_pid)
+            for fd in [self.out.fileno(), *(c.fd for c in self.children.values())]:
+                os.close(fd)
+            null = os.open(os.devnull, os.O_RDONLY)
+            os.dup2(null, 0)
+            limit = limits["memory_mb"] * 1024 * 1024
+            _, hard = resource.getrlimit(resource.RLIMIT_AS)
+            if hard != resource.RLIM_INFINITY:
+                limit = min(limit, hard)
+            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+            result = self.handlers[method](params)
+        except MemoryError:
+            result = {"status": "memory", "message": (
+                f"The trace ran out of memory (limit {limits['memory_mb']} MiB) and was stopped")}
+        except BaseException:
+            result = {"status": "error", "message": "Internal error in the trace agent:\n"
+                      + traceback.format_exc(limit=-8)}
+        try:
+            data = json.dumps(result, default=str).encode("utf-8")
+            while data:
+                data = data[os.write(write_fd, data):]
+        finally:
+            os._exit(0)
+
+    def _read_child(self, child):
+        chunk = os.read(child.fd, 65536)
+        if chunk:
+            child.chunks.append(chunk)
+            return
+        status = self._kill(child)
+        data = b"".join(child.chunks)
+        try:
+            result = json.loads(data) if data else None
+        except ValueError:
+            result = None
+        if not isinstance(result, dict):
+            result = _death_result(status, child.limits)
+        self._reply(child, result)
+
+    def _kill(self, child):
+        """Kill the child's whole process group, reap it, and forget it. Returns its wait status."""
+        for kill in (os.killpg, os.kill):
+            try:
+                kill(child.pid, signal.SIGKILL)
+            except OSError:
+                pass
+        try:
+            _, status = os.waitpid(child.pid, 0)
+        except ChildProcessError:
+            status = 0
+        if self.children.pop(child.pid, None) is not None:
+            self.selector.unregister(child.fd)
+            os.close(child.fd)
+        return status
+
+    def _reply(self, child, result):
+        result.update(self.common)
+        result["duration_s"] = round(time.monotonic() - child.started, 4)
+        if "platform" in result and "status" in result and self.info is None:
+            self.info = {"status": "ok", "platform": result["platform"], "device": result.get("device")}
+            self.info.update(self.common)
+        self.send({"id": child.request_id, "result": result})
+
+
+def _death_result(status, limits):
+    if os.WIFSIGNALED(status):
+        name = signal.Signals(os.WTERMSIG(status)).name
+        return {"status": "crashed", "message": (
+            f"The trace process died with {name}; most often this is the memory limit "
+            f"({limits['memory_mb']} MiB) being hit inside native code")}
+    return {"status": "crashed", "message": (
+        f"The trace process exited with code {os.WEXITSTATUS(status)} without a result "
+        "(does the module call sys.exit or os._exit at import time?)")}
+
+
+def _die_with(parent_pid):
+    """Have the kernel kill this process if the agent dies (Linux), then check it has not already."""
+    if sys.platform.startswith("linux"):
+        try:
+            ctypes.CDLL(None, use_errno=True).prctl(PR_SET_PDEATHSIG, signal.SIGKILL, 0, 0, 0)
+        except (OSError, AttributeError):
+            pass
+    if os.getppid() != parent_pid:
+        os._exit(1)
+
+
+def _handlers(load, probe, jax):
+    def trace(params):
+        root = params.get("root")
+        try:
+            policy = load.load_policy(params["path"], int(params["line"]), params.get("column"), root)
+        except load.LoadError as exc:
+            return {"status": exc.status, "message": str(exc), "error": {
+                "type": exc.status, "text": str(exc), "path": exc.path, "line": exc.line}}
+        probe.use_compilation_cache(params.get("cache_dir"))
+        result = probe.trace(policy, probe.user_paths_for(policy, root))
+        result["policy"] = {
+            "path": policy.path,
+            "line": policy.line,
+            "end_line": policy.node.end_lineno,
+            "kind": policy.kind,
+            "text": policy.describe(),
+        }
+        result["skipped"] = policy.skipped
+        return result
+
+    def info(params):
+        device = jax.devices()[0]
+        return {
+            "status": "ok",
+            "platform": device.platform,
+            "device": getattr(device, "device_kind", str(device)),
+            "memories": [m.kind for m in device.addressable_memories()],
+        }
+
+    return {"trace": trace, "info": info}
+
+
+def main():
+    out = os.fdopen(os.dup(1), "w", encoding="utf-8")
+    os.dup2(2, 1)  # anything printed by jax or user code goes to stderr, never into the protocol
+    common = {"python": sys.executable, "python_version": platform.python_version()}
+    hello = dict(common, event="hello", pid=os.getpid())
+    if not hasattr(os, "fork"):
+        hello.update(ok=False, status="error", error=(
+            f"Tracing needs a POSIX system (Linux or macOS); {sys.executable} runs on {sys.platform}"))
+    else:
+        try:
+            import jax
+        except ImportError as exc:
+            hello.update(ok=False, status="no_jax", error=(
+                f"jax is not installed in {sys.executable} (Python {platform.python_version()}): {exc}. "
+                f"Install it with `{sys.executable} -m pip install jax`, or set the `interpreter` "
+                "setting to a Python that has jax"))
+        except Exception as exc:
+            hello.update(ok=False, status="no_jax", error=f"Importing jax failed in {sys.executable}: {type(exc).__name__}: {exc}")
+        else:
+            common["jax_version"] = jax.__version__
+            hello.update(ok=True, jax_version=jax.__version__)
+    out.write(json.dumps(hello) + "\n")
+    out.flush()
+    if not hello["ok"]:
+        return 0
+    load, probe = _sibling("agent_load"), _sibling("agent_probe")
+    probe.warm_up()
+    try:
+        Agent(out, _handlers(load, probe, sys.modules["jax"]), common).serve()
+    except KeyboardInterrupt:
+        pass
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

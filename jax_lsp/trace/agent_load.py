@@ -1,0 +1,324 @@
+"""Agent side: load a user's module with as few side effects as possible and find a policy in it.
+
+Runs inside the trace agent (the user's interpreter): standard library only here.
+Only imports, ``def``/``class`` statements and the assignments the policy needs are executed;
+other top-level statements (calls, loops, ``if __name__ == "__main__":``) never run.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import os
+import sys
+import types
+
+ALWAYS_RUN = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+
+
+class LoadError(Exception):
+    """The module or the policy could not be loaded; ``status`` says which way."""
+
+    def __init__(self, status, message, path=None, line=None):
+        super().__init__(message)
+        self.status = status
+        self.path = path
+        self.line = line
+
+
+class Policy:
+    """The callable found at the requested line, and where it came from."""
+
+    def __init__(self, value, kind, path, node, namespace, module_path):
+        self.value = value
+        self.kind = kind  # "def", "lambda", "site" or "assignment"
+        self.path = path
+        self.node = node
+        self.namespace = namespace
+        self.module_path = module_path
+        self.skipped = []  # (line, text) of assignments that failed while loading
+
+    @property
+    def line(self):
+        return self.node.lineno
+
+    def describe(self):
+        segment = ast.get_source_segment(_read(self.path), self.node) or ""
+        first = segment.strip().splitlines()[0] if segment.strip() else ""
+        return first[:120]
+
+
+def _read(path):
+    with open(path, "rb") as handle:
+        return handle.read().decode("utf-8")
+
+
+def _names_in(node):
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
+        n.value.id for n in ast.walk(node)
+        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
+    }
+
+
+def _targets(stmt):
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
+
+
+def _kept_statements(body):
+    """Top-level statements that define things; ``try`` blocks keep only such statements."""
+    for stmt in body:
+        if isinstance(stmt, ALWAYS_RUN + (ast.Assign,)) or (
+            isinstance(stmt, ast.AnnAssign) and stmt.value is not None
+        ):
+            yield stmt
+        elif isinstance(stmt, ast.Try):
+            inner = list(_kept_statements(stmt.body))
+            if inner:
+                handlers = [
+                    ast.ExceptHandler(h.type, h.name, list(_kept_statements(h.body)) or [ast.Pass()])
+                    for h in stmt.handlers
+                ]
+                new = ast.Try(inner, handlers, list(_kept_statements(stmt.orelse)),
+                              list(_kept_statements(stmt.finalbody)))
+                yield ast.copy_location(new, stmt)
+
+
+def _needed_assignments(statements, roots):
+    """Assignments whose targets the policy reaches, directly or through definitions."""
+    defs = {}
+    assigns = []
+    for stmt in statements:
+        for node in ast.walk(stmt):
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+                defs.setdefault(node.name, []).append(node)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
+            assigns.append(stmt)
+    needed, queue = set(), list(roots)
+    while queue:
+        name = queue.pop()
+        if name in needed:
+            continue
+        needed.add(name)
+        for node in defs.get(name, ()):
+            queue.extend(_names_in(node))
+        for stmt in assigns:
+            if name in _targets(stmt):
+                queue.extend(_names_in(stmt))
+    return {id(s) for s in assigns if _targets(s) & needed}
+
+
+def _module_name(path, root):
+    rel = os.path.relpath(path, root) if root else os.path.basename(path)
+    if rel.startswith(".."):
+        rel = os.path.basename(path)
+    parts = rel[:-3].split(os.sep) if rel.endswith(".py") else [rel]
+    if parts[-1] == "__init__":
+        parts = parts[:-1] or ["__init__"]
+    name = ".".join(p for p in parts if p)
+    return name if all(p.isidentifier() for p in name.split(".")) else "__jax_lsp_trace__"
+
+
+def _frame_in(tb, path):
+    line = None
+    while tb is not None:
+        if os.path.realpath(tb.tb_frame.f_code.co_filename) == path:
+            line = tb.tb_lineno
+        tb = tb.tb_next
+    return line
+
+
+def _execute(statements, path, namespace, needed, policy):
+    for stmt in statements:
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and id(stmt) not in needed:
+            continue
+        code = compile(ast.Module([stmt], []), path, "exec")
+        try:
+            exec(code, namespace)
+        except (ImportError, SyntaxError) as exc:
+            if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Try)):
+                where = _innermost_user_frame(exc)
+                detail = f" (raised in {where[0]}:{where[1]})" if where and where[0] != path else ""
+                raise LoadError(
+                    "import_error",
+                    f"{os.path.basename(path)}:{stmt.lineno}: {type(exc).__name__}: {exc}{detail}",
+                    path, stmt.lineno,
+                ) from None
+            policy.skipped.append((stmt.lineno, f"{type(exc).__name__}: {exc}"))
+        except MemoryError:
+            raise
+        except Exception as exc:
+            policy.skipped.append((stmt.lineno, f"{type(exc).__name__}: {exc}"))
+
+
+def _innermost_user_frame(exc):
+    tb, found = exc.__traceback__, None
+    while tb is not None:
+        filename = tb.tb_frame.f_code.co_filename
+        if "site-packages" not in filename and not filename.startswith("<"):
+            found = (filename, tb.tb_lineno)
+        tb = tb.tb_next
+    if isinstance(exc, SyntaxError) and exc.filename:
+        found = (exc.filename, exc.lineno)
+    return found
+
+
+def _candidates(tree, line, column):
+    """Nodes at ``line`` that can name a policy, the innermost (by column) first."""
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.keyword) and node.arg == "policy" and (
+            node.lineno <= line <= node.end_lineno
+        ):
+            found.append(("site", node.value, node))
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and line in (
+            node.lineno, *[d.lineno for d in node.decorator_list]
+        ):
+            found.append(("def", node, node))
+        elif isinstance(node, ast.Lambda) and node.lineno == line:
+            found.append(("lambda", node, node))
+        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno == line and (
+            node.value is not None
+        ):
+            found.append(("assignment", node.value, node))
+    if column is not None:
+        inside = [c for c in found if _contains(c[2], line, column)]
+        found = inside or found
+    order = {"site": 0, "assignment": 1, "def": 2, "lambda": 3}
+    return sorted(found, key=lambda c: (order[c[0]], -c[2].col_offset))
+
+
+def _contains(node, line, column):
+    start = (node.lineno, node.col_offset)
+    end = (node.end_lineno, node.end_col_offset)
+    return start <= (line, column) <= end
+
+
+def _code_of(value, depth=0):
+    """Code objects reachable from a policy value (partials, closures, dataclass policies)."""
+    if depth > 3 or value is None:
+        return []
+    code = getattr(value, "__code__", None)
+    if code is not None:
+        return [code]
+    if isinstance(value, functools.partial):
+        return _code_of(value.func, depth + 1)
+    call = getattr(type(value), "__call__", None)
+    return _code_of(call, depth + 1) if isinstance(call, types.FunctionType) else []
+
+
+def _find_code(namespace, tree, node, path):
+    """The function object for a nested ``def``/``lambda``: evaluate every ``policy=`` site."""
+    first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
+    for other in ast.walk(tree):
+        if isinstance(other, ast.keyword) and other.arg == "policy":
+            try:
+                value = _evaluate(other.value, namespace, path)
+            except Exception:
+                continue
+            for candidate in (value, *(getattr(value, "__closure__", None) or ())):
+                candidate = getattr(candidate, "cell_contents", candidate)
+                for code in _code_of(candidate):
+                    if code.co_filename == path and code.co_firstlineno == first:
+                        return candidate
+    return None
+
+
+def _evaluate(expr, namespace, path):
+    return eval(compile(ast.Expression(expr), path, "eval"), namespace)
+
+
+def _byte_column(text, line, column):
+    if column is None:
+        return None
+    lines = text.splitlines()
+    if not 1 <= line <= len(lines):
+        return column
+    return len(lines[line - 1][:column].encode("utf-8"))
+
+
+def load_policy(path, line, column=None, root=None):
+    """Load ``path`` as a module and return the ``Policy`` at 1-based ``line``.
+
+    ``column`` is 0-based, in characters; it only chooses between several candidates on the line.
+    """
+    path = os.path.realpath(path)
+    try:
+        text = _read(path)
+        tree = ast.parse(text, filename=path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise LoadError("error", f"cannot read {path}: {exc}", path) from None
+    except SyntaxError as exc:
+        raise LoadError("import_error", f"{os.path.basename(path)}:{exc.lineno}: SyntaxError: {exc.msg}",
+                        path, exc.lineno) from None
+    candidates = _candidates(tree, line, _byte_column(text, line, column))
+    if not candidates:
+        raise LoadError(
+            "not_found",
+            f"No policy at {os.path.basename(path)}:{line}: put the cursor on a `policy=` argument, "
+            "a policy `def` or a lambda",
+            path, line,
+        )
+    kind, expr, node = candidates[0]
+
+    for folder in (os.path.dirname(path), root):
+        if folder and folder not in sys.path:
+            sys.path.insert(0, folder)
+    name = _module_name(path, root)
+    module = types.ModuleType(name)
+    module.__file__ = path
+    module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name
+    sys.modules[name] = module
+    namespace = module.__dict__
+
+    statements = list(_kept_statements(tree.body))
+    roots = _names_in(node)
+    if kind == "def":
+        roots.add(node.name)
+    policy = Policy(None, kind, path, node, namespace, path)
+    _execute(statements, path, namespace, _needed_assignments(statements, roots), policy)
+
+    if kind == "def":
+        value = namespace.get(node.name) if node in tree.body else None
+        if value is None or getattr(getattr(value, "__code__", None), "co_firstlineno", None) is None:
+            value = _find_code(namespace, tree, node, path) or _method(tree, node, namespace)
+        if value is None:
+            raise LoadError(
+                "not_found",
+                f"`{node.name}` at line {node.lineno} is nested in another function and no "
+                "`policy=` argument in this file builds it: trace the `policy=` site instead",
+                path, node.lineno,
+            )
+    elif kind == "lambda":
+        value = _find_code(namespace, tree, node, path)
+        if value is None:
+            value = _evaluate_policy(node, namespace, path)
+    else:
+        value = _evaluate_policy(expr, namespace, path)
+    policy.value = value
+    return policy
+
+
+def _method(tree, node, namespace):
+    for cls in tree.body:
+        if isinstance(cls, ast.ClassDef) and node in cls.body and cls.name in namespace:
+            return getattr(namespace[cls.name], node.name, None)
+    return None
+
+
+def _evaluate_policy(expr, namespace, path):
+    try:
+        return _evaluate(expr, namespace, path)
+    except NameError as exc:
+        raise LoadError(
+            "not_found",
+            f"Cannot evaluate the policy at line {expr.lineno} outside its function ({exc}): "
+            "trace the `def` it refers to, or a module-level policy",
+            path, expr.lineno,
+        ) from None
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise LoadError(
+            "policy_error", f"{type(exc).__name__}: {exc}", path, _frame_in(exc.__traceback__, path) or expr.lineno
+        ) from None

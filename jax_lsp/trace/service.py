@@ -1,0 +1,300 @@
+"""Host side of the trace: one warm agent per interpreter, jobs, cancellation, clean shutdown."""
+
+from __future__ import annotations
+
+import atexit
+import collections
+import itertools
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import threading
+import weakref
+from concurrent.futures import Future
+from pathlib import Path
+
+from jax_lsp.trace.result import TraceResult
+
+AGENT = Path(__file__).with_name("agent.py")
+START_TIMEOUT_S = 120.0  # importing jax on a cold disk can be slow
+GRACE_S = 10.0  # the agent enforces the timeout; this backstop covers an agent that hangs
+DEFAULT_TIMEOUT_S = 20.0
+DEFAULT_MEMORY_MB = 4096
+
+
+def default_cache_dir() -> str:
+    return os.path.join(tempfile.gettempdir(), f"jax-lsp-trace-cache-{os.getuid() if hasattr(os, 'getuid') else 0}")
+
+
+class AgentProcess:
+    """A running ``agent.py`` in one interpreter, spoken to over JSON lines."""
+
+    def __init__(self, interpreter: str, cwd: str | None = None):
+        self.interpreter = interpreter
+        self.hello: dict = {}
+        self.info: dict | None = None
+        self._ids = itertools.count(1)
+        self._pending: dict[int, Future] = {}
+        self._lock = threading.Lock()
+        self._hello_seen = threading.Event()
+        self._stderr: collections.deque[str] = collections.deque(maxlen=40)
+        self.proc = subprocess.Popen(
+            [interpreter, str(AGENT)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            cwd=cwd if cwd and os.path.isdir(cwd) else None,
+        )
+        threading.Thread(target=self._read_stdout, name="jax-lsp-trace-out", daemon=True).start()
+        threading.Thread(target=self._read_stderr, name="jax-lsp-trace-err", daemon=True).start()
+
+    @property
+    def alive(self) -> bool:
+        return self.proc.poll() is None
+
+    def wait_ready(self, timeout: float = START_TIMEOUT_S) -> TraceResult | None:
+        """None once the agent has jax loaded; otherwise the failure, as a result."""
+        if not self._hello_seen.wait(timeout):
+            self.kill()
+            return TraceResult.failure("error", f"The trace agent in {self.interpreter} did not start "
+                                       f"within {timeout:g} s", python=self.interpreter)
+        if not self.hello.get("ok"):
+            message = self.hello.get("error") or (
+                f"The trace agent in {self.interpreter} exited before it was ready:\n{self.stderr_tail()}")
+            return TraceResult.failure(self.hello.get("status", "error"), message, python=self.interpreter,
+                                       python_version=self.hello.get("python_version"))
+        return None
+
+    def request(self, method: str, params: dict) -> tuple[int, Future]:
+        future: Future = Future()
+        with self._lock:
+            request_id = next(self._ids)
+            self._pending[request_id] = future
+        if not self._send({"id": request_id, "method": method, "params": params}):
+            self._resolve(request_id, self._died_result())
+        return request_id, future
+
+    def cancel(self, request_id: int) -> None:
+        self._send({"method": "cancel", "params": {"id": request_id}})
+
+    def close(self, wait: float = 2.0) -> None:
+        self._send({"method": "shutdown"})
+        try:
+            self.proc.wait(wait)
+        except subprocess.TimeoutExpired:
+            self.kill()
+        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+            try:
+                stream.close()
+            except OSError:
+                pass
+
+    def kill(self) -> None:
+        """The agent dies; its children follow it (PR_SET_PDEATHSIG, and their stdin-less pipes)."""
+        if self.alive:
+            self.proc.kill()
+        self.proc.wait()
+
+    def stderr_tail(self, lines: int = 12) -> str:
+        return "\n".join(list(self._stderr)[-lines:])
+
+    def _send(self, message: dict) -> bool:
+        try:
+            with self._lock:
+                self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
+                self.proc.stdin.flush()
+            return True
+        except (OSError, ValueError):  # the agent is gone, or its stdin is closed
+            return False
+
+    def _resolve(self, request_id: int, result: TraceResult) -> None:
+        with self._lock:
+            future = self._pending.pop(request_id, None)
+        if future is not None and not future.done():
+            future.set_result(result)
+
+    def _died_result(self) -> TraceResult:
+        code = self.proc.poll()
+        return TraceResult.failure(
+            "crashed",
+            f"The trace agent in {self.interpreter} exited unexpectedly (code {code})"
+            + (f":\n{self.stderr_tail()}" if self._stderr else ""),
+            python=self.interpreter,
+            jax_version=self.hello.get("jax_version"),
+        )
+
+    def _read_stdout(self) -> None:
+        for raw in self.proc.stdout:
+            try:
+                message = json.loads(raw)
+            except ValueError:
+                continue
+            if not isinstance(message, dict):
+                continue
+            if message.get("event") == "hello":
+                self.hello = message
+                self._hello_seen.set()
+            elif isinstance(message.get("result"), dict):
+                result = TraceResult.from_json(message["result"])
+                if result.platform and self.info is None:
+                    self.info = {"platform": result.platform, "device": result.device}
+                self._resolve(message.get("id"), result)
+        self.proc.wait()
+        self._hello_seen.set()
+        with self._lock:
+            pending = list(self._pending)
+        for request_id in pending:
+            self._resolve(request_id, self._died_result())
+
+    def _read_stderr(self) -> None:
+        for raw in self.proc.stderr:
+            self._stderr.append(raw.decode("utf-8", "replace").rstrip())
+
+
+class TraceJob:
+    """A running trace: ``result()`` waits for it, ``cancel()`` kills it."""
+
+    def __init__(self, key: tuple, agent: AgentProcess | None, request_id: int | None, future: Future):
+        self.key = key
+        self._agent = agent
+        self._request_id = request_id
+        self.future = future
+
+    def cancel(self) -> None:
+        if self._agent is not None and not self.future.done():
+            self._agent.cancel(self._request_id)
+
+    def done(self) -> bool:
+        return self.future.done()
+
+    def result(self, timeout: float | None = None) -> TraceResult:
+        return self.future.result(timeout)
+
+
+class TraceService:
+    """One warm agent per interpreter; a new trace of the same policy cancels the old one."""
+
+    def __init__(self, cache_dir: str | None = None):
+        self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
+        self._agents: dict[str, AgentProcess] = {}
+        self._jobs: dict[tuple, TraceJob] = {}
+        self._lock = threading.Lock()
+        self._closed = False
+        # Python runs atexit handlers on a normal exit: no agent outlives the server.
+        self._finalizer = weakref.finalize(self, _close_all, self._agents)
+        atexit.register(self._finalizer)
+
+    def agent(self, interpreter: str | None = None, cwd: str | None = None) -> AgentProcess | TraceResult:
+        """The warm agent for ``interpreter`` (started on first use), or why there is none."""
+        interpreter = interpreter or sys.executable
+        with self._lock:
+            if self._closed:
+                return TraceResult.failure("error", "The trace service is shut down")
+            agent = self._agents.get(interpreter)
+            if agent is None or not agent.alive:
+                try:
+                    agent = self._agents[interpreter] = AgentProcess(interpreter, cwd)
+                except OSError as exc:
+                    return TraceResult.failure(
+                        "error", f"Cannot start the interpreter {interpreter!r}: {exc.strerror or exc}",
+                        python=interpreter)
+        failure = agent.wait_ready()
+        if failure is not None:
+            with self._lock:
+                if self._agents.get(interpreter) is agent:
+                    del self._agents[interpreter]
+            agent.close(wait=0.5)
+            return failure
+        return agent
+
+    def environment(self, interpreter: str | None = None) -> dict | None:
+        """``{"jax_version", "platform", ...}`` of a warm agent, once known; never starts one."""
+        with self._lock:
+            agent = self._agents.get(interpreter or sys.executable)
+        if agent is None or not agent.hello.get("ok"):
+            return None
+        return {"jax_version": agent.hello.get("jax_version"), **(agent.info or {})}
+
+    def probe_environment(self, interpreter: str | None = None, cwd: str | None = None) -> dict | None:
+        """Start the agent if needed and ask it for its platform (one short child process)."""
+        agent = self.agent(interpreter, cwd)
+        if isinstance(agent, TraceResult):
+            return None
+        if agent.info is None:
+            _, future = agent.request("info", {})
+            info = future.result(START_TIMEOUT_S)
+            if info.ok:
+                agent.info = {"platform": info.platform, "device": info.device}
+        return self.environment(interpreter)
+
+    def submit(
+        self,
+        path: str | os.PathLike,
+        line: int,
+        column: int | None = None,
+        *,
+        root: str | os.PathLike | None = None,
+        interpreter: str | None = None,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        memory_mb: int = DEFAULT_MEMORY_MB,
+    ) -> TraceJob:
+        """Start tracing the policy at 1-based ``line`` (0-based character ``column``) of ``path``."""
+        path = os.path.realpath(path)
+        key = (interpreter or sys.executable, path, line)
+        with self._lock:
+            previous = self._jobs.get(key)
+        if previous is not None:
+            previous.cancel()
+        root_dir = os.path.realpath(root) if root else os.path.dirname(path)
+        agent = self.agent(interpreter, root_dir)
+        if isinstance(agent, TraceResult):
+            future: Future = Future()
+            future.set_result(agent)
+            return TraceJob(key, None, None, future)
+        params = {
+            "path": path, "line": line, "column": column, "root": root_dir,
+            "timeout": timeout, "memory_mb": memory_mb, "cache_dir": self.cache_dir,
+        }
+        request_id, future = agent.request("trace", params)
+        job = TraceJob(key, agent, request_id, future)
+        with self._lock:
+            self._jobs[key] = job
+        timer = threading.Timer(timeout + GRACE_S, self._overdue, (agent, job, timeout))
+        timer.daemon = True
+        timer.start()
+        future.add_done_callback(lambda _: (timer.cancel(), self._forget(job)))
+        return job
+
+    def trace(self, path, line, column=None, **options) -> TraceResult:
+        return self.submit(path, line, column, **options).result()
+
+    def shutdown(self) -> None:
+        with self._lock:
+            self._closed = True
+        self._finalizer()
+
+    def _forget(self, job: TraceJob) -> None:
+        with self._lock:
+            if self._jobs.get(job.key) is job:
+                del self._jobs[job.key]
+
+    def _overdue(self, agent: AgentProcess, job: TraceJob, timeout: float) -> None:
+        """The agent missed its own deadline: kill it (and so its children) and report the timeout."""
+        if job.done():
+            return
+        agent.kill()
+        if not job.future.done():
+            try:
+                job.future.set_result(TraceResult.failure(
+                    "timeout", f"The trace ran past its {timeout:g} s timeout and the agent was killed",
+                    python=agent.interpreter, jax_version=agent.hello.get("jax_version")))
+            except Exception:  # resolved meanwhile by the reader thread
+                pass
+
+
+def _close_all(agents: dict[str, AgentProcess]) -> None:
+    for agent in list(agents.values()):
+        agent.close()
+    agents.clear()
