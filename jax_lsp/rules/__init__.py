@@ -7,6 +7,7 @@ from jax_lsp.rules.jax101_returns_none import ReturnsNone
 from jax_lsp.rules.jax102_offloadable_class import OffloadableClass
 from jax_lsp.rules.jax103_invalid_return_type import InvalidReturnType
 from jax_lsp.rules.jax104_prim_compared_with_string import PrimComparedWithString
+from jax_lsp.rules.jax105_offload_memory_kind import OffloadMemoryKind
 from jax_lsp.rules.jax106_ready_made_called import ReadyMadeCalled
 from jax_lsp.rules.jax107_factory_uncalled import FactoryUncalled
 from jax_lsp.rules.jax108_policy_signature import PolicySignature
@@ -18,6 +19,7 @@ ALL_RULES: list[Rule] = [
     OffloadableClass(),
     InvalidReturnType(),
     PrimComparedWithString(),
+    OffloadMemoryKind(),
     ReadyMadeCalled(),
     FactoryUncalled(),
     PolicySignature(),

@@ -1,0 +1,289 @@
+"""## What it does
+Checks the memory kinds given to `Offloadable(...)` (any alias or attribute path),
+`offload_dot_with_no_batch_dims(offload_src, offload_dst)` and
+`save_and_offload_only_these_names(..., offload_src=, offload_dst=)`: a destination other
+than `"pinned_host"`, a source other than `"device"`, the two swapped, and keywords the call
+does not take.
+
+## Why is this bad?
+JAX maps only `"pinned_host"` to host memory; every other string (`"host"`, `"cpu"`,
+`"unpinned_host"`, typos) silently means device memory. A destination other than
+`"pinned_host"` therefore offloads nothing: the residual is copied and stays on the device,
+with no error and no memory saved. JAX also asserts that the residual is where `src` says it
+is produced, which is always device memory, so `src="pinned_host"` (or the pair swapped) fails
+at the first `jax.grad` with a bare `AssertionError` and no message. A misspelt keyword of
+`Offloadable` raises `TypeError` only when the policy first runs.
+
+## Fix safety
+Setting `src` to `"device"` is safe: JAX already reads every other source but `"pinned_host"`
+as device memory, and `"pinned_host"` fails. Setting `dst` to `"pinned_host"`, swapping the
+pair and renaming a keyword are unsafe: the program starts moving residuals to host memory,
+which changes its memory use and speed, and the intended kind or keyword is a guess.
+"""
+
+from __future__ import annotations
+
+import ast
+import difflib
+
+from jax_lsp.core.model import Position, Severity, Span
+from jax_lsp.core.module import Module
+from jax_lsp.core.names import OFFLOAD_DESTINATION, OFFLOAD_SOURCE, OFFLOADABLE, policy_member
+from jax_lsp.rules.base import Example, Rule, dedent_code
+
+_FACTORY_PARAMETERS = {
+    "offload_dot_with_no_batch_dims": (("offload_src", "offload_dst"), 2),
+    "save_and_offload_only_these_names": (
+        ("names_which_can_be_saved", "names_which_can_be_offloaded", "offload_src", "offload_dst"),
+        0,  # keyword-only
+    ),
+}
+
+
+def _parameters(module: Module, call: ast.Call, scope) -> tuple[str, tuple[str, ...], int] | None:
+    """(callee as written, parameter names, how many may be positional) of an offloading call."""
+    qualname = module.qualname(call.func, scope)
+    if qualname in OFFLOADABLE:
+        return module.source.segment(call.func), ("src", "dst"), 2
+    member = policy_member(qualname)
+    if member in _FACTORY_PARAMETERS:
+        return (member, *_FACTORY_PARAMETERS[member])
+    return None
+
+
+def _kind(expr: ast.expr | None) -> str | None:
+    return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
+
+
+def _residuals_stay_on_device(namespace: dict) -> None:
+    """The policy asks JAX to offload, yet every offloading copy targets device memory."""
+    import jax
+    import jax.numpy as jnp
+
+    jaxpr = jax.make_jaxpr(jax.grad(lambda x: jnp.sum(namespace["f"](x))))(jnp.ones((4, 4)))
+    spaces = [s for eqn in jaxpr.jaxpr.eqns if eqn.primitive.name == "device_put" for s in eqn.params["devices"]]
+    assert spaces, "the policy offloads nothing at all"
+    assert jax.memory.Space.Host not in spaces, spaces
+
+
+class OffloadMemoryKind(Rule):
+    code = "JAX105"
+    name = "offload-memory-kind"
+    severity = Severity.WARNING
+    summary = "An offloading policy names a memory kind or keyword that JAX does not offload with"
+
+    def check_module(self, module: Module):
+        for call, scope in module.calls:
+            if not isinstance(call.func, (ast.Name, ast.Attribute)):
+                continue
+            found = _parameters(module, call, scope)
+            if found is None:
+                continue
+            callee, parameters, positional = found
+            yield from self._keywords(module, call, callee, parameters)
+            yield from self._kinds(module, call, parameters, positional)
+
+    def _keywords(self, module: Module, call: ast.Call, callee: str, parameters: tuple[str, ...]):
+        for keyword in call.keywords:
+            if keyword.arg is None or keyword.arg in parameters:
+                continue
+            start = module.source.span(keyword).start
+            name = Span(start, Position(start.line, start.column + len(keyword.arg)))
+            takes = " and ".join(f"`{p}`" for p in parameters)
+            close = difflib.get_close_matches(keyword.arg, parameters, n=1)
+            if close:
+                message = f"`{callee}` takes no keyword `{keyword.arg}` (it takes {takes}); did you mean `{close[0]}`?"
+                fixes = [self.fix(f"Rename to `{close[0]}`", False, self.replace(module, name, close[0]))]
+            else:
+                message = f"`{callee}` takes no keyword `{keyword.arg}`: it takes {takes}"
+                fixes = []
+            yield self.finding(module, keyword, message, fixes)
+
+    def _kinds(self, module: Module, call: ast.Call, parameters: tuple[str, ...], positional: int):
+        src_name, dst_name = parameters[-2:]
+        bound: dict[str, ast.expr] = {}
+        for name, argument in zip(parameters[:positional], call.args):
+            if isinstance(argument, ast.Starred):
+                break
+            bound[name] = argument
+        bound.update((k.arg, k.value) for k in call.keywords if k.arg in parameters)
+        src, dst = bound.get(src_name), bound.get(dst_name)
+        src_kind, dst_kind = _kind(src), _kind(dst)
+        if src_kind == OFFLOAD_DESTINATION and dst_kind == OFFLOAD_SOURCE:
+            yield self.finding(
+                module,
+                src,
+                f"`{src_name}` and `{dst_name}` are swapped: residuals are produced in device memory and "
+                f"offloaded to \"pinned_host\"; as written JAX fails with a bare `AssertionError`",
+                [
+                    self.fix(
+                        f"Swap `{src_name}` and `{dst_name}`",
+                        False,
+                        self.replace(module, src, module.source.segment(dst)),
+                        self.replace(module, dst, module.source.segment(src)),
+                    )
+                ],
+            )
+            return
+        if dst_kind is not None and dst_kind != OFFLOAD_DESTINATION:
+            yield self.finding(
+                module,
+                dst,
+                f"JAX reads `{dst_name}=\"{dst_kind}\"` as device memory (only \"pinned_host\" is host memory): "
+                "the residual silently stays on the device and nothing is offloaded; use \"pinned_host\"",
+                [self._set_kind(module, dst, OFFLOAD_DESTINATION, safe=False)],
+            )
+        if src_kind is not None and src_kind != OFFLOAD_SOURCE:
+            if src_kind == OFFLOAD_DESTINATION:
+                why = "residuals are produced in device memory and JAX fails with a bare `AssertionError`"
+            else:
+                why = "JAX reads it as device memory, where residuals are produced"
+            yield self.finding(
+                module,
+                src,
+                f"`{src_name}=\"{src_kind}\"`: {why}; use \"device\"",
+                [self._set_kind(module, src, OFFLOAD_SOURCE, safe=True)],
+            )
+
+    def _set_kind(self, module: Module, expr: ast.expr, kind: str, safe: bool):
+        quote = "'" if module.source.segment(expr).startswith("'") else '"'
+        return self.fix(f"Use \"{kind}\"", safe, self.replace(module, expr, f"{quote}{kind}{quote}"))
+
+    VALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import Offloadable
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return Offloadable(src="device", dst="pinned_host")
+                    return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            )
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax._src.interpreters import partial_eval as pe
+
+                SOURCE, DESTINATION = "device", "pinned_host"
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "cos":
+                        return pe.Offloadable("device", "pinned_host")
+                    return pe.Offloadable(src=SOURCE, dst=DESTINATION)
+
+
+                offload_dots = jax.checkpoint_policies.offload_dot_with_no_batch_dims("device", "pinned_host")
+                g = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
+                f = jax.checkpoint(lambda x: g(jnp.sin(x @ x)), policy=offload_dots)
+                """
+            )
+        ),
+    ]
+    INVALID = [
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import Offloadable
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return Offloadable(src="device", dst="host")
+                    return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import Offloadable
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return Offloadable(src="device", dst="pinned_host")
+                    return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            ),
+            misbehaves=_residuals_stay_on_device,
+            lines=(8,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import Offloadable as O
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return O(src="device", dest="pinned_host")
+                    return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import Offloadable as O
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return O(src="device", dst="pinned_host")
+                    return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+            ),
+            error="unexpected keyword argument 'dest'",
+            lines=(8,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                cp = jax.checkpoint_policies
+                f = jax.checkpoint(lambda x: jnp.sin(x @ x), policy=cp.offload_dot_with_no_batch_dims("host", "cpu"))
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                cp = jax.checkpoint_policies
+                f = jax.checkpoint(lambda x: jnp.sin(x @ x), policy=cp.offload_dot_with_no_batch_dims("device", "pinned_host"))
+                """
+            ),
+            misbehaves=_residuals_stay_on_device,
+            lines=(5, 5),
+        ),
+    ]
