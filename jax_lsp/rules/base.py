@@ -4,15 +4,15 @@ from __future__ import annotations
 
 import ast
 import inspect
-import re
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Iterable
+from typing import Callable, ClassVar, Iterable, Iterator
 
 from jax_lsp.core.model import Edit, Finding, Fix, Severity, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import ReturnPaths
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
+from jax_lsp.rules.values import Kind, classify, leaves
 
 PROJECT_URL = "https://github.com/jax-lsp/jax-lsp"
 
@@ -56,6 +56,13 @@ class PolicyContext:
         positional = [*args.posonlyargs, *args.args]
         index = self.function.bound_positional
         return positional[index].arg if index < len(positional) else None
+
+    def returned_values(self) -> Iterator[tuple[ast.expr, Kind]]:
+        """Every expression the policy can return (each branch of `a if c else b`), with its kind."""
+        scope = self.module.function_scope(self.node)
+        for _, value in self.paths.values():
+            for leaf in leaves(value) if value is not None else ():
+                yield leaf, classify(self.module, leaf, scope)
 
     def anchor_span(self) -> Span:
         """The function name on the `def` line, or the whole lambda."""

@@ -16,11 +16,9 @@ policy is given at all, so it is safe: it makes no decision that the code did no
 
 from __future__ import annotations
 
-import ast
-
-from jax_lsp.core.model import Position, Severity, Span
+from jax_lsp.core.model import Severity, Span
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
-from jax_lsp.rules.values import Kind, classify, leaves
+from jax_lsp.rules.values import Kind
 
 
 class ReturnsNone(Rule):
@@ -31,7 +29,6 @@ class ReturnsNone(Rule):
 
     def check_policy(self, policy: PolicyContext):
         module, source = policy.module, policy.module.source
-        scope = module.function_scope(policy.node)
         for anchor, value in policy.paths.values():
             if value is None:
                 yield self.finding(
@@ -41,16 +38,15 @@ class ReturnsNone(Rule):
                     "or `True` (save)",
                     [self.fix("Return `False`", True, self.replace(module, anchor, "return False"))],
                 )
-                continue
-            for leaf in leaves(value):
-                if classify(module, leaf, scope) is Kind.NONE:
-                    yield self.finding(
-                        module,
-                        leaf,
-                        "The policy returns `None`; JAX accepts only a bool, `Saveable`, `Recompute` or "
-                        "`Offloadable(...)`: return `False` (recompute) or `True` (save)",
-                        [self.fix("Return `False`", True, self.replace(module, leaf, "False"))],
-                    )
+        for leaf, kind in policy.returned_values():
+            if kind is Kind.NONE:
+                yield self.finding(
+                    module,
+                    leaf,
+                    "The policy returns `None`; JAX accepts only a bool, `Saveable`, `Recompute` or "
+                    "`Offloadable(...)`: return `False` (recompute) or `True` (save)",
+                    [self.fix("Return `False`", True, self.replace(module, leaf, "False"))],
+                )
         if policy.paths.falls_off_end:
             node = policy.node
             last = node.body[-1]

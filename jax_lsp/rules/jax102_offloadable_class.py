@@ -20,7 +20,7 @@ from __future__ import annotations
 
 from jax_lsp.core.model import Severity
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
-from jax_lsp.rules.values import Kind, classify, leaves
+from jax_lsp.rules.values import Kind
 
 
 class OffloadableClass(Rule):
@@ -31,19 +31,17 @@ class OffloadableClass(Rule):
 
     def check_policy(self, policy: PolicyContext):
         module = policy.module
-        scope = module.function_scope(policy.node)
-        for _, value in policy.paths.values():
-            for leaf in leaves(value) if value is not None else ():
-                if classify(module, leaf, scope) is Kind.OFFLOADABLE_CLASS:
-                    spelled = module.source.segment(leaf)
-                    new_text = f'{spelled}(src="device", dst="pinned_host")'
-                    yield self.finding(
-                        module,
-                        leaf,
-                        f"`{spelled}` is the class, not an instance; return `{new_text}` to offload "
-                        "the residual to host memory",
-                        [self.fix(f"Return `{new_text}`", False, self.replace(module, leaf, new_text))],
-                    )
+        for leaf, kind in policy.returned_values():
+            if kind is Kind.OFFLOADABLE_CLASS:
+                spelled = module.source.segment(leaf)
+                new_text = f'{spelled}(src="device", dst="pinned_host")'
+                yield self.finding(
+                    module,
+                    leaf,
+                    f"`{spelled}` is the class, not an instance; return `{new_text}` to offload "
+                    "the residual to host memory",
+                    [self.fix(f"Return `{new_text}`", False, self.replace(module, leaf, new_text))],
+                )
 
     VALID = [
         Example(

@@ -21,7 +21,7 @@ import ast
 
 from jax_lsp.core.model import Severity
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
-from jax_lsp.rules.values import Kind, classify, leaves
+from jax_lsp.rules.values import Kind
 
 _INVALID = {Kind.INT, Kind.FLOAT, Kind.STR, Kind.CONTAINER, Kind.NUMPY}
 
@@ -33,13 +33,9 @@ class InvalidReturnType(Rule):
     summary = "A remat policy returns a value that is not a bool, Saveable, Recompute or Offloadable"
 
     def check_policy(self, policy: PolicyContext):
-        module = policy.module
-        scope = module.function_scope(policy.node)
-        for _, value in policy.paths.values():
-            for leaf in leaves(value) if value is not None else ():
-                kind = classify(module, leaf, scope)
-                if kind in _INVALID:
-                    yield self._finding(module, leaf, kind)
+        for leaf, kind in policy.returned_values():
+            if kind in _INVALID:
+                yield self._finding(policy.module, leaf, kind)
 
     def _finding(self, module, leaf: ast.expr, kind: Kind):
         text = module.source.segment(leaf)

@@ -20,7 +20,6 @@ import ast
 
 from jax_lsp.core.model import Severity
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
-from jax_lsp.rules.values import Kind
 
 _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 _MEMBERSHIP = (ast.In, ast.NotIn)

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from jax_lsp.core.model import Severity
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
-from jax_lsp.rules.values import Kind, classify, leaves
+from jax_lsp.rules.values import Kind
 
 _NOT_BOOL = {Kind.SAVEABLE, Kind.RECOMPUTE, Kind.OFFLOADABLE}
 
@@ -30,19 +30,15 @@ class SaveFromBothNonBool(Rule):
     def check_policy(self, policy: PolicyContext):
         if not policy.in_save_from_both:
             return
-        module = policy.module
-        scope = module.function_scope(policy.node)
-        for _, value in policy.paths.values():
-            for leaf in leaves(value) if value is not None else ():
-                kind = classify(module, leaf, scope)
-                if kind in _NOT_BOOL:
-                    yield self.finding(
-                        module,
-                        leaf,
-                        f"This policy is combined with `save_from_both_policies`, which accepts only "
-                        f"plain bools, but returns {kind.value}: return `True`/`False`, or write one "
-                        "policy that decides both",
-                    )
+        for leaf, kind in policy.returned_values():
+            if kind in _NOT_BOOL:
+                yield self.finding(
+                    policy.module,
+                    leaf,
+                    f"This policy is combined with `save_from_both_policies`, which accepts only "
+                    f"plain bools, but returns {kind.value}: return `True`/`False`, or write one "
+                    "policy that decides both",
+                )
 
     VALID = [
         Example(
