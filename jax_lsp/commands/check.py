@@ -11,7 +11,7 @@ from jax_lsp import files
 from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.core import Finding, Workspace
 from jax_lsp.core.config import Settings, SettingsError, find_pyproject, load_pyproject, settings_from_mapping
-from jax_lsp.core.source import decode
+from jax_lsp.core.source import decode, split_lines
 from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
 
 
@@ -42,11 +42,13 @@ def _common_parent(paths: list[Path]) -> Path:
 
 
 def _project_root(start: Path) -> Path:
-    """The folder holding the nearest pyproject.toml: cross-module policies resolve within it."""
+    """Where cross-module policies resolve: the folder of the nearest pyproject.toml; without
+    one, the working folder when the paths are inside it (like ruff), else their common parent."""
     for folder in (start, *start.parents):
         if (folder / "pyproject.toml").is_file():
             return folder
-    return start
+    cwd = Path.cwd().resolve()
+    return cwd if start.is_relative_to(cwd) else start
 
 
 def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | None]:
@@ -55,6 +57,8 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
     if args.config is not None and not args.config.is_file():
         raise SettingsError(f"{args.config}: no such file")
     settings = load_pyproject(pyproject) if pyproject else Settings()
+    if args.select is not None:  # like ruff: a new selection drops the config's ignores too
+        settings = settings.merged(ignore=())
     for flag in ("select", "ignore"):
         value = getattr(args, flag)
         if value is not None:
@@ -66,14 +70,24 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
     return settings, pyproject.parent.resolve() if pyproject else None
 
 
-def _check(ws: Workspace, paths: list[Path]) -> tuple[dict[str, list[Finding]], list[str]]:
-    """Findings per file. An internal error costs only the file it happens in."""
-    try:
-        return ws.check_paths(paths), []
-    except Exception:  # noqa: BLE001 - fall back to one file at a time to isolate it
-        pass
-    results: dict[str, list[Finding]] = {}
+def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[str, list[Finding]], list[str]]:
+    """Findings per file. An internal error costs only the file it happens in.
+
+    When only part of the project is named (pre-commit passes the changed files), the project
+    is indexed first: a policy defined in a named file may be used by a site in another one.
+    """
     errors = []
+    if whole_project:
+        try:
+            return ws.check_paths(paths), []
+        except Exception:  # noqa: BLE001 - check one file at a time below, to isolate it
+            pass
+    else:
+        try:
+            ws.index()
+        except Exception as exc:  # noqa: BLE001
+            errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
+    results: dict[str, list[Finding]] = {}
     for path in paths:
         try:
             results[str(path)] = ws.check_file(path)
@@ -91,7 +105,7 @@ def _lines_reader():
                 text = decode(Path(path).read_bytes())[0]
             except OSError:
                 text = ""
-            cache[path] = text.replace("\0", " ").splitlines()
+            cache[path] = split_lines(text.replace("\0", " "))
         return cache[path]
 
     return lines
@@ -115,10 +129,11 @@ def run(args: argparse.Namespace) -> int:
     root = config_dir or _project_root(start)
     ws = Workspace(roots=[root], settings=settings)
     targets = [p.resolve() for p in targets]
-    by_path, errors = _check(ws, targets)
+    whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
+    by_path, errors = _check(ws, targets, whole_project)
     outcome = FixOutcome(by_path, errors=errors)
     if args.fix:
-        outcome = fix_all(ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets))
+        outcome = fix_all(ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets, whole_project))
     findings = sorted((f for fs in outcome.findings.values() for f in fs), key=lambda f: f.sort_key)
     report = Report(
         findings=findings,

@@ -71,12 +71,11 @@ def summary(report: Report) -> str:
     lines.append(f"Found {count_label(report.findings)}.")
     fixable = sum(applicable(f, report.unsafe_fixes) is not None for f in report.findings)
     hidden = sum(applicable(f, True) is not None for f in report.findings) - fixable
-    if fixable or hidden:
-        text = f"[*] {fixable} fixable with the `--fix` option"
-        if hidden:
-            fix = "fix" if hidden == 1 else "fixes"
-            text += f" ({hidden} hidden {fix} can be enabled with the `--unsafe-fixes` option)"
-        lines.append(text + ".")
+    note = f" ({hidden} hidden {'fix' if hidden == 1 else 'fixes'} can be enabled with the `--unsafe-fixes` option)"
+    if fixable:
+        lines.append(f"[*] {fixable} fixable with the `--fix` option{note if hidden else ''}.")
+    elif hidden:
+        lines.append(f"No fixes available{note}.")
     return "\n".join(lines) + "\n"
 
 

@@ -10,6 +10,18 @@ from jax_lsp.output import Report, applicable, display_path, one_based, summary
 TAB = "    "
 
 
+def _printable(text: str) -> str:
+    """Control characters as visible placeholders one cell wide: a source line must not
+    drive the terminal (escape sequences), and the caret below it must still line up."""
+    return "".join(
+        chr(0x2400 + ord(c)) if ord(c) < 0x20 and c != "\t"
+        else "\u2421" if c == "\x7f"
+        else "\ufffd" if 0x80 <= ord(c) < 0xA0
+        else c
+        for c in text
+    )
+
+
 def _width(text: str) -> int:
     """Terminal cells: wide (CJK, emoji) characters take two, tabs are shown as four spaces."""
     cells = 0
@@ -27,7 +39,7 @@ def _snippet(finding: Finding, lines: list[str]) -> list[str]:
     start, end = finding.span.start, finding.span.end
     if not 0 <= start.line < len(lines):
         return []
-    source = lines[start.line].rstrip("\r\n")
+    source = _printable(lines[start.line].rstrip("\r\n"))
     stop = end.column if end.line == start.line else len(source)
     gutter = str(start.line + 1)
     pad = " " * len(gutter)

@@ -84,7 +84,7 @@ def test_full_counts_hidden_unsafe_fixes() -> None:
     text = render("full", Report(findings=[finding]))
     assert "JAX103 numpy bool" in text  # no [*]: --fix alone would not apply it
     assert "(unsafe fix)" in text
-    assert "[*] 0 fixable with the `--fix` option (1 hidden fix can be enabled with the `--unsafe-fixes` option)." in text
+    assert "No fixes available (1 hidden fix can be enabled with the `--unsafe-fixes` option)." in text
     assert "JAX103 [*]" in render("full", Report(findings=[finding], unsafe_fixes=True))
 
 

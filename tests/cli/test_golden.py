@@ -1,0 +1,88 @@
+"""`jax-lsp check` run as a real subprocess on the cases in golden/, output compared byte for byte.
+
+Each case is golden/<case>/input/ (copied to a temporary folder, the working folder of the
+run); each run's stdout, exit code and stderr are in golden/<case>/<run>.out, and after a --fix
+run the files must equal golden/<case>/<run>/. Regenerate with JAX_LSP_UPDATE_GOLDEN=1, then
+review the diff before committing it.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.output import FORMATS
+
+GOLDEN = Path(__file__).parent / "golden"
+REPO = Path(__file__).resolve().parents[2]
+UPDATE = os.environ.get("JAX_LSP_UPDATE_GOLDEN") == "1"
+
+# (case, run, arguments after `jax-lsp check`)
+RUNS = [
+    *[("rules", output_format, ["--output-format", output_format]) for output_format in FORMATS],
+    # Only the policy module named (as pre-commit does): its policies are used in model.py.
+    ("rules", "policy_module_only", ["nets/policies.py", "--output-format", "concise"]),
+    ("rules", "site_module_only", ["nets/model.py", "--output-format", "concise"]),
+    ("clean", "full", []),
+    ("clean", "json", ["--output-format", "json"]),
+    ("config", "full", []),
+    ("config", "cli_select", ["--select", "JAX104", "--output-format", "concise"]),
+    ("config", "cli_ignore", ["--ignore", "JAX1", "--output-format", "concise"]),
+    ("config", "named_file", ["vendored/third_party.py", "--output-format", "concise"]),
+    ("bad_files", "full", []),
+    ("bad_files", "json", ["--output-format", "json"]),
+    ("fix", "fix", ["--fix"]),
+    ("fix", "fix_unsafe", ["--fix", "--unsafe-fixes"]),
+    ("fix", "fix_json", ["--fix", "--output-format", "json"]),
+]
+
+
+def run_check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(
+        [sys.executable, "-m", "jax_lsp", "check", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, encoding="utf-8", timeout=300,
+    )
+
+
+def _transcript(done: subprocess.CompletedProcess, args: list[str]) -> str:
+    stdout = done.stdout
+    if "sarif" in args:  # rule docs change with the rules; test_output checks them
+        log = json.loads(stdout)
+        driver = log["runs"][0]["tool"]["driver"]
+        driver["rules"] = [rule["id"] for rule in driver["rules"]]
+        stdout = json.dumps(log, indent=2, ensure_ascii=False) + "\n"
+    text = f"{stdout}--- exit code {done.returncode}\n"
+    return text + (f"--- stderr\n{done.stderr}" if done.stderr else "")
+
+
+def _tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+@pytest.mark.parametrize(("case", "run", "args"), RUNS, ids=[f"{c}-{r}" for c, r, _ in RUNS])
+def test_golden(case: str, run: str, args: list[str], tmp_path: Path) -> None:
+    work = tmp_path / "work"
+    shutil.copytree(GOLDEN / case / "input", work)
+    done = run_check(work, *args)
+    expected_out = GOLDEN / case / f"{run}.out"
+    expected_tree = GOLDEN / case / run
+    fixing = "--fix" in args
+    if UPDATE:
+        expected_out.write_bytes(_transcript(done, args).encode("utf-8"))
+        if fixing:
+            shutil.rmtree(expected_tree, ignore_errors=True)
+            shutil.copytree(work, expected_tree)
+    assert _transcript(done, args) == expected_out.read_bytes().decode("utf-8")
+    if "json" in args or "sarif" in args:
+        json.loads(done.stdout)
+    if fixing:
+        assert _tree(work) == _tree(expected_tree)
+    else:
+        assert _tree(work) == _tree(GOLDEN / case / "input"), "a check without --fix changed files"
