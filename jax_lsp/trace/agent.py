@@ -238,8 +238,9 @@ def _handlers(load, probe, jax):
         try:
             policy = load.load_policy(params["path"], int(params["line"]), params.get("column"), root)
         except load.LoadError as exc:
-            return {"status": exc.status, "message": str(exc), "error": {
-                "type": exc.status, "text": str(exc), "path": exc.path, "line": exc.line}}
+            message = f"{exc.error_type}: {exc}" if exc.status == "policy_error" else str(exc)
+            return {"status": exc.status, "message": message, "error": {
+                "type": exc.error_type, "text": str(exc), "path": exc.path, "line": exc.line}}
         probe.use_compilation_cache(params.get("cache_dir"))
         result = probe.trace(policy, probe.user_paths_for(policy, root))
         result["policy"] = {

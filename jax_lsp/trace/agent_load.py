@@ -19,24 +19,26 @@ ALWAYS_RUN = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef,
 class LoadError(Exception):
     """The module or the policy could not be loaded; ``status`` says which way."""
 
-    def __init__(self, status, message, path=None, line=None):
+    def __init__(self, status, message, path=None, line=None, error_type=None):
         super().__init__(message)
         self.status = status
         self.path = path
         self.line = line
+        self.error_type = error_type or status  # the exception class, for "policy_error"
 
 
 class Policy:
     """The callable found at the requested line, and where it came from."""
 
-    def __init__(self, value, kind, path, node, namespace, module_path):
-        self.value = value
+    def __init__(self, kind, path, node, namespace):
+        self.value = None
         self.kind = kind  # "def", "lambda", "site" or "assignment"
         self.path = path
         self.node = node
         self.namespace = namespace
-        self.module_path = module_path
-        self.skipped = []  # (line, text) of assignments that failed while loading
+        self.origin_line = None  # where a name-valued policy was assigned
+        self.functions = []  # the `def`/lambda nodes of this file that the policy value runs
+        self.skipped = []  # (line, text) of statements that failed while loading
 
     @property
     def line(self):
@@ -163,6 +165,10 @@ def _innermost_user_frame(exc):
     return found
 
 
+def _parents(tree):
+    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
+
+
 def _candidates(tree, line, column):
     """Nodes at ``line`` that can name a policy, the innermost (by column) first."""
     found = []
@@ -208,7 +214,8 @@ def _code_of(value, depth=0):
 
 
 def _find_code(namespace, tree, node, path):
-    """The function object for a nested ``def``/``lambda``: evaluate every ``policy=`` site."""
+    """What JAX receives at a ``policy=`` site of this file that reaches this ``def``/``lambda``
+    (itself, a ``functools.partial`` of it, a factory's closure, a combination)."""
     first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
     for other in ast.walk(tree):
         if isinstance(other, ast.keyword) and other.arg == "policy":
@@ -216,12 +223,22 @@ def _find_code(namespace, tree, node, path):
                 value = _evaluate(other.value, namespace, path)
             except Exception:
                 continue
-            for candidate in (value, *(getattr(value, "__closure__", None) or ())):
-                candidate = getattr(candidate, "cell_contents", candidate)
+            for candidate in (value, *_cell_values(value)):
                 for code in _code_of(candidate):
                     if code.co_filename == path and code.co_firstlineno == first:
-                        return candidate
+                        return value
     return None
+
+
+def _cell_values(value):
+    """What a closure (e.g. ``save_from_both_policies(p1, p2)``) holds."""
+    found = []
+    for cell in getattr(value, "__closure__", None) or ():
+        try:
+            found.append(cell.cell_contents)
+        except ValueError:  # an empty cell
+            pass
+    return found
 
 
 def _evaluate(expr, namespace, path):
@@ -275,13 +292,14 @@ def load_policy(path, line, column=None, root=None):
     roots = _names_in(node)
     if kind == "def":
         roots.add(node.name)
-    policy = Policy(None, kind, path, node, namespace, path)
+    policy = Policy(kind, path, node, namespace)
     _execute(statements, path, namespace, _needed_assignments(statements, roots), policy)
+    parents = _parents(tree)
 
     if kind == "def":
-        value = namespace.get(node.name) if node in tree.body else None
-        if value is None or getattr(getattr(value, "__code__", None), "co_firstlineno", None) is None:
-            value = _find_code(namespace, tree, node, path) or _method(tree, node, namespace)
+        value = _find_code(namespace, tree, node, path)
+        if value is None:
+            value = namespace.get(node.name) if node in tree.body else _method(tree, node, namespace)
         if value is None:
             raise LoadError(
                 "not_found",
@@ -292,11 +310,67 @@ def load_policy(path, line, column=None, root=None):
     elif kind == "lambda":
         value = _find_code(namespace, tree, node, path)
         if value is None:
-            value = _evaluate_policy(node, namespace, path)
+            value = _evaluate_policy(node, namespace, path, parents.get(node), parents)
     else:
-        value = _evaluate_policy(expr, namespace, path)
+        value = _evaluate_policy(expr, namespace, path, parents.get(node), parents)
+        if kind == "site":
+            _check_decorator(parents.get(node), parents, namespace, path)
+        if isinstance(expr, ast.Name):
+            policy.origin_line = next((
+                s.lineno for s in tree.body
+                if isinstance(s, (ast.Assign, ast.AnnAssign)) and expr.id in _targets(s)
+            ), None)
     policy.value = value
+    policy.functions = _functions_of(value, tree, path)
     return policy
+
+
+def _functions_of(value, tree, path):
+    """The ``def``/lambda nodes of ``tree`` whose code ``value`` runs (through partials, closures)."""
+    codes = []
+    for candidate in (value, *_cell_values(value)):
+        codes += [c for c in _code_of(candidate) if c.co_filename == path]
+    found = []
+    for node in ast.walk(tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
+            if any(c.co_firstlineno == first and c.co_name == getattr(node, "name", "<lambda>") for c in codes):
+                found.append(node)
+    return found
+
+
+def _check_decorator(call, parents, namespace, path):
+    """``@jax.checkpoint(policy=p)`` without the function: make the call, as Python will."""
+    owner = parents.get(call)
+    if not (
+        isinstance(call, ast.Call) and not call.args
+        and call in getattr(owner, "decorator_list", ())
+    ):
+        return
+    try:
+        callee = _evaluate(call.func, namespace, path)
+    except Exception:
+        return
+    if (getattr(callee, "__module__", None) or "").split(".")[0] not in ("jax", "flax", "equinox"):
+        return
+    try:
+        _evaluate(call, namespace, path)
+    except Exception as exc:
+        raise LoadError("policy_error", str(exc), path, call.lineno, type(exc).__name__) from None
+
+
+def _parameter_default(call, parents, expr):
+    """The default of the enclosing function's parameter ``expr`` names, if it has one."""
+    function = call
+    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+        function = parents.get(function)
+    if function is None or not isinstance(expr, ast.Name):
+        return None
+    args = function.args
+    positional = args.posonlyargs + args.args
+    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
+    return next((default for arg, default in pairs if arg.arg == expr.id), None)
 
 
 def _method(tree, node, namespace):
@@ -306,10 +380,13 @@ def _method(tree, node, namespace):
     return None
 
 
-def _evaluate_policy(expr, namespace, path):
+def _evaluate_policy(expr, namespace, path, call=None, parents=None):
     try:
         return _evaluate(expr, namespace, path)
     except NameError as exc:
+        default = _parameter_default(call, parents or {}, expr) if call is not None else None
+        if default is not None:
+            return _evaluate_policy(default, namespace, path)
         raise LoadError(
             "not_found",
             f"Cannot evaluate the policy at line {expr.lineno} outside its function ({exc}): "
@@ -319,6 +396,5 @@ def _evaluate_policy(expr, namespace, path):
     except MemoryError:
         raise
     except Exception as exc:
-        raise LoadError(
-            "policy_error", f"{type(exc).__name__}: {exc}", path, _frame_in(exc.__traceback__, path) or expr.lineno
-        ) from None
+        line = _frame_in(exc.__traceback__, path) or expr.lineno
+        raise LoadError("policy_error", str(exc), path, line, type(exc).__name__) from None

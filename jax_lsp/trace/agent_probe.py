@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 from jax import lax
 from jax._src import core as jax_core
+from jax._src.interpreters.partial_eval import ensure_enum
 from jax.ad_checkpoint import Offloadable, Recompute, Saveable, checkpoint_name
 
 try:  # public in some releases, private in others (jax 0.10 keeps it in jax._src)
@@ -57,9 +58,11 @@ def show(value):
 class Recorder:
     """Wraps a policy: records each call's primitive, value, and the user ``return`` that made it."""
 
-    def __init__(self, policy, user_paths):
+    def __init__(self, policy, user_paths, survey=False):
         self.policy = policy
         self.user_paths = user_paths
+        # A survey hands JAX `False` in place of an invalid value, to find every bad `return`.
+        self.survey = survey
         self.calls = []  # dicts: primitive, tag, value, path, line
         self.primitives = {}  # name -> Primitive object seen
         self.failure = None  # (exception, path, line) of a policy call that raised
@@ -91,6 +94,11 @@ class Recorder:
             raise
         sys.setprofile(previous)
         path, line, code = returns[-1] if returns else (None, None, None)
+        try:
+            ensure_enum(value)  # JAX's own check, for JAX's own message
+            rejection = None
+        except TypeError as exc:
+            rejection = str(exc)
         self.calls.append({
             "primitive": prim.name,
             "tag": params.get("name") if prim.name == "name" else None,
@@ -99,8 +107,9 @@ class Recorder:
             "line": line,
             "code": code,
             "mode": mode,
+            "rejection": rejection,
         })
-        return value
+        return False if self.survey and rejection else value
 
 
 def _deepest_user_frame(tb, user_paths):
@@ -125,11 +134,12 @@ def mentioned_names(policy):
 
     memory_args = {
         id(arg)
-        for call in ast.walk(policy.node)
+        for root in (policy.node, *policy.functions)
+        for call in ast.walk(root)
         if isinstance(call, ast.Call) and "Offloadable" in ast.unparse(call.func)
         for arg in [*call.args, *(k.value for k in call.keywords)]
     }
-    for node in ast.walk(policy.node):
+    for node in [n for root in (policy.node, *policy.functions) for n in ast.walk(root)]:
         if isinstance(node, ast.Constant) and id(node) not in memory_args:
             add(node.value)
 
@@ -221,6 +231,29 @@ def _run_modes(recorder, probe, params, x):
     return done, None, None
 
 
+def _survey(policy, user_paths, probe, params, x):
+    """Every call of the probe, with `False` handed to JAX in place of each invalid value."""
+    recorder = Recorder(_policy_for_jax(policy.value), user_paths, survey=True)
+    try:
+        jax.make_jaxpr(jax.grad(jax.checkpoint(probe, policy=recorder.wrap("grad"))))(params, x)
+    except Exception:  # another failure past the invalid values: what was seen still counts
+        pass
+    _fix_fall_through(recorder.calls, policy)
+    return recorder.calls
+
+
+def _rejected(calls):
+    """One entry per `return` whose value JAX rejects, with JAX's message for it."""
+    found = {}
+    for call in calls:
+        if call["rejection"] and call["line"]:
+            found.setdefault((call["path"], call["line"]), {
+                "path": call["path"], "line": call["line"], "value": show(call["value"]),
+                "text": call["rejection"],
+            })
+    return list(found.values())
+
+
 def _aggregate(calls):
     rows = {}
     for call in calls:
@@ -251,28 +284,33 @@ def _returns_in(node):
 
 def _fix_fall_through(calls, policy):
     """A ``None`` from a line without ``return`` fell off the end: anchor it on the ``def``."""
-    node = policy.node
-    if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        return
-    returns = _returns_in(node)
-    for call in calls:
-        if (
-            call["value"] is None and call["path"] == policy.path
-            and call["line"] not in returns and node.lineno <= (call["line"] or 0) <= node.end_lineno
-        ):
-            call["line"] = node.lineno
+    for node in policy.functions:
+        if isinstance(node, ast.Lambda):
+            continue
+        returns = _returns_in(node)
+        for call in calls:
+            if (
+                call["value"] is None and call["path"] == policy.path
+                and call["line"] not in returns and node.lineno <= (call["line"] or 0) <= node.end_lineno
+            ):
+                call["line"] = node.lineno
 
 
 def _string_comparisons(policy, primitives):
     """``prim == "sin"``-style comparisons, evaluated against every primitive the probe produced."""
-    node = policy.node
-    if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        function = node
-    else:
-        function = next((n for n in ast.walk(node) if isinstance(n, ast.Lambda)), None)
-    if function is None or not function.args.args + function.args.posonlyargs:
+    found = []
+    for function in policy.functions:
+        found += _string_comparisons_in(function, policy, primitives)
+    return found
+
+
+def _string_comparisons_in(function, policy, primitives):
+    # functools.partial(policy, a, b) binds the leading parameters: the primitive comes next.
+    bound = len(policy.value.args) if isinstance(policy.value, functools.partial) else 0
+    positional = function.args.posonlyargs + function.args.args
+    if len(positional) <= bound:
         return []
-    param = (function.args.posonlyargs + function.args.args)[0].arg
+    param = positional[bound].arg
     text_lines = open(policy.path, encoding="utf-8").read().splitlines()
     found = []
     for cmp in ast.walk(function):
@@ -285,11 +323,11 @@ def _string_comparisons(policy, primitives):
         if not any(isinstance(s, ast.Name) and s.id == param for s in sides):
             continue
         other = sides[1] if isinstance(sides[0], ast.Name) and sides[0].id == param else sides[0]
-        strings = _constant_strings(other)
+        strings = _string_operand(other, policy.namespace)
         if not strings:
             continue
         code = compile(ast.Expression(cmp), policy.path, "eval")
-        outcomes = {eval(code, {}, {param: prim}) for prim in primitives.values()}
+        outcomes = {bool(eval(code, policy.namespace, {param: prim})) for prim in primitives.values()}
         positive = isinstance(cmp.ops[0], (ast.Eq, ast.In))
         named = sorted(s for s in strings if s in primitives)
         if outcomes != {not positive}:
@@ -314,13 +352,18 @@ def _string_comparisons(policy, primitives):
     return found
 
 
-def _constant_strings(node):
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return [node.value]
-    if isinstance(node, (ast.Tuple, ast.List, ast.Set)) and node.elts and all(
-        isinstance(e, ast.Constant) and isinstance(e.value, str) for e in node.elts
-    ):
-        return [e.value for e in node.elts]
+def _string_operand(node, namespace):
+    """The strings a comparison operand stands for (a literal, or a constant name), else []."""
+    if any(isinstance(n, (ast.Call, ast.Lambda, ast.NamedExpr)) for n in ast.walk(node)):
+        return []
+    try:
+        value = eval(compile(ast.Expression(node), "<operand>", "eval"), namespace)
+    except Exception:
+        return []
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, (tuple, list, set, frozenset)) and value and all(isinstance(v, str) for v in value):
+        return list(value)
     return []
 
 
@@ -357,15 +400,29 @@ def _residuals(policy_value, probe, params, x):
 
 
 def _error_anchor(recorder, exc, policy):
-    """Where the bad value came from: an invalid return, the raising line, or the last return."""
+    """Where the bad value came from: an invalid return, the raising line, the policy's own
+    ``def`` (a call JAX could not even make), or the assignment that made a non-callable."""
     for call in recorder.calls:
         if classify(call["value"])[0] == "invalid":
             return call["path"], call["line"]
-    if recorder.failure is not None and recorder.failure[0] is exc and recorder.failure[1]:
-        return recorder.failure[1]
-    if recorder.failure is None and recorder.calls and recorder.calls[-1]["line"]:
+    if recorder.failure is not None and recorder.failure[0] is exc:
+        if recorder.failure[1]:
+            return recorder.failure[1]
+        code = next(iter(_user_code(policy.value, recorder.user_paths)), None)
+        if code is not None:
+            return code.co_filename, code.co_firstlineno
+        if not callable(policy.value) and policy.origin_line:
+            return policy.path, policy.origin_line
+    elif recorder.calls and recorder.calls[-1]["line"]:
         return recorder.calls[-1]["path"], recorder.calls[-1]["line"]
     return policy.path, policy.line
+
+
+def _user_code(value, user_paths):
+    code = getattr(value, "__code__", None)
+    if code is None and isinstance(value, functools.partial):
+        code = getattr(value.func, "__code__", None)
+    return [code] if code is not None and code.co_filename in user_paths else []
 
 
 def use_compilation_cache(folder):
@@ -418,6 +475,10 @@ def trace(policy, user_paths):
             "path": path,
             "line": line,
         }
+        if any(call["rejection"] for call in recorder.calls):
+            survey = _survey(policy, user_paths, probe, params, x)
+            result["decisions"] = _aggregate(survey)
+            result["rejected"] = _rejected(survey)
         result["status"] = "jax_error"
         result["message"] = f"The policy failed under {failed_mode}: {type(exc).__name__}: {exc}"
         return result

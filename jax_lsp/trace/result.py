@@ -43,6 +43,16 @@ class TraceError:
 
 
 @dataclass(frozen=True)
+class Rejection:
+    """A `return` whose value JAX rejects, with the message JAX gives for it."""
+
+    path: str
+    line: int
+    value: str
+    text: str
+
+
+@dataclass(frozen=True)
 class SilentMistake:
     kind: str  # "string_compare" | "device_offload" | "falsy_policy"
     message: str
@@ -82,6 +92,7 @@ class TraceResult:
     policy: PolicyLocation | None = None
     decisions: tuple[Decision, ...] = ()
     error: TraceError | None = None
+    rejected: tuple[Rejection, ...] = ()  # every rejected `return` the probe reached
     silent: tuple[SilentMistake, ...] = ()
     residuals: Residuals | None = None
     names: tuple[str, ...] = ()
@@ -138,6 +149,7 @@ class TraceResult:
             policy=pick(PolicyLocation, data.get("policy")),
             decisions=tuple(decisions),
             error=pick(TraceError, data.get("error")),
+            rejected=tuple(r for r in (pick(Rejection, raw) for raw in data.get("rejected") or ()) if r),
             silent=tuple(s for s in (pick(SilentMistake, raw) for raw in data.get("silent") or ()) if s),
             residuals=residuals if isinstance(residuals, Residuals) else None,
             names=tuple(data.get("names") or ()),

@@ -1,0 +1,47 @@
+"""Where a trace can start: every policy site of a file and the policies it resolves to there."""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from jax_lsp.core import Span, Workspace
+from jax_lsp.core.analysis import resolved_sites
+from jax_lsp.core.resolve import PolicyFunction
+
+
+@dataclass(frozen=True)
+class PolicyAnchor:
+    path: str
+    span: Span  # 0-based, code points: where the code lens goes
+    kind: str  # "site" | "def" | "lambda"
+
+    @property
+    def line(self) -> int:
+        """1-based, as the agent takes it."""
+        return self.span.start.line + 1
+
+    @property
+    def column(self) -> int:
+        return self.span.start.column
+
+
+def policy_anchors(workspace: Workspace, path: str) -> list[PolicyAnchor]:
+    """Sites first, then the ``def``/lambda policies they reach in the same file; one per position."""
+    module = workspace.load(path)
+    if module is None:
+        return []
+    anchors: dict[tuple[int, int], PolicyAnchor] = {}
+    for site, targets in resolved_sites(module):
+        if site.value is not None:
+            span = module.source.span(site.value)
+            anchors.setdefault((span.start.line, span.start.column), PolicyAnchor(module.path, span, "site"))
+        for target in targets:
+            if isinstance(target, PolicyFunction) and target.module.path == module.path:
+                node = target.node
+                if isinstance(node, ast.Lambda):
+                    span, kind = module.source.span(node), "lambda"
+                else:
+                    span, kind = module.source.name_span(node), "def"
+                anchors.setdefault((span.start.line, span.start.column), PolicyAnchor(module.path, span, kind))
+    return sorted(anchors.values(), key=lambda a: (a.span.start, a.kind))

@@ -1,0 +1,197 @@
+"""From a trace result to notes on source lines, next to the static findings they confirm."""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+from typing import Iterable
+
+from jax_lsp.core import Finding, Span
+from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult
+
+UNPREDICTED = "JAX190"  # a failure under JAX that no static rule predicted
+SILENT_RULES = {"string_compare": "JAX104", "device_offload": "JAX105", "falsy_policy": "JAX106"}
+
+
+@dataclass(frozen=True)
+class TraceNote:
+    path: str
+    span: Span  # 0-based lines, code-point columns
+    severity: str  # "error" | "warning" | "information"
+    message: str
+    code: str | None = None
+    confirms: str | None = None  # the static rule this note confirms
+
+
+def _line_span(path: str, line: int, texts: dict[str, list[str]]) -> Span:
+    """The text of a 1-based line, without its indentation."""
+    lines = texts.get(path)
+    if lines is None:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                lines = texts[path] = handle.read().splitlines()
+        except (OSError, UnicodeDecodeError):
+            lines = texts[path] = []
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    start = len(text) - len(text.lstrip())
+    return Span.of(line - 1, start, line - 1, max(len(text.rstrip()), start))
+
+
+def _static_on(static: Iterable[Finding], path: str, line: int, codes: Iterable[str] | None = None):
+    wanted = set(codes) if codes is not None else None
+    return [
+        f for f in static
+        if f.path == path and f.span.start.line == line - 1 and f.code.startswith("JAX1")
+        and f.code != UNPREDICTED and (wanted is None or f.code in wanted)
+    ]
+
+
+def _plural(count: int) -> str:
+    return f" ×{count}" if count > 1 else ""
+
+
+def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[TraceNote]:
+    """Notes for the editor and the CLI: errors and silent mistakes (confirming static findings
+    where they agree, `JAX190` where none predicted a failure), what each `return` decided,
+    and a summary on the policy."""
+    static = list(static)
+    texts: dict[str, list[str]] = {}
+    env = result.environment or "trace"
+    notes: list[TraceNote] = []
+    policy = result.policy
+
+    error = result.error
+    if result.status in FAILED_UNDER_JAX and error is not None and error.path and error.line:
+        under = f" under {error.mode}" if error.mode else ""
+        failures = {(error.path, error.line): f"{error.type}: {error.text}"}
+        for rejection in result.rejected:
+            failures.setdefault((rejection.path, rejection.line), f"TypeError: {rejection.text}")
+        for (path, line), text in failures.items():
+            agreeing = _static_on(static, path, line)
+            for finding in agreeing:
+                notes.append(TraceNote(path, finding.span, "error",
+                                       f"Confirmed by trace ({env}){under}: {text}",
+                                       finding.code, finding.code))
+            if not agreeing:
+                notes.append(TraceNote(path, _line_span(path, line, texts), "error",
+                                       f"JAX rejected this policy{under} ({env}): {text}", UNPREDICTED))
+    elif not result.ok and result.status != "cancelled":
+        path = (error.path if error and error.path else None) or (policy.path if policy else None)
+        line = (error.line if error and error.line else None) or (policy.line if policy else None)
+        if path and line:
+            notes.append(TraceNote(path, _line_span(path, line, texts), "error",
+                                   f"Trace failed ({result.status}): {result.message}"))
+
+    for mistake in result.silent:
+        rule = SILENT_RULES.get(mistake.kind)
+        agreeing = _static_on(static, mistake.path, mistake.line, [rule] if rule else None)
+        if agreeing:
+            for finding in agreeing:
+                notes.append(TraceNote(mistake.path, finding.span, "warning",
+                                       f"Confirmed by trace ({env}): {mistake.message}",
+                                       finding.code, finding.code))
+        else:
+            span = _line_span(mistake.path, mistake.line, texts)
+            if mistake.column is not None and mistake.end_column is not None and mistake.end_line:
+                span = Span.of(mistake.line - 1, mistake.column, mistake.end_line - 1, mistake.end_column)
+            notes.append(TraceNote(mistake.path, span, "warning",
+                                   f"Trace ({env}): {mistake.message}", UNPREDICTED))
+
+    by_line: dict[tuple[str, int], list] = defaultdict(list)
+    for decision in result.decisions:
+        path = decision.path or (policy.path if policy else None)
+        line = decision.line or (policy.line if policy else None)
+        if path and line:
+            by_line[(path, line)].append(decision)
+    for (path, line), decisions in sorted(by_line.items()):
+        notes.append(TraceNote(path, _line_span(path, line, texts), "information",
+                               f"Trace ({env}): {summarize_decisions(decisions)}"))
+
+    if result.ok and policy is not None:
+        notes.append(TraceNote(policy.path, _line_span(policy.path, policy.line, texts), "information",
+                               f"Trace ({env}): {result.message}"))
+    return notes
+
+
+def summarize_decisions(decisions) -> str:
+    """``saved dot_general ×4, name:attn ×2; recomputed sin, cos`` (ordered by first seen)."""
+    groups: dict[str, dict[str, int]] = {}
+    for d in decisions:
+        verb = d.decision if d.decision != "offloaded" else f"offloaded to {d.dst}"
+        if d.decision == "invalid":
+            verb = f"returned invalid {d.value}"
+        counts = groups.setdefault(verb, {})
+        counts[d.label] = counts.get(d.label, 0) + d.count
+    return "; ".join(
+        f"{verb} " + ", ".join(f"{label}{_plural(n)}" for label, n in counts.items())
+        for verb, counts in groups.items()
+    )
+
+
+def _size(count: int) -> str:
+    for unit in ("B", "KiB", "MiB"):
+        if count < 1024 or unit == "MiB":
+            return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"
+        count /= 1024
+    return str(count)
+
+
+def decision_rows(result: TraceResult) -> list[tuple[str, str, str, str, str]]:
+    """(primitive, decision, value, line, count) per row, for tables."""
+    rows = []
+    for d in result.decisions:
+        where = f"{d.line}" if d.line else "(JAX)"
+        decision = d.decision + (f" ({d.dst_space} memory)" if d.decision == "offloaded" else "")
+        rows.append((d.label, decision, d.value, where, str(d.count)))
+    return rows
+
+
+def _header(result: TraceResult) -> list[str]:
+    lines = []
+    if result.policy is not None:
+        lines.append(f"Policy: {result.policy.text} ({result.policy.kind}, line {result.policy.line})")
+    env = ", ".join(p for p in (result.environment, result.device and f"device {result.device}",
+                                result.python and f"python {result.python}") if p)
+    if env:
+        lines.append(f"Environment: {env}")
+    lines.append(f"Status: {result.status}: {result.message}")
+    if result.residuals is not None:
+        r = result.residuals
+        lines.append(f"Residuals kept: {r.count} ({_size(r.bytes)}; {_size(r.host_bytes)} in host memory)")
+    if result.names:
+        lines.append("Probe names: " + ", ".join(result.names))
+    for line, text in result.skipped:
+        lines.append(f"Not loaded: line {line}: {text}")
+    return lines
+
+
+def format_table(result: TraceResult) -> str:
+    """Plain-text report for the terminal."""
+    lines = _header(result)
+    if result.error is not None and result.status in FAILED_UNDER_JAX:
+        lines.append(f"Error at line {result.error.line}: {result.error.text}")
+    for mistake in result.silent:
+        lines.append(f"Silent mistake at line {mistake.line}: {mistake.message}")
+    rows = decision_rows(result)
+    if rows:
+        head = ("primitive", "decision", "returned", "line", "count")
+        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
+        lines.append("")
+        for row in [head, *rows]:
+            lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
+    return "\n".join(lines)
+
+
+def hover_markdown(result: TraceResult) -> str:
+    """The same report as Markdown, for editor hovers."""
+    parts = [f"**jax-lsp trace** ({result.environment or 'no JAX'})", ""]
+    parts += [f"- {line}" for line in _header(result)]
+    if result.error is not None and result.status in FAILED_UNDER_JAX:
+        parts += ["", f"JAX raised at line {result.error.line}:", "```text", result.error.text, "```"]
+    for mistake in result.silent:
+        parts += ["", f"Silent mistake at line {mistake.line}: {mistake.message}"]
+    rows = decision_rows(result)
+    if rows:
+        parts += ["", "| primitive | decision | returned | line | count |", "|---|---|---|---|---|"]
+        parts += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
+    return "\n".join(parts)
