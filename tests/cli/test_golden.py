@@ -12,15 +12,14 @@ import json
 import os
 import shutil
 import subprocess
-import sys
 from pathlib import Path
 
 import pytest
 
 from jax_lsp.output import FORMATS
+from tests.cli.runner import run_check
 
 GOLDEN = Path(__file__).parent / "golden"
-REPO = Path(__file__).resolve().parents[2]
 UPDATE = os.environ.get("JAX_LSP_UPDATE_GOLDEN") == "1"
 
 # (case, run, arguments after `jax-lsp check`)
@@ -41,14 +40,6 @@ RUNS = [
     ("fix", "fix_unsafe", ["--fix", "--unsafe-fixes"]),
     ("fix", "fix_json", ["--fix", "--output-format", "json"]),
 ]
-
-
-def run_check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
-    return subprocess.run(
-        [sys.executable, "-m", "jax_lsp", "check", *args],
-        cwd=cwd, env=env, capture_output=True, text=True, encoding="utf-8", timeout=300,
-    )
 
 
 def _transcript(done: subprocess.CompletedProcess, args: list[str]) -> str:

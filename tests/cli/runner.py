@@ -1,0 +1,22 @@
+"""Running the real `jax-lsp` command line, as a user would."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parents[2]
+
+
+def run_jax_lsp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+    return subprocess.run(
+        [sys.executable, "-m", "jax_lsp", *args],
+        cwd=cwd, env=env, capture_output=True, text=True, encoding="utf-8", timeout=300,
+    )
+
+
+def run_check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
+    return run_jax_lsp(cwd, "check", *args)

@@ -1,0 +1,140 @@
+"""`jax-lsp check` and `jax-lsp rule` as subprocesses: exit codes, messages, --fix on disk, bad input."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.core import Workspace
+from jax_lsp.fixing import fix_all
+from tests.cli.runner import run_check, run_jax_lsp
+
+BROKEN = """import jax
+
+
+def policy(prim, *args, **params):
+    return
+
+
+f = jax.checkpoint(lambda x: x, policy=policy)
+"""
+
+
+def _project(tmp_path: Path, **files: str) -> Path:
+    for name, text in files.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+    return tmp_path
+
+
+@pytest.mark.parametrize(
+    ("args", "message"),
+    [
+        (["missing.py"], "missing.py: no such file or folder"),
+        (["--select", "E501"], "--select: `select` has unknown codes ['E501']"),
+        (["--config", "nope.toml"], "nope.toml: no such file"),
+    ],
+)
+@pytest.mark.parametrize("output_format", ["concise", "json", "sarif"])
+def test_usage_errors_exit_2_with_a_message(tmp_path: Path, args: list[str], message: str, output_format: str) -> None:
+    _project(tmp_path, **{"a.py": BROKEN})
+    done = run_check(tmp_path, *args, "--output-format", output_format)
+    assert done.returncode == 2
+    assert message in done.stderr and done.stderr.startswith("jax-lsp: error: ")
+    if output_format == "json":
+        assert json.loads(done.stdout) == []
+    elif output_format == "sarif":
+        assert json.loads(done.stdout)["runs"][0]["results"] == []
+    else:
+        assert done.stdout == ""
+
+
+def test_a_broken_pyproject_is_a_usage_error(tmp_path: Path) -> None:
+    _project(tmp_path, **{"pyproject.toml": '[tool.jax-lsp]\nselect = "JAX1"\nignore = [1]\n', "a.py": BROKEN})
+    done = run_check(tmp_path)
+    assert done.returncode == 2
+    assert "pyproject.toml: [tool.jax-lsp] `ignore` must be a list of rule codes" in done.stderr
+
+
+def test_unknown_options_are_usage_errors(tmp_path: Path) -> None:
+    done = run_check(tmp_path, "--output-format", "xml")
+    assert done.returncode == 2 and "invalid choice: 'xml'" in done.stderr
+
+
+def test_exit_codes_follow_what_remains(tmp_path: Path) -> None:
+    _project(tmp_path, **{"a.py": BROKEN, "b.py": "x = 1\n"})
+    assert run_check(tmp_path, "b.py").returncode == 0
+    assert run_check(tmp_path).returncode == 1
+    assert run_check(tmp_path, "--ignore", "JAX101").returncode == 0
+    fixed = run_check(tmp_path, "--fix")
+    assert fixed.returncode == 0 and "Fixed 1 error in 1 file." in fixed.stdout
+    assert run_check(tmp_path).returncode == 0
+
+
+def test_the_default_path_is_the_working_folder_and_skips_tool_folders(tmp_path: Path) -> None:
+    _project(
+        tmp_path,
+        **{"pkg/a.py": BROKEN, ".venv/lib/b.py": BROKEN, "node_modules/c.py": BROKEN, "build/d.py": BROKEN,
+           "env/e.py": BROKEN, "env/pyvenv.cfg": "home = /usr\n"},
+    )
+    done = run_check(tmp_path, "--output-format", "json")
+    assert {f["path"] for f in json.loads(done.stdout)} == {"pkg/a.py"}
+
+
+def test_fix_writes_atomically_keeping_the_mode(tmp_path: Path) -> None:
+    _project(tmp_path, **{"a.py": BROKEN})
+    (tmp_path / "a.py").chmod(0o640)
+    done = run_check(tmp_path, "--fix", "--output-format", "json")
+    assert json.loads(done.stdout) == [] and done.stderr == "Fixed 1 error in 1 file.\n"
+    assert (tmp_path / "a.py").read_text() == BROKEN.replace("    return\n", "    return False\n")
+    assert stat.S_IMODE((tmp_path / "a.py").stat().st_mode) == 0o640
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py"]  # no temporary file left
+
+
+def test_fix_leaves_alone_a_file_changed_on_disk_meanwhile(tmp_path: Path) -> None:
+    path = _project(tmp_path, **{"a.py": BROKEN}) / "a.py"
+    ws = Workspace([tmp_path])
+
+    def recheck_while_an_editor_saves():
+        path.write_text(BROKEN + "# saved meanwhile\n")
+        return ws.check_paths([path]), []
+
+    outcome = fix_all(ws, ws.check_paths([path]), [], False, recheck_while_an_editor_saves)
+    assert path.read_text() == BROKEN + "# saved meanwhile\n"
+    assert outcome.written == [] and outcome.fixed == 0
+    assert outcome.errors == [f"{path}: changed on disk while fixing; not written"]
+
+
+def test_a_100k_line_file_is_analysed_like_any_other(tmp_path: Path) -> None:
+    filler = "".join(f"value_{i} = {i} * 2\n" for i in range(100_000))
+    _project(tmp_path, **{"big.py": filler + BROKEN})
+    done = run_check(tmp_path, "--output-format", "json")
+    assert [(f["line"], f["code"]) for f in json.loads(done.stdout)] == [(100_005, "JAX101")]
+
+
+def test_a_file_that_trips_the_core_costs_only_itself(tmp_path: Path) -> None:
+    # 2,000 nested conditional expressions: deeper than Python's recursion limit.
+    deep = " if c else ".join(["(lambda prim, *a, **k: None)"] * 2000)
+    _project(tmp_path, **{"a.py": BROKEN, "deep.py": f"import jax\np = {deep}\nf = jax.checkpoint(lambda x: x, policy=p)\n"})
+    for args in ([], ["a.py", "deep.py"]):  # the whole project, and named files
+        done = run_check(tmp_path, *args, "--output-format", "json")
+        findings = json.loads(done.stdout)
+        assert ("a.py", 5, "JAX101") in {(f["path"], f["line"], f["code"]) for f in findings}
+        assert done.returncode in (1, 2)
+        if done.returncode == 2:
+            assert "internal error" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_rule_prints_the_documentation(tmp_path: Path) -> None:
+    done = run_jax_lsp(tmp_path, "rule", "jax104")
+    assert done.returncode == 0
+    for section in ("# JAX104", "## What it does", "## Why is this bad?", "## Example", "## Use instead"):
+        assert section in done.stdout
+    every = run_jax_lsp(tmp_path, "rule", "--all")
+    assert every.returncode == 0 and all(f"# JAX1{n:02d}" in every.stdout for n in range(1, 11))
+    unknown = run_jax_lsp(tmp_path, "rule", "JAX999")
+    assert unknown.returncode == 2 and "unknown rule 'JAX999'" in unknown.stderr
