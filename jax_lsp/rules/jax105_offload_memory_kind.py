@@ -16,9 +16,9 @@ at the first `jax.grad` with a bare `AssertionError` and no message. A misspelt 
 
 ## Fix safety
 Setting `src` to `"device"` is safe: JAX already reads every other source but `"pinned_host"`
-as device memory, and `"pinned_host"` fails. Setting `dst` to `"pinned_host"`, swapping the
-pair and renaming a keyword are unsafe: the program starts moving residuals to host memory,
-which changes its memory use and speed, and the intended kind or keyword is a guess.
+as device memory, and `"pinned_host"` fails. Setting `dst` to `"pinned_host"` and swapping the
+pair are unsafe: the program starts moving residuals to host memory, which changes its memory
+use and speed. Renaming a keyword is unsafe too: the nearest valid name is a guess.
 """
 
 from __future__ import annotations
