@@ -38,12 +38,18 @@ class Scope:
         while scope is not None:
             found = scope.bindings.get(name)
             if found:
-                return (found[0], scope) if len(found) == 1 else (None, scope)
+                return (found[0], scope) if _one_meaning(found) else (None, scope)
             scope = scope.parent
             # Class bodies are not visible from the functions nested in them.
             while scope is not None and isinstance(scope.node, ast.ClassDef) and scope is not self:
                 scope = scope.parent
         return None, None
+
+
+def _one_meaning(bindings: list[Binding]) -> bool:
+    """One binding, or the same import repeated (`import jax` and `import jax.numpy` both bind jax)."""
+    first = bindings[0]
+    return len(bindings) == 1 or all(b.kind == "import" and b.target == first.target for b in bindings)
 
 
 def _resolve_relative(module_name: str, is_package: bool, level: int, target: str | None) -> str:

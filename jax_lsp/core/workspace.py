@@ -56,6 +56,7 @@ class Workspace:
         self._previous_targets: dict[str, set[str]] = {}
         self._indexed = False
         self._jedi_project = None
+        self._roots_with_src: list[Path] | None = None
 
     # Buffers and disk --------------------------------------------------------
     def set_document(self, path: Path | str, text: str) -> None:
@@ -117,12 +118,13 @@ class Workspace:
             return module
 
     def _search_roots(self) -> list[Path]:
-        roots = []
-        for root in self.roots:
-            roots.append(root)
-            if (root / "src").is_dir():
-                roots.append(root / "src")
-        return roots
+        if self._roots_with_src is None:
+            self._roots_with_src = []
+            for root in self.roots:
+                self._roots_with_src.append(root)
+                if (root / "src").is_dir():
+                    self._roots_with_src.append(root / "src")
+        return self._roots_with_src
 
     def _module_name(self, key: str) -> tuple[str, bool]:
         path = Path(key)

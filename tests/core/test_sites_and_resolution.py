@@ -112,3 +112,8 @@ def test_jedi_resolves_a_checkpoint_behind_a_star_import(tmp_path):
 def test_jax109_sites_still_check_their_policy(tmp_path):
     site = "import jax\n@jax.checkpoint(policy=bad)\ndef h(x):\n    return x"
     assert ("JAX101", 2) in codes(BROKEN + "\n" + site, tmp_path)
+
+
+def test_repeated_imports_of_one_package_keep_its_names_known(tmp_path):
+    site = "import jax\nimport jax.numpy as jnp\nimport jax.ad_checkpoint\nf = jax.checkpoint(g, policy=bad)"
+    assert ("JAX101", 2) in codes(BROKEN + "\n" + site, tmp_path)

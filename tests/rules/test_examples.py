@@ -66,8 +66,9 @@ def test_invalid_example_fails_under_jax(case):
     _, _, example = case
     assert example.error or example.misbehaves, "an INVALID example must say how JAX fails"
     if example.error:
-        with pytest.raises(Exception, match=_escaped(example.error)):
+        with pytest.raises(Exception) as raised:
             run_example(example.code)
+        assert example.error in f"{raised.type.__name__}: {raised.value}"
     else:
         example.misbehaves(run_example(example.code))
 
@@ -88,8 +89,3 @@ def test_valid_example_runs_under_jax(case):
     _, _, example = case
     run_example(example.code)
 
-
-def _escaped(text: str) -> str:
-    import re
-
-    return re.escape(text)
