@@ -1,0 +1,63 @@
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.trace import TraceService
+
+pytest.importorskip("jax")
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """Every live process below ``pid`` (default: this test process), from /proc."""
+    pid = pid or os.getpid()
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, queue = set(), [pid]
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            found.add(child)
+            queue.append(child)
+    return found
+
+
+@pytest.fixture(scope="session")
+def service():
+    svc = TraceService()
+    yield svc
+    svc.shutdown()
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """write("name.py", code) -> path of the written module under tmp_path."""
+
+    def _write(name: str, code: str) -> str:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code).lstrip("\n"), encoding="utf-8")
+        return str(path)
+
+    return _write
+
+
+def line_of(path: str, needle: str) -> int:
+    """1-based line of the first line containing ``needle``."""
+    for number, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if needle in text:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

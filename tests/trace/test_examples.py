@@ -1,0 +1,39 @@
+"""Every INVALID example of the rules is confirmed by a trace; every VALID one traces clean."""
+
+import pytest
+
+from jax_lsp.core import Workspace
+from jax_lsp.rules import ALL_RULES
+from jax_lsp.trace.locations import policy_anchors
+from jax_lsp.trace.mapping import trace_notes
+
+CASES = [
+    pytest.param(rule, kind, example, id=f"{rule.code}-{kind}-{i}")
+    for rule in ALL_RULES
+    for kind in ("INVALID", "VALID")
+    for i, example in enumerate(getattr(rule, kind))
+]
+
+
+def _trace_sites(service, tmp_path, code):
+    path = tmp_path / "example.py"
+    path.write_text(code, encoding="utf-8")
+    workspace = Workspace([tmp_path])
+    static = workspace.check_file(str(path))
+    sites = [a for a in policy_anchors(workspace, str(path)) if a.kind == "site"]
+    assert sites, "every example passes a policy somewhere"
+    results = [service.trace(path, a.line, a.column, root=tmp_path) for a in sites]
+    notes = [n for r in results for n in trace_notes(r, static)]
+    return results, notes
+
+
+@pytest.mark.parametrize("rule, kind, example", CASES)
+def test_example(service, tmp_path, rule, kind, example):
+    results, notes = _trace_sites(service, tmp_path, example.code)
+    if kind == "INVALID":
+        confirmed = {n.span.start.line + 1 for n in notes if n.confirms == rule.code}
+        assert set(example.lines) <= confirmed, [(n.span.start.line + 1, n.code, n.message) for n in notes]
+        assert not [n for n in notes if n.code == "JAX190"]
+    else:
+        assert [r.status for r in results] == ["ok"] * len(results), [r.message for r in results]
+        assert [n for n in notes if n.severity != "information"] == []

@@ -1,0 +1,180 @@
+"""Bounded runs: timeouts, memory limits, cancellation, concurrency, and no process left behind."""
+
+import os
+import signal
+import subprocess
+import sys
+import textwrap
+import time
+
+import pytest
+
+from jax_lsp.trace import TraceService
+from tests.trace.conftest import descendants, line_of, needs_linux
+
+pytestmark = needs_linux
+
+POLICY = """
+import jax
+
+{extra}
+
+def policy(prim, *args, **params):
+    return prim.name == "sin"
+
+f = jax.checkpoint(lambda x: x, policy=policy)
+"""
+
+
+def _module(write, extra="", helper=None):
+    if helper:
+        write("helper.py", helper)
+    return write("model.py", POLICY.format(extra=extra))
+
+
+def _wait_until(condition, seconds=10.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        if condition():
+            return True
+        time.sleep(0.05)
+    return condition()
+
+
+def test_infinite_loop_at_import_is_killed_at_the_timeout(service, write):
+    path = _module(write, "import helper", helper="while True:\n    pass\n")
+    service.agent()  # warm: the agent itself is expected to stay
+    before = descendants()
+    started = time.monotonic()
+    result = service.trace(path, line_of(path, "def policy"), timeout=2)
+    elapsed = time.monotonic() - started
+    assert result.status == "timeout"
+    assert "2 s timeout" in result.message
+    assert 2 <= elapsed < 6
+    assert _wait_until(lambda: descendants() <= before)
+
+
+def test_memory_hog_is_stopped_by_the_address_space_limit(service, write):
+    path = _module(write, "import helper", helper="HOG = bytearray(2 * 1024 ** 3)\n")
+    result = service.trace(path, line_of(path, "def policy"), memory_mb=1024)
+    assert result.status == "memory"
+    assert "1024 MiB" in result.message
+    # The agent survives its child: the next trace works.
+    ok = _module(write)
+    assert service.trace(ok, line_of(ok, "def policy")).ok
+
+
+def test_two_concurrent_traces(service, write):
+    first = write("a.py", POLICY.format(extra=""))
+    second = write("b.py", POLICY.format(extra="").replace('"sin"', '"cos"'))
+    jobs = [service.submit(p, line_of(p, "def policy")) for p in (first, second)]
+    results = [job.result(60) for job in jobs]
+    assert [r.status for r in results] == ["ok", "ok"]
+    saved = [{d.primitive for d in r.decisions if d.decision == "saved"} for r in results]
+    assert saved == [{"sin"}, {"cos"}]
+
+
+def test_cancel_kills_the_run(service, write):
+    path = _module(write, "import helper", helper="while True:\n    pass\n")
+    service.agent()
+    before = descendants()
+    job = service.submit(path, line_of(path, "def policy"), timeout=60)
+    assert _wait_until(lambda: len(descendants() - before) >= 1, 10)
+    started = time.monotonic()
+    job.cancel()
+    result = job.result(10)
+    assert result.status == "cancelled"
+    assert time.monotonic() - started < 3
+    assert _wait_until(lambda: descendants() <= before)
+
+
+def test_a_new_trace_of_the_same_policy_cancels_the_old_one(service, write):
+    path = _module(write, "import helper", helper="while True:\n    pass\n")
+    line = line_of(path, "def policy")
+    old = service.submit(path, line, timeout=60)
+    new = service.submit(path, line, timeout=1)
+    assert old.result(10).status == "cancelled"
+    assert new.result(10).status == "timeout"
+
+
+def test_shutdown_leaves_no_process(write):
+    path = _module(write, "import helper", helper="while True:\n    pass\n")
+    before = descendants()
+    svc = TraceService()
+    job = svc.submit(path, line_of(path, "def policy"), timeout=60)
+    assert _wait_until(lambda: len(descendants() - before) >= 2, 30)  # the agent and its child
+    svc.shutdown()
+    assert job.result(10).status in ("crashed", "cancelled")
+    assert _wait_until(lambda: descendants() <= before)
+
+
+def test_children_die_with_a_killed_agent(write):
+    path = _module(write, "import helper", helper="while True:\n    pass\n")
+    svc = TraceService()
+    try:
+        job = svc.submit(path, line_of(path, "def policy"), timeout=60)
+        agent = svc.agent()
+        assert _wait_until(lambda: descendants(agent.proc.pid), 30)
+        children = descendants(agent.proc.pid)
+        os.kill(agent.proc.pid, signal.SIGKILL)
+        assert job.result(10).status == "crashed"
+        assert _wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") and _alive(pid) for pid in children))
+    finally:
+        svc.shutdown()
+
+
+def _alive(pid):
+    try:
+        with open(f"/proc/{pid}/stat") as handle:
+            return handle.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        return False
+
+
+def test_agent_and_children_die_with_the_host(write, tmp_path):
+    """The host (a server) is SIGKILLed mid-trace: its agent and the agent's child follow."""
+    path = _module(write, "import helper", helper="while True:\n    pass\n")
+    host = textwrap.dedent(f"""
+        import sys, time
+        from jax_lsp.trace import TraceService
+        svc = TraceService()
+        job = svc.submit({path!r}, {line_of(path, "def policy")}, timeout=60)
+        print(svc.agent().proc.pid, flush=True)
+        time.sleep(60)
+    """)
+    proc = subprocess.Popen([sys.executable, "-c", host], stdout=subprocess.PIPE, text=True)
+    try:
+        agent_pid = int(proc.stdout.readline())
+        assert _wait_until(lambda: descendants(agent_pid), 30)
+        family = {agent_pid} | descendants(agent_pid)
+        proc.kill()
+        proc.wait()
+        assert _wait_until(lambda: not any(_alive(pid) for pid in family), 10)
+    finally:
+        proc.kill()
+
+
+def test_interpreter_without_jax(service, write, tmp_path):
+    wrapper = tmp_path / "python-without-jax"
+    wrapper.write_text(f'#!/bin/sh\nexec {sys.executable} -S "$@"\n')
+    wrapper.chmod(0o755)
+    path = _module(write)
+    result = service.trace(path, line_of(path, "def policy"), interpreter=str(wrapper))
+    assert result.status == "no_jax"
+    assert "jax is not installed in" in result.message
+    assert "-m pip install jax" in result.message
+
+
+def test_interpreter_that_does_not_exist(service, write):
+    path = _module(write)
+    result = service.trace(path, 3, interpreter="/nonexistent/python3")
+    assert result.status == "error"
+    assert "/nonexistent/python3" in result.message
+
+
+@pytest.mark.parametrize("exit_code", ["os._exit(3)", "os.kill(os.getpid(), 9)"])
+def test_a_child_that_dies_without_a_result(service, write, exit_code):
+    path = _module(write, "import helper", helper=f"import os\n{exit_code}\n")
+    result = service.trace(path, line_of(path, "def policy"))
+    assert result.status == "crashed"
+    assert ("code 3" in result.message) if "_exit" in exit_code else ("SIGKILL" in result.message)
