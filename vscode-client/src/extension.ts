@@ -1,0 +1,242 @@
+// jax-lsp for VS Code: runs the jax-lsp language server for Python files.
+import * as os from 'node:os';
+import {
+    CodeActionKind,
+    commands,
+    ProgressLocation,
+    Range,
+    window,
+    workspace,
+    type CodeAction,
+    type ExtensionContext,
+    type LogOutputChannel,
+    type Uri,
+} from 'vscode';
+import { DidChangeConfigurationNotification, ExecuteCommandRequest, State, type LanguageClient } from 'vscode-languageclient/node';
+import { createLog, errorText } from './common/log';
+import { chooseInterpreter, InterpreterError, interpreterProblem, probeInterpreter, serverCommand } from './common/python';
+import { activeInterpreter, hasPythonExtension, onActiveInterpreterChange } from './common/pythonExtension';
+import { createClient } from './common/server';
+import { expandPath, importStrategy, RESTART_KEYS, SECTION, serverSettings, showNotifications, type ServerSettings } from './common/settings';
+import { ServerStatus, type StatusSnapshot } from './common/status';
+import { traceRefusal, trustedValue } from './common/trust';
+
+const FIX_ALL_KIND = CodeActionKind.SourceFixAll.append(SECTION);
+const TRACE_COMMAND = 'jax-lsp.tracePolicy';
+
+/** What other extensions (and the end-to-end test) can ask: the server's state. */
+export interface JaxLspApi {
+    status(): StatusSnapshot;
+}
+
+class JaxLsp {
+    private client: LanguageClient | undefined;
+    private interpreter: string | undefined;
+    private pending: Promise<void> = Promise.resolve();
+
+    constructor(
+        private readonly context: ExtensionContext,
+        private readonly log: LogOutputChannel,
+        private readonly status: ServerStatus,
+    ) {}
+
+    /** Stops the running server (if any) and starts a new one; calls run one after another. */
+    restart(): Promise<void> {
+        this.pending = this.pending
+            .then(() => this.stop())
+            .then(() => this.start())
+            .catch((error) => this.fail(`jax-lsp could not start: ${errorText(error)}`, false));
+        return this.pending;
+    }
+
+    async stop(): Promise<void> {
+        const client = this.client;
+        this.client = undefined;
+        if (client) {
+            try {
+                await client.stop();
+            } catch (error) {
+                this.log.warn(`Stopping the server: ${errorText(error)}`);
+            }
+            await client.dispose();
+        }
+    }
+
+    settingsFor(scope: Uri | undefined): ServerSettings {
+        const config = workspace.getConfiguration(SECTION, scope);
+        return serverSettings((key) => config.get(key), this.interpreter);
+    }
+
+    configurationChanged(): void {
+        if (this.client?.isRunning()) {
+            void this.client.sendNotification(DidChangeConfigurationNotification.type, {
+                settings: { [SECTION]: this.settingsFor(this.root()) },
+            });
+        }
+    }
+
+    interpreterSettingIsSet(): boolean {
+        return Boolean(trustedValue(workspace.getConfiguration(SECTION).inspect<string>('interpreter'), workspace.isTrusted));
+    }
+
+    async traceAtCursor(): Promise<unknown> {
+        const refusal = traceRefusal(workspace.isTrusted);
+        if (refusal) {
+            void window.showWarningMessage(refusal, 'Manage Workspace Trust').then((choice) => {
+                if (choice) {
+                    void commands.executeCommand('workbench.trust.manage');
+                }
+            });
+            return undefined;
+        }
+        const editor = window.activeTextEditor;
+        if (!editor || editor.document.languageId !== 'python') {
+            void window.showInformationMessage('jax-lsp: put the cursor on a remat policy in a Python file to trace it.');
+            return undefined;
+        }
+        const client = this.client;
+        if (!client?.isRunning()) {
+            void window.showErrorMessage('jax-lsp: the server is not running (see jax-lsp: Show Logs).');
+            return undefined;
+        }
+        const params = {
+            command: TRACE_COMMAND,
+            arguments: [editor.document.uri.toString(), client.code2ProtocolConverter.asPosition(editor.selection.active)],
+        };
+        try {
+            return await window.withProgress({ location: ProgressLocation.Window, title: 'jax-lsp: tracing policy' }, () =>
+                client.sendRequest(ExecuteCommandRequest.type, params),
+            );
+        } catch (error) {
+            void window.showErrorMessage(`jax-lsp: ${errorText(error)}`);
+            return undefined;
+        }
+    }
+
+    /** Applies the server's `source.fixAll.jax-lsp` action to the active file; true if it changed. */
+    async fixAll(): Promise<boolean> {
+        const document = window.activeTextEditor?.document;
+        if (!document || document.languageId !== 'python') {
+            return false;
+        }
+        const whole = new Range(0, 0, document.lineCount, 0);
+        const actions =
+            (await commands.executeCommand<CodeAction[]>('vscode.executeCodeActionProvider', document.uri, whole, FIX_ALL_KIND.value)) ?? [];
+        const action = actions.find((candidate) => candidate.kind && FIX_ALL_KIND.contains(candidate.kind) && candidate.edit);
+        if (!action?.edit || action.edit.size === 0) {
+            void window.showInformationMessage('jax-lsp: nothing to fix in this file.');
+            return false;
+        }
+        return workspace.applyEdit(action.edit);
+    }
+
+    private root(): Uri | undefined {
+        return workspace.workspaceFolders?.[0]?.uri;
+    }
+
+    private async start(): Promise<void> {
+        const config = workspace.getConfiguration(SECTION);
+        const trusted = workspace.isTrusted;
+        const root = this.root();
+        const extensionRoot = this.context.extensionPath;
+        const setting = trustedValue(config.inspect<string>('interpreter'), trusted);
+        const pathContext = { workspaceFolder: root?.fsPath, userHome: os.homedir() };
+        const choice = chooseInterpreter(setting && expandPath(setting, pathContext), await activeInterpreter(this.log, root));
+        const strategy = importStrategy((key) => config.get(key));
+        this.status.set('starting', choice.command);
+        this.log.info(`Python ${choice.command} (from ${choice.source}), importStrategy ${strategy}, workspace ${trusted ? 'trusted' : 'not trusted'}`);
+
+        let launch;
+        try {
+            const info = await probeInterpreter(choice.command, { cwd: extensionRoot });
+            const problem = interpreterProblem(info, strategy);
+            if (problem) {
+                throw new InterpreterError(problem);
+            }
+            launch = serverCommand(info.executable, strategy, extensionRoot);
+            this.interpreter = info.executable;
+        } catch (error) {
+            if (error instanceof InterpreterError) {
+                this.fail(error.message, true);
+                return;
+            }
+            throw error;
+        }
+        this.log.info(`Starting: ${[launch.command, ...launch.args].join(' ')}`);
+        const client = createClient(launch, extensionRoot, { settings: this.settingsFor(root), trusted }, this.log, {
+            settingsFor: (scope) => this.settingsFor(scope),
+            onGaveUp: (message) => this.fail(message, false),
+        });
+        client.onDidChangeState((event) => {
+            if (this.client !== client) {
+                return;
+            }
+            if (event.newState === State.Running) {
+                this.status.set('ready', this.interpreter);
+            } else if (event.newState === State.Starting) {
+                this.status.set('starting', this.interpreter);
+            }
+        });
+        this.client = client;
+        await client.start();
+    }
+
+    private fail(message: string, offerInterpreter: boolean): void {
+        this.log.error(message);
+        this.status.set('error', this.interpreter, message);
+        if (showNotifications((key) => workspace.getConfiguration(SECTION).get(key)) === 'off') {
+            return;
+        }
+        const actions = offerInterpreter ? ['Select Interpreter', 'Show Logs'] : ['Restart Server', 'Show Logs'];
+        void window.showErrorMessage(message, ...actions).then((choice) => {
+            if (choice === 'Show Logs') {
+                this.log.show();
+            } else if (choice === 'Restart Server') {
+                void this.restart();
+            } else if (choice === 'Select Interpreter') {
+                void (hasPythonExtension()
+                    ? commands.executeCommand('python.setInterpreter')
+                    : commands.executeCommand('workbench.action.openSettings', `${SECTION}.interpreter`));
+            }
+        });
+    }
+}
+
+let extension: JaxLsp | undefined;
+
+export async function activate(context: ExtensionContext): Promise<JaxLspApi> {
+    const log = createLog();
+    const status = new ServerStatus();
+    extension = new JaxLsp(context, log, status);
+    const jaxLsp = extension;
+    context.subscriptions.push(
+        log,
+        status,
+        commands.registerCommand('jax-lsp.restart', () => jaxLsp.restart()),
+        commands.registerCommand('jax-lsp.showLogs', () => log.show()),
+        commands.registerCommand('jax-lsp.traceAtCursor', () => jaxLsp.traceAtCursor()),
+        commands.registerCommand('jax-lsp.fixAll', () => jaxLsp.fixAll()),
+        workspace.onDidChangeConfiguration((event) => {
+            if (RESTART_KEYS.some((key) => event.affectsConfiguration(`${SECTION}.${key}`))) {
+                void jaxLsp.restart();
+            } else if (event.affectsConfiguration(SECTION)) {
+                jaxLsp.configurationChanged();
+            }
+        }),
+        workspace.onDidGrantWorkspaceTrust(() => void jaxLsp.restart()),
+    );
+    const followPython = await onActiveInterpreterChange(log, () => {
+        if (!jaxLsp.interpreterSettingIsSet()) {
+            void jaxLsp.restart();
+        }
+    });
+    if (followPython) {
+        context.subscriptions.push(followPython);
+    }
+    await jaxLsp.restart();
+    return { status: () => status.snapshot };
+}
+
+export async function deactivate(): Promise<void> {
+    await extension?.stop();
+}

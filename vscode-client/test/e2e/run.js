@@ -1,0 +1,260 @@
+// End-to-end test of the packaged extension in a real VS Code: code-server (VS Code's own
+// workbench and Node extension host) driven by Chromium through playwright-core.
+// Two windows on fresh copies of test/fixtures/workspace: a trusted one and an untrusted one
+// (Restricted Mode). In each: a UI check (squiggles, Problems panel, quick-fix menu or the
+// trace refusal, with a screenshot) and suite.js run inside the extension host.
+// Prints one line per check and `N passed, N failed`; exits 1 on any failure.
+//
+// Environment: CODE_SERVER (the code-server executable), VSIX, PYTHON (the user's interpreter),
+// OUT (output folder), PORT (default 8097; the untrusted window uses PORT + 1), CHROMIUM (default /usr/bin/chromium);
+// playwright-core must be resolvable (NODE_PATH).
+const { spawn, execFileSync } = require('child_process');
+const fs = require('fs');
+const path = require('path');
+const { chromium } = require('playwright-core');
+
+const { CODE_SERVER, VSIX, OUT } = process.env;
+const FIRST_PORT = Number(process.env.PORT || 8097);
+const PORTS = { trusted: FIRST_PORT, untrusted: FIRST_PORT + 1 };
+let PORT = FIRST_PORT;
+const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
+const FIXTURE = path.join(__dirname, '..', 'fixtures', 'workspace');
+const SUITE = path.join(__dirname, 'suite.js');
+const PYTHON = execFileSync(process.env.PYTHON || 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const WORK = path.join(OUT, 'work');
+const EXTENSIONS = path.join(WORK, 'extensions');
+
+const t0 = Date.now();
+const log = (...args) => console.log(`[${((Date.now() - t0) / 1000).toFixed(1)}s]`, ...args);
+const results = [];
+function record(name, ok, detail) {
+    results.push({ name, ok });
+    console.log(`${ok ? 'PASS' : 'FAIL'} ${name}${!ok && detail ? `\n     ${String(detail).split('\n').slice(0, 8).join('\n     ')}` : ''}`);
+}
+async function check(name, body) {
+    try {
+        await body();
+        record(name, true);
+    } catch (error) {
+        record(name, false, (error && error.stack) || error);
+    }
+}
+
+// Everything code-server, Chromium and VS Code write stays under WORK, never in $HOME.
+const ENV = {
+    ...process.env,
+    XDG_CONFIG_HOME: path.join(WORK, 'xdg', 'config'),
+    XDG_DATA_HOME: path.join(WORK, 'xdg', 'data'),
+    XDG_CACHE_HOME: path.join(WORK, 'xdg', 'cache'),
+    XDG_STATE_HOME: path.join(WORK, 'xdg', 'state'),
+};
+
+function userSettings(trusted) {
+    return {
+        'jax-lsp.interpreter': PYTHON,
+        'security.workspace.trust.enabled': !trusted,
+        'security.workspace.trust.startupPrompt': 'never',
+        'workbench.startupEditor': 'none',
+        'workbench.tips.enabled': false,
+        'telemetry.telemetryLevel': 'off',
+        'extensions.autoCheckUpdates': false,
+        'extensions.autoUpdate': false,
+        'extensions.ignoreRecommendations': true,
+        'files.autoSave': 'off',
+        'chat.disableAIFeatures': true,
+        'editor.minimap.enabled': false,
+        'window.zoomLevel': 0,
+    };
+}
+
+function prepareWindow(mode) {
+    const dir = path.join(WORK, mode);
+    const workspace = path.join(dir, 'workspace');
+    fs.cpSync(FIXTURE, workspace, { recursive: true });
+    if (mode === 'untrusted') {
+        // A hostile workspace: it names a program for the extension to run. Restricted Mode must ignore it.
+        fs.mkdirSync(path.join(workspace, '.vscode'));
+        fs.writeFileSync(path.join(workspace, '.vscode', 'settings.json'), JSON.stringify({ 'jax-lsp.interpreter': '/nonexistent/evil-python' }));
+    }
+    fs.mkdirSync(path.join(dir, 'user-data', 'User'), { recursive: true });
+    fs.writeFileSync(path.join(dir, 'user-data', 'User', 'settings.json'), JSON.stringify(userSettings(mode === 'trusted'), null, 2));
+    fs.writeFileSync(path.join(dir, 'config.yaml'), `bind-addr: 127.0.0.1:${PORT}\nauth: none\ncert: false\n`);
+    return { dir, workspace };
+}
+
+async function startCodeServer(mode, dir, workspace) {
+    const args = [
+        '--config', path.join(dir, 'config.yaml'),
+        '--user-data-dir', path.join(dir, 'user-data'),
+        '--extensions-dir', EXTENSIONS,
+        '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override',
+        '--reconnection-grace-time', '5',
+        '--vscode-option', 'enable-smoke-test-driver',
+        ...(mode === 'trusted' ? ['--disable-workspace-trust'] : []),
+        workspace,
+    ];
+    const output = fs.openSync(path.join(dir, 'code-server.log'), 'w');
+    const env = { ...ENV, JAX_LSP_E2E_MODE: mode, JAX_LSP_E2E_PYTHON: PYTHON, JAX_LSP_E2E_RESULT: path.join(dir, 'suite-result.json') };
+    // Its own process group, so that stopping it stops the extension host and the server too.
+    const child = spawn(CODE_SERVER, args, { env, detached: true, stdio: ['ignore', output, output] });
+    const stop = () => {
+        try {
+            process.kill(-child.pid, 'SIGTERM');
+        } catch {
+            // already gone
+        }
+    };
+    for (let i = 0; i < 150; i++) {
+        try {
+            const response = await fetch(`http://127.0.0.1:${PORT}/healthz`);
+            if (response.ok) return stop;
+        } catch {
+            // not listening yet
+        }
+        await new Promise((resolve) => setTimeout(resolve, 200));
+    }
+    stop();
+    throw new Error(`code-server did not start; see ${path.join(dir, 'code-server.log')}`);
+}
+
+async function openBrowser(dir) {
+    const profile = fs.mkdtempSync(path.join(dir, 'chromium-'));
+    return chromium.launchPersistentContext(profile, {
+        executablePath: CHROMIUM,
+        headless: true,
+        viewport: { width: 1280, height: 800 },
+        args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
+            '--disable-component-update', '--disable-sync'],
+    });
+}
+
+async function openModel(page, workspace) {
+    await page.goto(`http://127.0.0.1:${PORT}/?folder=${encodeURIComponent(workspace)}`);
+    await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'model.py' }).click({ timeout: 90000 });
+    await page.waitForSelector('.monaco-editor .squiggly-error', { timeout: 90000 });
+    await page.waitForSelector('.monaco-editor .squiggly-warning', { timeout: 30000 });
+}
+
+async function uiTrusted(dir, workspace) {
+    const context = await openBrowser(dir);
+    try {
+        const page = context.pages()[0];
+        await check('trusted UI: squiggles and the Problems panel list JAX101/JAX104 at their lines', async () => {
+            await openModel(page, workspace);
+            await page.keyboard.press('Control+Shift+M');
+            await page.waitForSelector('.markers-panel .monaco-list-row', { timeout: 30000 });
+            await page.waitForFunction(() => document.querySelectorAll('.markers-panel .monaco-list-row').length >= 4, null, { timeout: 30000 });
+            const problems = await page.locator('.markers-panel').innerText();
+            log('Problems panel:', JSON.stringify(problems));
+            for (const expected of [/JAX101\)?\s*\[Ln 9, Col 5\]/, /JAX104\)?\s*\[Ln 10, Col 8\]/, /JAX101\)?\s*\[Ln 15, Col 12\]/]) {
+                if (!expected.test(problems)) throw new Error(`Problems panel lacks ${expected}`);
+            }
+        });
+        await check('trusted UI: Ctrl+. on the string comparison offers the JAX104 fix and the noqa action', async () => {
+            await page.locator('.monaco-editor .view-line', { hasText: 'if prim == "dot_general"' }).click();
+            await page.keyboard.press('Control+.');
+            const menu = page.locator('.action-widget').first();
+            await menu.waitFor({ timeout: 20000 });
+            const text = await menu.innerText();
+            log('Quick fix menu:', JSON.stringify(text));
+            for (const title of ['jax-lsp (JAX104): Compare `prim.name`', 'Disable JAX104 for this line']) {
+                if (!text.includes(title)) throw new Error(`quick-fix menu lacks "${title}"`);
+            }
+            await page.screenshot({ path: path.join(OUT, 'screenshot.png') });
+        });
+    } finally {
+        await context.close();
+    }
+}
+
+async function uiUntrusted(dir, workspace) {
+    const context = await openBrowser(dir);
+    try {
+        const page = context.pages()[0];
+        await check('untrusted UI: diagnostics still show, Trace Policy at Cursor says why it is off', async () => {
+            await openModel(page, workspace);
+            await page.locator('.monaco-editor .view-line', { hasText: 'def save_matmuls' }).click();
+            await page.keyboard.press('F1');
+            await page.keyboard.type('jax-lsp: Trace Policy at Cursor');
+            await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Trace Policy at Cursor' }).first().waitFor({ timeout: 20000 });
+            await page.keyboard.press('Enter');
+            const toast = page.locator('.notification-toast', { hasText: 'off in Restricted Mode' });
+            await toast.waitFor({ timeout: 20000 });
+            log('Notification:', JSON.stringify(await toast.innerText()));
+            await page.screenshot({ path: path.join(OUT, 'screenshot-untrusted.png') });
+        });
+    } finally {
+        await context.close();
+    }
+}
+
+/** Runs suite.js inside the window's extension host and records its checks. */
+async function extensionHostSuite(mode, dir, workspace) {
+    const context = await openBrowser(dir);
+    const resultFile = path.join(dir, 'suite-result.json');
+    try {
+        const page = context.pages()[0];
+        let exited;
+        const exit = new Promise((resolve) => { exited = resolve; });
+        await page.exposeFunction('codeAutomationLog', () => {});
+        await page.exposeFunction('codeAutomationExit', (code) => exited(code));
+        const installed = fs.readdirSync(EXTENSIONS).find((name) => name.startsWith('jax-lsp.jax-lsp-'));
+        const host = `127.0.0.1:${PORT}`;
+        const payload = JSON.stringify([
+            ['extensionDevelopmentPath', `vscode-remote://${host}${path.join(EXTENSIONS, installed)}`],
+            ['extensionTestsPath', `vscode-remote://${host}${SUITE}`],
+            ['skipWelcome', 'true'],
+        ]);
+        await page.goto(`http://${host}/?folder=${encodeURIComponent(workspace)}&payload=${encodeURIComponent(payload)}`);
+        const code = await Promise.race([exit, new Promise((resolve) => setTimeout(() => resolve('timeout'), 240000))]);
+        log(`${mode} extension-host suite exit code:`, code);
+    } finally {
+        await context.close();
+    }
+    if (!fs.existsSync(resultFile)) {
+        record(`${mode}: extension-host suite ran`, false, `no ${resultFile}; see ${path.join(dir, 'code-server.log')}`);
+        return;
+    }
+    for (const result of JSON.parse(fs.readFileSync(resultFile, 'utf8'))) {
+        record(`${result.name} (${(result.ms / 1000).toFixed(1)}s)`, result.ok, result.error);
+    }
+}
+
+async function runWindow(mode, ui) {
+    PORT = PORTS[mode];
+    const { dir, workspace } = prepareWindow(mode);
+    const stop = await startCodeServer(mode, dir, workspace);
+    try {
+        await ui(dir, workspace);
+        await extensionHostSuite(mode, dir, workspace);
+    } finally {
+        stop();
+        await new Promise((resolve) => setTimeout(resolve, 1000));
+    }
+}
+
+(async () => {
+    fs.rmSync(WORK, { recursive: true, force: true });
+    fs.mkdirSync(EXTENSIONS, { recursive: true });
+    log(`installing ${VSIX}; user's Python: ${PYTHON}`);
+    execFileSync(CODE_SERVER, ['--user-data-dir', path.join(WORK, 'install-user-data'), '--extensions-dir', EXTENSIONS,
+        '--install-extension', VSIX], { env: ENV, stdio: 'inherit' });
+    await check('the .vsix installs', () => {
+        if (!fs.readdirSync(EXTENSIONS).some((name) => name.startsWith('jax-lsp.jax-lsp-'))) throw new Error('not installed');
+    });
+    for (const [mode, ui] of [['trusted', uiTrusted], ['untrusted', uiUntrusted]]) {
+        try {
+            await runWindow(mode, ui);
+        } catch (error) {
+            record(`${mode}: window`, false, (error && error.stack) || error);
+        }
+    }
+    const failed = results.filter((r) => !r.ok).length;
+    log('done');
+    console.log(`${results.length - failed} passed, ${failed} failed`);
+    process.exit(failed ? 1 : 0);
+})().catch((error) => {
+    console.error(error);
+    console.log(`${results.filter((r) => r.ok).length} passed, ${results.filter((r) => !r.ok).length + 1} failed`);
+    process.exit(1);
+});

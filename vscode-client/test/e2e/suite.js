@@ -1,0 +1,187 @@
+// Runs inside the real extension host of code-server (Node side, full `vscode` API), started by
+// run.js with extensionTestsPath. JAX_LSP_E2E_MODE says which window this is: "trusted" or
+// "untrusted". Each check is recorded on its own in JAX_LSP_E2E_RESULT (JSON).
+const assert = require('assert');
+const fs = require('fs');
+const vscode = require('vscode');
+
+const MODE = process.env.JAX_LSP_E2E_MODE;
+const PYTHON = process.env.JAX_LSP_E2E_PYTHON; // sys.executable of the user's interpreter
+const EXTENSION_ID = 'jax-lsp.jax-lsp';
+
+// model.py in test/fixtures/workspace: (code, start line:col, end line:col, severity), 0-based.
+const EXPECTED = [
+    'JAX101 8:4-8:16 Error',
+    'JAX104 9:7-9:28 Warning',
+    'JAX101 14:11-14:15 Error',
+];
+
+const checks = [];
+async function check(name, body) {
+    const started = Date.now();
+    try {
+        await body();
+        checks.push({ name, ok: true, ms: Date.now() - started });
+    } catch (error) {
+        checks.push({ name, ok: false, ms: Date.now() - started, error: String((error && error.stack) || error) });
+    }
+}
+
+function codeOf(diagnostic) {
+    return typeof diagnostic.code === 'object' ? diagnostic.code.value : diagnostic.code;
+}
+
+function describe(diagnostic) {
+    const { start, end } = diagnostic.range;
+    const severity = vscode.DiagnosticSeverity[diagnostic.severity];
+    return `${codeOf(diagnostic)} ${start.line}:${start.character}-${end.line}:${end.character} ${severity}`;
+}
+
+function jaxDiagnostics(uri) {
+    return vscode.languages
+        .getDiagnostics(uri)
+        .filter((d) => d.source === 'jax-lsp')
+        .sort((a, b) => a.range.start.compareTo(b.range.start));
+}
+
+/** Resolves with `probe()`'s value once it is truthy; rechecks on every diagnostics change. */
+function waitFor(probe, timeoutMs, what) {
+    return new Promise((resolve, reject) => {
+        let done = false;
+        const finish = (error, value) => {
+            if (done) return;
+            done = true;
+            clearInterval(timer);
+            clearTimeout(deadline);
+            subscription.dispose();
+            error ? reject(error) : resolve(value);
+        };
+        const poll = () => {
+            try {
+                const value = probe();
+                if (value) finish(undefined, value);
+            } catch (error) {
+                finish(error);
+            }
+        };
+        const subscription = vscode.languages.onDidChangeDiagnostics(poll);
+        const timer = setInterval(poll, 250);
+        const deadline = setTimeout(() => finish(new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)), timeoutMs);
+        poll();
+    });
+}
+
+async function waitForDiagnostics(uri, expected, timeoutMs = 60000) {
+    let last = [];
+    try {
+        await waitFor(() => {
+            last = jaxDiagnostics(uri).map(describe);
+            return JSON.stringify(last) === JSON.stringify(expected);
+        }, timeoutMs, `diagnostics ${JSON.stringify(expected)}`);
+    } catch (error) {
+        throw new Error(`${error.message}; last seen ${JSON.stringify(last)}`);
+    }
+    return jaxDiagnostics(uri);
+}
+
+async function applyQuickFix(uri, doc, code) {
+    const diagnostic = jaxDiagnostics(uri).find((d) => codeOf(d) === code);
+    assert.ok(diagnostic, `no ${code} diagnostic`);
+    const actions = await vscode.commands.executeCommand(
+        'vscode.executeCodeActionProvider', uri, diagnostic.range, vscode.CodeActionKind.QuickFix.value);
+    const titles = actions.map((a) => a.title);
+    assert.ok(titles.includes(`Disable ${code} for this line`), JSON.stringify(titles));
+    const fix = actions.find((a) => a.title.startsWith(`jax-lsp (${code}): `));
+    assert.ok(fix && fix.edit, `no "jax-lsp (${code}): ..." quick fix among ${JSON.stringify(titles)}`);
+    assert.ok(await vscode.workspace.applyEdit(fix.edit), 'applyEdit refused the edit');
+    return fix.title;
+}
+
+async function waitForStatus(api, state, timeoutMs = 60000) {
+    return waitFor(() => api.status().state === state && api.status(), timeoutMs, `server state ${state} (now ${JSON.stringify(api.status())})`);
+}
+
+async function run() {
+    const folder = vscode.workspace.workspaceFolders[0].uri;
+    const uri = vscode.Uri.joinPath(folder, 'model.py');
+    const original = fs.readFileSync(uri.fsPath, 'utf8');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const extension = vscode.extensions.getExtension(EXTENSION_ID);
+    assert.ok(extension, `${EXTENSION_ID} is not installed`);
+    const api = await extension.activate();
+
+    await check(`${MODE}: workspace trust is as expected`, () => {
+        assert.strictEqual(vscode.workspace.isTrusted, MODE === 'trusted');
+    });
+
+    await check(`${MODE}: JAX101/JAX104 diagnostics with codes, ranges, severities and doc links`, async () => {
+        const diagnostics = await waitForDiagnostics(uri, EXPECTED);
+        for (const d of diagnostics) {
+            assert.ok(d.code.target && d.code.target.toString().includes(codeOf(d)), `doc link of ${describe(d)}: ${d.code.target}`);
+            assert.ok(d.message.length > 20, d.message);
+        }
+    });
+
+    await check(`${MODE}: server runs in the user's interpreter`, async () => {
+        const status = await waitForStatus(api, 'ready');
+        assert.strictEqual(status.interpreter, PYTHON);
+        if (MODE === 'untrusted') {
+            // The workspace sets a bogus interpreter: a restricted setting, ignored here.
+            const inspected = vscode.workspace.getConfiguration('jax-lsp').inspect('interpreter');
+            assert.strictEqual(inspected.workspaceValue, '/nonexistent/evil-python');
+        }
+    });
+
+    await check(`${MODE}: quick fix for JAX104 rewrites the comparison`, async () => {
+        const title = await applyQuickFix(uri, doc, 'JAX104');
+        assert.strictEqual(title, 'jax-lsp (JAX104): Compare `prim.name`');
+        assert.strictEqual(doc.lineAt(9).text, '    if prim.name == "dot_general":');
+        await waitForDiagnostics(uri, [EXPECTED[0], EXPECTED[2]]);
+    });
+
+    if (MODE === 'trusted') {
+        await check('trusted: jax-lsp: Fix All JAX Issues applies every safe fix', async () => {
+            await vscode.window.showTextDocument(doc);
+            assert.strictEqual(await vscode.commands.executeCommand('jax-lsp.fixAll'), true);
+            const expected = original
+                .replace('if prim == "dot_general":', 'if prim.name == "dot_general":')
+                .replace('        return True\n', '        return True\n    return False\n')
+                .replace('    return None\n', '    return False\n');
+            assert.strictEqual(doc.getText(), expected);
+            await waitForDiagnostics(uri, []);
+        });
+
+        await check('trusted: changing jax-lsp.interpreter restarts the server (bad path: error, good path: ready)', async () => {
+            await vscode.commands.executeCommand('workbench.action.files.revert');
+            await waitForDiagnostics(uri, EXPECTED);
+            const config = vscode.workspace.getConfiguration('jax-lsp');
+            await config.update('interpreter', '/nonexistent/python3', vscode.ConfigurationTarget.Global);
+            const failed = await waitForStatus(api, 'error');
+            assert.match(failed.detail, /Cannot run the Python interpreter "\/nonexistent\/python3": not found/);
+            await config.update('interpreter', PYTHON, vscode.ConfigurationTarget.Global);
+            await waitForStatus(api, 'ready');
+            await waitForDiagnostics(uri, EXPECTED);
+        });
+    } else {
+        await check('untrusted: the server refuses to trace (it was told trusted: false)', async () => {
+            await assert.rejects(
+                vscode.commands.executeCommand('jax-lsp.tracePolicy', uri.toString(), { line: 8, character: 8 }),
+                (error) => /not trusted/i.test(String(error && error.message)) || assert.fail(String(error)),
+            );
+        });
+    }
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+}
+
+exports.run = async function () {
+    try {
+        await run();
+    } catch (error) {
+        checks.push({ name: `${MODE}: suite setup`, ok: false, error: String((error && error.stack) || error) });
+    }
+    fs.writeFileSync(process.env.JAX_LSP_E2E_RESULT, JSON.stringify(checks, null, 2));
+    if (checks.some((c) => !c.ok)) {
+        throw new Error(`${checks.filter((c) => !c.ok).length} check(s) failed`);
+    }
+};
