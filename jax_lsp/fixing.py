@@ -58,12 +58,21 @@ def _overlaps(edit: Edit, chosen: list[Edit]) -> bool:
     )
 
 
+def _self_overlapping(fix: Fix) -> bool:
+    """Edits of one fix that cover the same text (insertions at one point are fine: kept in order)."""
+    return any(
+        a.path == b.path and a.span.start < b.span.end and b.span.start < a.span.end
+        for i, a in enumerate(fix.edits)
+        for b in fix.edits[i + 1 :]
+    )
+
+
 def _choose(findings: Findings, unsafe: bool, buffers: _Buffers) -> list[Fix]:
     chosen: list[Fix] = []
     edits: list[Edit] = []
     for finding in sorted((f for fs in findings.values() for f in fs), key=lambda f: f.sort_key):
         fix = next((f for f in finding.fixes if f.safe or unsafe), None)
-        if fix is None or not fix.edits or any(_overlaps(e, edits) for e in fix.edits):
+        if fix is None or not fix.edits or _self_overlapping(fix) or any(_overlaps(e, edits) for e in fix.edits):
             continue
         if all(buffers.load(e.path) for e in fix.edits):
             chosen.append(fix)

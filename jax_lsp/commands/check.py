@@ -8,11 +8,12 @@ import sys
 from pathlib import Path
 
 from jax_lsp import files
-from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.core import Finding, Workspace
 from jax_lsp.core.config import Settings, SettingsError, find_pyproject, load_pyproject, settings_from_mapping
 from jax_lsp.core.source import decode, split_lines
+from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
+from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -32,6 +33,7 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--config", type=Path, metavar="PYPROJECT",
         help="settings file (default: the nearest pyproject.toml with [tool.jax-lsp])",
     )
+    add_trace_arguments(parser, flag=True)
     parser.set_defaults(run=run)
 
 
@@ -80,13 +82,12 @@ def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[
     if whole_project:
         try:
             return ws.check_paths(paths), []
-        except Exception:  # noqa: BLE001 - check one file at a time below, to isolate it
+        except Exception:  # noqa: BLE001 - find the file at fault: one at a time below
             pass
-    else:
-        try:
-            ws.index()
-        except Exception as exc:  # noqa: BLE001
-            errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
+    try:
+        ws.index()
+    except Exception as exc:  # noqa: BLE001
+        errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
     results: dict[str, list[Finding]] = {}
     for path in paths:
         try:
@@ -119,6 +120,13 @@ def _fail(args: argparse.Namespace, message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    try:
+        return _run(args)
+    except Exception as exc:  # noqa: BLE001 - exit 2 (not 1, "findings"), and keep stdout parseable
+        return _fail(args, f"internal error: {type(exc).__name__}: {exc}")
+
+
+def _run(args: argparse.Namespace) -> int:
     paths = args.paths or [Path(".")]
     try:
         start = _common_parent([p for p in paths if p.exists()] or [Path(".")])
@@ -134,6 +142,9 @@ def run(args: argparse.Namespace) -> int:
     outcome = FixOutcome(by_path, errors=errors)
     if args.fix:
         outcome = fix_all(ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets, whole_project))
+    if args.trace:
+        outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
+        outcome.errors += trace_errors
     findings = sorted((f for fs in outcome.findings.values() for f in fs), key=lambda f: f.sort_key)
     report = Report(
         findings=findings,
