@@ -1,0 +1,107 @@
+"""`jax-lsp trace FILE[:LINE[:COLUMN]]`: run a policy under real JAX and show what it decides.
+
+Without LINE, every policy site of the file is traced. Exit 0 when JAX accepts every policy
+and nothing silent went wrong, 1 when a trace found a problem, 2 when a trace could not run.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from jax_lsp.core import Workspace
+from jax_lsp.output import display_path
+from jax_lsp.trace.check import NOT_RUN, add_trace_arguments, trace_options
+from jax_lsp.trace.locations import policy_anchors
+from jax_lsp.trace.mapping import TraceNote, format_table, trace_notes
+from jax_lsp.trace.service import TraceService
+
+TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
+
+
+def add_parser(subparsers: argparse._SubParsersAction) -> None:
+    parser = subparsers.add_parser(
+        "trace", help="run a policy under real JAX and show what it decides",
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument("target", metavar="FILE[:LINE[:COLUMN]]",
+                        help="1-based line (and column) of a policy= argument, a policy def or a lambda")
+    parser.add_argument("--output-format", choices=("table", "json"), default="table")
+    parser.add_argument("--root", type=Path, help="folder put on sys.path for project imports "
+                        "(default: the nearest folder with a pyproject.toml, else the file's folder)")
+    add_trace_arguments(parser, flag=False)
+    parser.set_defaults(run=run)
+
+
+def _root(path: Path) -> Path:
+    for folder in path.parents:
+        if (folder / "pyproject.toml").is_file():
+            return folder
+    return path.parent
+
+
+def _note_json(note: TraceNote) -> dict:
+    span = note.span
+    return {
+        "path": note.path, "line": span.start.line + 1, "column": span.start.column + 1,
+        "end_line": span.end.line + 1, "end_column": span.end.column + 1,
+        "severity": note.severity, "code": note.code, "confirms": note.confirms, "message": note.message,
+    }
+
+
+def _note_line(note: TraceNote) -> str:
+    code = f"{note.code} " if note.code else ""
+    where = f"{display_path(note.path)}:{note.span.start.line + 1}:{note.span.start.column + 1}"
+    return f"{where}: {code}{note.message}"
+
+
+def _fail(args: argparse.Namespace, message: str) -> int:
+    if args.output_format == "json":
+        sys.stdout.write("[]\n")
+    print(f"jax-lsp: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    match = TARGET.match(args.target)
+    path = Path(match["path"]).resolve()
+    if not path.is_file():
+        return _fail(args, f"{match['path']}: no such file")
+    root = (args.root or _root(path)).resolve()
+    ws = Workspace(roots=[root])
+    if match["line"]:
+        column = int(match["column"]) - 1 if match["column"] else None
+        targets = [(int(match["line"]), column)]
+    else:
+        targets = [(a.line, a.column) for a in policy_anchors(ws, str(path)) if a.kind == "site"]
+        if not targets:
+            return _fail(args, f"{display_path(str(path))}: no policy site to trace")
+    static = ws.check_file(path)
+    service = TraceService()
+    reports = []
+    try:
+        for line, column in targets:
+            result = service.trace(path, line, column, **trace_options(args, root))
+            reports.append((line, column, result, trace_notes(result, static)))
+    finally:
+        service.shutdown()
+
+    if args.output_format == "json":
+        sys.stdout.write(json.dumps([
+            {"path": str(path), "line": line, "column": None if column is None else column + 1,
+             "result": result.to_json(), "notes": [_note_json(n) for n in notes]}
+            for line, column, result, notes in reports
+        ], indent=2) + "\n")
+    else:
+        blocks = []
+        for line, _, result, notes in reports:
+            problems = [_note_line(n) for n in notes if n.severity != "information"]
+            blocks.append("\n".join([f"== {display_path(str(path))}:{line}", format_table(result), *(
+                ["", *problems] if problems else [])]))
+        sys.stdout.write("\n\n".join(blocks) + "\n")
+    if any(result.status in NOT_RUN for _, _, result, _ in reports):
+        return 2
+    return 1 if any(n.severity != "information" for *_, notes in reports for n in notes) else 0

@@ -1,0 +1,87 @@
+"""`jax-lsp check --trace`: trace every policy site of the checked files and merge what JAX says."""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+from pathlib import Path
+
+from jax_lsp.core import Finding, Severity, Workspace
+from jax_lsp.trace.locations import policy_anchors
+from jax_lsp.trace.mapping import UNPREDICTED, TraceNote, trace_notes
+from jax_lsp.trace.result import TraceResult
+from jax_lsp.trace.service import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, TraceService
+
+# Statuses that say the trace could not run at all, rather than something about the policy.
+NOT_RUN = ("no_jax", "error", "import_error", "not_found", "timeout", "memory", "crashed")
+
+
+def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
+    """The trace options; `flag` adds `--trace` itself (for `check`, where tracing is opt-in)."""
+    if flag:
+        parser.add_argument(
+            "--trace", action="store_true",
+            help="also run each policy under real JAX in a subprocess (this executes the project's imports)",
+        )
+    parser.add_argument("--interpreter", metavar="PYTHON", help="the Python (with jax) to trace in "
+                        "(default: this one)")
+    prefix = "--trace-" if flag else "--"
+    parser.add_argument(f"{prefix}timeout", dest="trace_timeout", type=float, default=DEFAULT_TIMEOUT_S,
+                        metavar="SECONDS", help=f"per trace (default {DEFAULT_TIMEOUT_S:g})")
+    parser.add_argument(f"{prefix}memory-limit-mb", dest="trace_memory_mb", type=int, default=DEFAULT_MEMORY_MB,
+                        metavar="MB", help=f"address space per trace (default {DEFAULT_MEMORY_MB})")
+
+
+def trace_options(args: argparse.Namespace, root: Path | str | None) -> dict:
+    return {
+        "root": root, "interpreter": args.interpreter,
+        "timeout": args.trace_timeout, "memory_mb": args.trace_memory_mb,
+    }
+
+
+def _confirmed(finding: Finding, note: TraceNote) -> Finding:
+    return dataclasses.replace(finding, message=f"{finding.message} [{note.message}]")
+
+
+def merge_notes(findings: dict[str, list[Finding]], notes: list[TraceNote], ws: Workspace) -> dict[str, list[Finding]]:
+    """Static findings with "confirmed by trace" added where a note agrees, plus JAX190 findings."""
+    merged = {path: list(found) for path, found in findings.items()}
+    for note in notes:
+        if note.confirms:
+            found = merged.setdefault(note.path, [])
+            for i, finding in enumerate(found):
+                if finding.code == note.confirms and finding.span == note.span and "confirmed by trace" not in (
+                    finding.message.lower()
+                ):
+                    found[i] = _confirmed(finding, note)
+        elif note.code == UNPREDICTED and ws.settings.enabled(UNPREDICTED):
+            severity = Severity.ERROR if note.severity == "error" else Severity.WARNING
+            finding = Finding(note.path, UNPREDICTED, severity, note.message, note.span)
+            if finding not in merged.setdefault(note.path, []):
+                merged[note.path].append(finding)
+    return merged
+
+
+def trace_check(
+    ws: Workspace, findings: dict[str, list[Finding]], args: argparse.Namespace, root: Path | str | None
+) -> tuple[dict[str, list[Finding]], list[str]]:
+    """Trace every policy site in the files of ``findings``; returns the merged findings and the
+    traces that could not run (as error lines)."""
+    static = [f for found in findings.values() for f in found]
+    notes: list[TraceNote] = []
+    errors: list[str] = []
+    service = TraceService()
+    try:
+        for path in findings:
+            for anchor in policy_anchors(ws, path):
+                if anchor.kind != "site":
+                    continue
+                result: TraceResult = service.trace(path, anchor.line, anchor.column, **trace_options(args, root))
+                if result.status in NOT_RUN:
+                    errors.append(f"{path}:{anchor.line}: trace {result.status}: {result.message}")
+                    if result.status in ("no_jax", "error"):  # every other trace would fail alike
+                        return findings, errors
+                notes += trace_notes(result, static)
+    finally:
+        service.shutdown()
+    return merge_notes(findings, notes, ws), errors
