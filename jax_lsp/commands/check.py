@@ -14,7 +14,6 @@ from jax_lsp.core.source import decode, split_lines
 from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
 from jax_lsp.trace.check import add_trace_arguments, trace_check
-from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -34,7 +33,6 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--config", type=Path, metavar="PYPROJECT",
         help="settings file (default: the nearest pyproject.toml with [tool.jax-lsp])",
     )
-    add_trace_arguments(parser, flag=True)
     add_trace_arguments(parser, flag=True)
     parser.set_defaults(run=run)
 
@@ -144,9 +142,6 @@ def _run(args: argparse.Namespace) -> int:
     outcome = FixOutcome(by_path, errors=errors)
     if args.fix:
         outcome = fix_all(ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets, whole_project))
-    if args.trace:
-        outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
-        outcome.errors += trace_errors
     if args.trace:
         outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
         outcome.errors += trace_errors
