@@ -1,0 +1,86 @@
+"""`jax-lsp trace` and `jax-lsp check --trace`, run as the user runs them."""
+
+import json
+import subprocess
+import sys
+
+BROKEN = """
+import jax
+
+
+def policy(prim, *args, **params):
+    if prim.name == "sin":
+        return True
+
+
+def lookup(prim, *args, **params):
+    return params["no_such_param"] > 0
+
+
+f = jax.checkpoint(lambda x: x, policy=policy)
+g = jax.checkpoint(lambda x: x, policy=lookup)
+"""
+
+
+def _run(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "jax_lsp", *args], capture_output=True, text=True,
+                          cwd=cwd, timeout=120)
+
+
+def test_trace_one_line_as_a_table(write):
+    path = write("model.py", BROKEN)
+    proc = _run("trace", f"{path}:4")
+    assert proc.returncode == 1, proc.stderr
+    out = proc.stdout
+    assert "Status: jax_error" in out
+    assert "primitive" in out and "decision" in out
+    assert ":4:5: JAX101 Confirmed by trace (jax " in out
+    assert "Value returned by a remat policy should be a bool" in out
+
+
+def test_trace_every_site_as_json(write):
+    path = write("model.py", BROKEN)
+    proc = _run("trace", path, "--output-format", "json")
+    assert proc.returncode == 1
+    reports = json.loads(proc.stdout)
+    assert [r["line"] for r in reports] == [13, 14]
+    first, second = reports
+    assert first["result"]["error"]["line"] == 4  # fell off the end: the def
+    assert [n["code"] for n in first["notes"] if n["severity"] == "error"] == ["JAX101"]
+    # No static rule predicts the KeyError: JAX190, on the line that raised.
+    [unpredicted] = [n for n in second["notes"] if n["severity"] == "error"]
+    assert (unpredicted["code"], unpredicted["line"]) == ("JAX190", 10)
+    assert "KeyError: 'no_such_param'" in unpredicted["message"]
+
+
+def test_trace_clean_policy_exits_zero(write):
+    path = write("model.py", """
+        import jax
+        f = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.dots_saveable)
+    """)
+    proc = _run("trace", f"{path}:2")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "dot_general           saved" in proc.stdout
+
+
+def test_trace_errors_exit_two(write, tmp_path):
+    proc = _run("trace", str(tmp_path / "missing.py"), "--output-format", "json")
+    assert (proc.returncode, json.loads(proc.stdout)) == (2, [])
+    assert "no such file" in proc.stderr
+    path = write("model.py", "import jax\n")
+    proc = _run("trace", path)
+    assert proc.returncode == 2 and "no policy site" in proc.stderr
+    proc = _run("trace", f"{path}:1")
+    assert proc.returncode == 2 and "not_found" in proc.stdout
+
+
+def test_check_with_trace_confirms_and_adds_jax190(write, tmp_path):
+    write("model.py", BROKEN)
+    plain = _run("check", "--output-format", "json", ".", cwd=tmp_path)
+    traced = _run("check", "--trace", "--output-format", "json", ".", cwd=tmp_path)
+    assert plain.returncode == traced.returncode == 1, traced.stderr
+    before, after = json.loads(plain.stdout), json.loads(traced.stdout)
+    assert [f["code"] for f in before] == ["JAX101"]
+    assert sorted(f["code"] for f in after) == ["JAX101", "JAX190"]
+    [confirmed] = [f for f in after if f["code"] == "JAX101"]
+    assert "[Confirmed by trace (jax " in confirmed["message"]
