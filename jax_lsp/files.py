@@ -9,10 +9,10 @@ from __future__ import annotations
 import os
 import stat
 import tempfile
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
-from typing import Iterable, Iterator
 
 from jax_lsp.core import source
 

@@ -7,9 +7,9 @@ their own encoding and line endings.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable
 
 from jax_lsp import files
 from jax_lsp.core import Edit, Finding, Fix, Workspace, apply_edits

@@ -3,17 +3,26 @@
 from __future__ import annotations
 
 import argparse
+import logging
 import os
 import sys
 from pathlib import Path
 
 from jax_lsp import files
 from jax_lsp.core import Finding, Workspace
-from jax_lsp.core.config import Settings, SettingsError, find_pyproject, load_pyproject, settings_from_mapping
+from jax_lsp.core.config import (
+    Settings,
+    SettingsError,
+    find_pyproject,
+    load_pyproject,
+    settings_from_mapping,
+)
 from jax_lsp.core.source import decode, split_lines
 from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
 from jax_lsp.trace.check import add_trace_arguments, trace_check
+
+log = logging.getLogger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -82,8 +91,8 @@ def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[
     if whole_project:
         try:
             return ws.check_paths(paths), []
-        except Exception:  # noqa: BLE001 - find the file at fault: one at a time below
-            pass
+        except Exception:
+            log.debug("checking the paths together failed; now one at a time", exc_info=True)
     try:
         ws.index()
     except Exception as exc:  # noqa: BLE001

@@ -8,9 +8,9 @@ from __future__ import annotations
 
 import importlib
 import os
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from jax_lsp.core.model import Finding, Severity, Span
 
