@@ -24,6 +24,8 @@ from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 log = logging.getLogger(__name__)
 
+PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
+
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -53,13 +55,14 @@ def _common_parent(paths: list[Path]) -> Path:
 
 
 def _project_root(start: Path) -> Path:
-    """Where cross-module policies resolve: the folder of the nearest pyproject.toml; without
-    one, the working folder when the paths are inside it (like ruff), else their common parent."""
+    """Where cross-module policies resolve: the nearest folder that marks a project; without
+    one, the folder holding the outermost package around ``start`` (so imports resolve)."""
     for folder in (start, *start.parents):
-        if (folder / "pyproject.toml").is_file():
+        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
             return folder
-    cwd = Path.cwd().resolve()
-    return cwd if start.is_relative_to(cwd) else start
+    while (start / "__init__.py").is_file() and start.parent != start:
+        start = start.parent
+    return start
 
 
 def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | None]:

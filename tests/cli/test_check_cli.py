@@ -138,3 +138,18 @@ def test_rule_prints_the_documentation(tmp_path: Path) -> None:
     assert every.returncode == 0 and all(f"# JAX1{n:02d}" in every.stdout for n in range(1, 11))
     unknown = run_jax_lsp(tmp_path, "rule", "JAX999")
     assert unknown.returncode == 2 and "unknown rule 'JAX999'" in unknown.stderr
+
+
+def test_a_policy_module_named_alone_is_checked_against_its_users_in_the_package(tmp_path: Path) -> None:
+    # No pyproject.toml, no .git: the project is the folder above the outermost package.
+    _project(
+        tmp_path,
+        **{
+            "nets/__init__.py": "",
+            "nets/policies.py": "def p(prim, *args, **params):\n    return\n",
+            "nets/model.py": "import jax\nfrom nets.policies import p\n\nf = jax.checkpoint(lambda x: x, policy=p)\n",
+        },
+    )
+    for cwd, path in ((tmp_path, "nets/policies.py"), (tmp_path / "nets", "policies.py")):
+        done = run_check(cwd, path, "--output-format", "concise")
+        assert done.stdout.startswith(f"{path}:2:5: JAX101 "), done.stdout + done.stderr
