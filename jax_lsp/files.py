@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
@@ -51,13 +52,40 @@ def _skipped_dir(path: Path, base: Path | None, exclude: tuple[str, ...]) -> boo
     )
 
 
+def _git_ignored(folder: Path) -> set[str]:
+    """Absolute paths under ``folder`` that git ignores (.gitignore, info/exclude), like ruff.
+
+    Empty outside a git work tree, without git, or when ``folder`` itself is ignored (a folder
+    named on the command line is checked whatever git thinks of it)."""
+    try:
+        done = subprocess.run(
+            ["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
+            cwd=folder, capture_output=True, timeout=60, check=False,
+        )
+    except (OSError, subprocess.SubprocessError):
+        return set()
+    if done.returncode != 0:
+        return set()
+    base = os.path.abspath(folder)
+    return {os.path.join(base, os.fsdecode(p)).rstrip("/") for p in done.stdout.split(b"\0") if p}
+
+
 def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator[Path]:
+    ignored = _git_ignored(folder)
     # Symlinked folders are not followed: they can loop, and usually point outside the project.
     for dirpath, dirnames, filenames in os.walk(folder, onerror=None, followlinks=False):
         here = Path(dirpath)
-        dirnames[:] = sorted(d for d in dirnames if not _skipped_dir(here / d, base, exclude))
+        absolute = os.path.abspath(dirpath)
+        dirnames[:] = sorted(
+            d for d in dirnames
+            if os.path.join(absolute, d) not in ignored and not _skipped_dir(here / d, base, exclude)
+        )
         for name in sorted(filenames):
-            if name.endswith(".py") and not _is_excluded(here / name, base, exclude):
+            if (
+                name.endswith(".py")
+                and os.path.join(absolute, name) not in ignored
+                and not _is_excluded(here / name, base, exclude)
+            ):
                 yield here / name
 
 
@@ -66,8 +94,8 @@ def discover(
 ) -> list[Path]:
     """Python files under ``paths``, sorted and without duplicates.
 
-    Folders are walked, skipping SKIPPED_DIRS, virtualenvs and ``exclude`` globs (relative to
-    ``base``, the folder of the pyproject.toml that set them). A file named explicitly is
+    Folders are walked, skipping SKIPPED_DIRS, virtualenvs, what git ignores and ``exclude``
+    globs (relative to ``base``, the folder of the pyproject.toml that set them). A file named explicitly is
     always checked. Raises MissingPathError for a path that does not exist.
     """
     base = base.resolve() if base is not None else None

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,14 @@ def test_write_atomic_leaves_the_file_whole_when_writing_fails(tmp_path: Path) -
         files.write_atomic(target, "not bytes")  # type: ignore[arg-type]
     assert target.read_bytes() == b"old\n"
     assert [p.name for p in tmp_path.iterdir()] == ["a.py"]
+
+
+def test_what_git_ignores_is_skipped_unless_named(tmp_path: Path) -> None:
+    subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
+    _touch(tmp_path, "a.py", "out/b.py", "pkg/c_gen.py", "pkg/d.py", "pkg/out/e.py")
+    (tmp_path / ".gitignore").write_text("/out/\n*_gen.py\n")
+    assert _names(files.discover([tmp_path]), tmp_path) == ["a.py", "pkg/d.py", "pkg/out/e.py"]
+    assert _names(files.discover([tmp_path / "pkg"]), tmp_path) == ["pkg/d.py", "pkg/out/e.py"]
+    # An ignored folder named on the command line is checked.
+    assert _names(files.discover([tmp_path / "out"]), tmp_path) == ["out/b.py"]
+    assert _names(files.discover([tmp_path / "pkg" / "c_gen.py"]), tmp_path) == ["pkg/c_gen.py"]
