@@ -80,6 +80,10 @@ def _choose(findings: Findings, unsafe: bool, buffers: _Buffers) -> list[Fix]:
     return chosen
 
 
+def _fixable(findings: Findings, unsafe: bool) -> int:
+    return sum(any(f.safe or unsafe for f in finding.fixes) for fs in findings.values() for finding in fs)
+
+
 def _write(path: str, buffers: _Buffers) -> str | None:
     """Write one fixed file; an error message when it cannot be written."""
     try:
@@ -99,6 +103,7 @@ def fix_all(
     buffers = _Buffers()
     outcome = FixOutcome(findings, errors=list(errors))
     fixes_in: dict[str, int] = {}  # applied fixes, counted in the file of their first edit
+    fixable = _fixable(outcome.findings, unsafe)
     for _ in range(MAX_ROUNDS):
         chosen = _choose(outcome.findings, unsafe, buffers)
         if not chosen:
@@ -114,6 +119,10 @@ def fix_all(
             fixes_in[fix.edits[0].path] = fixes_in.get(fix.edits[0].path, 0) + 1
         # A fix can change findings in other files (a policy used across modules): re-check all.
         outcome.findings, outcome.errors = recheck()
+        before, fixable = fixable, _fixable(outcome.findings, unsafe)
+        if fixable >= before:  # a fix that does not remove its finding would be applied again
+            outcome.errors.append(f"fixes did not converge: {fixable} fixable findings remain; stopped")
+            break
     for path in sorted(buffers.text):
         if buffers.text[path] == buffers.original[path].text:
             continue
