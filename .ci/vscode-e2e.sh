@@ -6,7 +6,7 @@
 #
 #   PYTHON   Python >= 3.10 with pip: builds the bundled server and is the e2e user's
 #            interpreter (default: python3)
-#   PORT     first of two local ports for code-server, one per window (default: 8097)
+#   VSCODE_E2E_PORT  first of two local ports for code-server, one per window (default: 8097)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -18,7 +18,6 @@ CODE_SERVER_VERSION=4.139.1
 PLAYWRIGHT_VERSION=1.65.1
 DEBIAN_PACKAGES=(chromium libkrb5-dev pkg-config build-essential)
 PYTHON=${PYTHON:-python3}
-PORT=${PORT:-8097}
 
 export npm_config_cache=$CACHE/npm npm_config_audit=false npm_config_fund=false npm_config_update_notifier=false
 export PIP_CACHE_DIR=$CACHE/pip PLAYWRIGHT_SKIP_BROWSER_DOWNLOAD=1
@@ -86,7 +85,7 @@ ls -l "$OUT/jax-lsp.vsix"
 
 step "end-to-end in code-server $CODE_SERVER_VERSION"
 set +e
-CODE_SERVER=$CS/node_modules/.bin/code-server VSIX=$OUT/jax-lsp.vsix PYTHON=$PYTHON OUT=$OUT PORT=$PORT \
+CODE_SERVER=$CS/node_modules/.bin/code-server VSIX=$OUT/jax-lsp.vsix PYTHON=$PYTHON OUT=$OUT \
     NODE_PATH=$TOOLS/node_modules node "$CLIENT/test/e2e/run.js" | tee "$OUT/e2e.log"
 e2e_status=${PIPESTATUS[0]}
 set -e

@@ -9,17 +9,18 @@ import {
     workspace,
     type CodeAction,
     type ExtensionContext,
+    type WorkspaceConfiguration,
     type LogOutputChannel,
     type Uri,
 } from 'vscode';
 import { DidChangeConfigurationNotification, ExecuteCommandRequest, State, type LanguageClient } from 'vscode-languageclient/node';
-import { createLog, errorText } from './common/log';
+import { errorText } from './common/log';
 import { chooseInterpreter, InterpreterError, interpreterProblem, probeInterpreter, serverCommand } from './common/python';
 import { activeInterpreter, hasPythonExtension, onActiveInterpreterChange } from './common/pythonExtension';
 import { createClient } from './common/server';
 import { expandPath, importStrategy, RESTART_KEYS, SECTION, serverSettings, showNotifications, type ServerSettings } from './common/settings';
 import { ServerStatus, type StatusSnapshot } from './common/status';
-import { traceRefusal, trustedValue } from './common/trust';
+import { traceRefusal } from './common/trust';
 
 const FIX_ALL_KIND = CodeActionKind.SourceFixAll.append(SECTION);
 const TRACE_COMMAND = 'jax-lsp.tracePolicy';
@@ -27,6 +28,14 @@ const TRACE_COMMAND = 'jax-lsp.tracePolicy';
 /** What other extensions (and the end-to-end test) can ask: the server's state. */
 export interface JaxLspApi {
     status(): StatusSnapshot;
+}
+
+/** The values the user set, in the narrowest scope that has one; undefined when unset. */
+function userValues(config: WorkspaceConfiguration): (key: string) => unknown {
+    return (key) => {
+        const values = config.inspect(key);
+        return values?.workspaceFolderValue ?? values?.workspaceValue ?? values?.globalValue;
+    };
 }
 
 class JaxLsp {
@@ -63,8 +72,7 @@ class JaxLsp {
     }
 
     settingsFor(scope: Uri | undefined): ServerSettings {
-        const config = workspace.getConfiguration(SECTION, scope);
-        return serverSettings((key) => config.get(key), this.interpreter);
+        return serverSettings(userValues(workspace.getConfiguration(SECTION, scope)), this.interpreter);
     }
 
     configurationChanged(): void {
@@ -76,12 +84,13 @@ class JaxLsp {
     }
 
     interpreterSettingIsSet(): boolean {
-        return Boolean(trustedValue(workspace.getConfiguration(SECTION).inspect<string>('interpreter'), workspace.isTrusted));
+        return Boolean(workspace.getConfiguration(SECTION).get<string>('interpreter'));
     }
 
     async traceAtCursor(): Promise<unknown> {
         const refusal = traceRefusal(workspace.isTrusted);
         if (refusal) {
+            this.log.info(`Trace refused: ${refusal}`);
             void window.showWarningMessage(refusal, 'Manage Workspace Trust').then((choice) => {
                 if (choice) {
                     void commands.executeCommand('workbench.trust.manage');
@@ -104,9 +113,15 @@ class JaxLsp {
             arguments: [editor.document.uri.toString(), client.code2ProtocolConverter.asPosition(editor.selection.active)],
         };
         try {
-            return await window.withProgress({ location: ProgressLocation.Window, title: 'jax-lsp: tracing policy' }, () =>
+            const result = await window.withProgress({ location: ProgressLocation.Window, title: 'jax-lsp: tracing policy' }, () =>
                 client.sendRequest(ExecuteCommandRequest.type, params),
             );
+            // The details arrive as "jax-lsp trace" diagnostics and hovers; this says how it went.
+            const { status, message } = (result ?? {}) as { status?: string; message?: string };
+            if (message) {
+                void (status === 'ok' ? window.showInformationMessage : window.showWarningMessage)(`jax-lsp trace: ${message}`);
+            }
+            return result;
         } catch (error) {
             void window.showErrorMessage(`jax-lsp: ${errorText(error)}`);
             return undefined;
@@ -139,7 +154,7 @@ class JaxLsp {
         const trusted = workspace.isTrusted;
         const root = this.root();
         const extensionRoot = this.context.extensionPath;
-        const setting = trustedValue(config.inspect<string>('interpreter'), trusted);
+        const setting = config.get<string>('interpreter');
         const pathContext = { workspaceFolder: root?.fsPath, userHome: os.homedir() };
         const choice = chooseInterpreter(setting && expandPath(setting, pathContext), await activeInterpreter(this.log, root));
         const strategy = importStrategy((key) => config.get(key));
@@ -205,7 +220,7 @@ class JaxLsp {
 let extension: JaxLsp | undefined;
 
 export async function activate(context: ExtensionContext): Promise<JaxLspApi> {
-    const log = createLog();
+    const log = window.createOutputChannel('jax-lsp', { log: true });
     const status = new ServerStatus();
     extension = new JaxLsp(context, log, status);
     const jaxLsp = extension;

@@ -1,6 +1,8 @@
 // The language client: runs the jax-lsp server over stdio and answers its configuration requests.
 import type { LogOutputChannel, Uri } from 'vscode';
 import { CloseAction, LanguageClient, RevealOutputChannelOn, type ErrorHandler, type LanguageClientOptions } from 'vscode-languageclient/node';
+import * as readline from 'node:readline';
+import { stderrLevel } from './log';
 import type { ServerCommand } from './python';
 import { SECTION, type ServerSettings } from './settings';
 import type { InitializationOptions } from './trust';
@@ -33,6 +35,11 @@ export function createClient(
         documentSelector: DOCUMENT_SELECTOR,
         outputChannel: log,
         revealOutputChannelOn: RevealOutputChannelOn.Never,
+        stdioOptions: {
+            stdout: (input, channel) => readline.createInterface({ input }).on('line', (line) => channel.info(line)),
+            stderr: (input, channel) =>
+                readline.createInterface({ input }).on('line', (line) => channel[stderrLevel(line)](line)),
+        },
         initializationOptions,
         middleware: {
             workspace: {

@@ -6,7 +6,11 @@ export const SECTION = 'jax-lsp';
 export type ImportStrategy = 'useBundled' | 'fromEnvironment';
 export type ShowNotifications = 'off' | 'onError' | 'always';
 
-/** Reads one key of the "jax-lsp" section; `WorkspaceConfiguration.get` fits. */
+/**
+ * Reads one key of the "jax-lsp" section: the value the user set (in any scope), or undefined
+ * when unset. (`WorkspaceConfiguration.get` does not fit: for a key without a default it invents
+ * one from the type, e.g. `[]` for `select`, which would turn every rule off.)
+ */
 export type SettingReader = (key: string) => unknown;
 
 /** Where `${workspaceFolder}` and `~` point when a path setting is expanded. */
@@ -50,10 +54,10 @@ export function expandPath(value: string, context: PathContext): string {
 }
 
 /**
- * The contract's settings object. Keys the user left unset are left out, so that
- * `[tool.jax-lsp]` in pyproject.toml (which the server applies first) is not overridden by
- * editor defaults. Values are passed as they are: the server validates them and says what
- * it ignored.
+ * The contract's settings object. Keys the user left unset are left out: the server's defaults
+ * are the manifest's, and `[tool.jax-lsp]` in pyproject.toml (which the server applies first)
+ * must not be overridden by editor defaults. Values are passed as they are: the server
+ * validates them and says what it ignored.
  */
 export function serverSettings(get: SettingReader, interpreter: string | undefined): ServerSettings {
     const result: ServerSettings = {};
@@ -66,7 +70,7 @@ export function serverSettings(get: SettingReader, interpreter: string | undefin
         result.ignore = ignore as string[];
     }
     const severity = get('severity');
-    if (severity && typeof severity === 'object' && Object.keys(severity).length > 0) {
+    if (severity !== undefined && severity !== null) {
         result.severity = severity as Record<string, string>;
     }
     if (interpreter) {
@@ -84,8 +88,8 @@ export function serverSettings(get: SettingReader, interpreter: string | undefin
     }
     for (const key of ['showNotifications', 'logLevel'] as const) {
         const value = get(key);
-        if (typeof value === 'string') {
-            result[key] = value;
+        if (value !== undefined && value !== null) {
+            result[key] = value as string;
         }
     }
     return result;

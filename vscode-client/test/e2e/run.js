@@ -6,7 +6,7 @@
 // Prints one line per check and `N passed, N failed`; exits 1 on any failure.
 //
 // Environment: CODE_SERVER (the code-server executable), VSIX, PYTHON (the user's interpreter),
-// OUT (output folder), PORT (default 8097; the untrusted window uses PORT + 1), CHROMIUM (default /usr/bin/chromium);
+// OUT (output folder), VSCODE_E2E_PORT (default 8097; the untrusted window uses the next port), CHROMIUM (default /usr/bin/chromium);
 // playwright-core must be resolvable (NODE_PATH).
 const { spawn, execFileSync } = require('child_process');
 const fs = require('fs');
@@ -14,7 +14,7 @@ const path = require('path');
 const { chromium } = require('playwright-core');
 
 const { CODE_SERVER, VSIX, OUT } = process.env;
-const FIRST_PORT = Number(process.env.PORT || 8097);
+const FIRST_PORT = Number(process.env.VSCODE_E2E_PORT || 8097);
 const PORTS = { trusted: FIRST_PORT, untrusted: FIRST_PORT + 1 };
 let PORT = FIRST_PORT;
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
@@ -31,18 +31,23 @@ function record(name, ok, detail) {
     results.push({ name, ok });
     console.log(`${ok ? 'PASS' : 'FAIL'} ${name}${!ok && detail ? `\n     ${String(detail).split('\n').slice(0, 8).join('\n     ')}` : ''}`);
 }
-async function check(name, body) {
+async function check(name, body, page) {
     try {
         await body();
         record(name, true);
     } catch (error) {
         record(name, false, (error && error.stack) || error);
+        if (page) {
+            await page.screenshot({ path: path.join(OUT, `failed-${results.length}.png`) }).catch(() => {});
+        }
     }
 }
 
 // Everything code-server, Chromium and VS Code write stays under WORK, never in $HOME.
+// ($PORT would override code-server's bind address.)
+const { PORT: _ignored, ...INHERITED } = process.env;
 const ENV = {
-    ...process.env,
+    ...INHERITED,
     XDG_CONFIG_HOME: path.join(WORK, 'xdg', 'config'),
     XDG_DATA_HOME: path.join(WORK, 'xdg', 'data'),
     XDG_CACHE_HOME: path.join(WORK, 'xdg', 'cache'),
@@ -63,6 +68,7 @@ function userSettings(trusted) {
         'files.autoSave': 'off',
         'chat.disableAIFeatures': true,
         'editor.minimap.enabled': false,
+        'workbench.secondarySideBar.defaultVisibility': 'hidden',
         'window.zoomLevel': 0,
     };
 }
@@ -78,13 +84,14 @@ function prepareWindow(mode) {
     }
     fs.mkdirSync(path.join(dir, 'user-data', 'User'), { recursive: true });
     fs.writeFileSync(path.join(dir, 'user-data', 'User', 'settings.json'), JSON.stringify(userSettings(mode === 'trusted'), null, 2));
-    fs.writeFileSync(path.join(dir, 'config.yaml'), `bind-addr: 127.0.0.1:${PORT}\nauth: none\ncert: false\n`);
+    fs.writeFileSync(path.join(dir, 'config.yaml'), 'auth: none\ncert: false\n');
     return { dir, workspace };
 }
 
 async function startCodeServer(mode, dir, workspace) {
     const args = [
         '--config', path.join(dir, 'config.yaml'),
+        '--bind-addr', `127.0.0.1:${PORT}`,
         '--user-data-dir', path.join(dir, 'user-data'),
         '--extensions-dir', EXTENSIONS,
         '--disable-telemetry', '--disable-update-check', '--disable-getting-started-override',
@@ -122,7 +129,7 @@ async function openBrowser(dir) {
     return chromium.launchPersistentContext(profile, {
         executablePath: CHROMIUM,
         headless: true,
-        viewport: { width: 1280, height: 800 },
+        viewport: { width: 1400, height: 860 },
         args: ['--no-sandbox', '--disable-gpu', '--disable-quic', '--no-first-run', '--disable-background-networking',
             '--disable-component-update', '--disable-sync'],
     });
@@ -133,6 +140,13 @@ async function openModel(page, workspace) {
     await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'model.py' }).click({ timeout: 90000 });
     await page.waitForSelector('.monaco-editor .squiggly-error', { timeout: 90000 });
     await page.waitForSelector('.monaco-editor .squiggly-warning', { timeout: 30000 });
+}
+
+async function runCommand(page, title) {
+    await page.keyboard.press('F1');
+    await page.locator('.quick-input-widget input').waitFor({ timeout: 20000 });
+    await page.keyboard.type(title);
+    await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().click({ timeout: 20000 });
 }
 
 async function uiTrusted(dir, workspace) {
@@ -149,7 +163,7 @@ async function uiTrusted(dir, workspace) {
             for (const expected of [/JAX101\)?\s*\[Ln 9, Col 5\]/, /JAX104\)?\s*\[Ln 10, Col 8\]/, /JAX101\)?\s*\[Ln 15, Col 12\]/]) {
                 if (!expected.test(problems)) throw new Error(`Problems panel lacks ${expected}`);
             }
-        });
+        }, page);
         await check('trusted UI: Ctrl+. on the string comparison offers the JAX104 fix and the noqa action', async () => {
             await page.locator('.monaco-editor .view-line', { hasText: 'if prim == "dot_general"' }).click();
             await page.keyboard.press('Control+.');
@@ -161,7 +175,7 @@ async function uiTrusted(dir, workspace) {
                 if (!text.includes(title)) throw new Error(`quick-fix menu lacks "${title}"`);
             }
             await page.screenshot({ path: path.join(OUT, 'screenshot.png') });
-        });
+        }, page);
     } finally {
         await context.close();
     }
@@ -174,15 +188,14 @@ async function uiUntrusted(dir, workspace) {
         await check('untrusted UI: diagnostics still show, Trace Policy at Cursor says why it is off', async () => {
             await openModel(page, workspace);
             await page.locator('.monaco-editor .view-line', { hasText: 'def save_matmuls' }).click();
-            await page.keyboard.press('F1');
-            await page.keyboard.type('jax-lsp: Trace Policy at Cursor');
-            await page.locator('.quick-input-list .monaco-list-row', { hasText: 'Trace Policy at Cursor' }).first().waitFor({ timeout: 20000 });
-            await page.keyboard.press('Enter');
-            const toast = page.locator('.notification-toast', { hasText: 'off in Restricted Mode' });
+            await runCommand(page, 'jax-lsp: Trace Policy at Cursor');
+            // The smoke-test driver turns notification toasts off: read the notification center.
+            await runCommand(page, 'Notifications: Show Notifications');
+            const toast = page.locator('.notifications-center .notification-list-item', { hasText: 'off in Restricted Mode' });
             await toast.waitFor({ timeout: 20000 });
             log('Notification:', JSON.stringify(await toast.innerText()));
             await page.screenshot({ path: path.join(OUT, 'screenshot-untrusted.png') });
-        });
+        }, page);
     } finally {
         await context.close();
     }

@@ -123,13 +123,35 @@ async function run() {
         }
     });
 
+    if (MODE === 'trusted') {
+        await check('trusted: Trace Policy at Cursor runs the policy under JAX and shows its error on the def', async () => {
+            await vscode.window.showTextDocument(doc, { selection: new vscode.Range(8, 6, 8, 6) });
+            const result = await vscode.commands.executeCommand('jax-lsp.traceAtCursor');
+            assert.ok(result, 'no trace result (see the jax-lsp log)');
+            assert.strictEqual(result.status, 'jax_error', JSON.stringify(result).slice(0, 600));
+            assert.match(result.error.text, /Value returned by a remat policy should be a bool/);
+            const traced = await waitFor(() => {
+                const found = vscode.languages.getDiagnostics(uri).filter((d) => d.source === 'jax-lsp trace');
+                return found.length > 0 && found;
+            }, 30000, '"jax-lsp trace" diagnostics');
+            const summary = JSON.stringify(traced.map((d) => `${describe(d)} ${d.message}`));
+            assert.ok(traced.some((d) => d.range.start.line === 8 && /remat policy/.test(d.message)), summary);
+            const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+            const titles = lenses.map((lens) => lens.command && lens.command.title);
+            assert.ok(titles.some((title) => /^Trace policy \(jax [\d.]+, \w+\)$/.test(title)), JSON.stringify(titles));
+        });
+    }
+
     await check(`${MODE}: server runs in the user's interpreter`, async () => {
         const status = await waitForStatus(api, 'ready');
         assert.strictEqual(status.interpreter, PYTHON);
         if (MODE === 'untrusted') {
-            // The workspace sets a bogus interpreter: a restricted setting, ignored here.
+            // The workspace names a bogus interpreter; jax-lsp.interpreter is a restricted
+            // setting, so VS Code withholds the workspace value and the user's one is used.
+            const file = vscode.Uri.joinPath(folder, '.vscode', 'settings.json').fsPath;
+            assert.match(fs.readFileSync(file, 'utf8'), /"jax-lsp.interpreter":"\/nonexistent\/evil-python"/);
             const inspected = vscode.workspace.getConfiguration('jax-lsp').inspect('interpreter');
-            assert.strictEqual(inspected.workspaceValue, '/nonexistent/evil-python');
+            assert.strictEqual(inspected.workspaceValue, undefined);
         }
     });
 

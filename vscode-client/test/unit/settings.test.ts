@@ -8,35 +8,36 @@ import { expandPath, importStrategy, serverSettings, showNotifications, type Set
 const manifest = JSON.parse(fs.readFileSync(path.join(__dirname, '..', '..', '..', 'package.json'), 'utf8'));
 const properties: Record<string, { default?: unknown; enum?: string[] }> = manifest.contributes.configuration.properties;
 
-/** What `workspace.getConfiguration("jax-lsp").get` returns when the user set `user`. */
+/** The extension's reader when the user set `user` (in any scope): undefined for unset keys. */
 function reader(user: Record<string, unknown> = {}): SettingReader {
-    return (key) => (key in user ? user[key] : properties[`jax-lsp.${key}`]?.default);
+    return (key) => user[key];
 }
 
 const CONTRACT_KEYS = ['select', 'ignore', 'severity', 'interpreter', 'trace', 'showNotifications', 'logLevel'];
 
-test('defaults: only the contract keys, and nothing that would override [tool.jax-lsp]', () => {
-    const settings = serverSettings(reader(), '/usr/bin/python3');
-    assert.deepEqual(settings, {
-        interpreter: '/usr/bin/python3',
-        trace: { onSave: false, timeout: 20, memoryLimitMb: 4096 },
-        showNotifications: 'onError',
-        logLevel: 'info',
-    });
-    for (const key of Object.keys(settings)) {
-        assert.ok(CONTRACT_KEYS.includes(key), key);
-    }
+test('nothing set: only the interpreter, so [tool.jax-lsp] and the server defaults apply', () => {
+    assert.deepEqual(serverSettings(reader(), '/usr/bin/python3'), { interpreter: '/usr/bin/python3' });
 });
 
-test("the user's rule settings are passed as they are, an explicit empty list included", () => {
-    const settings = serverSettings(reader({ select: [], ignore: ['JAX106'], severity: { JAX104: 'error' } }), undefined);
-    assert.deepEqual(settings.select, []);
-    assert.deepEqual(settings.ignore, ['JAX106']);
-    assert.deepEqual(settings.severity, { JAX104: 'error' });
-    assert.equal('interpreter' in settings, false);
+test('everything set: exactly the contract keys, trace options nested', () => {
+    const settings = serverSettings(
+        reader({
+            select: ['JAX1'], ignore: ['JAX106'], severity: { JAX104: 'error' }, importStrategy: 'fromEnvironment',
+            'trace.onSave': true, 'trace.timeout': 5, 'trace.memoryLimitMb': 1024, showNotifications: 'off', logLevel: 'debug',
+        }),
+        '/venv/bin/python',
+    );
+    assert.deepEqual(Object.keys(settings).sort(), [...CONTRACT_KEYS].sort());
+    assert.deepEqual(settings.trace, { onSave: true, timeout: 5, memoryLimitMb: 1024 });
+    assert.equal(settings.logLevel, 'debug');
 });
 
-test('every setting the server receives is contributed, with the contract default', () => {
+test("the user's values are passed as they are (the server validates), an explicit empty list included", () => {
+    const settings = serverSettings(reader({ select: [], ignore: 'JAX106', 'trace.timeout': -1 }), undefined);
+    assert.deepEqual(settings, { select: [], ignore: 'JAX106', trace: { timeout: -1 } });
+});
+
+test('the manifest contributes every setting, with the server\'s defaults', () => {
     const expected: Record<string, unknown> = {
         'trace.onSave': false,
         'trace.timeout': 20,
