@@ -24,18 +24,25 @@ class Module:
         self.source = source
         self.name = name
         self.loader = loader
-        builder = ScopeBuilder(name, is_package)
+        self.is_package = is_package
+        builder = ScopeBuilder(name, is_package, source.could_hold_site)
         self.scope = builder.build(source.tree)
         self.scope_of = builder.scope_of
         self.calls = builder.calls
-        self.functions = builder.functions
+        self._deferred = builder.deferred
 
     @property
     def path(self) -> str:
         return self.source.path
 
     def function_scope(self, node: FunctionNode) -> Scope:
-        return self.scope_of[id(node)]
+        scope = self.scope_of.get(id(node))
+        if scope is None:
+            _, outer = self._deferred.pop(id(node))
+            builder = ScopeBuilder(self.name, self.is_package)
+            scope = builder.build_function(node, outer)
+            self.scope_of.update(builder.scope_of)
+        return scope
 
     # Qualified names -------------------------------------------------------
     def qualname(self, expr: ast.expr, scope: Scope, depth: int = 0) -> str | None:

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import ast
 from dataclasses import dataclass, field
-from typing import Iterator, Union
+from typing import Callable, Iterator, Union
 
 FunctionNode = Union[ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda]
 ScopeNode = Union[ast.Module, ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef]
@@ -67,12 +67,17 @@ def _resolve_relative(module_name: str, is_package: bool, level: int, target: st
 class ScopeBuilder(ast.NodeVisitor):
     """One pass over a module: every scope with its bindings, and the scope of each node."""
 
-    def __init__(self, module_name: str, is_package: bool) -> None:
+    def __init__(
+        self, module_name: str, is_package: bool, could_hold_site: Callable[[ast.AST], bool] | None = None
+    ) -> None:
         self.module_name = module_name
         self.is_package = is_package
+        # Function bodies that cannot hold a site are not walked now: their scope is built
+        # on demand (build_function), when a policy or factory defined there is followed.
+        self.could_hold_site = could_hold_site
+        self.deferred: dict[int, tuple[FunctionNode, Scope]] = {}
         self.scope_of: dict[int, Scope] = {}
         self.calls: list[tuple[ast.Call, Scope]] = []
-        self.functions: list[tuple[FunctionNode, Scope]] = []
         self.current: Scope | None = None
 
     def build(self, tree: ast.Module) -> Scope:
@@ -194,11 +199,19 @@ class ScopeBuilder(ast.NodeVisitor):
         for default in [*args.defaults, *(d for d in args.kw_defaults if d is not None)]:
             self.visit(default)
 
+    def build_function(self, node: FunctionNode, outer: Scope) -> Scope:
+        """The scope of a function whose body was deferred (its calls are not recorded)."""
+        self.current, self.could_hold_site = outer, None
+        self._enter_function(node, node.body)
+        return self.scope_of[id(node)]
+
     def _enter_function(self, node: FunctionNode, body: list[ast.AST]) -> None:
         outer = self.current
+        if self.could_hold_site is not None and not self.could_hold_site(node):
+            self.deferred[id(node)] = (node, outer)
+            return
         scope = Scope(node, outer)
         self.scope_of[id(node)] = scope
-        self.functions.append((node, outer))
         for arg in iter_parameters(node.args):
             scope.bind(arg.arg, Binding("param", arg))
         self.current = scope

@@ -7,7 +7,7 @@ from dataclasses import dataclass
 
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
-from jax_lsp.core.scopes import Scope
+from jax_lsp.core.scopes import Scope, dotted
 
 # The name of the wrapped-function parameter, when passed by keyword.
 _FUNCTION_KEYWORDS = {"fun", "target", "fn", "f"}
@@ -32,15 +32,37 @@ def _policy_keyword(call: ast.Call) -> ast.expr | None:
     return None
 
 
-def _could_be_site(call: ast.Call) -> bool:
-    # Cheap syntactic filter before any name resolution.
-    return len(call.args) >= 2 or any(k.arg == "policy" for k in call.keywords)
+_FUNCTION_NAMES = {name.rsplit(".", 1)[1] for name in CHECKPOINT_FUNCTIONS} | {"partial"}
+
+
+def _aliases(module: Module) -> set[str]:
+    """Module-level names bound to something whose name ends like a checkpoint function."""
+    names = set()
+    for name, bindings in module.scope.bindings.items():
+        for binding in bindings:
+            target = binding.target or (".".join(dotted(binding.node) or []) if binding.kind == "assign" else "")
+            if target.rsplit(".", 1)[-1] in _FUNCTION_NAMES:
+                names.add(name)
+    return names
+
+
+def _could_be_site(call: ast.Call, names: set[str]) -> bool:
+    """Cheap syntactic filter before any name resolution: a `policy=` keyword, or a
+    positional policy given to something named like a checkpoint function or its alias."""
+    if any(k.arg == "policy" for k in call.keywords):
+        return True
+    if len(call.args) < 2:
+        return False
+    func = call.func
+    last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+    return last in names
 
 
 def find_sites(module: Module) -> list[Site]:
     sites: list[Site] = []
+    names = _FUNCTION_NAMES | _aliases(module)
     for call, scope in module.calls:
-        if not _could_be_site(call):
+        if not _could_be_site(call, names):
             continue
         site = _site(module, call, scope)
         if site is not None:

@@ -8,6 +8,7 @@ one function hides only that function.
 from __future__ import annotations
 
 import ast
+import bisect
 import codecs
 import io
 import re
@@ -15,6 +16,10 @@ import tokenize
 from dataclasses import dataclass, field
 
 from jax_lsp.core.model import Finding, Position, Severity, Span
+
+# A file or function without any of these words cannot hold a policy site or an Offloadable call.
+SITE_MARKERS = ("policy", "checkpoint", "remat", "saveable", "Offloadable", "policies")
+SITE_MARKER_PATTERN = re.compile("|".join(SITE_MARKERS))
 
 SYNTAX_ERROR = "JAX001"
 DECODE_ERROR = "JAX002"
@@ -36,6 +41,19 @@ class SourceModule:
     def __post_init__(self) -> None:
         self.lines = split_lines(self.text)
         self._utf8_lines: dict[int, bytes] = {}
+        self._marker_lines: list[int] | None = None
+
+    def could_hold_site(self, node: ast.AST) -> bool:
+        """Whether the lines of `node` mention any SITE_MARKERS word (cheap: one text scan per file)."""
+        if self._marker_lines is None:
+            self._marker_lines, line, position = [], 1, 0
+            for match in SITE_MARKER_PATTERN.finditer(self.text):
+                line += self.text.count("\n", position, match.start())
+                position = match.start()
+                if not self._marker_lines or self._marker_lines[-1] != line:
+                    self._marker_lines.append(line)
+        index = bisect.bisect_left(self._marker_lines, node.lineno)  # type: ignore[attr-defined]
+        return index < len(self._marker_lines) and self._marker_lines[index] <= node.end_lineno  # type: ignore[attr-defined]
 
     def line_text(self, line: int) -> str:
         """0-based line, without its line break."""

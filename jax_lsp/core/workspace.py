@@ -20,16 +20,15 @@ from jax_lsp.core.model import Finding, Position
 from jax_lsp.core.module import Module
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
-from jax_lsp.core.source import parse_bytes, parse_text
+from jax_lsp.core.source import SITE_MARKERS, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
 
-# A file without any of these cannot hold a policy site or an Offloadable call.
-SITE_MARKERS = (b"policy", b"checkpoint", b"remat", b"saveable", b"Offloadable", b"policies")
+_MARKER_BYTES = tuple(marker.encode() for marker in SITE_MARKERS)
 
 
 def could_hold_site(data: bytes) -> bool:
-    return any(marker in data for marker in SITE_MARKERS)
+    return any(marker in data for marker in _MARKER_BYTES)
 
 
 def _key(path: Path | str) -> str:
@@ -150,6 +149,8 @@ class Workspace:
         return self.load(found) if found else None
 
     def _find_module_file(self, name: str, folders: list[Path]) -> str | None:
+        if not all(part.isidentifier() for part in name.split(".")):
+            return None
         relative = Path(*name.split("."))
         for folder in folders:
             for candidate in (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"):
@@ -209,7 +210,10 @@ class Workspace:
             if cancelled and cancelled():
                 return
             with self._lock:
-                self._index_file(_key(path))
+                try:
+                    self._index_file(_key(path))
+                except (RecursionError, MemoryError, ValueError) as exc:  # one odd file never stops the rest
+                    log.warning("cannot index %s: %s: %s", path, type(exc).__name__, exc)
             if progress:
                 progress(done, len(files))
         with self._lock:
@@ -240,31 +244,34 @@ class Workspace:
             return check_module(module, self._sites(module), foreign, self.settings)
 
     def check_paths(self, paths: Iterable[Path | str]) -> dict[str, list[Finding]]:
-        """Findings per file for the given files and folders (folders are walked)."""
+        """Findings per file for the given files and folders (folders are walked).
+
+        Each file is checked as soon as it is parsed and then released, so a large tree never
+        sits in memory at once; only modules whose policies are used from another file stay
+        until the end, when they are checked again with those uses."""
         from jax_lsp.files import discover
 
         keys = [_key(p) for p in discover([Path(p) for p in paths], self.settings.exclude)]
+        wanted = set(keys)
+        results: dict[str, list[Finding]] = {}
+        used_elsewhere: dict[str, list[PolicyFunction]] = {}
         with self._lock:
-            policies: dict[str, list[PolicyFunction]] = {}
-            with_sites: dict[str, Module] = {}
             for key in keys:
                 module = self.load(key, only_if_site=True)
                 if module is None:
                     continue
-                with_sites[key] = module
                 for _, resolved in self._sites(module):
                     for target in resolved:
                         if isinstance(target, PolicyFunction) and target.module.path != key:
-                            policies.setdefault(target.module.path, []).append(target)
-            results: dict[str, list[Finding]] = {}
-            for key in keys:
-                module = with_sites.get(key) or (self.load(key) if key in policies else None)
-                if module is None:
-                    continue
-                findings = check_module(module, self._sites(module), policies.get(key, []), self.settings)
-                if findings:
-                    results[module.path] = findings
-            return results
+                            used_elsewhere.setdefault(target.module.path, []).append(target)
+                results[key] = check_module(module, self._sites(module), (), self.settings)
+                if key not in used_elsewhere:
+                    self._modules.pop(key, None)
+            for key, policies in used_elsewhere.items():
+                module = self.load(key) if key in wanted else None
+                if module is not None:
+                    results[key] = check_module(module, self._sites(module), policies, self.settings)
+        return {path: results[path] for path in keys if results.get(path)}
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""
