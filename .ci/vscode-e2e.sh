@@ -6,7 +6,6 @@
 #
 #   PYTHON   Python >= 3.10 with pip: builds the bundled server and is the e2e user's
 #            interpreter (default: python3)
-#   VSCODE_E2E_PORT  first of two local ports for code-server, one per window (default: 8097)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)

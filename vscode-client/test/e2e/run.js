@@ -6,17 +6,16 @@
 // Prints one line per check and `N passed, N failed`; exits 1 on any failure.
 //
 // Environment: CODE_SERVER (the code-server executable), VSIX, PYTHON (the user's interpreter),
-// OUT (output folder), VSCODE_E2E_PORT (default 8097; the untrusted window uses the next port), CHROMIUM (default /usr/bin/chromium);
+// OUT (output folder), CHROMIUM (default /usr/bin/chromium);
 // playwright-core must be resolvable (NODE_PATH).
 const { spawn, execFileSync } = require('child_process');
+const net = require('net');
 const fs = require('fs');
 const path = require('path');
 const { chromium } = require('playwright-core');
 
 const { CODE_SERVER, VSIX, OUT } = process.env;
-const FIRST_PORT = Number(process.env.VSCODE_E2E_PORT || 8097);
-const PORTS = { trusted: FIRST_PORT, untrusted: FIRST_PORT + 1 };
-let PORT = FIRST_PORT;
+let PORT; // of the running code-server: a free one per window, so that parallel runs do not meet
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'workspace');
 const SUITE = path.join(__dirname, 'suite.js');
@@ -88,6 +87,17 @@ function prepareWindow(mode) {
     return { dir, workspace };
 }
 
+function freePort() {
+    return new Promise((resolve, reject) => {
+        const server = net.createServer();
+        server.on('error', reject);
+        server.listen(0, '127.0.0.1', () => {
+            const { port } = server.address();
+            server.close(() => resolve(port));
+        });
+    });
+}
+
 async function startCodeServer(mode, dir, workspace) {
     const args = [
         '--config', path.join(dir, 'config.yaml'),
@@ -104,6 +114,8 @@ async function startCodeServer(mode, dir, workspace) {
     const env = { ...ENV, JAX_LSP_E2E_MODE: mode, JAX_LSP_E2E_PYTHON: PYTHON, JAX_LSP_E2E_RESULT: path.join(dir, 'suite-result.json') };
     // Its own process group, so that stopping it stops the extension host and the server too.
     const child = spawn(CODE_SERVER, args, { env, detached: true, stdio: ['ignore', output, output] });
+    let exited = false;
+    child.on('exit', () => { exited = true; });
     const stop = () => {
         try {
             process.kill(-child.pid, 'SIGTERM');
@@ -111,7 +123,7 @@ async function startCodeServer(mode, dir, workspace) {
             // already gone
         }
     };
-    for (let i = 0; i < 150; i++) {
+    for (let i = 0; i < 150 && !exited; i++) {
         try {
             const response = await fetch(`http://127.0.0.1:${PORT}/healthz`);
             if (response.ok) return stop;
@@ -194,6 +206,7 @@ async function uiUntrusted(dir, workspace) {
             const toast = page.locator('.notifications-center .notification-list-item', { hasText: 'off in Restricted Mode' });
             await toast.waitFor({ timeout: 20000 });
             log('Notification:', JSON.stringify(await toast.innerText()));
+            await page.waitForTimeout(500); // let the command palette fade out
             await page.screenshot({ path: path.join(OUT, 'screenshot-untrusted.png') });
         }, page);
     } finally {
@@ -234,7 +247,7 @@ async function extensionHostSuite(mode, dir, workspace) {
 }
 
 async function runWindow(mode, ui) {
-    PORT = PORTS[mode];
+    PORT = await freePort();
     const { dir, workspace } = prepareWindow(mode);
     const stop = await startCodeServer(mode, dir, workspace);
     try {
