@@ -124,6 +124,12 @@ async function run() {
     });
 
     if (MODE === 'trusted') {
+        await check('trusted: an untitled Python buffer gets the same diagnostics', async () => {
+            // The selector includes untitled: buffers; the server is warm by now, so 20 s is ample.
+            const untitled = await vscode.workspace.openTextDocument({ language: 'python', content: original });
+            await waitForDiagnostics(untitled.uri, EXPECTED, 20000);
+        });
+
         await check('trusted: Trace Policy at Cursor runs the policy under JAX and shows its error on the def', async () => {
             await vscode.window.showTextDocument(doc, { selection: new vscode.Range(8, 6, 8, 6) });
             const result = await vscode.commands.executeCommand('jax-lsp.traceAtCursor');
