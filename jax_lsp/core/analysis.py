@@ -58,11 +58,13 @@ def check_module(
         if context is None:
             context = policies[function.key] = PolicyContext(function, return_paths(function.node), False)
         context.in_save_from_both |= function.in_save_from_both
-        context.sites.append(function.site)
+        if function.reached_from not in context.reached_from:
+            context.reached_from.append(function.reached_from)
 
     for rule in rules:
         for context in policies.values():
-            findings.extend(rule.check_policy(context))
+            related = tuple(context.reached_from)
+            findings.extend(replace(f, related=related) for f in rule.check_policy(context))
         for site, targets in sites:
             findings.extend(rule.check_site(SiteContext(site, targets)))
         findings.extend(rule.check_module(module))

@@ -56,8 +56,8 @@ class Finding:
     message: str
     span: Span
     fixes: tuple[Fix, ...] = ()
-    # Where the policy reaches JAX, when the finding sits in the policy body:
-    # lets editors show "used as a policy at model.py:12".
+    # For a finding in a policy body: where that policy reaches JAX (path, span of the
+    # `policy=` value), so editors can show "used as a policy at model.py:12".
     related: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     @property

@@ -11,6 +11,7 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
+from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import PARTIAL, SAVE_FROM_BOTH, policy_member
 from jax_lsp.core.paths import return_paths
@@ -28,7 +29,9 @@ class PolicyFunction:
     bound_positional: int  # positional arguments bound by functools.partial
     bound_keywords: frozenset[str]
     in_save_from_both: bool
-    site: Site
+    # Where it reaches JAX: (path, span) of the site's policy value. Not the Site itself,
+    # which would keep the whole site module alive as long as this policy is remembered.
+    reached_from: tuple[str, Span]
 
     @property
     def key(self) -> tuple[str, int]:
@@ -43,7 +46,6 @@ class BuiltinPolicy:
     module: Module
     expr: ast.expr  # where it is named
     call: ast.Call | None  # set when it is called there
-    site: Site
 
 
 Target = PolicyFunction | BuiltinPolicy
@@ -57,7 +59,7 @@ def resolve_site(site: Site) -> list[Target]:
 
 class _Resolver:
     def __init__(self, site: Site):
-        self.site = site
+        self.reached_from = (site.module.path, site.module.source.span(site.value))
         self.seen: set[tuple[int, int, bool]] = set()
 
     def resolve(
@@ -77,7 +79,7 @@ class _Resolver:
         step = depth + 1
 
         if isinstance(expr, ast.Lambda):
-            return [PolicyFunction(module, expr, scope, bound, keywords, in_both, self.site)]
+            return [PolicyFunction(module, expr, scope, bound, keywords, in_both, self.reached_from)]
         if isinstance(expr, ast.IfExp):
             return [
                 *self.resolve(module, expr.body, scope, bound, keywords, in_both, step),
@@ -88,13 +90,13 @@ class _Resolver:
         if isinstance(expr, (ast.Name, ast.Attribute)):
             member = policy_member(module.qualname(expr, scope))
             if member:
-                return [BuiltinPolicy(member, module, expr, None, self.site)]
+                return [BuiltinPolicy(member, module, expr, None)]
             found = module.definition(expr, scope)
             if found is None:
                 return []
             def_module, node, owner = found
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.site)]
+                return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.reached_from)]
             if isinstance(node, ast.expr):
                 return self.resolve(def_module, node, owner, bound, keywords, in_both, step)
         return []
@@ -108,12 +110,12 @@ class _Resolver:
             )
         member = policy_member(qualname)
         if member == SAVE_FROM_BOTH:
-            targets: list[Target] = [BuiltinPolicy(member, module, call.func, call, self.site)]
+            targets: list[Target] = [BuiltinPolicy(member, module, call.func, call)]
             for argument in call.args:
                 targets += self.resolve(module, argument, scope, 0, frozenset(), True, step)
             return targets
         if member:
-            return [BuiltinPolicy(member, module, call.func, call, self.site)]
+            return [BuiltinPolicy(member, module, call.func, call)]
         found = module.definition(call.func, scope)
         if found is None:
             return []

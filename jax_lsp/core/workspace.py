@@ -7,6 +7,8 @@ a module that defines a policy used elsewhere is parsed when a site leads to it.
 from __future__ import annotations
 
 import ast
+import contextlib
+import gc
 import logging
 import os
 import threading
@@ -29,6 +31,23 @@ _MARKER_BYTES = tuple(marker.encode() for marker in SITE_MARKERS)
 
 def could_hold_site(data: bytes) -> bool:
     return any(marker in data for marker in _MARKER_BYTES)
+
+
+# Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
+# is checked. The cyclic GC would still scan the heap every time a tree outlives a young
+# generation, which on a large tree costs as much as the parsing; it runs every N files instead.
+GC_EVERY_FILES = 500
+
+
+@contextlib.contextmanager
+def _collect_garbage_rarely():
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()
 
 
 def _key(path: Path | str) -> str:
@@ -56,6 +75,7 @@ class Workspace:
         self._indexed = False
         self._jedi_project = None
         self._roots_with_src: list[Path] | None = None
+        self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
 
     # Buffers and disk --------------------------------------------------------
     def set_document(self, path: Path | str, text: str) -> None:
@@ -75,6 +95,7 @@ class Workspace:
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
         self._by_name.clear()
+        self._site_cache.clear()  # sites elsewhere may resolve into this module
         self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
         if self._indexed:
             self._index_file(key)
@@ -180,10 +201,12 @@ class Workspace:
 
     # Sites -------------------------------------------------------------------
     def _sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
-        sites = getattr(module, "_resolved_sites", None)
-        if sites is None:
-            sites = module._resolved_sites = resolved_sites(module)  # type: ignore[attr-defined]
-        return sites
+        # Kept here, not on the module: a module holding its sites (which hold it) would be a
+        # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
+        cached = self._site_cache.get(module.path)
+        if cached is None or cached[0] is not module:
+            cached = self._site_cache[module.path] = (module, resolved_sites(module))
+        return cached[1]
 
     def _index_file(self, key: str) -> None:
         module = self.load(key, only_if_site=True)
@@ -255,8 +278,10 @@ class Workspace:
         wanted = set(keys)
         results: dict[str, list[Finding]] = {}
         used_elsewhere: dict[str, list[PolicyFunction]] = {}
-        with self._lock:
-            for key in keys:
+        with self._lock, _collect_garbage_rarely():
+            for count, key in enumerate(keys):
+                if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
+                    gc.collect()
                 module = self.load(key, only_if_site=True)
                 if module is None:
                     continue
@@ -267,6 +292,7 @@ class Workspace:
                 results[key] = check_module(module, self._sites(module), (), self.settings)
                 if key not in used_elsewhere:
                     self._modules.pop(key, None)
+                    self._site_cache.pop(key, None)
             for key, policies in used_elsewhere.items():
                 module = self.load(key) if key in wanted else None
                 if module is not None:

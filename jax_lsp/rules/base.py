@@ -39,7 +39,7 @@ class PolicyContext:
     function: PolicyFunction
     paths: ReturnPaths
     in_save_from_both: bool
-    sites: list[Site] = field(default_factory=list)
+    reached_from: list[tuple[str, Span]] = field(default_factory=list)
 
     @property
     def module(self) -> Module:
