@@ -63,11 +63,10 @@ class JaxLsp {
         this.client = undefined;
         if (client) {
             try {
-                await client.stop();
+                await client.dispose(); // stops the server first
             } catch (error) {
                 this.log.warn(`Stopping the server: ${errorText(error)}`);
             }
-            await client.dispose();
         }
     }
 

@@ -191,6 +191,14 @@ async function run() {
             await waitForStatus(api, 'ready');
             await waitForDiagnostics(uri, EXPECTED);
         });
+
+        await check('trusted: changing jax-lsp.ignore reconfigures the server', async () => {
+            const config = vscode.workspace.getConfiguration('jax-lsp');
+            await config.update('ignore', ['JAX104'], vscode.ConfigurationTarget.Global);
+            await waitForDiagnostics(uri, [EXPECTED[0], EXPECTED[2]]);
+            await config.update('ignore', undefined, vscode.ConfigurationTarget.Global);
+            await waitForDiagnostics(uri, EXPECTED);
+        });
     } else {
         await check('untrusted: the server refuses to trace (it was told trusted: false)', async () => {
             await assert.rejects(
