@@ -8,6 +8,7 @@ A result is published only if the buffer still has the text it was computed from
 from __future__ import annotations
 
 import asyncio
+import functools
 import logging
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -31,13 +32,12 @@ def shown(finding: Finding) -> bool:
     return not finding.code.startswith("JAX0")
 
 
+@functools.lru_cache(maxsize=None)
 def rule_url(code: str) -> str | None:
-    try:
-        from jax_lsp.rules import get_rule
+    from jax_lsp.rules import get_rule
 
-        return get_rule(code).doc_url
-    except Exception:  # an unknown code, or the rule table failed to load: no link
-        return None
+    rule = get_rule(code)
+    return rule.doc_url() if rule is not None else None
 
 
 def to_diagnostic(server: JaxLanguageServer, uri: str, finding: Finding, version: int | None) -> types.Diagnostic:

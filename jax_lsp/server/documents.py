@@ -7,18 +7,12 @@ an incremental edit after such a character would land on the wrong line.
 
 from __future__ import annotations
 
-import re
 from pathlib import Path
 
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their line breaks kept, broken where an LSP client breaks them."""
-    return _LINE.findall(text)
+from jax_lsp.core.source import split_lines
 
 
 class LspTextDocument(TextDocument):

@@ -33,15 +33,10 @@ def noqa_code_at(line: str, column: int) -> tuple[str, int, int] | None:
 
 
 def rule_hover(code: str) -> str | None:
-    try:
-        from jax_lsp.rules import get_rule
+    from jax_lsp.rules import get_rule
 
-        rule = get_rule(code)
-    except Exception:
-        return None
-    if rule is None:
-        return None
-    return f"**{rule.code}** `{rule.name}`\n\n{rule.docs}"
+    rule = get_rule(code)
+    return rule.docs() if rule is not None else None
 
 
 def register(server: JaxLanguageServer) -> None:

@@ -75,7 +75,7 @@ def register(server: JaxLanguageServer) -> None:
             "jax-lsp %s, %s diagnostics, %s positions",
             ls.version,
             "pull" if ls.pull_diagnostics else "push",
-            ls.workspace.position_encoding,
+            getattr(ls.workspace.position_encoding, "value", ls.workspace.position_encoding),
         )
         if ls.process_id:
             ls._parent_watch = asyncio.ensure_future(watch_parent(ls, ls.process_id))

@@ -1,0 +1,309 @@
+"""The trace in the editor: code lenses, the `jax-lsp.tracePolicy` command, progress,
+cancellation, and the results as `jax-lsp trace` diagnostics and hover Markdown.
+
+Tracing runs workspace code, so it only ever starts on a user's request (lens, command) or
+on save when `trace.onSave` is set, and never in an untrusted workspace.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import itertools
+import logging
+from concurrent.futures import Future
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from jax_lsp.core.model import Position
+from jax_lsp.server.configuration import supports
+from jax_lsp.server.diagnostics import rule_url
+from jax_lsp.server.documents import path_to_uri, uri_to_path
+from jax_lsp.trace.locations import policy_anchors
+from jax_lsp.trace.mapping import TraceNote, hover_markdown, trace_notes
+from jax_lsp.trace.result import TraceResult
+from jax_lsp.trace.service import TraceService
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+log = logging.getLogger("jax_lsp.server")
+
+SOURCE = "jax-lsp trace"
+COMMAND = "jax-lsp.tracePolicy"
+REQUEST_FAILED = -32803  # LSP's RequestFailed
+SEVERITIES = {
+    "error": types.DiagnosticSeverity.Error,
+    "warning": types.DiagnosticSeverity.Warning,
+    "information": types.DiagnosticSeverity.Information,
+}
+
+
+class TraceFeature:
+    def __init__(self, server: JaxLanguageServer):
+        self.server = server
+        self.service = TraceService()
+        # (policy path, 1-based line) -> the latest result there and its notes
+        self.results: dict[tuple[str, int], tuple[TraceResult, list[TraceNote]]] = {}
+        self._tokens = itertools.count(1)
+        self._learning: asyncio.Future | None = None
+
+    # -- state ---------------------------------------------------------------------------
+    @property
+    def trusted(self) -> bool:
+        return self.server.settings.trusted
+
+    def lens_title(self) -> str:
+        env = self.service.environment(self.server.settings.interpreter)
+        if env and env.get("jax_version") and env.get("platform"):
+            return f"Trace policy (jax {env['jax_version']}, {env['platform']})"
+        return "Trace policy"
+
+    # -- code lens -----------------------------------------------------------------------
+    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
+        ls, path = self.server, uri_to_path(uri)
+        if not self.trusted or ls.core is None or path is None or ls.document(uri) is None:
+            return []
+        anchors = await ls.run_core(policy_anchors, ls.core, str(path))
+        title = self.lens_title()
+        if anchors and title == "Trace policy" and not self._learning:
+            # Only a file with policies starts the agent (jax's import costs a second of CPU).
+            self._learning = asyncio.ensure_future(self.learn_environment())
+        lenses = []
+        for anchor in anchors:
+            start = ls.to_lsp_range(uri, anchor.span).start
+            arguments = [uri, {"line": start.line, "character": start.character}]
+            lenses.append(types.CodeLens(
+                range=ls.to_lsp_range(uri, anchor.span),
+                command=types.Command(title=title, command=COMMAND, arguments=arguments),
+            ))
+        return lenses
+
+    async def learn_environment(self) -> None:
+        """Start the agent and learn its jax version and platform, for the lens titles."""
+        if not self.trusted:
+            return
+        before = self.lens_title()
+        try:
+            await asyncio.to_thread(self.service.probe_environment, self.server.settings.interpreter,
+                                    str(self.server.roots[0]) if self.server.roots else None)
+        except Exception:
+            log.exception("Starting the trace agent failed")
+        self._learning = None
+        if self.lens_title() != before:
+            self.refresh_lenses()
+
+    def refresh_lenses(self) -> None:
+        if supports(self.server.client_capabilities, "workspace.code_lens.refresh_support"):
+            self.server.workspace_code_lens_refresh(None)
+
+    # -- tracing -------------------------------------------------------------------------
+    async def trace_command(self, *arguments: Any) -> dict:
+        if not self.trusted:
+            raise JsonRpcException("Tracing is disabled: the workspace is not trusted", REQUEST_FAILED)
+        try:
+            uri, position = arguments
+            position = types.Position(line=int(position["line"]), character=int(position["character"]))
+        except (TypeError, ValueError, KeyError):
+            raise JsonRpcException(
+                f"{COMMAND} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602) from None
+        path = uri_to_path(uri)
+        if path is None or not path.is_file():
+            raise JsonRpcException(f"Cannot trace {uri}: not a file", REQUEST_FAILED)
+        core_position = self.server.to_core_position(uri, position)
+        request = self.server.protocol._request_futures.get(self.server.protocol.msg_id)
+        result, notes = await self.trace(path, core_position, request_future=request, progress=True)
+        return {**result.to_json(), "notes": [self._note_json(n) for n in notes]}
+
+    async def trace(self, path: Path, position: Position, request_future: Future | None = None,
+                    progress: bool = False) -> tuple[TraceResult, list[TraceNote]]:
+        ls = self.server
+        settings = ls.settings
+        root = next((str(r) for r in ls.roots if path.is_relative_to(r)), str(path.parent))
+        if ls.document(path_to_uri(path)) is not None:
+            self._warn_unsaved(path)
+        token = await self._begin_progress(path, position) if progress else None
+        job = await asyncio.to_thread(
+            self.service.submit, path, position.line + 1, position.column, root=root,
+            interpreter=settings.interpreter, timeout=settings.trace.timeout,
+            memory_mb=settings.trace.memory_limit_mb,
+        )
+        # $/cancelRequest cancels the request's future, and the progress cancel its token's:
+        # either kills the run.
+        for future in (request_future, ls.work_done_progress.tokens.get(token) if token else None):
+            if future is not None:
+                future.add_done_callback(lambda f: f.cancelled() and job.cancel())
+        try:
+            result = await asyncio.wrap_future(job.future)
+        except asyncio.CancelledError:
+            job.cancel()
+            raise
+        finally:
+            if token is not None:
+                ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+        notes = await self._publish(path, position, result)
+        if result.platform:
+            self.refresh_lenses()
+        if not result.ok and result.status not in ("jax_error", "policy_error", "cancelled"):
+            ls.notify_user(f"Trace of {path.name}:{position.line + 1} failed: {result.message}",
+                           types.MessageType.Error)
+        return result, notes
+
+    def _warn_unsaved(self, path: Path) -> None:
+        doc = self.server.document(path_to_uri(path))
+        try:
+            on_disk = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        if doc is not None and doc.source != on_disk:
+            self.server.notify_user(f"{path.name} has unsaved changes: the trace runs the file on disk")
+
+    async def _begin_progress(self, path: Path, position: Position) -> str | None:
+        ls = self.server
+        if not supports(ls.client_capabilities, "window.work_done_progress"):
+            return None
+        token = f"jax-lsp-trace-{next(self._tokens)}"
+        try:
+            await ls.work_done_progress.create_async(token)
+        except Exception as exc:
+            log.debug("The client refused a progress token: %s", exc)
+            return None
+        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
+            title="jax-lsp trace", message=f"{path.name}:{position.line + 1}", cancellable=True))
+        return token
+
+    async def trace_file(self, uri: str) -> None:
+        """`trace.onSave`: trace every policy site of the saved file."""
+        ls, path = self.server, uri_to_path(uri)
+        if not (self.trusted and ls.settings.trace.on_save) or ls.core is None or path is None:
+            return
+        anchors = await ls.run_core(policy_anchors, ls.core, str(path))
+        for anchor in [a for a in anchors if a.kind == "site"]:
+            await self.trace(path, anchor.span.start)
+
+    # -- results -------------------------------------------------------------------------
+    async def _publish(self, path: Path, position: Position, result: TraceResult) -> list[TraceNote]:
+        ls = self.server
+        if result.status == "cancelled":
+            return []
+        touched = {str(path)} | {p for p in _paths_of(result)}
+        static = []
+        for file in touched:
+            try:
+                static += await ls.run_core(ls.core.check_file, file)
+            except Exception:
+                log.exception("Static check of %s for the trace failed", file)
+        key = (str(path), result.policy.line if result.policy else position.line + 1)
+        previous = self.results.get(key, (None, []))[1]
+        self.results[key] = (result, trace_notes(result, static))
+        for file in touched | {n.path for n in previous}:
+            self._publish_file(file)
+        return self.results[key][1]
+
+    def _publish_file(self, file: str) -> None:
+        uri = path_to_uri(Path(file))
+        notes = [n for _, notes in self.results.values() for n in notes if n.path == file]
+        self.server.publish_diagnostics(SOURCE, uri, [self._diagnostic(uri, n) for n in notes])
+
+    def _diagnostic(self, uri: str, note: TraceNote) -> types.Diagnostic:
+        url = rule_url(note.code) if note.code else None
+        return types.Diagnostic(
+            range=self.server.to_lsp_range(uri, note.span),
+            message=note.message,
+            severity=SEVERITIES[note.severity],
+            code=note.code,
+            code_description=types.CodeDescription(href=url) if url else None,
+            source=SOURCE,
+            data={"confirms": note.confirms} if note.confirms else None,
+        )
+
+    def _note_json(self, note: TraceNote) -> dict:
+        uri = path_to_uri(Path(note.path))
+        return {"uri": uri, "range": self.server.protocol._converter.unstructure(
+            self.server.to_lsp_range(uri, note.span)), "severity": note.severity, "code": note.code,
+            "confirms": note.confirms, "message": note.message}
+
+    def forget(self, uri: str) -> None:
+        path = uri_to_path(uri)
+        for key in [k for k in self.results if path is not None and k[0] == str(path)]:
+            del self.results[key]
+
+    def hover(self, uri: str, line: int) -> str | None:
+        """The trace report of every result with a note or its policy on 0-based ``line``."""
+        path = uri_to_path(uri)
+        if path is None:
+            return None
+        reports = [
+            hover_markdown(result) for result, notes in self.results.values()
+            if any(n.path == str(path) and n.span.start.line <= line <= n.span.end.line for n in notes)
+            or (result.policy and result.policy.path == str(path)
+                and result.policy.line - 1 <= line <= result.policy.end_line - 1)
+        ]
+        return "\n\n---\n\n".join(reports) if reports else None
+
+
+def _paths_of(result: TraceResult) -> set[str]:
+    found = {d.path for d in result.decisions if d.path}
+    found |= {m.path for m in result.silent} | {r.path for r in result.rejected}
+    if result.error is not None and result.error.path:
+        found.add(result.error.path)
+    return found
+
+
+def _wrap_hover(server: JaxLanguageServer, feature: TraceFeature) -> None:
+    """Append the trace report to the server's own hover (pygls allows one handler per method)."""
+    handlers = server.protocol.fm.features
+    original = handlers.get(types.TEXT_DOCUMENT_HOVER)
+
+    async def hover(params: types.HoverParams) -> types.Hover | None:
+        answer = original(params) if original is not None else None
+        if asyncio.iscoroutine(answer):
+            answer = await answer
+        uri = params.text_document.uri
+        position = server.to_core_position(uri, params.position)
+        report = feature.hover(uri, position.line)
+        if report is None:
+            return answer
+        if answer is None:
+            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=report))
+        text = answer.contents.value if isinstance(answer.contents, types.MarkupContent) else str(answer.contents)
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"{text}\n\n---\n\n{report}"),
+            range=answer.range,
+        )
+
+    handlers[types.TEXT_DOCUMENT_HOVER] = hover
+
+
+def register(server: JaxLanguageServer) -> None:
+    feature = TraceFeature(server)
+    server.trace_feature = feature
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(ls: JaxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        try:
+            return await feature.code_lenses(params.text_document.uri)
+        except Exception:
+            log.exception("Code lenses for %s failed", params.text_document.uri)
+            return []
+
+    @server.command(COMMAND)
+    async def trace_policy(ls, *arguments):  # pygls resolves annotations here: keep none
+        return await feature.trace_command(*arguments)
+
+    def on_save(uri: str):
+        return feature.trace_file(uri)
+
+    server.on_save(on_save)
+    server.on_close(feature.forget)
+    _wrap_hover(server, feature)
+
+    stop = server.stop_background_work
+
+    def stop_background_work() -> None:
+        stop()
+        feature.service.shutdown()  # kills every agent, and so every trace
+
+    server.stop_background_work = stop_background_work

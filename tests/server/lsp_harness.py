@@ -1,0 +1,231 @@
+"""Drive the real server over stdio with pytest-lsp's client, under several editors' capabilities."""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import sys
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from lsprotocol import types
+from pygls.protocol import default_converter
+from pytest_lsp import LanguageClient, client_capabilities
+from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+SERVER_COMMAND = [sys.executable, "-c", "import sys; from jax_lsp.server import serve; sys.exit(serve(log_level=\"debug\"))"]
+TIMEOUT_S = 20
+
+
+def vscode_capabilities() -> types.ClientCapabilities:
+    """VS Code with vscode-languageclient 9: UTF-16 only, pull diagnostics with refresh."""
+    caps = client_capabilities("visual-studio-code")
+    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(dynamic_registration=True, related_document_support=False)
+    caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
+    return caps
+
+
+# name -> (capabilities, negotiated encoding, pulls diagnostics)
+PROFILES = {
+    "vscode": (vscode_capabilities, "utf-16", True),
+    "neovim": (lambda: client_capabilities("neovim@v0.11.0"), "utf-8", False),
+    "emacs": (lambda: client_capabilities("emacs@v29.1"), "utf-32", False),
+}
+
+
+def units(text: str, encoding: str) -> int:
+    """Length of ``text`` in code units of an LSP position encoding."""
+    if encoding == "utf-32":
+        return len(text)
+    return len(text.encode("utf-16-le" if encoding == "utf-16" else "utf-8", "surrogatepass")) // (2 if encoding == "utf-16" else 1)
+
+
+def position_of(text: str, needle: str, encoding: str, occurrence: int = 0) -> types.Position:
+    """The LSP position of the start of ``needle`` in ``text``, computed independently of the server."""
+    offset = -1
+    for _ in range(occurrence + 1):
+        offset = text.index(needle, offset + 1)
+    before = text[:offset]
+    line = before.count("\n")
+    return types.Position(line=line, character=units(before[before.rfind("\n") + 1 :], encoding))
+
+
+def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str) -> str:
+    """Apply LSP edits the way an editor does (from the last to the first)."""
+    lines = text.split("\n")
+
+    def offset(pos: types.Position) -> int:
+        start = sum(len(l) + 1 for l in lines[: pos.line])
+        line = lines[pos.line] if pos.line < len(lines) else ""
+        count = 0
+        for column, char in enumerate(line):
+            if count >= pos.character:
+                return start + column
+            count += units(char, encoding)
+        return start + len(line)
+
+    for edit in in_application_order(edits):
+        text = text[: offset(edit.range.start)] + edit.new_text + text[offset(edit.range.end) :]
+        lines = text.split("\n")
+    return text
+
+
+def in_application_order(edits: list[types.TextEdit]) -> list[types.TextEdit]:
+    """Last first, so earlier positions stay valid; inserts at one point keep their array order."""
+    order = sorted(enumerate(edits), key=lambda ie: (ie[1].range.start.line, ie[1].range.start.character, ie[0]))
+    return [edit for _, edit in reversed(order)]
+
+
+@dataclass
+class Session:
+    client: LanguageClient
+    profile: str
+    encoding: str
+    pull: bool
+    root: Path
+    versions: dict[str, int] = field(default_factory=dict)
+    texts: dict[str, str] = field(default_factory=dict)
+    published: dict[str, tuple[int | None, list[types.Diagnostic]]] = field(default_factory=dict)
+    publish_event: asyncio.Event = field(default_factory=asyncio.Event)
+
+    def write(self, name: str, text: str) -> str:
+        path = self.root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text, encoding="utf-8")
+        return path.as_uri()
+
+    def open(self, name: str, text: str | None = None) -> str:
+        path = self.root / name
+        if text is None:
+            text = path.read_text(encoding="utf-8")
+        uri = path.as_uri()
+        self.versions[uri], self.texts[uri] = 1, text
+        self.client.text_document_did_open(
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+        )
+        return uri
+
+    def change(self, uri: str, start: types.Position, end: types.Position, new_text: str) -> None:
+        self.versions[uri] += 1
+        self.texts[uri] = apply_text_edits(self.texts[uri], [types.TextEdit(types.Range(start, end), new_text)], self.encoding)
+        self.client.text_document_did_change(
+            types.DidChangeTextDocumentParams(
+                text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
+                content_changes=[types.TextDocumentContentChangePartial(range=types.Range(start, end), text=new_text)],
+            )
+        )
+
+    def replace_all(self, uri: str, new_text: str) -> None:
+        lines = self.texts[uri].split("\n")
+        self.change(uri, types.Position(0, 0), types.Position(len(lines) - 1, units(lines[-1], self.encoding)), new_text)
+
+    def close(self, uri: str) -> None:
+        self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+
+    async def diagnostics(self, uri: str) -> list[types.Diagnostic]:
+        """The diagnostics of the current text: pulled, or waited for until pushed for this version."""
+        if self.pull:
+            report = await asyncio.wait_for(
+                self.client.text_document_diagnostic_async(
+                    types.DocumentDiagnosticParams(text_document=types.TextDocumentIdentifier(uri))
+                ),
+                TIMEOUT_S,
+            )
+            return list(report.items)
+        return await self.pushed(uri, self.versions.get(uri))
+
+    async def pushed(self, uri: str, version: int | None = None) -> list[types.Diagnostic]:
+        async def arrived() -> list[types.Diagnostic]:
+            while True:
+                got = self.published.get(uri)
+                if got is not None and (version is None or got[0] == version):
+                    return got[1]
+                self.publish_event.clear()
+                await self.publish_event.wait()
+
+        return await asyncio.wait_for(arrived(), TIMEOUT_S)
+
+    async def code_actions(self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None) -> list[types.CodeAction]:
+        start = min((d.range.start for d in diagnostics), key=lambda p: (p.line, p.character), default=types.Position(0, 0))
+        result = await asyncio.wait_for(self.client.text_document_code_action_async(
+            types.CodeActionParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                range=types.Range(start, start),
+                context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+            )
+        ), TIMEOUT_S)
+        return list(result or [])
+
+    def edits_for(self, action: types.CodeAction, uri: str) -> list[types.TextEdit]:
+        edit = action.edit
+        if edit.document_changes:
+            return [e for change in edit.document_changes if change.text_document.uri == uri for e in change.edits]
+        return list((edit.changes or {}).get(uri, []))
+
+    def apply(self, action: types.CodeAction, uri: str) -> str:
+        """Apply the action's edit to the buffer as an editor does: one didChange per edit."""
+        edits = self.edits_for(action, uri)
+        assert edits, f"{action.title!r} has no edit for {uri}"
+        for edit in in_application_order(edits):
+            self.change(uri, edit.range.start, edit.range.end, edit.new_text)
+        return self.texts[uri]
+
+
+def make_client(session_ref: list[Session]) -> LanguageClient:
+    client = LanguageClient(converter_factory=default_converter)
+
+    def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
+        session = session_ref[0]
+        session.published[params.uri] = (params.version, list(params.diagnostics))
+        session.publish_event.set()
+
+    def register_capability(client: LanguageClient, params: types.RegistrationParams) -> None:
+        client.registrations = getattr(client, "registrations", []) + list(params.registrations)
+
+    features = {
+        **DEFAULT_CLIENT_FEATURES,
+        types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
+        types.CLIENT_REGISTER_CAPABILITY: register_capability,
+    }
+    register_lsp_features(client, features)
+    return client
+
+
+@contextlib.asynccontextmanager
+async def start_session(
+    profile: str,
+    root: Path,
+    *,
+    initialization_options: Any = None,
+    configuration: Any = None,
+    process_id: int | None = None,
+):
+    make_caps, encoding, pull = PROFILES[profile]
+    ref: list[Session] = []
+    client = make_client(ref)
+    if configuration is not None:
+        client.set_configuration(configuration, section="jax-lsp")
+    session = Session(client, profile, encoding, pull, root)
+    ref.append(session)
+    await client.start_io(*SERVER_COMMAND)
+    try:
+        await asyncio.wait_for(
+            client.initialize_session(
+                types.InitializeParams(
+                    capabilities=make_caps(),
+                    process_id=process_id,
+                    root_uri=root.as_uri(),
+                    workspace_folders=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                    initialization_options=initialization_options,
+                )
+            ),
+            TIMEOUT_S,
+        )
+        yield session
+        await asyncio.wait_for(client.shutdown_session(), TIMEOUT_S)
+    finally:
+        # pygls' stop() waits for the server to exit: after a failure, make sure it does.
+        if client._server is not None and client._server.returncode is None:
+            client._server.kill()
+        await client.stop()

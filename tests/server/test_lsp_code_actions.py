@@ -1,0 +1,116 @@
+"""Code actions: every rule's quick fix, the noqa action, fix-all, and `context.only`."""
+
+from __future__ import annotations
+
+import pytest
+from lsp_harness import start_session
+from lsprotocol import types
+
+from jax_lsp.rules import ALL_RULES
+
+POLICY = '''import jax
+
+
+def first(prim, *avals, **params):
+    if prim.name == "dot_general":
+        return True
+
+
+def second(prim, *avals, **params):
+    if prim.name == "sin":
+        return True
+
+
+g = jax.checkpoint(lambda y: y * 2, policy=first)
+h = jax.checkpoint(lambda y: y * 2, policy=second)
+'''
+
+FIXABLE = [
+    pytest.param(rule, number, example, id=f"{rule.code}-{number}")
+    for rule in ALL_RULES
+    for number, example in enumerate(rule.INVALID)
+    if example.fixed is not None
+]
+
+
+@pytest.mark.parametrize("profile_name", ["vscode", "neovim"])
+@pytest.mark.parametrize(("rule", "number", "example"), FIXABLE)
+async def test_each_quick_fix_gives_the_rules_fixed_text(tmp_path, profile_name, rule, number, example):
+    async with start_session(profile_name, tmp_path) as lsp:
+        uri = lsp.open("example.py", example.code)
+        for _ in range(20):
+            diagnostics = [d for d in await lsp.diagnostics(uri) if d.code == rule.code]
+            actions = []
+            for diagnostic in diagnostics:
+                actions = [a for a in await lsp.code_actions(uri, [diagnostic]) if a.title.startswith(f"jax-lsp ({rule.code}):")]
+                if actions:
+                    break
+            if not actions:
+                break
+            assert actions[0].kind == types.CodeActionKind.QuickFix
+            lsp.apply(actions[0], uri)
+        assert lsp.texts[uri] == example.fixed
+
+
+async def test_quick_fix_is_titled_preferred_and_applies(lsp):
+    uri = lsp.open("model.py", POLICY)
+    first, second = await lsp.diagnostics(uri)
+    actions = await lsp.code_actions(uri, [first])
+    fix = actions[0]
+    assert fix.title == f"jax-lsp (JAX101): {first.data['fixes'][0]['title']}"
+    assert fix.is_preferred is True
+    assert list(fix.diagnostics) == [first]
+    lsp.apply(fix, uri)
+    assert [d.range.start.line for d in await lsp.diagnostics(uri)] == [second.range.start.line + 1]
+
+
+async def test_disable_for_this_line_adds_then_extends_noqa(lsp):
+    uri = lsp.open("model.py", POLICY.replace("def first(prim, *avals, **params):", "def first(prim, *avals, **params):  # noqa: JAX104"))
+    first, second = await lsp.diagnostics(uri)
+    [extend] = [a for a in await lsp.code_actions(uri, [first]) if a.title == "Disable JAX101 for this line"]
+    text = lsp.apply(extend, uri)
+    assert "def first(prim, *avals, **params):  # noqa: JAX104, JAX101\n" in text
+    [left] = await lsp.diagnostics(uri)
+    [add] = [a for a in await lsp.code_actions(uri, [left]) if a.title == "Disable JAX101 for this line"]
+    assert add.kind == types.CodeActionKind.QuickFix and not add.is_preferred
+    text = lsp.apply(add, uri)
+    assert "def second(prim, *avals, **params):  # noqa: JAX101\n" in text
+    assert await lsp.diagnostics(uri) == []
+
+
+async def test_fix_all_applies_every_safe_fix(lsp):
+    uri = lsp.open("model.py", POLICY)
+    assert len(await lsp.diagnostics(uri)) == 2
+    [fix_all] = await lsp.code_actions(uri, [], only=["source.fixAll"])
+    assert fix_all.kind == "source.fixAll.jax-lsp"
+    lsp.apply(fix_all, uri)
+    assert lsp.texts[uri].count("return False") == 2
+    assert await lsp.diagnostics(uri) == []
+
+
+async def test_context_only_is_honoured(lsp):
+    uri = lsp.open("model.py", POLICY)
+    diagnostics = await lsp.diagnostics(uri)
+    quick = await lsp.code_actions(uri, diagnostics[:1], only=[types.CodeActionKind.QuickFix])
+    assert quick and all(a.kind == types.CodeActionKind.QuickFix for a in quick)
+    source = await lsp.code_actions(uri, diagnostics[:1], only=[types.CodeActionKind.Source])
+    assert [a.kind for a in source] == ["source.fixAll.jax-lsp"]
+    assert await lsp.code_actions(uri, diagnostics[:1], only=[types.CodeActionKind.Refactor]) == []
+    everything = await lsp.code_actions(uri, diagnostics[:1])
+    assert {a.kind for a in everything} == {types.CodeActionKind.QuickFix, "source.fixAll.jax-lsp"}
+
+
+async def test_a_stale_diagnostic_gets_no_fix(lsp):
+    uri = lsp.open("model.py", POLICY)
+    first, _ = await lsp.diagnostics(uri)
+    lsp.change(uri, types.Position(0, 0), types.Position(0, 0), "\n")
+    await lsp.diagnostics(uri)
+    assert await lsp.code_actions(uri, [first], only=[types.CodeActionKind.QuickFix]) == []
+
+
+async def test_a_client_that_drops_data_still_gets_the_fix(lsp):
+    uri = lsp.open("model.py", POLICY)
+    first, _ = await lsp.diagnostics(uri)
+    first.data = None
+    titles = [a.title for a in await lsp.code_actions(uri, [first])]
+    assert titles[:2] == ["jax-lsp (JAX101): Append `return False`", "Disable JAX101 for this line"]

@@ -1,0 +1,63 @@
+"""Diagnostics over real stdio, in each editor profile: fields, exact positions, half-typed code."""
+
+from __future__ import annotations
+
+from lsprotocol import types
+
+from lsp_harness import position_of
+
+POLICY = '''import jax
+
+
+def my_policy(prim, *avals, **params):
+    if prim.name == "dot_general":
+        return True
+
+
+def f(x):
+    return jax.checkpoint(lambda y: y * 2, policy=my_policy)(x)
+'''
+
+
+async def test_finding_becomes_a_complete_diagnostic(lsp):
+    uri = lsp.open("model.py", POLICY)
+    [diagnostic] = await lsp.diagnostics(uri)
+    assert diagnostic.code == "JAX101"
+    assert diagnostic.source == "jax-lsp"
+    assert diagnostic.severity == types.DiagnosticSeverity.Error
+    assert diagnostic.code_description.href.endswith("JAX101.md")
+    start = position_of(POLICY, "my_policy", lsp.encoding)
+    assert diagnostic.range == types.Range(start, types.Position(start.line, start.character + len("my_policy")))
+    assert diagnostic.data["fixes"][0]["safe"] is True
+    assert diagnostic.data["version"] == 1
+
+
+async def test_positions_are_exact_after_wide_characters(lsp):
+    # é (2 UTF-8 bytes), 中文 (3 bytes each), 😀 (4 bytes, 2 UTF-16 units) before the anchor.
+    prefix = 'é = "中文😀"; '
+    text = POLICY.replace("def my_policy", "def my_policy").replace(
+        '    if prim.name == "dot_general":\n        return True\n',
+        f'    {prefix}x = 1\n    if x:\n        {prefix}return\n    return True\n',
+    )
+    uri = lsp.open("wide.py", text)
+    [diagnostic] = await lsp.diagnostics(uri)
+    start = position_of(text, "return\n", lsp.encoding)
+    assert diagnostic.range.start == start
+    assert diagnostic.range.end == types.Position(start.line, start.character + len("return"))
+
+
+async def test_a_syntax_error_elsewhere_hides_nothing_and_is_not_shown(lsp):
+    text = POLICY + "\n\ndef broken(:\n    pass\n"
+    uri = lsp.open("broken.py", text)
+    diagnostics = await lsp.diagnostics(uri)
+    assert [d.code for d in diagnostics] == ["JAX101"]
+    assert not [m for m in lsp.client.messages if m.type == types.MessageType.Error]
+
+
+async def test_diagnostics_follow_edits(lsp):
+    uri = lsp.open("edit.py", POLICY)
+    assert [d.code for d in await lsp.diagnostics(uri)] == ["JAX101"]
+    end_of_true = position_of(POLICY, "True\n", lsp.encoding)
+    end_of_true.character += len("True")
+    lsp.change(uri, end_of_true, end_of_true, "\n    return False")
+    assert await lsp.diagnostics(uri) == []
