@@ -41,6 +41,7 @@ function userValues(config: WorkspaceConfiguration): (key: string) => unknown {
 class JaxLsp {
     private client: LanguageClient | undefined;
     private interpreter: string | undefined;
+    private serverKind = '';
     private pending: Promise<void> = Promise.resolve();
 
     constructor(
@@ -169,6 +170,7 @@ class JaxLsp {
             }
             launch = serverCommand(info.executable, strategy, extensionRoot);
             this.interpreter = info.executable;
+            this.serverKind = strategy === 'useBundled' ? 'bundled server' : 'server from the environment';
         } catch (error) {
             if (error instanceof InterpreterError) {
                 this.fail(error.message, true);
@@ -186,9 +188,9 @@ class JaxLsp {
                 return;
             }
             if (event.newState === State.Running) {
-                this.status.set('ready', this.interpreter);
+                this.status.set('ready', this.interpreter, this.serverKind);
             } else if (event.newState === State.Starting) {
-                this.status.set('starting', this.interpreter);
+                this.status.set('starting', this.interpreter, this.serverKind);
             }
         });
         this.client = client;

@@ -5,7 +5,9 @@
 // trace refusal, with a screenshot) and suite.js run inside the extension host.
 // Prints one line per check and `N passed, N failed`; exits 1 on any failure.
 //
-// Environment: CODE_SERVER (the code-server executable), VSIX, PYTHON (the user's interpreter),
+// Environment: CODE_SERVER (the code-server executable), VSIX, PYTHON (the user's interpreter in
+// the trusted window: it needs jax to trace, and jax_lsp for importStrategy fromEnvironment;
+// the untrusted window uses a bare venv made from it, so the bundled server must be complete),
 // OUT (output folder), CHROMIUM (default /usr/bin/chromium);
 // playwright-core must be resolvable (NODE_PATH).
 const { spawn, execFileSync } = require('child_process');
@@ -19,7 +21,8 @@ let PORT; // of the running code-server: a free one per window, so that parallel
 const CHROMIUM = process.env.CHROMIUM || '/usr/bin/chromium';
 const FIXTURE = path.join(__dirname, '..', 'fixtures', 'workspace');
 const SUITE = path.join(__dirname, 'suite.js');
-const PYTHON = execFileSync(process.env.PYTHON || 'python3', ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const executable = (python) => execFileSync(python, ['-c', 'import sys; print(sys.executable)'], { encoding: 'utf8' }).trim();
+const PYTHON = executable(process.env.PYTHON || 'python3');
 const WORK = path.join(OUT, 'work');
 const EXTENSIONS = path.join(WORK, 'extensions');
 
@@ -53,9 +56,11 @@ const ENV = {
     XDG_STATE_HOME: path.join(WORK, 'xdg', 'state'),
 };
 
+const pythons = {}; // the user's interpreter per window
+
 function userSettings(trusted) {
     return {
-        'jax-lsp.interpreter': PYTHON,
+        'jax-lsp.interpreter': pythons[trusted ? 'trusted' : 'untrusted'],
         'security.workspace.trust.enabled': !trusted,
         'security.workspace.trust.startupPrompt': 'never',
         'workbench.startupEditor': 'none',
@@ -111,7 +116,7 @@ async function startCodeServer(mode, dir, workspace) {
         workspace,
     ];
     const output = fs.openSync(path.join(dir, 'code-server.log'), 'w');
-    const env = { ...ENV, JAX_LSP_E2E_MODE: mode, JAX_LSP_E2E_PYTHON: PYTHON, JAX_LSP_E2E_RESULT: path.join(dir, 'suite-result.json') };
+    const env = { ...ENV, JAX_LSP_E2E_MODE: mode, JAX_LSP_E2E_PYTHON: pythons[mode], JAX_LSP_E2E_RESULT: path.join(dir, 'suite-result.json') };
     // Its own process group, so that stopping it stops the extension host and the server too.
     const child = spawn(CODE_SERVER, args, { env, detached: true, stdio: ['ignore', output, output] });
     let exited = false;
@@ -262,7 +267,11 @@ async function runWindow(mode, ui) {
 (async () => {
     fs.rmSync(WORK, { recursive: true, force: true });
     fs.mkdirSync(EXTENSIONS, { recursive: true });
-    log(`installing ${VSIX}; user's Python: ${PYTHON}`);
+    const bare = path.join(WORK, 'bare-python');
+    execFileSync(PYTHON, ['-m', 'venv', '--without-pip', bare]);
+    pythons.trusted = PYTHON;
+    pythons.untrusted = executable(path.join(bare, 'bin', 'python'));
+    log(`installing ${VSIX}; user's Python: ${PYTHON} (trusted window), ${pythons.untrusted} (untrusted, standard library only)`);
     execFileSync(CODE_SERVER, ['--user-data-dir', path.join(WORK, 'install-user-data'), '--extensions-dir', EXTENSIONS,
         '--install-extension', VSIX], { env: ENV, stdio: 'inherit' });
     await check('the .vsix installs', () => {

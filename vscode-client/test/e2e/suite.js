@@ -148,9 +148,10 @@ async function run() {
         });
     }
 
-    await check(`${MODE}: server runs in the user's interpreter`, async () => {
+    await check(`${MODE}: the bundled server runs in the user's interpreter`, async () => {
         const status = await waitForStatus(api, 'ready');
         assert.strictEqual(status.interpreter, PYTHON);
+        assert.strictEqual(status.detail, 'bundled server');
         if (MODE === 'untrusted') {
             // The workspace names a bogus interpreter; jax-lsp.interpreter is a restricted
             // setting, so VS Code withholds the workspace value and the user's one is used.
@@ -189,6 +190,20 @@ async function run() {
             assert.match(failed.detail, /Cannot run the Python interpreter "\/nonexistent\/python3": not found/);
             await config.update('interpreter', PYTHON, vscode.ConfigurationTarget.Global);
             await waitForStatus(api, 'ready');
+            await waitForDiagnostics(uri, EXPECTED);
+        });
+
+        await check('trusted: importStrategy fromEnvironment runs the jax-lsp installed in the interpreter', async () => {
+            const config = vscode.workspace.getConfiguration('jax-lsp');
+            await config.update('importStrategy', 'fromEnvironment', vscode.ConfigurationTarget.Global);
+            try {
+                await waitFor(() => api.status().state === 'ready' && api.status().detail === 'server from the environment',
+                    60000, `the server from the environment (now ${JSON.stringify(api.status())})`);
+                await waitForDiagnostics(uri, EXPECTED);
+            } finally {
+                await config.update('importStrategy', undefined, vscode.ConfigurationTarget.Global);
+            }
+            await waitFor(() => api.status().state === 'ready' && api.status().detail === 'bundled server', 60000, 'the bundled server again');
             await waitForDiagnostics(uri, EXPECTED);
         });
 
