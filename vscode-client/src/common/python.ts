@@ -33,10 +33,15 @@ export interface InterpreterInfo {
 /** Raised when the interpreter cannot run the server; the message is shown to the user as is. */
 export class InterpreterError extends Error {}
 
+// Runs under any Python, even 2.7, so that an old one is named with its version.
 const PROBE = [
-    'import importlib.util, json, sys',
-    'print(json.dumps({"executable": sys.executable, "version": list(sys.version_info[:3]),',
-    '  "hasJaxLsp": importlib.util.find_spec("jax_lsp") is not None}))',
+    'import json, sys',
+    'try:',
+    '    import importlib.util',
+    '    has = importlib.util.find_spec("jax_lsp") is not None',
+    'except Exception:',
+    '    has = False',
+    'print(json.dumps({"executable": sys.executable, "version": list(sys.version_info[:3]), "hasJaxLsp": has}))',
 ].join('\n');
 
 export interface ProbeOptions {

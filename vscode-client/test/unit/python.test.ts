@@ -1,4 +1,5 @@
 import assert from 'node:assert/strict';
+import { execFileSync } from 'node:child_process';
 import * as fs from 'node:fs';
 import * as os from 'node:os';
 import * as path from 'node:path';
@@ -58,4 +59,19 @@ test('server command lines for both import strategies', () => {
     } finally {
         fs.rmSync(root, { recursive: true, force: true });
     }
+});
+
+// A real old interpreter: $OLD_PYTHON, else the first of these that runs; skipped without one.
+const OLD_PYTHON = [process.env.OLD_PYTHON, 'python3.9', 'python3.8', 'python2.7'].find((command) => {
+    try {
+        return Boolean(command) && (execFileSync(command!, ['-c', 'pass'], { stdio: 'ignore' }), true);
+    } catch {
+        return false;
+    }
+});
+
+test('a real Python older than 3.10 is probed and refused by name', { skip: !OLD_PYTHON && 'no Python < 3.10 here (set OLD_PYTHON)' }, async () => {
+    const info = await probeInterpreter(OLD_PYTHON!, { cwd: os.tmpdir() });
+    assert.ok(info.version[0] < 3 || info.version[1] < 10, info.version.join('.'));
+    assert.match(interpreterProblem(info, 'useBundled') ?? '', /needs Python >= 3\.10, but .* is Python [23]\./);
 });
