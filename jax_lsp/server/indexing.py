@@ -53,7 +53,7 @@ async def _index(ls: JaxLanguageServer, core: Any) -> None:
 
     message = "done"
     try:
-        await ls.run_core(lambda: core.index(progress=report, cancelled=cancelled))
+        await loop.run_in_executor(ls.index_thread, lambda: core.index(progress=report, cancelled=cancelled))
     except asyncio.CancelledError:
         message = "cancelled"
         raise

@@ -33,6 +33,8 @@ class JaxLanguageServer(LanguageServer):
         self._settings_ready: asyncio.Event | None = None
         # The core is not thread-safe: every call into it runs on this one thread, in order.
         self._core_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-core")
+        # The index runs beside it: the core locks per file, so checks of open buffers go on.
+        self.index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-index")
         self._save_listeners: list[Callable[[str], Any]] = []
         self._close_listeners: list[Callable[[str], Any]] = []
         self._settings_listeners: list[Callable[[ServerSettings], Any]] = []
@@ -123,3 +125,4 @@ class JaxLanguageServer(LanguageServer):
     def stop_background_work(self) -> None:
         self.shutting_down = True
         self._core_thread.shutdown(wait=False, cancel_futures=True)
+        self.index_thread.shutdown(wait=False, cancel_futures=True)

@@ -177,6 +177,7 @@ class TraceFeature:
     async def trace_file(self, uri: str) -> None:
         """`trace.onSave`: trace every policy site of the saved file."""
         ls, path = self.server, uri_to_path(uri)
+        await ls.settings_ready.wait()  # a save can come before the settings are read
         if not (self.trusted and ls.settings.trace.on_save) or ls.core is None or path is None:
             return
         anchors = await ls.run_core(policy_anchors, ls.core, str(path))

@@ -88,6 +88,7 @@ class Session:
     texts: dict[str, str] = field(default_factory=dict)
     published: dict[str, tuple[int | None, list[types.Diagnostic]]] = field(default_factory=dict)
     publish_event: asyncio.Event = field(default_factory=asyncio.Event)
+    history: list[types.PublishDiagnosticsParams] = field(default_factory=list)
 
     def write(self, name: str, text: str) -> str:
         path = self.root / name
@@ -135,6 +136,17 @@ class Session:
             return list(report.items)
         return await self.pushed(uri, self.versions.get(uri))
 
+    async def eventually(self, uri: str, predicate, timeout: float = TIMEOUT_S) -> list[types.Diagnostic]:
+        """Diagnostics of ``uri`` once ``predicate`` holds for them (pulled again, or as pushed)."""
+        async def poll() -> list[types.Diagnostic]:
+            while True:
+                diagnostics = await self.diagnostics(uri) if self.pull else self.published.get(uri, (None, None))[1]
+                if diagnostics is not None and predicate(diagnostics):
+                    return diagnostics
+                await asyncio.sleep(0.05)
+
+        return await asyncio.wait_for(poll(), timeout)
+
     async def pushed(self, uri: str, version: int | None = None) -> list[types.Diagnostic]:
         async def arrived() -> list[types.Diagnostic]:
             while True:
@@ -172,12 +184,17 @@ class Session:
         return self.texts[uri]
 
 
-def make_client(session_ref: list[Session]) -> LanguageClient:
+def make_client(session_ref: list[Session], configuration_delay: float = 0) -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
+
+    async def configuration(client: LanguageClient, params: types.ConfigurationParams) -> list:
+        await asyncio.sleep(configuration_delay)  # a slow client: nothing may be published meanwhile
+        return [client.get_configuration(section=item.section, scope_uri=item.scope_uri) for item in params.items]
 
     def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
         session = session_ref[0]
         session.published[params.uri] = (params.version, list(params.diagnostics))
+        session.history.append(params)
         session.publish_event.set()
 
     def register_capability(client: LanguageClient, params: types.RegistrationParams) -> None:
@@ -187,6 +204,7 @@ def make_client(session_ref: list[Session]) -> LanguageClient:
         **DEFAULT_CLIENT_FEATURES,
         types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
         types.CLIENT_REGISTER_CAPABILITY: register_capability,
+        types.WORKSPACE_CONFIGURATION: configuration,
     }
     register_lsp_features(client, features)
     return client
@@ -200,10 +218,11 @@ async def start_session(
     initialization_options: Any = None,
     configuration: Any = None,
     process_id: int | None = None,
+    configuration_delay: float = 0,
 ):
     make_caps, encoding, pull = PROFILES[profile]
     ref: list[Session] = []
-    client = make_client(ref)
+    client = make_client(ref, configuration_delay)
     if configuration is not None:
         client.set_configuration(configuration, section="jax-lsp")
     session = Session(client, profile, encoding, pull, root)

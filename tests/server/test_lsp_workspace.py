@@ -1,0 +1,95 @@
+"""The workspace index: cross-file findings, $/progress, watched files, hover."""
+
+from __future__ import annotations
+
+from lsp_harness import position_of, start_session
+from lsprotocol import types
+
+POLICIES = '''def offload_dots(prim, *avals, **params):
+    if prim.name == "dot_general":
+        return True
+'''
+
+MODEL = '''import jax
+
+from policies import offload_dots
+
+
+def f(x):
+    return jax.checkpoint(lambda y: y * 2, policy=offload_dots)(x)
+'''
+
+
+async def test_opening_only_the_definition_shows_findings_from_a_site_elsewhere(profile, tmp_path):
+    (tmp_path / "policies.py").write_text(POLICIES)
+    (tmp_path / "model.py").write_text(MODEL)
+    async with start_session(profile, tmp_path) as lsp:
+        uri = lsp.open("policies.py")
+        [diagnostic] = await lsp.eventually(uri, lambda d: len(d) == 1)
+        assert diagnostic.code == "JAX101"
+        related = diagnostic.related_information or []
+        assert [r.location.uri for r in related] == [(tmp_path / "model.py").as_uri()]
+        if lsp.client.capabilities.window.work_done_progress:
+            [reports] = [r for token, r in lsp.client.progress_reports.items() if "index" in str(token)]
+            assert [r.kind for r in (reports[0], reports[-1])] == ["begin", "end"]
+            assert any(r.kind == "report" for r in reports)
+
+
+async def test_editing_the_site_republishes_the_definition(profile, tmp_path):
+    (tmp_path / "policies.py").write_text(POLICIES)
+    (tmp_path / "model.py").write_text(MODEL)
+    async with start_session(profile, tmp_path) as lsp:
+        policies = lsp.open("policies.py")
+        await lsp.eventually(policies, lambda d: len(d) == 1)
+        model = lsp.open("model.py")
+        start = position_of(MODEL, "offload_dots)", lsp.encoding)
+        end = types.Position(start.line, start.character + len("offload_dots"))
+        lsp.change(model, start, end, "None")
+        await lsp.eventually(policies, lambda d: d == [])
+        # Closing the buffer goes back to the file on disk, which still uses the policy.
+        lsp.close(model)
+        await lsp.eventually(policies, lambda d: len(d) == 1)
+
+
+async def test_a_file_changed_on_disk_updates_the_index(profile, tmp_path):
+    (tmp_path / "policies.py").write_text(POLICIES)
+    async with start_session(profile, tmp_path) as lsp:
+        policies = lsp.open("policies.py")
+        assert await lsp.diagnostics(policies) == []
+        registered = [r.method for r in getattr(lsp.client, "registrations", [])]
+        dynamic = lsp.client.capabilities.workspace.did_change_watched_files.dynamic_registration
+        assert (types.WORKSPACE_DID_CHANGE_WATCHED_FILES in registered) == bool(dynamic)
+        (tmp_path / "model.py").write_text(MODEL)
+        lsp.client.workspace_did_change_watched_files(
+            types.DidChangeWatchedFilesParams(
+                changes=[types.FileEvent(uri=(tmp_path / "model.py").as_uri(), type=types.FileChangeType.Created)]
+            )
+        )
+        await lsp.eventually(policies, lambda d: [x.code for x in d] == ["JAX101"])
+
+
+async def test_hover_on_a_policy_at_its_site_and_its_def(profile, tmp_path):
+    text = POLICIES + "\n\n" + MODEL.replace("from policies import offload_dots\n", "")
+    async with start_session(profile, tmp_path) as lsp:
+        uri = lsp.open("model.py", text)
+        await lsp.diagnostics(uri)
+        for occurrence in (0, 1):
+            at = position_of(text, "offload_dots", lsp.encoding, occurrence)
+            at.character += 3
+            hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+            assert hover.contents.kind == types.MarkupKind.Markdown
+            assert "offload_dots" in hover.contents.value
+            assert "line 3" in hover.contents.value and "None" in hover.contents.value
+        nothing = position_of(text, "jax", lsp.encoding)
+        assert await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), nothing)) is None
+
+
+async def test_hover_on_a_noqa_code_shows_the_rules_docs(profile, tmp_path):
+    text = 'x = "é中😀"  # noqa: JAX101, JAX104\n'
+    async with start_session(profile, tmp_path) as lsp:
+        uri = lsp.open("model.py", text)
+        await lsp.diagnostics(uri)
+        at = position_of(text, "JAX104", lsp.encoding)
+        hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+        assert hover.contents.value.startswith("# JAX104")
+        assert hover.range.start == at
