@@ -311,7 +311,8 @@ def _string_comparisons_in(function, policy, primitives):
     if len(positional) <= bound:
         return []
     param = positional[bound].arg
-    text_lines = open(policy.path, encoding="utf-8").read().splitlines()
+    with open(policy.path, encoding="utf-8") as handle:
+        text_lines = handle.read().splitlines()
     found = []
     for cmp in ast.walk(function):
         if not (
@@ -334,7 +335,7 @@ def _string_comparisons_in(function, policy, primitives):
             continue
         line_text = text_lines[cmp.lineno - 1] if cmp.lineno <= len(text_lines) else ""
         end_text = text_lines[cmp.end_lineno - 1] if cmp.end_lineno <= len(text_lines) else ""
-        seen = f"although the probe produced {', '.join('`%s`' % n for n in named)}" if named else (
+        seen = f"although the probe produced {', '.join(f'`{n}`' for n in named)}" if named else (
             "and no primitive of the probe has that name either"
         )
         found.append({

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Iterable
 
 from jax_lsp.core import Finding, Span
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult

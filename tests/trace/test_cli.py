@@ -24,7 +24,7 @@ g = jax.checkpoint(lambda x: x, policy=lookup)
 
 def _run(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "jax_lsp", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120)
+                          cwd=cwd, timeout=120, check=False)
 
 
 def test_trace_one_line_as_a_table(write):

@@ -1,0 +1,156 @@
+"""The trace in the editor, over real LSP (pytest-lsp drives the real server over stdio)."""
+
+import asyncio
+import time
+
+import pytest
+from lsprotocol import types
+
+from tests.server.lsp_harness import position_of, start_session
+from tests.trace.conftest import descendants, needs_linux
+
+pytestmark = needs_linux
+
+# The emoji and accents make UTF-8, UTF-16 and code-point columns differ on the policy lines.
+BROKEN = '''import jax
+
+def policy(prim, *args, **params):  # é 🙂
+    if prim.name == "sin":
+        return True
+
+f = jax.checkpoint(lambda x: x, policy=policy)  # 中文 🙂
+'''
+
+LOOPING = '''import jax
+import helper
+
+f = jax.checkpoint(lambda x: x, policy=helper.policy)
+'''
+
+
+async def _until(check, seconds=30.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = await check()
+        if found:
+            return found
+        await asyncio.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+async def _lenses(session, uri):
+    result = await session.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri)))
+    return list(result or [])
+
+
+async def _trace_diagnostics(session, uri):
+    async def check():
+        if session.pull:
+            found = await session.diagnostics(uri)
+        else:
+            found = (session.published.get(uri) or (None, []))[1]
+        return [d for d in found if d.source == "jax-lsp trace"]
+
+    return await _until(check)
+
+
+def _execute(session, lens, msg_id=None):
+    return session.client.protocol.send_request(
+        types.WORKSPACE_EXECUTE_COMMAND,
+        types.ExecuteCommandParams(command=lens.command.command, arguments=lens.command.arguments),
+        msg_id=msg_id,
+    )
+
+
+@pytest.mark.parametrize("profile", ["vscode", "neovim"])
+async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
+    async with start_session(profile, tmp_path) as session:
+        uri = session.write("model.py", BROKEN)
+        session.open("model.py")
+        lenses = await _until(lambda: _lenses(session, uri))
+        site = position_of(BROKEN, "policy)", session.encoding)
+        definition = position_of(BROKEN, "policy(prim", session.encoding)
+        assert sorted((l.range.start.line, l.range.start.character) for l in lenses) == sorted(
+            [(definition.line, definition.character), (site.line, site.character)])
+        assert {l.command.command for l in lenses} == {"jax-lsp.tracePolicy"}
+        # Once the agent is up, the title names its jax and platform.
+        titled = await _until(lambda: _lenses_titled(session, uri))
+        assert titled == f"Trace policy (jax {__import__('jax').__version__}, cpu)"
+
+        [lens] = [l for l in lenses if l.range.start.line == site.line]
+        result = await asyncio.wait_for(asyncio.wrap_future(_execute(session, lens)), 60)
+        assert result["status"] == "jax_error"
+        assert "Value returned by a remat policy should be a bool" in result["error"]["text"]
+        assert [n["code"] for n in result["notes"] if n["severity"] == "error"] == ["JAX101"]
+
+        diagnostics = await _trace_diagnostics(session, uri)
+        [confirmed] = [d for d in diagnostics if d.severity == types.DiagnosticSeverity.Error]
+        assert (confirmed.code, confirmed.range.start) == ("JAX101", definition)
+        assert confirmed.message.startswith("Confirmed by trace (jax ")
+        assert confirmed.code_description.href.endswith("JAX101.md")
+
+        hover = await session.client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri), position=definition))
+        assert "**jax-lsp trace**" in hover.contents.value
+        assert "| primitive | decision | returned | line | count |" in hover.contents.value
+        if profile == "vscode":  # the VS Code profile takes server-initiated progress
+            reports = session.client.progress_reports
+            assert any(r and r[0].kind == "begin" and r[-1].kind == "end" for r in reports.values())
+
+
+async def _lenses_titled(session, uri):
+    titles = {l.command.title for l in await _lenses(session, uri)}
+    return next((t for t in titles if "jax" in t), None)
+
+
+async def test_untrusted_workspace_refuses(tmp_path):
+    async with start_session("neovim", tmp_path, initialization_options={"trusted": False}) as session:
+        uri = session.write("model.py", BROKEN)
+        session.open("model.py")
+        await session.diagnostics(uri)  # the static check runs
+        assert await _lenses(session, uri) == []
+        with pytest.raises(Exception, match="Tracing is disabled: the workspace is not trusted"):
+            await session.client.workspace_execute_command_async(types.ExecuteCommandParams(
+                command="jax-lsp.tracePolicy", arguments=[uri, {"line": 6, "character": 40}]))
+
+
+async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
+    before = descendants()
+    async with start_session("neovim", tmp_path) as session:
+        session.write("helper.py", "while True:\n    pass\n")
+        uri = session.write("model.py", LOOPING)
+        session.open("model.py")
+        [lens] = await _until(lambda: _lenses(session, uri))
+        server_family = descendants() - before
+        future = _execute(session, lens, msg_id="trace-1")
+        await _until(_grew(before, server_family, 1), 30)  # the trace's child is running
+        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="trace-1"))
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(asyncio.wrap_future(future), 10)
+        await _until(_shrank_to(before, server_family), 10)
+    await _until(_shrank_to(before, set()), 10)
+
+
+def _grew(before, family, extra):
+    async def check():
+        return len(descendants() - before - family) >= extra
+    return check
+
+
+def _shrank_to(before, family):
+    async def check():
+        return descendants() - before <= family
+    return check
+
+
+async def test_trace_on_save(tmp_path):
+    settings = {"trace": {"onSave": True}}
+    async with start_session("neovim", tmp_path, configuration=settings,
+                             initialization_options={"settings": settings}) as session:
+        uri = session.write("model.py", BROKEN)
+        session.open("model.py")
+        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
+            text_document=types.TextDocumentIdentifier(uri)))
+        diagnostics = await _trace_diagnostics(session, uri)
+        assert "JAX101" in {d.code for d in diagnostics}
