@@ -14,7 +14,7 @@ from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
 
-SERVER_COMMAND = [sys.executable, "-c", "import sys; from jax_lsp.server import serve; sys.exit(serve(log_level=\"debug\"))"]
+SERVER_COMMAND = [sys.executable, "-m", "jax_lsp", "serve", "--log-level", "debug"]
 TIMEOUT_S = 20
 
 
