@@ -158,6 +158,7 @@ class JaxLsp {
         const pathContext = { workspaceFolder: root?.fsPath, userHome: os.homedir() };
         const choice = chooseInterpreter(setting && expandPath(setting, pathContext), await activeInterpreter(this.log, root));
         const strategy = importStrategy((key) => config.get(key));
+        this.interpreter = choice.command;
         this.status.set('starting', choice.command);
         this.log.info(`Python ${choice.command} (from ${choice.source}), importStrategy ${strategy}, workspace ${trusted ? 'trusted' : 'not trusted'}`);
 

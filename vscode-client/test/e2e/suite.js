@@ -188,6 +188,7 @@ async function run() {
             await config.update('interpreter', '/nonexistent/python3', vscode.ConfigurationTarget.Global);
             const failed = await waitForStatus(api, 'error');
             assert.match(failed.detail, /Cannot run the Python interpreter "\/nonexistent\/python3": not found/);
+            assert.strictEqual(failed.interpreter, '/nonexistent/python3');
             await config.update('interpreter', PYTHON, vscode.ConfigurationTarget.Global);
             await waitForStatus(api, 'ready');
             await waitForDiagnostics(uri, EXPECTED);
