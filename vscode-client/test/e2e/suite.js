@@ -130,6 +130,14 @@ async function run() {
             await waitForDiagnostics(untitled.uri, EXPECTED, 20000);
         });
 
+        await check('trusted: hover on a policy lists what each path returns', async () => {
+            const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', uri, new vscode.Position(8, 6));
+            const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
+            assert.match(text, /save_matmuls/);
+            assert.match(text, /line 11\b[^\n]*True/);
+            assert.match(text, /None/);
+        });
+
         await check('trusted: Trace Policy at Cursor runs the policy under JAX and shows its error on the def', async () => {
             await vscode.window.showTextDocument(doc, { selection: new vscode.Range(8, 6, 8, 6) });
             const result = await vscode.commands.executeCommand('jax-lsp.traceAtCursor');
@@ -205,6 +213,12 @@ async function run() {
                 await config.update('importStrategy', undefined, vscode.ConfigurationTarget.Global);
             }
             await waitFor(() => api.status().state === 'ready' && api.status().detail === 'bundled server', 60000, 'the bundled server again');
+            await waitForDiagnostics(uri, EXPECTED);
+        });
+
+        await check('trusted: jax-lsp: Restart Server brings the server back with its diagnostics', async () => {
+            await vscode.commands.executeCommand('jax-lsp.restart');
+            assert.strictEqual(api.status().state, 'ready');
             await waitForDiagnostics(uri, EXPECTED);
         });
 
