@@ -235,14 +235,18 @@ def _die_with(parent_pid):
 def _handlers(load, probe, jax):
     def trace(params):
         root = params.get("root")
+        started = time.perf_counter()
         try:
             policy = load.load_policy(params["path"], int(params["line"]), params.get("column"), root)
         except load.LoadError as exc:
             message = f"{exc.error_type}: {exc}" if exc.status == "policy_error" else str(exc)
             return {"status": exc.status, "message": message, "error": {
                 "type": exc.error_type, "text": str(exc), "path": exc.path, "line": exc.line}}
+        loaded = time.perf_counter()
         probe.use_compilation_cache(params.get("cache_dir"))
         result = probe.trace(policy, probe.user_paths_for(policy, root))
+        result["timings"]["load_s"] = loaded - started
+        result["timings"]["child_s"] = time.perf_counter() - started
         result["policy"] = {
             "path": policy.path,
             "line": policy.line,
