@@ -26,20 +26,19 @@ server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature
 
 from __future__ import annotations
 
-import importlib.util
+import gc
 
 
 def create_server():
-    from jax_lsp.server import code_actions, configuration, diagnostics, hover, indexing, lifecycle, sync
+    from jax_lsp.server import (
+        code_actions, configuration, diagnostics, hover, indexing, lifecycle, sync, trace_feature,
+    )
     from jax_lsp.server.server import JaxLanguageServer
 
     server = JaxLanguageServer()
-    for feature in (diagnostics, lifecycle, sync, configuration, indexing, code_actions, hover):
+    # The trace comes last: it extends the hover registered before it.
+    for feature in (diagnostics, lifecycle, sync, configuration, indexing, code_actions, hover, trace_feature):
         feature.register(server)
-    if importlib.util.find_spec("jax_lsp.server.trace_feature") is not None:
-        from jax_lsp.server import trace_feature
-
-        trace_feature.register(server)
     return server
 
 
@@ -49,6 +48,9 @@ def serve(tcp: tuple[str, int] | None = None, log_level: str = "info") -> int:
 
     logs.setup_stderr(log_level)
     server = create_server()
+    # Everything imported so far lives as long as the process: keep it out of every collection,
+    # or each full collection while typing walks pygls', lsprotocol's and jedi's objects again.
+    gc.freeze()
     if tcp is None:
         server.start_io()
     else:

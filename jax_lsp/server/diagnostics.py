@@ -10,6 +10,7 @@ from __future__ import annotations
 import asyncio
 import functools
 import logging
+import time
 from typing import TYPE_CHECKING, Any, Iterable
 
 from lsprotocol import types
@@ -207,7 +208,9 @@ class Checker:
             return
         version, text = doc.version, doc.source
         core = server.core
+        started = time.perf_counter()
         findings, affected = await server.run_core(_check_buffer, core, path, text)
+        checked = time.perf_counter()
         doc = server.document(uri)
         if doc is None or doc.version != version or doc.source is not text or server.core is not core:
             return  # stale: a newer check of this buffer is on its way
@@ -215,6 +218,10 @@ class Checker:
         self.results[uri] = (version, findings)
         diagnostics = [to_diagnostic(server, uri, f, version) for f in findings]
         server.diagnostics.set(SOURCE, uri, diagnostics, version, announce=external or not server.pull_diagnostics)
+        log.debug(
+            "%s v%s: %d findings, core %.1f ms, publish %.1f ms",
+            path.name, version, len(findings), 1000 * (checked - started), 1000 * (time.perf_counter() - checked),
+        )
         self._resolve(uri, findings)
         others = {path_to_uri(p) for p in affected} - {uri}
         if others:
