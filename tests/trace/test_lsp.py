@@ -11,14 +11,18 @@ from tests.trace.conftest import descendants, needs_linux
 
 pytestmark = needs_linux
 
-# The emoji and accents make UTF-8, UTF-16 and code-point columns differ on the policy lines.
+# Two sites on one line, after text whose UTF-8, UTF-16 and code-point columns differ: the
+# column of each lens must reach the agent as the right one.
 BROKEN = '''import jax
 
-def policy(prim, *args, **params):  # é 🙂
+def policy(prim, *args, **params):
     if prim.name == "sin":
         return True
 
-f = jax.checkpoint(lambda x: x, policy=policy)  # 中文 🙂
+def fine(prim, *args, **params):
+    return prim.name == "sin"
+
+f, g = jax.checkpoint(lambda x: len("é🙂中") * x, policy=policy), jax.checkpoint(lambda x: x, policy=fine)
 '''
 
 LOOPING = '''import jax
@@ -69,16 +73,21 @@ async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
         lenses = await _until(lambda: _lenses(session, uri))
-        site = position_of(BROKEN, "policy)", session.encoding)
+        site = position_of(BROKEN, "policy),", session.encoding)
+        other_site = position_of(BROKEN, "fine)", session.encoding)
         definition = position_of(BROKEN, "policy(prim", session.encoding)
+        other = position_of(BROKEN, "fine(prim", session.encoding)
         assert sorted((l.range.start.line, l.range.start.character) for l in lenses) == sorted(
-            [(definition.line, definition.character), (site.line, site.character)])
+            (p.line, p.character) for p in (definition, other, site, other_site))
         assert {l.command.command for l in lenses} == {"jax-lsp.tracePolicy"}
         # Once the agent is up, the title names its jax and platform.
         titled = await _until(lambda: _lenses_titled(session, uri))
         assert titled == f"Trace policy (jax {__import__('jax').__version__}, cpu)"
 
-        [lens] = [l for l in lenses if l.range.start.line == site.line]
+        [lens] = [l for l in lenses if l.range.start == other_site]
+        result = await asyncio.wait_for(asyncio.wrap_future(_execute(session, lens)), 60)
+        assert (result["status"], result["policy"]["text"]) == ("ok", "policy=fine")
+        [lens] = [l for l in lenses if l.range.start == site]
         result = await asyncio.wait_for(asyncio.wrap_future(_execute(session, lens)), 60)
         assert result["status"] == "jax_error"
         assert "Value returned by a remat policy should be a bool" in result["error"]["text"]
