@@ -24,7 +24,6 @@ import ctypes  # noqa: E402
 import importlib.util  # noqa: E402
 import json  # noqa: E402
 import platform  # noqa: E402
-import resource  # noqa: E402
 import selectors  # noqa: E402
 import signal  # noqa: E402
 import time  # noqa: E402
@@ -151,11 +150,7 @@ class Agent:
                 os.close(fd)
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
-            limit = limits["memory_mb"] * 1024 * 1024
-            _, hard = resource.getrlimit(resource.RLIMIT_AS)
-            if hard != resource.RLIM_INFINITY:
-                limit = min(limit, hard)
-            resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+            _limit_address_space(limits["memory_mb"] * 1024 * 1024)
             result = self.handlers[method](params)
         except MemoryError:
             result = {"status": "memory", "message": (
@@ -219,6 +214,18 @@ def _death_result(status, limits):
     return {"status": "crashed", "message": (
         f"The trace process exited with code {os.WEXITSTATUS(status)} without a result "
         "(does the module call sys.exit or os._exit at import time?)")}
+
+
+def _limit_address_space(limit):
+    import resource  # POSIX only: imported here so that the hello can say why not elsewhere
+
+    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    if hard != resource.RLIM_INFINITY:
+        limit = min(limit, hard)
+    try:
+        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
+    except (ValueError, OSError):  # macOS does not enforce RLIMIT_AS: only the timeout bounds it
+        pass
 
 
 def _die_with(parent_pid):
