@@ -56,10 +56,7 @@ def _read(path):
 
 
 def _names_in(node):
-    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)} | {
-        n.value.id for n in ast.walk(node)
-        if isinstance(n, ast.Attribute) and isinstance(n.value, ast.Name)
-    }
+    return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
 def _targets(stmt):
