@@ -160,6 +160,22 @@ async def data_of(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types
     return None
 
 
+def _touches(a: types.Range, b: types.Range) -> bool:
+    key = lambda p: (p.line, p.character)  # noqa: E731
+    return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
+
+
+async def diagnostics_in_request(ls: JaxLanguageServer, doc: LspTextDocument, params: types.CodeActionParams) -> list[types.Diagnostic]:
+    """Ours among the request's diagnostics; when it names none (eglot at an empty region),
+    the findings of the latest check that touch the requested range."""
+    ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+    if ours:
+        return ours
+    findings = await ls.checker.findings(doc.uri)
+    diagnostics = [to_diagnostic(ls, doc.uri, f, doc.version) for f in findings]
+    return [d for d in diagnostics if _touches(d.range, params.range)]
+
+
 def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False))
     async def code_action(ls: JaxLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
@@ -170,9 +186,7 @@ def register(server: JaxLanguageServer) -> None:
         actions: list[types.CodeAction] = []
         try:
             if wanted(types.CodeActionKind.QuickFix, only):
-                for diagnostic in params.context.diagnostics:
-                    if diagnostic.source != SOURCE:
-                        continue
+                for diagnostic in await diagnostics_in_request(ls, doc, params):
                     data = await data_of(ls, doc, diagnostic)
                     if data is None:
                         continue

@@ -114,3 +114,18 @@ async def test_a_client_that_drops_data_still_gets_the_fix(lsp):
     first.data = None
     titles = [a.title for a in await lsp.code_actions(uri, [first])]
     assert titles[:2] == ["jax-lsp (JAX101): Append `return False`", "Disable JAX101 for this line"]
+
+
+async def test_a_request_naming_no_diagnostic_gets_the_fixes_at_its_range(lsp):
+    # eglot asks at an empty region with `diagnostics: []`.
+    uri = lsp.open("model.py", POLICY)
+    first, _ = await lsp.diagnostics(uri)
+    actions = await lsp.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=types.Range(first.range.start, first.range.start),
+            context=types.CodeActionContext(diagnostics=[], only=[types.CodeActionKind.QuickFix]),
+        )
+    )
+    titles = [a.title for a in actions]
+    assert titles == ["jax-lsp (JAX101): Append `return False`", "Disable JAX101 for this line"]

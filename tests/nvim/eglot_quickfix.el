@@ -1,0 +1,46 @@
+;;; Driven by test_emacs_eglot.py: eglot + flymake show jax-lsp's finding, the quick fix is
+;;; applied with eglot's own workspace-edit code, the result goes to $JAX_LSP_RESULT.
+(require 'cl-lib)
+(require 'eglot)
+(require 'flymake)
+(load-file (getenv "JAX_LSP_EGLOT_CONFIG"))
+
+(defun wait-for (predicate seconds)
+  (let ((deadline (+ (float-time) seconds)))
+    (while (and (not (funcall predicate)) (< (float-time) deadline))
+      (accept-process-output nil 0.05))
+    (funcall predicate)))
+
+(defun ours ()
+  (cl-remove-if-not (lambda (d) (string-match-p "jax-lsp" (format "%s" (flymake-diagnostic-text d))))
+                    (flymake-diagnostics)))
+
+(defun finish (result)
+  (with-temp-file (getenv "JAX_LSP_RESULT") (insert (json-encode result)))
+  (kill-emacs 0))
+
+(find-file (getenv "JAX_LSP_TARGET"))
+(python-mode)
+(apply #'eglot (eglot--guess-contact))
+(unless (wait-for (lambda () (ours)) 30)
+  (finish '((error . "no diagnostics from jax-lsp"))))
+(let* ((diagnostics (mapcar (lambda (d)
+                              (save-excursion
+                                (goto-char (flymake-diagnostic-beg d))
+                                (list (cons 'line (line-number-at-pos))
+                                      (cons 'column (current-column))
+                                      (cons 'text (flymake-diagnostic-text d)))))
+                            (ours)))
+       (first (car (ours))))
+  (goto-char (flymake-diagnostic-beg first))
+  (let* ((actions (eglot-code-actions (point) (point) "quickfix"))
+         (titles (mapcar (lambda (a) (plist-get a :title)) actions))
+         (fix (cl-find-if (lambda (a) (string-prefix-p "jax-lsp (JAX101)" (plist-get a :title))) actions)))
+    (eglot--apply-workspace-edit (plist-get fix :edit))
+    ;; eglot sends the change from an idle timer, and batch Emacs is never idle.
+    (eglot--signal-textDocument/didChange)
+    (let ((cleared (wait-for (lambda () (null (ours))) 20)))
+      (finish (list (cons 'diagnostics diagnostics)
+                    (cons 'actions titles)
+                    (cons 'text (buffer-substring-no-properties (point-min) (point-max)))
+                    (cons 'cleared (if cleared t :json-false)))))))
