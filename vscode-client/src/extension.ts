@@ -169,7 +169,9 @@ class JaxLsp {
             if (problem) {
                 throw new InterpreterError(problem);
             }
-            launch = serverCommand(info.executable, strategy, extensionRoot);
+            // The command as configured (a wrapper script may set up the environment); the status shows
+            // what it resolves to.
+            launch = serverCommand(choice.command, strategy, extensionRoot);
             this.interpreter = info.executable;
             this.serverKind = strategy === 'useBundled' ? 'bundled server' : 'server from the environment';
         } catch (error) {

@@ -227,7 +227,10 @@ async function extensionHostSuite(mode, dir, workspace) {
         const page = context.pages()[0];
         let exited;
         const exit = new Promise((resolve) => { exited = resolve; });
-        await page.exposeFunction('codeAutomationLog', () => {});
+        await page.exposeFunction('codeAutomationLog', (type, args) => {
+            const text = JSON.stringify(args);
+            if (text.includes('API-TEST')) log('extension host:', text.slice(0, 800));
+        });
         await page.exposeFunction('codeAutomationExit', (code) => exited(code));
         const installed = fs.readdirSync(EXTENSIONS).find((name) => name.startsWith('jax-lsp.jax-lsp-'));
         const host = `127.0.0.1:${PORT}`;
@@ -269,6 +272,10 @@ async function runWindow(mode, ui) {
     fs.mkdirSync(EXTENSIONS, { recursive: true });
     const bare = path.join(WORK, 'bare-python');
     execFileSync(PYTHON, ['-m', 'venv', '--without-pip', bare]);
+    // Answers the extension's probe like the real interpreter, then dies as a broken server would.
+    const crashing = path.join(WORK, 'crashing-python');
+    fs.writeFileSync(crashing, `#!/bin/sh\n[ "$1" = "-c" ] && exec "${PYTHON}" "$@"\necho "simulated crash" >&2\nexit 3\n`, { mode: 0o755 });
+    ENV.JAX_LSP_E2E_CRASHING_PYTHON = crashing;
     pythons.trusted = PYTHON;
     pythons.untrusted = executable(path.join(bare, 'bin', 'python'));
     log(`installing ${VSIX}; user's Python: ${PYTHON} (trusted window), ${pythons.untrusted} (untrusted, standard library only)`);

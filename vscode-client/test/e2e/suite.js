@@ -202,6 +202,20 @@ async function run() {
             await waitForDiagnostics(uri, EXPECTED);
         });
 
+        await check('trusted: a server that keeps crashing puts the status in error', async () => {
+            const config = vscode.workspace.getConfiguration('jax-lsp');
+            await config.update('interpreter', process.env.JAX_LSP_E2E_CRASHING_PYTHON, vscode.ConfigurationTarget.Global);
+            try {
+                // vscode-languageclient restarts it 4 times, then gives up; the extension says so.
+                const failed = await waitForStatus(api, 'error', 90000);
+                assert.match(failed.detail, /crashed \d+ times/);
+            } finally {
+                await config.update('interpreter', PYTHON, vscode.ConfigurationTarget.Global);
+            }
+            await waitForStatus(api, 'ready');
+            await waitForDiagnostics(uri, EXPECTED);
+        });
+
         await check('trusted: importStrategy fromEnvironment runs the jax-lsp installed in the interpreter', async () => {
             const config = vscode.workspace.getConfiguration('jax-lsp');
             await config.update('importStrategy', 'fromEnvironment', vscode.ConfigurationTarget.Global);
