@@ -10,7 +10,7 @@ if not configs.jax_lsp then
       filetypes = { 'python' },
       root_dir = util.root_pattern('pyproject.toml', 'setup.py', 'setup.cfg', '.git'),
       single_file_support = true,
-      settings = { ['jax-lsp'] = {} },
+      settings = { ['jax-lsp'] = vim.empty_dict() },
     },
   }
 end

@@ -105,8 +105,9 @@ def resolve(
     """The settings to use and the problems found (empty when all is well)."""
     core, pyproject, problems = _pyproject_settings(roots)
     values: dict[str, Any] = {"trusted": trusted, "pyproject": pyproject}
-    if editor is None:
+    if editor is None or editor == []:  # Lua's empty table `{}` reaches us as a JSON `[]`
         editor = {}
+    editor = {key: {} if value == [] and key in ("severity", "trace") else value for key, value in editor.items()} if isinstance(editor, Mapping) else editor
     if not isinstance(editor, Mapping):
         problems.append(f"settings must be an object, got {editor!r}")
         editor = {}

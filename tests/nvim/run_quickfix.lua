@@ -37,4 +37,5 @@ end
 result.text = table.concat(vim.api.nvim_buf_get_lines(buf, 0, -1, false), '\n') .. '\n'
 -- The server re-checks the fixed text: the finding goes away.
 result.cleared = vim.wait(20000, function() return #ours() == 0 end, 50)
+result.messages = vim.fn.execute('messages')
 finish()

@@ -65,3 +65,4 @@ def test_neovim_shows_the_finding_and_applies_the_quick_fix(tmp_path):
     expected = EXAMPLE.read_text().replace("        return True\n", "        return True\n    return False\n")
     assert result["text"] == expected
     assert result["cleared"] is True
+    assert "jax-lsp" not in result["messages"], result["messages"]  # e.g. no "invalid settings"

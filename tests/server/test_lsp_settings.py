@@ -57,3 +57,15 @@ async def test_nothing_is_published_before_the_settings_are_read(tmp_path):
         uri = lsp.open("model.py", POLICY)
         assert await lsp.diagnostics(uri) == []
         assert lsp.history and not [d for params in lsp.history for d in params.diagnostics]
+
+
+async def test_empty_lua_tables_are_empty_settings(tmp_path):
+    # Neovim encodes `settings = { ['jax-lsp'] = {} }` and `severity = {}` as JSON arrays.
+    async with start_session("neovim", tmp_path, configuration=[]) as lsp:
+        uri = lsp.open("model.py", POLICY)
+        assert len(await lsp.diagnostics(uri)) == 2
+        assert lsp.client.messages == []
+    async with start_session("neovim", tmp_path, configuration={"severity": [], "trace": []}) as lsp:
+        uri = lsp.open("model.py", POLICY)
+        assert len(await lsp.diagnostics(uri)) == 2
+        assert lsp.client.messages == []

@@ -8,11 +8,14 @@ return {
   root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
   -- Answered to workspace/configuration (section "jax-lsp"); every key is optional.
   settings = {
-    ['jax-lsp'] = {
-      -- select = { 'JAX1' },
-      -- ignore = { 'JAX104' },
-      -- severity = { JAX104 = 'error' },
-      -- interpreter = '/path/to/project/.venv/bin/python',
-    },
+    -- vim.empty_dict(): an empty Lua table would be sent as a JSON array.
+    ['jax-lsp'] = vim.empty_dict(),
+    -- For example:
+    -- ['jax-lsp'] = {
+    --   select = { 'JAX1' },
+    --   ignore = { 'JAX104' },
+    --   severity = { JAX104 = 'error' },
+    --   interpreter = '/path/to/project/.venv/bin/python',
+    -- },
   },
 }
