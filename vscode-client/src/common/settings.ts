@@ -50,6 +50,10 @@ export function expandPath(value: string, context: PathContext): string {
     if (result === '~' || result.startsWith('~/')) {
         result = context.userHome + result.slice(1);
     }
+    // A relative path (not a bare command looked up on PATH) is relative to the workspace.
+    if (context.workspaceFolder !== undefined && result.includes('/') && !result.startsWith('/')) {
+        result = `${context.workspaceFolder}/${result.replace(/^\.\//, '')}`;
+    }
     return result;
 }
 

@@ -74,3 +74,11 @@ test('interpreter paths expand ${workspaceFolder}, ${userHome} and ~', () => {
     assert.equal(expandPath('/opt/~x/python', context), '/opt/~x/python');
     assert.equal(expandPath('${workspaceFolder}/py', { userHome: '/home/me' }), '${workspaceFolder}/py');
 });
+
+test('relative interpreter paths are relative to the workspace; bare commands stay for PATH', () => {
+    const context = { workspaceFolder: '/ws', userHome: '/home/me' };
+    assert.equal(expandPath('.venv/bin/python', context), '/ws/.venv/bin/python');
+    assert.equal(expandPath('./.venv/bin/python', context), '/ws/.venv/bin/python');
+    assert.equal(expandPath('python3.12', context), 'python3.12');
+    assert.equal(expandPath('.venv/bin/python', { userHome: '/home/me' }), '.venv/bin/python');
+});
