@@ -25,7 +25,7 @@ class Module:
         self.name = name
         self.loader = loader
         self.is_package = is_package
-        builder = ScopeBuilder(name, is_package, source.could_hold_site)
+        builder = ScopeBuilder(name, is_package, source.could_hold_site, source.mark_name)
         self.scope = builder.build(source.tree)
         self.scope_of = builder.scope_of
         self.calls = builder.calls

@@ -68,13 +68,18 @@ class ScopeBuilder(ast.NodeVisitor):
     """One pass over a module: every scope with its bindings, and the scope of each node."""
 
     def __init__(
-        self, module_name: str, is_package: bool, could_hold_site: Callable[[ast.AST], bool] | None = None
+        self,
+        module_name: str,
+        is_package: bool,
+        could_hold_site: Callable[[ast.AST], bool] | None = None,
+        mark_name: Callable[[str], None] | None = None,
     ) -> None:
         self.module_name = module_name
         self.is_package = is_package
         # Function bodies that cannot hold a site are not walked now: their scope is built
         # on demand (build_function), when a policy or factory defined there is followed.
         self.could_hold_site = could_hold_site
+        self.mark_name = mark_name
         self.deferred: dict[int, tuple[FunctionNode, Scope]] = {}
         self.scope_of: dict[int, Scope] = {}
         self.calls: list[tuple[ast.Call, Scope]] = []
@@ -89,7 +94,14 @@ class ScopeBuilder(ast.NodeVisitor):
         return root
 
     # Bindings --------------------------------------------------------------
+    def _mark_aliases(self, statement: ast.stmt, names: list[str]) -> None:
+        """Module-level names bound by a statement that mentions a marker become markers."""
+        if self.mark_name and self.current.parent is None and self.could_hold_site(statement):
+            for name in names:
+                self.mark_name(name)
+
     def visit_Import(self, node: ast.Import) -> None:
+        self._mark_aliases(node, [a.asname or a.name.split(".")[0] for a in node.names])
         for alias in node.names:
             if alias.asname:
                 self.current.bind(alias.asname, Binding("import", node, alias.name))
@@ -102,14 +114,34 @@ class ScopeBuilder(ast.NodeVisitor):
             module = _resolve_relative(self.module_name, self.is_package, node.level, node.module)
         else:
             module = node.module or ""
+        self._mark_aliases(node, [a.asname or a.name for a in node.names if a.name != "*"])
         for alias in node.names:
             if alias.name == "*":
                 continue
             target = f"{module}.{alias.name}" if module else alias.name
             self.current.bind(alias.asname or alias.name, Binding("import", node, target))
 
+    def _visit_value(self, expr: ast.expr) -> None:
+        """Walk an assigned or evaluated expression, unless its lines cannot hold a site.
+
+        A skipped value still has its lambdas (the ones a name can be followed to) deferred."""
+        if self.could_hold_site is None or self.could_hold_site(expr):
+            self.visit(expr)
+            return
+        stack = [expr]
+        while stack:
+            value = stack.pop()
+            if isinstance(value, ast.IfExp):
+                stack += [value.body, value.orelse]
+            elif isinstance(value, ast.Lambda):
+                self.deferred[id(value)] = (value, self.current)
+
+    def visit_Expr(self, node: ast.Expr) -> None:
+        self._visit_value(node.value)
+
     def visit_Assign(self, node: ast.Assign) -> None:
-        self.visit(node.value)
+        self._visit_value(node.value)
+        self._mark_aliases(node, [t.id for t in node.targets if isinstance(t, ast.Name)])
         for target in node.targets:
             if isinstance(target, ast.Name):
                 kind = "assign" if len(node.targets) == 1 else "other"
@@ -119,7 +151,7 @@ class ScopeBuilder(ast.NodeVisitor):
 
     def visit_AnnAssign(self, node: ast.AnnAssign) -> None:
         if node.value is not None:
-            self.visit(node.value)
+            self._visit_value(node.value)
         if isinstance(node.target, ast.Name):
             if node.value is not None:
                 self.current.bind(node.target.id, Binding("assign", node.value))
@@ -127,7 +159,7 @@ class ScopeBuilder(ast.NodeVisitor):
             self._bind_other(node.target)
 
     def visit_AugAssign(self, node: ast.AugAssign) -> None:
-        self.visit(node.value)
+        self._visit_value(node.value)
         self._bind_other(node.target)
 
     def visit_NamedExpr(self, node: ast.NamedExpr) -> None:
@@ -201,7 +233,7 @@ class ScopeBuilder(ast.NodeVisitor):
 
     def build_function(self, node: FunctionNode, outer: Scope) -> Scope:
         """The scope of a function whose body was deferred (its calls are not recorded)."""
-        self.current, self.could_hold_site = outer, None
+        self.current, self.could_hold_site, self.mark_name = outer, None, None
         self._enter_function(node, node.body)
         return self.scope_of[id(node)]
 

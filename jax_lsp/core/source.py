@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import bisect
 import codecs
+import functools
 import io
 import re
 import tokenize
@@ -17,8 +18,9 @@ from dataclasses import dataclass, field
 
 from jax_lsp.core.model import Finding, Position, Severity, Span
 
-# A file or function without any of these words cannot hold a policy site or an Offloadable call.
-SITE_MARKERS = ("policy", "checkpoint", "remat", "saveable", "Offloadable", "policies")
+# A file or function without any of these words cannot hold a policy site or an offload call
+# (Offloadable, offload_dot_with_no_batch_dims, save_and_offload_only_these_names).
+SITE_MARKERS = ("policy", "checkpoint", "remat", "saveable", "ffload", "policies")
 SITE_MARKER_PATTERN = re.compile("|".join(SITE_MARKERS))
 
 SYNTAX_ERROR = "JAX001"
@@ -38,20 +40,43 @@ class SourceModule:
     problems: list[Finding] = field(default_factory=list)
     encoding: str = "utf-8"
 
+    @functools.cached_property
+    def lines(self) -> list[str]:
+        return split_lines(self.text)
+
     def __post_init__(self) -> None:
-        self.lines = split_lines(self.text)
         self._utf8_lines: dict[int, bytes] = {}
         self._marker_lines: list[int] | None = None
 
-    def could_hold_site(self, node: ast.AST) -> bool:
-        """Whether the lines of `node` mention any SITE_MARKERS word (cheap: one text scan per file)."""
+    def _lines_matching(self, pattern: re.Pattern) -> list[int]:
+        found, line, position = [], 1, 0
+        for match in pattern.finditer(self.text):
+            line += self.text.count("\n", position, match.start())
+            position = match.start()
+            if not found or found[-1] != line:
+                found.append(line)
+        return found
+
+    def mark_name(self, name: str) -> None:
+        """Treat `name` as a marker too: it was bound to something that mentions one
+        (`ds = jax.checkpoint_policies.dots_saveable`), so lines using it may hold a site."""
         if self._marker_lines is None:
-            self._marker_lines, line, position = [], 1, 0
-            for match in SITE_MARKER_PATTERN.finditer(self.text):
-                line += self.text.count("\n", position, match.start())
-                position = match.start()
-                if not self._marker_lines or self._marker_lines[-1] != line:
-                    self._marker_lines.append(line)
+            self._marker_lines = self._lines_matching(SITE_MARKER_PATTERN)
+        text, more = self.text, set()
+        position = text.find(name)
+        while position != -1:
+            before = text[position - 1] if position else " "
+            after = text[position + len(name) : position + len(name) + 1] or " "
+            if not (_is_name_char(before) or _is_name_char(after)):
+                more.add(text.count("\n", 0, position) + 1)
+            position = text.find(name, position + len(name))
+        if more:
+            self._marker_lines = sorted(more.union(self._marker_lines))
+
+    def could_hold_site(self, node: ast.AST) -> bool:
+        """Whether the lines of `node` mention a SITE_MARKERS word or a marked name."""
+        if self._marker_lines is None:
+            self._marker_lines = self._lines_matching(SITE_MARKER_PATTERN)
         index = bisect.bisect_left(self._marker_lines, node.lineno)  # type: ignore[attr-defined]
         return index < len(self._marker_lines) and self._marker_lines[index] <= node.end_lineno  # type: ignore[attr-defined]
 
@@ -114,6 +139,10 @@ def split_lines(text: str) -> list[str]:
     if not lines or lines[-1].endswith(("\n", "\r")):
         lines.append("")
     return lines
+
+
+def _is_name_char(char: str) -> bool:
+    return char.isidentifier() or char.isdigit()
 
 
 def decode(data: bytes) -> tuple[str, str, str | None]:
