@@ -110,3 +110,7 @@ def register(server: JaxLanguageServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
     async def did_change_configuration(ls: JaxLanguageServer, params: types.DidChangeConfigurationParams) -> None:
         await reload(ls, params.settings)
+
+    @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
+    async def did_change_workspace_folders(ls: JaxLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+        await reload(ls)  # new roots: a new core and a new index

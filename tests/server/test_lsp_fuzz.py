@@ -69,7 +69,7 @@ class BackgroundSession:
         self.thread.join(10)
 
 
-@pytest.fixture(scope="module", params=["vscode", "neovim"])
+@pytest.fixture(scope="module", params=["vscode", "neovim", "emacs"])
 def background(request, tmp_path_factory):
     server = BackgroundSession(request.param, tmp_path_factory.mktemp(request.param))
     yield server
@@ -86,6 +86,7 @@ def test_random_edits_end_with_the_diagnostics_of_a_fresh_check(background, data
     name = f"fuzz_{next(counter)}.py"
     uri = lsp.open(name, POLICY)
     text = POLICY
+    texts = {1: text}
     edits = data.draw(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 8), edit_text), min_size=1, max_size=25))
     for at, delete, new in [*edits, (len(text) + 10**6, 0, SENTINEL)]:
         start = not_inside_crlf(text, min(at, len(text)))
@@ -94,6 +95,7 @@ def test_random_edits_end_with_the_diagnostics_of_a_fresh_check(background, data
         text = text[:start] + new + text[end:]
         lsp.versions[uri] += 1
         lsp.texts[uri] = text
+        texts[lsp.versions[uri]] = text
         lsp.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=lsp.versions[uri]),
@@ -103,11 +105,17 @@ def test_random_edits_end_with_the_diagnostics_of_a_fresh_check(background, data
     got = background.run(lsp.diagnostics(uri))
     lsp.close(uri)
     path = str(lsp.root / name)
-    expected = [
-        (f.code, lsp_range(text, f.span, lsp.encoding), f.message)
-        for f in analyze_text(text, path)
-        if not f.code.startswith("JAX0")
-    ]
-    assert [(d.code, d.range, d.message) for d in got] == expected
+
+    def expected(text: str) -> list:
+        return [
+            (f.code, lsp_range(text, f.span, lsp.encoding), f.message)
+            for f in analyze_text(text, path)
+            if not f.code.startswith("JAX0")
+        ]
+
+    assert [(d.code, d.range, d.message) for d in got] == expected(text)
+    # Never stale: whatever was pushed on the way belongs to the version it names.
+    for params in [p for p in lsp.history if p.uri == uri and p.diagnostics]:
+        assert [(d.code, d.range, d.message) for d in params.diagnostics] == expected(texts[params.version])
     assert not [m for m in lsp.client.log_messages if m.type == types.MessageType.Error]
     assert not lsp.client.messages

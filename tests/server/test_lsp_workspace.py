@@ -93,3 +93,13 @@ async def test_hover_on_a_noqa_code_shows_the_rules_docs(profile, tmp_path):
         hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
         assert hover.contents.value.startswith("# JAX104")
         assert hover.range.start == at
+
+
+async def test_hover_on_a_built_in_policy_says_what_it_saves(lsp):
+    text = "import jax\n\ng = jax.checkpoint(abs, policy=jax.checkpoint_policies.dots_saveable)\n"
+    uri = lsp.open("model.py", text)
+    await lsp.diagnostics(uri)
+    at = position_of(text, "dots_saveable", lsp.encoding)
+    hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+    assert "jax.checkpoint_policies.dots_saveable" in hover.contents.value
+    assert "dot_general" in hover.contents.value
