@@ -3,7 +3,8 @@
 Drives each server over stdio with a minimal push-diagnostics client (UTF-16) and reports
 medians:
 - first diagnostics after `didOpen` of a 3,000-line module with 30 policy sites: cold (a
-  fresh server process, just initialized) and warm (the same server, another copy of the file);
+  fresh server process, just initialized; also timed from spawning the process) and warm (the
+  same server, another copy of the file);
 - latency from a `didChange` to the `publishDiagnostics` for that version, over 200 edits
   (p50, p95), the server's debounce included;
 - resident memory (RSS) after opening 200 modules and receiving their diagnostics.
@@ -168,13 +169,15 @@ class Client:
         self.reader.cancel()
 
 
-async def first_diagnostics(command: list[str], root: Path, text: str, cold_runs: int, warm_runs: int) -> tuple[list[float], list[float], int]:
-    cold, warm, found = [], [], 0
+async def first_diagnostics(command: list[str], root: Path, text: str, cold_runs: int, warm_runs: int) -> tuple[list[float], list[float], list[float], int]:
+    spawn, cold, warm, found = [], [], [], 0
     for run in range(cold_runs):
+        started = time.perf_counter()
         client = await Client.start(command, root)
         path = root / f"cold_{run}.py"
         path.write_text(text)
         cold.append(await client.open_and_wait(path.as_uri(), text))
+        spawn.append(client.published[path.as_uri()][2] - started)
         found = len(client.published[path.as_uri()][1])
         if run == 0:
             for n in range(warm_runs):
@@ -182,7 +185,7 @@ async def first_diagnostics(command: list[str], root: Path, text: str, cold_runs
                 path.write_text(text)
                 warm.append(await client.open_and_wait(path.as_uri(), text))
         await client.stop()
-    return cold, warm, found
+    return spawn, cold, warm, found
 
 
 async def change_latency(command: list[str], root: Path, text: str, edits: int) -> list[float]:
@@ -233,13 +236,13 @@ async def bench(name: str, command: list[str], args: argparse.Namespace) -> dict
     text = module_text(3000, 30)
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as folder:
         root = Path(folder)
-        cold, warm, found = await first_diagnostics(command, root, text, args.cold_runs, args.warm_runs)
+        spawn, cold, warm, found = await first_diagnostics(command, root, text, args.cold_runs, args.warm_runs)
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as folder:
         changes = await change_latency(command, Path(folder), text, args.edits)
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as folder:
         rss = await memory_after_opening(command, Path(folder), args.modules)
     return {
-        "cold_ms": 1000 * statistics.median(cold), "warm_ms": 1000 * statistics.median(warm),
+        "spawn_ms": 1000 * statistics.median(spawn), "cold_ms": 1000 * statistics.median(cold), "warm_ms": 1000 * statistics.median(warm),
         "change_p50_ms": 1000 * percentile(changes, 0.5), "change_p95_ms": 1000 * percentile(changes, 0.95),
         "rss_mb": rss, "diagnostics": found, "lines": text.count("\n"),
     }
@@ -255,16 +258,16 @@ def main() -> int:
     args = parser.parse_args()
     ours = asyncio.run(bench("jax-lsp", JAX_LSP, args))
     ruff = None if args.no_ruff or not Path(RUFF[0]).exists() else asyncio.run(bench("ruff", RUFF, args))
-    targets = {"cold_ms": 1500, "warm_ms": 50, "change_p50_ms": 25, "change_p95_ms": 60, "rss_mb": 150}
+    targets = {"spawn_ms": 1500, "cold_ms": 1500, "warm_ms": 50, "change_p50_ms": 25, "change_p95_ms": 60, "rss_mb": 150}
     print(f"3,000-line module ({ours['lines']} lines, 30 policy sites; jax-lsp reports {ours['diagnostics']} findings)")
-    print(f"{'measure (median)':<28}{'jax-lsp':>10}{'target':>10}{'ruff':>10}{'ratio':>8}")
-    for key, label in [("cold_ms", "first diagnostics cold ms"), ("warm_ms", "first diagnostics warm ms"),
+    print(f"{'measure (median)':<32}{'jax-lsp':>10}{'target':>10}{'ruff':>10}{'ratio':>8}")
+    for key, label in [("spawn_ms", "process start -> first diag ms"), ("cold_ms", "first diagnostics cold ms"), ("warm_ms", "first diagnostics warm ms"),
                        ("change_p50_ms", "didChange->publish p50 ms"), ("change_p95_ms", "didChange->publish p95 ms"),
                        ("rss_mb", f"RSS after {args.modules} modules MB")]:
         ruff_value = f"{ruff[key]:10.1f}" if ruff else f"{'-':>10}"
         ratio = f"{ours[key] / ruff[key]:7.1f}x" if ruff and ruff[key] else f"{'-':>8}"
         mark = "ok" if ours[key] <= targets[key] else "MISSED"
-        print(f"{label:<28}{ours[key]:10.1f}{targets[key]:>10}{ruff_value}{ratio}  {mark}")
+        print(f"{label:<32}{ours[key]:10.1f}{targets[key]:>10}{ruff_value}{ratio}  {mark}")
     return 0
 
 

@@ -96,14 +96,14 @@ class Session:
         path.write_text(text, encoding="utf-8")
         return path.as_uri()
 
-    def open(self, name: str, text: str | None = None) -> str:
+    def open(self, name: str, text: str | None = None, language_id: str = "python") -> str:
         path = self.root / name
         if text is None:
             text = path.read_text(encoding="utf-8")
         uri = path.as_uri()
         self.versions[uri], self.texts[uri] = 1, text
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text))
+            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text))
         )
         return uri
 

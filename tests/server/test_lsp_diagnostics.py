@@ -61,3 +61,10 @@ async def test_diagnostics_follow_edits(lsp):
     end_of_true.character += len("True")
     lsp.change(uri, end_of_true, end_of_true, "\n    return False")
     assert await lsp.diagnostics(uri) == []
+
+
+async def test_only_python_documents_are_checked(lsp):
+    notes = lsp.open("notes.txt", POLICY, language_id="plaintext")
+    model = lsp.open("model.py", POLICY)
+    assert len(await lsp.diagnostics(model)) == 1
+    assert await lsp.diagnostics(notes) == [] if lsp.pull else notes not in lsp.published
