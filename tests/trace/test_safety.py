@@ -55,13 +55,13 @@ def test_infinite_loop_at_import_is_killed_at_the_timeout(service, write):
 
 
 def test_memory_hog_is_stopped_by_the_address_space_limit(service, write):
-    path = _module(write, "import helper", helper="HOG = bytearray(2 * 1024 ** 3)\n")
-    result = service.trace(path, line_of(path, "def policy"), memory_mb=1024)
+    path = _module(write, "import helper", helper="HOG = bytearray(3 * 1024 ** 3)\n")
+    result = service.trace(path, line_of(path, "def policy"), memory_mb=2048)
     assert result.status == "memory"
-    assert "1024 MiB" in result.message
+    assert "2048 MiB" in result.message
     # The same limit leaves room for a trace without the hog, and the agent survived its child.
     ok = _module(write)
-    assert service.trace(ok, line_of(ok, "def policy"), memory_mb=1024).ok
+    assert service.trace(ok, line_of(ok, "def policy"), memory_mb=2048).ok
 
 
 def test_two_concurrent_traces(service, write):
