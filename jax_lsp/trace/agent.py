@@ -242,6 +242,8 @@ def _die_with(parent_pid):
 def _handlers(load, probe, jax):
     def trace(params):
         root = params.get("root")
+        if root and os.path.isdir(root):
+            os.chdir(root)  # relative paths in the user's code mean what they mean in the project
         started = time.perf_counter()
         try:
             policy = load.load_policy(params["path"], int(params["line"]), params.get("column"), root)

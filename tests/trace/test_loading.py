@@ -208,3 +208,18 @@ def test_policy_none_or_false_is_nothing_saveable(service, write):
     result = service.trace(path, 2)
     assert result.ok
     assert [m.kind for m in result.silent] == ["falsy_policy"]
+
+
+def test_runs_in_the_workspace_root(service, write, tmp_path):
+    write("data/names.txt", "tanh\n")
+    path = write("src/model.py", """
+        import pathlib
+
+        NAMES = pathlib.Path("data/names.txt").read_text().split()
+
+        def policy(prim, *args, **params):
+            return prim.name in NAMES
+    """)
+    result = service.trace(path, line_of(path, "def policy"), root=tmp_path)
+    assert result.ok, result.message
+    assert {d.primitive for d in result.decisions if d.decision == "saved"} == {"tanh"}
