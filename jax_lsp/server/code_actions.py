@@ -6,15 +6,16 @@ so no `codeAction/resolve` is needed and Emacs eglot and old Neovim work too.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
 from jax_lsp.core import Edit, Finding, Settings, analyze_text, apply_edits
 from jax_lsp.core.analysis import _NOQA
-from jax_lsp.core.model import Position, Span
+from jax_lsp.core.model import Span
 from jax_lsp.server.diagnostics import SOURCE, log, shown, to_diagnostic
-from jax_lsp.server.documents import uri_to_path
+from jax_lsp.server.configuration import supports
+from jax_lsp.server.documents import split_lines, uri_to_path
 
 if TYPE_CHECKING:
     from jax_lsp.server.documents import LspTextDocument
@@ -31,7 +32,7 @@ def wanted(kind: str, only: list[str] | None) -> bool:
 
 
 def _edit(ls: JaxLanguageServer, edits_by_uri: dict[str, list[types.TextEdit]]) -> types.WorkspaceEdit:
-    if ls.client_capabilities.workspace and ls.client_capabilities.workspace.workspace_edit and ls.client_capabilities.workspace.workspace_edit.document_changes:
+    if supports(ls.client_capabilities, "workspace.workspace_edit.document_changes"):
         return types.WorkspaceEdit(
             document_changes=[
                 types.TextDocumentEdit(
@@ -111,8 +112,6 @@ def fixed_text(text: str, findings: list[Finding], path: str, settings: Settings
 
 def whole_document_edit(ls: JaxLanguageServer, doc: LspTextDocument, new_text: str) -> types.TextEdit:
     """One edit covering the changed lines only, so the editor keeps folds and cursor elsewhere."""
-    from jax_lsp.server.documents import split_lines
-
     old, new = list(doc.lines), split_lines(new_text)
     prefix = 0
     while prefix < min(len(old), len(new)) and old[prefix] == new[prefix]:

@@ -96,7 +96,10 @@ async def apply(ls: JaxLanguageServer, settings: ServerSettings, problems: list[
         ls.roots = roots
         buffers = {p: d.source for d in ls.open_documents() if (p := uri_to_path(d.uri))}
         ls.core = await ls.run_core(_build_core, roots, settings, buffers)
-        log.info("Settings: select=%s ignore=%s interpreter=%s", settings.core.select, settings.core.ignore, settings.interpreter or "(the server's)")
+        log.info(
+            "Settings: select=%s ignore=%s interpreter=%s pyproject=%s",
+            settings.core.select, settings.core.ignore, settings.interpreter or "(the server's)", settings.pyproject or "-",
+        )
     ls.settings_ready.set()
     if rebuild:
         ls.checker.schedule_all()

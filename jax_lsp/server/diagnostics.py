@@ -43,16 +43,18 @@ def rule_url(code: str) -> str | None:
 
 def to_diagnostic(server: JaxLanguageServer, uri: str, finding: Finding, version: int | None) -> types.Diagnostic:
     url = rule_url(finding.code)
+
+    def edit_uri(path: str) -> str:
+        return uri if path == finding.path else path_to_uri(path)
+
     fixes = [
         {
             "title": fix.title,
             "safe": fix.safe,
             "edits": [
                 {
-                    "uri": path_to_uri(edit.path) if edit.path != finding.path else uri,
-                    "range": server.protocol._converter.unstructure(
-                        server.to_lsp_range(path_to_uri(edit.path) if edit.path != finding.path else uri, edit.span)
-                    ),
+                    "uri": edit_uri(edit.path),
+                    "range": server.protocol._converter.unstructure(server.to_lsp_range(edit_uri(edit.path), edit.span)),
                     "newText": edit.new_text,
                 }
                 for edit in fix.edits

@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 from jax_lsp import __version__
 from jax_lsp.core.model import Position, Span
 from jax_lsp.server import positions
-from jax_lsp.server.documents import LspTextDocument, LspWorkspace, is_python, uri_to_path
+from jax_lsp.server.documents import LspTextDocument, LspWorkspace, is_python, split_lines, uri_to_path
 from jax_lsp.server.settings import ServerSettings
 
 log = logging.getLogger("jax_lsp.server")
@@ -70,8 +70,6 @@ class JaxLanguageServer(LanguageServer):
 
     def lines_of(self, uri: str) -> list[str] | tuple[str, ...]:
         """The lines of the open buffer, else of the file on disk (for edits in other files)."""
-        from jax_lsp.server.documents import split_lines
-
         doc = self.document(uri)
         if doc is not None:
             return doc.lines

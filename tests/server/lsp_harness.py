@@ -56,7 +56,7 @@ def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str) -> s
     lines = text.split("\n")
 
     def offset(pos: types.Position) -> int:
-        start = sum(len(l) + 1 for l in lines[: pos.line])
+        start = sum(len(text_line) + 1 for text_line in lines[: pos.line])
         line = lines[pos.line] if pos.line < len(lines) else ""
         count = 0
         for column, char in enumerate(line):

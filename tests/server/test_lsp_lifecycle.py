@@ -8,7 +8,6 @@ import sys
 import time
 
 from lsp_harness import TIMEOUT_S, start_session
-from lsprotocol import types
 
 
 async def test_exit_after_shutdown_is_code_0(tmp_path):
