@@ -27,7 +27,8 @@ class PolicyAnchor:
 
 
 def policy_anchors(workspace: Workspace, path: str) -> list[PolicyAnchor]:
-    """Sites first, then the ``def``/lambda policies they reach in the same file; one per position."""
+    """The sites of the file, the ``def``/lambda policies they reach there, and the functions of the
+    file that other modules' sites use as policies; one per position."""
     module = workspace.load(path)
     if module is None:
         return []
@@ -44,4 +45,12 @@ def policy_anchors(workspace: Workspace, path: str) -> list[PolicyAnchor]:
                 else:
                     span, kind = module.source.name_span(node), "def"
                 anchors.setdefault((span.start.line, span.start.column), PolicyAnchor(module.path, span, kind))
+    # Functions defined here that sites in other modules use as policies (the core finds them
+    # once the workspace is indexed).
+    for node in ast.walk(module.source.tree):
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            span = module.source.name_span(node)
+            key = (span.start.line, span.start.column)
+            if key not in anchors and workspace.describe_policy(path, *key) is not None:
+                anchors[key] = PolicyAnchor(module.path, span, "def")
     return sorted(anchors.values(), key=lambda a: (a.span.start, a.kind))

@@ -223,3 +223,25 @@ def test_runs_in_the_workspace_root(service, write, tmp_path):
     result = service.trace(path, line_of(path, "def policy"), root=tmp_path)
     assert result.ok, result.message
     assert {d.primitive for d in result.decisions if d.decision == "saved"} == {"tanh"}
+
+
+def test_anchors_include_policies_used_by_other_modules(write, tmp_path):
+    from jax_lsp.core import Workspace
+    from jax_lsp.trace.locations import policy_anchors
+
+    policies = write("policies.py", """
+        def policy(prim, *args, **params):
+            return prim.name == "sin"
+
+        def helper(x):
+            return x
+    """)
+    write("train.py", """
+        import jax
+        from policies import policy
+
+        f = jax.checkpoint(lambda x: x, policy=policy)
+    """)
+    workspace = Workspace([tmp_path])
+    workspace.index()
+    assert [(a.line, a.kind) for a in policy_anchors(workspace, policies)] == [(1, "def")]
