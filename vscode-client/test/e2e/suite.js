@@ -71,10 +71,16 @@ function waitFor(probe, timeoutMs, what) {
     });
 }
 
+let api; // the extension's exports: its server status
+
 async function waitForDiagnostics(uri, expected, timeoutMs = 60000) {
     let last = [];
     try {
         await waitFor(() => {
+            const status = api.status();
+            if (status.state === 'error') {
+                throw new Error(`the server is in error: ${status.detail}`); // fail now, not at the timeout
+            }
             last = jaxDiagnostics(uri).map(describe);
             return JSON.stringify(last) === JSON.stringify(expected);
         }, timeoutMs, `diagnostics ${JSON.stringify(expected)}`);
@@ -97,7 +103,7 @@ async function applyQuickFix(uri, doc, code) {
     return fix.title;
 }
 
-async function waitForStatus(api, state, timeoutMs = 60000) {
+async function waitForStatus(state, timeoutMs = 60000) {
     return waitFor(() => api.status().state === state && api.status(), timeoutMs, `server state ${state} (now ${JSON.stringify(api.status())})`);
 }
 
@@ -109,7 +115,7 @@ async function run() {
     await vscode.window.showTextDocument(doc);
     const extension = vscode.extensions.getExtension(EXTENSION_ID);
     assert.ok(extension, `${EXTENSION_ID} is not installed`);
-    const api = await extension.activate();
+    api = await extension.activate();
 
     await check(`${MODE}: workspace trust is as expected`, () => {
         assert.strictEqual(vscode.workspace.isTrusted, MODE === 'trusted');
@@ -157,7 +163,7 @@ async function run() {
     }
 
     await check(`${MODE}: the bundled server runs in the user's interpreter`, async () => {
-        const status = await waitForStatus(api, 'ready');
+        const status = await waitForStatus('ready');
         assert.strictEqual(status.interpreter, PYTHON);
         assert.strictEqual(status.detail, 'bundled server');
         if (MODE === 'untrusted') {
@@ -194,11 +200,11 @@ async function run() {
             await waitForDiagnostics(uri, EXPECTED);
             const config = vscode.workspace.getConfiguration('jax-lsp');
             await config.update('interpreter', '/nonexistent/python3', vscode.ConfigurationTarget.Global);
-            const failed = await waitForStatus(api, 'error');
+            const failed = await waitForStatus('error');
             assert.match(failed.detail, /Cannot run the Python interpreter "\/nonexistent\/python3": not found/);
             assert.strictEqual(failed.interpreter, '/nonexistent/python3');
             await config.update('interpreter', PYTHON, vscode.ConfigurationTarget.Global);
-            await waitForStatus(api, 'ready');
+            await waitForStatus('ready');
             await waitForDiagnostics(uri, EXPECTED);
         });
 
@@ -207,12 +213,12 @@ async function run() {
             await config.update('interpreter', process.env.JAX_LSP_E2E_CRASHING_PYTHON, vscode.ConfigurationTarget.Global);
             try {
                 // vscode-languageclient restarts it 4 times, then gives up; the extension says so.
-                const failed = await waitForStatus(api, 'error', 90000);
+                const failed = await waitForStatus('error', 90000);
                 assert.match(failed.detail, /crashed \d+ times/);
             } finally {
                 await config.update('interpreter', PYTHON, vscode.ConfigurationTarget.Global);
             }
-            await waitForStatus(api, 'ready');
+            await waitForStatus('ready');
             await waitForDiagnostics(uri, EXPECTED);
         });
 
