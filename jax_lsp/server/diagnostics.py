@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 log = logging.getLogger("jax_lsp.server")
 
 SOURCE = "jax-lsp"
-# Long enough to merge the didChange messages of one keystroke or paste, short enough not to be felt.
+# A change that arrives while the one before it is still unchecked (typing, a paste sent as
+# several messages) waits this long for more; an isolated change is checked at once.
 DEBOUNCE_S = 0.01
 
 
@@ -143,31 +144,39 @@ class Checker:
         # (version, findings) of the newest result per uri, for code actions and pulls.
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
         self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
+        # uri -> (core, text) last given to that core by set_document
+        self._sent: dict[str, tuple[Any, str]] = {}
 
-    def schedule(self, uri: str, delay: float = DEBOUNCE_S, external: bool = False) -> None:
-        """(Re)check ``uri`` after ``delay``; a newer request replaces a pending one.
+    def schedule(self, uri: str, debounce: bool = False, external: bool = False) -> None:
+        """(Re)check ``uri``; a newer request replaces a pending one (latest wins).
 
+        ``debounce``: an edit, which waits DEBOUNCE_S if the previous one is still unchecked.
         ``external``: the change came from elsewhere (another file, the index, the settings),
-        so a pull client must be told to pull again.
+        so a pull client must be told to pull again. Only a change of ``uri`` itself makes
+        the files it affects be checked again (they would otherwise bounce checks back).
         """
+        delay, propagate = 0.0, not external
         previous = self._tasks.pop(uri, None)
         if previous is not None and not previous.done():
             previous.cancel()
-            external = external or getattr(previous, "external", False)
-        task = asyncio.ensure_future(self._run(uri, delay, external))
-        task.external = external  # type: ignore[attr-defined]
+            external = external or previous.external  # type: ignore[attr-defined]
+            propagate = propagate or previous.propagate  # type: ignore[attr-defined]
+            delay = DEBOUNCE_S if debounce else 0.0
+        task = asyncio.ensure_future(self._run(uri, delay, external, propagate))
+        task.external, task.propagate = external, propagate  # type: ignore[attr-defined]
         self._tasks[uri] = task
 
     def schedule_all(self, uris: Iterable[str] | None = None) -> None:
         for doc in self._server.open_documents():
             if uris is None or doc.uri in uris:
-                self.schedule(doc.uri, 0, external=True)
+                self.schedule(doc.uri, external=True)
 
     def cancel(self, uri: str) -> None:
         task = self._tasks.pop(uri, None)
         if task is not None:
             task.cancel()
         self.results.pop(uri, None)
+        self._sent.pop(uri, None)
         self._resolve(uri, [])
 
     async def findings(self, uri: str) -> list[Finding]:
@@ -182,14 +191,14 @@ class Checker:
         self._waiters.setdefault(uri, []).append((doc.version, waiter))
         task = self._tasks.get(uri)
         if task is None or task.done():
-            self.schedule(uri, 0)
+            self.schedule(uri)
         return await waiter
 
-    async def _run(self, uri: str, delay: float, external: bool) -> None:
+    async def _run(self, uri: str, delay: float, external: bool, propagate: bool) -> None:
         try:
             await asyncio.sleep(delay)
             await self._server.settings_ready.wait()
-            await self._check(uri, external)
+            await self._check(uri, external, propagate)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -202,7 +211,7 @@ class Checker:
             if not waiter.done():
                 waiter.set_result(findings)
 
-    async def _check(self, uri: str, external: bool) -> None:
+    async def _check(self, uri: str, external: bool, propagate: bool) -> None:
         server = self._server
         doc, path = server.document(uri), uri_to_path(uri)
         if doc is None or path is None or server.core is None:
@@ -210,8 +219,12 @@ class Checker:
             return
         version, text = doc.version, doc.source
         core = server.core
+        # A re-check caused by another file must not make the core re-parse an unchanged buffer.
+        sent = self._sent.get(uri)
+        changed = sent is None or sent[0] is not core or sent[1] is not text
         started = time.perf_counter()
-        findings, affected = await server.run_core(_check_buffer, core, path, text)
+        findings, affected = await server.run_core(_check_buffer, core, path, text, changed, propagate)
+        self._sent[uri] = (core, text)
         checked = time.perf_counter()
         doc = server.document(uri)
         if doc is None or doc.version != version or doc.source is not text or server.core is not core:
@@ -230,9 +243,10 @@ class Checker:
             self.schedule_all(others)
 
 
-def _check_buffer(core: Any, path: Any, text: str) -> tuple[list[Finding], set]:
-    core.set_document(path, text)
-    return core.check_file(path), core.affected_files(path)
+def _check_buffer(core: Any, path: Any, text: str, changed: bool, propagate: bool) -> tuple[list[Finding], set]:
+    if changed:
+        core.set_document(path, text)
+    return core.check_file(path), core.affected_files(path) if propagate else set()
 
 
 def register(server: JaxLanguageServer) -> None:

@@ -17,12 +17,12 @@ def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DID_OPEN)
     def did_open(ls: JaxLanguageServer, params: types.DidOpenTextDocumentParams) -> None:
         if ls.document(params.text_document.uri) is not None:
-            ls.checker.schedule(params.text_document.uri, 0)
+            ls.checker.schedule(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: JaxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         if ls.document(params.text_document.uri) is not None:
-            ls.checker.schedule(params.text_document.uri)
+            ls.checker.schedule(params.text_document.uri, debounce=True)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: JaxLanguageServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+
 from lsp_harness import position_of, start_session
 from lsprotocol import types
 
@@ -46,6 +48,11 @@ async def test_editing_the_site_republishes_the_definition(profile, tmp_path):
         end = types.Position(start.line, start.character + len("offload_dots"))
         lsp.change(model, start, end, "None")
         await lsp.eventually(policies, lambda d: d == [])
+        if not lsp.pull:  # and then quiet: the two files do not keep re-checking each other
+            await asyncio.sleep(0.3)
+            published = len(lsp.history)
+            await asyncio.sleep(0.5)
+            assert len(lsp.history) == published
         # Closing the buffer goes back to the file on disk, which still uses the policy.
         lsp.close(model)
         await lsp.eventually(policies, lambda d: len(d) == 1)
