@@ -12,7 +12,7 @@ import threading
 from pathlib import Path
 
 import pytest
-from hypothesis import HealthCheck, given, settings
+from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsp_harness import start_session, units
 from lsprotocol import types
@@ -79,7 +79,7 @@ def background(request, tmp_path_factory):
 counter = iter(range(10**9))
 
 
-@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
+@settings(max_examples=40, deadline=None)
 @given(data=st.data())
 def test_random_edits_end_with_the_diagnostics_of_a_fresh_check(background, data):
     lsp = background.session
