@@ -269,6 +269,9 @@ async function runWindow(mode, ui) {
 
 (async () => {
     fs.rmSync(WORK, { recursive: true, force: true });
+    for (const old of fs.readdirSync(OUT).filter((name) => name.endsWith('.png'))) {
+        fs.rmSync(path.join(OUT, old)); // screenshots of an earlier run
+    }
     fs.mkdirSync(EXTENSIONS, { recursive: true });
     const bare = path.join(WORK, 'bare-python');
     execFileSync(PYTHON, ['-m', 'venv', '--without-pip', bare]);
