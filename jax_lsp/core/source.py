@@ -188,23 +188,60 @@ def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:
     return list(zip(starts, starts[1:] + [len(lines)]))
 
 
-def _parse_recovering(text: str, path: str) -> tuple[ast.Module, list[Finding]]:
+class ParseCache:
+    """Per-statement parse results of one document, reused across edits.
+
+    An editor re-checks a buffer on every keystroke: only the top-level statements whose text
+    or first line changed are parsed again (moving a tree to other lines would cost a walk
+    over every node, more than parsing it)."""
+
+    def __init__(self) -> None:
+        self._statements: dict[tuple[int, str], list[ast.stmt]] = {}
+
+    def parse(self, text: str, path: str) -> tuple[list[ast.stmt], bool]:
+        """(the statements that parsed, whether every statement parsed)."""
+        lines = split_lines(text)
+        kept: dict[tuple[int, str], list[ast.stmt]] = {}
+        complete = True
+        for start, end in _statement_chunks(lines):
+            key = (start, "".join(lines[start:end]))
+            statements = self._statements.get(key)
+            if statements is None:
+                statements = _parse_chunk(key[1], path, start)
+            if statements is None:
+                complete = False
+            else:
+                kept[key] = statements
+        self._statements = kept
+        return [statement for statements in kept.values() for statement in statements], complete
+
+
+def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | None:
+    """The statements of `chunk`, numbered as if it started at 0-based line `start`."""
+    try:
+        part = ast.parse(chunk, filename=path)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    ast.increment_lineno(part, start)
+    return part.body
+
+
+def _parse_recovering(text: str, path: str, cache: ParseCache | None) -> tuple[ast.Module, list[Finding]]:
+    if cache is not None:
+        body, complete = cache.parse(text, path)
+        if complete:
+            return ast.Module(body=body, type_ignores=[]), []
     try:
         return ast.parse(text, filename=path), []
     except SyntaxError as exc:
         first_error = exc
     except (ValueError, RecursionError, MemoryError) as exc:
         first_error = SyntaxError(str(exc))
-    lines = split_lines(text)
-    body: list[ast.stmt] = []
-    for start, end in _statement_chunks(lines):
-        chunk = "".join(lines[start:end])
-        try:
-            part = ast.parse(chunk, filename=path)
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            continue
-        ast.increment_lineno(part, start)
-        body.extend(part.body)
+    if cache is None:
+        lines = split_lines(text)
+        body = []
+        for start, end in _statement_chunks(lines):
+            body.extend(_parse_chunk("".join(lines[start:end]), path, start) or [])
     line = (first_error.lineno or 1) - 1
     column = (first_error.offset or 1) - 1
     message = f"Syntax error: {first_error.msg}; the rest of the file was still checked"
@@ -212,7 +249,7 @@ def _parse_recovering(text: str, path: str) -> tuple[ast.Module, list[Finding]]:
     return ast.Module(body=body, type_ignores=[]), [problem]
 
 
-def parse_text(text: str, path: str, encoding: str = "utf-8") -> SourceModule:
+def parse_text(text: str, path: str, encoding: str = "utf-8", cache: ParseCache | None = None) -> SourceModule:
     problems: list[Finding] = []
     if "\0" in text:
         line = text[: text.index("\0")].count("\n")
@@ -220,7 +257,7 @@ def parse_text(text: str, path: str, encoding: str = "utf-8") -> SourceModule:
             _problem(path, DECODE_ERROR, "The file contains NUL bytes; they were read as spaces", line, 0, text)
         )
         text = text.replace("\0", " ")
-    tree, syntax_problems = _parse_recovering(text, path)
+    tree, syntax_problems = _parse_recovering(text, path, cache)
     return SourceModule(path, text, tree, problems + syntax_problems, encoding)
 
 

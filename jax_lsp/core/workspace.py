@@ -22,7 +22,7 @@ from jax_lsp.core.model import Finding, Position
 from jax_lsp.core.module import Module
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
-from jax_lsp.core.source import SITE_MARKERS, parse_bytes, parse_text
+from jax_lsp.core.source import SITE_MARKERS, ParseCache, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
 
@@ -66,6 +66,7 @@ class Workspace:
         self.interpreter = interpreter
         self._lock = threading.RLock()
         self._overlays: dict[str, str] = {}
+        self._parse_caches: dict[str, ParseCache] = {}  # per open buffer
         self._modules: dict[str, tuple[object, Module | None]] = {}
         self._by_name: dict[tuple[str, str], str | None] = {}
         # path of a module with sites -> paths of the modules its sites' policies live in
@@ -86,6 +87,7 @@ class Workspace:
     def close_document(self, path: Path | str) -> None:
         with self._lock:
             self._overlays.pop(_key(path), None)
+            self._parse_caches.pop(_key(path), None)
             self._forget(_key(path))
 
     def file_changed(self, path: Path | str) -> None:
@@ -122,7 +124,7 @@ class Workspace:
                 text = self._overlays[key]
                 if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
                     return None
-                source = parse_text(text, key)
+                source = parse_text(text, key, cache=self._parse_caches.setdefault(key, ParseCache()))
             else:
                 try:
                     data = Path(key).read_bytes()

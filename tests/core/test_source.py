@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import ast
+
 from jax_lsp.core import Settings, analyze_text
 from jax_lsp.core.edits import apply_edits
 from jax_lsp.core.source import parse_bytes, split_lines
@@ -79,3 +81,26 @@ def test_huge_file_is_analysed(tmp_path):
     findings = analyze_text(text, str(tmp_path / "m.py"))
     assert [f.code for f in findings] == ["JAX101"]
     assert text.count("\n") > 99_000
+
+
+TRICKY = [
+    POLICY,
+    'x = """\nnot a statement\n"""\n' + POLICY,
+    "y = 1 + \\\n2\n" + POLICY,
+    "z = foo(\n1,\n)\n" + POLICY,
+    "@decorator\n\n@other\ndef f():\n    pass\nif a:\n    pass\nelse:\n    pass\n" + POLICY,
+    "try:\n    import x\nexcept ImportError:\n    x = None\nfinally:\n    pass\n" + POLICY,
+    "def f():\n    return 1\n" * 3 + POLICY,  # identical statements
+    POLICY + "def broken(:\n",
+]
+
+
+def test_parse_cache_gives_the_whole_file_parse_across_edits():
+    from jax_lsp.core.source import ParseCache, parse_text
+
+    cache = ParseCache()
+    for text in [*TRICKY, *reversed(TRICKY), POLICY.replace("None", "Nonee"), "\n\n" + POLICY]:
+        cached = parse_text(text, "m.py", cache=cache)
+        fresh = parse_text(text, "m.py")
+        assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
+        assert [p.code for p in cached.problems] == [p.code for p in fresh.problems]
