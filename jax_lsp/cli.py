@@ -19,10 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jax-lsp {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        try:  # TEMPORARY while the commands land in parallel; removed at integration
-            module = importlib.import_module(f"jax_lsp.commands.{name}")
-        except ModuleNotFoundError:
-            continue
+        module = importlib.import_module(f"jax_lsp.commands.{name}")
         module.add_parser(subparsers)
     return parser
 
