@@ -100,21 +100,10 @@ class Module:
         """(module, node, scope) that a Name/Attribute refers to, across modules; or None.
 
         node is a FunctionDef/Lambda/ClassDef or the assigned expression."""
-        if depth > MAX_DEPTH:
-            return None
         if isinstance(expr, ast.Name):
             binding, owner = scope.lookup(expr.id)
-            if binding is None:
-                return None
-            if binding.kind in ("def", "class", "assign"):
-                return self, binding.node, owner
-            if binding.kind == "import":
-                return self.definition_of_qualname(binding.target, depth + 1)
-            return None
-        parts = dotted(expr)
-        if parts is None:
-            return None
-        qualname = self.qualname(expr, scope)
+            return self._definition_of_binding(binding, owner, depth)
+        qualname = self.qualname(expr, scope) if dotted(expr) else None
         return self.definition_of_qualname(qualname, depth + 1) if qualname else None
 
     def definition_of_qualname(self, qualname: str, depth: int = 0):
@@ -126,11 +115,14 @@ class Module:
             if split != len(parts) - 1:
                 return None  # an attribute of an object in that module: not followed
             binding, owner = module.scope.lookup(parts[split])
-            if binding is None:
-                return None
-            if binding.kind in ("def", "class", "assign"):
-                return module, binding.node, owner
-            if binding.kind == "import":
-                return module.definition_of_qualname(binding.target, depth + 1)
+            return module._definition_of_binding(binding, owner, depth)
+        return None
+
+    def _definition_of_binding(self, binding: Binding | None, owner: Scope | None, depth: int):
+        if binding is None or depth > MAX_DEPTH:
             return None
+        if binding.kind in ("def", "class", "assign"):
+            return self, binding.node, owner
+        if binding.kind == "import":
+            return self.definition_of_qualname(binding.target, depth + 1)
         return None
