@@ -15,7 +15,7 @@ from jax_lsp.core.analysis import _NOQA
 from jax_lsp.core.model import Span
 from jax_lsp.server.diagnostics import SOURCE, log, shown, to_diagnostic
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.documents import split_lines, uri_to_path
+from jax_lsp.server.documents import core_path, split_lines
 
 if TYPE_CHECKING:
     from jax_lsp.server.documents import LspTextDocument
@@ -127,7 +127,7 @@ def whole_document_edit(ls: JaxLanguageServer, doc: LspTextDocument, new_text: s
 
 
 async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.CodeAction | None:
-    path = uri_to_path(doc.uri)
+    path = core_path(doc.uri)
     if path is None:
         return None
     version, text = doc.version, doc.source

@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from jax_lsp.server import logs
 from jax_lsp.server.diagnostics import log
-from jax_lsp.server.documents import uri_to_path
+from jax_lsp.server.documents import core_path, uri_to_path
 from jax_lsp.server.settings import ServerSettings, resolve
 
 if TYPE_CHECKING:
@@ -94,7 +94,7 @@ async def apply(ls: JaxLanguageServer, settings: ServerSettings, problems: list[
     )
     if rebuild:
         ls.roots = roots
-        buffers = {p: d.source for d in ls.open_documents() if (p := uri_to_path(d.uri))}
+        buffers = {p: d.source for d in ls.open_documents() if (p := core_path(d.uri))}
         ls.core = await ls.run_core(_build_core, roots, settings, buffers)
         log.info(
             "Settings: select=%s ignore=%s interpreter=%s pyproject=%s",

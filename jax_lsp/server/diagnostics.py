@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any, Iterable
 from lsprotocol import types
 
 from jax_lsp.core.model import Finding, Severity
-from jax_lsp.server.documents import path_to_uri, uri_to_path
+from jax_lsp.server.documents import core_path, path_to_uri
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -213,7 +213,7 @@ class Checker:
 
     async def _check(self, uri: str, external: bool, propagate: bool) -> None:
         server = self._server
-        doc, path = server.document(uri), uri_to_path(uri)
+        doc, path = server.document(uri), core_path(uri)
         if doc is None or path is None or server.core is None:
             self._resolve(uri, [])
             return

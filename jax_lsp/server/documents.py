@@ -7,7 +7,9 @@ an incremental edit after such a character would land on the wrong line.
 
 from __future__ import annotations
 
+import os
 from pathlib import Path
+from urllib.parse import quote, unquote
 
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
@@ -48,7 +50,31 @@ def uri_to_path(uri: str) -> Path | None:
     return Path(path) if path else None
 
 
+# Buffers that are no file (untitled:, vscode-notebook-cell:...) are analysed under a key in a
+# folder no disk has, so the core never reads, indexes or imports them as files. The key holds
+# the whole URI, so the mapping is two-way without any state.
+VIRTUAL_FOLDER = Path(os.path.abspath("/<jax-lsp: buffers that are not files>"))
+
+
+def core_path(uri: str) -> Path | None:
+    """The core's key for a buffer: its file, or a virtual key for a non-``file:`` URI."""
+    if uri.startswith("file:"):
+        return uri_to_path(uri)
+    if ":" not in uri:
+        return None
+    # No dot but the suffix's: the core derives the module's dotted name from the file name.
+    return VIRTUAL_FOLDER / f"{quote(uri, safe='').replace('.', '%2E')}.py"
+
+
+def is_virtual(path: Path | str) -> bool:
+    path = Path(path)
+    return path.parent == VIRTUAL_FOLDER and path.suffix == ".py"
+
+
 def path_to_uri(path: Path | str) -> str:
+    """The URI of a core path: a file's ``file:`` URI, or the original URI of a virtual key."""
+    if is_virtual(path):
+        return unquote(Path(path).stem)
     return from_fs_path(str(path)) or Path(path).as_uri()
 
 

@@ -13,7 +13,7 @@ from lsprotocol import types
 from jax_lsp.core.analysis import _NOQA
 from jax_lsp.core.model import Span
 from jax_lsp.server.diagnostics import log
-from jax_lsp.server.documents import uri_to_path
+from jax_lsp.server.documents import core_path
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -43,7 +43,7 @@ def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: JaxLanguageServer, params: types.HoverParams) -> types.Hover | None:
         uri = params.text_document.uri
-        doc, path = ls.document(uri), uri_to_path(uri)
+        doc, path = ls.document(uri), core_path(uri)
         if doc is None or path is None or ls.core is None:
             return None
         position = ls.to_core_position(uri, params.position)

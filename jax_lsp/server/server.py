@@ -7,6 +7,7 @@ import logging
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import Any, Callable, TypeVar
+from urllib.parse import unquote
 
 from lsprotocol import types
 from pygls.lsp.server import LanguageServer
@@ -60,13 +61,12 @@ class JaxLanguageServer(LanguageServer):
 
     def document(self, uri: str) -> LspTextDocument | None:
         """The open Python buffer at ``uri``, or None."""
-        doc = self.workspace.text_documents.get(uri)
-        if doc is None or not is_python(uri, doc.language_id):
-            return None
-        return doc  # type: ignore[return-value]
+        # pygls keys its buffers by the unquoted URI (a cell's `#W0sZmlsZQ%3D%3D`, a `%20`).
+        doc = self.workspace.text_documents.get(unquote(uri))
+        return doc if doc is not None and is_python(doc.uri, doc.language_id) else None  # type: ignore[return-value]
 
     def open_documents(self) -> list[LspTextDocument]:
-        return [d for uri in list(self.workspace.text_documents) if (d := self.document(uri))]
+        return [d for d in list(self.workspace.text_documents.values()) if is_python(d.uri, d.language_id)]  # type: ignore[misc]
 
     def lines_of(self, uri: str) -> list[str] | tuple[str, ...]:
         """The lines of the open buffer, else of the file on disk (for edits in other files)."""

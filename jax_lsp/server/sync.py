@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.server.diagnostics import log
-from jax_lsp.server.documents import path_to_uri, uri_to_path
+from jax_lsp.server.documents import core_path, is_virtual, path_to_uri
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -36,7 +36,7 @@ def register(server: JaxLanguageServer) -> None:
         ls.checker.cancel(uri)
         ls.diagnostics.clear(uri)
         ls.notify_listeners("close", uri)
-        path = uri_to_path(uri)
+        path = core_path(uri)
         if path is None or ls.core is None:
             return
         try:
@@ -48,6 +48,10 @@ def register(server: JaxLanguageServer) -> None:
 
 
 def _close(core, path):
-    # Back to the file on disk, which may hold other policy sites than the buffer did.
-    core.close_document(path)
+    if is_virtual(path):
+        # There is no file to go back to (nor to look for): an empty text drops its sites.
+        core.set_document(path, "")
+    else:
+        # Back to the file on disk, which may hold other policy sites than the buffer did.
+        core.close_document(path)
     return core.affected_files(path)
