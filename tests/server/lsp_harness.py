@@ -100,7 +100,10 @@ class Session:
         path = self.root / name
         if text is None:
             text = path.read_text(encoding="utf-8")
-        uri = path.as_uri()
+        return self.open_uri(path.as_uri(), text, language_id)
+
+    def open_uri(self, uri: str, text: str, language_id: str = "python") -> str:
+        """Open a buffer under any URI (untitled:, vscode-notebook-cell:...)."""
         self.versions[uri], self.texts[uri] = 1, text
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text))
