@@ -31,13 +31,13 @@ import gc
 
 def create_server():
     from jax_lsp.server import (
-        code_actions, configuration, diagnostics, hover, indexing, lifecycle, sync, trace_feature,
+        code_actions, configuration, diagnostics, hover, indexing, lifecycle, notebooks, sync, trace_feature,
     )
     from jax_lsp.server.server import JaxLanguageServer
 
     server = JaxLanguageServer()
     # The trace comes last: it extends the hover registered before it.
-    for feature in (diagnostics, lifecycle, sync, configuration, indexing, code_actions, hover, trace_feature):
+    for feature in (diagnostics, lifecycle, sync, notebooks, configuration, indexing, code_actions, hover, trace_feature):
         feature.register(server)
     return server
 

@@ -94,7 +94,10 @@ async def apply(ls: JaxLanguageServer, settings: ServerSettings, problems: list[
     )
     if rebuild:
         ls.roots = roots
-        buffers = {p: d.source for d in ls.open_documents() if (p := core_path(d.uri))}
+        buffers = {
+            p: d.source for d in ls.open_documents()
+            if (p := core_path(d.uri)) and ls.workspace.get_notebook_document(cell_uri=d.uri) is None
+        }
         ls.core = await ls.run_core(_build_core, roots, settings, buffers)
         log.info(
             "Settings: select=%s ignore=%s interpreter=%s pyproject=%s",

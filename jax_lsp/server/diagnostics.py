@@ -11,11 +11,13 @@ import asyncio
 import functools
 import logging
 import time
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
 from lsprotocol import types
 
 from jax_lsp.core.model import Finding, Severity
+from jax_lsp.server import notebooks
 from jax_lsp.server.documents import core_path, path_to_uri
 
 if TYPE_CHECKING:
@@ -63,13 +65,15 @@ def to_diagnostic(server: JaxLanguageServer, uri: str, finding: Finding, version
         }
         for fix in finding.fixes
     ]
-    related = [
-        types.DiagnosticRelatedInformation(
-            location=types.Location(uri=path_to_uri(path), range=server.to_lsp_range(path_to_uri(path), span)),
-            message="used as a remat policy here",
+    related = []
+    for path, span in finding.related:
+        related_uri, span = notebooks.place(server, path, span)
+        related.append(
+            types.DiagnosticRelatedInformation(
+                location=types.Location(uri=related_uri, range=server.to_lsp_range(related_uri, span)),
+                message="used as a remat policy here",
+            )
         )
-        for path, span in finding.related
-    ]
     return types.Diagnostic(
         range=server.to_lsp_range(uri, finding.span),
         severity=types.DiagnosticSeverity.Error
@@ -144,7 +148,7 @@ class Checker:
         # (version, findings) of the newest result per uri, for code actions and pulls.
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
         self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
-        # uri -> (core, text) last given to that core by set_document
+        # core path -> (core, text) last given to that core by set_document
         self._sent: dict[str, tuple[Any, str]] = {}
 
     def schedule(self, uri: str, debounce: bool = False, external: bool = False) -> None:
@@ -176,7 +180,7 @@ class Checker:
         if task is not None:
             task.cancel()
         self.results.pop(uri, None)
-        self._sent.pop(uri, None)
+        self._sent.pop(str(core_path(uri)), None)
         self._resolve(uri, [])
 
     async def findings(self, uri: str) -> list[Finding]:
@@ -211,24 +215,36 @@ class Checker:
             if not waiter.done():
                 waiter.set_result(findings)
 
+    def _subject(self, uri: str) -> tuple[Any, str, notebooks.JoinedNotebook | None] | None:
+        """(core path, text, notebook) to check for ``uri``: a synced cell's whole notebook."""
+        doc, notebook = self._server.document(uri), notebooks.joined(self._server, uri)
+        if doc is None:
+            return None
+        if notebook is not None:
+            return Path(notebook.path), notebook.text, notebook
+        path = core_path(uri)
+        return (path, doc.source, None) if path is not None else None
+
     async def _check(self, uri: str, external: bool, propagate: bool) -> None:
         server = self._server
-        doc, path = server.document(uri), core_path(uri)
-        if doc is None or path is None or server.core is None:
+        subject = self._subject(uri)
+        if subject is None or server.core is None:
             self._resolve(uri, [])
             return
-        version, text = doc.version, doc.source
-        core = server.core
+        path, text, notebook = subject
+        version, core = server.document(uri).version, server.core
         # A re-check caused by another file must not make the core re-parse an unchanged buffer.
-        sent = self._sent.get(uri)
-        changed = sent is None or sent[0] is not core or sent[1] is not text
+        sent = self._sent.get(str(path))
+        changed = sent is None or sent[0] is not core or sent[1] != text
         started = time.perf_counter()
         findings, affected = await server.run_core(_check_buffer, core, path, text, changed, propagate)
-        self._sent[uri] = (core, text)
+        self._sent[str(path)] = (core, text)
         checked = time.perf_counter()
-        doc = server.document(uri)
-        if doc is None or doc.version != version or doc.source is not text or server.core is not core:
+        doc, now = server.document(uri), self._subject(uri)
+        if doc is None or doc.version != version or now is None or now[1] != text or server.core is not core:
             return  # stale: a newer check of this buffer is on its way
+        if notebook is not None:
+            findings = [moved for f in findings if (moved := notebook.in_cell(f, uri)) is not None]
         findings = [f for f in findings if shown(f)]
         self.results[uri] = (version, findings)
         diagnostics = [to_diagnostic(server, uri, f, version) for f in findings]
@@ -238,7 +254,10 @@ class Checker:
             path.name, version, len(findings), 1000 * (checked - started), 1000 * (time.perf_counter() - checked),
         )
         self._resolve(uri, findings)
-        others = {path_to_uri(p) for p in affected} - {uri}
+        others = notebooks.cells_of(server, {path_to_uri(p) for p in affected})
+        if notebook is not None and propagate:
+            others |= {cell for cell, _, _ in notebook.cells}  # their findings may have moved
+        others.discard(uri)
         if others:
             self.schedule_all(others)
 

@@ -80,3 +80,14 @@ def path_to_uri(path: Path | str) -> str:
 
 def is_python(uri: str, language_id: str | None = None) -> bool:
     return language_id == "python" or uri.endswith((".py", ".pyi"))
+
+
+def close_in_core(core, path: Path) -> set[Path]:
+    """Drop the buffer at ``path`` from the core; the files whose findings may change."""
+    if is_virtual(path):
+        # There is no file to go back to (nor to look for): an empty text drops its sites.
+        core.set_document(path, "")
+    else:
+        # Back to the file on disk, which may hold other policy sites than the buffer did.
+        core.close_document(path)
+    return core.affected_files(path)

@@ -12,6 +12,7 @@ from lsprotocol import types
 
 from jax_lsp.core.analysis import _NOQA
 from jax_lsp.core.model import Span
+from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostics import log
 from jax_lsp.server.documents import core_path
 
@@ -56,10 +57,19 @@ def register(server: JaxLanguageServer) -> None:
                 markdown = rule_hover(code)
                 span = Span.of(position.line, start, position.line, end)
             else:
-                description = await ls.run_core(ls.core.describe_policy, path, position.line, position.column)
+                # A synced notebook cell is a part of its notebook's joined text.
+                notebook = notebooks.joined(ls, uri)
+                if notebook is not None:
+                    path, first = notebook.path, notebook.line_of(uri)
+                else:
+                    first = 0
+                description = await ls.run_core(ls.core.describe_policy, path, position.line + first, position.column)
                 if description is None:
                     return None
                 markdown, span = description.markdown(), description.span
+                if notebook is not None and span is not None:
+                    placed = notebook.to_cell(span)
+                    span = placed[1] if placed is not None and placed[0] == uri else None
         except Exception:
             log.exception("Hover at %s:%d failed", uri, params.position.line)
             return None

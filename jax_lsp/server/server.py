@@ -14,7 +14,7 @@ from pygls.lsp.server import LanguageServer
 
 from jax_lsp import __version__
 from jax_lsp.core.model import Position, Span
-from jax_lsp.server import positions
+from jax_lsp.server import notebooks, positions
 from jax_lsp.server.documents import LspTextDocument, LspWorkspace, is_python, split_lines, uri_to_path
 from jax_lsp.server.settings import ServerSettings
 
@@ -24,7 +24,10 @@ T = TypeVar("T")
 
 class JaxLanguageServer(LanguageServer):
     def __init__(self) -> None:
-        super().__init__("jax-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental)
+        super().__init__(
+            "jax-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            notebook_document_sync=notebooks.SYNC,
+        )
         self.settings = ServerSettings()
         self.init_options: dict[str, Any] = {}
         self.core: Any = None  # jax_lsp.core.Workspace, built once the settings are known

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.server.diagnostics import log
-from jax_lsp.server.documents import core_path, is_virtual, path_to_uri
+from jax_lsp.server.documents import close_in_core, core_path, path_to_uri
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -40,18 +40,9 @@ def register(server: JaxLanguageServer) -> None:
         if path is None or ls.core is None:
             return
         try:
-            affected = await ls.run_core(_close, ls.core, path)
+            affected = await ls.run_core(close_in_core, ls.core, path)
         except Exception:
             log.exception("Closing %s failed", uri)
             return
         ls.checker.schedule_all({path_to_uri(p) for p in affected})
 
-
-def _close(core, path):
-    if is_virtual(path):
-        # There is no file to go back to (nor to look for): an empty text drops its sites.
-        core.set_document(path, "")
-    else:
-        # Back to the file on disk, which may hold other policy sites than the buffer did.
-        core.close_document(path)
-    return core.affected_files(path)

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from lsp_harness import position_of, start_session
+from lsp_harness import apply_text_edits, position_of, start_session
 from lsprotocol import types
 
 UNTITLED = "untitled:Untitled-1"
@@ -93,7 +93,7 @@ async def test_an_untitled_buffer_imports_from_the_workspace_and_leaves_the_inde
         await lsp.eventually(policies, lambda d: d == [])
 
 
-async def test_a_notebook_cell_is_checked_as_its_own_module(tmp_path):
+async def test_a_cell_sent_without_its_notebook_is_checked_as_its_own_module(tmp_path):
     notebook = tmp_path / "train.ipynb"
     cell = f"vscode-notebook-cell:{notebook.as_posix()}#W0sZmlsZQ%3D%3D"
     other_cell = f"vscode-notebook-cell:{notebook.as_posix()}#W1sZmlsZQ%3D%3D"
@@ -109,3 +109,114 @@ async def test_a_notebook_cell_is_checked_as_its_own_module(tmp_path):
         assert await lsp.diagnostics(other) == []
         assert [d.code for d in await lsp.diagnostics(uri)] == ["JAX101"]
     assert not notebook.exists()
+
+
+DEFINES = '''import jax
+
+
+def save_dots(prim, *avals, **params):
+    if prim.name == "dot_general":
+        return True
+'''
+USES = "g = jax.checkpoint(lambda y: y * 2, policy=save_dots)\n"
+
+
+def open_notebook(lsp, notebook_uri: str, cells: list[tuple[str, str]]) -> None:
+    lsp.client.notebook_document_did_open(
+        types.DidOpenNotebookDocumentParams(
+            notebook_document=types.NotebookDocument(
+                uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
+                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=uri) for uri, _ in cells],
+            ),
+            cell_text_documents=[types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text) for uri, text in cells],
+        )
+    )
+
+
+async def test_a_synced_notebook_is_checked_as_one_module_in_cell_order(tmp_path):
+    notebook = (tmp_path / "train.ipynb").as_uri()
+    cell = [f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(3)]
+    async with start_session("vscode", tmp_path) as lsp:
+        # The policy is defined in the first cell and used in the third; a markdown-free middle
+        # cell shifts the lines.
+        open_notebook(lsp, notebook, [(cell[0], DEFINES), (cell[1], "x = 1"), (cell[2], USES)])
+        [diagnostic] = await lsp.eventually(cell[0], lambda d: len(d) == 1)
+        assert diagnostic.code == "JAX101"
+        assert diagnostic.range.start == position_of(DEFINES, "save_dots", lsp.encoding)
+        [related] = diagnostic.related_information
+        assert related.location.uri == cell[2]
+        assert related.location.range.start == position_of(USES, "save_dots", lsp.encoding)
+        assert await lsp.diagnostics(cell[2]) == []
+
+        [fix] = [a for a in await lsp.code_actions(cell[0], [diagnostic]) if a.title.startswith("jax-lsp (JAX101): ")]
+        assert uris_of(fix) == {cell[0]}
+        fixed = apply_text_edits(DEFINES, lsp.edits_for(fix, cell[0]), lsp.encoding)
+        assert fixed == DEFINES.replace("return True\n", "return True\n    return False\n")
+
+        at = position_of(USES, "save_dots", lsp.encoding)
+        hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(cell[2]), at))
+        assert "save_dots" in hover.contents.value and "None" in hover.contents.value
+        assert hover.range.start == at
+
+        # The third cell stops using the policy: the first cell's finding goes.
+        start = position_of(USES, "save_dots", lsp.encoding)
+        end = types.Position(start.line, start.character + len("save_dots"))
+        lsp.client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=notebook),
+                change=types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(
+                        text_content=[
+                            types.NotebookDocumentCellContentChanges(
+                                document=types.VersionedTextDocumentIdentifier(uri=cell[2], version=2),
+                                changes=[types.TextDocumentContentChangePartial(range=types.Range(start, end), text="None")],
+                            )
+                        ]
+                    )
+                ),
+            )
+        )
+        await lsp.eventually(cell[0], lambda d: d == [])
+
+
+async def test_a_workspace_policy_used_in_a_notebook_points_to_the_cell_until_it_closes(tmp_path):
+    (tmp_path / "policies.py").write_text(POLICIES)
+    notebook = (tmp_path / "train.ipynb").as_uri()
+    cells = [f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(2)]
+    async with start_session("vscode", tmp_path) as lsp:
+        policies = lsp.open("policies.py")
+        assert await lsp.diagnostics(policies) == []
+        open_notebook(lsp, notebook, [(cells[0], "x = 1\n"), (cells[1], USES_POLICIES)])
+        [diagnostic] = await lsp.eventually(policies, lambda d: len(d) == 1)
+        [related] = diagnostic.related_information
+        assert related.location.uri == cells[1]
+        assert related.location.range.start == position_of(USES_POLICIES, "offload_dots)", lsp.encoding)
+        lsp.client.notebook_document_did_close(
+            types.DidCloseNotebookDocumentParams(
+                notebook_document=types.NotebookDocumentIdentifier(uri=notebook),
+                cell_text_documents=[types.TextDocumentIdentifier(uri=uri) for uri in cells],
+            )
+        )
+        await lsp.eventually(policies, lambda d: d == [])
+
+
+async def test_removing_the_cell_that_uses_a_policy_clears_the_cell_that_defines_it(tmp_path):
+    notebook = (tmp_path / "train.ipynb").as_uri()
+    cells = [f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(2)]
+    async with start_session("vscode", tmp_path) as lsp:
+        open_notebook(lsp, notebook, [(cells[0], DEFINES), (cells[1], USES)])
+        await lsp.eventually(cells[0], lambda d: [x.code for x in d] == ["JAX101"])
+        lsp.client.notebook_document_did_change(
+            types.DidChangeNotebookDocumentParams(
+                notebook_document=types.VersionedNotebookDocumentIdentifier(version=2, uri=notebook),
+                change=types.NotebookDocumentChangeEvent(
+                    cells=types.NotebookDocumentCellChanges(
+                        structure=types.NotebookDocumentCellChangeStructure(
+                            array=types.NotebookCellArrayChange(start=1, delete_count=1, cells=[]),
+                            did_close=[types.TextDocumentIdentifier(uri=cells[1])],
+                        )
+                    )
+                ),
+            )
+        )
+        await lsp.eventually(cells[0], lambda d: d == [])
