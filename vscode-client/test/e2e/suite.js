@@ -136,6 +136,21 @@ async function run() {
             await waitForDiagnostics(untitled.uri, EXPECTED, 20000);
         });
 
+        await check('trusted: a notebook is one module: a policy defined in one cell and used in another is checked', async () => {
+            const cells = [
+                'import jax\n\n\ndef save_dots(prim, *avals, **params):\n    if prim.name == "dot_general":\n        return True\n',
+                'x = 1\n',
+                'g = jax.checkpoint(lambda y: y * 2, policy=save_dots)\n',
+            ].map((text) => new vscode.NotebookCellData(vscode.NotebookCellKind.Code, text, 'python'));
+            const notebook = await vscode.workspace.openNotebookDocument('jupyter-notebook', new vscode.NotebookData(cells));
+            await vscode.window.showNotebookDocument(notebook); // the client syncs visible notebooks
+            const [first] = await waitForDiagnostics(notebook.cellAt(0).document.uri, ['JAX101 3:4-3:13 Error'], 20000);
+            const related = (first.relatedInformation || []).map((r) => `${r.location.uri.toString()} ${r.location.range.start.line}`);
+            assert.deepStrictEqual(related, [`${notebook.cellAt(2).document.uri.toString()} 0`]);
+            assert.deepStrictEqual(jaxDiagnostics(notebook.cellAt(2).document.uri), []);
+            await vscode.window.showTextDocument(doc); // back to model.py for the checks below
+        });
+
         await check('trusted: hover on a policy lists what each path returns', async () => {
             const hovers = await vscode.commands.executeCommand('vscode.executeHoverProvider', uri, new vscode.Position(8, 6));
             const text = hovers.flatMap((h) => h.contents.map((c) => (typeof c === 'string' ? c : c.value))).join('\n');
