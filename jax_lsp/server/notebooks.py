@@ -8,8 +8,9 @@ text document (no notebook sync) is checked on its own.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, replace
-from typing import TYPE_CHECKING, Iterable
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
