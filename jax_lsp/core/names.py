@@ -52,11 +52,6 @@ CHECKPOINT_FUNCTIONS: dict[str, CheckpointFunction] = {
     ),
 }
 
-# jax.checkpoint's `policy` is keyword-only: a second positional argument is a TypeError.
-KEYWORD_ONLY_POLICY = {
-    name for name, fn in CHECKPOINT_FUNCTIONS.items() if fn.qualname.startswith("jax.")
-}
-
 PARTIAL = {"functools.partial"}
 
 POLICY_NAMESPACES = (

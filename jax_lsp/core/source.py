@@ -124,9 +124,6 @@ class SourceModule:
         parts.append(self.line_text(span.end.line)[: span.end.column])
         return "\n".join(parts)
 
-    def end_of_text(self) -> Position:
-        return Position(len(self.lines) - 1, len(self.line_text(len(self.lines) - 1)))
-
 
 _LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
 
