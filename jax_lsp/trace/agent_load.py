@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import re
 import sys
 import types
 
@@ -43,6 +44,9 @@ class Policy:
     @property
     def line(self):
         return self.node.lineno
+
+    def source_lines(self):
+        return source_lines(_read(self.path))
 
     def describe(self):
         segment = ast.get_source_segment(_read(self.path), self.node) or ""
@@ -242,10 +246,15 @@ def _evaluate(expr, namespace, path):
     return eval(compile(ast.Expression(expr), path, "eval"), namespace)
 
 
+def source_lines(text):
+    """Lines as Python numbers them (str.splitlines also splits at form feeds and U+2028)."""
+    return re.split(r"\r\n|\r|\n", text)
+
+
 def _byte_column(text, line, column):
     if column is None:
         return None
-    lines = text.splitlines()
+    lines = source_lines(text)
     if not 1 <= line <= len(lines):
         return column
     return len(lines[line - 1][:column].encode("utf-8"))

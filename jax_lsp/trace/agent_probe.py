@@ -319,8 +319,7 @@ def _string_comparisons_in(function, policy, primitives):
     if len(positional) <= bound:
         return []
     param = positional[bound].arg
-    with open(policy.path, encoding="utf-8") as handle:
-        text_lines = handle.read().splitlines()
+    text_lines = policy.source_lines()
     found = []
     for cmp in ast.walk(function):
         if not (

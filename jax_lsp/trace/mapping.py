@@ -7,6 +7,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from jax_lsp.core import Finding, Span
+from jax_lsp.core.source import split_lines
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult
 
 UNPREDICTED = "JAX190"  # a failure under JAX that no static rule predicted
@@ -29,7 +30,7 @@ def _line_span(path: str, line: int, texts: dict[str, list[str]]) -> Span:
     if lines is None:
         try:
             with open(path, encoding="utf-8") as handle:
-                lines = texts[path] = handle.read().splitlines()
+                lines = texts[path] = [l.rstrip("\r\n") for l in split_lines(handle.read())]
         except (OSError, UnicodeDecodeError):
             lines = texts[path] = []
     text = lines[line - 1] if 0 < line <= len(lines) else ""

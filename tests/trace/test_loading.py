@@ -245,3 +245,15 @@ def test_anchors_include_policies_used_by_other_modules(write, tmp_path):
     workspace = Workspace([tmp_path])
     workspace.index()
     assert [(a.line, a.kind) for a in policy_anchors(workspace, policies)] == [(1, "def")]
+
+
+def test_form_feed_and_line_separator_do_not_shift_lines(tmp_path):
+    from jax_lsp.trace.agent_load import source_lines
+    from jax_lsp.trace.mapping import _line_span
+
+    text = "x = 1\x0c\ny = '\u2028'\n    return z\n"
+    path = tmp_path / "m.py"
+    path.write_text(text, encoding="utf-8")
+    assert source_lines(text)[2] == "    return z"
+    span = _line_span(str(path), 3, {})
+    assert (span.start.line, span.start.column, span.end.column) == (2, 4, 12)
