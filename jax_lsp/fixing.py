@@ -13,6 +13,7 @@ from pathlib import Path
 
 from jax_lsp import files
 from jax_lsp.core import Edit, Finding, Fix, Workspace, apply_edits
+from jax_lsp.core.edits import choose_fixes
 
 MAX_ROUNDS = 10
 
@@ -48,36 +49,9 @@ class _Buffers:
         return True
 
 
-def _overlaps(edit: Edit, chosen: list[Edit]) -> bool:
-    # Two insertions at one point conflict too: their order would be a guess.
-    return any(
-        (edit.span.start < other.span.end and other.span.start < edit.span.end)
-        or edit.span.start == other.span.start
-        for other in chosen
-        if other.path == edit.path
-    )
-
-
-def _self_overlapping(fix: Fix) -> bool:
-    """Edits of one fix that cover the same text (insertions at one point are fine: kept in order)."""
-    return any(
-        a.path == b.path and a.span.start < b.span.end and b.span.start < a.span.end
-        for i, a in enumerate(fix.edits)
-        for b in fix.edits[i + 1 :]
-    )
-
-
 def _choose(findings: Findings, unsafe: bool, buffers: _Buffers) -> list[Fix]:
-    chosen: list[Fix] = []
-    edits: list[Edit] = []
-    for finding in sorted((f for fs in findings.values() for f in fs), key=lambda f: f.sort_key):
-        fix = next((f for f in finding.fixes if f.safe or unsafe), None)
-        if fix is None or not fix.edits or _self_overlapping(fix) or any(_overlaps(e, edits) for e in fix.edits):
-            continue
-        if all(buffers.load(e.path) for e in fix.edits):
-            chosen.append(fix)
-            edits.extend(fix.edits)
-    return chosen
+    every = (f for fs in findings.values() for f in fs)
+    return [fix for fix in choose_fixes(every, unsafe) if all(buffers.load(e.path) for e in fix.edits)]
 
 
 def _fixable(findings: Findings, unsafe: bool) -> int:

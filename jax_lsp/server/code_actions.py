@@ -10,11 +10,12 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.core import Edit, Finding, Settings, analyze_text, apply_edits
+from jax_lsp.core import Finding, Settings, analyze_text, apply_edits
 from jax_lsp.core.analysis import _NOQA
+from jax_lsp.core.edits import choose_fixes
 from jax_lsp.core.model import Span
-from jax_lsp.server.diagnostics import SOURCE, log, shown, to_diagnostic
 from jax_lsp.server.configuration import supports
+from jax_lsp.server.diagnostics import SOURCE, log, shown, to_diagnostic
 from jax_lsp.server.documents import core_path, split_lines
 
 if TYPE_CHECKING:
@@ -89,20 +90,11 @@ def noqa_action(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.D
     )
 
 
-def _overlaps(edit: Edit, chosen: list[Edit]) -> bool:
-    return any(edit.span.start < other.span.end and other.span.start < edit.span.end or edit.span.start == other.span.start for other in chosen)
-
-
 def fixed_text(text: str, findings: list[Finding], path: str, settings: Settings) -> str:
     """Every safe fix of one file, in rounds (later rounds see the text the earlier ones left)."""
     for _ in range(MAX_ROUNDS):
-        chosen: list[Edit] = []
-        for finding in sorted(findings, key=lambda f: f.sort_key):
-            fix = next((f for f in finding.fixes if f.safe), None)
-            if fix is None or not fix.edits or any(e.path != finding.path for e in fix.edits):
-                continue
-            if not any(_overlaps(e, chosen) for e in fix.edits):
-                chosen.extend(fix.edits)
+        fixes = [fix for fix in choose_fixes(findings) if all(e.path == path for e in fix.edits)]
+        chosen = [edit for fix in fixes for edit in fix.edits]
         if not chosen:
             break
         text = apply_edits(text, chosen)
