@@ -13,12 +13,12 @@ from jax_lsp.core.paths import return_paths
 from jax_lsp.core.resolve import PolicyFunction, Target, resolve_site
 from jax_lsp.core.sites import Site, find_sites
 
-_NOQA = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+NOQA_COMMENT = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
 
 def noqa_codes(line: str) -> set[str] | None:
     """None: no noqa; empty set: a bare `# noqa`; else the codes it names."""
-    match = _NOQA.search(line)
+    match = NOQA_COMMENT.search(line)
     if not match:
         return None
     codes = match.group("codes")

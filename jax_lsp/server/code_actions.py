@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.core import Finding, Settings, analyze_text, apply_edits
-from jax_lsp.core.analysis import _NOQA
+from jax_lsp.core.analysis import NOQA_COMMENT
 from jax_lsp.core.edits import choose_fixes
 from jax_lsp.core.model import Span
 from jax_lsp.server.configuration import supports
@@ -74,7 +74,7 @@ def noqa_action(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.D
     line = doc.lines[line_number]
     content = line.rstrip("\r\n")
     code = str(diagnostic.code)
-    match = _NOQA.search(content)
+    match = NOQA_COMMENT.search(content)
     if match is None:
         at, new_text = len(content), f"  # noqa: {code}"
     elif match.group("codes"):

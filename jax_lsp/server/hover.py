@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.core.analysis import _NOQA
+from jax_lsp.core.analysis import NOQA_COMMENT
 from jax_lsp.core.model import Span
 from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostics import log
@@ -24,7 +24,7 @@ _CODE = re.compile(r"[A-Za-z]+[0-9]+")
 
 def noqa_code_at(line: str, column: int) -> tuple[str, int, int] | None:
     """The rule code under ``column`` inside the line's `# noqa: ...` comment."""
-    match = _NOQA.search(line)
+    match = NOQA_COMMENT.search(line)
     if match is None or match.group("codes") is None:
         return None
     for code in _CODE.finditer(line, match.start("codes"), match.end("codes")):
