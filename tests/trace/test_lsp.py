@@ -31,6 +31,11 @@ import helper
 f = jax.checkpoint(lambda x: x, policy=helper.policy)
 '''
 
+QUICK = '''import jax
+
+f = jax.checkpoint(lambda x: x, policy=lambda *args, **params: True)
+'''
+
 
 async def _until(check, seconds=30.0):
     deadline = time.monotonic() + seconds
@@ -131,6 +136,7 @@ async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
         uri = session.write("model.py", LOOPING)
         session.open("model.py")
         [lens] = await _until(lambda: _lenses(session, uri))
+        await _until(lambda: _lenses_titled(session, uri), 60)  # the agent is up and idle
         server_family = descendants() - before
         future = _execute(session, lens, msg_id="trace-1")
         await _until(_grew(before, server_family, 1), 30)  # the trace's child is running
@@ -139,6 +145,53 @@ async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
             await asyncio.wait_for(asyncio.wrap_future(future), 10)
         await _until(_shrank_to(before, server_family), 10)
     await _until(_shrank_to(before, set()), 10)
+
+
+async def test_cancel_while_the_agent_starts_kills_the_run_it_starts(tmp_path):
+    async with start_session("neovim", tmp_path) as session:
+        session.write("helper.py", "while True:\n    pass\n")
+        uri = session.write("model.py", LOOPING)
+        quick_uri = session.write("quick.py", QUICK)
+        before = descendants()  # the server, and the agents of other tests' sessions
+        looping = _execute(session, _lens_at(uri, LOOPING, "policy="), msg_id="trace-early")
+        await _until(_agent_started(before), 30)  # and still importing jax: the run is not submitted yet
+        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="trace-early"))
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(asyncio.wrap_future(looping), 10)
+        # A second trace waits for the same agent; once it is done, the cancelled run has been
+        # submitted too, and must already be dead rather than looping until its 20 s timeout.
+        quick = _lens_at(quick_uri, QUICK, "policy=")
+        assert (await asyncio.wait_for(asyncio.wrap_future(_execute(session, quick)), 60))["status"] == "ok"
+        [agent] = await _agent_started(before)()
+        await _until(lambda: _no_children(agent), 5)
+
+
+def _lens_at(uri, text, needle):
+    line = next(i for i, l in enumerate(text.splitlines()) if needle in l)
+    return types.CodeLens(range=types.Range(types.Position(line, 0), types.Position(line, 0)), command=types.Command(
+        title="Trace policy", command="jax-lsp.tracePolicy",
+        arguments=[uri, {"line": line, "character": text.splitlines()[line].index(needle)}]))
+
+
+def _agent_started(before):
+    """A check: the agent started since ``before`` (its forked runs share its command line)."""
+    async def check():
+        found = {pid for pid in descendants() - before if "jax_lsp/trace/agent.py" in _command_line(pid)}
+        below_another = {pid for other in found for pid in descendants(other)}
+        return sorted(found - below_another)
+    return check
+
+
+def _command_line(pid):
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as handle:
+            return handle.read().replace(b"\0", b" ").decode()
+    except OSError:
+        return ""
+
+
+async def _no_children(pid):
+    return not descendants(pid)
 
 
 def _grew(before, family, extra):
