@@ -41,6 +41,7 @@ class JaxLanguageServer(LanguageServer):
         self.index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-index")
         self._save_listeners: list[Callable[[str], Any]] = []
         self._close_listeners: list[Callable[[str], Any]] = []
+        self._change_listeners: list[Callable[[types.DidChangeTextDocumentParams], Any]] = []
         self._settings_listeners: list[Callable[[ServerSettings], Any]] = []
 
     # -- the core ---------------------------------------------------------------------------
@@ -94,6 +95,9 @@ class JaxLanguageServer(LanguageServer):
 
     def on_close(self, callback: Callable[[str], Any]) -> None:
         self._close_listeners.append(callback)
+
+    def on_change(self, callback: Callable[[types.DidChangeTextDocumentParams], Any]) -> None:
+        self._change_listeners.append(callback)
 
     def on_settings_changed(self, callback: Callable[[ServerSettings], Any]) -> None:
         self._settings_listeners.append(callback)

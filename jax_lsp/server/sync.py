@@ -23,6 +23,7 @@ def register(server: JaxLanguageServer) -> None:
     def did_change(ls: JaxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         if ls.document(params.text_document.uri) is not None:
             ls.checker.schedule(params.text_document.uri, debounce=True)
+            ls.notify_listeners("change", params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: JaxLanguageServer, params: types.DidSaveTextDocumentParams) -> None:

@@ -22,7 +22,7 @@ from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostics import rule_url
 from jax_lsp.server.documents import path_to_uri, uri_to_path
 from jax_lsp.trace.locations import policy_anchors
-from jax_lsp.trace.mapping import TraceNote, hover_markdown, trace_notes
+from jax_lsp.trace.mapping import TraceNote, follow_edit, hover_markdown, trace_notes
 from jax_lsp.trace.result import TraceResult
 from jax_lsp.trace.service import TraceService
 
@@ -226,6 +226,23 @@ class TraceFeature:
             self.server.to_lsp_range(uri, note.span)), "severity": note.severity, "code": note.code,
             "confirms": note.confirms, "message": note.message}
 
+    def follow_edits(self, params: types.DidChangeTextDocumentParams) -> None:
+        """Move the trace's diagnostics with the lines they are on; drop those an edit touched."""
+        path = uri_to_path(params.text_document.uri)
+        file = str(path) if path is not None else None
+        if not any(n.path == file for _, notes in self.results.values() for n in notes):
+            return
+        for key, (result, notes) in self.results.items():
+            for change in params.content_changes:
+                if isinstance(change, types.TextDocumentContentChangePartial):
+                    start, end = change.range.start, change.range.end
+                    notes = follow_edit(notes, file, (start.line, start.character), (end.line, end.character),
+                                        change.text)
+                else:
+                    notes = [n for n in notes if n.path != file]
+            self.results[key] = (result, notes)
+        self._publish_file(file)
+
     def forget(self, uri: str) -> None:
         path = uri_to_path(uri)
         for key in [k for k in self.results if path is not None and k[0] == str(path)]:
@@ -299,6 +316,7 @@ def register(server: JaxLanguageServer) -> None:
 
     server.on_save(on_save)
     server.on_close(feature.forget)
+    server.on_change(feature.follow_edits)
     _wrap_hover(server, feature)
 
     stop = server.stop_background_work

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jax_lsp.core import Finding, Span
 from jax_lsp.core.source import split_lines
@@ -22,6 +22,30 @@ class TraceNote:
     message: str
     code: str | None = None
     confirms: str | None = None  # the static rule this note confirms
+
+
+def follow_edit(notes: list[TraceNote], path: str, start: tuple[int, int], end: tuple[int, int],
+                text: str) -> list[TraceNote]:
+    """The notes after ``text`` replaced ``start``..``end`` (0-based line and column) of ``path``.
+
+    A note on a line the edit did not touch moves with that line; a note on a touched line no
+    longer describes what was traced, and is dropped. Only line numbers matter here, so the
+    columns may be in any unit.
+    """
+    inserted = split_lines(text)
+    last_touched = end[0]
+    if end[1] == 0 and inserted[-1] == "" and (len(inserted) > 1 or start[1] == 0):
+        last_touched -= 1  # whole lines went in or out just above line end[0], which is intact
+    shift = len(inserted) - 1 - (end[0] - start[0])
+    followed = []
+    for note in notes:
+        if note.path != path or note.span.end.line < start[0]:
+            followed.append(note)
+        elif note.span.start.line > last_touched:
+            moved = Span.of(note.span.start.line + shift, note.span.start.column,
+                            note.span.end.line + shift, note.span.end.column)
+            followed.append(replace(note, span=moved))
+    return followed
 
 
 def _line_span(path: str, line: int, texts: dict[str, list[str]]) -> Span:

@@ -113,6 +113,32 @@ async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
             assert any(r and r[0].kind == "begin" and r[-1].kind == "end" for r in reports.values())
 
 
+@pytest.mark.parametrize("profile", ["vscode", "neovim"])
+async def test_trace_diagnostics_follow_edits(profile, tmp_path):
+    async with start_session(profile, tmp_path) as session:
+        uri = session.write("model.py", BROKEN)
+        session.open("model.py")
+        site = position_of(BROKEN, "policy),", session.encoding)
+        [lens] = [l for l in await _until(lambda: _lenses(session, uri)) if l.range.start == site]
+        await asyncio.wait_for(asyncio.wrap_future(_execute(session, lens)), 60)
+        [confirmed] = [d for d in await _trace_diagnostics(session, uri) if d.code == "JAX101"]
+        line = confirmed.range.start.line
+
+        def traced(diagnostics):
+            return [d for d in diagnostics if d.source == "jax-lsp trace" and d.code == "JAX101"]
+
+        session.change(uri, types.Position(0, 0), types.Position(0, 0), "# two lines\n\n")
+        [moved] = traced(await session.eventually(
+            uri, lambda ds: [d.range.start.line for d in traced(ds)] == [line + 2]))
+        assert (moved.range.start.character, moved.message) == (confirmed.range.start.character, confirmed.message)
+        # A line inserted just above moves it again; an edit on the traced line itself changes
+        # what was traced, and the note goes.
+        session.change(uri, types.Position(line + 2, 0), types.Position(line + 2, 0), "@jax.jit\n")
+        await session.eventually(uri, lambda ds: [d.range.start.line for d in traced(ds)] == [line + 3])
+        session.change(uri, types.Position(line + 3, 0), types.Position(line + 3, 0), "async ")
+        await session.eventually(uri, lambda ds: not traced(ds))
+
+
 async def _lenses_titled(session, uri):
     titles = {l.command.title for l in await _lenses(session, uri)}
     return next((t for t in titles if "jax" in t), None)
