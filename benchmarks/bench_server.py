@@ -197,7 +197,8 @@ async def change_latency(command: list[str], root: Path, text: str, edits: int) 
     line = text.count("\n") // 2
     latencies = []
     for version in range(2, edits + 2):
-        # Type a character into a comment, then delete it: every version is analysed.
+        # Comment out a line of a function, then restore it: every other version has a syntax
+        # error (an `if` left without a body), as while typing; every version is analysed.
         if version % 2 == 0:
             change = {"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}}, "text": "#"}
         else:

@@ -30,6 +30,7 @@ DECODE_ERROR = "JAX002"
 # and not a clause that continues the statement above (else/elif/except/finally/case).
 _TOP_LEVEL = re.compile(r"(?!(else|elif|except|finally)\b)[^\s#)\]}]")
 _CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
+_LINE_IN_MESSAGE = re.compile(r"\bon line (\d+)")
 
 
 @dataclass
@@ -185,6 +186,14 @@ def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:
     return list(zip(starts, starts[1:] + [len(lines)]))
 
 
+@dataclass(frozen=True)
+class ChunkError:
+    """Why one top-level statement did not parse on its own."""
+
+    error: SyntaxError  # numbered as lines of the whole file
+    balanced: bool  # its brackets, strings and line continuations all close within it
+
+
 class ParseCache:
     """Per-statement parse results of one document, reused across edits.
 
@@ -193,52 +202,78 @@ class ParseCache:
     over every node, more than parsing it)."""
 
     def __init__(self) -> None:
-        self._statements: dict[tuple[int, str], list[ast.stmt]] = {}
+        self._statements: dict[tuple[int, str], list[ast.stmt] | ChunkError] = {}
 
-    def parse(self, text: str, path: str) -> tuple[list[ast.stmt], bool]:
-        """(the statements that parsed, whether every statement parsed)."""
+    def parse(self, text: str, path: str) -> tuple[list[ast.stmt], list[ChunkError]]:
+        """(the statements that parsed, why the others did not)."""
         lines = split_lines(text)
-        kept: dict[tuple[int, str], list[ast.stmt]] = {}
-        complete = True
+        kept: dict[tuple[int, str], list[ast.stmt] | ChunkError] = {}
+        body: list[ast.stmt] = []
+        failures: list[ChunkError] = []
         for start, end in _statement_chunks(lines):
             key = (start, "".join(lines[start:end]))
-            statements = self._statements.get(key)
-            if statements is None:
-                statements = _parse_chunk(key[1], path, start)
-            if statements is None:
-                complete = False
+            parsed = self._statements.get(key)
+            if parsed is None:
+                parsed = _parse_chunk(key[1], path, start)
+            kept[key] = parsed
+            if isinstance(parsed, ChunkError):
+                failures.append(parsed)
             else:
-                kept[key] = statements
+                body.extend(parsed)
         self._statements = kept
-        return [statement for statements in kept.values() for statement in statements], complete
+        return body, failures
 
 
-def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | None:
+def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | ChunkError:
     """The statements of `chunk`, numbered as if it started at 0-based line `start`."""
     try:
         part = ast.parse(chunk, filename=path)
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
+    except SyntaxError as exc:
+        if exc.lineno is not None:
+            exc.lineno += start
+        # CPython names other lines in some messages ("... 'if' statement on line 2").
+        exc.msg = _LINE_IN_MESSAGE.sub(lambda match: f"on line {int(match[1]) + start}", exc.msg or "")
+        return ChunkError(exc, _balanced(chunk))
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return ChunkError(SyntaxError(str(exc)), False)
     ast.increment_lineno(part, start)
     return part.body
 
 
-def _parse_recovering(text: str, path: str, cache: ParseCache | None) -> tuple[ast.Module, list[Finding]]:
-    if cache is not None:
-        body, complete = cache.parse(text, path)
-        if complete:
-            return ast.Module(body=body, type_ignores=[]), []
+def _balanced(chunk: str) -> bool:
+    """Whether every bracket, string and line continuation of `chunk` closes within it.
+
+    A chunk that opens none into the next one is a whole statement: its syntax error is real,
+    not an artefact of cutting the file at a line that only looks like a new statement."""
     try:
-        return ast.parse(text, filename=path), []
-    except SyntaxError as exc:
-        first_error = exc
-    except (ValueError, RecursionError, MemoryError) as exc:
-        first_error = SyntaxError(str(exc))
+        for _ in tokenize.generate_tokens(io.StringIO(chunk).readline):
+            pass
+    except (tokenize.TokenError, SyntaxError):
+        return False
+    return True
+
+
+def _parse_recovering(text: str, path: str, cache: ParseCache | None) -> tuple[ast.Module, list[Finding]]:
+    first_error: SyntaxError | None = None
+    if cache is not None:
+        body, failures = cache.parse(text, path)
+        if not failures:
+            return ast.Module(body=body, type_ignores=[]), []
+        if all(failure.balanced for failure in failures):
+            first_error = failures[0].error  # the chunks before it are whole statements that parse
+    if first_error is None:
+        try:
+            return ast.parse(text, filename=path), []
+        except SyntaxError as exc:
+            first_error = exc
+        except (ValueError, RecursionError, MemoryError) as exc:
+            first_error = SyntaxError(str(exc))
     if cache is None:
         lines = split_lines(text)
         body = []
         for start, end in _statement_chunks(lines):
-            body.extend(_parse_chunk("".join(lines[start:end]), path, start) or [])
+            parsed = _parse_chunk("".join(lines[start:end]), path, start)
+            body.extend(parsed if isinstance(parsed, list) else [])
     line = (first_error.lineno or 1) - 1
     column = (first_error.offset or 1) - 1
     message = f"Syntax error: {first_error.msg}; the rest of the file was still checked"

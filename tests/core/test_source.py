@@ -92,6 +92,13 @@ TRICKY = [
     "try:\n    import x\nexcept ImportError:\n    x = None\nfinally:\n    pass\n" + POLICY,
     "def f():\n    return 1\n" * 3 + POLICY,  # identical statements
     POLICY + "def broken(:\n",
+    # Being typed: balanced statements that do not parse, and brackets left open.
+    POLICY + "def g(x):\n    if x:\n#        return 1\n    return 2\n",
+    "x = \n" + POLICY,
+    POLICY + "def h(x)\n    return x\n",
+    POLICY.replace("return None", "return foo(") + "def later():\n    pass\n",
+    'x = """\ndef f(:\n"""\n' + POLICY + "if a\n    pass\n",
+    "y = 1 + \\\n" + POLICY,
 ]
 
 
@@ -103,4 +110,4 @@ def test_parse_cache_gives_the_whole_file_parse_across_edits():
         cached = parse_text(text, "m.py", cache=cache)
         fresh = parse_text(text, "m.py")
         assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
-        assert [p.code for p in cached.problems] == [p.code for p in fresh.problems]
+        assert cached.problems == fresh.problems
