@@ -5,6 +5,7 @@ from __future__ import annotations
 import argparse
 import importlib
 import sys
+import warnings
 
 from jax_lsp import __version__
 
@@ -25,6 +26,10 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: list[str] | None = None) -> int:
+    # Parsing the user's code must not print its warnings (Python 3.12+ shows a SyntaxWarning
+    # for every invalid escape such as "\d" in a string): they are the user's compiler's job.
+    warnings.filterwarnings("ignore", category=SyntaxWarning)
+    warnings.filterwarnings("ignore", "invalid escape sequence", DeprecationWarning)
     parser = build_parser()
     try:
         args = parser.parse_args(argv)

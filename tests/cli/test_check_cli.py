@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import json
+import os
 import stat
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from jax_lsp.core import Workspace
 from jax_lsp.fixing import fix_all
-from tests.cli.runner import run_check, run_jax_lsp
+from tests.cli.runner import REPO, run_check, run_jax_lsp
 
 BROKEN = """import jax
 
@@ -127,6 +130,18 @@ def test_a_file_that_trips_the_core_costs_only_itself(tmp_path: Path) -> None:
         assert done.returncode in (1, 2)
         if done.returncode == 2:
             assert "internal error" in done.stderr and "Traceback" not in done.stderr
+
+
+def test_the_users_code_warnings_are_not_printed(tmp_path: Path) -> None:
+    # "\\d" warns when parsed: a SyntaxWarning on Python 3.12+, a DeprecationWarning before;
+    # `-W always` shows both, as 3.12 shows the first by default.
+    (tmp_path / "m.py").write_text('import re\n\nPATTERN = re.compile("\\d+")\n' + BROKEN, encoding="utf-8")
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    result = subprocess.run([sys.executable, "-W", "always", "-m", "jax_lsp", "check", "m.py"],
+                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 1
+    assert "JAX101" in result.stdout
+    assert "Warning" not in result.stderr
 
 
 def test_rule_prints_the_documentation(tmp_path: Path) -> None:
