@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import hashlib
+import json
 import logging
 import time
 from pathlib import Path
@@ -272,9 +274,15 @@ def register(server: JaxLanguageServer) -> None:
     server.diagnostics = DiagnosticStore(server)
     server.checker = Checker(server)
 
-    async def pull(ls: JaxLanguageServer, params: types.DocumentDiagnosticParams) -> types.RelatedFullDocumentDiagnosticReport:
+    async def pull(ls: JaxLanguageServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
         uri = params.text_document.uri
         await ls.checker.findings(uri)
-        return types.RelatedFullDocumentDiagnosticReport(items=ls.diagnostics.union(uri))
+        items = ls.diagnostics.union(uri)
+        # The id is a digest of the report itself: equal ids can only mean equal diagnostics.
+        result_id = hashlib.blake2b(json.dumps(ls.protocol._converter.unstructure(items), sort_keys=True).encode(),
+                                    digest_size=12).hexdigest()
+        if params.previous_result_id == result_id:
+            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+        return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
 
     server.pull_handler = pull  # registered at initialize, and only for clients that pull

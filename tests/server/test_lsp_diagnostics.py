@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from lsprotocol import types
 
-from lsp_harness import position_of
+from lsp_harness import position_of, start_session
 
 POLICY = '''import jax
 
@@ -68,3 +68,27 @@ async def test_only_python_documents_are_checked(lsp):
     model = lsp.open("model.py", POLICY)
     assert len(await lsp.diagnostics(model)) == 1
     assert await lsp.diagnostics(notes) == [] if lsp.pull else notes not in lsp.published
+
+
+async def test_a_pull_with_the_last_result_id_is_answered_unchanged(tmp_path):
+    async with start_session("vscode", tmp_path) as lsp:  # the profile that pulls
+        await _pull_unchanged_then_full(lsp)
+
+
+async def _pull_unchanged_then_full(lsp):
+    uri = lsp.open("pulled.py", POLICY)
+    await lsp.diagnostics(uri)
+
+    async def pull(previous):
+        return await lsp.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
+            text_document=types.TextDocumentIdentifier(uri), previous_result_id=previous))
+
+    full = await pull(None)
+    assert [d.code for d in full.items] == ["JAX101"] and full.result_id
+    assert (await pull(full.result_id)).kind == "unchanged"
+    end_of_true = position_of(POLICY, "True\n", lsp.encoding)
+    end_of_true.character += len("True")
+    lsp.change(uri, end_of_true, end_of_true, "\n    return False")
+    fixed = await pull(full.result_id)
+    assert (fixed.kind, list(fixed.items)) == ("full", [])
+    assert fixed.result_id != full.result_id
