@@ -4,8 +4,10 @@
 # Caches in .ci/cache/vscode (Node 24, code-server, npm and pip caches); writes the screenshots,
 # logs and the .vsix to .ci/out/vscode. Ends with `N passed, N failed`; exits 1 on any failure.
 #
-#   PYTHON   Python >= 3.10 with pip: builds the bundled server and is the e2e user's
-#            interpreter (default: python3)
+#   PYTHON   Python >= 3.10 with pip, jax and jax-lsp installed (`pip install -e '.[test]'`,
+#            as .ci/run does first): builds the bundled server and is the e2e user's
+#            interpreter, in which a policy is traced and the installed jax-lsp is run
+#            (default: python3)
 set -euo pipefail
 
 ROOT=$(cd "$(dirname "$0")/.." && pwd)
@@ -32,6 +34,12 @@ finish() {
 }
 trap finish EXIT
 step() { echo "=== $(date -u +%T) [${SECONDS}s] $*"; }
+
+step "the user's Python: $PYTHON"
+if ! "$PYTHON" -c 'import jax, jax_lsp' 2>/dev/null; then
+    echo "$PYTHON cannot import jax and jax_lsp: install them first (pip install -e '.[test]'), or set PYTHON"
+    exit 1
+fi
 
 step "Debian packages: ${DEBIAN_PACKAGES[*]}"
 missing=()
