@@ -11,6 +11,7 @@ import asyncio
 import itertools
 import logging
 from concurrent.futures import Future
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -22,7 +23,7 @@ from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostics import rule_url
 from jax_lsp.server.documents import path_to_uri, uri_to_path
 from jax_lsp.trace.locations import policy_anchors
-from jax_lsp.trace.mapping import TraceNote, follow_edit, hover_markdown, trace_notes
+from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit, hover_markdown, trace_notes
 from jax_lsp.trace.result import TraceResult
 from jax_lsp.trace.service import TraceService
 
@@ -234,12 +235,13 @@ class TraceFeature:
             return
         for key, (result, notes) in self.results.items():
             for change in params.content_changes:
-                if isinstance(change, types.TextDocumentContentChangePartial):
-                    start, end = change.range.start, change.range.end
-                    notes = follow_edit(notes, file, (start.line, start.character), (end.line, end.character),
-                                        change.text)
-                else:
+                if not isinstance(change, types.TextDocumentContentChangePartial):
                     notes = [n for n in notes if n.path != file]
+                    continue
+                start, end = change.range.start, change.range.end
+                edit = LineEdit.of((start.line, start.character), (end.line, end.character), change.text)
+                notes = follow_edit(notes, file, edit)
+                result = _follow_policy(result, file, edit)
             self.results[key] = (result, notes)
         self._publish_file(file)
 
@@ -260,6 +262,15 @@ class TraceFeature:
                 and result.policy.line - 1 <= line <= result.policy.end_line - 1)
         ]
         return "\n\n---\n\n".join(reports) if reports else None
+
+
+def _follow_policy(result: TraceResult, path: str, edit: LineEdit) -> TraceResult:
+    """The result with its policy's lines moved by ``edit`` (where its hover report shows)."""
+    policy = result.policy
+    shift = edit.moved(policy.line - 1, policy.end_line - 1) if policy and policy.path == path else None
+    if not shift:  # elsewhere, above the edit, or edited: the last known lines stay
+        return result
+    return replace(result, policy=replace(policy, line=policy.line + shift, end_line=policy.end_line + shift))
 
 
 def _paths_of(result: TraceResult) -> set[str]:

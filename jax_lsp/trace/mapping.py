@@ -24,27 +24,43 @@ class TraceNote:
     confirms: str | None = None  # the static rule this note confirms
 
 
-def follow_edit(notes: list[TraceNote], path: str, start: tuple[int, int], end: tuple[int, int],
-                text: str) -> list[TraceNote]:
-    """The notes after ``text`` replaced ``start``..``end`` (0-based line and column) of ``path``.
+@dataclass(frozen=True)
+class LineEdit:
+    """What an edit does to line numbers (0-based): it changed lines ``first``..``last_touched``,
+    and the lines below them move by ``shift``."""
 
-    A note on a line the edit did not touch moves with that line; a note on a touched line no
-    longer describes what was traced, and is dropped. Only line numbers matter here, so the
-    columns may be in any unit.
-    """
-    inserted = split_lines(text)
-    last_touched = end[0]
-    if end[1] == 0 and inserted[-1] == "" and (len(inserted) > 1 or start[1] == 0):
-        last_touched -= 1  # whole lines went in or out just above line end[0], which is intact
-    shift = len(inserted) - 1 - (end[0] - start[0])
+    first: int
+    last_touched: int
+    shift: int
+
+    @classmethod
+    def of(cls, start: tuple[int, int], end: tuple[int, int], text: str) -> LineEdit:
+        """``text`` replaced ``start``..``end`` (line, column); only whether a column is 0
+        matters, so the columns may be in any unit."""
+        inserted = split_lines(text)
+        last_touched = end[0]
+        if end[1] == 0 and inserted[-1] == "" and (len(inserted) > 1 or start[1] == 0):
+            last_touched -= 1  # whole lines went in or out just above line end[0], which is intact
+        return cls(start[0], last_touched, len(inserted) - 1 - (end[0] - start[0]))
+
+    def moved(self, first_line: int, last_line: int) -> int | None:
+        """How far lines ``first_line``..``last_line`` move; None if the edit changed them."""
+        if last_line < self.first:
+            return 0
+        if first_line > self.last_touched:
+            return self.shift
+        return None
+
+
+def follow_edit(notes: list[TraceNote], path: str, edit: LineEdit) -> list[TraceNote]:
+    """The notes after ``edit`` of ``path``: a note on lines the edit did not touch moves with
+    them; a note on a changed line no longer describes what was traced, and is dropped."""
     followed = []
     for note in notes:
-        if note.path != path or note.span.end.line < start[0]:
-            followed.append(note)
-        elif note.span.start.line > last_touched:
-            moved = Span.of(note.span.start.line + shift, note.span.start.column,
-                            note.span.end.line + shift, note.span.end.column)
-            followed.append(replace(note, span=moved))
+        shift = edit.moved(note.span.start.line, note.span.end.line) if note.path == path else 0
+        if shift is not None:
+            start, end = note.span.start, note.span.end
+            followed.append(replace(note, span=Span.of(start.line + shift, start.column, end.line + shift, end.column)))
     return followed
 
 

@@ -3,7 +3,7 @@
 import pytest
 
 from jax_lsp.core import Span
-from jax_lsp.trace.mapping import TraceNote, follow_edit
+from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit
 
 PATH = "/w/model.py"
 
@@ -29,18 +29,18 @@ def _lines(notes):
 ])
 def test_notes_move_with_their_lines(start, end, text, expected):
     notes = [_note(0), _note(5)]
-    assert _lines(follow_edit(notes, PATH, start, end, text)) == expected
+    assert _lines(follow_edit(notes, PATH, LineEdit.of(start, end, text))) == expected
 
 
 def test_a_moved_note_keeps_its_columns_and_text():
-    [moved] = follow_edit([_note(5)], PATH, (0, 0), (0, 0), "\n")
+    [moved] = follow_edit([_note(5)], PATH, LineEdit.of((0, 0), (0, 0), "\n"))
     assert moved == TraceNote(PATH, Span.of(6, 4, 6, 20), "error", "Confirmed by trace", "JAX101")
 
 
 def test_notes_of_other_files_stay():
     other = _note(5, path="/w/helper.py")
-    assert follow_edit([other], PATH, (0, 0), (9, 0), "") == [other]
+    assert follow_edit([other], PATH, LineEdit.of((0, 0), (9, 0), "")) == [other]
 
 
 def test_windows_and_old_mac_line_breaks_count_as_lines():
-    assert _lines(follow_edit([_note(5)], PATH, (0, 0), (0, 0), "a\r\nb\rc\n")) == [8]
+    assert _lines(follow_edit([_note(5)], PATH, LineEdit.of((0, 0), (0, 0), "a\r\nb\rc\n"))) == [8]

@@ -131,6 +131,10 @@ async def test_trace_diagnostics_follow_edits(profile, tmp_path):
         [moved] = traced(await session.eventually(
             uri, lambda ds: [d.range.start.line for d in traced(ds)] == [line + 2]))
         assert (moved.range.start.character, moved.message) == (confirmed.range.start.character, confirmed.message)
+        # The traced site moved too, and its hover still shows the report.
+        hover = await session.client.text_document_hover_async(types.HoverParams(
+            text_document=types.TextDocumentIdentifier(uri), position=types.Position(site.line + 2, site.character)))
+        assert "**jax-lsp trace**" in hover.contents.value
         # A line inserted just above moves it again; an edit on the traced line itself changes
         # what was traced, and the note goes.
         session.change(uri, types.Position(line + 2, 0), types.Position(line + 2, 0), "@jax.jit\n")
