@@ -138,12 +138,16 @@ async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.C
 
 
 async def data_of(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic) -> dict | None:
-    """The fixes of a diagnostic of the buffer's current text, or None if it is stale.
+    """The fixes of a diagnostic for the buffer's current text, or None if it has none.
 
-    Clients that drop ``data`` get it rebuilt from the latest check, matched by code and range."""
+    A diagnostic of an older version of the text (the user was quicker than the re-check), or
+    one whose ``data`` the client dropped, gets the fixes of the current finding with the same
+    code and range: never edits computed for another text."""
     data = diagnostic.data
-    if isinstance(data, dict) and "fixes" in data:
-        return data if data.get("version") == doc.version else None
+    if isinstance(data, dict) and "fixes" in data and data.get("version") == doc.version:
+        return data
+    log.debug("A code action for %s %s of version %s; the buffer is at version %s",
+              diagnostic.code, doc.uri, data.get("version") if isinstance(data, dict) else None, doc.version)
     for finding in await ls.checker.findings(doc.uri):
         rebuilt = to_diagnostic(ls, doc.uri, finding, doc.version)
         if rebuilt.code == diagnostic.code and rebuilt.range == diagnostic.range:

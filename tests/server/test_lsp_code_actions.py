@@ -100,12 +100,24 @@ async def test_context_only_is_honoured(lsp):
     assert {a.kind for a in everything} == {types.CodeActionKind.QuickFix, "source.fixAll.jax-lsp"}
 
 
-async def test_a_stale_diagnostic_gets_no_fix(lsp):
+async def test_a_stale_diagnostic_whose_finding_moved_gets_no_fix(lsp):
     uri = lsp.open("model.py", POLICY)
     first, _ = await lsp.diagnostics(uri)
     lsp.change(uri, types.Position(0, 0), types.Position(0, 0), "\n")
     await lsp.diagnostics(uri)
     assert await lsp.code_actions(uri, [first], only=[types.CodeActionKind.QuickFix]) == []
+
+
+async def test_a_stale_diagnostic_whose_finding_stayed_gets_the_current_fix(lsp):
+    # Ctrl+. right after typing elsewhere: the editor still shows the diagnostic of the older
+    # text; the fix offered is the current finding's.
+    uri = lsp.open("model.py", POLICY)
+    first, _ = await lsp.diagnostics(uri)
+    end = types.Position(len(POLICY.splitlines()), 0)
+    lsp.change(uri, end, end, "\n# a comment at the end\n")
+    await lsp.diagnostics(uri)
+    actions = await lsp.code_actions(uri, [first], only=[types.CodeActionKind.QuickFix])
+    assert [a.title for a in actions][:2] == ["jax-lsp (JAX101): Append `return False`", "Disable JAX101 for this line"]
 
 
 async def test_a_client_that_drops_data_still_gets_the_fix(lsp):
