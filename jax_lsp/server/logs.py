@@ -9,6 +9,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -45,7 +46,17 @@ class ClientLogHandler(logging.Handler):
             self.handleError(record)
 
 
+class _NoTracebackForRefusals(logging.Filter):
+    """pygls logs every error response with a traceback. A request refused on purpose (a
+    JsonRpcException: tracing in an untrusted workspace, bad command arguments) is no crash,
+    and the server logs one line for it instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not (record.exc_info and isinstance(record.exc_info[1], JsonRpcException))
+
+
 def setup_stderr(level: str = "info") -> None:
+    logging.getLogger("pygls.protocol.json_rpc").addFilter(_NoTracebackForRefusals())
     handler = logging.StreamHandler(sys.stderr)
     handler.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
     logging.getLogger().addHandler(handler)

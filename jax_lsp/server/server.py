@@ -10,6 +10,7 @@ from typing import Any, Callable, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 
 from jax_lsp import __version__
@@ -125,6 +126,9 @@ class JaxLanguageServer(LanguageServer):
 
     def report_server_error(self, error: Exception, source: Any) -> None:
         # pygls would pop every internal error in the editor; log it and keep serving.
+        if isinstance(error, JsonRpcException) and not isinstance(error, JsonRpcInternalError):
+            log.info("Request refused: %s", error)  # on purpose, e.g. a trace in an untrusted workspace
+            return
         log.error("Internal error (%s): %s", getattr(source, "__name__", source), error)
 
     def stop_background_work(self) -> None:

@@ -148,7 +148,7 @@ async def _lenses_titled(session, uri):
     return next((t for t in titles if "jax" in t), None)
 
 
-async def test_untrusted_workspace_refuses(tmp_path):
+async def test_untrusted_workspace_refuses(tmp_path, capfd):
     async with start_session("neovim", tmp_path, initialization_options={"trusted": False}) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
@@ -157,6 +157,17 @@ async def test_untrusted_workspace_refuses(tmp_path):
         with pytest.raises(Exception, match="Tracing is disabled: the workspace is not trusted"):
             await session.client.workspace_execute_command_async(types.ExecuteCommandParams(
                 command="jax-lsp.tracePolicy", arguments=[uri, {"line": 6, "character": 40}]))
+        # A refusal on purpose is one line in the log (the editor shows the server's stderr), no
+        # traceback. The server logs it just after it answers.
+        server_log = ""
+
+        async def logged():
+            nonlocal server_log
+            server_log += capfd.readouterr().err
+            return "Request refused: Tracing is disabled" in server_log
+
+        await _until(logged, 10)
+        assert "Traceback" not in server_log and "ERROR" not in server_log
 
 
 async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
