@@ -9,7 +9,7 @@ from dataclasses import dataclass
 from jax_lsp.core.model import Position, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import return_paths
-from jax_lsp.core.resolve import BuiltinPolicy, PolicyFunction, Target
+from jax_lsp.core.resolve import BuiltinPolicy, LiteralValue, PolicyFunction, Target
 
 BUILTIN_POLICIES = {
     "everything_saveable": "saves every intermediate value (no recomputation, most memory)",
@@ -106,6 +106,8 @@ def _innermost_name(module: Module, value: ast.expr, position: Position) -> ast.
 
 
 def _names(target: Target, hovered: ast.expr) -> bool:
+    if isinstance(target, LiteralValue):
+        return False  # nothing to describe: JAX111 says what is wrong with it
     if isinstance(target, BuiltinPolicy):
         return target.expr is hovered or (isinstance(hovered, ast.Attribute) and hovered.attr == target.member)
     if isinstance(hovered, ast.Lambda):

@@ -3,7 +3,8 @@
 Followed: a `def` or `lambda`; names assigned once; imports from workspace modules;
 `functools.partial(def, ...)`; calls of local factories (their returned defs and
 lambdas); both branches of `a if c else b`; members of `jax.checkpoint_policies`;
-the arguments of `save_from_both_policies`. Anything else is unknown and yields nothing.
+the arguments of `save_from_both_policies`; literals that JAX would try to call. Anything
+else is unknown and yields nothing.
 """
 
 from __future__ import annotations
@@ -48,7 +49,25 @@ class BuiltinPolicy:
     call: ast.Call | None  # set when it is called there
 
 
-Target = PolicyFunction | BuiltinPolicy
+@dataclass(frozen=True)
+class LiteralValue:
+    """A literal that JAX would call as the policy: a string, a number, `True`, a non-empty
+    container (a falsy one, like `None`, JAX reads as "no policy")."""
+
+    module: Module
+    expr: ast.expr
+    scope: Scope  # where it is written
+
+
+Target = PolicyFunction | BuiltinPolicy | LiteralValue
+
+
+def _called_literal(expr: ast.expr) -> bool:
+    if isinstance(expr, ast.Constant):
+        return bool(expr.value)
+    if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        return bool(expr.elts)
+    return isinstance(expr, ast.Dict) and bool(expr.keys)
 
 
 def resolve_site(site: Site) -> list[Target]:
@@ -80,6 +99,8 @@ class _Resolver:
 
         if isinstance(expr, ast.Lambda):
             return [PolicyFunction(module, expr, scope, bound, keywords, in_both, self.reached_from)]
+        if _called_literal(expr):
+            return [LiteralValue(module, expr, scope)]
         if isinstance(expr, ast.IfExp):
             return [
                 *self.resolve(module, expr.body, scope, bound, keywords, in_both, step),

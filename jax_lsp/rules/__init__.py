@@ -13,6 +13,7 @@ from jax_lsp.rules.jax107_factory_uncalled import FactoryUncalled
 from jax_lsp.rules.jax108_policy_signature import PolicySignature
 from jax_lsp.rules.jax109_checkpoint_without_function import CheckpointWithoutFunction
 from jax_lsp.rules.jax110_save_from_both_non_bool import SaveFromBothNonBool
+from jax_lsp.rules.jax111_policy_not_callable import PolicyNotCallable
 
 ALL_RULES: list[Rule] = [
     ReturnsNone(),
@@ -25,6 +26,7 @@ ALL_RULES: list[Rule] = [
     PolicySignature(),
     CheckpointWithoutFunction(),
     SaveFromBothNonBool(),
+    PolicyNotCallable(),
 ]
 
 _BY_CODE = {rule.code: rule for rule in ALL_RULES}
