@@ -80,6 +80,11 @@ class SiteContext:
     def module(self) -> Module:
         return self.site.module
 
+    def anchor(self, module: Module, expr: ast.expr) -> ast.expr:
+        """Where a finding about `expr` (written in `module`) goes: there when that is this
+        site's module, else on the site's value, so that a file's findings stay in that file."""
+        return expr if module is self.module else self.site.value
+
 
 class Rule:
     code: ClassVar[str]

@@ -34,11 +34,9 @@ class FactoryUncalled(Rule):
                 continue
             if target.member not in POLICY_FACTORIES:
                 continue
-            # A name defined in another module is reported where it reaches this module's site.
-            here = target.module is site.module
             yield self.finding(
                 site.module,
-                target.expr if here else site.site.value,
+                site.anchor(target.module, target.expr),
                 f"`{target.member}` makes a policy and must be called: call it with "
                 f"{POLICY_FACTORIES[target.member]}; passed uncalled, JAX calls it with each primitive "
                 "and raises `TypeError` at the first grad",

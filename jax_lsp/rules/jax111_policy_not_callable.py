@@ -68,12 +68,11 @@ class PolicyNotCallable(Rule):
             expr = target.expr
             name = expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
             kind = _kind(expr)
-            # A literal written in another module is reported where it reaches this module's site.
-            here = target.module is site.module
+            where = site.anchor(target.module, expr)
             fixes = []
             if name in READY_MADE_POLICIES:
                 advice = f"pass the policy itself, `jax.checkpoint_policies.{name}`"
-                prefix = _policies_prefix(target.module, target.scope) if here else None
+                prefix = _policies_prefix(target.module, target.scope) if where is expr else None
                 if prefix is not None:
                     fixes.append(self.fix(f"Pass `{prefix}{name}`", True,
                                           self.replace(target.module, expr, f"{prefix}{name}")))
@@ -84,7 +83,7 @@ class PolicyNotCallable(Rule):
                           "name: `getattr(jax.checkpoint_policies, name)`)")
             yield self.finding(
                 site.module,
-                expr if here else site.site.value,
+                where,
                 f"The policy is a `{kind}`, which JAX cannot call: the first grad raises "
                 f"{_failure(expr)}; {advice}",
                 fixes,
