@@ -269,11 +269,7 @@ def _parse_recovering(text: str, path: str, cache: ParseCache | None) -> tuple[a
         except (ValueError, RecursionError, MemoryError) as exc:
             first_error = SyntaxError(str(exc))
     if cache is None:
-        lines = split_lines(text)
-        body = []
-        for start, end in _statement_chunks(lines):
-            parsed = _parse_chunk("".join(lines[start:end]), path, start)
-            body.extend(parsed if isinstance(parsed, list) else [])
+        body, _ = ParseCache().parse(text, path)
     line = (first_error.lineno or 1) - 1
     column = (first_error.offset or 1) - 1
     message = f"Syntax error: {first_error.msg}; the rest of the file was still checked"
