@@ -233,13 +233,13 @@ class TraceFeature:
         file = str(path) if path is not None else None
         if not any(n.path == file for _, notes in self.results.values() for n in notes):
             return
+        edits = [
+            LineEdit.of((c.range.start.line, c.range.start.character), (c.range.end.line, c.range.end.character), c.text)
+            if isinstance(c, types.TextDocumentContentChangePartial) else LineEdit.whole_text()
+            for c in params.content_changes
+        ]
         for key, (result, notes) in self.results.items():
-            for change in params.content_changes:
-                if not isinstance(change, types.TextDocumentContentChangePartial):
-                    notes = [n for n in notes if n.path != file]
-                    continue
-                start, end = change.range.start, change.range.end
-                edit = LineEdit.of((start.line, start.character), (end.line, end.character), change.text)
+            for edit in edits:
                 notes = follow_edit(notes, file, edit)
                 result = _follow_policy(result, file, edit)
             self.results[key] = (result, notes)

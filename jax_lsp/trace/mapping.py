@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
@@ -42,6 +43,11 @@ class LineEdit:
         if end[1] == 0 and inserted[-1] == "" and (len(inserted) > 1 or start[1] == 0):
             last_touched -= 1  # whole lines went in or out just above line end[0], which is intact
         return cls(start[0], last_touched, len(inserted) - 1 - (end[0] - start[0]))
+
+    @classmethod
+    def whole_text(cls) -> LineEdit:
+        """The text was replaced at once (a change without a range): every line changed."""
+        return cls(0, sys.maxsize, 0)
 
     def moved(self, first_line: int, last_line: int) -> int | None:
         """How far lines ``first_line``..``last_line`` move; None if the edit changed them."""

@@ -44,3 +44,8 @@ def test_notes_of_other_files_stay():
 
 def test_windows_and_old_mac_line_breaks_count_as_lines():
     assert _lines(follow_edit([_note(5)], PATH, LineEdit.of((0, 0), (0, 0), "a\r\nb\rc\n"))) == [8]
+
+
+def test_a_whole_text_replacement_drops_the_files_notes_only():
+    other = _note(5, path="/w/helper.py")
+    assert follow_edit([_note(0), _note(5), other], PATH, LineEdit.whole_text()) == [other]
