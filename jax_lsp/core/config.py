@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -21,6 +22,8 @@ class Settings:
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
     severity: Mapping[str, Severity] = field(default_factory=dict)
+    # The oldest Python the code is for (ruff's `target-version`); None: its `requires-python`.
+    target_version: tuple[int, int] | None = None
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
@@ -48,6 +51,13 @@ def _codes(value: Any, key: str) -> tuple[str, ...]:
     if bad:
         raise SettingsError(f"`{key}` has unknown codes {bad!r}: codes start with JAX")
     return tuple("JAX" if v == "ALL" else v.strip() for v in value)
+
+
+def _target_version(value: Any) -> tuple[int, int]:
+    match = re.fullmatch(r"py(3)(\d+)", value.strip().lower()) if isinstance(value, str) else None
+    if match is None:
+        raise SettingsError(f"`target-version` must be like \"py312\", got {value!r}")
+    return int(match.group(1)), int(match.group(2))
 
 
 def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None) -> Settings:
@@ -81,6 +91,8 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
                         f"`severity.{code}` must be 'error' or 'warning', got {level!r}"
                     ) from None
             changes["severity"] = severities
+        elif key == "target-version":
+            changes["target_version"] = _target_version(value)
         # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
     return replace(settings, **changes)
 
