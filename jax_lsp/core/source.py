@@ -2,7 +2,10 @@
 
 Half-typed code is the normal case in an editor: when the whole file does not
 parse, each top-level statement is parsed on its own so that a syntax error in
-one function hides only that function.
+one function hides only that function. A statement that only a newer Python
+parses (newer_syntax.py), or any that fails in a project requiring a newer
+Python than the running one (python_version.py), is no syntax error: it is
+skipped, and recorded in `SourceModule.skipped`.
 """
 
 from __future__ import annotations
@@ -15,8 +18,14 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.model import Finding, Position, Severity, Span
+from jax_lsp.core.newer_syntax import RUNNING, downgrade
+from jax_lsp.core.python_version import SkippedStatement
+
+if TYPE_CHECKING:
+    from jax_lsp.core.python_version import ProjectPythons
 
 # A file or function without any of these words cannot hold a policy site or an offload call
 # (Offloadable, offload_dot_with_no_batch_dims, save_and_offload_only_these_names).
@@ -40,6 +49,7 @@ class SourceModule:
     tree: ast.Module
     problems: list[Finding] = field(default_factory=list)
     encoding: str = "utf-8"
+    skipped: list[SkippedStatement] = field(default_factory=list)  # not in `tree`: need a newer Python
 
     @functools.cached_property
     def lines(self) -> list[str]:
@@ -192,6 +202,8 @@ class ChunkError:
 
     error: SyntaxError  # numbered as lines of the whole file
     balanced: bool  # its brackets, strings and line continuations all close within it
+    start: int  # its first line, 0-based
+    newer: SkippedStatement | None = None  # set when only a newer Python than the running one parses it
 
 
 class ParseCache:
@@ -229,15 +241,36 @@ def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | ChunkErr
     try:
         part = ast.parse(chunk, filename=path)
     except SyntaxError as exc:
-        if exc.lineno is not None:
-            exc.lineno += start
-        # CPython names other lines in some messages ("... 'if' statement on line 2").
-        exc.msg = _LINE_IN_MESSAGE.sub(lambda match: f"on line {int(match[1]) + start}", exc.msg or "")
-        return ChunkError(exc, _balanced(chunk))
+        return _chunk_error(chunk, path, start, exc)
     except (ValueError, RecursionError, MemoryError) as exc:
-        return ChunkError(SyntaxError(str(exc)), False)
+        return ChunkError(SyntaxError(str(exc)), False, start)
     ast.increment_lineno(part, start)
     return part.body
+
+
+def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> ChunkError:
+    newer = downgrade(chunk)
+    if newer is not None:
+        try:
+            ast.parse(newer.text, filename=path)
+        except SyntaxError as remaining:
+            error = remaining  # what fails once the newer syntax is set aside: a real error
+        except (ValueError, RecursionError, MemoryError):
+            pass
+        else:
+            whys = "; ".join(dict.fromkeys(c.what for c in newer.constructs))
+            skipped = SkippedStatement(start, newer.python, whys)
+            return ChunkError(_numbered(error, start), _balanced(chunk), start, skipped)
+    return ChunkError(_numbered(error, start), _balanced(chunk), start)
+
+
+def _numbered(error: SyntaxError, start: int) -> SyntaxError:
+    """`error` of a chunk that starts at 0-based line `start`, numbered as lines of the file."""
+    if error.lineno is not None:
+        error.lineno += start
+    # CPython names other lines in some messages ("... 'if' statement on line 2").
+    error.msg = _LINE_IN_MESSAGE.sub(lambda match: f"on line {int(match[1]) + start}", error.msg or "")
+    return error
 
 
 def _balanced(chunk: str) -> bool:
@@ -253,31 +286,78 @@ def _balanced(chunk: str) -> bool:
     return True
 
 
-def _parse_recovering(text: str, path: str, cache: ParseCache | None) -> tuple[ast.Module, list[Finding]]:
-    first_error: SyntaxError | None = None
-    if cache is not None:
-        body, failures = cache.parse(text, path)
-        if not failures:
-            return ast.Module(body=body, type_ignores=[]), []
-        if all(failure.balanced for failure in failures):
-            first_error = failures[0].error  # the chunks before it are whole statements that parse
-    if first_error is None:
-        try:
-            return ast.parse(text, filename=path), []
-        except SyntaxError as exc:
-            first_error = exc
-        except (ValueError, RecursionError, MemoryError) as exc:
-            first_error = SyntaxError(str(exc))
+def _parse_recovering(
+    text: str, path: str, cache: ParseCache | None, pythons: ProjectPythons | None
+) -> tuple[ast.Module, list[Finding], list[SkippedStatement]]:
+    """(the tree of what parses, the first syntax error, the statements only a newer Python parses)."""
     if cache is None:
-        body, _ = ParseCache().parse(text, path)
-    line = (first_error.lineno or 1) - 1
-    column = (first_error.offset or 1) - 1
-    message = f"Syntax error: {first_error.msg}; the rest of the file was still checked"
-    problem = _problem(path, SYNTAX_ERROR, message, line, column, text)
-    return ast.Module(body=body, type_ignores=[]), [problem]
+        try:
+            return ast.parse(text, filename=path), [], []
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            cache = ParseCache()
+    body, failures = cache.parse(text, path)
+    if not failures:
+        return ast.Module(body=body, type_ignores=[]), [], []
+    first_error = None
+    if not all(failure.balanced for failure in failures):
+        # A line inside a string or brackets looked like a new statement: the whole file decides.
+        tree, skipped, first_error = _parse_whole(text, path)
+        if tree is not None:
+            return tree, [], skipped
+    module = ast.Module(body=body, type_ignores=[])
+    skipped = [failure.newer for failure in failures if failure.newer is not None]
+    real = [failure for failure in failures if failure.newer is None]
+    if not real:
+        return module, [], skipped
+    required = pythons.required(path) if pythons is not None else None
+    if required is not None and required.version > RUNNING:
+        # The project is for a newer Python: whatever fails may be its syntax.
+        skipped += [SkippedStatement(failure.start, required.version, required.origin) for failure in real]
+        return module, [], sorted(skipped, key=lambda statement: statement.line)
+    return module, [_syntax_problem(path, first_error or real[0].error, text)], skipped
 
 
-def parse_text(text: str, path: str, encoding: str = "utf-8", cache: ParseCache | None = None) -> SourceModule:
+def _syntax_problem(path: str, error: SyntaxError, text: str) -> Finding:
+    message = f"Syntax error: {error.msg}; the rest of the file was still checked"
+    return _problem(path, SYNTAX_ERROR, message, (error.lineno or 1) - 1, (error.offset or 1) - 1, text)
+
+
+def _parse_whole(text: str, path: str) -> tuple[ast.Module | None, list[SkippedStatement], SyntaxError | None]:
+    """The file parsed at once, without the top-level statements only a newer Python parses,
+    and those statements; or (None, [], the first real error)."""
+    newer = None
+    try:
+        try:
+            return ast.parse(text, filename=path), [], None
+        except SyntaxError as exc:
+            newer = downgrade(text)
+            if newer is None:
+                return None, [], exc
+            tree = ast.parse(newer.text, filename=path)
+    except SyntaxError as exc:
+        return None, [], exc  # what remains once the newer syntax is set aside
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return None, [], SyntaxError(str(exc))
+    kept, skipped = [], []
+    for statement in tree.body:
+        first = min(node.lineno for node in [statement, *getattr(statement, "decorator_list", [])]) - 1
+        inside = [c for c in newer.constructs if first <= c.line < statement.end_lineno]  # type: ignore[operator]
+        if inside:
+            whys = "; ".join(dict.fromkeys(c.what for c in inside))
+            skipped.append(SkippedStatement(first, max(c.python for c in inside), whys))
+        else:
+            kept.append(statement)
+    return ast.Module(body=kept, type_ignores=[]), skipped, None
+
+
+def parse_text(
+    text: str,
+    path: str,
+    encoding: str = "utf-8",
+    cache: ParseCache | None = None,
+    pythons: ProjectPythons | None = None,
+) -> SourceModule:
+    """`pythons` tells which Python the file's project requires (asked only when a statement fails)."""
     problems: list[Finding] = []
     if "\0" in text:
         line = text[: text.index("\0")].count("\n")
@@ -285,13 +365,13 @@ def parse_text(text: str, path: str, encoding: str = "utf-8", cache: ParseCache 
             _problem(path, DECODE_ERROR, "The file contains NUL bytes; they were read as spaces", line, 0, text)
         )
         text = text.replace("\0", " ")
-    tree, syntax_problems = _parse_recovering(text, path, cache)
-    return SourceModule(path, text, tree, problems + syntax_problems, encoding)
+    tree, syntax_problems, skipped = _parse_recovering(text, path, cache, pythons)
+    return SourceModule(path, text, tree, problems + syntax_problems, encoding, skipped)
 
 
-def parse_bytes(data: bytes, path: str) -> SourceModule:
+def parse_bytes(data: bytes, path: str, pythons: ProjectPythons | None = None) -> SourceModule:
     text, encoding, problem = decode(data)
-    module = parse_text(text, path, encoding)
+    module = parse_text(text, path, encoding, pythons=pythons)
     if problem:
         module.problems.insert(0, _problem(path, DECODE_ERROR, problem, 0, 0, module.text))
     return module

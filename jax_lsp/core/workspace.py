@@ -20,6 +20,7 @@ from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.model import Finding, Position
 from jax_lsp.core.module import Module
+from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.source import SITE_MARKERS, ParseCache, parse_bytes, parse_text
@@ -67,6 +68,8 @@ class Workspace:
         self._lock = threading.RLock()
         self._overlays: dict[str, str] = {}
         self._parse_caches: dict[str, ParseCache] = {}  # per open buffer
+        # requires-python per file, and the statements skipped for needing a newer Python
+        self.pythons = ProjectPythons(self.roots, self.settings.target_version)
         self._modules: dict[str, tuple[object, Module | None]] = {}
         self._by_name: dict[tuple[str, str], str | None] = {}
         # path of a module with sites -> paths of the modules its sites' policies live in
@@ -124,7 +127,7 @@ class Workspace:
                 text = self._overlays[key]
                 if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
                     return None
-                source = parse_text(text, key, cache=self._parse_caches.setdefault(key, ParseCache()))
+                source = parse_text(text, key, cache=self._parse_caches.setdefault(key, ParseCache()), pythons=self.pythons)
             else:
                 try:
                     data = Path(key).read_bytes()
@@ -133,7 +136,8 @@ class Workspace:
                     return None
                 if only_if_site and not could_hold_site(data):
                     return None
-                source = parse_bytes(data, key)
+                source = parse_bytes(data, key, self.pythons)
+            self.pythons.record(key, source.skipped)
             name, is_package = self._module_name(key)
             module = Module(source, name, is_package, self)
             self._modules[key] = (stamp, module)
