@@ -54,12 +54,13 @@ def downgrade(text: str, running: Version = RUNNING) -> Downgrade | None:
             found.append((Construct(_line_of(text, start), python, what), edits))
 
     for template in scanner.templates:
-        if all(_expression_parses(e, running) for e in template.expressions):
+        if template.python > running and all(_expression_parses(e, running) for e in template.expressions):
             what = "t-string (PEP 750)" if template.t_string else "f-string (PEP 701)"
             add(template.start, template.python, what, [_blank(text, template.start, template.end, '"')])
-    starts = _statement_starts(code)
-    for start, end in zip(starts, [*starts[1:], len(code)]):
-        _statement(code, text, start, end, running, add)
+    if _has_statement_hint(code):  # finding where each statement starts costs more than parsing
+        starts = _statement_starts(code)
+        for start, end in zip(starts, [*starts[1:], len(code)]):
+            _statement(code, text, start, end, running, add)
     if running < (3, 11):
         _star_expressions(code, text, add)
     edits = sorted(edit for _, construct_edits in found for edit in construct_edits)
@@ -112,6 +113,22 @@ def _line_of(text: str, position: int) -> int:
 
 # Statements -------------------------------------------------------------------------------------
 _LINE_BREAK = re.compile(r"\r\n|\r|\n")
+# What the statements `_statement` rewrites start with, each led by a literal (fast to search).
+_STATEMENT_HINTS = tuple(
+    re.compile(pattern)
+    for pattern in (r"def[ \t]+\w+[ \t]*\[", r"class[ \t]+\w+[ \t]*\[", r"type[ \t]+[^\W\d]", r"except[ \t]*(?:\*|[^\s(:][^:\r\n]*,)")
+)
+_TEMPLATE_HINT = re.compile(r"(?<!\w)(?:[fFtT][rR]?|[rR][fFtT])['\"]")
+
+
+def _has_statement_hint(code: str) -> bool:
+    return any(hint.search(code) for hint in _STATEMENT_HINTS)
+
+
+def might_be_newer(text: str, running: Version = RUNNING) -> bool:
+    """A cheap first look: False when `downgrade` would find nothing in `text` (f-strings
+    count: any of them may be a new-style one; before 3.11, any `*` may be PEP 646's)."""
+    return running < (3, 11) or _has_statement_hint(text) or _TEMPLATE_HINT.search(text) is not None
 _LOGICAL_BREAK = re.compile(r"[()\[\]{};]|\\(?:\r\n|\r|\n)|\r\n|\r|\n")
 _GENERIC_HEAD = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+[^\W\d]\w*[ \t]*(?=\[)")
 _TYPE_ALIAS = re.compile(r"[ \t]*type([ \t]+)[^\W\d]\w*[ \t]*(?=[\[=])")
@@ -293,8 +310,8 @@ class _Unscannable(Exception):
 
 _IDENTIFIER = re.compile(r"[^\W\d]\w*")
 _STRING_PREFIXES = {"", "r", "u", "b", "br", "rb", "f", "fr", "rf", "t", "tr", "rt"}
-_NEXT = re.compile(r"""[#'"]|[^\W\d]\w*""")  # where a comment, a string or a name starts
-_NOT_LINE_BREAK = re.compile(r"[^\r\n]")
+_COMMENT_OR_QUOTE = re.compile(r"""[#'"]""")
+_PREFIX_BEFORE = re.compile(r"(?<!\w)([^\W\d]{1,2})\Z")  # a whole name right before a quote: `rb"`, not `xf"`
 # After a field's expression: `=`, a conversion, then a format spec or the end.
 _SPACE = r"(?:\s|#[^\r\n]*(?![^\r\n]))*"  # a comment runs to the end of its line
 _FIELD_TAIL = re.compile(rf"(?:={_SPACE})?(?:![rsa]{_SPACE})?([:}}])")
@@ -341,21 +358,21 @@ class _Scanner:
 
     def __init__(self, text: str) -> None:
         self.text = text
-        self.code = list(text)  # the text with strings and comments as spaces, line breaks kept
+        self.code = list(text)  # the text with comments as spaces, strings as `$`s (no Python)
         self.templates: list[_Template] = []
 
     def scan(self) -> None:
         text, pos = self.text, 0
-        while (match := _NEXT.search(text, pos)) is not None:
+        while (match := _COMMENT_OR_QUOTE.search(text, pos)) is not None:
             start = match.start()
             if text[start] == "#":
                 end = _line_end(text, start)
-            elif (string := _string_at(text, start)) is not None:
-                end = self._string(start, *string, enclosing=(), template=None)
             else:
-                pos = match.end()
-                continue
-            self.code[start:end] = _NOT_LINE_BREAK.sub(" ", text[start:end])
+                prefix = _PREFIX_BEFORE.search(text, max(pos, start - 3), start)
+                if prefix and prefix.group(1).lower() in _STRING_PREFIXES:
+                    start = prefix.start(1)
+                end = self._string(start, text[start : match.start()].lower(), match.start(), enclosing=(), template=None)
+            self.code[start:end] = ("$" if text[start] != "#" else " ") * (end - start)
             pos = end
 
     def _string(

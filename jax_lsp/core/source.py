@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.model import Finding, Position, Severity, Span
-from jax_lsp.core.newer_syntax import RUNNING, downgrade
+from jax_lsp.core.newer_syntax import RUNNING, downgrade, might_be_newer
 from jax_lsp.core.python_version import SkippedStatement
 
 if TYPE_CHECKING:
@@ -203,7 +203,13 @@ class ChunkError:
     error: SyntaxError  # numbered as lines of the whole file
     balanced: bool  # its brackets, strings and line continuations all close within it
     start: int  # its first line, 0-based
+    text: str  # its source; when `newer`, rewritten in the running Python's syntax, on the same lines
     newer: SkippedStatement | None = None  # set when only a newer Python than the running one parses it
+
+    @property
+    def lines(self) -> list[str]:
+        lines = split_lines(self.text)
+        return lines[:-1] if lines[-1] == "" else lines
 
 
 class ParseCache:
@@ -243,7 +249,7 @@ def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | ChunkErr
     except SyntaxError as exc:
         return _chunk_error(chunk, path, start, exc)
     except (ValueError, RecursionError, MemoryError) as exc:
-        return ChunkError(SyntaxError(str(exc)), False, start)
+        return ChunkError(SyntaxError(str(exc)), False, start, chunk)
     ast.increment_lineno(part, start)
     return part.body
 
@@ -260,8 +266,8 @@ def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> Chunk
         else:
             whys = "; ".join(dict.fromkeys(c.what for c in newer.constructs))
             skipped = SkippedStatement(start, newer.python, whys)
-            return ChunkError(_numbered(error, start), _balanced(chunk), start, skipped)
-    return ChunkError(_numbered(error, start), _balanced(chunk), start)
+            return ChunkError(_numbered(error, start), _balanced(chunk), start, newer.text, skipped)
+    return ChunkError(_numbered(error, start), _balanced(chunk), start, chunk)
 
 
 def _numbered(error: SyntaxError, start: int) -> SyntaxError:
@@ -301,7 +307,7 @@ def _parse_recovering(
     first_error = None
     if not all(failure.balanced for failure in failures):
         # A line inside a string or brackets looked like a new statement: the whole file decides.
-        tree, skipped, first_error = _parse_whole(text, path)
+        tree, skipped, first_error = _parse_whole(text, path, failures)
         if tree is not None:
             return tree, [], skipped
     module = ast.Module(body=body, type_ignores=[])
@@ -322,32 +328,50 @@ def _syntax_problem(path: str, error: SyntaxError, text: str) -> Finding:
     return _problem(path, SYNTAX_ERROR, message, (error.lineno or 1) - 1, (error.offset or 1) - 1, text)
 
 
-def _parse_whole(text: str, path: str) -> tuple[ast.Module | None, list[SkippedStatement], SyntaxError | None]:
-    """The file parsed at once, without the top-level statements only a newer Python parses,
-    and those statements; or (None, [], the first real error)."""
-    newer = None
+def _parse_whole(
+    text: str, path: str, failures: list[ChunkError]
+) -> tuple[ast.Module | None, list[SkippedStatement], SyntaxError | None]:
+    """The file parsed at once, less its statements in newer syntax: (tree, those statements,
+    None); or (None, [], the first real error).
+
+    The statements found newer on their own are parsed as rewritten for the running Python.
+    A statement cut in two (the unbalanced chunks) is rewritten only if it may hold newer syntax:
+    rewriting the whole file costs a good part of parsing it."""
+    newer_chunks = [failure for failure in failures if failure.newer is not None]
+    if newer_chunks:
+        lines = split_lines(text)
+        for failure in newer_chunks:
+            rewritten = failure.lines
+            lines[failure.start : failure.start + len(rewritten)] = rewritten
+        text = "".join(lines)
+    constructs: tuple = ()
     try:
         try:
-            return ast.parse(text, filename=path), [], None
+            tree = ast.parse(text, filename=path)
         except SyntaxError as exc:
-            newer = downgrade(text)
+            cut = "".join(failure.text for failure in failures if not failure.balanced)
+            newer = downgrade(text) if might_be_newer(cut) else None
             if newer is None:
                 return None, [], exc
-            tree = ast.parse(newer.text, filename=path)
+            tree, constructs = ast.parse(newer.text, filename=path), newer.constructs
     except SyntaxError as exc:
         return None, [], exc  # what remains once the newer syntax is set aside
     except (ValueError, RecursionError, MemoryError) as exc:
         return None, [], SyntaxError(str(exc))
-    kept, skipped = [], []
+    ranges = [(failure.start, failure.start + len(failure.lines)) for failure in newer_chunks]
+    kept, skipped = [], [failure.newer for failure in newer_chunks]
     for statement in tree.body:
         first = min(node.lineno for node in [statement, *getattr(statement, "decorator_list", [])]) - 1
-        inside = [c for c in newer.constructs if first <= c.line < statement.end_lineno]  # type: ignore[operator]
+        end = statement.end_lineno or first + 1
+        inside = [c for c in constructs if first <= c.line < end]
+        if any(start < end and first < stop for start, stop in ranges):
+            continue
         if inside:
             whys = "; ".join(dict.fromkeys(c.what for c in inside))
             skipped.append(SkippedStatement(first, max(c.python for c in inside), whys))
         else:
             kept.append(statement)
-    return ast.Module(body=kept, type_ignores=[]), skipped, None
+    return ast.Module(body=kept, type_ignores=[]), sorted(skipped, key=lambda statement: statement.line), None
 
 
 def parse_text(

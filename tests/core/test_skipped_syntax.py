@@ -6,6 +6,7 @@ import ast
 import sys
 from pathlib import Path
 
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -86,3 +87,14 @@ def test_cached_parse_equals_a_fresh_parse_with_newer_syntax(newer_syntax, edits
         fresh = parse_text(text, "m.py")
         assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
         assert (cached.problems, cached.skipped) == (fresh.problems, fresh.skipped)
+
+
+def test_a_newer_statement_cut_in_two_is_skipped_whole(tmp_path: Path, newer_syntax) -> None:
+    python, statement = newer_syntax
+    head, colon, body = statement.partition(":\n")
+    if not colon:
+        pytest.skip("this statement has no body to cut")
+    # The docstring's unindented line looks like a new statement and cuts this one in two.
+    findings, skipped = _check(tmp_path, POLICY + head + colon + '    """Doc.\n\nExample: x\n"""\n' + body + "x = 1\n")
+    assert findings == [("JAX101", 3)]
+    assert [(s.line, s.python) for s in skipped] == [(POLICY.count("\n"), python)]
