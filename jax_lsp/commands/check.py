@@ -85,27 +85,30 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
 
 
 def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[str, list[Finding]], list[str]]:
-    """Findings per file. An internal error costs only the file it happens in.
+    """Findings per file, and the internal errors met (each costs one site, policy or file).
 
     When only part of the project is named (pre-commit passes the changed files), the project
     is indexed first: a policy defined in a named file may be used by a site in another one.
     """
     errors = []
+    results: dict[str, list[Finding]] | None = None
     if whole_project:
         try:
-            return ws.check_paths(paths), []
+            results = ws.check_paths(paths)
         except Exception:
             log.debug("checking the paths together failed; now one at a time", exc_info=True)
-    try:
-        ws.index()
-    except Exception as exc:  # noqa: BLE001
-        errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
-    results: dict[str, list[Finding]] = {}
-    for path in paths:
+    if results is None:
         try:
-            results[str(path)] = ws.check_file(path)
+            ws.index()
         except Exception as exc:  # noqa: BLE001
-            errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
+            errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
+        results = {}
+        for path in paths:
+            try:
+                results[str(path)] = ws.check_file(path)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
+    errors += [str(error) for error in dict.fromkeys(ws.take_internal_errors())]
     return results, errors
 
 
@@ -164,6 +167,7 @@ def _run(args: argparse.Namespace) -> int:
         fixed=outcome.fixed,
         fixed_files=len(outcome.written),
         unsafe_fixes=args.unsafe_fixes,
+        internal_errors=len(outcome.errors),
     )
     sys.stdout.write(render(args.output_format, report))
     if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone

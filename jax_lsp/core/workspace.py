@@ -18,7 +18,8 @@ from typing import Callable, Iterable
 from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
-from jax_lsp.core.model import Finding, Position
+from jax_lsp.core.guard import guarded
+from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
@@ -77,6 +78,13 @@ class Workspace:
         self._jedi_project = None
         self._roots_with_src: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
+        self._internal_errors: list[InternalError] = []
+
+    def take_internal_errors(self) -> list[InternalError]:
+        """The analysis bugs met since the last call (each cost one site, policy or file)."""
+        with self._lock:
+            errors, self._internal_errors = self._internal_errors, []
+            return errors
 
     # Buffers and disk --------------------------------------------------------
     def set_document(self, path: Path | str, text: str) -> None:
@@ -135,7 +143,9 @@ class Workspace:
                     return None
                 source = parse_bytes(data, key)
             name, is_package = self._module_name(key)
-            module = Module(source, name, is_package, self)
+            module = guarded(
+                lambda: Module(source, name, is_package, self), None, self._internal_errors, key, 0, "reading its scopes"
+            )
             self._modules[key] = (stamp, module)
             return module
 
@@ -207,7 +217,7 @@ class Workspace:
         # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
         cached = self._site_cache.get(module.path)
         if cached is None or cached[0] is not module:
-            cached = self._site_cache[module.path] = (module, resolved_sites(module))
+            cached = self._site_cache[module.path] = (module, resolved_sites(module, self._internal_errors))
         return cached[1]
 
     def _index_file(self, key: str) -> None:
@@ -266,7 +276,7 @@ class Workspace:
             if module is None:
                 return []
             foreign = self._foreign_policies(key)
-            return check_module(module, self._sites(module), foreign, self.settings)
+            return check_module(module, self._sites(module), foreign, self.settings, self._internal_errors)
 
     def check_paths(self, paths: Iterable[Path | str]) -> dict[str, list[Finding]]:
         """Findings per file for the given files and folders (folders are walked).
@@ -291,14 +301,16 @@ class Workspace:
                     for target in resolved:
                         if isinstance(target, PolicyFunction) and target.module.path != key:
                             used_elsewhere.setdefault(target.module.path, []).append(target)
-                results[key] = check_module(module, self._sites(module), (), self.settings)
+                results[key] = check_module(module, self._sites(module), (), self.settings, self._internal_errors)
                 if key not in used_elsewhere:
                     self._modules.pop(key, None)
                     self._site_cache.pop(key, None)
             for key, policies in used_elsewhere.items():
                 module = self.load(key) if key in wanted else None
                 if module is not None:
-                    results[key] = check_module(module, self._sites(module), policies, self.settings)
+                    results[key] = check_module(
+                        module, self._sites(module), policies, self.settings, self._internal_errors
+                    )
         return {path: results[path] for path in keys if results.get(path)}
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
