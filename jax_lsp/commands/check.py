@@ -17,15 +17,13 @@ from jax_lsp.core.config import (
     load_pyproject,
     settings_from_mapping,
 )
+from jax_lsp.core.project import project_root
 from jax_lsp.core.source import decode, split_lines
 from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
 from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 log = logging.getLogger(__name__)
-
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -52,17 +50,6 @@ def _common_parent(paths: list[Path]) -> Path:
     resolved = [p.resolve() for p in paths]
     folders = [p if p.is_dir() else p.parent for p in resolved]
     return Path(os.path.commonpath(folders))
-
-
-def _project_root(start: Path) -> Path:
-    """Where cross-module policies resolve: the nearest folder that marks a project; without
-    one, the folder holding the outermost package around ``start`` (so imports resolve)."""
-    for folder in (start, *start.parents):
-        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
-            return folder
-    while (start / "__init__.py").is_file() and start.parent != start:
-        start = start.parent
-    return start
 
 
 def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | None]:
@@ -149,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
         targets = files.discover(paths, settings.exclude, config_dir)
     except (SettingsError, files.MissingPathError) as exc:
         return _fail(args, str(exc))
-    root = config_dir or _project_root(start)
+    root = config_dir or project_root(start)
     ws = Workspace(roots=[root], settings=settings)
     targets = [p.resolve() for p in targets]
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())

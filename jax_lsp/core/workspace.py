@@ -21,6 +21,7 @@ from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
+from jax_lsp.core.project import import_folders, import_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.source import SITE_MARKERS, ParseCache, parse_bytes, parse_text
@@ -76,7 +77,7 @@ class Workspace:
         self._previous_targets: dict[str, set[str]] = {}
         self._indexed = False
         self._jedi_project = None
-        self._roots_with_src: list[Path] | None = None
+        self._src_folders: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
         self._internal_errors: list[InternalError] = []
 
@@ -149,34 +150,35 @@ class Workspace:
             self._modules[key] = (stamp, module)
             return module
 
-    def _search_roots(self) -> list[Path]:
-        if self._roots_with_src is None:
-            self._roots_with_src = []
-            for root in self.roots:
-                self._roots_with_src.append(root)
-                if (root / "src").is_dir():
-                    self._roots_with_src.append(root / "src")
-        return self._roots_with_src
+    def _src(self) -> list[Path]:
+        if self._src_folders is None:
+            self._src_folders = src_folders(self.roots, self.settings.src)
+        return self._src_folders
+
+    def _root_of(self, path: Path) -> Path | None:
+        holding = [root for root in self.roots if path.is_relative_to(root)]
+        return max(holding, key=lambda root: len(root.parts)) if holding else None
 
     def _module_name(self, key: str) -> tuple[str, bool]:
         path = Path(key)
         is_package = path.name == "__init__.py"
-        best: Path | None = None
-        for root in self._search_roots():
-            if path.is_relative_to(root) and (best is None or len(root.parts) > len(best.parts)):
-                best = root
-        relative = path.relative_to(best) if best else Path(path.name)
-        parts = list(relative.with_suffix("").parts)
+        parts = list(path.relative_to(import_root(path, self._src())).with_suffix("").parts)
         if is_package:
             parts = parts[:-1]
         return ".".join(parts), is_package
 
+    def import_root(self, path: Path | str) -> Path:
+        """The folder the module at `path` is imported from (what a trace puts on sys.path)."""
+        return import_root(Path(_key(path)), self._src())
+
     def module(self, name: str, importer: Module) -> Module | None:
-        """Find a module by dotted name in the roots, or beside the importing file."""
-        folders = [*self._search_roots(), Path(importer.path).parent]
+        """Find a module by dotted name where Python would, seen from the importing file."""
+        folder = Path(importer.path).parent
         with self._lock:
-            cache_key = (name, str(folders[-1]))
+            cache_key = (name, str(folder))
             if cache_key not in self._by_name:
+                path = Path(importer.path)
+                folders = import_folders(path, self._src(), self._root_of(path))
                 self._by_name[cache_key] = self._find_module_file(name, folders)
             found = self._by_name[cache_key]
         return self.load(found) if found else None

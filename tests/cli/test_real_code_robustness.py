@@ -93,3 +93,37 @@ def test_the_workspace_reports_each_bug_once_then_forgets_it(tmp_path: Path, mon
     errors = ws.take_internal_errors()
     assert [(e.line, e.stage) for e in errors] == [(3, "JAX104 on a site"), (4, "JAX104 on a site"), (12, "JAX104 on a site")]
     assert ws.take_internal_errors() == []
+
+
+POLICIES = 'def p(prim, *a, **k):\n    if prim.name == "sin":\n        return True\n'
+
+
+def _monorepo(tmp_path: Path) -> Path:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mono"\n')
+    pkg = tmp_path / "research" / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "policies.py").write_text(POLICIES)
+    (pkg / "model.py").write_text("import jax\nfrom pkg.policies import p\nf = jax.checkpoint(lambda x: x, policy=p)\n")
+    return pkg
+
+
+@pytest.mark.parametrize("named", [".", "research/proj/pkg/policies.py"])
+def test_a_package_below_the_project_root_resolves_across_modules(tmp_path: Path, named: str):
+    _monorepo(tmp_path)
+    done = run_check(tmp_path, "--output-format", "json", named)
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("research/proj/pkg/policies.py", "JAX101")]
+
+
+def test_src_names_folders_that_imports_come_from(tmp_path: Path):
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp]\nsrc = ["libs"]\n')
+    (tmp_path / "libs").mkdir()
+    (tmp_path / "apps").mkdir()
+    (tmp_path / "libs" / "shared_policies.py").write_text(POLICIES)
+    (tmp_path / "apps" / "train.py").write_text(
+        "import jax\nfrom shared_policies import p\nf = jax.checkpoint(lambda x: x, policy=p)\n"
+    )
+    done = run_check(tmp_path, "--output-format", "json")
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("libs/shared_policies.py", "JAX101")]
+    (tmp_path / "pyproject.toml").write_text("[tool.jax-lsp]\n")
+    assert json.loads(run_check(tmp_path, "--output-format", "json").stdout) == []
