@@ -24,16 +24,9 @@ from jax_lsp.core.module import Module
 from jax_lsp.core.project import import_folders, import_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
-from jax_lsp.core.source import SITE_MARKERS, ParseCache, parse_bytes, parse_text
+from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
-
-_MARKER_BYTES = tuple(marker.encode() for marker in SITE_MARKERS)
-
-
-def could_hold_site(data: bytes) -> bool:
-    return any(marker in data for marker in _MARKER_BYTES)
-
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
 # is checked. The cyclic GC would still scan the heap every time a tree outlives a young
