@@ -207,19 +207,21 @@ class Workspace:
         return None
 
     # Sites -------------------------------------------------------------------
-    def _sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+    def sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+        """The module's policy sites, each with the definitions its policy reaches."""
         # Kept here, not on the module: a module holding its sites (which hold it) would be a
         # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
-        cached = self._site_cache.get(module.path)
-        if cached is None or cached[0] is not module:
-            cached = self._site_cache[module.path] = (module, resolved_sites(module, self._internal_errors))
-        return cached[1]
+        with self._lock:
+            cached = self._site_cache.get(module.path)
+            if cached is None or cached[0] is not module:
+                cached = self._site_cache[module.path] = (module, resolved_sites(module, self._internal_errors))
+            return cached[1]
 
     def _index_file(self, key: str) -> None:
         module = self.load(key, only_if_site=True)
         targets = set()
         if module is not None:
-            for _, resolved in self._sites(module):
+            for _, resolved in self.sites(module):
                 targets.update(t.module.path for t in resolved if isinstance(t, PolicyFunction))
             targets.discard(key)
         if targets:
@@ -257,7 +259,7 @@ class Workspace:
                 if module is not None:
                     found += [
                         t
-                        for _, resolved in self._sites(module)
+                        for _, resolved in self.sites(module)
                         for t in resolved
                         if isinstance(t, PolicyFunction) and t.module.path == key
                     ]
@@ -271,7 +273,7 @@ class Workspace:
             if module is None:
                 return []
             foreign = self._foreign_policies(key)
-            return check_module(module, self._sites(module), foreign, self.settings, self._internal_errors)
+            return check_module(module, self.sites(module), foreign, self.settings, self._internal_errors)
 
     def check_paths(self, paths: Iterable[Path | str]) -> dict[str, list[Finding]]:
         """Findings per file for the given files and folders (folders are walked).
@@ -292,11 +294,11 @@ class Workspace:
                 module = self.load(key, only_if_site=True)
                 if module is None:
                     continue
-                for _, resolved in self._sites(module):
+                for _, resolved in self.sites(module):
                     for target in resolved:
                         if isinstance(target, PolicyFunction) and target.module.path != key:
                             used_elsewhere.setdefault(target.module.path, []).append(target)
-                results[key] = check_module(module, self._sites(module), (), self.settings, self._internal_errors)
+                results[key] = check_module(module, self.sites(module), (), self.settings, self._internal_errors)
                 if key not in used_elsewhere:
                     self._modules.pop(key, None)
                     self._site_cache.pop(key, None)
@@ -304,7 +306,7 @@ class Workspace:
                 module = self.load(key) if key in wanted else None
                 if module is not None:
                     results[key] = check_module(
-                        module, self._sites(module), policies, self.settings, self._internal_errors
+                        module, self.sites(module), policies, self.settings, self._internal_errors
                     )
         return {path: results[path] for path in keys if results.get(path)}
 
@@ -315,7 +317,7 @@ class Workspace:
             module = self.load(key)
             if module is None:
                 return None
-            sites = self._sites(module)
+            sites = self.sites(module)
             here = [(site.value, targets) for site, targets in sites if site.value is not None]
             functions = [t for _, targets in sites for t in targets if isinstance(t, PolicyFunction)]
             functions = [f for f in [*functions, *self._foreign_policies(key)] if f.module is module]
