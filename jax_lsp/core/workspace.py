@@ -21,7 +21,7 @@ from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
-from jax_lsp.core.project import import_folders, import_root, src_folders
+from jax_lsp.core.project import import_folders, import_root, project_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
@@ -178,9 +178,10 @@ class Workspace:
             self._src_folders = src_folders(self.roots, self.settings.src)
         return self._src_folders
 
-    def _root_of(self, path: Path) -> Path | None:
-        holding = [root for root in self.roots if path.is_relative_to(root)]
-        return max(holding, key=lambda root: len(root.parts)) if holding else None
+    def _root_of(self, path: Path) -> Path:
+        """The project root of a file: the deepest root holding it, else what project_root finds
+        (a file opened outside every workspace folder)."""
+        return project_root(path, self.roots)
 
     def _module_name(self, key: str) -> tuple[str, bool]:
         path = Path(key)
