@@ -17,15 +17,14 @@ from jax_lsp.core.config import (
     load_pyproject,
     settings_from_mapping,
 )
+from jax_lsp.core.project import project_root
+from jax_lsp.core.result_cache import CACHE_DIR_NAME
 from jax_lsp.core.source import decode, split_lines
 from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
 from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 log = logging.getLogger(__name__)
-
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -44,6 +43,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         "--config", type=Path, metavar="PYPROJECT",
         help="settings file (default: the nearest pyproject.toml with [tool.jax-lsp])",
     )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    parser.add_argument(
+        "--cache-dir", type=Path, metavar="FOLDER",
+        help=f"where results are kept between runs (default: {CACHE_DIR_NAME} in the project root)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+        help="processes for large trees (default: one per CPU)",
+    )
     add_trace_arguments(parser, flag=True)
     parser.set_defaults(run=run)
 
@@ -52,17 +60,6 @@ def _common_parent(paths: list[Path]) -> Path:
     resolved = [p.resolve() for p in paths]
     folders = [p if p.is_dir() else p.parent for p in resolved]
     return Path(os.path.commonpath(folders))
-
-
-def _project_root(start: Path) -> Path:
-    """Where cross-module policies resolve: the nearest folder that marks a project; without
-    one, the folder holding the outermost package around ``start`` (so imports resolve)."""
-    for folder in (start, *start.parents):
-        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
-            return folder
-    while (start / "__init__.py").is_file() and start.parent != start:
-        start = start.parent
-    return start
 
 
 def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | None]:
@@ -84,28 +81,34 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
     return settings, pyproject.parent.resolve() if pyproject else None
 
 
-def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[str, list[Finding]], list[str]]:
-    """Findings per file. An internal error costs only the file it happens in.
+def _check(
+    ws: Workspace, paths: list[Path], whole_project: bool, cache_dir: Path | None = None, jobs: int = 1
+) -> tuple[dict[str, list[Finding]], list[str]]:
+    """Findings per file, and the internal errors met (each costs one site, policy or file).
 
-    When only part of the project is named (pre-commit passes the changed files), the project
-    is indexed first: a policy defined in a named file may be used by a site in another one.
+    When only part of the project is named (pre-commit passes the changed files), the files
+    that could use their policies are indexed first: a policy defined in a named file may be
+    used by a site in another one.
     """
     errors = []
+    results: dict[str, list[Finding]] | None = None
     if whole_project:
         try:
-            return ws.check_paths(paths), []
+            results = ws.check_paths(paths, cache_dir, jobs)
         except Exception:
             log.debug("checking the paths together failed; now one at a time", exc_info=True)
-    try:
-        ws.index()
-    except Exception as exc:  # noqa: BLE001
-        errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
-    results: dict[str, list[Finding]] = {}
-    for path in paths:
+    if results is None:
         try:
-            results[str(path)] = ws.check_file(path)
+            ws.index_users(paths)
         except Exception as exc:  # noqa: BLE001
-            errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
+            errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
+        results = {}
+        for path in paths:
+            try:
+                results[str(path)] = ws.check_file(path)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
+    errors += [str(error) for error in dict.fromkeys(ws.take_internal_errors())]
     return results, errors
 
 
@@ -146,14 +149,18 @@ def _run(args: argparse.Namespace) -> int:
         targets = files.discover(paths, settings.exclude, config_dir)
     except (SettingsError, files.MissingPathError) as exc:
         return _fail(args, str(exc))
-    root = config_dir or _project_root(start)
+    root = config_dir or project_root(start)
     ws = Workspace(roots=[root], settings=settings)
     targets = [p.resolve() for p in targets]
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
-    by_path, errors = _check(ws, targets, whole_project)
+    cache_dir = None if args.no_cache else (args.cache_dir or root / CACHE_DIR_NAME)
+    jobs = max(1, args.jobs)
+    by_path, errors = _check(ws, targets, whole_project, cache_dir, jobs)
     outcome = FixOutcome(by_path, errors=errors)
     if args.fix:
-        outcome = fix_all(ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets, whole_project))
+        outcome = fix_all(
+            ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets, whole_project, cache_dir, jobs)
+        )
     if args.trace:
         outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
         outcome.errors += trace_errors
@@ -164,6 +171,7 @@ def _run(args: argparse.Namespace) -> int:
         fixed=outcome.fixed,
         fixed_files=len(outcome.written),
         unsafe_fixes=args.unsafe_fixes,
+        internal_errors=len(outcome.errors),
     )
     sys.stdout.write(render(args.output_format, report))
     if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone
