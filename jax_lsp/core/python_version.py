@@ -14,7 +14,7 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -122,9 +122,16 @@ class ProjectPythons:
     """Per workspace: the Python each file's project requires, and the statements skipped for
     needing a newer Python than the running one (logged once per file)."""
 
-    def __init__(self, roots: Iterable[Path] = (), target_version: Version | None = None) -> None:
+    def __init__(
+        self,
+        roots: Iterable[Path] = (),
+        target_version: Version | None = None,
+        on_read: Callable[[str], None] = lambda path: None,
+    ) -> None:
+        """`on_read` is told each file a search looks at (present or not): the analysis depends on it."""
         self._roots = [Path(os.path.abspath(root)) for root in roots]
         self._target = target_version
+        self._on_read = on_read
         self._declared: dict[Path, tuple[tuple, RequiredPython | None]] = {}  # per folder, with its files' stamps
         self.skipped: dict[str, tuple[SkippedStatement, ...]] = {}  # path -> statements left out
         self._logged: set[str] = set()
@@ -138,6 +145,8 @@ class ProjectPythons:
         folder = Path(os.path.abspath(path)).parent
         root = max((r for r in self._roots if folder.is_relative_to(r)), key=lambda r: len(r.parts), default=None)
         for current in (folder, *folder.parents):
+            for name, _ in _DECLARATIONS:
+                self._on_read(str(current / name))
             stamp = _stamp(current)
             cached = self._declared.get(current)
             if cached is None or cached[0] != stamp:

@@ -60,7 +60,7 @@ class Workspace:
         self._overlays: dict[str, str] = {}
         self._parse_caches: dict[str, ParseCache] = {}  # per open buffer
         # requires-python per file, and the statements skipped for needing a newer Python
-        self.pythons = ProjectPythons(self.roots, self.settings.target_version)
+        self.pythons = ProjectPythons(self.roots, self.settings.target_version, self._read_by_analysis)
         self._modules: dict[str, tuple[object, Module | None]] = {}
         self._by_name: dict[tuple[str, str], str | None] = {}
         # path of a module with sites -> paths of the modules its sites' policies live in
@@ -118,8 +118,7 @@ class Workspace:
         """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one)."""
         key = _key(path)
         with self._lock:
-            for recorder in self._load_recorders:
-                recorder.add(key)
+            self._read_by_analysis(key)
             stamp = self._stamp(key)
             cached = self._modules.get(key)
             if cached is not None and cached[0] == stamp:
@@ -159,9 +158,14 @@ class Workspace:
                 return self._overlays[key].encode("utf-8", "surrogatepass")
         return _read(Path(key))
 
+    def _read_by_analysis(self, path: str) -> None:
+        for recorder in self._load_recorders:
+            recorder.add(path)
+
     @contextlib.contextmanager
     def recording_loads(self) -> Iterator[set[str]]:
-        """The paths of the modules loaded inside the block: what an analysis depended on."""
+        """The paths of the modules loaded inside the block, and of the files that declare which
+        Python the project requires where one was looked for: what an analysis depended on."""
         loaded: set[str] = set()
         with self._lock:
             self._load_recorders.append(loaded)

@@ -208,3 +208,23 @@ def test_newer_syntax_without_requires_python_is_no_syntax_error(tmp_path: Path,
     done = run_check(tmp_path)
     assert done.returncode == 0 and done.stdout == "All checks passed!\n"
     assert done.stderr.startswith(f"jax-lsp: note: 1 statement in 1 file was not checked: it needs Python {_version(python)}")
+
+
+def test_the_note_survives_the_result_cache_and_other_processes(tmp_path: Path, newer_syntax) -> None:
+    python, statement = newer_syntax
+    _project(tmp_path, **{"setup.py": "setup(name='p')\n", **{f"m{n}.py": SITE + statement for n in range(30)}})
+    note = f"jax-lsp: note: 30 statements in 30 files were not checked: they need Python {_version(python)}"
+    # Checked here, answered from the cache, checked on 2 processes.
+    for args in (["--jobs", "1"], ["--jobs", "1"], ["--no-cache", "--jobs", "2"]):
+        done = run_check(tmp_path, *args)
+        assert done.returncode == 0 and done.stderr.startswith(note)
+    assert (tmp_path / ".jax-lsp-cache").is_dir()
+
+
+def test_a_changed_requires_python_is_not_answered_from_the_cache(tmp_path: Path) -> None:
+    running = sys.version_info[:2]
+    _project(tmp_path, **{"b.py": SITE + "def broken(:\n    pass\n"})
+    for requires, code in ((">=3.10", "JAX001"), (f">={_version((running[0], running[1] + 1))}", None)):
+        (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "p"\nrequires-python = "{requires}"\n')
+        done = run_check(tmp_path, "--output-format", "json")
+        assert [f["code"] for f in json.loads(done.stdout)] == ([code] if code else [])
