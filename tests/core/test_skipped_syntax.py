@@ -73,6 +73,7 @@ TYPED = st.sampled_from(list("()[]{}:'\"\\#=,.xT ") + ["\n", "\n    ", '"""', "d
 EDIT = st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.lists(TYPED, max_size=3).map("".join))
 
 
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")  # "\\ " typed in a string
 @settings(max_examples=200, deadline=None, suppress_health_check=[HealthCheck.function_scoped_fixture])
 @given(st.lists(EDIT, min_size=1, max_size=6))
 def test_cached_parse_equals_a_fresh_parse_with_newer_syntax(newer_syntax, edits) -> None:
