@@ -27,8 +27,12 @@ import time
 from collections import OrderedDict
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.scopes import dotted
+
+if TYPE_CHECKING:
+    from jax_lsp.core.module import Module
 
 log = logging.getLogger(__name__)
 
@@ -48,7 +52,7 @@ class FileStats:
     seconds: float = 0.0
 
 
-def callee_key(module, node: ast.expr) -> Key:
+def callee_key(module: Module, node: ast.expr) -> Key:
     """What jedi's answer for the callee `node` of `module` depends on, as far as we follow it."""
     source, body = module.source, module.source.tree.body
     starts = [statement.lineno for statement in body]
@@ -86,7 +90,7 @@ class JediNames:
         self._spent: dict[str, tuple[int, float]] = {}  # path -> (text hash, seconds spent on it)
         self.stats: dict[str, FileStats] = {}
 
-    def qualname(self, module, node: ast.expr) -> str | None:
+    def qualname(self, module: Module, node: ast.expr) -> str | None:
         """What jedi says the callee `node` of `module` is: an earlier answer, or (inline) asked
         now within the file's budget, or (background) noted for `refine`."""
         if self.budget <= 0:
@@ -156,6 +160,7 @@ class JediNames:
         token = hash(text)
         spent = self._spent[path][1] if self._spent.get(path, (None,))[0] == token else 0.0
         stats = self.stats.setdefault(path, FileStats())
+        project = self._jedi_project(path)  # once per workspace, not charged to this file
         answers: dict[Key, str | None] = {}
         for key, (line, column) in requests.items():
             if spent >= self.budget:
@@ -163,7 +168,7 @@ class JediNames:
                 answers[key] = None
                 continue
             started = time.perf_counter()
-            answers[key] = self._infer(path, text, line, column)
+            answers[key] = self._infer(project, path, text, line, column)
             elapsed = time.perf_counter() - started
             spent += elapsed
             stats.asked += 1
@@ -180,25 +185,32 @@ class JediNames:
                 latest[callee] = answer
         return answers
 
-    def _infer(self, path: str, text: str, line: int, column: int) -> str | None:
+    def _infer(self, project, path: str, text: str, line: int, column: int) -> str | None:
         try:
-            names = self._script(path, text).infer(line, column)
+            names = self._script(project, path, text).infer(line, column)
         except Exception:  # jedi is best effort: a failure means "unknown", never an error
             log.debug("jedi could not infer %s:%d:%d", path, line, column, exc_info=True)
             return None
         return next((name.full_name for name in names if name.full_name), None)
 
-    def _script(self, path: str, text: str):
+    def _jedi_project(self, path: str):
+        if self._project is None:
+            try:
+                import jedi
+
+                self._project = jedi.Project(path=self._root or Path(path).parent, environment_path=self._interpreter)
+            except Exception:  # then each Script fails too, and every callee stays unknown
+                log.debug("no jedi project for %s", path, exc_info=True)
+        return self._project
+
+    def _script(self, project, path: str, text: str):
         import jedi
 
         kept = self._scripts.get(path)
         if kept is not None and kept[0] == text:
             self._scripts.move_to_end(path)
             return kept[1]
-        if self._project is None:
-            root = self._root or Path(path).parent
-            self._project = jedi.Project(path=root, environment_path=self._interpreter)
-        script = jedi.Script(code=text, path=path, project=self._project)
+        script = jedi.Script(code=text, path=path, project=project)
         self._scripts[path] = (text, script)
         self._scripts.move_to_end(path)
         while len(self._scripts) > SCRIPTS_KEPT:

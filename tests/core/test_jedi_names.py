@@ -105,3 +105,18 @@ def test_in_the_background_jedi_waits_for_refine(tmp_path, scripts):
     assert len(workspace.check_file(path)) == 2
     assert scripts == {"built": 1, "inferred": 2}
     assert not workspace.jedi.waiting(path, text)
+
+
+def test_the_budget_is_a_number_of_seconds(tmp_path):
+    from jax_lsp.core.config import SettingsError, settings_from_mapping
+    from jax_lsp.server.settings import resolve
+
+    assert settings_from_mapping({"jedi-budget": 2}).jedi_budget == 2.0
+    for bad in (-1, "1", True):
+        with pytest.raises(SettingsError, match="jedi-budget"):
+            settings_from_mapping({"jedi-budget": bad})
+    (tmp_path / "pyproject.toml").write_text("[tool.jax-lsp]\njedi-budget = 3\n")
+    assert resolve({}, [tmp_path])[0].core.jedi_budget == 3.0
+    assert resolve({"jediBudget": 0}, [tmp_path])[0].core.jedi_budget == 0.0  # the editor's wins
+    settings, problems = resolve({"jediBudget": "soon"}, [tmp_path])
+    assert settings.core.jedi_budget == 3.0 and "jediBudget" in problems[0]
