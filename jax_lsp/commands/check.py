@@ -74,8 +74,9 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
 def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[str, list[Finding]], list[str]]:
     """Findings per file, and the internal errors met (each costs one site, policy or file).
 
-    When only part of the project is named (pre-commit passes the changed files), the project
-    is indexed first: a policy defined in a named file may be used by a site in another one.
+    When only part of the project is named (pre-commit passes the changed files), the files
+    that could use their policies are indexed first: a policy defined in a named file may be
+    used by a site in another one.
     """
     errors = []
     results: dict[str, list[Finding]] | None = None
@@ -86,7 +87,7 @@ def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[
             log.debug("checking the paths together failed; now one at a time", exc_info=True)
     if results is None:
         try:
-            ws.index()
+            ws.index_users(paths)
         except Exception as exc:  # noqa: BLE001
             errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
         results = {}

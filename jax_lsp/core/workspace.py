@@ -11,6 +11,7 @@ import contextlib
 import gc
 import logging
 import os
+import re
 import threading
 from pathlib import Path
 from typing import Callable, Iterable
@@ -43,6 +44,19 @@ def _collect_garbage_rarely():
     finally:
         if was_enabled:
             gc.enable()
+
+
+def _read(path: Path) -> bytes | None:
+    try:
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _words(words: Iterable[str], attribute: bool = False) -> re.Pattern[bytes]:
+    """Any of `words` as a whole word; after a dot too when `attribute` (`pkg.policies`)."""
+    alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)) or b"(?!)"
+    return re.compile((rb"(?<!\w)(?:" if attribute else rb"(?<![\w.])(?:") + alternatives + rb")(?!\w)")
 
 
 def _key(path: Path | str) -> str:
@@ -207,19 +221,21 @@ class Workspace:
         return None
 
     # Sites -------------------------------------------------------------------
-    def _sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+    def sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+        """The module's policy sites, each with the definitions its policy reaches."""
         # Kept here, not on the module: a module holding its sites (which hold it) would be a
         # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
-        cached = self._site_cache.get(module.path)
-        if cached is None or cached[0] is not module:
-            cached = self._site_cache[module.path] = (module, resolved_sites(module, self._internal_errors))
-        return cached[1]
+        with self._lock:
+            cached = self._site_cache.get(module.path)
+            if cached is None or cached[0] is not module:
+                cached = self._site_cache[module.path] = (module, resolved_sites(module, self._internal_errors))
+            return cached[1]
 
     def _index_file(self, key: str) -> None:
         module = self.load(key, only_if_site=True)
         targets = set()
         if module is not None:
-            for _, resolved in self._sites(module):
+            for _, resolved in self.sites(module):
                 targets.update(t.module.path for t in resolved if isinstance(t, PolicyFunction))
             targets.discard(key)
         if targets:
@@ -249,6 +265,43 @@ class Workspace:
         with self._lock:
             self._indexed = True
 
+    def index_users(self, paths: Iterable[Path | str]) -> None:
+        """Index only the files that could use a policy defined in `paths` (pre-commit names the
+        changed files): those that could hold a site and name something `paths` define, or a
+        name a module re-exports it under (`from pkg.policies import p as chosen`)."""
+        from jax_lsp.files import discover
+
+        with self._lock:
+            named = [m for m in (self.load(p) for p in paths) if m is not None]
+        names = {
+            name for module in named for name, bindings in module.scope.bindings.items()
+            if any(b.kind != "import" for b in bindings)
+        }
+        modules = {module.name.rsplit(".", 1)[-1] for module in named if module.name}
+        files = {path: data for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
+                 if (data := _read(path)) is not None}
+        exporters: set[Path] = set()
+        while names:
+            mentions_name, mentions_module = _words(names), _words(modules, attribute=True)
+            more = set()
+            for path, data in files.items():
+                if path not in exporters and mentions_module.search(data) and mentions_name.search(data):
+                    exporters.add(path)
+                    with self._lock:
+                        module = self.load(path)
+                    for name, bindings in (module.scope.bindings.items() if module else ()):
+                        if any(b.kind == "import" and b.target.rsplit(".", 1)[-1] in names for b in bindings):
+                            more.add(name)
+                            modules.add(module.name.rsplit(".", 1)[-1])
+            if more <= names:
+                break
+            names |= more
+        mentions_name = _words(names)
+        for path, data in files.items() if names else ():
+            if could_hold_site(data) and mentions_name.search(data):
+                with self._lock:
+                    self._index_file(_key(path))
+
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
         found = []
         for site_file, targets in list(self._site_targets.items()):
@@ -257,7 +310,7 @@ class Workspace:
                 if module is not None:
                     found += [
                         t
-                        for _, resolved in self._sites(module)
+                        for _, resolved in self.sites(module)
                         for t in resolved
                         if isinstance(t, PolicyFunction) and t.module.path == key
                     ]
@@ -271,7 +324,7 @@ class Workspace:
             if module is None:
                 return []
             foreign = self._foreign_policies(key)
-            return check_module(module, self._sites(module), foreign, self.settings, self._internal_errors)
+            return check_module(module, self.sites(module), foreign, self.settings, self._internal_errors)
 
     def check_paths(self, paths: Iterable[Path | str]) -> dict[str, list[Finding]]:
         """Findings per file for the given files and folders (folders are walked).
@@ -292,11 +345,11 @@ class Workspace:
                 module = self.load(key, only_if_site=True)
                 if module is None:
                     continue
-                for _, resolved in self._sites(module):
+                for _, resolved in self.sites(module):
                     for target in resolved:
                         if isinstance(target, PolicyFunction) and target.module.path != key:
                             used_elsewhere.setdefault(target.module.path, []).append(target)
-                results[key] = check_module(module, self._sites(module), (), self.settings, self._internal_errors)
+                results[key] = check_module(module, self.sites(module), (), self.settings, self._internal_errors)
                 if key not in used_elsewhere:
                     self._modules.pop(key, None)
                     self._site_cache.pop(key, None)
@@ -304,7 +357,7 @@ class Workspace:
                 module = self.load(key) if key in wanted else None
                 if module is not None:
                     results[key] = check_module(
-                        module, self._sites(module), policies, self.settings, self._internal_errors
+                        module, self.sites(module), policies, self.settings, self._internal_errors
                     )
         return {path: results[path] for path in keys if results.get(path)}
 
@@ -315,7 +368,7 @@ class Workspace:
             module = self.load(key)
             if module is None:
                 return None
-            sites = self._sites(module)
+            sites = self.sites(module)
             here = [(site.value, targets) for site, targets in sites if site.value is not None]
             functions = [t for _, targets in sites for t in targets if isinstance(t, PolicyFunction)]
             functions = [f for f in [*functions, *self._foreign_policies(key)] if f.module is module]
