@@ -43,8 +43,8 @@ BENCHMARKS = Path(__file__).resolve().parent
 REPO = BENCHMARKS.parent
 sys.path[:0] = [str(REPO), str(BENCHMARKS)]  # this checkout's jax_lsp, and the sibling modules
 
-from bench_server import JAX_LSP, change_latency, first_diagnostics, percentile  # noqa: E402
-from corpus import DEFAULT_CACHE, PROJECTS, Project, fetch  # noqa: E402
+from bench_server import JAX_LSP, change_latency, first_diagnostics, percentile
+from corpus import DEFAULT_CACHE, PROJECTS, Project, fetch
 
 RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
 # Every jax-lsp subprocess (check and serve) runs this checkout's code.
@@ -184,7 +184,6 @@ def measure_project(project: Project, root: Path, kind: str, repeat: int, cache:
 def check_one(root: Path, path: Path) -> tuple[float, int, str | None]:
     """Seconds to check `path` in a fresh Workspace, its policy sites, and any exception."""
     from jax_lsp.core import Workspace
-    from jax_lsp.core.sites import find_sites
 
     workspace = Workspace(roots=[root])
     started = time.perf_counter()
@@ -196,7 +195,7 @@ def check_one(root: Path, path: Path) -> tuple[float, int, str | None]:
     seconds = time.perf_counter() - started
     errors = [str(error) for error in workspace.take_internal_errors()]
     module = workspace.load(path, only_if_site=True)
-    sites = len(find_sites(module)) if module is not None else 0
+    sites = len(workspace.sites(module)) if module is not None else 0
     return seconds, sites, "; ".join(errors) or None
 
 
@@ -354,7 +353,7 @@ def main() -> int:
         one_file = measure_one_file(Path(largest.root), Path(largest.root) / chosen.path, args.repeat, cache)
         print(f"\nOne named file of the largest project ({largest.name}): {one_file['path']} "
               f"({chosen.lines} lines, {chosen.sites} sites): check {one_file['check_s']:.2f}s, ruff {one_file['ruff_s']:.3f}s "
-              "(a named file is checked with the rest of its project indexed, as pre-commit runs it)")
+              "(from the command line, as pre-commit runs it)")
 
     server = None
     modules_with_sites = [t for t in times if t.sites and not t.error]

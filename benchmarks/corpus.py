@@ -74,7 +74,7 @@ def _unpack(archive: Path, target: Path) -> Path:
             if hasattr(tarfile, "data_filter"):  # Python 3.12 and the security releases before it
                 tar.extractall(partial, filter="data")
             else:
-                tar.extractall(partial)  # noqa: S202 - an archive from PyPI, pinned
+                tar.extractall(partial)  # a pinned archive from PyPI
     else:  # .zip sdists and .whl
         with zipfile.ZipFile(archive) as zipped:
             zipped.extractall(partial)

@@ -21,7 +21,7 @@ EXPECTED: dict[tuple[str, int, str], str] = {}
 
 
 def _listed_in_readme() -> list[str]:
-    return sorted(set(re.findall(r"^\| `([\w.]+\.py)` \|", (FIXTURES / "README.md").read_text(), re.M)))
+    return sorted(set(re.findall(r"^\| `([\w.]+\.py)` \|", (FIXTURES / "README.md").read_text(), re.MULTILINE)))
 
 
 def test_every_fixture_is_described_in_the_readme():
