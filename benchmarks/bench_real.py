@@ -18,7 +18,11 @@ rules (E4, E7, E9, F): they are what `ruff check` does for a user who configured
 changing the work measured; `include` limits it to .py files, as jax-lsp (by default ruff
 also reads notebooks and stubs).
 
-    python benchmarks/bench_real.py [--projects jax,flax] [--repeat 3] [--no-server] [--json OUT]
+Each target is printed as a ratio or a time with PASS or FAIL; the exit status is 1 if any
+fails. Output meant to be kept goes to benchmarks/out/ (ignored by git and by jax-lsp).
+
+    python benchmarks/bench_real.py [--projects jax,flax] [--repeat 3] [--no-server]
+                                    [--json benchmarks/out/real.json] [--cache-dir DIR]
 """
 
 from __future__ import annotations

@@ -23,10 +23,13 @@ class Project:
     name: str
     distribution: str
     version: str
-    note: str = ""
 
 
 # The latest version PyPI served for each when this list was written: pinned so runs compare.
+# maxtext, praxis, paxml, axlearn and transformer-engine have no sdist of these versions on
+# PyPI: their wheels are used. axlearn's only release there is a snapshot of February 2024.
+# transformer-engine: the JAX sources (transformer_engine/jax) are in the transformer-engine
+# wheel (py3-none-any); transformer-engine-jax's sdist holds only its C++ extension's build files.
 PROJECTS = (
     Project("maxtext", "maxtext", "0.2.5"),
     Project("easydel", "easydel", "0.3.0"),
@@ -34,17 +37,13 @@ PROJECTS = (
     Project("haliax", "haliax", "1.3"),
     Project("praxis", "praxis", "1.4.0"),
     Project("paxml", "paxml", "1.4.0"),
-    Project("axlearn", "axlearn", "0.0.1.post20240213000026", "PyPI's only release is a 2024 snapshot"),
+    Project("axlearn", "axlearn", "0.0.1.post20240213000026"),
     Project("flax", "flax", "0.12.8"),
     Project("equinox", "equinox", "0.13.8"),
     Project("optax", "optax", "0.2.8"),
     Project("orbax-checkpoint", "orbax-checkpoint", "0.12.8"),
     Project("penzai", "penzai", "0.2.5"),
-    Project(
-        "transformer-engine", "transformer-engine", "2.20.2",
-        "the JAX sources (transformer_engine/jax) are in the transformer-engine wheel; PyPI has no "
-        "sdist of it, and transformer-engine-jax's sdist holds only the C++ extension's build files",
-    ),
+    Project("transformer-engine", "transformer-engine", "2.20.2"),
     Project("jax", "jax", "0.10.2"),
 )
 
