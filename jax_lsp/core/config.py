@@ -25,6 +25,8 @@ class Settings:
     severity: Mapping[str, Severity] = field(default_factory=dict)
     # The oldest Python the code is for (ruff's `target-version`); None: its `requires-python`.
     target_version: tuple[int, int] | None = None
+    # Seconds jedi may spend on one file's callees that its imports cannot name; 0: no jedi.
+    jedi_budget: float = 1.0
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
@@ -95,6 +97,10 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
             changes["severity"] = severities
         elif key == "target-version":
             changes["target_version"] = _target_version(value)
+        elif key == "jedi-budget":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise SettingsError(f"`jedi-budget` must be a number of seconds >= 0, got {value!r}")
+            changes["jedi_budget"] = float(value)
         # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
     return replace(settings, **changes)
 
