@@ -318,18 +318,22 @@ def _parse_recovering(
     text: str, path: str, cache: ParseCache | None, pythons: ProjectPythons | None
 ) -> tuple[ast.Module, list[Finding], list[SkippedStatement]]:
     """(the tree of what parses, the first syntax error, the statements only a newer Python parses)."""
+    whole_error = None
     if cache is None:
         try:
             return ast.parse(text, filename=path), [], []
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            cache = ParseCache()
+        except SyntaxError as exc:
+            whole_error = exc
+        except (ValueError, RecursionError, MemoryError) as exc:
+            whole_error = SyntaxError(str(exc))
+        cache = ParseCache()
     body, failures = cache.parse(text, path)
     if not failures:
         return ast.Module(body=body, type_ignores=[]), [], []
     first_error = None
     if not all(failure.balanced for failure in failures):
         # A line inside a string or brackets looked like a new statement: the whole file decides.
-        tree, skipped, first_error = _parse_whole(text, path, failures)
+        tree, skipped, first_error = _parse_whole(text, path, failures, whole_error)
         if tree is not None:
             return tree, [], skipped
     module = ast.Module(body=body, type_ignores=[])
@@ -351,30 +355,39 @@ def _syntax_problem(path: str, error: SyntaxError, text: str) -> Finding:
 
 
 def _parse_whole(
-    text: str, path: str, failures: list[ChunkError]
+    text: str, path: str, failures: list[ChunkError], error: SyntaxError | None
 ) -> tuple[ast.Module | None, list[SkippedStatement], SyntaxError | None]:
     """The file parsed at once, less its statements in newer syntax: (tree, those statements,
-    None); or (None, [], the first real error).
+    None); or (None, [], the first real error). `error`: the text's own, when known.
 
-    The statements found newer on their own are parsed as rewritten for the running Python.
-    A statement cut in two (the unbalanced chunks) is rewritten only if it may hold newer syntax:
-    rewriting the whole file costs a good part of parsing it."""
-    newer_chunks = [failure for failure in failures if failure.newer is not None]
-    if newer_chunks:
-        lines = split_lines(text)
-        for failure in newer_chunks:
-            rewritten = failure.lines
-            lines[failure.start : failure.start + len(rewritten)] = rewritten
-        text = "".join(lines)
-    constructs: tuple = ()
+    If the text fails, the statements found newer on their own are parsed as rewritten for the
+    running Python; then, if it still fails, the whole text is rewritten, but only when the
+    statement cut in two (the unbalanced chunks) may hold newer syntax: it costs a good part of
+    a parse."""
     try:
-        try:
-            tree = ast.parse(text, filename=path)
-        except SyntaxError as exc:
+        if error is None:
+            try:
+                return ast.parse(text, filename=path), [], None
+            except SyntaxError as exc:
+                error = exc
+        newer_chunks = [failure for failure in failures if failure.newer is not None]
+        if newer_chunks:
+            lines = split_lines(text)
+            for failure in newer_chunks:
+                rewritten = failure.lines
+                lines[failure.start : failure.start + len(rewritten)] = rewritten
+            text = "".join(lines)
+            try:
+                tree, constructs = ast.parse(text, filename=path), ()
+            except SyntaxError as exc:
+                error = exc
+            else:
+                error = None
+        if error is not None:
             cut = "".join(failure.text for failure in failures if not failure.balanced)
             newer = downgrade(text) if might_be_newer(cut) else None
             if newer is None:
-                return None, [], exc
+                return None, [], error
             tree, constructs = ast.parse(newer.text, filename=path), newer.constructs
     except SyntaxError as exc:
         return None, [], exc  # what remains once the newer syntax is set aside

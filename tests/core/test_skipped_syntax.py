@@ -99,3 +99,14 @@ def test_a_newer_statement_cut_in_two_is_skipped_whole(tmp_path: Path, newer_syn
     findings, skipped = _check(tmp_path, POLICY + head + colon + '    """Doc.\n\nExample: x\n"""\n' + body + "x = 1\n")
     assert findings == [("JAX101", 3)]
     assert [(s.line, s.python) for s in skipped] == [(POLICY.count("\n"), python)]
+
+
+def test_newer_syntax_inside_a_string_is_only_text(tmp_path: Path, newer_syntax) -> None:
+    _, statement = newer_syntax
+    text = 'EXAMPLE = """\n' + statement + '"""\n' + POLICY
+    findings, skipped = _check(tmp_path, text)
+    assert findings == [("JAX101", statement.count("\n") + 5)] and skipped == []
+    fresh, cache = parse_text(text, "m.py"), ParseCache()
+    for typed in (text.replace("EXAMPLE", "EXAMPL"), text):  # through the editor's cache too
+        cached = parse_text(typed, "m.py", cache=cache)
+    assert ast.dump(cached.tree) == ast.dump(fresh.tree) and cached.skipped == []
