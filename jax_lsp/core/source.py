@@ -361,9 +361,8 @@ def _parse_whole(
     None); or (None, [], the first real error). `error`: the text's own, when known.
 
     If the text fails, the statements found newer on their own are parsed as rewritten for the
-    running Python; then, if it still fails, the whole text is rewritten, but only when the
-    statement cut in two (the unbalanced chunks) may hold newer syntax: it costs a good part of
-    a parse."""
+    running Python; then, if it still fails in a statement cut in two (an unbalanced chunk) that
+    may hold newer syntax, the whole text is rewritten: that costs a good part of a parse."""
     try:
         if error is None:
             try:
@@ -384,8 +383,9 @@ def _parse_whole(
             else:
                 error = None
         if error is not None:
-            cut = "".join(failure.text for failure in failures if not failure.balanced)
-            newer = downgrade(text) if might_be_newer(cut) else None
+            line = (error.lineno or 1) - 1
+            cut = [f for f in failures if not f.balanced and f.start <= line < f.start + len(f.lines)]
+            newer = downgrade(text) if any(might_be_newer(failure.text) for failure in cut) else None
             if newer is None:
                 return None, [], error
             tree, constructs = ast.parse(newer.text, filename=path), newer.constructs
