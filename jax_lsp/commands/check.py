@@ -17,15 +17,13 @@ from jax_lsp.core.config import (
     load_pyproject,
     settings_from_mapping,
 )
+from jax_lsp.core.project import project_root
 from jax_lsp.core.source import decode, split_lines
 from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
 from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 log = logging.getLogger(__name__)
-
-PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
-
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
@@ -54,17 +52,6 @@ def _common_parent(paths: list[Path]) -> Path:
     return Path(os.path.commonpath(folders))
 
 
-def _project_root(start: Path) -> Path:
-    """Where cross-module policies resolve: the nearest folder that marks a project; without
-    one, the folder holding the outermost package around ``start`` (so imports resolve)."""
-    for folder in (start, *start.parents):
-        if any((folder / marker).exists() for marker in PROJECT_MARKERS):
-            return folder
-    while (start / "__init__.py").is_file() and start.parent != start:
-        start = start.parent
-    return start
-
-
 def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | None]:
     """pyproject settings overridden by the flags, and the folder `exclude` globs are relative to."""
     pyproject = args.config or find_pyproject(start)
@@ -85,27 +72,30 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
 
 
 def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[str, list[Finding]], list[str]]:
-    """Findings per file. An internal error costs only the file it happens in.
+    """Findings per file, and the internal errors met (each costs one site, policy or file).
 
     When only part of the project is named (pre-commit passes the changed files), the project
     is indexed first: a policy defined in a named file may be used by a site in another one.
     """
     errors = []
+    results: dict[str, list[Finding]] | None = None
     if whole_project:
         try:
-            return ws.check_paths(paths), []
+            results = ws.check_paths(paths)
         except Exception:
             log.debug("checking the paths together failed; now one at a time", exc_info=True)
-    try:
-        ws.index()
-    except Exception as exc:  # noqa: BLE001
-        errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
-    results: dict[str, list[Finding]] = {}
-    for path in paths:
+    if results is None:
         try:
-            results[str(path)] = ws.check_file(path)
+            ws.index()
         except Exception as exc:  # noqa: BLE001
-            errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
+            errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
+        results = {}
+        for path in paths:
+            try:
+                results[str(path)] = ws.check_file(path)
+            except Exception as exc:  # noqa: BLE001
+                errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
+    errors += [str(error) for error in dict.fromkeys(ws.take_internal_errors())]
     return results, errors
 
 
@@ -146,7 +136,7 @@ def _run(args: argparse.Namespace) -> int:
         targets = files.discover(paths, settings.exclude, config_dir)
     except (SettingsError, files.MissingPathError) as exc:
         return _fail(args, str(exc))
-    root = config_dir or _project_root(start)
+    root = config_dir or project_root(start)
     ws = Workspace(roots=[root], settings=settings)
     targets = [p.resolve() for p in targets]
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
@@ -164,6 +154,7 @@ def _run(args: argparse.Namespace) -> int:
         fixed=outcome.fixed,
         fixed_files=len(outcome.written),
         unsafe_fixes=args.unsafe_fixes,
+        internal_errors=len(outcome.errors),
     )
     sys.stdout.write(render(args.output_format, report))
     if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone

@@ -12,7 +12,9 @@ import re
 import sys
 from pathlib import Path
 
-from jax_lsp.core import Workspace
+from jax_lsp.core import Settings, SettingsError, Workspace
+from jax_lsp.core.config import find_pyproject, load_pyproject
+from jax_lsp.core.project import project_root
 from jax_lsp.output import display_path
 from jax_lsp.trace.check import NOT_RUN, add_trace_arguments, trace_options
 from jax_lsp.trace.locations import policy_anchors
@@ -31,16 +33,9 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
                         help="1-based line (and column) of a policy= argument, a policy def or a lambda")
     parser.add_argument("--output-format", choices=("table", "json"), default="table")
     parser.add_argument("--root", type=Path, help="folder put on sys.path for project imports "
-                        "(default: the nearest folder with a pyproject.toml, else the file's folder)")
+                        "(default: the project root: the nearest folder with pyproject.toml, setup.py, setup.cfg or .git)")
     add_trace_arguments(parser, flag=False)
     parser.set_defaults(run=run)
-
-
-def _root(path: Path) -> Path:
-    for folder in path.parents:
-        if (folder / "pyproject.toml").is_file():
-            return folder
-    return path.parent
 
 
 def _note_json(note: TraceNote) -> dict:
@@ -70,8 +65,13 @@ def run(args: argparse.Namespace) -> int:
     path = Path(match["path"]).resolve()
     if not path.is_file():
         return _fail(args, f"{match['path']}: no such file")
-    root = (args.root or _root(path)).resolve()
-    ws = Workspace(roots=[root])
+    root = (args.root or project_root(path)).resolve()
+    pyproject = find_pyproject(path)
+    try:
+        settings = load_pyproject(pyproject) if pyproject else Settings()
+    except SettingsError as exc:
+        return _fail(args, str(exc))
+    ws = Workspace(roots=[root], settings=settings)
     if match["line"]:
         column = int(match["column"]) - 1 if match["column"] else None
         targets = [(int(match["line"]), column)]
@@ -84,7 +84,7 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     try:
         for line, column in targets:
-            result = service.trace(path, line, column, **trace_options(args, root))
+            result = service.trace(path, line, column, **trace_options(args, root, ws.import_root(path)))
             reports.append((line, column, result, trace_notes(result, static)))
     finally:
         service.shutdown()

@@ -7,7 +7,8 @@ from dataclasses import replace
 from typing import Iterable
 
 from jax_lsp.core.config import Settings
-from jax_lsp.core.model import Finding
+from jax_lsp.core.guard import guarded
+from jax_lsp.core.model import Finding, InternalError
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import return_paths
 from jax_lsp.core.resolve import PolicyFunction, Target, resolve_site
@@ -30,8 +31,15 @@ def _suppressed(module: Module, finding: Finding) -> bool:
     return codes is not None and (not codes or finding.code in codes)
 
 
-def resolved_sites(module: Module) -> list[tuple[Site, list[Target]]]:
-    return [(site, resolve_site(site)) for site in find_sites(module)]
+def resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Site, list[Target]]]:
+    """Each site with the definitions its policy reaches; a site that cannot be resolved
+    (an analysis bug) keeps no targets and adds an InternalError."""
+    path = module.path
+    sites = guarded(lambda: find_sites(module), [], errors, path, 0, "finding the policy sites")
+    return [
+        (site, guarded(lambda: resolve_site(site), [], errors, path, site.call.lineno - 1, "resolving the policy"))
+        for site in sites
+    ]
 
 
 def check_module(
@@ -39,11 +47,13 @@ def check_module(
     sites: list[tuple[Site, list[Target]]],
     foreign_policies: Iterable[PolicyFunction],
     settings: Settings,
+    errors: list[InternalError],
 ) -> list[Finding]:
     """Every finding anchored in `module`.
 
     `sites` are this module's own resolved sites; `foreign_policies` the policy
-    functions defined here that sites in other modules reach."""
+    functions defined here that sites in other modules reach. A rule that fails on one
+    policy or site loses only that, and adds an InternalError to `errors`."""
     from jax_lsp.rules import ALL_RULES, PolicyContext, SiteContext
 
     rules = [rule for rule in ALL_RULES if settings.enabled(rule.code)]
@@ -56,18 +66,27 @@ def check_module(
             continue
         context = policies.get(function.key)
         if context is None:
-            context = policies[function.key] = PolicyContext(function, return_paths(function.node), False)
+            paths = guarded(lambda: return_paths(function.node), None, errors, module.path,
+                            function.node.lineno - 1, "finding the policy's returns")
+            if paths is None:
+                continue
+            context = policies[function.key] = PolicyContext(function, paths, False)
         context.in_save_from_both |= function.in_save_from_both
         if function.reached_from not in context.reached_from:
             context.reached_from.append(function.reached_from)
 
+    def run(check, line: int, what: str) -> list[Finding]:
+        return guarded(lambda: list(check()), [], errors, module.path, line, f"{rule.code} on {what}")
+
     for rule in rules:
         for context in policies.values():
             related = tuple(context.reached_from)
-            findings.extend(replace(f, related=related) for f in rule.check_policy(context))
+            line = context.node.lineno - 1
+            found = run(lambda: rule.check_policy(context), line, "a policy")
+            findings.extend(replace(f, related=related) for f in found)
         for site, targets in sites:
-            findings.extend(rule.check_site(SiteContext(site, targets)))
-        findings.extend(rule.check_module(module))
+            findings.extend(run(lambda: rule.check_site(SiteContext(site, targets)), site.call.lineno - 1, "a site"))
+        findings.extend(run(lambda: rule.check_module(module), 0, "the module"))
 
     result = []
     seen = set()

@@ -20,6 +20,7 @@ class Settings:
     select: tuple[str, ...] = ("JAX",)
     ignore: tuple[str, ...] = ()
     exclude: tuple[str, ...] = ()
+    src: tuple[str, ...] = ()  # folders imports are found in, relative to the project root (ruff's `src`)
     severity: Mapping[str, Severity] = field(default_factory=dict)
 
     def enabled(self, code: str) -> bool:
@@ -63,12 +64,13 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
             changes["select"] = settings.select + _codes(value, key)
         elif key == "extend-ignore":
             changes["ignore"] = settings.ignore + _codes(value, key)
-        elif key == "exclude":
+        elif key in ("exclude", "src"):
             if isinstance(value, str):
                 value = [value]
             if not isinstance(value, (list, tuple)) or not all(isinstance(v, str) for v in value):
-                raise SettingsError(f"`exclude` must be a list of glob patterns, got {value!r}")
-            changes["exclude"] = tuple(value)
+                what = "glob patterns" if key == "exclude" else "folders"
+                raise SettingsError(f"`{key}` must be a list of {what}, got {value!r}")
+            changes[key] = tuple(value)
         elif key == "severity":
             if not isinstance(value, Mapping):
                 raise SettingsError(f"`severity` must map codes to 'error' or 'warning', got {value!r}")

@@ -63,3 +63,16 @@ class Finding:
     @property
     def sort_key(self) -> tuple:
         return (self.path, self.span.start, self.code)
+
+
+@dataclass(frozen=True)
+class InternalError:
+    """A bug of jax-lsp met while analysing one site or policy; the rest of the file was checked."""
+
+    path: str
+    line: int  # 0-based line of the site or policy being analysed
+    stage: str  # what was being done: "JAX101 on the policy `p`", "resolving the site"
+    error: str  # "TypeError: ..."
+
+    def __str__(self) -> str:
+        return f"{self.path}:{self.line + 1}: internal error ({self.stage}): {self.error}"

@@ -38,10 +38,13 @@ class Module:
     def function_scope(self, node: FunctionNode) -> Scope:
         scope = self.scope_of.get(id(node))
         if scope is None:
-            _, outer = self._deferred.pop(id(node))
+            # Not walked yet: deferred by the builder, or inside a value it skipped (a lambda in
+            # a module-level dict), whose enclosing scope is the module's.
+            _, outer = self._deferred.get(id(node), (node, self.scope))
             builder = ScopeBuilder(self.name, self.is_package)
             scope = builder.build_function(node, outer)
             self.scope_of.update(builder.scope_of)
+            self._deferred.pop(id(node), None)
         return scope
 
     # Qualified names -------------------------------------------------------
@@ -103,8 +106,26 @@ class Module:
         if isinstance(expr, ast.Name):
             binding, owner = scope.lookup(expr.id)
             return self._definition_of_binding(binding, owner, depth)
+        if isinstance(expr, ast.Attribute) and depth <= MAX_DEPTH:
+            found = self.class_attribute(expr, scope, depth)
+            if found is not None:
+                return found
         qualname = self.qualname(expr, scope) if dotted(expr) else None
         return self.definition_of_qualname(qualname, depth + 1) if qualname else None
+
+    def class_attribute(self, expr: ast.Attribute, scope: Scope, depth: int):
+        """`Cls.attr` where `Cls` is a class (here or imported) that binds `attr` once in its body."""
+        owner = self.definition(expr.value, scope, depth + 1) if dotted(expr.value) else None
+        if owner is None or not isinstance(owner[1], ast.ClassDef):
+            return None
+        module, node, _ = owner
+        body = module.scope_of.get(id(node))
+        if body is None:
+            return None
+        found = body.bindings.get(expr.attr)
+        if not found or len(found) != 1:
+            return None
+        return module._definition_of_binding(found[0], body, depth + 1)
 
     def definition_of_qualname(self, qualname: str, depth: int = 0):
         parts = qualname.split(".")

@@ -16,7 +16,7 @@ from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import PARTIAL, SAVE_FROM_BOTH, policy_member
 from jax_lsp.core.paths import return_paths
-from jax_lsp.core.scopes import FunctionNode, Scope
+from jax_lsp.core.scopes import FunctionNode, Scope, dotted
 from jax_lsp.core.sites import Site
 
 
@@ -70,6 +70,36 @@ def _called_literal(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Dict) and bool(expr.keys)
 
 
+def _table_entry(module: Module, expr: ast.Subscript, scope: Scope) -> tuple[Module, ast.expr, Scope] | None:
+    """`TABLE["key"]` where TABLE is bound once to a dict literal or `dict(key=...)`: the entry."""
+    if not isinstance(expr.slice, ast.Constant) or dotted(expr.value) is None:
+        return None
+    found = module.definition(expr.value, scope)
+    if found is None:
+        return None
+    table_module, table, owner = found
+    key = expr.slice.value
+    if isinstance(table, ast.Dict):
+        for name, value in zip(table.keys, table.values):
+            if isinstance(name, ast.Constant) and name.value == key:
+                return table_module, value, owner
+    elif _is_builtin_dict(table, owner):
+        for keyword in table.keywords:
+            if keyword.arg == key:
+                return table_module, keyword.value, owner
+    return None
+
+
+def _is_builtin_dict(expr: ast.expr, scope: Scope) -> bool:
+    """`dict(...)`, with `dict` not rebound."""
+    return (
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Name)
+        and expr.func.id == "dict"
+        and scope.lookup("dict")[0] is None
+    )
+
+
 def resolve_site(site: Site) -> list[Target]:
     if site.value is None:
         return []
@@ -108,6 +138,9 @@ class _Resolver:
             ]
         if isinstance(expr, ast.Call):
             return self._call(module, expr, scope, bound, keywords, in_both, step)
+        if isinstance(expr, ast.Subscript):
+            entry = _table_entry(module, expr, scope)
+            return self.resolve(*entry, bound, keywords, in_both, step) if entry else []
         if isinstance(expr, (ast.Name, ast.Attribute)):
             member = policy_member(module.qualname(expr, scope))
             if member:

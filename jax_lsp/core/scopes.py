@@ -214,7 +214,7 @@ class ScopeBuilder(ast.NodeVisitor):
 
     def visit_Lambda(self, node: ast.Lambda) -> None:
         self._visit_arguments_defaults(node.args)
-        self._enter_function(node, [node.body])
+        self._enter_function(node, function_body(node))
 
     def visit_ClassDef(self, node: ast.ClassDef) -> None:
         for expr in [*node.decorator_list, *node.bases, *(k.value for k in node.keywords)]:
@@ -234,7 +234,7 @@ class ScopeBuilder(ast.NodeVisitor):
     def build_function(self, node: FunctionNode, outer: Scope) -> Scope:
         """The scope of a function whose body was deferred (its calls are not recorded)."""
         self.current, self.could_hold_site, self.mark_name = outer, None, None
-        self._enter_function(node, node.body)
+        self._enter_function(node, function_body(node))
         return self.scope_of[id(node)]
 
     def _enter_function(self, node: FunctionNode, body: list[ast.AST]) -> None:
@@ -262,6 +262,11 @@ class ScopeBuilder(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.current))
         self.generic_visit(node)
+
+
+def function_body(node: FunctionNode) -> list[ast.AST]:
+    """The statements of a `def`; the one expression of a lambda."""
+    return [node.body] if isinstance(node, ast.Lambda) else list(node.body)
 
 
 def iter_parameters(args: ast.arguments) -> Iterator[ast.arg]:

@@ -23,6 +23,28 @@ from jax_lsp.core.model import Finding, Position, Severity, Span
 SITE_MARKERS = ("policy", "checkpoint", "remat", "saveable", "ffload", "policies")
 SITE_MARKER_PATTERN = re.compile("|".join(SITE_MARKERS))
 
+# A file is parsed only if it holds one of these (each a literal, then a pattern around it):
+# a `policy=` keyword; a call of a checkpoint function, which may take its policy positionally,
+# or an alias of one (`ckpt = jax.checkpoint`, `import ... checkpoint as c`); the names of the
+# ready-made policies and of the offloading API, which JAX105 and JAX106 check anywhere.
+_FILE_TRIGGERS = tuple(
+    (literal, re.compile(pattern))
+    for literal, pattern in (
+        (b"policy", rb"policy\s*=(?!=)"),
+        (b"saveable", rb"saveable"),
+        (b"checkpoint_dots", rb"checkpoint_dots"),
+        (b"ffload", rb"ffload"),
+        (b"checkpoint", rb"checkpoint(?:\s*[(\r\n]|\s+as\b)"),
+        (b"remat", rb"remat(?:\s*[(\r\n]|\s+as\b)"),
+    )
+)
+
+
+def could_hold_site(data: bytes) -> bool:
+    """Whether a file's bytes could hold a policy site or a call the rules check."""
+    return any(literal in data and pattern.search(data) for literal, pattern in _FILE_TRIGGERS)
+
+
 SYNTAX_ERROR = "JAX001"
 DECODE_ERROR = "JAX002"
 

@@ -18,20 +18,15 @@ from typing import Callable, Iterable
 from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
-from jax_lsp.core.model import Finding, Position
+from jax_lsp.core.guard import guarded
+from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
+from jax_lsp.core.project import import_folders, import_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
-from jax_lsp.core.source import SITE_MARKERS, ParseCache, parse_bytes, parse_text
+from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
 
 log = logging.getLogger(__name__)
-
-_MARKER_BYTES = tuple(marker.encode() for marker in SITE_MARKERS)
-
-
-def could_hold_site(data: bytes) -> bool:
-    return any(marker in data for marker in _MARKER_BYTES)
-
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
 # is checked. The cyclic GC would still scan the heap every time a tree outlives a young
@@ -75,8 +70,15 @@ class Workspace:
         self._previous_targets: dict[str, set[str]] = {}
         self._indexed = False
         self._jedi_project = None
-        self._roots_with_src: list[Path] | None = None
+        self._src_folders: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
+        self._internal_errors: list[InternalError] = []
+
+    def take_internal_errors(self) -> list[InternalError]:
+        """The analysis bugs met since the last call (each cost one site, policy or file)."""
+        with self._lock:
+            errors, self._internal_errors = self._internal_errors, []
+            return errors
 
     # Buffers and disk --------------------------------------------------------
     def set_document(self, path: Path | str, text: str) -> None:
@@ -135,38 +137,41 @@ class Workspace:
                     return None
                 source = parse_bytes(data, key)
             name, is_package = self._module_name(key)
-            module = Module(source, name, is_package, self)
+            module = guarded(
+                lambda: Module(source, name, is_package, self), None, self._internal_errors, key, 0, "reading its scopes"
+            )
             self._modules[key] = (stamp, module)
             return module
 
-    def _search_roots(self) -> list[Path]:
-        if self._roots_with_src is None:
-            self._roots_with_src = []
-            for root in self.roots:
-                self._roots_with_src.append(root)
-                if (root / "src").is_dir():
-                    self._roots_with_src.append(root / "src")
-        return self._roots_with_src
+    def _src(self) -> list[Path]:
+        if self._src_folders is None:
+            self._src_folders = src_folders(self.roots, self.settings.src)
+        return self._src_folders
+
+    def _root_of(self, path: Path) -> Path | None:
+        holding = [root for root in self.roots if path.is_relative_to(root)]
+        return max(holding, key=lambda root: len(root.parts)) if holding else None
 
     def _module_name(self, key: str) -> tuple[str, bool]:
         path = Path(key)
         is_package = path.name == "__init__.py"
-        best: Path | None = None
-        for root in self._search_roots():
-            if path.is_relative_to(root) and (best is None or len(root.parts) > len(best.parts)):
-                best = root
-        relative = path.relative_to(best) if best else Path(path.name)
-        parts = list(relative.with_suffix("").parts)
+        parts = list(path.relative_to(import_root(path, self._src())).with_suffix("").parts)
         if is_package:
             parts = parts[:-1]
         return ".".join(parts), is_package
 
+    def import_root(self, path: Path | str) -> Path:
+        """The folder the module at `path` is imported from (what a trace puts on sys.path)."""
+        return import_root(Path(_key(path)), self._src())
+
     def module(self, name: str, importer: Module) -> Module | None:
-        """Find a module by dotted name in the roots, or beside the importing file."""
-        folders = [*self._search_roots(), Path(importer.path).parent]
+        """Find a module by dotted name where Python would, seen from the importing file."""
+        folder = Path(importer.path).parent
         with self._lock:
-            cache_key = (name, str(folders[-1]))
+            cache_key = (name, str(folder))
             if cache_key not in self._by_name:
+                path = Path(importer.path)
+                folders = import_folders(path, self._src(), self._root_of(path))
                 self._by_name[cache_key] = self._find_module_file(name, folders)
             found = self._by_name[cache_key]
         return self.load(found) if found else None
@@ -207,7 +212,7 @@ class Workspace:
         # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
         cached = self._site_cache.get(module.path)
         if cached is None or cached[0] is not module:
-            cached = self._site_cache[module.path] = (module, resolved_sites(module))
+            cached = self._site_cache[module.path] = (module, resolved_sites(module, self._internal_errors))
         return cached[1]
 
     def _index_file(self, key: str) -> None:
@@ -266,7 +271,7 @@ class Workspace:
             if module is None:
                 return []
             foreign = self._foreign_policies(key)
-            return check_module(module, self._sites(module), foreign, self.settings)
+            return check_module(module, self._sites(module), foreign, self.settings, self._internal_errors)
 
     def check_paths(self, paths: Iterable[Path | str]) -> dict[str, list[Finding]]:
         """Findings per file for the given files and folders (folders are walked).
@@ -291,14 +296,16 @@ class Workspace:
                     for target in resolved:
                         if isinstance(target, PolicyFunction) and target.module.path != key:
                             used_elsewhere.setdefault(target.module.path, []).append(target)
-                results[key] = check_module(module, self._sites(module), (), self.settings)
+                results[key] = check_module(module, self._sites(module), (), self.settings, self._internal_errors)
                 if key not in used_elsewhere:
                     self._modules.pop(key, None)
                     self._site_cache.pop(key, None)
             for key, policies in used_elsewhere.items():
                 module = self.load(key) if key in wanted else None
                 if module is not None:
-                    results[key] = check_module(module, self._sites(module), policies, self.settings)
+                    results[key] = check_module(
+                        module, self._sites(module), policies, self.settings, self._internal_errors
+                    )
         return {path: results[path] for path in keys if results.get(path)}
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:

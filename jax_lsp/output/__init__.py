@@ -26,6 +26,7 @@ class Report:
     fixed: int = 0  # findings removed by --fix
     fixed_files: int = 0
     unsafe_fixes: bool = False  # were unsafe fixes allowed?
+    internal_errors: int = 0  # listed on stderr; the files they name were checked only in part
 
 
 def display_path(path: str) -> str:
@@ -65,8 +66,12 @@ def summary(report: Report) -> str:
     lines = []
     if report.fixed:
         lines.append(fixed_line(report.fixed, report.fixed_files))
+    if report.internal_errors:
+        errors = _plural(report.internal_errors, "internal error")
+        lines.append(f"{errors} of jax-lsp (listed on stderr): the places they name were not checked.")
     if not report.findings:
-        lines.append("All checks passed!")
+        if not report.internal_errors:
+            lines.append("All checks passed!")
         return "\n".join(lines) + "\n"
     lines.append(f"Found {count_label(report.findings)}.")
     fixable = sum(applicable(f, report.unsafe_fixes) is not None for f in report.findings)

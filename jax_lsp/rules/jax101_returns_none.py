@@ -222,4 +222,58 @@ class ReturnsNone(Rule):
             error="Value returned by a remat policy should be a bool",
             lines=(4,),
         ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                save_all_but_sin = lambda prim, *_, **__: None if prim.name == "sin" else True
+                f = jax.remat(lambda x: jnp.sin(jnp.cos(x)), policy=save_all_but_sin)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                save_all_but_sin = lambda prim, *_, **__: False if prim.name == "sin" else True
+                f = jax.remat(lambda x: jnp.sin(jnp.cos(x)), policy=save_all_but_sin)
+                """
+            ),
+            error="Value returned by a remat policy should be a bool",
+            lines=(4,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+
+                class Policies:
+                    skip_sin = lambda prim, *_, **__: None if prim.name == "sin" else False
+
+
+                POLICIES = {"skip_sin": Policies.skip_sin}
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=POLICIES["skip_sin"])
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+
+                class Policies:
+                    skip_sin = lambda prim, *_, **__: False if prim.name == "sin" else False
+
+
+                POLICIES = {"skip_sin": Policies.skip_sin}
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=POLICIES["skip_sin"])
+                """
+            ),
+            error="Value returned by a remat policy should be a bool",
+            lines=(6,),
+        ),
     ]

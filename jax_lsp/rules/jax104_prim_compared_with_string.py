@@ -196,4 +196,26 @@ class PrimComparedWithString(Rule):
             misbehaves=_saves_no_primitive_output,
             lines=(10,),
         ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                save_cos = lambda prim, *_, **__: prim == "cos"
+                f = jax.remat(lambda x: jnp.sin(jnp.cos(x)), policy=save_cos)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                save_cos = lambda prim, *_, **__: prim.name == "cos"
+                f = jax.remat(lambda x: jnp.sin(jnp.cos(x)), policy=save_cos)
+                """
+            ),
+            misbehaves=_saves_no_primitive_output,
+            lines=(4,),
+        ),
     ]

@@ -146,6 +146,28 @@ class PolicySignature(Rule):
                 import jax
                 import jax.numpy as jnp
 
+                save_sin = lambda prim: prim.name == "sin"
+                f = jax.remat(lambda x: jnp.sin(jnp.sin(x)), policy=save_sin)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                save_sin = lambda prim, *avals, **params: prim.name == "sin"
+                f = jax.remat(lambda x: jnp.sin(jnp.sin(x)), policy=save_sin)
+                """
+            ),
+            error="got an unexpected keyword argument",
+            lines=(4,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=lambda prim, *avals: False)
                 """
             ),

@@ -44,11 +44,18 @@ class JaxLanguageServer(LanguageServer):
         self._close_listeners: list[Callable[[str], Any]] = []
         self._change_listeners: list[Callable[[types.DidChangeTextDocumentParams], Any]] = []
         self._settings_listeners: list[Callable[[ServerSettings], Any]] = []
+        self._logged_internal_errors: set[str] = set()
 
     # -- the core ---------------------------------------------------------------------------
     async def run_core(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(*args)`` on the core's thread."""
-        return await asyncio.get_running_loop().run_in_executor(self._core_thread, fn, *args)
+        """Run ``fn(*args)`` on the core's thread; log the analysis bugs it met, each once."""
+        result = await asyncio.get_running_loop().run_in_executor(self._core_thread, fn, *args)
+        if self.core is not None:
+            for error in map(str, self.core.take_internal_errors()):
+                if error not in self._logged_internal_errors:
+                    self._logged_internal_errors.add(error)
+                    log.error("%s (the rest of the file was checked; please report this)", error)
+        return result
 
     @property
     def settings_ready(self) -> asyncio.Event:

@@ -19,6 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from jax_lsp.core.model import Position
+from jax_lsp.core.project import project_root
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostics import rule_url
 from jax_lsp.server.documents import path_to_uri, uri_to_path
@@ -122,12 +123,13 @@ class TraceFeature:
                     progress: bool = False) -> tuple[TraceResult, list[TraceNote]]:
         ls = self.server
         settings = ls.settings
-        root = next((str(r) for r in ls.roots if path.is_relative_to(r)), str(path.parent))
+        root = project_root(path, ls.roots)
+        import_root = ls.core.import_root(path) if ls.core is not None else None
         if ls.document(path_to_uri(path)) is not None:
             self._warn_unsaved(path)
         token = await self._begin_progress(path, position) if progress else None
         job = await asyncio.to_thread(
-            self.service.submit, path, position.line + 1, position.column, root=root,
+            self.service.submit, path, position.line + 1, position.column, root=root, import_root=import_root,
             interpreter=settings.interpreter, timeout=settings.trace.timeout,
             memory_mb=settings.trace.memory_limit_mb,
         )

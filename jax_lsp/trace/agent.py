@@ -246,7 +246,8 @@ def _handlers(load, probe, jax):
             os.chdir(root)  # relative paths in the user's code mean what they mean in the project
         started = time.perf_counter()
         try:
-            policy = load.load_policy(params["path"], int(params["line"]), params.get("column"), root)
+            import_root = params.get("import_root") or root
+            policy = load.load_policy(params["path"], int(params["line"]), params.get("column"), import_root)
         except load.LoadError as exc:
             message = f"{exc.error_type}: {exc}" if exc.status == "policy_error" else str(exc)
             return {"status": exc.status, "message": message, "error": {

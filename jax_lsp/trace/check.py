@@ -32,9 +32,9 @@ def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
                         metavar="MB", help=f"address space per trace (default {DEFAULT_MEMORY_MB})")
 
 
-def trace_options(args: argparse.Namespace, root: Path | str | None) -> dict:
+def trace_options(args: argparse.Namespace, root: Path | str | None, import_root: Path | str | None) -> dict:
     return {
-        "root": root, "interpreter": args.interpreter,
+        "root": root, "import_root": import_root, "interpreter": args.interpreter,
         "timeout": args.trace_timeout, "memory_mb": args.trace_memory_mb,
     }
 
@@ -76,7 +76,7 @@ def trace_check(
             for anchor in policy_anchors(ws, path):
                 if anchor.kind != "site":
                     continue
-                result: TraceResult = service.trace(path, anchor.line, anchor.column, **trace_options(args, root))
+                result: TraceResult = service.trace(path, anchor.line, anchor.column, **trace_options(args, root, ws.import_root(path)))
                 if result.status in NOT_RUN:
                     errors.append(f"{path}:{anchor.line}: trace {result.status}: {result.message}")
                     if result.status in ("no_jax", "error"):  # every other trace would fail alike

@@ -236,11 +236,15 @@ class TraceService:
         column: int | None = None,
         *,
         root: str | os.PathLike | None = None,
+        import_root: str | os.PathLike | None = None,
         interpreter: str | None = None,
         timeout: float = DEFAULT_TIMEOUT_S,
         memory_mb: int = DEFAULT_MEMORY_MB,
     ) -> TraceJob:
-        """Start tracing the policy at 1-based ``line`` (0-based character ``column``) of ``path``."""
+        """Start tracing the policy at 1-based ``line`` (0-based character ``column``) of ``path``.
+
+        The agent runs in ``root`` (the project root) and imports ``path`` as a module of
+        ``import_root`` (the folder above its outermost package; ``root`` when not given)."""
         path = os.path.realpath(path)
         key = (interpreter or sys.executable, path, line)
         with self._lock:
@@ -255,6 +259,7 @@ class TraceService:
             return TraceJob(key, None, None, future)
         params = {
             "path": path, "line": line, "column": column, "root": root_dir,
+            "import_root": os.path.realpath(import_root) if import_root else None,
             "timeout": timeout, "memory_mb": memory_mb, "cache_dir": self.cache_dir,
         }
         request_id, future = agent.request("trace", params)

@@ -51,6 +51,9 @@ RESOLUTIONS = {
     "factory returning lambda": "import jax\ndef make(n):\n    return lambda prim, *a, **k: None\nf = jax.checkpoint(g, policy=make(3))",
     "conditional": "import jax\nf = jax.checkpoint(g, policy=bad if FLAG else None)",
     "function scope": "import jax\ndef build():\n    p = bad\n    return jax.checkpoint(g, policy=p)",
+    "dict literal entry": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES['a'])",
+    "dict(...) entry": "import jax\nPOLICIES = dict(a=bad)\nf = jax.checkpoint(g, policy=POLICIES['a'])",
+    "class attribute": "import jax\nclass P:\n    chosen = bad\nf = jax.checkpoint(g, policy=P.chosen)",
 }
 
 
@@ -61,7 +64,8 @@ def test_every_resolution_form_is_followed(site, tmp_path):
 
 UNKNOWN = {
     "parameter": "import jax\ndef build(p):\n    return jax.checkpoint(g, policy=p)",
-    "dict lookup": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES['a'])",
+    "dict lookup of an unknown key": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES[NAME])",
+    "dict lookup of a missing key": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES['b'])",
     "getattr": "import jax\nf = jax.checkpoint(g, policy=getattr(jax.checkpoint_policies, NAME))",
     "assigned twice": "import jax\np = bad\np = None\nf = jax.checkpoint(g, policy=p)",
     "not used as a policy": "x = bad",

@@ -92,3 +92,18 @@ async def _pull_unchanged_then_full(lsp):
     fixed = await pull(full.result_id)
     assert (fixed.kind, list(fixed.items)) == ("full", [])
     assert fixed.result_id != full.result_id
+
+
+async def test_a_named_lambda_policy_gets_its_diagnostics(lsp):
+    text = (
+        "import jax, jax.numpy as jnp\n"
+        "save_cos = lambda prim, *_, **__: str(prim) == 'cos'\n"
+        "skip_sin = lambda prim, *_, **__: None if prim.name == 'sin' else True\n"
+        "f = jax.remat(lambda x: jnp.sin(jnp.sin(x)), policy=save_cos)\n"
+        "g = jax.remat(lambda x: jnp.sin(jnp.sin(x)), policy=skip_sin)\n"
+    )
+    uri = lsp.open("lambdas.py", text)
+    [diagnostic] = await lsp.diagnostics(uri)
+    assert diagnostic.code == "JAX101"
+    assert diagnostic.range.start == position_of(text, "None if", lsp.encoding)
+    assert not [m for m in lsp.client.messages if m.type == types.MessageType.Error]

@@ -110,3 +110,25 @@ async def test_hover_on_a_built_in_policy_says_what_it_saves(lsp):
     hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
     assert "jax.checkpoint_policies.dots_saveable" in hover.contents.value
     assert "dot_general" in hover.contents.value
+
+
+async def test_a_package_below_the_workspace_folder_resolves_and_src_finds_the_rest(profile, tmp_path):
+    """A monorepo: `research/proj/pkg/model.py` imports `pkg.policies` (found as jedi's smart
+    sys path would) and `shared_policies` from `libs/`, a folder named only in the `src` setting."""
+    pkg = tmp_path / "research" / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (tmp_path / "libs").mkdir()
+    (pkg / "__init__.py").write_text("")
+    (pkg / "policies.py").write_text(POLICIES)
+    (tmp_path / "libs" / "shared_policies.py").write_text(POLICIES.replace("offload_dots", "shared"))
+    (pkg / "model.py").write_text(
+        MODEL.replace("from policies import", "from pkg.policies import")
+        + "\nfrom shared_policies import shared\ng = jax.checkpoint(lambda y: y, policy=shared)\n"
+    )
+    async with start_session(profile, tmp_path, configuration={"src": [".", "libs"]}) as lsp:
+        policies = lsp.open("research/proj/pkg/policies.py")
+        [diagnostic] = await lsp.eventually(policies, lambda d: len(d) == 1)
+        assert diagnostic.code == "JAX101"
+        shared = lsp.open("libs/shared_policies.py")
+        [diagnostic] = await lsp.eventually(shared, lambda d: len(d) == 1)
+        assert diagnostic.code == "JAX101"

@@ -84,3 +84,21 @@ def test_check_with_trace_confirms_and_adds_jax190(write, tmp_path):
     assert sorted(f["code"] for f in after) == ["JAX101", "JAX190"]
     [confirmed] = [f for f in after if f["code"] == "JAX101"]
     assert "[Confirmed by trace (jax " in confirmed["message"]
+
+
+def test_trace_imports_a_package_that_sits_below_the_project_root(tmp_path):
+    """`research/proj/pkg/policies.py` does `from pkg.names import SAVED`: the trace imports it
+    from the folder above the outermost package, as Python run from there would."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "mono"\n')
+    pkg = tmp_path / "research" / "proj" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "names.py").write_text('SAVED = ("sin",)\n')
+    (pkg / "policies.py").write_text(
+        "import jax\nfrom pkg.names import SAVED\n\n\n"
+        "def policy(prim, *avals, **params):\n    return prim.name in SAVED\n\n\n"
+        "f = jax.checkpoint(lambda x: jax.numpy.sin(x), policy=policy)\n"
+    )
+    proc = _run("trace", "research/proj/pkg/policies.py:9", cwd=tmp_path)
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "sin" in proc.stdout and "saved" in proc.stdout

@@ -22,6 +22,7 @@ export interface PathContext {
 export interface ServerSettings {
     select?: string[];
     ignore?: string[];
+    src?: string[];
     severity?: Record<string, string>;
     interpreter?: string;
     trace?: { onSave?: boolean; timeout?: number; memoryLimitMb?: number };
@@ -72,6 +73,10 @@ export function serverSettings(get: SettingReader, interpreter: string | undefin
     const ignore = get('ignore');
     if (ignore !== undefined && ignore !== null) {
         result.ignore = ignore as string[];
+    }
+    const src = get('src');
+    if (src !== undefined && src !== null) {
+        result.src = src as string[];
     }
     const severity = get('severity');
     if (severity !== undefined && severity !== null) {

@@ -1,0 +1,74 @@
+"""Keeping one bad site from costing a file: deep trees get a deep stack, and any other
+exception becomes an `InternalError` that names where it happened."""
+
+from __future__ import annotations
+
+import logging
+import sys
+import threading
+import traceback
+from typing import Callable, TypeVar
+
+from jax_lsp.core.model import InternalError
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+# `ast.parse` builds trees up to about three times the recursion limit deep (an `elif` chain of
+# 2,900 branches at the default limit); walking one takes a few Python frames per level.
+DEEP_RECURSION_LIMIT = 200_000
+DEEP_STACK_BYTES = 512 * 1024 * 1024
+_deep_lock = threading.Lock()
+
+
+def deep(function: Callable[[], T]) -> T:
+    """`function()`, run again on a thread with a large stack and recursion limit when the
+    tree it walks is too deep for the current one.
+
+    The recursion limit is process-wide: the caller must hold the lock under which the
+    workspace parses, so that no `ast.parse` runs meanwhile and accepts deeper trees."""
+    try:
+        return function()
+    except RecursionError:
+        log.debug("recursion limit reached; running again on a deep stack")
+    outcome: dict[str, object] = {}
+
+    def run() -> None:
+        try:
+            outcome["value"] = function()
+        except BaseException as exc:  # noqa: BLE001 - handed back to the calling thread
+            outcome["error"] = exc
+
+    with _deep_lock:
+        limit = sys.getrecursionlimit()
+        previous_size = threading.stack_size(DEEP_STACK_BYTES)
+        try:
+            sys.setrecursionlimit(max(limit, DEEP_RECURSION_LIMIT))
+            worker = threading.Thread(target=run, name="jax-lsp-deep")
+            worker.start()
+            worker.join()
+        finally:
+            threading.stack_size(previous_size)
+            sys.setrecursionlimit(limit)
+    if "error" in outcome:
+        raise outcome["error"]  # type: ignore[misc]
+    return outcome["value"]  # type: ignore[return-value]
+
+
+def guarded(
+    function: Callable[[], T],
+    default: T,
+    errors: list[InternalError],
+    path: str,
+    line: int,
+    stage: str,
+) -> T:
+    """`deep(function)`, or `default` with an InternalError appended when it raises."""
+    try:
+        return deep(function)
+    except Exception as exc:  # noqa: BLE001 - an analysis bug must cost one site, not the file
+        error = InternalError(path, line, stage, f"{type(exc).__name__}: {exc}")
+        log.debug("%s\n%s", error, "".join(traceback.format_exception(exc)))
+        errors.append(error)
+        return default

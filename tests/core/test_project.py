@@ -1,0 +1,36 @@
+"""One rule for the project root and the folders imports come from (check, trace, server)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jax_lsp.core.project import import_folders, import_root, package_root, project_root, src_folders
+
+
+def _tree(tmp_path: Path) -> Path:
+    pkg = tmp_path / "research" / "proj" / "pkg" / "sub"
+    pkg.mkdir(parents=True)
+    for folder in (pkg, pkg.parent):
+        (folder / "__init__.py").write_text("")
+    (pkg / "mod.py").write_text("")
+    return pkg / "mod.py"
+
+
+def test_project_root_prefers_workspace_folders_then_markers_then_packages(tmp_path: Path):
+    module = _tree(tmp_path)
+    assert project_root(module) == tmp_path / "research" / "proj"  # no marker: above the outermost package
+    (tmp_path / ".git").mkdir()
+    assert project_root(module) == tmp_path
+    assert project_root(module, [tmp_path, tmp_path / "research"]) == tmp_path / "research"
+    assert project_root(tmp_path / "research") == tmp_path
+
+
+def test_imports_are_searched_above_the_outermost_package_and_in_src(tmp_path: Path):
+    module = _tree(tmp_path)
+    proj = tmp_path / "research" / "proj"
+    assert package_root(module) == proj
+    assert import_root(module, []) == proj
+    src = src_folders([tmp_path], ["."])
+    assert import_folders(module, src, tmp_path) == [tmp_path, proj, tmp_path / "research"]
+    assert src_folders([tmp_path], ["research", "missing"]) == [tmp_path / "research"]
+    assert src_folders([tmp_path], []) == [tmp_path]  # the default (".", "src"): src/ does not exist
