@@ -8,41 +8,33 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import gc
 import logging
 import os
+import re
 import threading
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.guard import guarded
+from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
-from jax_lsp.core.project import import_folders, import_root, src_folders
+from jax_lsp.core.project import import_folders, import_root, project_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
+from jax_lsp.core.users import Exported, candidate_users
 
 log = logging.getLogger(__name__)
 
-# Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
-# is checked. The cyclic GC would still scan the heap every time a tree outlives a young
-# generation, which on a large tree costs as much as the parsing; it runs every N files instead.
-GC_EVERY_FILES = 500
-
-
-@contextlib.contextmanager
-def _collect_garbage_rarely():
-    was_enabled = gc.isenabled()
-    gc.disable()
+def _read(path: Path) -> bytes | None:
     try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+        return path.read_bytes()
+    except OSError:
+        return None
 
 
 def _key(path: Path | str) -> str:
@@ -55,6 +47,7 @@ class Workspace:
         roots: Iterable[Path] = (),
         settings: Settings | None = None,
         interpreter: str | None = None,
+        jedi_in_background: bool = False,
     ):
         self.roots = [Path(_key(r)) for r in roots]
         self.settings = settings or Settings()
@@ -69,15 +62,20 @@ class Workspace:
         # targets a file's sites had before its latest change, until affected_files() is asked
         self._previous_targets: dict[str, set[str]] = {}
         self._indexed = False
-        self._jedi_project = None
+        # Inline (CLI): jedi is asked while sites are found. In the background (server): finding
+        # sites only notes the callees for jedi, and refine_with_jedi() asks it off the lock.
+        self.jedi = JediNames(
+            self.roots[0] if self.roots else None, interpreter, self.settings.jedi_budget, jedi_in_background
+        )
         self._src_folders: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
-        self._internal_errors: list[InternalError] = []
+        self.internal_errors: list[InternalError] = []
+        self._load_recorders: list[set[str]] = []
 
     def take_internal_errors(self) -> list[InternalError]:
         """The analysis bugs met since the last call (each cost one site, policy or file)."""
         with self._lock:
-            errors, self._internal_errors = self._internal_errors, []
+            errors, self.internal_errors = self.internal_errors, []
             return errors
 
     # Buffers and disk --------------------------------------------------------
@@ -95,6 +93,7 @@ class Workspace:
     def file_changed(self, path: Path | str) -> None:
         with self._lock:
             self._forget(_key(path))
+            self.jedi.file_changed(_key(path))
 
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
@@ -118,6 +117,8 @@ class Workspace:
         """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one)."""
         key = _key(path)
         with self._lock:
+            for recorder in self._load_recorders:
+                recorder.add(key)
             stamp = self._stamp(key)
             cached = self._modules.get(key)
             if cached is not None and cached[0] == stamp:
@@ -138,19 +139,51 @@ class Workspace:
                 source = parse_bytes(data, key)
             name, is_package = self._module_name(key)
             module = guarded(
-                lambda: Module(source, name, is_package, self), None, self._internal_errors, key, 0, "reading its scopes"
+                lambda: Module(source, name, is_package, self), None, self.internal_errors, key, 0, "reading its scopes"
             )
             self._modules[key] = (stamp, module)
             return module
+
+    def buffers(self) -> dict[str, str]:
+        """The open buffers' texts, by path."""
+        with self._lock:
+            return dict(self._overlays)
+
+    def read(self, path: Path | str) -> bytes | None:
+        """A module's current content: its open buffer (as UTF-8), else the file on disk."""
+        key = _key(path)
+        with self._lock:
+            if key in self._overlays:
+                return self._overlays[key].encode("utf-8", "surrogatepass")
+        return _read(Path(key))
+
+    @contextlib.contextmanager
+    def recording_loads(self) -> Iterator[set[str]]:
+        """The paths of the modules loaded inside the block: what an analysis depended on."""
+        loaded: set[str] = set()
+        with self._lock:
+            self._load_recorders.append(loaded)
+        try:
+            yield loaded
+        finally:
+            with self._lock:
+                self._load_recorders.remove(loaded)
+
+    def release(self, path: Path | str) -> None:
+        """Free a module's tree and sites (a batch check is done with it); it loads again if asked."""
+        with self._lock:
+            self._modules.pop(_key(path), None)
+            self._site_cache.pop(_key(path), None)
 
     def _src(self) -> list[Path]:
         if self._src_folders is None:
             self._src_folders = src_folders(self.roots, self.settings.src)
         return self._src_folders
 
-    def _root_of(self, path: Path) -> Path | None:
-        holding = [root for root in self.roots if path.is_relative_to(root)]
-        return max(holding, key=lambda root: len(root.parts)) if holding else None
+    def _root_of(self, path: Path) -> Path:
+        """The project root of a file: the deepest root holding it, else what project_root finds
+        (a file opened outside every workspace folder)."""
+        return project_root(path, self.roots)
 
     def _module_name(self, key: str) -> tuple[str, bool]:
         path = Path(key)
@@ -188,38 +221,36 @@ class Workspace:
         return None
 
     def jedi_qualname(self, module: Module, node: ast.expr) -> str | None:
-        """Ask jedi what a callee is, when the file's imports cannot tell."""
-        try:
-            import jedi
+        """What jedi says a callee is, when the file's imports cannot tell (see jedi_names)."""
+        return self.jedi.qualname(module, node)
 
-            if self._jedi_project is None:
-                root = self.roots[0] if self.roots else Path(module.path).parent
-                self._jedi_project = jedi.Project(path=root, environment_path=self.interpreter)
-            position = module.source.position(node.end_lineno, node.end_col_offset)
-            script = jedi.Script(code=module.source.text, path=module.path, project=self._jedi_project)
-            names = script.infer(position.line + 1, max(position.column - 1, 0))
-        except Exception:  # jedi is best effort: a failure means "unknown", never an error
-            log.debug("jedi could not infer %s", ast.dump(node), exc_info=True)
-            return None
-        for name in names:
-            if name.full_name:
-                return name.full_name
-        return None
+    def refine_with_jedi(self, path: Path | str, text: str) -> bool:
+        """Background mode: ask jedi about the callees that finding the sites of `path` (as
+        `text`) left to it. jedi runs without the lock. True when `path` should be checked again."""
+        key = _key(path)
+        if not self.jedi.refine(key, text):
+            return False
+        with self._lock:
+            self._site_cache.pop(key, None)
+            self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
+        return True
 
     # Sites -------------------------------------------------------------------
-    def _sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+    def sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+        """The module's policy sites, each with the definitions its policy reaches."""
         # Kept here, not on the module: a module holding its sites (which hold it) would be a
         # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
-        cached = self._site_cache.get(module.path)
-        if cached is None or cached[0] is not module:
-            cached = self._site_cache[module.path] = (module, resolved_sites(module, self._internal_errors))
-        return cached[1]
+        with self._lock:
+            cached = self._site_cache.get(module.path)
+            if cached is None or cached[0] is not module:
+                cached = self._site_cache[module.path] = (module, resolved_sites(module, self.internal_errors))
+            return cached[1]
 
     def _index_file(self, key: str) -> None:
         module = self.load(key, only_if_site=True)
         targets = set()
         if module is not None:
-            for _, resolved in self._sites(module):
+            for _, resolved in self.sites(module):
                 targets.update(t.module.path for t in resolved if isinstance(t, PolicyFunction))
             targets.discard(key)
         if targets:
@@ -249,6 +280,25 @@ class Workspace:
         with self._lock:
             self._indexed = True
 
+    def index_users(self, paths: Iterable[Path | str]) -> None:
+        """Index only the files that could use a policy defined in `paths` (pre-commit names the
+        changed files): those that could hold a site and import something `paths` define."""
+        from jax_lsp.files import discover
+
+        with self._lock:
+            named = [
+                Exported(module.name, Path(module.path), frozenset(
+                    name for name, bindings in module.scope.bindings.items() if any(b.kind != "import" for b in bindings)
+                ))
+                for module in (self.load(p) for p in paths)
+                if module is not None
+            ]
+        files = {path.absolute(): data for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
+                 if (data := _read(path)) is not None}
+        for path in candidate_users(files, named, lambda p: self._module_name(str(p))[0]):
+            with self._lock:
+                self._index_file(_key(path))
+
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
         found = []
         for site_file, targets in list(self._site_targets.items()):
@@ -257,7 +307,7 @@ class Workspace:
                 if module is not None:
                     found += [
                         t
-                        for _, resolved in self._sites(module)
+                        for _, resolved in self.sites(module)
                         for t in resolved
                         if isinstance(t, PolicyFunction) and t.module.path == key
                     ]
@@ -271,42 +321,18 @@ class Workspace:
             if module is None:
                 return []
             foreign = self._foreign_policies(key)
-            return check_module(module, self._sites(module), foreign, self.settings, self._internal_errors)
+            return check_module(module, self.sites(module), foreign, self.settings, self.internal_errors)
 
-    def check_paths(self, paths: Iterable[Path | str]) -> dict[str, list[Finding]]:
-        """Findings per file for the given files and folders (folders are walked).
-
-        Each file is checked as soon as it is parsed and then released, so a large tree never
-        sits in memory at once; only modules whose policies are used from another file stay
-        until the end, when they are checked again with those uses."""
+    def check_paths(
+        self, paths: Iterable[Path | str], cache_dir: Path | None = None, jobs: int = 1
+    ) -> dict[str, list[Finding]]:
+        """Findings per file for the given files and folders (folders are walked), reusing the
+        results kept in `cache_dir` and checking on `jobs` processes (see core.batch)."""
+        from jax_lsp.core.batch import check_tree
         from jax_lsp.files import discover
 
         keys = [_key(p) for p in discover([Path(p) for p in paths], self.settings.exclude)]
-        wanted = set(keys)
-        results: dict[str, list[Finding]] = {}
-        used_elsewhere: dict[str, list[PolicyFunction]] = {}
-        with self._lock, _collect_garbage_rarely():
-            for count, key in enumerate(keys):
-                if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
-                    gc.collect()
-                module = self.load(key, only_if_site=True)
-                if module is None:
-                    continue
-                for _, resolved in self._sites(module):
-                    for target in resolved:
-                        if isinstance(target, PolicyFunction) and target.module.path != key:
-                            used_elsewhere.setdefault(target.module.path, []).append(target)
-                results[key] = check_module(module, self._sites(module), (), self.settings, self._internal_errors)
-                if key not in used_elsewhere:
-                    self._modules.pop(key, None)
-                    self._site_cache.pop(key, None)
-            for key, policies in used_elsewhere.items():
-                module = self.load(key) if key in wanted else None
-                if module is not None:
-                    results[key] = check_module(
-                        module, self._sites(module), policies, self.settings, self._internal_errors
-                    )
-        return {path: results[path] for path in keys if results.get(path)}
+        return check_tree(self, keys, cache_dir, jobs)
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""
@@ -315,7 +341,7 @@ class Workspace:
             module = self.load(key)
             if module is None:
                 return None
-            sites = self._sites(module)
+            sites = self.sites(module)
             here = [(site.value, targets) for site, targets in sites if site.value is not None]
             functions = [t for _, targets in sites for t in targets if isinstance(t, PolicyFunction)]
             functions = [f for f in [*functions, *self._foreign_policies(key)] if f.module is module]

@@ -6,7 +6,6 @@ import ast
 from dataclasses import dataclass
 
 from jax_lsp.core import Span, Workspace
-from jax_lsp.core.analysis import resolved_sites
 from jax_lsp.core.resolve import PolicyFunction
 
 
@@ -33,7 +32,7 @@ def policy_anchors(workspace: Workspace, path: str) -> list[PolicyAnchor]:
     if module is None:
         return []
     anchors: dict[tuple[int, int], PolicyAnchor] = {}
-    for site, targets in resolved_sites(module):
+    for site, targets in workspace.sites(module):
         if site.value is not None:
             span = module.source.span(site.value)
             anchors.setdefault((span.start.line, span.start.column), PolicyAnchor(module.path, span, "site"))
