@@ -20,7 +20,7 @@ from jax_lsp.core.config import (
 from jax_lsp.core.project import project_root
 from jax_lsp.core.source import decode, split_lines
 from jax_lsp.fixing import FixOutcome, fix_all
-from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
+from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, notebook_reader, render
 from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 log = logging.getLogger(__name__)
@@ -151,6 +151,7 @@ def _run(args: argparse.Namespace) -> int:
     report = Report(
         findings=findings,
         source_lines=_lines_reader(),
+        notebook=notebook_reader(),
         fixed=outcome.fixed,
         fixed_files=len(outcome.written),
         unsafe_fixes=args.unsafe_fixes,

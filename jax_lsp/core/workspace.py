@@ -21,6 +21,7 @@ from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
+from jax_lsp.core.notebook import is_notebook, parse_notebook
 from jax_lsp.core.project import import_folders, import_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
@@ -133,9 +134,14 @@ class Workspace:
                 except OSError:
                     self._modules[key] = (stamp, None)
                     return None
-                if only_if_site and not could_hold_site(data):
+                if is_notebook(key):
+                    source = parse_notebook(data, key, only_if_site)
+                elif not only_if_site or could_hold_site(data):
+                    source = parse_bytes(data, key)
+                else:
+                    source = None
+                if source is None:
                     return None
-                source = parse_bytes(data, key)
             name, is_package = self._module_name(key)
             module = guarded(
                 lambda: Module(source, name, is_package, self), None, self._internal_errors, key, 0, "reading its scopes"
