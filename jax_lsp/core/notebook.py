@@ -317,6 +317,12 @@ def _elements(raw: str, i: int) -> list[tuple[int, int]]:
 
 
 # As a module of the analysis ---------------------------------------------------------
+def file_could_hold_site(path: str, data: bytes) -> bool:
+    """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
+    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``)."""
+    return could_hold_site(data.replace(b"\\n", b"\n") if is_notebook(path) else data)
+
+
 def parse_notebook(data: bytes, path: str, only_if_site: bool = False) -> SourceModule | None:
     """A notebook file as the module of its code cells; an unreadable one as an empty module
     with a JAX002 finding. None when ``only_if_site`` and the cells cannot hold a site."""

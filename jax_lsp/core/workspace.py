@@ -21,7 +21,7 @@ from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
-from jax_lsp.core.notebook import is_notebook, parse_notebook
+from jax_lsp.core.notebook import file_could_hold_site, is_notebook, parse_notebook
 from jax_lsp.core.project import import_folders, import_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
@@ -320,7 +320,7 @@ class Workspace:
             names |= more
         mentions_name = _words(names)
         for path, data in files.items() if names else ():
-            if could_hold_site(data) and mentions_name.search(data):
+            if file_could_hold_site(path, data) and mentions_name.search(data):
                 with self._lock:
                     self._index_file(_key(path))
 
