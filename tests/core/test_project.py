@@ -34,3 +34,18 @@ def test_imports_are_searched_above_the_outermost_package_and_in_src(tmp_path: P
     assert import_folders(module, src, tmp_path) == [tmp_path, proj, tmp_path / "research"]
     assert src_folders([tmp_path], ["research", "missing"]) == [tmp_path / "research"]
     assert src_folders([tmp_path], []) == [tmp_path]  # the default (".", "src"): src/ does not exist
+
+
+def test_a_file_outside_every_root_resolves_from_its_own_project(tmp_path: Path):
+    """An editor with no workspace folder (a single file opened): imports resolve from the
+    file's project as they would with the folder open."""
+    from jax_lsp.core import Workspace
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'mono'\n")
+    pkg = tmp_path / "research" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "policies.py").write_text("import jax\nchosen = jax.checkpoint_policies.save_only_these_names\n")
+    model = pkg / "model.py"
+    model.write_text("import jax\nfrom pkg.policies import chosen\nf = jax.checkpoint(lambda x: x, policy=chosen)\n")
+    assert [(f.code, f.span.start.line) for f in Workspace([]).check_file(model)] == [("JAX107", 2)]
