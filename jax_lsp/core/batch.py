@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Iterator
 from jax_lsp.core.analysis import check_module
 from jax_lsp.core.jedi_names import FileStats
 from jax_lsp.core.model import Finding, InternalError
+from jax_lsp.core.notebook import file_could_hold_site
 from jax_lsp.core.resolve import PolicyFunction
 from jax_lsp.core.result_cache import FileResult, ResultCache, digest
-from jax_lsp.core.notebook import file_could_hold_site
 
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings

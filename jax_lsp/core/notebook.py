@@ -22,7 +22,13 @@ from typing import Generic, TypeVar
 from jax_lsp.core import ipython
 from jax_lsp.core.edits import apply_edits
 from jax_lsp.core.model import Edit, Finding, Severity, Span
-from jax_lsp.core.source import DECODE_ERROR, SourceModule, could_hold_site, parse_text, split_lines
+from jax_lsp.core.source import (
+    DECODE_ERROR,
+    SourceModule,
+    could_hold_site,
+    parse_text,
+    split_lines,
+)
 
 SUFFIX = ".ipynb"
 _DECODER = json.JSONDecoder()
@@ -177,7 +183,7 @@ class Notebook:
         """(after ``[``, between strings, before ``]``) as the file lays out a source list."""
         for cell in self.cells:
             if cell.is_list and cell.literals:
-                (first_start, first_end), (last_start, last_end) = cell.literals[0], cell.literals[-1]
+                (first_start, first_end), (_, last_end) = cell.literals[0], cell.literals[-1]
                 opening = self.raw[cell.value[0] + 1 : first_start]
                 closing = self.raw[last_end : cell.value[1] - 1]
                 between = self.raw[first_end : cell.literals[1][0]] if len(cell.literals) > 1 else "," + opening
@@ -201,19 +207,15 @@ class Notebook:
         """Where (``line``, ``column``) of cell ``number`` is in the file's text (0-based lines,
         code-point columns), for reports that can only point into the file itself."""
         cell = self._cell(number)
-        if cell.source != cell.original:
-            return self._line_column(cell.value[0])
+        if cell.source != cell.original:  # not in the file as read: its `source` is the best guess
+            return _position(self.raw, cell.value[0])
         offset = sum(len(text) for text in split_lines(cell.source)[:line]) + column
         for start, end in cell.literals:
             text = json.loads(self.raw[start:end])
             if offset < len(text) or (start, end) == cell.literals[-1]:
-                return self._line_column(start + 1 + _escaped_length(self.raw[start + 1 : end - 1], offset))
+                return _position(self.raw, start + 1 + _escaped_length(self.raw[start + 1 : end - 1], offset))
             offset -= len(text)
-        return self._line_column(cell.value[0])
-
-    def _line_column(self, offset: int) -> tuple[int, int]:
-        line = self.raw.count("\n", 0, offset)
-        return line, offset - (self.raw.rfind("\n", 0, offset) + 1)
+        return _position(self.raw, cell.value[0])  # an empty `source`
 
 
 def _escaped_length(literal: str, characters: int) -> int:

@@ -34,10 +34,10 @@ def _concise(cwd: Path, *args: str) -> tuple[list[str], subprocess.CompletedProc
 def test_a_policy_of_one_cell_used_in_another_is_reported_in_its_cell(tmp_path: Path) -> None:
     _write(tmp_path / "model.ipynb", ("markdown", "# Model"), DEFINES, USES)
     found, done = _concise(tmp_path)
-    assert found == [
+    assert found == [(
         "model.ipynb:cell 2:4:5: JAX101 `policy` can reach the end of its body and return `None`; JAX accepts "
         "only a bool, `Saveable`, `Recompute` or `Offloadable(...)`: end it with `return False`"
-    ]
+    )]
     assert done.returncode == 1
 
 

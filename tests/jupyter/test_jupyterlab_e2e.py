@@ -152,7 +152,7 @@ def _lint_ranges(cell):
 
 
 def test_jupyterlab_shows_jax_lsp_diagnostics_in_notebook_cells_and_files(lab, tmp_path: Path) -> None:
-    url, work, server_log = lab
+    url, _, server_log = lab
     with playwright.sync_playwright() as driver:
         browser = driver.chromium.launch(executable_path=BROWSER, args=LAUNCH_FLAGS, headless=True)
         try:
