@@ -178,28 +178,35 @@ class Client:
         self.reader.cancel()
 
 
-async def first_diagnostics(command: list[str], root: Path, text: str, cold_runs: int, warm_runs: int) -> tuple[list[float], list[float], list[float], int]:
+async def first_diagnostics(
+    command: list[str], root: Path, text: str, cold_runs: int, warm_runs: int, folder: Path | None = None,
+) -> tuple[list[float], list[float], list[float], int]:
+    """Times to the first diagnostics of `text` opened as a new file in `folder` (default: the
+    workspace `root`): from spawning the server, cold (just initialized) and warm."""
+    folder = folder or root
     spawn, cold, warm, found = [], [], [], 0
     for run in range(cold_runs):
         started = time.perf_counter()
         client = await Client.start(command, root)
-        path = root / f"cold_{run}.py"
+        path = folder / f"cold_{run}.py"
         path.write_text(text)
         cold.append(await client.open_and_wait(path.as_uri(), text))
         spawn.append(client.published[path.as_uri()][2] - started)
         found = len(client.published[path.as_uri()][1])
         if run == 0:
             for n in range(warm_runs):
-                path = root / f"warm_{n}.py"
+                path = folder / f"warm_{n}.py"
                 path.write_text(text)
                 warm.append(await client.open_and_wait(path.as_uri(), text))
         await client.stop()
     return spawn, cold, warm, found
 
 
-async def change_latency(command: list[str], root: Path, text: str, edits: int, settle: float) -> list[float]:
+async def change_latency(
+    command: list[str], root: Path, text: str, edits: int, settle: float = 0.0, folder: Path | None = None
+) -> list[float]:
     client = await Client.start(command, root)
-    path = root / "edited.py"
+    path = (folder or root) / "edited.py"
     path.write_text(text)
     uri = path.as_uri()
     await client.open_and_wait(uri, text)

@@ -325,6 +325,16 @@ def file_could_hold_site(path: str, data: bytes) -> bool:
     return could_hold_site(data.replace(b"\\n", b"\n") if is_notebook(path) else data)
 
 
+def module_bytes(path: object, data: bytes) -> bytes:
+    """A file's bytes as Python source: a notebook's code cells, joined (none if unreadable)."""
+    if not is_notebook(path):
+        return data
+    try:
+        return Notebook.read(data).layout.text.encode("utf-8", "surrogatepass")
+    except NotebookError:
+        return b""
+
+
 def parse_notebook(data: bytes, path: str, only_if_site: bool = False) -> SourceModule | None:
     """A notebook file as the module of its code cells; an unreadable one as an empty module
     with a JAX002 finding. None when ``only_if_site`` and the cells cannot hold a site."""

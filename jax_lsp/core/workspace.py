@@ -22,11 +22,12 @@ from jax_lsp.core.guard import guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
-from jax_lsp.core.notebook import file_could_hold_site, is_notebook, parse_notebook
+from jax_lsp.core.notebook import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.project import import_folders, import_root, project_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
+from jax_lsp.core.users import Exported, candidate_users
 
 log = logging.getLogger(__name__)
 
@@ -35,12 +36,6 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
-
-
-def _words(words: Iterable[str], attribute: bool = False) -> re.Pattern[bytes]:
-    """Any of `words` as a whole word; after a dot too when `attribute` (`pkg.policies`)."""
-    alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)) or b"(?!)"
-    return re.compile((rb"(?<!\w)(?:" if attribute else rb"(?<![\w.])(?:") + alternatives + rb")(?!\w)")
 
 
 def _key(path: Path | str) -> str:
@@ -293,40 +288,23 @@ class Workspace:
 
     def index_users(self, paths: Iterable[Path | str]) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
-        changed files): those that could hold a site and name something `paths` define, or a
-        name a module re-exports it under (`from pkg.policies import p as chosen`)."""
+        changed files): those that could hold a site and import something `paths` define."""
         from jax_lsp.files import discover
 
         with self._lock:
-            named = [m for m in (self.load(p) for p in paths) if m is not None]
-        names = {
-            name for module in named for name, bindings in module.scope.bindings.items()
-            if any(b.kind != "import" for b in bindings)
-        }
-        modules = {module.name.rsplit(".", 1)[-1] for module in named if module.name}
-        files = {path: data for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
+            named = [
+                Exported(module.name, Path(module.path), frozenset(
+                    name for name, bindings in module.scope.bindings.items() if any(b.kind != "import" for b in bindings)
+                ))
+                for module in (self.load(p) for p in paths)
+                if module is not None
+            ]
+        files = {path.absolute(): module_bytes(path, data)
+                 for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
                  if (data := _read(path)) is not None}
-        exporters: set[Path] = set()
-        while names:
-            mentions_name, mentions_module = _words(names), _words(modules, attribute=True)
-            more = set()
-            for path, data in files.items():
-                if path not in exporters and mentions_module.search(data) and mentions_name.search(data):
-                    exporters.add(path)
-                    with self._lock:
-                        module = self.load(path)
-                    for name, bindings in (module.scope.bindings.items() if module else ()):
-                        if any(b.kind == "import" and b.target.rsplit(".", 1)[-1] in names for b in bindings):
-                            more.add(name)
-                            modules.add(module.name.rsplit(".", 1)[-1])
-            if more <= names:
-                break
-            names |= more
-        mentions_name = _words(names)
-        for path, data in files.items() if names else ():
-            if file_could_hold_site(path, data) and mentions_name.search(data):
-                with self._lock:
-                    self._index_file(_key(path))
+        for path in candidate_users(files, named, lambda p: self._module_name(str(p))[0]):
+            with self._lock:
+                self._index_file(_key(path))
 
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
         found = []

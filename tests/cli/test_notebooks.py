@@ -90,3 +90,11 @@ def test_a_fix_on_a_line_of_ipython_syntax_is_not_applied(tmp_path: Path) -> Non
     done = run_check(tmp_path, "--fix", "--no-cache", "--output-format", "concise")
     assert done.returncode == 1 and "cell 1:4:5: JAX101" in done.stdout, done.stdout + done.stderr
     assert path.read_bytes() == before
+
+
+def test_a_named_module_gets_the_findings_of_a_notebook_that_uses_its_policy(tmp_path: Path) -> None:
+    # As pre-commit runs it: only the changed module is named; the notebook's site uses its policy.
+    (tmp_path / "policies.py").write_text(DEFINES.replace("import jax\n\n\n", "") + "\n")
+    _write(tmp_path / "train.ipynb", "!pip install jax\nimport jax\nfrom policies import policy", USES)
+    found, _ = _concise(tmp_path, "policies.py")
+    assert [line.split(" `")[0] for line in found] == ["policies.py:1:5: JAX101"]
