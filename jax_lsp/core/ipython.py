@@ -38,12 +38,22 @@ _ASSIGN_ESCAPE = re.compile(r"[ \t]*[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[
 # `pip install jax`: a magic's name and then a word, a flag or a path (not an operator).
 _AUTOMAGIC = re.compile(r"[ \t]*(?P<name>[A-Za-z_]\w*)[ \t]+(?P<next>--?\w[\w-]*|[\w'\"~.][\w.]*)?")
 _CELL_MAGIC = re.compile(r"%%(?P<name>\w+)")
+# A cell none of whose lines could start IPython syntax, and with no `?`, is Python as it is
+# (most cells): no need to follow its brackets and strings.
+_MAYBE_IPYTHON = re.compile(
+    r"\?|^[ \t]*(?:[%!/,;]|[\w.]+(?:[ \t]*,[ \t]*[\w.]+)*[ \t]*=[ \t]*[%!]|(?:"
+    + "|".join(sorted(AUTOMAGICS, key=len, reverse=True))
+    + r")[ \t]+\S)",
+    re.M,
+)
 _STRING_START = re.compile(r"(?i)(?:[rbuf]|rb|br|fr|rf)?('''|\"\"\"|'|\")")
 _OPENING, _CLOSING = "([{", ")]}"
 
 
 def opaque(text: str) -> str:
     """``text`` with the IPython-only lines blanked or replaced by ``pass``; same lines, same endings."""
+    if not _MAYBE_IPYTHON.search(text):
+        return text
     lines = split_lines(text)
     first = lines[0].rstrip("\r\n")
     magic = _CELL_MAGIC.match(first)

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import json
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from json.decoder import scanstring
 from typing import Generic, TypeVar
@@ -132,12 +132,12 @@ class Notebook:
             raise NotebookError(f"the file is not UTF-8 (line {line + 1})", line) from None
         start = 1 if raw.startswith("\ufeff") else 0
         try:
-            document = json.loads(raw[start:])
-        except json.JSONDecodeError as exc:
-            raise NotebookError(f"not JSON: {exc.msg}", exc.lineno - 1, exc.colno - 1) from None
+            scan = _Scan(raw, start)
+        except ValueError:  # JSONDecodeError too
+            raise _json_error(raw[start:]) from None
         except RecursionError:
             raise NotebookError("not JSON that can be read: nested too deep") from None
-        cells = _code_cells(raw, start, document)
+        cells = scan.code_cells()
         return cls(raw, cells, join_cells((cell.number, cell.source) for cell in cells))
 
     # Editing and writing ---------------------------------------------------------
@@ -234,42 +234,94 @@ def _escaped_length(literal: str, characters: int) -> int:
 
 
 # The JSON structure ------------------------------------------------------------------
-def _code_cells(raw: str, start: int, document: object) -> tuple[Cell, ...]:
+class _Scan:
+    """One strict pass over the notebook's JSON: the top-level values the checks need, and
+    where each cell's members are. Each value is decoded once (a cell's outputs by the C
+    decoder, skipped). Raises ValueError where the text is not JSON."""
+
+    def __init__(self, raw: str, start: int) -> None:
+        self.raw = raw
+        self.top: dict[str, object] = {}
+        self.cells: list[tuple[int, dict[str, tuple[int, int]]]] | None = None  # (start, member spans)
+        end = _object(raw, _space(raw, start), self._top_member)
+        if _space(raw, end) != len(raw):
+            raise ValueError("extra data after the notebook")
+
+    def _top_member(self, key: str, i: int) -> int:
+        if key == "cells" and self.raw.startswith("[", i):
+            self.cells = []
+            return _array(self.raw, i, self._cell)
+        value, end = _DECODER.raw_decode(self.raw, i)
+        self.top[key] = value
+        if key == "cells":
+            self.cells = None  # not a list
+        return end
+
+    def _cell(self, i: int) -> int:
+        fields: dict[str, tuple[int, int]] = {}
+
+        def member(key: str, j: int) -> int:
+            end = _DECODER.raw_decode(self.raw, j)[1]
+            fields[key] = (j, end)
+            return end
+
+        assert self.cells is not None
+        self.cells.append((i, fields))
+        return _object(self.raw, i, member) if self.raw.startswith("{", i) else _DECODER.raw_decode(self.raw, i)[1]
+
+    def code_cells(self) -> tuple[Cell, ...]:
+        version = self.top.get("nbformat")
+        if version != 4:
+            hint = " (convert it: jupyter nbconvert --to notebook --inplace FILE)" if version in (1, 2, 3) else ""
+            raise NotebookError(f"nbformat {version!r} is not supported, only nbformat 4{hint}")
+        if not _is_python(self.top.get("metadata")):
+            return ()
+        if self.cells is None:
+            raise NotebookError("it has no list of `cells`")
+        found = []
+        for number, (start, fields) in enumerate(self.cells, 1):
+            if not self.raw.startswith("{", start):
+                raise NotebookError(f"cell {number} is not an object", *_position(self.raw, start))
+            kind = fields.get("cell_type")
+            if kind is None or json.loads(self.raw[slice(*kind)]) != "code":
+                continue  # markdown and raw cells are text, not code
+            if "source" not in fields:
+                raise NotebookError(f"cell {number} has no `source`", *_position(self.raw, start))
+            found.append(_cell(self.raw, number, fields["source"]))
+        return tuple(found)
+
+
+def _json_error(text: str) -> NotebookError:
+    """Why ``text`` is no notebook, as the standard decoder words it."""
+    try:
+        document = json.loads(text)
+    except json.JSONDecodeError as exc:
+        return NotebookError(f"not JSON: {exc.msg}", exc.lineno - 1, exc.colno - 1)
+    except RecursionError:
+        return NotebookError("not JSON that can be read: nested too deep")
     if not isinstance(document, dict):
-        raise NotebookError("the file is JSON, but not an object")
-    version = document.get("nbformat")
-    if version != 4:
-        hint = " (convert it: jupyter nbconvert --to notebook --inplace FILE)" if version in (1, 2, 3) else ""
-        raise NotebookError(f"nbformat {version!r} is not supported, only nbformat 4{hint}")
-    if not _is_python(document.get("metadata")):
-        return ()
-    members = _members(raw, _SPACE.match(raw, start).end())
-    cells_at = [value for key, value in members if key == "cells"]
-    if not cells_at or raw[cells_at[-1][0]] != "[":
-        raise NotebookError("it has no list of `cells`")
-    found = []
-    for number, (cell_start, _) in enumerate(_elements(raw, cells_at[-1][0]), 1):
-        if raw[cell_start] != "{":
-            raise NotebookError(f"cell {number} is not an object", *_position(raw, cell_start))
-        fields = dict(_members(raw, cell_start))
-        kind = fields.get("cell_type")
-        if kind is None or json.loads(raw[slice(*kind)]) != "code":
-            continue  # markdown and raw cells are text, not code
-        if "source" not in fields:
-            raise NotebookError(f"cell {number} has no `source`", *_position(raw, cell_start))
-        value = fields["source"]
-        found.append(_cell(raw, number, value))
-    return tuple(found)
+        return NotebookError("the file is JSON, but not an object")
+    return NotebookError("the file's JSON could not be read")  # valid JSON the scan refused
 
 
 def _cell(raw: str, number: int, value: tuple[int, int]) -> Cell:
-    is_list = raw[value[0]] == "["
-    literals = tuple(_elements(raw, value[0])) if is_list else (value,)
+    is_list = raw.startswith("[", value[0])
+    literals: list[tuple[int, int]] = []
+
+    def element(i: int) -> int:
+        end = _DECODER.raw_decode(raw, i)[1]
+        literals.append((i, end))
+        return end
+
+    if is_list:
+        _array(raw, value[0], element)
+    else:
+        literals.append(value)
     texts = [json.loads(raw[a:b]) for a, b in literals]
     if not all(isinstance(t, str) for t in texts):
         raise NotebookError(f"the `source` of cell {number} is not text", *_position(raw, value[0]))
     source = "".join(texts)
-    return Cell(number, source, source, value, literals, is_list)
+    return Cell(number, source, source, value, tuple(literals), is_list)
 
 
 def _is_python(metadata: object) -> bool:
@@ -288,34 +340,41 @@ def _position(raw: str, offset: int) -> tuple[int, int]:
     return line, offset - (raw.rfind("\n", 0, offset) + 1)
 
 
-def _members(raw: str, i: int) -> list[tuple[str, tuple[int, int]]]:
-    """(key, (start, end) of the value) of the members of the JSON object at ``raw[i]``
-    (already known to be valid JSON)."""
-    members = []
-    i = _SPACE.match(raw, i + 1).end()
-    while raw[i] != "}":
-        key, i = scanstring(raw, i + 1)
-        i = _SPACE.match(raw, i).end() + 1  # the colon
-        start = _SPACE.match(raw, i).end()
-        end = _DECODER.raw_decode(raw, start)[1]
-        members.append((key, (start, end)))
-        i = _SPACE.match(raw, end).end()
-        if raw[i] == ",":
-            i = _SPACE.match(raw, i + 1).end()
-    return members
+def _space(raw: str, i: int) -> int:
+    return _SPACE.match(raw, i).end()  # type: ignore[union-attr]
 
 
-def _elements(raw: str, i: int) -> list[tuple[int, int]]:
-    """(start, end) of the elements of the JSON array at ``raw[i]``."""
-    elements = []
-    i = _SPACE.match(raw, i + 1).end()
-    while raw[i] != "]":
-        end = _DECODER.raw_decode(raw, i)[1]
-        elements.append((i, end))
-        i = _SPACE.match(raw, end).end()
-        if raw[i] == ",":
-            i = _SPACE.match(raw, i + 1).end()
-    return elements
+def _expect(raw: str, i: int, char: str) -> int:
+    if not raw.startswith(char, i):
+        raise ValueError(f"expected {char!r} at {i}")
+    return i + 1
+
+
+def _object(raw: str, i: int, member: Callable[[str, int], int]) -> int:
+    """Walk the JSON object at ``raw[i]``: ``member(key, start)`` reads each value and returns
+    where it ends. Returns where the object ends."""
+    i = _space(raw, _expect(raw, i, "{"))
+    if raw.startswith("}", i):
+        return i + 1
+    while True:
+        key, i = scanstring(raw, _expect(raw, i, '"'))
+        i = _space(raw, _expect(raw, _space(raw, i), ":"))
+        i = _space(raw, member(key, i))
+        if not raw.startswith(",", i):
+            return _expect(raw, i, "}")
+        i = _space(raw, i + 1)
+
+
+def _array(raw: str, i: int, element: Callable[[int], int]) -> int:
+    """Walk the JSON array at ``raw[i]``: ``element(start)`` reads each one and returns its end."""
+    i = _space(raw, _expect(raw, i, "["))
+    if raw.startswith("]", i):
+        return i + 1
+    while True:
+        i = _space(raw, element(i))
+        if not raw.startswith(",", i):
+            return _expect(raw, i, "]")
+        i = _space(raw, i + 1)
 
 
 # As a module of the analysis ---------------------------------------------------------

@@ -140,6 +140,10 @@ def test_a_notebook_in_another_language_has_no_code() -> None:
     ("data", "message", "position"),
     [
         (b'{"cells": [\n  {"cell_type": "code",,}', "not JSON: Expecting property name", (1, 23)),
+        (b'{"nbformat": 4 "cells": []}', "not JSON: Expecting ',' delimiter", (0, 15)),
+        (b'{"nbformat" 4}', "not JSON: Expecting ':' delimiter", (0, 12)),
+        (b'{"nbformat": 4, "cells": []} {}', "not JSON: Extra data", (0, 29)),
+        (b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": ["x"]}]', "not JSON", (0, 65)),  # the end
         (b'{"nbformat": 3, "worksheets": []}', "nbformat 3 is not supported", (0, 0)),
         (b"\xff\xfe{}", "not UTF-8", (0, 0)),
         (b"[1, 2]", "not an object", (0, 0)),
