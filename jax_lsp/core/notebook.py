@@ -17,7 +17,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from json.decoder import scanstring
-from typing import Generic, TypeVar
+from typing import TYPE_CHECKING, Generic, TypeVar
 
 from jax_lsp.core import ipython
 from jax_lsp.core.edits import apply_edits
@@ -29,6 +29,9 @@ from jax_lsp.core.source import (
     parse_text,
     split_lines,
 )
+
+if TYPE_CHECKING:
+    from jax_lsp.core.python_version import ProjectPythons
 
 SUFFIX = ".ipynb"
 _DECODER = json.JSONDecoder()
@@ -394,7 +397,9 @@ def module_bytes(path: object, data: bytes) -> bytes:
         return b""
 
 
-def parse_notebook(data: bytes, path: str, only_if_site: bool = False) -> SourceModule | None:
+def parse_notebook(
+    data: bytes, path: str, only_if_site: bool = False, pythons: ProjectPythons | None = None
+) -> SourceModule | None:
     """A notebook file as the module of its code cells; an unreadable one as an empty module
     with a JAX002 finding. None when ``only_if_site`` and the cells cannot hold a site."""
     try:
@@ -406,5 +411,5 @@ def parse_notebook(data: bytes, path: str, only_if_site: bool = False) -> Source
         return module
     if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
         return None
-    return parse_text(text, path)
+    return parse_text(text, path, pythons=pythons)
 
