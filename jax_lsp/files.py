@@ -24,8 +24,13 @@ SKIPPED_DIRS = frozenset(
         ".mypy_cache", ".nox", ".pants.d", ".pytest_cache", ".pytype", ".ruff_cache", ".svn",
         ".tox", ".venv", "__pycache__", "__pypackages__", "_build", "buck-out", "build",
         "dist", "node_modules", "site-packages", "venv",
+        ".virtual_documents",  # jupyterlab-lsp's copies of open notebooks, as Python text
     }
 )
+
+
+# Python files and Jupyter notebooks (checked as the module of their code cells).
+CHECKED_SUFFIXES = (".py", ".ipynb")
 
 
 class MissingPathError(FileNotFoundError):
@@ -82,7 +87,7 @@ def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator
         )
         for name in sorted(filenames):
             if (
-                name.endswith(".py")
+                name.endswith(CHECKED_SUFFIXES)
                 and os.path.join(absolute, name) not in ignored
                 and not _is_excluded(here / name, base, exclude)
             ):
@@ -92,7 +97,7 @@ def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator
 def discover(
     paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None
 ) -> list[Path]:
-    """Python files under ``paths``, sorted and without duplicates.
+    """Python files and notebooks under ``paths``, sorted and without duplicates.
 
     Folders are walked, skipping SKIPPED_DIRS, virtualenvs, what git ignores and ``exclude``
     globs (relative to ``base``, the folder of the pyproject.toml that set them). A file named explicitly is

@@ -27,6 +27,7 @@ from jax_lsp.output import (
     Report,
     display_path,
     fixed_line,
+    notebook_reader,
     render,
 )
 from jax_lsp.trace.check import add_trace_arguments, trace_check
@@ -179,6 +180,7 @@ def _run(args: argparse.Namespace) -> int:
     report = Report(
         findings=findings,
         source_lines=_lines_reader(),
+        notebook=notebook_reader(),
         fixed=outcome.fixed,
         fixed_files=len(outcome.written),
         unsafe_fixes=args.unsafe_fixes,

@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING, Iterator
 from jax_lsp.core.analysis import check_module
 from jax_lsp.core.jedi_names import FileStats
 from jax_lsp.core.model import Finding, InternalError
+from jax_lsp.core.notebook import file_could_hold_site
 from jax_lsp.core.resolve import PolicyFunction
 from jax_lsp.core.result_cache import FileResult, ResultCache, digest
-from jax_lsp.core.source import could_hold_site
 
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
@@ -75,7 +75,7 @@ def check_tree(workspace: Workspace, keys: list[str], cache_dir: Path | None, jo
     todo: list[tuple[str, str]] = []
     for key in keys:
         data = workspace.read(key)
-        if data is None or not could_hold_site(data):
+        if data is None or not file_could_hold_site(key, data):
             continue
         key_digest = digests.remember(key, data)
         stored = cache.file_result(key, key_digest, digests) if cache is not None else None

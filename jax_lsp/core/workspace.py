@@ -22,6 +22,7 @@ from jax_lsp.core.guard import guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
+from jax_lsp.core.notebook import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.project import import_folders, import_root, project_root, src_folders
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
@@ -136,9 +137,14 @@ class Workspace:
                 except OSError:
                     self._modules[key] = (stamp, None)
                     return None
-                if only_if_site and not could_hold_site(data):
+                if is_notebook(key):
+                    source = parse_notebook(data, key, only_if_site, self.pythons)
+                elif not only_if_site or could_hold_site(data):
+                    source = parse_bytes(data, key, self.pythons)
+                else:
+                    source = None
+                if source is None:
                     return None
-                source = parse_bytes(data, key, self.pythons)
             self.pythons.record(key, source.skipped)
             name, is_package = self._module_name(key)
             module = guarded(
@@ -301,7 +307,8 @@ class Workspace:
                 for module in (self.load(p) for p in paths)
                 if module is not None
             ]
-        files = {path.absolute(): data for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
+        files = {path.absolute(): module_bytes(path, data)
+                 for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
                  if (data := _read(path)) is not None}
         for path in candidate_users(files, named, lambda p: self._module_name(str(p))[0]):
             with self._lock:

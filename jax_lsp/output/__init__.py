@@ -1,7 +1,8 @@
 """Renderers for `jax-lsp check`: one module per `--output-format`.
 
 Each module exposes ``render(report: Report) -> str``. Lines and columns are printed
-1-based, columns counted in characters (the core's code points plus one).
+1-based, columns counted in characters (the core's code points plus one). A finding in a
+notebook is shown in its cell: ``model.ipynb:cell 3:4:5`` (line and column within the cell).
 """
 
 from __future__ import annotations
@@ -13,6 +14,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from jax_lsp.core.model import Finding, Severity, Span
+from jax_lsp.core.notebook import Notebook, NotebookError, is_notebook
+from jax_lsp.core.source import split_lines
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 # Formats read by programs: nothing but the report goes to stdout.
@@ -23,6 +26,7 @@ MACHINE_FORMATS = frozenset({"json", "github", "sarif"})
 class Report:
     findings: list[Finding]  # sorted, what remains after --fix
     source_lines: Callable[[str], list[str]] = lambda path: []
+    notebook: Callable[[str], Notebook | None] = lambda path: None  # a notebook file, as read
     fixed: int = 0  # findings removed by --fix
     fixed_files: int = 0
     unsafe_fixes: bool = False  # were unsafe fixes allowed?
@@ -36,6 +40,64 @@ def display_path(path: str) -> str:
         return absolute.relative_to(Path.cwd()).as_posix()
     except ValueError:
         return str(absolute)
+
+
+@dataclass(frozen=True)
+class Place:
+    """Where a finding is shown: a span of the file, or of one cell of a notebook."""
+
+    path: str
+    cell: int | None  # 1-based, every cell counted, as the notebook shows them
+    span: Span
+
+    def label(self) -> str:
+        line, column, _, _ = one_based(self.span)
+        cell = f"cell {self.cell}:" if self.cell is not None else ""
+        return f"{display_path(self.path)}:{cell}{line}:{column}"
+
+
+def notebook_reader() -> Callable[[str], Notebook | None]:
+    """Reads each notebook on disk once, to show findings in its cells (None if unreadable)."""
+    cache: dict[str, Notebook | None] = {}
+
+    def notebook(path: str) -> Notebook | None:
+        if not is_notebook(path):
+            return None
+        if path not in cache:
+            try:
+                cache[path] = Notebook.read(Path(path).read_bytes())
+            except (OSError, NotebookError):
+                cache[path] = None
+        return cache[path]
+
+    return notebook
+
+
+def place(report: Report, path: str, span: Span) -> Place:
+    """A span of the core (a notebook's joined cells) as the cell it lies in."""
+    notebook = report.notebook(path)
+    placed = notebook.layout.to_cell(span) if notebook is not None else None
+    return Place(path, *placed) if placed is not None else Place(path, None, span)
+
+
+def cell_lines(report: Report, where: Place) -> list[str]:
+    """The lines a place's span counts in: its cell's, or its file's."""
+    notebook = report.notebook(where.path)
+    if where.cell is None or notebook is None:
+        return report.source_lines(where.path)
+    return split_lines(next(c.source for c in notebook.cells if c.number == where.cell))
+
+
+def file_span(report: Report, path: str, span: Span) -> Span:
+    """A span of the file itself, for formats that know no cells (github, sarif): in a notebook,
+    where the cell's text is in the file's JSON, so a reader of the file (or of a diff) finds it."""
+    where = place(report, path, span)
+    notebook = report.notebook(path)
+    if where.cell is None or notebook is None:
+        return span
+    start = notebook.file_position(where.cell, where.span.start.line, where.span.start.column)
+    end = notebook.file_position(where.cell, where.span.end.line, where.span.end.column)
+    return Span.of(*start, *end)
 
 
 def one_based(span: Span) -> tuple[int, int, int, int]:

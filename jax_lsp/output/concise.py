@@ -1,13 +1,13 @@
-"""`path:line:col: CODE message`, one finding a line, then the summary."""
+"""`path:line:col: CODE message` (`path:cell N:line:col` in a notebook), one finding a line, then the summary."""
 
 from __future__ import annotations
 
-from jax_lsp.output import Report, display_path, one_based, summary
+from jax_lsp.output import Report, place, summary
 
 
 def render(report: Report) -> str:
     lines = []
     for finding in report.findings:
-        line, column, _, _ = one_based(finding.span)
-        lines.append(f"{display_path(finding.path)}:{line}:{column}: {finding.code} {finding.message}\n")
+        where = place(report, finding.path, finding.span)
+        lines.append(f"{where.label()}: {finding.code} {finding.message}\n")
     return "".join(lines) + summary(report)

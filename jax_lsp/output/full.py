@@ -5,7 +5,7 @@ from __future__ import annotations
 import unicodedata
 
 from jax_lsp.core.model import Finding
-from jax_lsp.output import Report, applicable, display_path, one_based, summary
+from jax_lsp.output import Place, Report, applicable, cell_lines, place, summary
 
 TAB = "    "
 
@@ -35,8 +35,9 @@ def _width(text: str) -> int:
     return cells
 
 
-def _snippet(finding: Finding, lines: list[str]) -> list[str]:
-    start, end = finding.span.start, finding.span.end
+def _snippet(finding: Finding, where: Place, lines: list[str]) -> list[str]:
+    """The line of ``where`` (numbered in its cell, in a notebook) with carets under the span."""
+    start, end = where.span.start, where.span.end
     if not 0 <= start.line < len(lines):
         return []
     source = _printable(lines[start.line].rstrip("\r\n"))
@@ -53,11 +54,11 @@ def _snippet(finding: Finding, lines: list[str]) -> list[str]:
 
 
 def _finding(finding: Finding, report: Report) -> str:
-    line, column, _, _ = one_based(finding.span)
+    where = place(report, finding.path, finding.span)
     fix = applicable(finding, report.unsafe_fixes)
     marker = " [*]" if fix is not None else ""
-    out = [f"{display_path(finding.path)}:{line}:{column}: {finding.code}{marker} {finding.message}"]
-    out += _snippet(finding, report.source_lines(finding.path))
+    out = [f"{where.label()}: {finding.code}{marker} {finding.message}"]
+    out += _snippet(finding, where, cell_lines(report, where))
     for option in finding.fixes:
         out.append(f"  = help: {option.title}{'' if option.safe else ' (unsafe fix)'}")
     return "\n".join(out) + "\n\n"

@@ -1,4 +1,9 @@
-"""SARIF 2.1.0, for code-scanning dashboards. Rule metadata comes from the rules' own docs."""
+"""SARIF 2.1.0, for code-scanning dashboards. Rule metadata comes from the rules' own docs.
+
+A finding in a notebook cell points at the file's line and column where the cell's text is
+(code-scanning shows the file's own lines); the location's message and properties say the
+cell and the position within it. Its fixes are left out: they edit the cell's text, which
+SARIF's replacements of the file's bytes cannot express."""
 
 from __future__ import annotations
 
@@ -8,7 +13,7 @@ from pathlib import Path
 
 from jax_lsp import __version__, rules
 from jax_lsp.core.model import Finding, Severity, Span
-from jax_lsp.output import Report, display_path, one_based
+from jax_lsp.output import Report, display_path, file_span, one_based, place
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
@@ -56,23 +61,27 @@ def _fix(fix) -> dict:
     }
 
 
-def _result(finding: Finding, index: dict[str, int]) -> dict:
+def _result(finding: Finding, index: dict[str, int], report: Report) -> dict:
+    where = place(report, finding.path, finding.span)
+    location: dict = {
+        "physicalLocation": {
+            "artifactLocation": {"uri": _uri(finding.path)},
+            "region": _region(file_span(report, finding.path, finding.span)),
+        }
+    }
+    if where.cell is not None:
+        location["message"] = {"text": where.label()}
+        location["properties"] = {"cell": where.cell, "cellRegion": _region(where.span)}
     result = {
         "ruleId": finding.code,
         "level": _level(finding.severity),
         "message": {"text": finding.message},
-        "locations": [
-            {
-                "physicalLocation": {
-                    "artifactLocation": {"uri": _uri(finding.path)},
-                    "region": _region(finding.span),
-                }
-            }
-        ],
+        "locations": [location],
     }
     if finding.code in index:
         result["ruleIndex"] = index[finding.code]
-    if finding.fixes:
+    # A fix in a notebook edits the cell's text, not the file's JSON: SARIF cannot say that.
+    if finding.fixes and where.cell is None:
         result["fixes"] = [_fix(f) for f in finding.fixes]
     return result
 
@@ -94,7 +103,7 @@ def render(report: Report) -> str:
                 },
                 # The core counts columns in code points, not SARIF's default UTF-16 units.
                 "columnKind": "unicodeCodePoints",
-                "results": [_result(f, index) for f in report.findings],
+                "results": [_result(f, index, report) for f in report.findings],
             }
         ],
     }

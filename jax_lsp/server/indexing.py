@@ -15,7 +15,9 @@ from jax_lsp.server.documents import path_to_uri, uri_to_path
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
 
-WATCHERS = [types.FileSystemWatcher(glob_pattern="**/*.py"), types.FileSystemWatcher(glob_pattern="**/pyproject.toml")]
+WATCHERS = [
+    types.FileSystemWatcher(glob_pattern=pattern) for pattern in ("**/*.py", "**/*.ipynb", "**/pyproject.toml")
+]
 
 
 def start_index(ls: JaxLanguageServer) -> None:
@@ -99,7 +101,7 @@ def register(server: JaxLanguageServer) -> None:
         paths = [p for change in params.changes if (p := uri_to_path(change.uri)) is not None]
         if any(p.name == "pyproject.toml" for p in paths):
             await reload(ls)
-        sources = [p for p in paths if p.suffix in (".py", ".pyi")]
+        sources = [p for p in paths if p.suffix in (".py", ".pyi", ".ipynb")]  # a notebook's sites count too
         if not sources or ls.core is None:
             return
         try:

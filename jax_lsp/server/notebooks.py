@@ -1,6 +1,7 @@
 """Notebooks synced as notebook documents: their Python code cells are checked as one module.
 
-The cells are joined in order (each ending with a line break), so a policy defined in one cell
+The cells are joined in order as the CLI joins a notebook file's (``jax_lsp.core.notebook``:
+each ending with a line break, IPython syntax made opaque), so a policy defined in one cell
 and used in a later one is found. Findings, fix edits and related places are moved between the
 joined text and the cell they lie in; one that crosses cells is dropped. A cell sent only as a
 text document (no notebook sync) is checked on its own.
@@ -15,7 +16,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.core.model import Finding, Fix, Span
-from jax_lsp.core.source import split_lines
+from jax_lsp.core.notebook import Layout, join_cells
 from jax_lsp.server.documents import close_in_core, core_path, path_to_uri
 
 if TYPE_CHECKING:
@@ -32,20 +33,23 @@ SYNC = types.NotebookDocumentSyncOptions(
 class JoinedNotebook:
     uri: str
     path: str  # the core's key for the joined text
-    text: str
-    cells: tuple[tuple[str, int, int], ...]  # (cell uri, first line, line after its last)
+    layout: Layout[str]  # keyed by cell URI
+
+    @property
+    def text(self) -> str:
+        return self.layout.text
+
+    @property
+    def cells(self) -> tuple[tuple[str, int, int], ...]:
+        """(cell uri, first line, line after its last)"""
+        return self.layout.cells
 
     def line_of(self, cell_uri: str) -> int:
-        return next(first for uri, first, _ in self.cells if uri == cell_uri)
+        return self.layout.first_line(cell_uri)
 
     def to_cell(self, span: Span) -> tuple[str, Span] | None:
         """The cell holding ``span`` and the span within it; None if it crosses cells."""
-        for uri, first, end in self.cells:
-            if first <= span.start.line < end:
-                if (span.end.line, span.end.column) > (end, 0):
-                    return None
-                return uri, Span.of(span.start.line - first, span.start.column, span.end.line - first, span.end.column)
-        return None
+        return self.layout.to_cell(span)
 
     def in_cell(self, finding: Finding, cell_uri: str) -> Finding | None:
         """``finding`` (of the joined text) moved into ``cell_uri``, if it lies there."""
@@ -66,8 +70,8 @@ class JoinedNotebook:
             if edit.path != self.path:
                 edits.append(edit)
                 continue
-            placed = self.to_cell(edit.span)
-            if placed is None:
+            placed = self.layout.edit_to_cell(edit.span)
+            if placed is None:  # across cells, or on a line of IPython syntax
                 return None
             edits.append(replace(edit, path=str(core_path(placed[0])), span=placed[1]))
         return replace(fix, edits=tuple(edits))
@@ -85,15 +89,8 @@ def joined(ls: JaxLanguageServer, cell_uri: str) -> JoinedNotebook | None:
 
 
 def join(ls: JaxLanguageServer, notebook: types.NotebookDocument) -> JoinedNotebook:
-    parts, cells, line = [], [], 0
-    for cell in code_cells(ls, notebook):
-        text = ls.document(cell).source
-        text += "" if text.endswith(("\n", "\r")) or not text else "\n"
-        count = len(split_lines(text)) - 1  # split_lines ends with "" after a final line break
-        parts.append(text)
-        cells.append((cell, line, line + count))
-        line += count
-    return JoinedNotebook(notebook.uri, str(core_path(notebook.uri)), "".join(parts), tuple(cells))
+    cells = [(cell, ls.document(cell).source) for cell in code_cells(ls, notebook)]
+    return JoinedNotebook(notebook.uri, str(core_path(notebook.uri)), join_cells(cells))
 
 
 def code_cells(ls: JaxLanguageServer, notebook: types.NotebookDocument) -> list[str]:

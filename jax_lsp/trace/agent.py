@@ -247,7 +247,8 @@ def _handlers(load, probe, jax):
         started = time.perf_counter()
         try:
             import_root = params.get("import_root") or root
-            policy = load.load_policy(params["path"], int(params["line"]), params.get("column"), import_root)
+            policy = load.load_policy(
+                params["path"], int(params["line"]), params.get("column"), import_root, params.get("source"))
         except load.LoadError as exc:
             message = f"{exc.error_type}: {exc}" if exc.status == "policy_error" else str(exc)
             return {"status": exc.status, "message": message, "error": {

@@ -31,8 +31,9 @@ class LoadError(Exception):
 class Policy:
     """The callable found at the requested line, and where it came from."""
 
-    def __init__(self, kind, path, node, namespace):
+    def __init__(self, kind, path, node, namespace, text):
         self.value = None
+        self.text = text  # the module's source (a notebook's code cells, joined)
         self.kind = kind  # "def", "lambda", "site" or "assignment"
         self.path = path
         self.node = node
@@ -46,10 +47,10 @@ class Policy:
         return self.node.lineno
 
     def source_lines(self):
-        return source_lines(_read(self.path))
+        return source_lines(self.text)
 
     def describe(self):
-        segment = ast.get_source_segment(_read(self.path), self.node) or ""
+        segment = ast.get_source_segment(self.text, self.node) or ""
         first = segment.strip().splitlines()[0] if segment.strip() else ""
         return first[:120]
 
@@ -115,7 +116,8 @@ def _module_name(path, root):
     rel = os.path.relpath(path, root) if root else os.path.basename(path)
     if rel.startswith(".."):
         rel = os.path.basename(path)
-    parts = rel[:-3].split(os.sep) if rel.endswith(".py") else [rel]
+    stem, suffix = os.path.splitext(rel)
+    parts = stem.split(os.sep) if suffix in (".py", ".ipynb") else [rel]
     if parts[-1] == "__init__":
         parts = parts[:-1] or ["__init__"]
     name = ".".join(p for p in parts if p)
@@ -260,14 +262,15 @@ def _byte_column(text, line, column):
     return len(lines[line - 1][:column].encode("utf-8"))
 
 
-def load_policy(path, line, column=None, root=None):
+def load_policy(path, line, column=None, root=None, source=None):
     """Load ``path`` as a module and return the ``Policy`` at 1-based ``line``.
 
     ``column`` is 0-based, in characters; it only chooses between several candidates on the line.
+    ``source`` is the module's text when it is not the file's (a notebook's code cells, joined).
     """
     path = os.path.realpath(path)
     try:
-        text = _read(path)
+        text = _read(path) if source is None else source
         tree = ast.parse(text, filename=path)
     except (OSError, UnicodeDecodeError) as exc:
         raise LoadError("error", f"cannot read {path}: {exc}", path) from None
@@ -298,7 +301,7 @@ def load_policy(path, line, column=None, root=None):
     roots = _names_in(node)
     if kind == "def":
         roots.add(node.name)
-    policy = Policy(kind, path, node, namespace)
+    policy = Policy(kind, path, node, namespace, text)
     _execute(statements, path, namespace, _needed_assignments(statements, roots), policy)
     parents = _parents(tree)
 

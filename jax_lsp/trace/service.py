@@ -15,6 +15,7 @@ import weakref
 from concurrent.futures import Future
 from pathlib import Path
 
+from jax_lsp.core.notebook import Notebook, NotebookError, is_notebook
 from jax_lsp.trace.result import TraceResult
 
 AGENT = Path(__file__).with_name("agent.py")
@@ -258,7 +259,7 @@ class TraceService:
             future.set_result(agent)
             return TraceJob(key, None, None, future)
         params = {
-            "path": path, "line": line, "column": column, "root": root_dir,
+            "path": path, "line": line, "column": column, "root": root_dir, "source": _module_source(path),
             "import_root": os.path.realpath(import_root) if import_root else None,
             "timeout": timeout, "memory_mb": memory_mb, "cache_dir": self.cache_dir,
         }
@@ -297,6 +298,16 @@ class TraceService:
                     python=agent.interpreter, jax_version=agent.hello.get("jax_version")))
             except Exception:  # resolved meanwhile by the reader thread
                 pass
+
+
+def _module_source(path: str) -> str | None:
+    """A notebook's code cells, joined as the module the agent loads (it reads a .py itself)."""
+    if not is_notebook(path):
+        return None
+    try:
+        return Notebook.read(Path(path).read_bytes()).layout.text
+    except (OSError, NotebookError):
+        return None  # the agent reports the file as it finds it
 
 
 def _close_all(agents: dict[str, AgentProcess]) -> None:

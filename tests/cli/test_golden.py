@@ -41,6 +41,13 @@ RUNS = [
     ("fix", "fix", ["--fix"]),
     ("fix", "fix_unsafe", ["--fix", "--unsafe-fixes"]),
     ("fix", "fix_json", ["--fix", "--output-format", "json"]),
+    # Notebooks: cells joined as one module (a policy of one cell used in another), IPython syntax
+    # opaque, markdown/raw cells and other cell magics ignored, unreadable notebooks reported.
+    *[("notebooks", output_format, ["--output-format", output_format]) for output_format in FORMATS],
+    ("notebooks", "named_notebook", ["model.ipynb", "--output-format", "concise"]),
+    # --fix writes back only the edited cells' sources: the rest of each file is byte-identical.
+    ("notebook_fix", "fix", ["--fix"]),
+    ("notebook_fix", "fix_unsafe", ["--fix", "--unsafe-fixes", "--output-format", "json"]),
 ]
 
 

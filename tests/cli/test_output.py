@@ -29,11 +29,12 @@ def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Report:
 def test_json_has_exactly_the_documented_fields(report: Report) -> None:
     data = json.loads(render("json", report))
     assert [sorted(d) for d in data] == [
-        sorted(["path", "line", "column", "end_line", "end_column", "code", "severity", "message", "fixes"])
+        sorted(["path", "cell", "line", "column", "end_line", "end_column", "code", "severity", "message", "fixes"])
     ] * 2
     warning = data[1]
     assert warning == {
         "path": "m.py",
+        "cell": None,
         "line": 1,
         "column": START + 1,
         "end_line": 1,
@@ -46,7 +47,7 @@ def test_json_has_exactly_the_documented_fields(report: Report) -> None:
                 "title": "Compare `prim.name`",
                 "safe": True,
                 "edits": [
-                    {"path": "m.py", "line": 1, "column": START + 1, "end_line": 1,
+                    {"path": "m.py", "cell": None, "line": 1, "column": START + 1, "end_line": 1,
                      "end_column": START + 5, "new_text": "prim.name"}
                 ],
             }

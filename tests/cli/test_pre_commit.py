@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -30,7 +31,11 @@ def test_the_hook_reports_broken_policies(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / "model.py").write_text(BROKEN)
     (tmp_path / "clean.py").write_text("x = 1\n")
+    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": BROKEN.splitlines(True)}
+    notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "train.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
     subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)
     done = _try_repo(tmp_path, "--all-files")
     assert done.returncode == 1, done.stdout + done.stderr
     assert "model.py:5:5: JAX101" in done.stdout and "clean.py" not in done.stdout
+    assert "train.ipynb:cell 1:5:5: JAX101" in done.stdout

@@ -132,3 +132,20 @@ async def test_a_package_below_the_workspace_folder_resolves_and_src_finds_the_r
         shared = lsp.open("libs/shared_policies.py")
         [diagnostic] = await lsp.eventually(shared, lambda d: len(d) == 1)
         assert diagnostic.code == "JAX101"
+
+
+async def test_a_notebook_on_disk_is_indexed_like_a_module(profile, tmp_path):
+    import json
+
+    cells = ["!pip install -q jax\nimport jax\n\nfrom policies import offload_dots",
+             "%time\nf = jax.checkpoint(lambda y: y * 2, policy=offload_dots)"]
+    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
+                           "source": c.splitlines(True)} for c in cells],
+                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    (tmp_path / "policies.py").write_text(POLICIES)
+    (tmp_path / "train.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
+    async with start_session(profile, tmp_path) as lsp:
+        uri = lsp.open("policies.py")
+        [diagnostic] = await lsp.eventually(uri, lambda d: len(d) == 1)
+        assert diagnostic.code == "JAX101"
+        assert [r.location.uri for r in diagnostic.related_information or []] == [(tmp_path / "train.ipynb").as_uri()]
