@@ -11,14 +11,13 @@ import contextlib
 import logging
 import os
 import re
-import threading
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
-from jax_lsp.core.guard import guarded
+from jax_lsp.core.guard import WorkLock, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
@@ -52,7 +51,7 @@ class Workspace:
         self.roots = [Path(_key(r)) for r in roots]
         self.settings = settings or Settings()
         self.interpreter = interpreter
-        self._lock = threading.RLock()
+        self._lock = WorkLock()  # an RLock that deep() workers share with their caller
         self._overlays: dict[str, str] = {}
         self._parse_caches: dict[str, ParseCache] = {}  # per open buffer
         self._modules: dict[str, tuple[object, Module | None]] = {}
