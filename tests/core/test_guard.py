@@ -71,3 +71,18 @@ def test_a_deep_expression_whose_names_are_looked_up_in_the_workspace(tmp_path: 
     findings = finishes(lambda: workspace.check_file(path))["value"]
     assert [f.code for f in findings] == ["JAX103"]
     assert workspace.take_internal_errors() == []
+
+
+def test_hover_on_a_policy_with_a_2500_branch_elif_chain(tmp_path: Path):
+    # Found by the crash hunt: describing its returns recursed through the `elif`s
+    # (RecursionError, logged as an error by the server's hover).
+    branches = "".join(f"    elif prim.name == 'op{i}':\n        return True\n" for i in range(2_500))
+    path = tmp_path / "m.py"
+    path.write_text(
+        "import jax\n\n\ndef policy(prim, *avals, **params):\n    if avals:\n        return False\n"
+        f"{branches}    return None\n\n\nf = jax.checkpoint(abs, policy=policy)\n"
+    )
+    workspace = Workspace([tmp_path])
+    description = finishes(lambda: workspace.describe_policy(path, 3, 5))["value"]
+    assert description.name == "policy"
+    assert [r.verdict.split(":")[0] for r in description.returns] == ["a bool (True saves, False recomputes)"] * 2_501 + ["None"]
