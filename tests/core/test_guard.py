@@ -85,4 +85,5 @@ def test_hover_on_a_policy_with_a_2500_branch_elif_chain(tmp_path: Path):
     workspace = Workspace([tmp_path])
     description = finishes(lambda: workspace.describe_policy(path, 3, 5))["value"]
     assert description.name == "policy"
-    assert [r.verdict.split(":")[0] for r in description.returns] == ["a bool (True saves, False recomputes)"] * 2_501 + ["None"]
+    verdicts = [r.verdict.split(":")[0] for r in description.returns]
+    assert verdicts == ["a bool (True saves, False recomputes)"] * 2_501 + ["None"]
