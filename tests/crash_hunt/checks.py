@@ -13,6 +13,7 @@ from hypothesis import settings
 
 from jax_lsp.core import Workspace, apply_edits
 from jax_lsp.core.edits import choose_fixes
+from jax_lsp.core.source import split_lines
 
 # A longer hunt: JAX_LSP_CRASH_HUNT_EXAMPLES=5000 pytest tests/crash_hunt (random, not derandomized).
 LONG_RUN = os.environ.get("JAX_LSP_CRASH_HUNT_EXAMPLES")
@@ -44,7 +45,7 @@ def written(files: dict[str, str]) -> Iterator[Path]:
 
 def hover_positions(text: str) -> Iterator[tuple[int, int]]:
     """Where an editor may hover: the start of every word on every line (0-based, code points)."""
-    for line, content in enumerate(text.splitlines()):
+    for line, content in enumerate(split_lines(text)):
         for column, char in enumerate(content):
             if char.isidentifier() and (column == 0 or not content[column - 1].isidentifier()):
                 yield line, column

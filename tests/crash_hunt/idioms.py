@@ -12,12 +12,12 @@ from __future__ import annotations
 
 import re
 import sys
-import textwrap
 from dataclasses import dataclass, field
 
 from hypothesis import strategies as st
 
-IMPORTS = [
+# Always present, so that most names resolve.
+BASE_IMPORTS = [
     "import functools",
     "from functools import partial",
     "import jax",
@@ -27,17 +27,20 @@ IMPORTS = [
     "from jax import remat",
     "from jax.ad_checkpoint import Offloadable, Recompute, Saveable",
     "import jax.ad_checkpoint as adc",
-    "from jax.ad_checkpoint import *",
-    "from jax.checkpoint_policies import *",
-    "from jax import *",
     "import flax.linen as nn",
     "from flax import nnx",
     "import equinox as eqx",
     "cp = jax.checkpoint_policies",
-    "from jax.checkpoint_policies import dots_saveable, save_from_both_policies, save_only_these_names",
 ]
-# Always present, so that most sites resolve (the rest is drawn).
-BASE_IMPORTS = ["import functools", "import jax"]
+# Drawn: star imports, and imports that shadow the names above.
+IMPORTS = [
+    "from jax.ad_checkpoint import *",
+    "from jax.checkpoint_policies import *",
+    "from jax import *",
+    "from jax.checkpoint_policies import dots_saveable, save_from_both_policies, save_only_these_names",
+    "import jax.ad_checkpoint as cp",
+    "from jax._src.interpreters.partial_eval import Offloadable",
+]
 
 # Identifiers of policies: ASCII, accented, CJK, and names that shadow JAX's own.
 # "ﬁ_policy" and "𝐩𝐨𝐥𝐢𝐜𝐲" are not what Python calls them: identifiers are NFKC-normalised
@@ -69,24 +72,26 @@ SIGNATURES = [
 STRINGS = ['"dot_general"', '"sin"', "'cos'", '"😀"', '"中文"', '""', 'f"{{1}}"']
 
 
-@st.composite
-def condition(draw, prim: str) -> str:
-    return draw(st.sampled_from([
-        f"{prim}.name == {draw(st.sampled_from(STRINGS))}",
-        f"{prim} == {draw(st.sampled_from(STRINGS))}",
-        f"{prim} in ({draw(st.sampled_from(STRINGS))}, 'cos')",
-        f"{prim} not in NAMES",
-        "avals",
-        "len(a) > 1",
-        f"(m := {prim}.name).startswith('dot')",
-        "True",
-        "False",
-        "k.get('x')",
-        f"str({prim}) == 'cos'",
-        f"{prim} is lax.exp_p",
-        "np.prod(avals[0].shape) > 1024",
-        f"any({prim}.name == n for n in NAMES)",
-    ]))
+def condition(prim: str) -> st.SearchStrategy[str]:
+    string = st.sampled_from(STRINGS)
+    return st.one_of(
+        string.map(lambda s: f"{prim}.name == {s}"),
+        string.map(lambda s: f"{prim} == {s}"),
+        string.map(lambda s: f"{prim} in ({s}, 'cos')"),
+        st.sampled_from([
+            f"{prim} not in NAMES",
+            "avals",
+            "len(a) > 1",
+            f"(m := {prim}.name).startswith('dot')",
+            "True",
+            "False",
+            "k.get('x')",
+            f"str({prim}) == 'cos'",
+            f"{prim} is lax.exp_p",
+            "np.prod(avals[0].shape) > 1024",
+            f"any({prim}.name == n for n in NAMES)",
+        ]),
+    )
 
 
 def simple_value(prim: str) -> st.SearchStrategy[str]:
@@ -311,6 +316,25 @@ BUILTIN_REFS = [
     "obj.attr.chain.deep",
     "config['remat']['policy']",
     "lambda *a, **k: True",
+    "Policy()",
+    "staticmethod(abs)",
+    "functools.partial(functools.partial, abs)",
+    "C.Inner.attr",
+    "p_self",
+    "p_loop_a",
+    "make_forever()",
+    'TABLE_SELF["a"]',
+]
+
+# Definitions that refer to themselves or each other, and class-based policies.
+TANGLES = [
+    "p_self = p_self",
+    "p_loop_a = p_loop_b",
+    "p_loop_b = p_loop_a",
+    "def make_forever():\n    return make_forever()",
+    'TABLE_SELF = {"a": TABLE_SELF["a"]}',
+    "class Policy:\n    def __call__(self, prim, *a, **k):\n        return None",
+    "class C:\n    class Inner:\n        attr = lambda prim, *a, **k: None",
 ]
 
 
@@ -354,6 +378,15 @@ def site(draw, ref: str, second: str, index: int) -> list[str]:
         [f"{name} = jax.checkpoint(abs, policy={value})  # noqa: JAX101, JAX104"],
         [f"{name} = jax.checkpoint(policy={value}, fun=abs)"],
         [f"{name} = jax.checkpoint(fun=abs, policy=\\", f"    {value})"],
+        [f"{name} = jax.checkpoint(abs, policy={value}, policy=None)"],  # ast.parse accepts it
+        [f"{name} = jax.checkpoint(*args, **kwargs)"],
+        [f"{name} = (lambda f, **k: f)(abs, policy={value})"],
+        [f"{name} = CHECKPOINTS[0](abs, policy={value})"],
+        [f"{name} = jax.checkpoint(abs, policy={value})(x)"],
+        [f"{name} = jax.checkpoint(policy={value})(abs)"],
+        [f"{name} = functools.partial(jax.checkpoint, abs, {value})"],
+        [f"class M_{index}(nn.Module, policy={value}):", "    pass"],
+        [f"@(lambda f: jax.checkpoint(f, policy={value}))", f"def {name}(x):", "    return x"],
     ]
     return draw(st.sampled_from(forms))
 
@@ -371,7 +404,22 @@ NOISE = [
     ["async def runner():", "    async with lock:", "        async for item in stream():", "            await item"],
     ["print(*[i async for i in aiter()] if False else [])"],
     ["global_value = [*range(3), *(lambda: (yield))()]"],
+    ["try:", "    import jax", "except ImportError:", "    jax = None"],
+    ["global MODE", "del FLAG"],
+    ["functools = __import__('functools')"],
 ]
+
+# How a file is laid out: line endings, indentation, form feeds, the last line.
+LAYOUTS = {
+    "unix": lambda text: text,
+    "crlf": lambda text: text.replace("\n", "\r\n"),
+    "cr": lambda text: text.replace("\n", "\r"),
+    "tabs": lambda text: re.sub(r"(?m)^((?:    )+)", lambda m: "\t" * (len(m.group(1)) // 4), text),
+    "form feeds": lambda text: text.replace("\n\n\n", "\n\n\x0c\n"),
+    "no final newline": lambda text: text.rstrip("\n"),
+}
+# What an LSP client models the same way as the server (the harness splits lines at \n only).
+EDITOR_LAYOUTS = ("unix", "tabs", "form feeds", "no final newline")
 
 
 @dataclass
@@ -383,8 +431,10 @@ class Generated:
 
 
 @st.composite
-def module(draw, imported: list[str] = (), extra_imports: list[str] = ()) -> Generated:
-    """One module: imports, policy definitions, sites and noise, in a drawn order."""
+def module(
+    draw, imported: list[str] = (), extra_imports: list[str] = (), layouts: tuple[str, ...] = tuple(LAYOUTS)
+) -> Generated:
+    """One module: imports, policy definitions, sites and noise, in a drawn order and layout."""
     drawn = draw(st.lists(st.sampled_from(IMPORTS), max_size=len(IMPORTS), unique=True))
     imports = BASE_IMPORTS + drawn + list(extra_imports)
     names = draw(st.lists(st.sampled_from(POLICY_NAMES), min_size=1, max_size=4, unique=True))
@@ -392,21 +442,21 @@ def module(draw, imported: list[str] = (), extra_imports: list[str] = ()) -> Gen
     for position, name in enumerate(names):
         definitions.append(draw(policy_definition(name, names[:position] + list(imported))))
     refs = [ref for d in definitions for ref in d.refs] + list(imported)
-    blocks = [d.lines for d in definitions]
+    blocks = [d.lines for d in definitions] + [[tangle] for tangle in draw(st.lists(st.sampled_from(TANGLES)))]
     for index in range(draw(st.integers(1, 5))):
-        candidates = st.sampled_from(refs) | st.sampled_from(BUILTIN_REFS)
+        candidates = st.sampled_from(refs) | st.sampled_from(refs) | st.sampled_from(BUILTIN_REFS)
         blocks.append(draw(site(draw(candidates), draw(candidates), index)))
     blocks += draw(st.lists(st.sampled_from(NOISE), max_size=3))
     blocks = draw(st.permutations(blocks))
     text = "\n".join(imports) + "\n\n\n" + "\n\n\n".join("\n".join(b) for b in blocks) + "\n"
-    return Generated(text, names)
+    return Generated(LAYOUTS[draw(st.sampled_from(layouts))](text), names)
 
 
 @st.composite
-def package(draw) -> dict[str, str]:
+def package(draw, layouts: tuple[str, ...] = tuple(LAYOUTS)) -> dict[str, str]:
     """Files of a small package whose sites use policies from sibling modules (and cycles)."""
     policies = draw(module(extra_imports=draw(st.lists(st.sampled_from(
-        ["from .model import f_0", "from . import model", "from pkg import *"]), max_size=2))))
+        ["from .model import f_0", "from . import model", "from pkg import *"]), max_size=2)), layouts=layouts))
     name = draw(st.sampled_from(policies.names))
     how = draw(st.sampled_from([
         (f"from .policies import {name}", name),
@@ -419,16 +469,19 @@ def package(draw) -> dict[str, str]:
     ]))
     init = draw(st.sampled_from(["", f"from .policies import {name}", "from .policies import *",
                                  f"from .model import f_0\nfrom .policies import {name} as {name}"]))
-    model = draw(module(imported=[how[1]], extra_imports=[how[0]]))
-    deep = draw(module(imported=[f"policies.{name}"], extra_imports=["from .. import policies"]))
+    model = draw(module(imported=[how[1]], extra_imports=[how[0]], layouts=layouts))
+    deep = draw(module(imported=[f"policies.{name}"], extra_imports=["from .. import policies"], layouts=layouts))
+    # Now and then a workspace module named like a library shadows it, and may import itself.
+    shadow = draw(st.sampled_from([{}] * 6 + [
+        {"jax.py": "from jax import *\nimport jax\ncheckpoint = lambda f, policy=None: f\n"},
+        {"functools.py": "partial = None\n"},
+        {"jax/__init__.py": "from . import *\n"},
+    ]))
     return {
+        **shadow,
         "pkg/__init__.py": init + "\n",
         "pkg/policies.py": policies.text,
         "pkg/model.py": model.text,
         "pkg/sub/__init__.py": "",
         "pkg/sub/deep.py": deep.text,
     }
-
-
-def dedent(text: str) -> str:
-    return textwrap.dedent(text).lstrip("\n")

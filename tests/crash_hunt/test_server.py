@@ -1,12 +1,13 @@
 """Crash hunt through the real server: generated packages of policy idioms over LSP traffic.
 
 Each file is opened, its diagnostics awaited, hovered at every word's start, asked for code
-actions, and edited by its first quick fix; then closed. The server must answer all of it,
-log no error and stay up.
+actions, edited by its first quick fix and then by the fix-all action, and closed. The server
+must answer all of it, log no error, stay up, and leave valid Python.
 """
 
 from __future__ import annotations
 
+import ast
 import asyncio
 import itertools
 
@@ -14,6 +15,8 @@ import pytest
 from hypothesis import given
 from lsprotocol import types
 
+from jax_lsp.core.source import split_lines
+from jax_lsp.server.code_actions import FIX_ALL
 from tests.crash_hunt import idioms
 from tests.crash_hunt.checks import hunt_settings, hover_positions
 from tests.server.lsp_harness import TIMEOUT_S, BackgroundSession, Session, units
@@ -34,7 +37,7 @@ def background(request, tmp_path_factory):
 
 async def exercise(lsp: Session, uri: str, text: str) -> None:
     diagnostics = await lsp.diagnostics(uri)
-    lines = text.splitlines()
+    lines = split_lines(text)
     for line, column in hover_positions(text):
         position = types.Position(line, units(lines[line][:column], lsp.encoding))
         await asyncio.wait_for(
@@ -45,11 +48,16 @@ async def exercise(lsp: Session, uri: str, text: str) -> None:
     quick_fix = next((a for a in actions if a.kind == types.CodeActionKind.QuickFix and a.edit), None)
     if quick_fix is not None:
         lsp.apply(quick_fix, uri)
+        diagnostics = await lsp.diagnostics(uri)
+    fix_all = await lsp.code_actions(uri, diagnostics, only=[FIX_ALL])
+    if fix_all and lsp.edits_for(fix_all[0], uri):
+        lsp.apply(fix_all[0], uri)
         await lsp.diagnostics(uri)
+    ast.parse(lsp.texts[uri])  # the fixes left valid Python
 
 
 @hunt_settings(examples=8)
-@given(idioms.package())
+@given(idioms.package(layouts=idioms.EDITOR_LAYOUTS))
 def test_the_server_answers_generated_packages(background, files: dict[str, str]):
     lsp = background.session
     folder = f"hunt_{next(counter)}"
