@@ -15,14 +15,15 @@ from jax_lsp.core import Workspace, apply_edits
 from jax_lsp.core.edits import choose_fixes
 from jax_lsp.core.source import split_lines
 
-# A longer hunt: JAX_LSP_CRASH_HUNT_EXAMPLES=5000 pytest tests/crash_hunt (random, not derandomized).
-LONG_RUN = os.environ.get("JAX_LSP_CRASH_HUNT_EXAMPLES")
+# A longer, random hunt: JAX_LSP_CRASH_HUNT_EXAMPLES=5000 pytest tests/crash_hunt
+LONG_RUN = int(os.environ.get("JAX_LSP_CRASH_HUNT_EXAMPLES", "0"))
 
 
-def hunt_settings(examples: int) -> settings:
-    """`examples` derandomized examples (the same ones on every CI run), or the long run's."""
+def hunt_settings(examples: int, cost: int = 1) -> settings:
+    """`examples` derandomized examples (the same ones on every CI run); in a long run,
+    LONG_RUN // cost random ones (a test whose example costs 50 in-process ones runs 50x fewer)."""
     return settings(
-        max_examples=int(LONG_RUN) if LONG_RUN else examples,
+        max_examples=max(examples, LONG_RUN // cost) if LONG_RUN else examples,
         derandomize=not LONG_RUN,
         deadline=None,
         database=None,

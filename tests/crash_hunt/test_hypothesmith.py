@@ -58,13 +58,13 @@ def with_sites(code: str) -> str:
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::DeprecationWarning")
 
 
-@hunt_settings(examples=25)
+@hunt_settings(examples=25, cost=2)
 @given(hypothesmith.from_grammar(), idioms.module())
 def test_grammar_programs_with_policy_idioms_survive(code: str, generated: idioms.Generated):
     survives({"m.py": code + "\n" + generated.text})
 
 
-@hunt_settings(examples=25)
+@hunt_settings(examples=25, cost=2)
 @given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node(libcst.If)))
 def test_grammar_programs_as_policy_bodies_survive(code: str):
     text = as_policy_body(code)
@@ -72,7 +72,7 @@ def test_grammar_programs_as_policy_bodies_survive(code: str):
     survives({"m.py": text})
 
 
-@hunt_settings(examples=25)
+@hunt_settings(examples=25, cost=2)
 @given(st.one_of([hypothesmith.from_node(node) for node in (libcst.FunctionDef, libcst.Call, libcst.If)]))
 def test_generated_calls_and_defs_as_sites_survive(code: str):
     try:

@@ -2,8 +2,8 @@
 
 The modules combine what real code does with remat policies (see idioms.py); each must be
 checked, hovered and fixed with no exception and no internal error, and every fix must leave
-valid Python. Runs a fixed set of examples (derandomized); set JAX_LSP_CRASH_HUNT_EXAMPLES for
-a longer, random hunt.
+valid Python. Runs a fixed set of examples (derandomized); JAX_LSP_CRASH_HUNT_EXAMPLES=5000
+runs a longer, random hunt over every test of tests/crash_hunt (see checks.hunt_settings).
 """
 
 from __future__ import annotations
@@ -24,13 +24,13 @@ def test_generated_modules_survive(generated: idioms.Generated):
     survives({"model.py": generated.text})
 
 
-@hunt_settings(examples=60)
+@hunt_settings(examples=60, cost=3)
 @given(idioms.package())
 def test_generated_packages_survive(files: dict[str, str]):
     survives(files)
 
 
-@hunt_settings(examples=4)
+@hunt_settings(examples=4, cost=50)
 @given(idioms.package())
 def test_the_cli_checks_and_fixes_generated_packages(files: dict[str, str]):
     with written(files) as root:

@@ -56,7 +56,7 @@ async def exercise(lsp: Session, uri: str, text: str) -> None:
     ast.parse(lsp.texts[uri])  # the fixes left valid Python
 
 
-@hunt_settings(examples=8)
+@hunt_settings(examples=8, cost=25)
 @given(idioms.package(layouts=idioms.EDITOR_LAYOUTS))
 def test_the_server_answers_generated_packages(background, files: dict[str, str]):
     lsp = background.session
