@@ -20,6 +20,41 @@ T = TypeVar("T")
 DEEP_RECURSION_LIMIT = 200_000
 DEEP_STACK_BYTES = 512 * 1024 * 1024
 _deep_lock = threading.Lock()
+# A deep-stack worker's thread id -> the id of the thread waiting for it.
+_waiting_for: dict[int, int] = {}
+
+
+def _principal(ident: int) -> int:
+    """The thread a deep-stack worker works for; any other thread works for itself."""
+    while ident in _waiting_for:
+        ident = _waiting_for[ident]
+    return ident
+
+
+class WorkLock:
+    """A re-entrant lock that the deep-stack worker of its holder enters too.
+
+    `deep()` runs a function again on another thread while the caller waits for it; when the
+    function needs a lock the caller holds (the workspace's, to load an imported module), a
+    plain RLock would have both threads wait for ever."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._owner: int | None = None  # the principal thread of the holder
+        self._depth = 0
+
+    def __enter__(self) -> None:
+        principal = _principal(threading.get_ident())
+        if self._owner != principal:  # only the holder's own threads can read their id here
+            self._lock.acquire()
+            self._owner = principal
+        self._depth += 1
+
+    def __exit__(self, *exc_info) -> None:
+        self._depth -= 1
+        if self._depth == 0:
+            self._owner = None
+            self._lock.release()
 
 
 def deep(function: Callable[[], T]) -> T:
@@ -27,18 +62,25 @@ def deep(function: Callable[[], T]) -> T:
     tree it walks is too deep for the current one.
 
     The recursion limit is process-wide: the caller must hold the lock under which the
-    workspace parses, so that no `ast.parse` runs meanwhile and accepts deeper trees."""
+    workspace parses, so that no `ast.parse` runs meanwhile and accepts deeper trees. The
+    worker enters the locks its caller holds, if they are WorkLocks."""
     try:
         return function()
     except RecursionError:
+        if threading.get_ident() in _waiting_for:  # already on a deep stack: too deep even there
+            raise
         log.debug("recursion limit reached; running again on a deep stack")
     outcome: dict[str, object] = {}
+    caller = threading.get_ident()
 
     def run() -> None:
+        _waiting_for[threading.get_ident()] = caller
         try:
             outcome["value"] = function()
         except BaseException as exc:  # noqa: BLE001 - handed back to the calling thread
             outcome["error"] = exc
+        finally:
+            del _waiting_for[threading.get_ident()]
 
     with _deep_lock:
         limit = sys.getrecursionlimit()

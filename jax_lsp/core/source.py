@@ -80,6 +80,7 @@ class SourceModule:
     def __post_init__(self) -> None:
         self._utf8_lines: dict[int, bytes] = {}
         self._marker_lines: list[int] | None = None
+        self._marked_names: set[str] = set()
 
     def _lines_matching(self, pattern: re.Pattern) -> list[int]:
         found, line, position = [], 1, 0
@@ -95,13 +96,18 @@ class SourceModule:
         (`ds = jax.checkpoint_policies.dots_saveable`), so lines using it may hold a site."""
         if self._marker_lines is None:
             self._marker_lines = self._lines_matching(SITE_MARKER_PATTERN)
-        text, more = self.text, set()
+        if name in self._marked_names:  # bound again (`f = ...` in each branch of an `elif` chain)
+            return
+        self._marked_names.add(name)
+        text, more, line, counted = self.text, set(), 1, 0
         position = text.find(name)
         while position != -1:
             before = text[position - 1] if position else " "
             after = text[position + len(name) : position + len(name) + 1] or " "
             if not (_is_name_char(before) or _is_name_char(after)):
-                more.add(text.count("\n", 0, position) + 1)
+                line += text.count("\n", counted, position)
+                counted = position
+                more.add(line)
             position = text.find(name, position + len(name))
         if more:
             self._marker_lines = sorted(more.union(self._marker_lines))

@@ -11,14 +11,13 @@ import contextlib
 import logging
 import os
 import re
-import threading
 from pathlib import Path
 from typing import Callable, Iterable, Iterator
 
 from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
-from jax_lsp.core.guard import guarded
+from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
@@ -54,7 +53,7 @@ class Workspace:
         self.roots = [Path(_key(r)) for r in roots]
         self.settings = settings or Settings()
         self.interpreter = interpreter
-        self._lock = threading.RLock()
+        self._lock = WorkLock()  # an RLock that deep() workers share with their caller
         self._overlays: dict[str, str] = {}
         self._parse_caches: dict[str, ParseCache] = {}  # per open buffer
         # requires-python per file, and the statements skipped for needing a newer Python
@@ -360,7 +359,7 @@ class Workspace:
             here = [(site.value, targets) for site, targets in sites if site.value is not None]
             functions = [t for _, targets in sites for t in targets if isinstance(t, PolicyFunction)]
             functions = [f for f in [*functions, *self._foreign_policies(key)] if f.module is module]
-            return describe_at(module, here, functions, Position(line, column))
+            return deep(lambda: describe_at(module, here, functions, Position(line, column)))
 
     def affected_files(self, path: Path | str) -> set[Path]:
         """Other files whose findings may change when `path` changes."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import threading
 
 from jax_lsp.core import Settings, analyze_text
 from jax_lsp.core.edits import apply_edits
@@ -81,6 +82,22 @@ def test_huge_file_is_analysed(tmp_path):
     findings = analyze_text(text, str(tmp_path / "m.py"))
     assert [f.code for f in findings] == ["JAX101"]
     assert text.count("\n") > 99_000
+
+
+def test_a_name_bound_in_each_of_thousands_of_branches(tmp_path):
+    # Found by the crash hunt: each binding of `f` searched the whole text for `f` again and
+    # counted lines from the start for each use, so 2,600 branches took hours.
+    branches = "".join(
+        f"elif MODE == {i}:\n    f = jax.checkpoint(abs, policy=jax.checkpoint_policies.dots_saveable())\n"
+        for i in range(2_600)
+    )
+    text = "import jax\nMODE = 0\nif MODE < 0:\n    pass\n" + branches
+    found: list = []
+    worker = threading.Thread(target=lambda: found.extend(analyze_text(text, str(tmp_path / "m.py"))), daemon=True)
+    worker.start()
+    worker.join(120)  # about a second now
+    assert not worker.is_alive()
+    assert [(f.code, f.span.start.line) for f in found] == [("JAX106", 5 + 2 * i) for i in range(2_600)]
 
 
 TRICKY = [

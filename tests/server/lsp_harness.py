@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import sys
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -251,3 +252,22 @@ async def start_session(
         if client._server is not None and client._server.returncode is None:
             client._server.kill()
         await client.stop()
+
+
+class BackgroundSession:
+    """One server for many hypothesis examples: its client runs on a loop in a thread."""
+
+    def __init__(self, profile: str, root: Path) -> None:
+        self.loop = asyncio.new_event_loop()
+        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
+        self.thread.start()
+        self._context = start_session(profile, root)
+        self.session = self.run(self._context.__aenter__())
+
+    def run(self, coroutine, timeout: float = 60):
+        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
+
+    def close(self) -> None:
+        self.run(self._context.__aexit__(None, None, None))
+        self.loop.call_soon_threadsafe(self.loop.stop)
+        self.thread.join(10)

@@ -6,15 +6,12 @@ The client side is modelled here independently of the server: a flat text, LSP l
 
 from __future__ import annotations
 
-import asyncio
 import re
-import threading
-from pathlib import Path
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from lsp_harness import start_session, units
+from lsp_harness import BackgroundSession, units
 from lsprotocol import types
 
 from jax_lsp.core import analyze_text
@@ -48,25 +45,6 @@ def lsp_range(text: str, span, encoding: str) -> types.Range:
 
 def not_inside_crlf(text: str, offset: int) -> int:
     return offset - 1 if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n" else offset
-
-
-class BackgroundSession:
-    """One server for many hypothesis examples: its client runs on a loop in a thread."""
-
-    def __init__(self, profile: str, root: Path) -> None:
-        self.loop = asyncio.new_event_loop()
-        self.thread = threading.Thread(target=self.loop.run_forever, daemon=True)
-        self.thread.start()
-        self._context = start_session(profile, root)
-        self.session = self.run(self._context.__aenter__())
-
-    def run(self, coroutine, timeout: float = 60):
-        return asyncio.run_coroutine_threadsafe(coroutine, self.loop).result(timeout)
-
-    def close(self) -> None:
-        self.run(self._context.__aexit__(None, None, None))
-        self.loop.call_soon_threadsafe(self.loop.stop)
-        self.thread.join(10)
 
 
 @pytest.fixture(scope="module", params=["vscode", "neovim", "emacs"])
