@@ -47,6 +47,7 @@ class BuiltinPolicy:
     module: Module
     expr: ast.expr  # where it is named
     call: ast.Call | None  # set when it is called there
+    in_save_from_both: bool = False
 
 
 @dataclass(frozen=True)
@@ -144,7 +145,7 @@ class _Resolver:
         if isinstance(expr, (ast.Name, ast.Attribute)):
             member = policy_member(module.qualname(expr, scope))
             if member:
-                return [BuiltinPolicy(member, module, expr, None)]
+                return [BuiltinPolicy(member, module, expr, None, in_both)]
             found = module.definition(expr, scope)
             if found is None:
                 return []
@@ -162,24 +163,43 @@ class _Resolver:
             return self.resolve(
                 module, call.args[0], scope, bound + len(call.args) - 1, keywords | more, in_both, step
             )
-        member = policy_member(qualname)
+        member, factory = self._callee(module, call.func, scope)
         if member == SAVE_FROM_BOTH:
-            targets: list[Target] = [BuiltinPolicy(member, module, call.func, call)]
+            targets: list[Target] = [BuiltinPolicy(member, module, call.func, call, in_both)]
             for argument in call.args:
                 targets += self.resolve(module, argument, scope, 0, frozenset(), True, step)
             return targets
         if member:
-            return [BuiltinPolicy(member, module, call.func, call)]
-        found = module.definition(call.func, scope)
-        if found is None:
-            return []
-        factory_module, factory, _ = found
-        if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return [BuiltinPolicy(member, module, call.func, call, in_both)]
+        if factory is None:
             return []
         # A local factory: the policies are what its return statements give.
+        factory_module, factory = factory
         factory_scope = factory_module.function_scope(factory)
         targets = []
         for _, value in return_paths(factory).values():
             if value is not None:
                 targets += self.resolve(factory_module, value, factory_scope, bound, keywords, in_both, step)
         return targets
+
+    def _callee(self, module: Module, func: ast.expr, scope: Scope, depth: int = 0):
+        """What a call calls: (member of jax.checkpoint_policies, None), (None, (module, def)) for
+        a function of the workspace, or (None, None). A `functools.partial` of either, written
+        there or bound to a name, calls what it wraps."""
+        if depth > MAX_DEPTH:
+            return None, None
+        member = policy_member(module.qualname(func, scope))
+        if member:
+            return member, None
+        if isinstance(func, ast.Call):
+            wrapped = func
+        else:
+            found = module.definition(func, scope)
+            if found is None:
+                return None, None
+            module, wrapped, scope = found
+            if isinstance(wrapped, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return None, (module, wrapped)
+        if isinstance(wrapped, ast.Call) and wrapped.args and module.qualname(wrapped.func, scope) in PARTIAL:
+            return self._callee(module, wrapped.args[0], scope, depth + 1)
+        return None, None
