@@ -39,7 +39,7 @@ class FactoryUncalled(Rule):
                 site.anchor(target.module, target.expr),
                 f"`{target.member}` makes a policy and must be called: call it with "
                 f"{POLICY_FACTORIES[target.member]}; passed uncalled, JAX calls it with each primitive "
-                "and raises `TypeError` at the first grad",
+                f"and raises `TypeError` at the first grad{site.chosen(target)}",
             )
 
     VALID = [

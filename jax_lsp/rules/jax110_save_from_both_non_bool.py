@@ -57,7 +57,7 @@ class SaveFromBothNonBool(Rule):
                 site.anchor(target.module, target.call),
                 f"`{target.member}(...)` makes a policy that returns {returns}, but it is combined with "
                 "`save_from_both_policies`, which accepts only plain bools: the first grad raises "
-                "`ValueError`; write one policy that decides both",
+                f"`ValueError`; write one policy that decides both{site.chosen(target)}",
             )
 
     VALID = [

@@ -85,7 +85,7 @@ class PolicyNotCallable(Rule):
                 site.module,
                 where,
                 f"The policy is a `{kind}`, which JAX cannot call: the first grad raises "
-                f"{_failure(expr)}; {advice}",
+                f"{_failure(expr)}; {advice}{site.chosen(target)}",
                 fixes,
             )
 

@@ -53,6 +53,9 @@ RESOLUTIONS = {
     "function scope": "import jax\ndef build():\n    p = bad\n    return jax.checkpoint(g, policy=p)",
     "dict literal entry": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES['a'])",
     "dict(...) entry": "import jax\nPOLICIES = dict(a=bad)\nf = jax.checkpoint(g, policy=POLICIES['a'])",
+    "every entry of an unknown key": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES[NAME])",
+    "dict.get": "import jax\nPOLICIES = dict(a=bad)\nf = jax.checkpoint(g, policy=POLICIES.get(NAME))",
+    "dict.get default": "import jax\nP = {}\nf = jax.checkpoint(g, policy=P.get(NAME, bad))",
     "class attribute": "import jax\nclass P:\n    chosen = bad\nf = jax.checkpoint(g, policy=P.chosen)",
 }
 
@@ -64,7 +67,6 @@ def test_every_resolution_form_is_followed(site, tmp_path):
 
 UNKNOWN = {
     "parameter": "import jax\ndef build(p):\n    return jax.checkpoint(g, policy=p)",
-    "dict lookup of an unknown key": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES[NAME])",
     "dict lookup of a missing key": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES['b'])",
     "getattr": "import jax\nf = jax.checkpoint(g, policy=getattr(jax.checkpoint_policies, NAME))",
     "assigned twice": "import jax\np = bad\np = None\nf = jax.checkpoint(g, policy=p)",
