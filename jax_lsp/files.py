@@ -20,7 +20,7 @@ from jax_lsp.core import source
 # Folders that never hold the user's own code (ruff's list, give or take).
 SKIPPED_DIRS = frozenset(
     {
-        ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints",
+        ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".jax-lsp-cache",
         ".mypy_cache", ".nox", ".pants.d", ".pytest_cache", ".pytype", ".ruff_cache", ".svn",
         ".tox", ".venv", "__pycache__", "__pypackages__", "_build", "buck-out", "build",
         "dist", "node_modules", "site-packages", "venv",

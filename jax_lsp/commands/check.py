@@ -18,6 +18,7 @@ from jax_lsp.core.config import (
     settings_from_mapping,
 )
 from jax_lsp.core.project import project_root
+from jax_lsp.core.result_cache import CACHE_DIR_NAME
 from jax_lsp.core.source import decode, split_lines
 from jax_lsp.fixing import FixOutcome, fix_all
 from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
@@ -41,6 +42,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--config", type=Path, metavar="PYPROJECT",
         help="settings file (default: the nearest pyproject.toml with [tool.jax-lsp])",
+    )
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
+    parser.add_argument(
+        "--cache-dir", type=Path, metavar="FOLDER",
+        help=f"where results are kept between runs (default: {CACHE_DIR_NAME} in the project root)",
+    )
+    parser.add_argument(
+        "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+        help="processes for large trees (default: one per CPU)",
     )
     add_trace_arguments(parser, flag=True)
     parser.set_defaults(run=run)
@@ -71,22 +81,25 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
     return settings, pyproject.parent.resolve() if pyproject else None
 
 
-def _check(ws: Workspace, paths: list[Path], whole_project: bool) -> tuple[dict[str, list[Finding]], list[str]]:
+def _check(
+    ws: Workspace, paths: list[Path], whole_project: bool, cache_dir: Path | None = None, jobs: int = 1
+) -> tuple[dict[str, list[Finding]], list[str]]:
     """Findings per file, and the internal errors met (each costs one site, policy or file).
 
-    When only part of the project is named (pre-commit passes the changed files), the project
-    is indexed first: a policy defined in a named file may be used by a site in another one.
+    When only part of the project is named (pre-commit passes the changed files), the files
+    that could use their policies are indexed first: a policy defined in a named file may be
+    used by a site in another one.
     """
     errors = []
     results: dict[str, list[Finding]] | None = None
     if whole_project:
         try:
-            results = ws.check_paths(paths)
+            results = ws.check_paths(paths, cache_dir, jobs)
         except Exception:
             log.debug("checking the paths together failed; now one at a time", exc_info=True)
     if results is None:
         try:
-            ws.index()
+            ws.index_users(paths)
         except Exception as exc:  # noqa: BLE001
             errors.append(f"internal error while indexing the project: {type(exc).__name__}: {exc}")
         results = {}
@@ -140,10 +153,14 @@ def _run(args: argparse.Namespace) -> int:
     ws = Workspace(roots=[root], settings=settings)
     targets = [p.resolve() for p in targets]
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
-    by_path, errors = _check(ws, targets, whole_project)
+    cache_dir = None if args.no_cache else (args.cache_dir or root / CACHE_DIR_NAME)
+    jobs = max(1, args.jobs)
+    by_path, errors = _check(ws, targets, whole_project, cache_dir, jobs)
     outcome = FixOutcome(by_path, errors=errors)
     if args.fix:
-        outcome = fix_all(ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets, whole_project))
+        outcome = fix_all(
+            ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets, whole_project, cache_dir, jobs)
+        )
     if args.trace:
         outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
         outcome.errors += trace_errors

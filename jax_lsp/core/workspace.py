@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import gc
 import logging
 import os
+import re
 import threading
 from pathlib import Path
-from typing import Callable, Iterable
+from typing import Callable, Iterable, Iterator
 
 from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
@@ -28,21 +28,17 @@ from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_
 
 log = logging.getLogger(__name__)
 
-# Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
-# is checked. The cyclic GC would still scan the heap every time a tree outlives a young
-# generation, which on a large tree costs as much as the parsing; it runs every N files instead.
-GC_EVERY_FILES = 500
-
-
-@contextlib.contextmanager
-def _collect_garbage_rarely():
-    was_enabled = gc.isenabled()
-    gc.disable()
+def _read(path: Path) -> bytes | None:
     try:
-        yield
-    finally:
-        if was_enabled:
-            gc.enable()
+        return path.read_bytes()
+    except OSError:
+        return None
+
+
+def _words(words: Iterable[str], attribute: bool = False) -> re.Pattern[bytes]:
+    """Any of `words` as a whole word; after a dot too when `attribute` (`pkg.policies`)."""
+    alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)) or b"(?!)"
+    return re.compile((rb"(?<!\w)(?:" if attribute else rb"(?<![\w.])(?:") + alternatives + rb")(?!\w)")
 
 
 def _key(path: Path | str) -> str:
@@ -72,12 +68,13 @@ class Workspace:
         self._jedi_project = None
         self._src_folders: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
-        self._internal_errors: list[InternalError] = []
+        self.internal_errors: list[InternalError] = []
+        self._load_recorders: list[set[str]] = []
 
     def take_internal_errors(self) -> list[InternalError]:
         """The analysis bugs met since the last call (each cost one site, policy or file)."""
         with self._lock:
-            errors, self._internal_errors = self._internal_errors, []
+            errors, self.internal_errors = self.internal_errors, []
             return errors
 
     # Buffers and disk --------------------------------------------------------
@@ -118,6 +115,8 @@ class Workspace:
         """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one)."""
         key = _key(path)
         with self._lock:
+            for recorder in self._load_recorders:
+                recorder.add(key)
             stamp = self._stamp(key)
             cached = self._modules.get(key)
             if cached is not None and cached[0] == stamp:
@@ -138,10 +137,41 @@ class Workspace:
                 source = parse_bytes(data, key)
             name, is_package = self._module_name(key)
             module = guarded(
-                lambda: Module(source, name, is_package, self), None, self._internal_errors, key, 0, "reading its scopes"
+                lambda: Module(source, name, is_package, self), None, self.internal_errors, key, 0, "reading its scopes"
             )
             self._modules[key] = (stamp, module)
             return module
+
+    def buffers(self) -> dict[str, str]:
+        """The open buffers' texts, by path."""
+        with self._lock:
+            return dict(self._overlays)
+
+    def read(self, path: Path | str) -> bytes | None:
+        """A module's current content: its open buffer (as UTF-8), else the file on disk."""
+        key = _key(path)
+        with self._lock:
+            if key in self._overlays:
+                return self._overlays[key].encode("utf-8", "surrogatepass")
+        return _read(Path(key))
+
+    @contextlib.contextmanager
+    def recording_loads(self) -> Iterator[set[str]]:
+        """The paths of the modules loaded inside the block: what an analysis depended on."""
+        loaded: set[str] = set()
+        with self._lock:
+            self._load_recorders.append(loaded)
+        try:
+            yield loaded
+        finally:
+            with self._lock:
+                self._load_recorders.remove(loaded)
+
+    def release(self, path: Path | str) -> None:
+        """Free a module's tree and sites (a batch check is done with it); it loads again if asked."""
+        with self._lock:
+            self._modules.pop(_key(path), None)
+            self._site_cache.pop(_key(path), None)
 
     def _src(self) -> list[Path]:
         if self._src_folders is None:
@@ -214,7 +244,7 @@ class Workspace:
         with self._lock:
             cached = self._site_cache.get(module.path)
             if cached is None or cached[0] is not module:
-                cached = self._site_cache[module.path] = (module, resolved_sites(module, self._internal_errors))
+                cached = self._site_cache[module.path] = (module, resolved_sites(module, self.internal_errors))
             return cached[1]
 
     def _index_file(self, key: str) -> None:
@@ -251,6 +281,43 @@ class Workspace:
         with self._lock:
             self._indexed = True
 
+    def index_users(self, paths: Iterable[Path | str]) -> None:
+        """Index only the files that could use a policy defined in `paths` (pre-commit names the
+        changed files): those that could hold a site and name something `paths` define, or a
+        name a module re-exports it under (`from pkg.policies import p as chosen`)."""
+        from jax_lsp.files import discover
+
+        with self._lock:
+            named = [m for m in (self.load(p) for p in paths) if m is not None]
+        names = {
+            name for module in named for name, bindings in module.scope.bindings.items()
+            if any(b.kind != "import" for b in bindings)
+        }
+        modules = {module.name.rsplit(".", 1)[-1] for module in named if module.name}
+        files = {path: data for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
+                 if (data := _read(path)) is not None}
+        exporters: set[Path] = set()
+        while names:
+            mentions_name, mentions_module = _words(names), _words(modules, attribute=True)
+            more = set()
+            for path, data in files.items():
+                if path not in exporters and mentions_module.search(data) and mentions_name.search(data):
+                    exporters.add(path)
+                    with self._lock:
+                        module = self.load(path)
+                    for name, bindings in (module.scope.bindings.items() if module else ()):
+                        if any(b.kind == "import" and b.target.rsplit(".", 1)[-1] in names for b in bindings):
+                            more.add(name)
+                            modules.add(module.name.rsplit(".", 1)[-1])
+            if more <= names:
+                break
+            names |= more
+        mentions_name = _words(names)
+        for path, data in files.items() if names else ():
+            if could_hold_site(data) and mentions_name.search(data):
+                with self._lock:
+                    self._index_file(_key(path))
+
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
         found = []
         for site_file, targets in list(self._site_targets.items()):
@@ -273,42 +340,18 @@ class Workspace:
             if module is None:
                 return []
             foreign = self._foreign_policies(key)
-            return check_module(module, self.sites(module), foreign, self.settings, self._internal_errors)
+            return check_module(module, self.sites(module), foreign, self.settings, self.internal_errors)
 
-    def check_paths(self, paths: Iterable[Path | str]) -> dict[str, list[Finding]]:
-        """Findings per file for the given files and folders (folders are walked).
-
-        Each file is checked as soon as it is parsed and then released, so a large tree never
-        sits in memory at once; only modules whose policies are used from another file stay
-        until the end, when they are checked again with those uses."""
+    def check_paths(
+        self, paths: Iterable[Path | str], cache_dir: Path | None = None, jobs: int = 1
+    ) -> dict[str, list[Finding]]:
+        """Findings per file for the given files and folders (folders are walked), reusing the
+        results kept in `cache_dir` and checking on `jobs` processes (see core.batch)."""
+        from jax_lsp.core.batch import check_tree
         from jax_lsp.files import discover
 
         keys = [_key(p) for p in discover([Path(p) for p in paths], self.settings.exclude)]
-        wanted = set(keys)
-        results: dict[str, list[Finding]] = {}
-        used_elsewhere: dict[str, list[PolicyFunction]] = {}
-        with self._lock, _collect_garbage_rarely():
-            for count, key in enumerate(keys):
-                if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
-                    gc.collect()
-                module = self.load(key, only_if_site=True)
-                if module is None:
-                    continue
-                for _, resolved in self.sites(module):
-                    for target in resolved:
-                        if isinstance(target, PolicyFunction) and target.module.path != key:
-                            used_elsewhere.setdefault(target.module.path, []).append(target)
-                results[key] = check_module(module, self.sites(module), (), self.settings, self._internal_errors)
-                if key not in used_elsewhere:
-                    self._modules.pop(key, None)
-                    self._site_cache.pop(key, None)
-            for key, policies in used_elsewhere.items():
-                module = self.load(key) if key in wanted else None
-                if module is not None:
-                    results[key] = check_module(
-                        module, self.sites(module), policies, self.settings, self._internal_errors
-                    )
-        return {path: results[path] for path in keys if results.get(path)}
+        return check_tree(self, keys, cache_dir, jobs)
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""

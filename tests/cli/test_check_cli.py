@@ -95,7 +95,9 @@ def test_fix_writes_atomically_keeping_the_mode(tmp_path: Path) -> None:
     assert json.loads(done.stdout) == [] and done.stderr == "Fixed 1 error in 1 file.\n"
     assert (tmp_path / "a.py").read_text() == BROKEN.replace("    return\n", "    return False\n")
     assert stat.S_IMODE((tmp_path / "a.py").stat().st_mode) == 0o640
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["a.py"]  # no temporary file left
+    # No temporary file left (beside the result cache, which holds no temporary file either).
+    assert sorted(p.name for p in tmp_path.iterdir()) == [".jax-lsp-cache", "a.py"]
+    assert not list((tmp_path / ".jax-lsp-cache").glob("*.tmp"))
 
 
 def test_fix_leaves_alone_a_file_changed_on_disk_meanwhile(tmp_path: Path) -> None:

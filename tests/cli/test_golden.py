@@ -16,6 +16,8 @@ from pathlib import Path
 
 import pytest
 
+from jax_lsp.core.result_cache import CACHE_DIR_NAME
+
 from jax_lsp.output import FORMATS
 from tests.cli.runner import run_check
 
@@ -54,7 +56,12 @@ def _transcript(done: subprocess.CompletedProcess, args: list[str]) -> str:
 
 
 def _tree(folder: Path) -> dict[str, bytes]:
-    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*")) if p.is_file()}
+    """The user's files (the result cache that a check keeps beside them is not one)."""
+    return {
+        p.relative_to(folder).as_posix(): p.read_bytes()
+        for p in sorted(folder.rglob("*"))
+        if p.is_file() and CACHE_DIR_NAME not in p.parts
+    }
 
 
 @pytest.mark.parametrize(("case", "run", "args"), RUNS, ids=[f"{c}-{r}" for c, r, _ in RUNS])

@@ -127,3 +127,16 @@ def test_src_names_folders_that_imports_come_from(tmp_path: Path):
     assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("libs/shared_policies.py", "JAX101")]
     (tmp_path / "pyproject.toml").write_text("[tool.jax-lsp]\n")
     assert json.loads(run_check(tmp_path, "--output-format", "json").stdout) == []
+
+
+def test_a_named_file_gets_findings_from_sites_elsewhere_even_through_a_re_export(tmp_path: Path):
+    """Pre-commit names only the changed file: the files that could use its policies are found
+    by the names it defines, and followed through the package that re-exports them."""
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg.policies import p as chosen\n")
+    (tmp_path / "pkg" / "policies.py").write_text(POLICIES)
+    (tmp_path / "train.py").write_text("import jax\nfrom pkg import chosen\nf = jax.checkpoint(lambda x: x, policy=chosen)\n")
+    (tmp_path / "unrelated.py").write_text("import jax\nf = jax.checkpoint(lambda x: x, policy=None)\n")
+    done = run_check(tmp_path, "--output-format", "json", "pkg/policies.py")
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("pkg/policies.py", "JAX101")]

@@ -1,0 +1,215 @@
+"""Checking a whole tree at once (`jax-lsp check`): a byte search skips the files that cannot
+hold a site, a result cache skips the unchanged ones, and the rest are checked on several
+processes. Cross-module findings are kept: a module whose policies other files use is checked
+last, with those uses, in this process.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import multiprocessing
+import os
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+from typing import TYPE_CHECKING, Iterator
+
+from jax_lsp.core.analysis import check_module
+from jax_lsp.core.model import Finding, InternalError
+from jax_lsp.core.resolve import PolicyFunction
+from jax_lsp.core.result_cache import FileResult, ResultCache, digest
+from jax_lsp.core.source import could_hold_site
+
+if TYPE_CHECKING:
+    from jax_lsp.core.config import Settings
+    from jax_lsp.core.workspace import Workspace
+
+# Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
+# is checked. The cyclic GC would still scan the heap every time a tree outlives a young
+# generation, which on a large tree costs as much as the parsing; it runs every N files instead.
+GC_EVERY_FILES = 500
+# Below this many files to parse, starting processes costs more than it saves.
+PARALLEL_MIN_FILES = 24
+
+
+class _Digests:
+    """Each module's content digest (its open buffer's, else the file's), read once per run."""
+
+    def __init__(self, workspace: Workspace) -> None:
+        self._workspace = workspace
+        self._known: dict[str, str | None] = {}
+
+    def remember(self, path: str, data: bytes) -> str:
+        self._known[path] = value = digest(data)
+        return value
+
+    def __call__(self, path: str) -> str | None:
+        if path not in self._known:
+            data = self._workspace.read(path)
+            self._known[path] = None if data is None else digest(data)
+        return self._known[path]
+
+
+def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests) -> FileResult:
+    """One file's findings from its own sites, and the modules its analysis read."""
+    with workspace.recording_loads() as loaded:
+        module = workspace.load(key)
+        if module is None:
+            return FileResult(own_digest, {}, (), ())
+        sites = workspace.sites(module)
+        findings = check_module(module, sites, (), workspace.settings, workspace.internal_errors)
+    targets = {
+        t.module.path for _, resolved in sites for t in resolved
+        if isinstance(t, PolicyFunction) and t.module.path != key
+    }
+    deps = {path: digests(path) for path in sorted(loaded) if path != key}
+    return FileResult(own_digest, deps, tuple(sorted(targets)), tuple(findings))  # type: ignore[arg-type]
+
+
+def check_tree(workspace: Workspace, keys: list[str], cache_dir: Path | None, jobs: int) -> dict[str, list[Finding]]:
+    cache = ResultCache(cache_dir, workspace.settings, keys) if cache_dir is not None else None
+    digests = _Digests(workspace)
+    own: dict[str, FileResult] = {}
+    todo: list[tuple[str, str]] = []
+    for key in keys:
+        data = workspace.read(key)
+        if data is None or not could_hold_site(data):
+            continue
+        key_digest = digests.remember(key, data)
+        stored = cache.file_result(key, key_digest, digests) if cache is not None else None
+        if stored is not None:
+            own[key] = stored
+        else:
+            todo.append((key, key_digest))
+
+    if jobs > 1 and len(todo) >= PARALLEL_MIN_FILES:
+        own.update(_check_on_processes(workspace, todo, jobs))
+    else:
+        targeted: set[str] = set()
+        with _collect_garbage_rarely():
+            for count, (key, key_digest) in enumerate(todo):
+                if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
+                    gc.collect()
+                own[key] = check_own(workspace, key, key_digest, digests)
+                targeted.update(own[key].targets)
+                # Kept: a module whose sites reach others, or whose policies others reach, is
+                # needed again when the modules it shares policies with are checked together.
+                if not own[key].targets and key not in targeted:
+                    workspace.release(key)
+    if cache is not None:
+        for key, _ in todo:
+            cache.store_file(key, own[key])
+
+    results = {key: list(result.findings) for key, result in own.items()}
+    wanted = set(keys)
+    for target, users in _users_by_target(own).items():
+        if target in wanted:
+            results[target] = _check_with_users(workspace, target, users, own, cache, digests)
+    if cache is not None:
+        cache.save()
+    return {key: results[key] for key in keys if results.get(key)}
+
+
+def _users_by_target(own: dict[str, FileResult]) -> dict[str, dict[str, FileResult]]:
+    users: dict[str, dict[str, FileResult]] = {}
+    for key, result in own.items():
+        for target in result.targets:
+            users.setdefault(target, {})[key] = result
+    return users
+
+
+def _check_with_users(
+    workspace: Workspace,
+    target: str,
+    users: dict[str, FileResult],
+    own: dict[str, FileResult],
+    cache: ResultCache | None,
+    digests: _Digests,
+) -> list[Finding]:
+    """The findings of a module whose policies `users` reach, with those uses."""
+    # A module that could not hold a site was not checked alone: its findings are all here.
+    mine = own.get(target) or FileResult(digests(target) or "", {}, (), ())
+    key = ResultCache.combined_key(mine, users)
+    stored = cache.combined(target, key) if cache is not None else None
+    if stored is not None:
+        return list(stored)
+    module = workspace.load(target)
+    if module is None:
+        return []
+    foreign = []
+    for user in users:
+        reached = _policies_in(workspace, user, target)
+        if any(t.module is not module for t in reached):  # resolved before `target` was released
+            workspace.release(user)
+            reached = _policies_in(workspace, user, target)
+        foreign += reached
+    findings = check_module(module, workspace.sites(module), foreign, workspace.settings, workspace.internal_errors)
+    if cache is not None:
+        cache.store_combined(target, key, findings)
+    return findings
+
+
+def _policies_in(workspace: Workspace, user: str, target: str) -> list[PolicyFunction]:
+    """The policy functions defined in `target` that the sites of `user` reach."""
+    user_module = workspace.load(user)
+    if user_module is None:
+        return []
+    return [
+        t for _, resolved in workspace.sites(user_module) for t in resolved
+        if isinstance(t, PolicyFunction) and t.module.path == target
+    ]
+
+
+# Processes -------------------------------------------------------------------------------
+_worker: Workspace | None = None
+
+
+def _start_worker(roots: list[Path], settings: Settings, interpreter: str | None, buffers: dict[str, str]) -> None:
+    global _worker
+    from jax_lsp.core.workspace import Workspace
+
+    gc.disable()
+    _worker = Workspace(roots, settings, interpreter)
+    for path, text in buffers.items():
+        _worker.set_document(path, text)
+
+
+def _check_in_worker(item: tuple[str, str]) -> tuple[str, FileResult, list[InternalError]]:
+    assert _worker is not None
+    key, key_digest = item
+    result = check_own(_worker, key, key_digest, _Digests(_worker))
+    _worker.release(key)
+    return key, result, _worker.take_internal_errors()
+
+
+def _check_on_processes(workspace: Workspace, todo: list[tuple[str, str]], jobs: int) -> dict[str, FileResult]:
+    # The largest files first, so that no process is left with a big one at the end.
+    ordered = sorted(todo, key=lambda item: -_size(item[0]))
+    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    found: dict[str, FileResult] = {}
+    with ProcessPoolExecutor(
+        max_workers=jobs, mp_context=context, initializer=_start_worker,
+        initargs=(workspace.roots, workspace.settings, workspace.interpreter, workspace.buffers()),
+    ) as pool:
+        for key, result, errors in pool.map(_check_in_worker, ordered, chunksize=4):
+            found[key] = result
+            workspace.internal_errors.extend(errors)
+    return found
+
+
+def _size(path: str) -> int:
+    try:
+        return os.path.getsize(path)
+    except OSError:
+        return 0
+
+
+@contextlib.contextmanager
+def _collect_garbage_rarely() -> Iterator[None]:
+    was_enabled = gc.isenabled()
+    gc.disable()
+    try:
+        yield
+    finally:
+        if was_enabled:
+            gc.enable()

@@ -1,0 +1,153 @@
+"""Results of `jax-lsp check` kept between runs, like ruff's `.ruff_cache`.
+
+An entry holds one file's own findings (its sites, and the policies they reach inside it), keyed
+on the file's content and on the content of every module its analysis read; a second kind of
+entry holds the findings of a module whose policies other files use, keyed on it and on those
+users' entries. The whole store is keyed on jax-lsp's version, the Python that parses, the
+settings and the list of files (a new or deleted module can change what an import resolves to).
+Stored as JSON: a cache folder committed by someone else is never executed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import os
+import sys
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Iterable
+
+from jax_lsp import __version__
+from jax_lsp.core.config import Settings
+from jax_lsp.core.model import Edit, Finding, Fix, Position, Severity, Span
+
+log = logging.getLogger(__name__)
+
+CACHE_DIR_NAME = ".jax-lsp-cache"
+KEEP_STORES = 4  # stores of other settings or file lists kept beside the current one
+
+
+def digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=16).hexdigest()
+
+
+@dataclass(frozen=True)
+class FileResult:
+    """One file's own findings and what they depend on."""
+
+    digest: str
+    deps: dict[str, str]  # path -> digest of every other module the analysis read
+    targets: tuple[str, ...]  # other modules holding policies this file's sites reach
+    findings: tuple[Finding, ...]
+
+
+class ResultCache:
+    def __init__(self, folder: Path, settings: Settings, files: Iterable[str]):
+        self.folder = folder
+        context = json.dumps(
+            [__version__, sys.version, repr(settings), sorted(files)], sort_keys=True, default=str
+        )
+        self.path = folder / f"{digest(context.encode())}.json"
+        self._files: dict[str, dict] = {}
+        self._combined: dict[str, dict] = {}
+        self._dirty = False
+        try:
+            data = json.loads(self.path.read_text(encoding="utf-8"))
+            self._files, self._combined = data["files"], data["combined"]
+        except FileNotFoundError:
+            pass
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            log.debug("ignoring an unreadable cache %s: %s", self.path, exc)
+
+    # Per file ------------------------------------------------------------------
+    def file_result(self, path: str, current_digest: str, digest_of) -> FileResult | None:
+        """The stored result if the file and everything it read are unchanged.
+
+        `digest_of(path)` gives a module's current digest (None when it is gone)."""
+        entry = self._files.get(path)
+        if entry is None or entry["digest"] != current_digest:
+            return None
+        if any(digest_of(dep) != dep_digest for dep, dep_digest in entry["deps"].items()):
+            return None
+        try:
+            findings = tuple(_finding(f) for f in entry["findings"])
+        except (KeyError, TypeError, ValueError):
+            return None
+        return FileResult(entry["digest"], entry["deps"], tuple(entry["targets"]), findings)
+
+    def store_file(self, path: str, result: FileResult) -> None:
+        self._files[path] = {
+            "digest": result.digest, "deps": result.deps, "targets": list(result.targets),
+            "findings": [_finding_json(f) for f in result.findings],
+        }
+        self._dirty = True
+
+    # A module whose policies other files use ----------------------------------------
+    @staticmethod
+    def combined_key(own: FileResult, users: dict[str, FileResult]) -> str:
+        parts = [own.digest, *own.deps.items(), *((u, r.digest, *r.deps.items()) for u, r in sorted(users.items()))]
+        return digest(json.dumps(parts, default=list).encode())
+
+    def combined(self, path: str, key: str) -> tuple[Finding, ...] | None:
+        entry = self._combined.get(path)
+        if entry is None or entry["key"] != key:
+            return None
+        return tuple(_finding(f) for f in entry["findings"])
+
+    def store_combined(self, path: str, key: str, findings: Iterable[Finding]) -> None:
+        self._combined[path] = {"key": key, "findings": [_finding_json(f) for f in findings]}
+        self._dirty = True
+
+    def save(self) -> None:
+        """Write the store atomically, and drop old stores (other settings, other file lists)."""
+        if not self._dirty:
+            return
+        try:
+            self.folder.mkdir(parents=True, exist_ok=True)
+            ignore = self.folder / ".gitignore"
+            if not ignore.exists():
+                ignore.write_text("# Automatically created by jax-lsp.\n*\n", encoding="utf-8")
+            handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
+            with os.fdopen(handle, "w", encoding="utf-8") as out:
+                json.dump({"files": self._files, "combined": self._combined}, out)
+            os.replace(temporary, self.path)
+            stores = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
+            for old in stores[KEEP_STORES + 1 :]:
+                old.unlink(missing_ok=True)
+        except OSError as exc:  # a read-only checkout still gets its report
+            log.warning("cannot write the cache %s: %s", self.folder, exc)
+
+
+def _span_json(span: Span) -> list[int]:
+    return [span.start.line, span.start.column, span.end.line, span.end.column]
+
+
+def _span(data: list[int]) -> Span:
+    return Span(Position(data[0], data[1]), Position(data[2], data[3]))
+
+
+def _finding_json(finding: Finding) -> dict[str, Any]:
+    return {
+        "path": finding.path, "code": finding.code, "severity": finding.severity.value,
+        "message": finding.message, "span": _span_json(finding.span),
+        "fixes": [
+            {"title": fix.title, "safe": fix.safe,
+             "edits": [[e.path, _span_json(e.span), e.new_text] for e in fix.edits]}
+            for fix in finding.fixes
+        ],
+        "related": [[path, _span_json(span)] for path, span in finding.related],
+    }
+
+
+def _finding(data: dict[str, Any]) -> Finding:
+    return Finding(
+        data["path"], data["code"], Severity(data["severity"]), data["message"], _span(data["span"]),
+        tuple(
+            Fix(fix["title"], fix["safe"], tuple(Edit(path, _span(span), text) for path, span, text in fix["edits"]))
+            for fix in data["fixes"]
+        ),
+        tuple((path, _span(span)) for path, span in data["related"]),
+    )

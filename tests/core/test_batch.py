@@ -1,0 +1,106 @@
+"""The whole-tree check: the result cache (what invalidates an entry) and the process pool
+(the same findings as one process, cross-module ones included)."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.core import Workspace, source
+from jax_lsp.core.batch import PARALLEL_MIN_FILES
+from tests.cli.runner import run_check
+
+BROKEN = 'def p(prim, *a, **k):\n    if prim.name == "sin":\n        return True\n'
+FIXED = BROKEN + "    return False\n"
+USER = "import jax\nfrom policies import p\nf = jax.checkpoint(lambda x: x, policy=p)\n"
+
+
+def _tree(tmp_path: Path, users: int = 1) -> Path:
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "policies.py").write_text(BROKEN)
+    for n in range(users):
+        (root / f"user{n}.py").write_text(USER)
+    (root / "local.py").write_text("import jax\nf = jax.checkpoint(lambda x: x, policy=lambda prim, *a, **k: None)\n")
+    (root / "plain.py").write_text("x = 1\n")
+    return root
+
+
+def _check(root: Path, cache: Path | None, jobs: int = 1) -> dict[str, list[tuple[str, int]]]:
+    results = Workspace([root]).check_paths([root], cache, jobs)
+    return {Path(path).name: [(f.code, f.span.start.line) for f in found] for path, found in results.items()}
+
+
+@pytest.fixture
+def parses(monkeypatch) -> list[str]:
+    """The files the core parses (the real parser, counted)."""
+    parsed: list[str] = []
+    real = source.parse_bytes
+
+    def counting(data: bytes, path: str):
+        parsed.append(Path(path).name)
+        return real(data, path)
+
+    monkeypatch.setattr(source, "parse_bytes", counting)
+    monkeypatch.setattr("jax_lsp.core.workspace.parse_bytes", counting)
+    return parsed
+
+
+def test_an_unchanged_tree_is_answered_from_the_cache(tmp_path, parses):
+    root, cache = _tree(tmp_path), tmp_path / "cache"
+    first = _check(root, cache)
+    assert first == {"policies.py": [("JAX101", 0)], "local.py": [("JAX101", 1)]}
+    assert sorted(parses) == ["local.py", "policies.py", "user0.py"]
+    parses.clear()
+    assert _check(root, cache) == first
+    assert parses == []
+
+
+def test_changing_a_module_others_depend_on_rechecks_them(tmp_path, parses):
+    root, cache = _tree(tmp_path), tmp_path / "cache"
+    _check(root, cache)
+    (root / "policies.py").write_text(FIXED)
+    parses.clear()
+    assert _check(root, cache) == {"local.py": [("JAX101", 1)]}
+    assert "local.py" not in parses and "user0.py" in parses
+    (root / "policies.py").write_text(BROKEN)
+    assert _check(root, cache)["policies.py"] == [("JAX101", 0)]
+
+
+def test_a_new_module_or_other_settings_start_a_new_store(tmp_path, parses):
+    root, cache = _tree(tmp_path), tmp_path / "cache"
+    _check(root, cache)
+    (root / "extra.py").write_text("y = 2\n")
+    parses.clear()
+    _check(root, cache)
+    assert "user0.py" in parses  # a new file can change what an import resolves to
+    ws = Workspace([root], settings=Workspace([root]).settings.merged(ignore=("JAX101",)))
+    assert ws.check_paths([root], cache, 1) == {}
+
+
+def test_a_corrupt_cache_is_ignored(tmp_path):
+    root, cache = _tree(tmp_path), tmp_path / "cache"
+    expected = _check(root, cache)
+    for store in cache.glob("*.json"):
+        store.write_text("{not json")
+    assert _check(root, cache) == expected
+
+
+def test_processes_find_what_one_process_finds(tmp_path):
+    root = _tree(tmp_path, users=PARALLEL_MIN_FILES + 4)
+    assert _check(root, None, jobs=2) == _check(root, None, jobs=1) == {
+        "policies.py": [("JAX101", 0)], "local.py": [("JAX101", 1)],
+    }
+
+
+def test_the_cli_keeps_its_cache_in_the_project_and_no_cache_writes_none(tmp_path):
+    root = _tree(tmp_path)
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    done = run_check(root, "--no-cache", "--output-format", "json")
+    assert done.returncode == 1 and not (root / ".jax-lsp-cache").exists()
+    for _ in range(2):
+        done = run_check(root, "--output-format", "json")
+        assert sorted(f["path"] for f in json.loads(done.stdout)) == ["local.py", "policies.py"]
+    assert (root / ".jax-lsp-cache" / ".gitignore").read_text().endswith("*\n")
