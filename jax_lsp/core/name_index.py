@@ -248,7 +248,7 @@ class NameIndex:
     # At a position ----------------------------------------------------------------------------
     def name_at(self, path: str, position: Position) -> tuple[str, Place] | None:
         """The checkpoint name written at `position`: a name given to a factory, or a tag."""
-        for use in self.uses_in(path):
+        for use in self.uses():
             if use.place.path == path and use.place.span.start <= position <= use.place.span.end:
                 return use.name, use.place
         for tag in self.tags().tags:
