@@ -21,7 +21,14 @@ from jax_lsp.core.project import project_root
 from jax_lsp.core.result_cache import CACHE_DIR_NAME
 from jax_lsp.core.source import decode, split_lines
 from jax_lsp.fixing import FixOutcome, fix_all
-from jax_lsp.output import FORMATS, MACHINE_FORMATS, Report, fixed_line, render
+from jax_lsp.output import (
+    FORMATS,
+    MACHINE_FORMATS,
+    Report,
+    display_path,
+    fixed_line,
+    render,
+)
 from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 log = logging.getLogger(__name__)
@@ -51,6 +58,10 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument(
         "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
         help="processes for large trees (default: one per CPU)",
+    )
+    parser.add_argument(
+        "--verbose", action="store_true",
+        help="say on stderr how much jedi was asked, and which files spent their jedi-budget",
     )
     add_trace_arguments(parser, flag=True)
     parser.set_defaults(run=run)
@@ -176,6 +187,9 @@ def _run(args: argparse.Namespace) -> int:
     sys.stdout.write(render(args.output_format, report))
     if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone
         print(fixed_line(outcome.fixed, len(outcome.written)), file=sys.stderr)
+    if args.verbose:
+        for line in ws.jedi.summary(display_path):
+            print(f"jax-lsp: {line}", file=sys.stderr)
     for error in outcome.errors:
         print(f"jax-lsp: error: {error}", file=sys.stderr)
     if outcome.errors:

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterator
 
 from jax_lsp.core.analysis import check_module
+from jax_lsp.core.jedi_names import FileStats
 from jax_lsp.core.model import Finding, InternalError
 from jax_lsp.core.resolve import PolicyFunction
 from jax_lsp.core.result_cache import FileResult, ResultCache, digest
@@ -174,12 +175,12 @@ def _start_worker(roots: list[Path], settings: Settings, interpreter: str | None
         _worker.set_document(path, text)
 
 
-def _check_in_worker(item: tuple[str, str]) -> tuple[str, FileResult, list[InternalError]]:
+def _check_in_worker(item: tuple[str, str]) -> tuple[str, FileResult, list[InternalError], FileStats | None]:
     assert _worker is not None
     key, key_digest = item
     result = check_own(_worker, key, key_digest, _Digests(_worker))
     _worker.release(key)
-    return key, result, _worker.take_internal_errors()
+    return key, result, _worker.take_internal_errors(), _worker.jedi.stats.pop(key, None)
 
 
 def _check_on_processes(workspace: Workspace, todo: list[tuple[str, str]], jobs: int) -> dict[str, FileResult]:
@@ -191,9 +192,11 @@ def _check_on_processes(workspace: Workspace, todo: list[tuple[str, str]], jobs:
         max_workers=jobs, mp_context=context, initializer=_start_worker,
         initargs=(workspace.roots, workspace.settings, workspace.interpreter, workspace.buffers()),
     ) as pool:
-        for key, result, errors in pool.map(_check_in_worker, ordered, chunksize=4):
+        for key, result, errors, jedi_stats in pool.map(_check_in_worker, ordered, chunksize=4):
             found[key] = result
             workspace.internal_errors.extend(errors)
+            if jedi_stats is not None:  # for `check --verbose`
+                workspace.jedi.stats[key] = jedi_stats
     return found
 
 

@@ -22,6 +22,8 @@ class Settings:
     exclude: tuple[str, ...] = ()
     src: tuple[str, ...] = ()  # folders imports are found in, relative to the project root (ruff's `src`)
     severity: Mapping[str, Severity] = field(default_factory=dict)
+    # Seconds jedi may spend on one file's callees that its imports cannot name; 0: no jedi.
+    jedi_budget: float = 1.0
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
@@ -83,6 +85,10 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
                         f"`severity.{code}` must be 'error' or 'warning', got {level!r}"
                     ) from None
             changes["severity"] = severities
+        elif key == "jedi-budget":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
+                raise SettingsError(f"`jedi-budget` must be a number of seconds >= 0, got {value!r}")
+            changes["jedi_budget"] = float(value)
         # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
     return replace(settings, **changes)
 

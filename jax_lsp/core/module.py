@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from typing import TYPE_CHECKING, Protocol
 
 from jax_lsp.core.scopes import Binding, FunctionNode, Scope, ScopeBuilder, dotted
@@ -97,11 +98,29 @@ class Module:
         return qualname
 
     def callee_qualname(self, call: ast.Call, scope: Scope) -> str | None:
-        """The callee's qualified name; jedi is asked only when the file's imports cannot tell."""
+        """The callee's qualified name; jedi is asked only when the file's imports cannot tell
+        and the callee could still be a checkpoint function."""
         name = self.qualname(call.func, scope)
-        if name is None and dotted(call.func) is not None:
+        if name is None and self._jedi_could_name(call.func, scope):
             name = self.loader.jedi_qualname(self, call.func)
         return name
+
+    def _jedi_could_name(self, func: ast.expr, scope: Scope) -> bool:
+        parts = dotted(func)
+        if parts is None:
+            return False
+        binding, owner = scope.lookup(parts[0])
+        if binding is None and owner is None:
+            return self.has_star_import  # else a builtin (`dict(policy=...)`) or an undefined name
+        # A function or class defined here is never a checkpoint function.
+        return not (len(parts) == 1 and binding is not None and binding.kind in ("def", "class"))
+
+    @functools.cached_property
+    def has_star_import(self) -> bool:
+        return any(
+            isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names)
+            for statement in self.source.tree.body
+        )
 
     # Definitions -----------------------------------------------------------
     def definition(self, expr: ast.expr, scope: Scope, depth: int = 0):

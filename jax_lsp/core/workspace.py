@@ -19,13 +19,15 @@ from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.guard import guarded
+from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
 from jax_lsp.core.name_index import NameIndex
-from jax_lsp.core.project import import_folders, import_root, src_folders
+from jax_lsp.core.project import import_folders, import_root, project_root, src_folders
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
+from jax_lsp.core.users import Exported, candidate_users
 
 log = logging.getLogger(__name__)
 
@@ -34,12 +36,6 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
-
-
-def _words(words: Iterable[str], attribute: bool = False) -> re.Pattern[bytes]:
-    """Any of `words` as a whole word; after a dot too when `attribute` (`pkg.policies`)."""
-    alternatives = b"|".join(re.escape(w.encode()) for w in sorted(words, key=len, reverse=True)) or b"(?!)"
-    return re.compile((rb"(?<!\w)(?:" if attribute else rb"(?<![\w.])(?:") + alternatives + rb")(?!\w)")
 
 
 def _key(path: Path | str) -> str:
@@ -52,6 +48,7 @@ class Workspace:
         roots: Iterable[Path] = (),
         settings: Settings | None = None,
         interpreter: str | None = None,
+        jedi_in_background: bool = False,
     ):
         self.roots = [Path(_key(r)) for r in roots]
         self.settings = settings or Settings()
@@ -66,7 +63,11 @@ class Workspace:
         # targets a file's sites had before its latest change, until affected_files() is asked
         self._previous_targets: dict[str, set[str]] = {}
         self._indexed = False
-        self._jedi_project = None
+        # Inline (CLI): jedi is asked while sites are found. In the background (server): finding
+        # sites only notes the callees for jedi, and refine_with_jedi() asks it off the lock.
+        self.jedi = JediNames(
+            self.roots[0] if self.roots else None, interpreter, self.settings.jedi_budget, jedi_in_background
+        )
         self._src_folders: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
         self.internal_errors: list[InternalError] = []
@@ -94,6 +95,7 @@ class Workspace:
     def file_changed(self, path: Path | str) -> None:
         with self._lock:
             self._forget(_key(path))
+            self.jedi.file_changed(_key(path))
 
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
@@ -182,9 +184,10 @@ class Workspace:
             self._src_folders = src_folders(self.roots, self.settings.src)
         return self._src_folders
 
-    def _root_of(self, path: Path) -> Path | None:
-        holding = [root for root in self.roots if path.is_relative_to(root)]
-        return max(holding, key=lambda root: len(root.parts)) if holding else None
+    def _root_of(self, path: Path) -> Path:
+        """The project root of a file: the deepest root holding it, else what project_root finds
+        (a file opened outside every workspace folder)."""
+        return project_root(path, self.roots)
 
     def _module_name(self, key: str) -> tuple[str, bool]:
         path = Path(key)
@@ -222,23 +225,19 @@ class Workspace:
         return None
 
     def jedi_qualname(self, module: Module, node: ast.expr) -> str | None:
-        """Ask jedi what a callee is, when the file's imports cannot tell."""
-        try:
-            import jedi
+        """What jedi says a callee is, when the file's imports cannot tell (see jedi_names)."""
+        return self.jedi.qualname(module, node)
 
-            if self._jedi_project is None:
-                root = self.roots[0] if self.roots else Path(module.path).parent
-                self._jedi_project = jedi.Project(path=root, environment_path=self.interpreter)
-            position = module.source.position(node.end_lineno, node.end_col_offset)
-            script = jedi.Script(code=module.source.text, path=module.path, project=self._jedi_project)
-            names = script.infer(position.line + 1, max(position.column - 1, 0))
-        except Exception:  # jedi is best effort: a failure means "unknown", never an error
-            log.debug("jedi could not infer %s", ast.dump(node), exc_info=True)
-            return None
-        for name in names:
-            if name.full_name:
-                return name.full_name
-        return None
+    def refine_with_jedi(self, path: Path | str, text: str) -> bool:
+        """Background mode: ask jedi about the callees that finding the sites of `path` (as
+        `text`) left to it. jedi runs without the lock. True when `path` should be checked again."""
+        key = _key(path)
+        if not self.jedi.refine(key, text):
+            return False
+        with self._lock:
+            self._site_cache.pop(key, None)
+            self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
+        return True
 
     # Sites -------------------------------------------------------------------
     def sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
@@ -287,40 +286,22 @@ class Workspace:
 
     def index_users(self, paths: Iterable[Path | str]) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
-        changed files): those that could hold a site and name something `paths` define, or a
-        name a module re-exports it under (`from pkg.policies import p as chosen`)."""
+        changed files): those that could hold a site and import something `paths` define."""
         from jax_lsp.files import discover
 
         with self._lock:
-            named = [m for m in (self.load(p) for p in paths) if m is not None]
-        names = {
-            name for module in named for name, bindings in module.scope.bindings.items()
-            if any(b.kind != "import" for b in bindings)
-        }
-        modules = {module.name.rsplit(".", 1)[-1] for module in named if module.name}
-        files = {path: data for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
+            named = [
+                Exported(module.name, Path(module.path), frozenset(
+                    name for name, bindings in module.scope.bindings.items() if any(b.kind != "import" for b in bindings)
+                ))
+                for module in (self.load(p) for p in paths)
+                if module is not None
+            ]
+        files = {path.absolute(): data for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
                  if (data := _read(path)) is not None}
-        exporters: set[Path] = set()
-        while names:
-            mentions_name, mentions_module = _words(names), _words(modules, attribute=True)
-            more = set()
-            for path, data in files.items():
-                if path not in exporters and mentions_module.search(data) and mentions_name.search(data):
-                    exporters.add(path)
-                    with self._lock:
-                        module = self.load(path)
-                    for name, bindings in (module.scope.bindings.items() if module else ()):
-                        if any(b.kind == "import" and b.target.rsplit(".", 1)[-1] in names for b in bindings):
-                            more.add(name)
-                            modules.add(module.name.rsplit(".", 1)[-1])
-            if more <= names:
-                break
-            names |= more
-        mentions_name = _words(names)
-        for path, data in files.items() if names else ():
-            if could_hold_site(data) and mentions_name.search(data):
-                with self._lock:
-                    self._index_file(_key(path))
+        for path in candidate_users(files, named, lambda p: self._module_name(str(p))[0]):
+            with self._lock:
+                self._index_file(_key(path))
 
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
         found = []

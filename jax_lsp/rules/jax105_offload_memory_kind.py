@@ -77,7 +77,7 @@ class OffloadMemoryKind(Rule):
         if "ffload" not in module.source.text:
             return
         for call, scope in module.calls:
-            if not isinstance(call.func, (ast.Name, ast.Attribute)):
+            if not isinstance(call.func, (ast.Name, ast.Attribute)) or not module.source.could_hold_site(call):
                 continue
             found = _parameters(module, call, scope)
             if found is None:

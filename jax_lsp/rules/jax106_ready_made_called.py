@@ -55,6 +55,8 @@ class ReadyMadeCalled(Rule):
         for call, scope in module.calls:
             if call.args or call.keywords or not isinstance(call.func, (ast.Name, ast.Attribute)):
                 continue
+            if not module.source.could_hold_site(call):  # no ready-made name, nor an alias of one
+                continue
             member = policy_member(module.qualname(call.func, scope))
             if member not in READY_MADE_POLICIES:
                 continue

@@ -3,6 +3,10 @@
 Push clients get `textDocument/publishDiagnostics`; clients that pull (and can be told to
 pull again with `workspace/diagnostic/refresh`) get `textDocument/diagnostic` instead.
 A result is published only if the buffer still has the text it was computed from.
+
+jedi is never on the keystroke path: a check publishes what the static analysis knows, and the
+callees it left to jedi are asked about on the jedi thread once the buffer is quiet; the file
+is then checked again and published only if its findings changed.
 """
 
 from __future__ import annotations
@@ -13,6 +17,7 @@ import hashlib
 import json
 import logging
 import time
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterable
 
@@ -31,6 +36,9 @@ SOURCE = "jax-lsp"
 # A change that arrives while the one before it is still unchecked (typing, a paste sent as
 # several messages) waits this long for more; an isolated change is checked at once.
 DEBOUNCE_S = 0.01
+# jedi starts once a buffer has been quiet this long: it holds the GIL that the checks of the
+# next keystrokes need.
+JEDI_IDLE_S = 0.2
 
 
 def shown(finding: Finding) -> bool:
@@ -152,24 +160,29 @@ class Checker:
         self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
         # core path -> (core, text) last given to that core by set_document
         self._sent: dict[str, tuple[Any, str]] = {}
+        self._refinements: dict[str, asyncio.Task] = {}
+        self._jedi_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-jedi")
 
-    def schedule(self, uri: str, debounce: bool = False, external: bool = False) -> None:
+    def schedule(self, uri: str, debounce: bool = False, external: bool = False, refined: bool = False) -> None:
         """(Re)check ``uri``; a newer request replaces a pending one (latest wins).
 
         ``debounce``: an edit, which waits DEBOUNCE_S if the previous one is still unchecked.
         ``external``: the change came from elsewhere (another file, the index, the settings),
         so a pull client must be told to pull again. Only a change of ``uri`` itself makes
         the files it affects be checked again (they would otherwise bounce checks back).
+        ``refined``: jedi named more of ``uri``'s callees; publish only if the findings changed.
         """
-        delay, propagate = 0.0, not external
+        delay, propagate = 0.0, not external or refined
+        external = external or refined
         previous = self._tasks.pop(uri, None)
         if previous is not None and not previous.done():
             previous.cancel()
             external = external or previous.external  # type: ignore[attr-defined]
             propagate = propagate or previous.propagate  # type: ignore[attr-defined]
+            refined = refined and previous.refined  # type: ignore[attr-defined]
             delay = DEBOUNCE_S if debounce else 0.0
-        task = asyncio.ensure_future(self._run(uri, delay, external, propagate))
-        task.external, task.propagate = external, propagate  # type: ignore[attr-defined]
+        task = asyncio.ensure_future(self._run(uri, delay, external, propagate, refined))
+        task.external, task.propagate, task.refined = external, propagate, refined  # type: ignore[attr-defined]
         self._tasks[uri] = task
 
     def schedule_all(self, uris: Iterable[str] | None = None) -> None:
@@ -178,9 +191,10 @@ class Checker:
                 self.schedule(doc.uri, external=True)
 
     def cancel(self, uri: str) -> None:
-        task = self._tasks.pop(uri, None)
-        if task is not None:
-            task.cancel()
+        for tasks in (self._tasks, self._refinements):
+            task = tasks.pop(uri, None)
+            if task is not None:
+                task.cancel()
         self.results.pop(uri, None)
         self._sent.pop(str(core_path(uri)), None)
         self._resolve(uri, [])
@@ -200,11 +214,11 @@ class Checker:
             self.schedule(uri)
         return await waiter
 
-    async def _run(self, uri: str, delay: float, external: bool, propagate: bool) -> None:
+    async def _run(self, uri: str, delay: float, external: bool, propagate: bool, refined: bool) -> None:
         try:
             await asyncio.sleep(delay)
             await self._server.settings_ready.wait()
-            await self._check(uri, external, propagate)
+            await self._check(uri, external, propagate, refined)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -227,7 +241,7 @@ class Checker:
         path = core_path(uri)
         return (path, doc.source, None) if path is not None else None
 
-    async def _check(self, uri: str, external: bool, propagate: bool) -> None:
+    async def _check(self, uri: str, external: bool, propagate: bool, refined: bool) -> None:
         server = self._server
         subject = self._subject(uri)
         if subject is None or server.core is None:
@@ -239,7 +253,7 @@ class Checker:
         sent = self._sent.get(str(path))
         changed = sent is None or sent[0] is not core or sent[1] != text
         started = time.perf_counter()
-        findings, affected = await server.run_core(_check_buffer, core, path, text, changed, propagate)
+        findings, affected, for_jedi = await server.run_core(_check_buffer, core, path, text, changed, propagate)
         self._sent[str(path)] = (core, text)
         checked = time.perf_counter()
         doc, now = server.document(uri), self._subject(uri)
@@ -248,14 +262,19 @@ class Checker:
         if notebook is not None:
             findings = [moved for f in findings if (moved := notebook.in_cell(f, uri)) is not None]
         findings = [f for f in findings if shown(f)]
+        unchanged = refined and self.results.get(uri) == (version, findings)
         self.results[uri] = (version, findings)
-        diagnostics = [to_diagnostic(server, uri, f, version) for f in findings]
-        server.diagnostics.set(SOURCE, uri, diagnostics, version, announce=external or not server.pull_diagnostics)
+        if not unchanged:
+            diagnostics = [to_diagnostic(server, uri, f, version) for f in findings]
+            server.diagnostics.set(SOURCE, uri, diagnostics, version, announce=external or not server.pull_diagnostics)
         log.debug(
-            "%s v%s: %d findings, core %.1f ms, publish %.1f ms",
-            path.name, version, len(findings), 1000 * (checked - started), 1000 * (time.perf_counter() - checked),
+            "%s v%s%s: %d findings%s, core %.1f ms, publish %.1f ms",
+            path.name, version, " (jedi)" if refined else "", len(findings), " (unchanged)" if unchanged else "",
+            1000 * (checked - started), 1000 * (time.perf_counter() - checked),
         )
         self._resolve(uri, findings)
+        if for_jedi:
+            self._refine_later(uri, version, path, text)
         others = notebooks.cells_of(server, {path_to_uri(p) for p in affected})
         if notebook is not None and propagate:
             others |= {cell for cell, _, _ in notebook.cells}  # their findings may have moved
@@ -263,11 +282,44 @@ class Checker:
         if others:
             self.schedule_all(others)
 
+    def _refine_later(self, uri: str, version: int | None, path: Path, text: str) -> None:
+        previous = self._refinements.pop(uri, None)
+        if previous is not None:
+            previous.cancel()  # a jedi run already started still finishes: its answers stay useful
+        self._refinements[uri] = asyncio.ensure_future(self._refine(uri, version, path, text))
 
-def _check_buffer(core: Any, path: Any, text: str, changed: bool, propagate: bool) -> tuple[list[Finding], set]:
+    async def _refine(self, uri: str, version: int | None, path: Path, text: str) -> None:
+        """Let jedi name the callees the check of this version left to it, then check again."""
+        core = self._server.core
+
+        def current() -> bool:
+            doc = self._server.document(uri)
+            return doc is not None and doc.version == version and self._server.core is core
+
+        try:
+            await asyncio.sleep(JEDI_IDLE_S)
+            if not current():
+                return
+            started = time.perf_counter()
+            loop = asyncio.get_running_loop()
+            again = await loop.run_in_executor(self._jedi_thread, core.refine_with_jedi, path, text)
+            log.debug("%s v%s: jedi %.1f ms", path.name, version, 1000 * (time.perf_counter() - started))
+        except asyncio.CancelledError:
+            raise
+        except Exception:
+            log.exception("Asking jedi about %s failed", uri)
+            return
+        if again and current():
+            self.schedule(uri, refined=True)
+
+
+def _check_buffer(core: Any, path: Any, text: str, changed: bool, propagate: bool) -> tuple[list[Finding], set, bool]:
+    """(findings, the other files they affect, whether callees were left to jedi)."""
     if changed:
         core.set_document(path, text)
-    return core.check_file(path), core.affected_files(path) if propagate else set()
+    findings = core.check_file(path)
+    affected = core.affected_files(path) if propagate else set()
+    return findings, affected, core.jedi.waiting(path, text)
 
 
 def register(server: JaxLanguageServer) -> None:

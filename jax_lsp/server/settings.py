@@ -115,6 +115,8 @@ def resolve(
         try:
             if key in CORE_KEYS:
                 core = settings_from_mapping({key: value}, base=core)
+            elif key == "jediBudget":  # `jedi-budget` of [tool.jax-lsp]
+                core = core.merged(jedi_budget=float(_number(value, key, 0)))
             elif key == "interpreter":
                 values["interpreter"] = _interpreter(value)
             elif key == "trace":

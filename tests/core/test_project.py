@@ -34,3 +34,40 @@ def test_imports_are_searched_above_the_outermost_package_and_in_src(tmp_path: P
     assert import_folders(module, src, tmp_path) == [tmp_path, proj, tmp_path / "research"]
     assert src_folders([tmp_path], ["research", "missing"]) == [tmp_path / "research"]
     assert src_folders([tmp_path], []) == [tmp_path]  # the default (".", "src"): src/ does not exist
+
+
+def test_a_file_outside_every_root_resolves_from_its_own_project(tmp_path: Path):
+    """An editor with no workspace folder (a single file opened): imports resolve from the
+    file's project as they would with the folder open."""
+    from jax_lsp.core import Workspace
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'mono'\n")
+    pkg = tmp_path / "research" / "pkg"
+    pkg.mkdir(parents=True)
+    (pkg / "__init__.py").write_text("")
+    (pkg / "policies.py").write_text("import jax\nchosen = jax.checkpoint_policies.save_only_these_names\n")
+    model = pkg / "model.py"
+    model.write_text("import jax\nfrom pkg.policies import chosen\nf = jax.checkpoint(lambda x: x, policy=chosen)\n")
+    assert [(f.code, f.span.start.line) for f in Workspace([]).check_file(model)] == [("JAX107", 2)]
+
+
+def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
+    from jax_lsp.core.users import Exported, candidate_users
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    policies = pkg / "policies.py"
+    files = {
+        pkg / "__init__.py": b"from pkg.policies import p as chosen\n",
+        pkg / "sibling.py": b"from .policies import p\nf = jax.checkpoint(g, policy=p)\n",
+        pkg / "whole.py": b"from pkg import policies\nf = jax.checkpoint(g, policy=policies.p)\n",
+        tmp_path / "star.py": b"from pkg.policies import *\nf = jax.checkpoint(g, policy=p)\n",
+        tmp_path / "aliased.py": b"from pkg import (\n    chosen,\n)\nf = jax.checkpoint(g, policy=chosen)\n",
+        tmp_path / "dotted.py": b"import pkg.policies as P\nf = jax.checkpoint(g, policy=P.p)\n",
+        tmp_path / "other_name.py": b"from pkg.policies import helper\nf = jax.checkpoint(g, policy=q)\n",
+        tmp_path / "no_site.py": b"from pkg.policies import p\n",
+        tmp_path / "other_module.py": b"from other.policies import p\nf = jax.checkpoint(g, policy=p)\n",
+    }
+    named = [Exported("pkg.policies", policies, frozenset({"p"}))]
+    found = candidate_users(files, named, lambda path: path.parent.name if path.name == "__init__.py" else path.stem)
+    assert sorted(p.name for p in found) == ["aliased.py", "dotted.py", "sibling.py", "star.py", "whole.py"]

@@ -23,6 +23,7 @@ export interface ServerSettings {
     select?: string[];
     ignore?: string[];
     src?: string[];
+    jediBudget?: number;
     severity?: Record<string, string>;
     interpreter?: string;
     trace?: { onSave?: boolean; timeout?: number; memoryLimitMb?: number };
@@ -77,6 +78,10 @@ export function serverSettings(get: SettingReader, interpreter: string | undefin
     const src = get('src');
     if (src !== undefined && src !== null) {
         result.src = src as string[];
+    }
+    const jediBudget = get('jediBudget');
+    if (jediBudget !== undefined && jediBudget !== null) {
+        result.jediBudget = jediBudget as number;
     }
     const severity = get('severity');
     if (severity !== undefined && severity !== null) {

@@ -1,0 +1,413 @@
+"""Real JAX projects as the yardstick for `jax-lsp check` and `jax-lsp serve`.
+
+The corpus is the pinned released sources listed in benchmarks/corpus.py, downloaded once into
+--cache-dir. Per project it prints the files, internal errors, syntax errors (JAX001), findings
+by code, and the time of `jax-lsp check` beside two baselines measured in the same run:
+`ast.parse` of every .py file, and `ruff check`. Each command is a subprocess from a cold
+interpreter, the three alternate, and the medians of --repeat runs are compared. Then:
+- every file checked on its own in this process, with a fresh Workspace each (as when a file
+  is opened): the slowest ten, timed again --repeat times;
+- a re-run with nothing changed, when `jax-lsp check` keeps a result cache (--no-cache);
+- one named file of the largest project, from the command line;
+- the language server (bench_server's client) on the largest module that holds policy sites;
+- every finding with its source line, to sort real mistakes from false alarms.
+
+ruff runs as `ruff check --no-cache --isolated --config "include=['*.py']"`, with its default
+rules (E4, E7, E9, F): they are what `ruff check` does for a user who configured nothing.
+--isolated keeps the projects' own ruff settings (other rules and excludes in each) from
+changing the work measured; `include` limits it to .py files, as jax-lsp (by default ruff
+also reads notebooks and stubs).
+
+Each target is printed as a ratio or a time with PASS or FAIL; the exit status is 1 if any
+fails. Output meant to be kept goes to benchmarks/out/ (ignored by git and by jax-lsp).
+
+    python benchmarks/bench_real.py [--projects jax,flax] [--repeat 3] [--no-server]
+                                    [--json benchmarks/out/real.json] [--cache-dir DIR]
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import json
+import os
+import platform
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+import traceback
+from collections import Counter
+from dataclasses import asdict, dataclass, field
+from pathlib import Path
+
+BENCHMARKS = Path(__file__).resolve().parent
+REPO = BENCHMARKS.parent
+sys.path[:0] = [str(REPO), str(BENCHMARKS)]  # this checkout's jax_lsp, and the sibling modules
+
+from bench_server import JAX_LSP, change_latency, first_diagnostics, percentile
+from corpus import DEFAULT_CACHE, PROJECTS, Project, fetch
+
+RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
+# Every jax-lsp subprocess (check and serve) runs this checkout's code.
+os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
+
+# Parse every .py file under a folder; a file Python cannot parse is counted, as far as it went.
+PARSE_ALL = """
+import ast, os, sys
+files = failed = 0
+for folder, dirs, names in os.walk(sys.argv[1]):
+    for name in names:
+        if name.endswith(".py"):
+            path = os.path.join(folder, name)
+            with open(path, "rb") as handle:
+                data = handle.read()
+            files += 1
+            try:
+                ast.parse(data, path)
+            except (SyntaxError, ValueError):
+                failed += 1
+print(files, failed)
+"""
+
+SLOWEST = 10
+SERVER_EDITS = 100
+SERVER_WARM_RUNS = 5
+
+
+@dataclass
+class Timing:
+    parse: list[float] = field(default_factory=list)
+    ruff: list[float] = field(default_factory=list)
+    check: list[float] = field(default_factory=list)
+    check_warm: list[float] = field(default_factory=list)
+
+    def median(self, name: str) -> float:
+        values = getattr(self, name)
+        return statistics.median(values) if values else float("nan")
+
+
+@dataclass
+class FileTime:
+    project: str
+    path: str
+    lines: int
+    seconds: float
+    sites: int
+    error: str | None = None
+
+
+@dataclass
+class ProjectResult:
+    name: str
+    version: str
+    kind: str
+    root: str
+    files: int = 0  # the files jax-lsp checks
+    py_files: int = 0  # every .py file under the root, as the parse baseline reads
+    unparsable: int = 0  # of those, files Python cannot parse (newer syntax, broken on purpose)
+    py_bytes: int = 0
+    exit_code: int = 0
+    sites: int = 0  # policy sites found, file by file in-process
+    files_with_sites: int = 0
+    internal_errors: list[str] = field(default_factory=list)
+    findings: list[dict] = field(default_factory=list)
+    timing: Timing = field(default_factory=Timing)
+
+
+# Commands --------------------------------------------------------------------------------
+def check_command(target: Path, no_cache: bool) -> list[str]:
+    return [*JAX_LSP[:3], "check", str(target), "--output-format", "json", *(["--no-cache"] if no_cache else [])]
+
+
+def ruff_command(target: Path) -> list[str]:
+    return [RUFF, "check", "--no-cache", "--isolated", "--config", "include=['*.py']", "--exit-zero",
+            "--output-format", "concise", str(target)]
+
+
+def parse_command(target: Path) -> list[str]:
+    return [sys.executable, "-c", PARSE_ALL, str(target)]
+
+
+def timed(command: list[str]) -> tuple[float, subprocess.CompletedProcess]:
+    started = time.perf_counter()
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    return time.perf_counter() - started, done
+
+
+def cache_supported() -> bool:
+    done = subprocess.run([*JAX_LSP[:3], "check", "--help"], cwd=REPO, capture_output=True, text=True, check=False)
+    return "--no-cache" in done.stdout
+
+
+def internal_errors(stderr: str) -> list[str]:
+    return [line.removeprefix("jax-lsp: error: ") for line in stderr.splitlines() if "internal error" in line]
+
+
+def read_findings(done: subprocess.CompletedProcess, root: Path) -> list[dict]:
+    try:
+        found = json.loads(done.stdout)
+    except json.JSONDecodeError:
+        sys.exit(f"jax-lsp check printed no JSON on {root}:\n{done.stdout[-2000:]}\n{done.stderr[-2000:]}")
+    for finding in found:
+        finding["path"] = os.path.relpath(finding["path"], root)
+        finding.pop("fixes", None)
+    return found
+
+
+# The whole-project runs -------------------------------------------------------------------
+def measure_project(project: Project, root: Path, kind: str, repeat: int, cache: bool) -> ProjectResult:
+    from jax_lsp.files import discover
+
+    files = discover([root])
+    result = ProjectResult(project.name, project.version, kind, str(root), files=len(files))
+    result.py_bytes = sum(path.stat().st_size for path in files)
+    _, done = timed(parse_command(root))  # also warms the page cache for the others
+    result.py_files, result.unparsable = map(int, done.stdout.split())
+    timed(ruff_command(root))
+    _, first = timed(check_command(root, no_cache=cache))
+    result.exit_code = first.returncode
+    result.internal_errors = internal_errors(first.stderr)
+    result.findings = read_findings(first, root)
+    for _ in range(repeat):
+        for name, command in (("parse", parse_command(root)), ("ruff", ruff_command(root)), ("check", check_command(root, cache))):
+            seconds, done = timed(command)
+            if name == "check" and done.returncode != first.returncode:
+                sys.exit(f"{project.name}: jax-lsp check exited {done.returncode}, first {first.returncode}:\n{done.stderr[-2000:]}")
+            getattr(result.timing, name).append(seconds)
+    if cache:  # a second run on the cache the first one left, nothing changed
+        timed(check_command(root, no_cache=False))
+        for _ in range(repeat):
+            result.timing.check_warm.append(timed(check_command(root, no_cache=False))[0])
+    return result
+
+
+# Each file on its own, in this process ---------------------------------------------------
+def check_one(root: Path, path: Path) -> tuple[float, int, str | None]:
+    """Seconds to check `path` in a fresh Workspace, its policy sites, and any exception."""
+    from jax_lsp.core import Workspace
+
+    workspace = Workspace(roots=[root])
+    started = time.perf_counter()
+    try:
+        workspace.check_file(path)
+    except Exception as exc:  # noqa: BLE001 - reported, with where it happened
+        frame = traceback.extract_tb(exc.__traceback__)[-1]
+        return time.perf_counter() - started, 0, f"{type(exc).__name__}: {exc} (at {frame.filename}:{frame.lineno})"
+    seconds = time.perf_counter() - started
+    errors = [str(error) for error in workspace.take_internal_errors()]
+    module = workspace.load(path, only_if_site=True)
+    sites = len(workspace.sites(module)) if module is not None else 0
+    return seconds, sites, "; ".join(errors) or None
+
+
+def time_each_file(results: list[ProjectResult], repeat: int) -> list[FileTime]:
+    import jedi  # noqa: F401 - its import is no file's cost
+
+    from jax_lsp.files import discover
+
+    times = []
+    for result in results:
+        root = Path(result.root)
+        for path in discover([root]):
+            seconds, sites, error = check_one(root, path)
+            lines = path.read_bytes().count(b"\n")
+            times.append(FileTime(result.name, os.path.relpath(path, root), lines, seconds, sites, error))
+    roots = {result.name: Path(result.root) for result in results}
+    for slow in sorted(times, key=lambda t: -t.seconds)[:SLOWEST]:
+        root = roots[slow.project]
+        slow.seconds = statistics.median(check_one(root, root / slow.path)[0] for _ in range(repeat))
+    return times
+
+
+# One named file, from the command line ---------------------------------------------------
+def measure_one_file(root: Path, path: Path, repeat: int, cache: bool) -> dict:
+    cli, ruff = [], []
+    timed(ruff_command(path))
+    for _ in range(repeat):
+        cli.append(timed(check_command(path, no_cache=cache))[0])
+        ruff.append(timed(ruff_command(path))[0])
+    return {"path": os.path.relpath(path, root), "check_s": statistics.median(cli), "ruff_s": statistics.median(ruff)}
+
+
+# The language server ---------------------------------------------------------------------
+def parse_seconds(text: str, runs: int = 20) -> float:
+    import ast
+
+    values = []
+    for _ in range(runs):
+        started = time.perf_counter()
+        ast.parse(text)
+        values.append(time.perf_counter() - started)
+    return statistics.median(values)
+
+
+def measure_server(root: Path, path: Path, repeat: int) -> dict:
+    """bench_server's measures, with the module opened as a new file beside the original in a
+    copy of its project (the server may resolve the module's imports there)."""
+    text = path.read_text(encoding="utf-8")
+    with tempfile.TemporaryDirectory(prefix="bench-real-") as temporary:
+        copy = Path(temporary) / root.name
+        shutil.copytree(root, copy)
+        folder = copy / path.relative_to(root).parent
+        spawn, cold, warm, found = asyncio.run(first_diagnostics(JAX_LSP, copy, text, repeat, SERVER_WARM_RUNS, folder))
+        changes = asyncio.run(change_latency(JAX_LSP, copy, text, SERVER_EDITS, folder=folder))
+    return {
+        "path": os.path.relpath(path, root), "lines": text.count("\n"), "diagnostics": found,
+        "parse_ms": 1000 * parse_seconds(text),
+        "spawn_ms": 1000 * statistics.median(spawn), "cold_ms": 1000 * statistics.median(cold),
+        "warm_ms": 1000 * statistics.median(warm),
+        "change_p50_ms": 1000 * percentile(changes, 0.5), "change_p95_ms": 1000 * percentile(changes, 0.95),
+    }
+
+
+# Report ----------------------------------------------------------------------------------
+def machine() -> str:
+    model = next(
+        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
+        platform.processor() or "unknown CPU",
+    ) if Path("/proc/cpuinfo").exists() else platform.processor()
+    ruff = subprocess.run([RUFF, "--version"], capture_output=True, text=True, check=False).stdout.strip()
+    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False).stdout.strip()
+    return (f"{os.cpu_count()} cores, {model}; Python {platform.python_version()}; {ruff}; "
+            f"jax-lsp at {commit or 'unknown commit'}")
+
+
+def verdict(value: float, limit: float) -> str:
+    return "PASS" if value <= limit else "FAIL"
+
+
+def print_projects(results: list[ProjectResult], cache: bool) -> None:
+    print(f"{'project':<18}{'version':<26}{'from':<6}{'files':>6}{'.py':>6}{'bad':>4}{'MB':>6}{'sites':>6}{'in':>4}"
+          f"{'intl':>5}{'JAX001':>7}{'parse':>8}{'ruff':>8}{'check':>8}{'/parse':>7}{'/ruff':>7}"
+          f"{'warm':>8}  findings by code")
+    for r in results:
+        codes = Counter(f["code"] for f in r.findings)
+        warm = f"{r.timing.median('check_warm'):7.2f}s" if cache else f"{'-':>8}"
+        by_code = ", ".join(f"{code} {n}" for code, n in sorted(codes.items())) or "-"
+        print(f"{r.name:<18}{r.version:<26}{r.kind:<6}{r.files:>6}{r.py_files:>6}{r.unparsable:>4}"
+              f"{r.py_bytes / 1e6:6.1f}{r.sites:>6}{r.files_with_sites:>4}{len(r.internal_errors):>5}{codes.get('JAX001', 0):>7}"
+              f"{r.timing.median('parse'):7.2f}s{r.timing.median('ruff'):7.2f}s{r.timing.median('check'):7.2f}s"
+              f"{r.timing.median('check') / r.timing.median('parse'):6.2f}x{r.timing.median('check') / r.timing.median('ruff'):6.2f}x"
+              f"{warm}  {by_code}")
+    print("files: what jax-lsp checks; .py: every .py file the parse baseline reads; bad: of those, files this "
+          "Python cannot parse; sites: policy sites found, in how many files; intl: internal errors; times: medians")
+
+
+def print_findings(results: list[ProjectResult]) -> None:
+    from jax_lsp.core.source import decode, split_lines
+
+    print("\nEvery internal error, JAX001 and finding (file:line code message, then the source line):")
+    if not any(r.internal_errors or r.findings for r in results):
+        print("  (none)")
+    for r in results:
+        for error in r.internal_errors:
+            print(f"  [{r.name}] INTERNAL {error}")
+        for f in r.findings:
+            try:
+                lines = split_lines(decode((Path(r.root) / f["path"]).read_bytes())[0])
+                source = lines[f["line"] - 1].strip() if 0 < f["line"] <= len(lines) else ""
+            except OSError:
+                source = "?"
+            print(f"  [{r.name}] {f['path']}:{f['line']}:{f['column']} {f['code']} {f['message']}\n      | {source}")
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--projects", help="comma-separated names (default: all): " + ",".join(p.name for p in PROJECTS))
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--no-server", action="store_true", help="skip the language server measures")
+    parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure and finding here")
+    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help=f"downloads and sources (default {DEFAULT_CACHE})")
+    args = parser.parse_args()
+    wanted = set(args.projects.split(",")) if args.projects else {p.name for p in PROJECTS}
+    unknown = wanted - {p.name for p in PROJECTS}
+    if unknown:
+        parser.error(f"unknown projects: {', '.join(sorted(unknown))}")
+    cache = cache_supported()
+    print(f"machine: {machine()}")
+    print(f"medians of {args.repeat} runs; result cache: {'cold runs use --no-cache' if cache else 'not supported yet'}\n")
+
+    results = []
+    for project in (p for p in PROJECTS if p.name in wanted):
+        root, kind = fetch(project, args.cache_dir)
+        print(f"  {project.name} {project.version} ({kind}) ...", file=sys.stderr, flush=True)
+        results.append(measure_project(project, root, kind, args.repeat, cache))
+    times = time_each_file(results, args.repeat)
+    for r in results:
+        r.sites = sum(t.sites for t in times if t.project == r.name)
+        r.files_with_sites = sum(1 for t in times if t.project == r.name and t.sites)
+    print_projects(results, cache)
+
+    print(f"\nEach file checked alone, in-process (fresh Workspace): the {SLOWEST} slowest (median of {args.repeat})")
+    slowest = sorted(times, key=lambda t: -t.seconds)[:SLOWEST]
+    for t in slowest:
+        print(f"  {t.seconds * 1000:8.1f} ms  {t.lines:>6} lines  {t.sites:>3} sites  [{t.project}] {t.path}")
+    file_errors = [t for t in times if t.error]
+    for t in file_errors:
+        print(f"  in-process error [{t.project}] {t.path}: {t.error}")
+
+    largest = max(results, key=lambda r: r.py_bytes)
+    with_sites = [t for t in times if t.sites and t.project == largest.name]
+    one_file = None
+    if with_sites:
+        chosen = max(with_sites, key=lambda t: (t.sites, t.lines))
+        one_file = measure_one_file(Path(largest.root), Path(largest.root) / chosen.path, args.repeat, cache)
+        print(f"\nOne named file of the largest project ({largest.name}): {one_file['path']} "
+              f"({chosen.lines} lines, {chosen.sites} sites): check {one_file['check_s']:.2f}s, ruff {one_file['ruff_s']:.3f}s "
+              "(from the command line, as pre-commit runs it)")
+
+    server = None
+    modules_with_sites = [t for t in times if t.sites and not t.error]
+    if not args.no_server and modules_with_sites:
+        biggest = max(modules_with_sites, key=lambda t: t.lines)
+        root = next(Path(r.root) for r in results if r.name == biggest.project)
+        server = measure_server(root, root / biggest.path, args.repeat)
+        print(f"\nServer on the largest module with policy sites: [{biggest.project}] {server['path']} "
+              f"({server['lines']} lines, {biggest.sites} sites, {server['diagnostics']} diagnostics); "
+              f"ast.parse {server['parse_ms']:.1f} ms")
+        print(f"  process start -> first diagnostics {server['spawn_ms']:.0f} ms; first diagnostics cold "
+              f"{server['cold_ms']:.0f} ms, warm {server['warm_ms']:.0f} ms; didChange p50 "
+              f"{server['change_p50_ms']:.1f} ms, p95 {server['change_p95_ms']:.1f} ms ({SERVER_EDITS} edits)")
+
+    total = {name: sum(r.timing.median(name) for r in results) for name in ("parse", "ruff", "check", "check_warm")}
+    targets = [
+        ("check / parse-everything, all projects", total["check"] / total["parse"], 0.25, "x"),
+        ("check / ruff, all projects", total["check"] / total["ruff"], 3.0, "x"),
+        ("slowest single file", slowest[0].seconds if slowest else 0.0, 0.5, "s"),
+    ]
+    if cache:
+        targets.append(("re-run, nothing changed / ruff", total["check_warm"] / total["ruff"], 1.0, "x"))
+    if one_file:
+        targets += [("one named file, cold", one_file["check_s"], 0.5, "s"),
+                    ("one named file / ruff of it", one_file["check_s"] / one_file["ruff_s"], 10.0, "x")]
+    if server:
+        parse_ms = server["parse_ms"]
+        targets += [
+            ("server first diagnostics, cold", server["cold_ms"], 2000 + 2 * parse_ms, "ms"),
+            ("server didChange p50 / ast.parse", server["change_p50_ms"] / parse_ms, 1.5, "x"),
+            ("server didChange p95 / ast.parse", server["change_p95_ms"] / parse_ms, 3.0, "x"),
+        ]
+    print(f"\nTotals: parse {total['parse']:.2f}s, ruff {total['ruff']:.2f}s, check {total['check']:.2f}s"
+          + (f", re-run {total['check_warm']:.2f}s" if cache else ", re-run: not supported yet"))
+    print(f"{'target':<42}{'measured':>13}{'limit':>13}")
+    for label, value, limit, unit in targets:
+        print(f"{label:<42}{value:>10.2f} {unit:<2}{limit:>10.2f} {unit:<2}  {verdict(value, limit)}")
+    print_findings(results)
+    if args.json:
+        args.json.parent.mkdir(parents=True, exist_ok=True)
+        args.json.write_text(json.dumps({
+            "machine": machine(), "repeat": args.repeat, "cache_supported": cache,
+            "projects": [asdict(r) for r in results],
+            "slowest_files": [asdict(t) for t in slowest], "file_errors": [asdict(t) for t in file_errors],
+            "files_with_sites": [asdict(t) for t in times if t.sites],
+            "one_file": one_file, "server": server,
+            "targets": [{"target": label, "measured": value, "limit": limit, "pass": value <= limit} for label, value, limit, _ in targets],
+        }, indent=2))
+    return 0 if all(value <= limit for _, value, limit, _ in targets) else 1
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,218 @@
+"""What jedi says a callee is, when a file's imports cannot tell: the slow path, kept bounded.
+
+- One `jedi.Project` per workspace and at most one `jedi.Script` per file text, reused for all
+  the callees of that text (each Script parses the whole file and infers from scratch).
+- A time budget per file text (`jedi-budget` seconds; 0 turns jedi off). Once it is spent, the
+  file's remaining callees stay unknown, and an unknown callee is never reported. One inference
+  already started runs to its end, so a pass may overrun the budget by that one.
+- Answers are kept per callee, keyed by its dotted text, the file's import statements, the
+  top-level statement around it and the module-level statements binding its first name: an edit
+  elsewhere in the file reuses them.
+
+Inline (the CLI, the API): jedi is asked while the sites are found. In the background (the
+server): finding sites only reads answers and notes the callees still to ask; `refine` asks jedi
+about them later, on another thread, and the server checks the file again. Meanwhile a callee
+whose context changed keeps its last answer (an edit must not make a finding blink).
+"""
+
+from __future__ import annotations
+
+import ast
+import bisect
+import hashlib
+import logging
+import os
+import threading
+import time
+from collections import OrderedDict
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from jax_lsp.core.scopes import dotted
+
+if TYPE_CHECKING:
+    from jax_lsp.core.module import Module
+
+log = logging.getLogger(__name__)
+
+# Files whose Script is kept: the CLI goes file by file, the server refines a few open buffers.
+SCRIPTS_KEPT = 4
+# Answers kept per file; past this, the older ones (for callee contexts edited since) go.
+ANSWERS_KEPT = 512
+
+Key = tuple[str, str]  # (the callee's dotted text, a digest of what its meaning depends on)
+
+
+@dataclass
+class FileStats:
+    asked: int = 0  # callees jedi was asked about
+    unnamed: int = 0  # ... that it could not name
+    skipped: int = 0  # callees left unknown because the budget was spent
+    seconds: float = 0.0
+
+
+def callee_key(module: Module, node: ast.expr) -> Key:
+    """What jedi's answer for the callee `node` of `module` depends on, as far as we follow it."""
+    source, body = module.source, module.source.tree.body
+    starts = [statement.lineno for statement in body]
+
+    def statement_text(line: int) -> str:
+        index = bisect.bisect_right(starts, line) - 1
+        if index < 0:
+            return ""
+        statement = body[index]
+        return "".join(source.lines[statement.lineno - 1 : statement.end_lineno])
+
+    parts = dotted(node) or []
+    digest = hashlib.blake2b(digest_size=16)
+    for statement in body:
+        if isinstance(statement, (ast.Import, ast.ImportFrom)):
+            digest.update(statement_text(statement.lineno).encode("utf-8", "surrogatepass"))
+    for binding in module.scope.bindings.get(parts[0], []) if parts else []:
+        digest.update(statement_text(binding.node.lineno).encode("utf-8", "surrogatepass"))
+    digest.update(statement_text(node.lineno).encode("utf-8", "surrogatepass"))
+    return ".".join(parts), digest.hexdigest()
+
+
+class JediNames:
+    def __init__(self, root: Path | None, interpreter: str | None, budget: float, background: bool = False):
+        self.budget = budget
+        self.background = background
+        self._root = root
+        self._interpreter = interpreter
+        self._project = None
+        self._lock = threading.Lock()  # guards the dicts below; never held while jedi runs
+        self._scripts: OrderedDict[str, tuple[str, object]] = OrderedDict()  # path -> (text, Script)
+        self._answers: dict[str, dict[Key, str | None]] = {}
+        self._latest: dict[str, dict[str, str | None]] = {}  # path -> callee text -> last answer
+        self._waiting: dict[str, tuple[int, dict[Key, tuple[int, int]]]] = {}  # path -> (text hash, callees)
+        self._spent: dict[str, tuple[int, float]] = {}  # path -> (text hash, seconds spent on it)
+        self.stats: dict[str, FileStats] = {}
+
+    def qualname(self, module: Module, node: ast.expr) -> str | None:
+        """What jedi says the callee `node` of `module` is: an earlier answer, or (inline) asked
+        now within the file's budget, or (background) noted for `refine`."""
+        if self.budget <= 0:
+            return None
+        path, text = module.path, module.source.text
+        key = callee_key(module, node)
+        end = module.source.position(node.end_lineno, node.end_col_offset)
+        position = (end.line + 1, max(end.column - 1, 0))  # jedi: 1-based lines, code points
+        with self._lock:
+            answers = self._answers.setdefault(path, {})
+            if key in answers:
+                return answers[key]
+            if self.background:
+                token = hash(text)
+                if self._waiting.get(path, (None,))[0] != token:
+                    self._waiting[path] = (token, {})
+                self._waiting[path][1][key] = position
+                return self._latest.get(path, {}).get(key[0])
+        return self._ask(path, text, {key: position})[key]
+
+    def waiting(self, path: Path | str, text: str) -> bool:
+        """Whether finding the sites of `path` (as `text`) left callees for `refine`."""
+        found = self._waiting.get(os.path.abspath(path))
+        return found is not None and found[0] == hash(text) and bool(found[1])
+
+    def refine(self, path: Path | str, text: str) -> bool:
+        """Ask jedi about the callees left waiting for `path` as `text`; True if there were any."""
+        path = os.path.abspath(path)
+        with self._lock:
+            found = self._waiting.get(path)
+            if found is None or found[0] != hash(text):
+                return False
+            del self._waiting[path]
+            answered = self._answers.get(path, {})
+            requests = {key: position for key, position in found[1].items() if key not in answered}
+        if requests:
+            self._ask(path, text, requests)
+        return True
+
+    def file_changed(self, path: str) -> None:
+        """A file changed on disk: what jedi said about other files may have changed with it
+        (a star import of it). Their answers are asked again; the last ones stand meanwhile."""
+        with self._lock:
+            for other in list(self._answers):
+                if other != path:
+                    del self._answers[other]
+
+    def summary(self, display=str) -> list[str]:
+        """For `check --verbose`: each file that spent its budget, then the totals."""
+        if self.budget <= 0:
+            return ["jedi: off (jedi-budget = 0)"]
+        lines = [
+            f"jedi: {display(path)}: budget of {self.budget:g} s spent, {stats.skipped} callee(s) left unknown"
+            for path, stats in sorted(self.stats.items())
+            if stats.skipped
+        ]
+        every = self.stats.values()
+        lines.append(
+            f"jedi: asked about {sum(s.asked for s in every)} callee(s) in {len(self.stats)} file(s) "
+            f"in {sum(s.seconds for s in every):.2f} s; {sum(s.unnamed for s in every)} it could not name, "
+            f"{sum(s.skipped for s in every)} left unknown past the budget"
+        )
+        return lines
+
+    # Asking jedi ---------------------------------------------------------------------------
+    def _ask(self, path: str, text: str, requests: dict[Key, tuple[int, int]]) -> dict[Key, str | None]:
+        token = hash(text)
+        spent = self._spent[path][1] if self._spent.get(path, (None,))[0] == token else 0.0
+        stats = self.stats.setdefault(path, FileStats())
+        project = self._jedi_project(path)  # once per workspace, not charged to this file
+        answers: dict[Key, str | None] = {}
+        for key, (line, column) in requests.items():
+            if spent >= self.budget:
+                stats.skipped += 1
+                answers[key] = None
+                continue
+            started = time.perf_counter()
+            answers[key] = self._infer(project, path, text, line, column)
+            elapsed = time.perf_counter() - started
+            spent += elapsed
+            stats.asked += 1
+            stats.unnamed += answers[key] is None
+            stats.seconds += elapsed
+        with self._lock:
+            self._spent[path] = (token, spent)
+            kept = self._answers.setdefault(path, {})
+            if len(kept) + len(answers) > ANSWERS_KEPT:
+                kept.clear()
+            kept.update(answers)
+            latest = self._latest.setdefault(path, {})
+            for (callee, _), answer in answers.items():
+                latest[callee] = answer
+        return answers
+
+    def _infer(self, project, path: str, text: str, line: int, column: int) -> str | None:
+        try:
+            names = self._script(project, path, text).infer(line, column)
+        except Exception:  # jedi is best effort: a failure means "unknown", never an error
+            log.debug("jedi could not infer %s:%d:%d", path, line, column, exc_info=True)
+            return None
+        return next((name.full_name for name in names if name.full_name), None)
+
+    def _jedi_project(self, path: str):
+        if self._project is None:
+            try:
+                import jedi
+
+                self._project = jedi.Project(path=self._root or Path(path).parent, environment_path=self._interpreter)
+            except Exception:  # then each Script fails too, and every callee stays unknown
+                log.debug("no jedi project for %s", path, exc_info=True)
+        return self._project
+
+    def _script(self, project, path: str, text: str):
+        import jedi
+
+        kept = self._scripts.get(path)
+        if kept is not None and kept[0] == text:
+            self._scripts.move_to_end(path)
+            return kept[1]
+        script = jedi.Script(code=text, path=path, project=project)
+        self._scripts[path] = (text, script)
+        self._scripts.move_to_end(path)
+        while len(self._scripts) > SCRIPTS_KEPT:
+            self._scripts.popitem(last=False)
+        return script

@@ -1,0 +1,122 @@
+"""jedi, the slow path: one Script per file text, answers reused across edits, a time budget per file.
+
+Real jedi throughout: `jedi.Script` is wrapped only to count what the analysis asks of it.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.core import Settings, Workspace
+
+jedi = pytest.importorskip("jedi")
+pytest.importorskip("jax")  # jedi names `jax.checkpoint` by reading jax's own source
+
+ROOMY = Settings(jedi_budget=60)  # no test but the budget's own may depend on the machine's speed
+
+
+def broken_policy(name: str) -> str:
+    return f"\ndef {name}(prim, *avals, **params):\n    if prim.name == 'sin':\n        return True\n"
+
+
+def star_import_project(tmp_path: Path, sites: int) -> tuple[Path, str]:
+    """A module whose `policy=` callees only jedi can name: each comes from a star import."""
+    helpers = "import jax\n" + "".join(f"remat_{n} = jax.checkpoint\n" for n in range(sites))
+    (tmp_path / "helpers.py").write_text(helpers)
+    text = "from helpers import *\n" + "".join(broken_policy(f"bad_{n}") for n in range(sites)) + "\n"
+    text += "".join(f"f_{n} = remat_{n}(g, policy=bad_{n})\n" for n in range(sites))
+    path = tmp_path / "model.py"
+    path.write_text(text)
+    return path, text
+
+
+@pytest.fixture
+def scripts(monkeypatch) -> dict[str, int]:
+    """Counts of real jedi.Script constructions and inferences made through it."""
+    counts = {"built": 0, "inferred": 0}
+
+    class CountingScript(jedi.Script):
+        def __init__(self, *args, **kwargs):
+            counts["built"] += 1
+            super().__init__(*args, **kwargs)
+
+        def infer(self, *args, **kwargs):
+            counts["inferred"] += 1
+            return super().infer(*args, **kwargs)
+
+    monkeypatch.setattr(jedi, "Script", CountingScript)
+    return counts
+
+
+def test_one_script_per_file_text_names_every_callee(tmp_path, scripts):
+    path, _ = star_import_project(tmp_path, 3)
+    findings = Workspace([tmp_path], ROOMY).check_file(path)
+    assert [(f.code, f.span.start.line) for f in findings] == [("JAX101", 2), ("JAX101", 6), ("JAX101", 10)]
+    assert scripts == {"built": 1, "inferred": 3}
+
+
+def test_an_edit_elsewhere_reuses_the_answers_and_a_new_import_asks_again(tmp_path, scripts):
+    path, text = star_import_project(tmp_path, 3)
+    workspace = Workspace([tmp_path], ROOMY)
+    assert len(workspace.check_file(path)) == 3
+    workspace.set_document(path, text + "\nx = 1\n")  # another statement: the callees mean the same
+    assert len(workspace.check_file(path)) == 3
+    assert scripts == {"built": 1, "inferred": 3}
+    workspace.set_document(path, "import os\n" + text)  # the imports changed: jedi is asked again
+    assert len(workspace.check_file(path)) == 3
+    assert scripts == {"built": 2, "inferred": 6}
+
+
+def test_jedi_is_not_asked_about_builtins_or_functions_defined_here(tmp_path, scripts):
+    text = broken_policy("bad") + "def outer():\n    def local(f, policy):\n        return f\n"
+    text += "    return local(g, policy=bad)\n\nparams = dict(policy=bad)\n"
+    (tmp_path / "model.py").write_text(text)
+    assert Workspace([tmp_path], ROOMY).check_file(tmp_path / "model.py") == []
+    assert scripts == {"built": 0, "inferred": 0}
+
+
+def test_past_the_budget_the_remaining_callees_stay_unknown(tmp_path, scripts):
+    path, _ = star_import_project(tmp_path, 20)
+    workspace = Workspace([tmp_path], Settings(jedi_budget=1e-6))
+    findings = workspace.check_file(path)
+    # The first inference starts within the budget and spends it; no other one starts.
+    assert scripts["inferred"] == 1
+    assert len(findings) <= 1
+    stats = workspace.jedi.stats[str(path)]
+    assert (stats.asked, stats.skipped) == (1, 19)
+
+
+def test_a_budget_of_zero_turns_jedi_off(tmp_path, scripts):
+    path, _ = star_import_project(tmp_path, 2)
+    assert Workspace([tmp_path], Settings(jedi_budget=0)).check_file(path) == []
+    assert scripts == {"built": 0, "inferred": 0}
+
+
+def test_in_the_background_jedi_waits_for_refine(tmp_path, scripts):
+    path, text = star_import_project(tmp_path, 2)
+    workspace = Workspace([tmp_path], ROOMY, jedi_in_background=True)
+    workspace.set_document(path, text)
+    assert workspace.check_file(path) == []  # the static pass alone: the star import hides the callees
+    assert scripts["built"] == 0 and workspace.jedi.waiting(path, text)
+    assert not workspace.refine_with_jedi(path, text + "\n")  # a text nobody checked: nothing to ask
+    assert workspace.refine_with_jedi(path, text)
+    assert len(workspace.check_file(path)) == 2
+    assert scripts == {"built": 1, "inferred": 2}
+    assert not workspace.jedi.waiting(path, text)
+
+
+def test_the_budget_is_a_number_of_seconds(tmp_path):
+    from jax_lsp.core.config import SettingsError, settings_from_mapping
+    from jax_lsp.server.settings import resolve
+
+    assert settings_from_mapping({"jedi-budget": 2}).jedi_budget == 2.0
+    for bad in (-1, "1", True):
+        with pytest.raises(SettingsError, match="jedi-budget"):
+            settings_from_mapping({"jedi-budget": bad})
+    (tmp_path / "pyproject.toml").write_text("[tool.jax-lsp]\njedi-budget = 3\n")
+    assert resolve({}, [tmp_path])[0].core.jedi_budget == 3.0
+    assert resolve({"jediBudget": 0}, [tmp_path])[0].core.jedi_budget == 0.0  # the editor's wins
+    settings, problems = resolve({"jediBudget": "soon"}, [tmp_path])
+    assert settings.core.jedi_budget == 3.0 and "jediBudget" in problems[0]
