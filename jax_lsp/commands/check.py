@@ -187,6 +187,9 @@ def _run(args: argparse.Namespace) -> int:
     sys.stdout.write(render(args.output_format, report))
     if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone
         print(fixed_line(outcome.fixed, len(outcome.written)), file=sys.stderr)
+    skipped = ws.pythons.summary(str(target) for target in targets)  # not findings: no effect on the exit code
+    if skipped:
+        print(f"jax-lsp: note: {skipped}", file=sys.stderr)
     if args.verbose:
         for line in ws.jedi.summary(display_path):
             print(f"jax-lsp: {line}", file=sys.stderr)

@@ -64,7 +64,8 @@ def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests
         if isinstance(t, PolicyFunction) and t.module.path != key
     }
     deps = {path: digests(path) for path in sorted(loaded) if path != key}
-    return FileResult(own_digest, deps, tuple(sorted(targets)), tuple(findings))  # type: ignore[arg-type]
+    skipped = tuple(module.source.skipped)
+    return FileResult(own_digest, deps, tuple(sorted(targets)), tuple(findings), skipped)  # type: ignore[arg-type]
 
 
 def check_tree(workspace: Workspace, keys: list[str], cache_dir: Path | None, jobs: int) -> dict[str, list[Finding]]:
@@ -100,6 +101,8 @@ def check_tree(workspace: Workspace, keys: list[str], cache_dir: Path | None, jo
     if cache is not None:
         for key, _ in todo:
             cache.store_file(key, own[key])
+    for key, result in own.items():  # parsed in another process, or not at all
+        workspace.pythons.record(key, result.skipped)
 
     results = {key: list(result.findings) for key, result in own.items()}
     wanted = set(keys)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import sys
 from dataclasses import dataclass, field, replace
 from pathlib import Path
@@ -22,6 +23,8 @@ class Settings:
     exclude: tuple[str, ...] = ()
     src: tuple[str, ...] = ()  # folders imports are found in, relative to the project root (ruff's `src`)
     severity: Mapping[str, Severity] = field(default_factory=dict)
+    # The oldest Python the code is for (ruff's `target-version`); None: its `requires-python`.
+    target_version: tuple[int, int] | None = None
     # Seconds jedi may spend on one file's callees that its imports cannot name; 0: no jedi.
     jedi_budget: float = 1.0
 
@@ -51,6 +54,13 @@ def _codes(value: Any, key: str) -> tuple[str, ...]:
     if bad:
         raise SettingsError(f"`{key}` has unknown codes {bad!r}: codes start with JAX")
     return tuple("JAX" if v == "ALL" else v.strip() for v in value)
+
+
+def _target_version(value: Any) -> tuple[int, int]:
+    match = re.fullmatch(r"py(3)(\d+)", value.strip().lower()) if isinstance(value, str) else None
+    if match is None:
+        raise SettingsError(f"`target-version` must be like \"py312\", got {value!r}")
+    return int(match.group(1)), int(match.group(2))
 
 
 def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None) -> Settings:
@@ -85,6 +95,8 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
                         f"`severity.{code}` must be 'error' or 'warning', got {level!r}"
                     ) from None
             changes["severity"] = severities
+        elif key == "target-version":
+            changes["target_version"] = _target_version(value)
         elif key == "jedi-budget":
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise SettingsError(f"`jedi-budget` must be a number of seconds >= 0, got {value!r}")

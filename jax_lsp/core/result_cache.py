@@ -23,6 +23,7 @@ from typing import Any, Iterable
 from jax_lsp import __version__
 from jax_lsp.core.config import Settings
 from jax_lsp.core.model import Edit, Finding, Fix, Position, Severity, Span
+from jax_lsp.core.python_version import SkippedStatement
 
 log = logging.getLogger(__name__)
 
@@ -42,6 +43,7 @@ class FileResult:
     deps: dict[str, str]  # path -> digest of every other module the analysis read
     targets: tuple[str, ...]  # other modules holding policies this file's sites reach
     findings: tuple[Finding, ...]
+    skipped: tuple[SkippedStatement, ...] = ()  # its statements only a newer Python parses
 
 
 class ResultCache:
@@ -74,14 +76,16 @@ class ResultCache:
             return None
         try:
             findings = tuple(_finding(f) for f in entry["findings"])
-        except (KeyError, TypeError, ValueError):
+            skipped = tuple(SkippedStatement(line, (python[0], python[1]), why) for line, python, why in entry["skipped"])
+        except (KeyError, TypeError, ValueError, IndexError):
             return None
-        return FileResult(entry["digest"], entry["deps"], tuple(entry["targets"]), findings)
+        return FileResult(entry["digest"], entry["deps"], tuple(entry["targets"]), findings, skipped)
 
     def store_file(self, path: str, result: FileResult) -> None:
         self._files[path] = {
             "digest": result.digest, "deps": result.deps, "targets": list(result.targets),
             "findings": [_finding_json(f) for f in result.findings],
+            "skipped": [[s.line, list(s.python), s.why] for s in result.skipped],
         }
         self._dirty = True
 

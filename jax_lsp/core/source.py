@@ -2,7 +2,10 @@
 
 Half-typed code is the normal case in an editor: when the whole file does not
 parse, each top-level statement is parsed on its own so that a syntax error in
-one function hides only that function.
+one function hides only that function. A statement that only a newer Python
+parses (newer_syntax.py), or any that fails in a project requiring a newer
+Python than the running one (python_version.py), is no syntax error: it is
+skipped, and recorded in `SourceModule.skipped`.
 """
 
 from __future__ import annotations
@@ -15,8 +18,14 @@ import io
 import re
 import tokenize
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.model import Finding, Position, Severity, Span
+from jax_lsp.core.newer_syntax import RUNNING, downgrade, might_be_newer
+from jax_lsp.core.python_version import SkippedStatement
+
+if TYPE_CHECKING:
+    from jax_lsp.core.python_version import ProjectPythons
 
 # A file or function without any of these words cannot hold a policy site or an offload call
 # (Offloadable, offload_dot_with_no_batch_dims, save_and_offload_only_these_names).
@@ -65,6 +74,7 @@ class SourceModule:
     tree: ast.Module
     problems: list[Finding] = field(default_factory=list)
     encoding: str = "utf-8"
+    skipped: list[SkippedStatement] = field(default_factory=list)  # not in `tree`: need a newer Python
 
     @functools.cached_property
     def lines(self) -> list[str]:
@@ -217,6 +227,14 @@ class ChunkError:
 
     error: SyntaxError  # numbered as lines of the whole file
     balanced: bool  # its brackets, strings and line continuations all close within it
+    start: int  # its first line, 0-based
+    text: str  # its source; when `newer`, rewritten in the running Python's syntax, on the same lines
+    newer: SkippedStatement | None = None  # set when only a newer Python than the running one parses it
+
+    @property
+    def lines(self) -> list[str]:
+        lines = split_lines(self.text)
+        return lines[:-1] if lines[-1] == "" else lines
 
 
 class ParseCache:
@@ -254,15 +272,36 @@ def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | ChunkErr
     try:
         part = ast.parse(chunk, filename=path)
     except SyntaxError as exc:
-        if exc.lineno is not None:
-            exc.lineno += start
-        # CPython names other lines in some messages ("... 'if' statement on line 2").
-        exc.msg = _LINE_IN_MESSAGE.sub(lambda match: f"on line {int(match[1]) + start}", exc.msg or "")
-        return ChunkError(exc, _balanced(chunk))
+        return _chunk_error(chunk, path, start, exc)
     except (ValueError, RecursionError, MemoryError) as exc:
-        return ChunkError(SyntaxError(str(exc)), False)
+        return ChunkError(SyntaxError(str(exc)), False, start, chunk)
     ast.increment_lineno(part, start)
     return part.body
+
+
+def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> ChunkError:
+    newer = downgrade(chunk)
+    if newer is not None:
+        try:
+            ast.parse(newer.text, filename=path)
+        except SyntaxError as remaining:
+            error = remaining  # what fails once the newer syntax is set aside: a real error
+        except (ValueError, RecursionError, MemoryError):
+            pass
+        else:
+            whys = "; ".join(dict.fromkeys(c.what for c in newer.constructs))
+            skipped = SkippedStatement(start, newer.python, whys)
+            return ChunkError(_numbered(error, start), _balanced(chunk), start, newer.text, skipped)
+    return ChunkError(_numbered(error, start), _balanced(chunk), start, chunk)
+
+
+def _numbered(error: SyntaxError, start: int) -> SyntaxError:
+    """`error` of a chunk that starts at 0-based line `start`, numbered as lines of the file."""
+    if error.lineno is not None:
+        error.lineno += start
+    # CPython names other lines in some messages ("... 'if' statement on line 2").
+    error.msg = _LINE_IN_MESSAGE.sub(lambda match: f"on line {int(match[1]) + start}", error.msg or "")
+    return error
 
 
 def _balanced(chunk: str) -> bool:
@@ -278,31 +317,109 @@ def _balanced(chunk: str) -> bool:
     return True
 
 
-def _parse_recovering(text: str, path: str, cache: ParseCache | None) -> tuple[ast.Module, list[Finding]]:
-    first_error: SyntaxError | None = None
-    if cache is not None:
-        body, failures = cache.parse(text, path)
-        if not failures:
-            return ast.Module(body=body, type_ignores=[]), []
-        if all(failure.balanced for failure in failures):
-            first_error = failures[0].error  # the chunks before it are whole statements that parse
-    if first_error is None:
-        try:
-            return ast.parse(text, filename=path), []
-        except SyntaxError as exc:
-            first_error = exc
-        except (ValueError, RecursionError, MemoryError) as exc:
-            first_error = SyntaxError(str(exc))
+def _parse_recovering(
+    text: str, path: str, cache: ParseCache | None, pythons: ProjectPythons | None
+) -> tuple[ast.Module, list[Finding], list[SkippedStatement]]:
+    """(the tree of what parses, the first syntax error, the statements only a newer Python parses)."""
+    whole_error = None
     if cache is None:
-        body, _ = ParseCache().parse(text, path)
-    line = (first_error.lineno or 1) - 1
-    column = (first_error.offset or 1) - 1
-    message = f"Syntax error: {first_error.msg}; the rest of the file was still checked"
-    problem = _problem(path, SYNTAX_ERROR, message, line, column, text)
-    return ast.Module(body=body, type_ignores=[]), [problem]
+        try:
+            return ast.parse(text, filename=path), [], []
+        except SyntaxError as exc:
+            whole_error = exc
+        except (ValueError, RecursionError, MemoryError) as exc:
+            whole_error = SyntaxError(str(exc))
+        cache = ParseCache()
+    body, failures = cache.parse(text, path)
+    if not failures:
+        return ast.Module(body=body, type_ignores=[]), [], []
+    first_error = None
+    if not all(failure.balanced for failure in failures):
+        # A line inside a string or brackets looked like a new statement: the whole file decides.
+        tree, skipped, first_error = _parse_whole(text, path, failures, whole_error)
+        if tree is not None:
+            return tree, [], skipped
+    module = ast.Module(body=body, type_ignores=[])
+    skipped = [failure.newer for failure in failures if failure.newer is not None]
+    real = [failure for failure in failures if failure.newer is None]
+    if not real:
+        return module, [], skipped
+    required = pythons.required(path) if pythons is not None else None
+    if required is not None and required.version > RUNNING:
+        # The project is for a newer Python: whatever fails may be its syntax.
+        skipped += [SkippedStatement(failure.start, required.version, required.origin) for failure in real]
+        return module, [], sorted(skipped, key=lambda statement: statement.line)
+    return module, [_syntax_problem(path, first_error or real[0].error, text)], skipped
 
 
-def parse_text(text: str, path: str, encoding: str = "utf-8", cache: ParseCache | None = None) -> SourceModule:
+def _syntax_problem(path: str, error: SyntaxError, text: str) -> Finding:
+    message = f"Syntax error: {error.msg}; the rest of the file was still checked"
+    return _problem(path, SYNTAX_ERROR, message, (error.lineno or 1) - 1, (error.offset or 1) - 1, text)
+
+
+def _parse_whole(
+    text: str, path: str, failures: list[ChunkError], error: SyntaxError | None
+) -> tuple[ast.Module | None, list[SkippedStatement], SyntaxError | None]:
+    """The file parsed at once, less its statements in newer syntax: (tree, those statements,
+    None); or (None, [], the first real error). `error`: the text's own, when known.
+
+    If the text fails, the statements found newer on their own are parsed as rewritten for the
+    running Python; then, if it still fails in a statement cut in two (an unbalanced chunk) that
+    may hold newer syntax, the whole text is rewritten: that costs a good part of a parse."""
+    try:
+        if error is None:
+            try:
+                return ast.parse(text, filename=path), [], None
+            except SyntaxError as exc:
+                error = exc
+        newer_chunks = [failure for failure in failures if failure.newer is not None]
+        if newer_chunks:
+            lines = split_lines(text)
+            for failure in newer_chunks:
+                rewritten = failure.lines
+                lines[failure.start : failure.start + len(rewritten)] = rewritten
+            text = "".join(lines)
+            try:
+                tree, constructs = ast.parse(text, filename=path), ()
+            except SyntaxError as exc:
+                error = exc
+            else:
+                error = None
+        if error is not None:
+            line = (error.lineno or 1) - 1
+            cut = [f for f in failures if not f.balanced and f.start <= line < f.start + len(f.lines)]
+            newer = downgrade(text) if any(might_be_newer(failure.text) for failure in cut) else None
+            if newer is None:
+                return None, [], error
+            tree, constructs = ast.parse(newer.text, filename=path), newer.constructs
+    except SyntaxError as exc:
+        return None, [], exc  # what remains once the newer syntax is set aside
+    except (ValueError, RecursionError, MemoryError) as exc:
+        return None, [], SyntaxError(str(exc))
+    ranges = [(failure.start, failure.start + len(failure.lines)) for failure in newer_chunks]
+    kept, skipped = [], [failure.newer for failure in newer_chunks]
+    for statement in tree.body:
+        first = min(node.lineno for node in [statement, *getattr(statement, "decorator_list", [])]) - 1
+        end = statement.end_lineno or first + 1
+        inside = [c for c in constructs if first <= c.line < end]
+        if any(start < end and first < stop for start, stop in ranges):
+            continue
+        if inside:
+            whys = "; ".join(dict.fromkeys(c.what for c in inside))
+            skipped.append(SkippedStatement(first, max(c.python for c in inside), whys))
+        else:
+            kept.append(statement)
+    return ast.Module(body=kept, type_ignores=[]), sorted(skipped, key=lambda statement: statement.line), None
+
+
+def parse_text(
+    text: str,
+    path: str,
+    encoding: str = "utf-8",
+    cache: ParseCache | None = None,
+    pythons: ProjectPythons | None = None,
+) -> SourceModule:
+    """`pythons` tells which Python the file's project requires (asked only when a statement fails)."""
     problems: list[Finding] = []
     if "\0" in text:
         line = text[: text.index("\0")].count("\n")
@@ -310,13 +427,13 @@ def parse_text(text: str, path: str, encoding: str = "utf-8", cache: ParseCache 
             _problem(path, DECODE_ERROR, "The file contains NUL bytes; they were read as spaces", line, 0, text)
         )
         text = text.replace("\0", " ")
-    tree, syntax_problems = _parse_recovering(text, path, cache)
-    return SourceModule(path, text, tree, problems + syntax_problems, encoding)
+    tree, syntax_problems, skipped = _parse_recovering(text, path, cache, pythons)
+    return SourceModule(path, text, tree, problems + syntax_problems, encoding, skipped)
 
 
-def parse_bytes(data: bytes, path: str) -> SourceModule:
+def parse_bytes(data: bytes, path: str, pythons: ProjectPythons | None = None) -> SourceModule:
     text, encoding, problem = decode(data)
-    module = parse_text(text, path, encoding)
+    module = parse_text(text, path, encoding, pythons=pythons)
     if problem:
         module.problems.insert(0, _problem(path, DECODE_ERROR, problem, 0, 0, module.text))
     return module

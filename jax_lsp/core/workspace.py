@@ -24,6 +24,7 @@ from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
 from jax_lsp.core.name_index import NameIndex
 from jax_lsp.core.project import import_folders, import_root, project_root, src_folders
+from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
@@ -56,6 +57,8 @@ class Workspace:
         self._lock = threading.RLock()
         self._overlays: dict[str, str] = {}
         self._parse_caches: dict[str, ParseCache] = {}  # per open buffer
+        # requires-python per file, and the statements skipped for needing a newer Python
+        self.pythons = ProjectPythons(self.roots, self.settings.target_version, self._read_by_analysis)
         self._modules: dict[str, tuple[object, Module | None]] = {}
         self._by_name: dict[tuple[str, str], str | None] = {}
         # path of a module with sites -> paths of the modules its sites' policies live in
@@ -121,8 +124,7 @@ class Workspace:
         """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one)."""
         key = _key(path)
         with self._lock:
-            for recorder in self._load_recorders:
-                recorder.add(key)
+            self._read_by_analysis(key)
             stamp = self._stamp(key)
             cached = self._modules.get(key)
             if cached is not None and cached[0] == stamp:
@@ -131,7 +133,7 @@ class Workspace:
                 text = self._overlays[key]
                 if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
                     return None
-                source = parse_text(text, key, cache=self._parse_caches.setdefault(key, ParseCache()))
+                source = parse_text(text, key, cache=self._parse_caches.setdefault(key, ParseCache()), pythons=self.pythons)
             else:
                 try:
                     data = Path(key).read_bytes()
@@ -140,7 +142,8 @@ class Workspace:
                     return None
                 if only_if_site and not could_hold_site(data):
                     return None
-                source = parse_bytes(data, key)
+                source = parse_bytes(data, key, self.pythons)
+            self.pythons.record(key, source.skipped)
             name, is_package = self._module_name(key)
             module = guarded(
                 lambda: Module(source, name, is_package, self), None, self.internal_errors, key, 0, "reading its scopes"
@@ -161,9 +164,14 @@ class Workspace:
                 return self._overlays[key].encode("utf-8", "surrogatepass")
         return _read(Path(key))
 
+    def _read_by_analysis(self, path: str) -> None:
+        for recorder in self._load_recorders:
+            recorder.add(path)
+
     @contextlib.contextmanager
     def recording_loads(self) -> Iterator[set[str]]:
-        """The paths of the modules loaded inside the block: what an analysis depended on."""
+        """The paths of the modules loaded inside the block, and of the files that declare which
+        Python the project requires where one was looked for: what an analysis depended on."""
         loaded: set[str] = set()
         with self._lock:
             self._load_recorders.append(loaded)

@@ -84,8 +84,8 @@ class InvalidReturnType(Rule):
             fixed = f"bool({text})"
             message = f"`{text}` is a NumPy value, not a Python bool; JAX rejects it: return `{fixed}`"
             return self.finding(module, leaf, message, [self.fix(f"Wrap in `{fixed}`", True, self.replace(module, leaf, fixed))])
-        if kind is Kind.INT and leaf.value in (0, 1):  # type: ignore[attr-defined]
-            fixed = "True" if leaf.value else "False"  # type: ignore[attr-defined]
+        if kind is Kind.INT and isinstance(leaf, ast.Constant) and leaf.value in (0, 1):  # not `0 or 1`
+            fixed = "True" if leaf.value else "False"
             message = f"The policy returns the int `{text}`; JAX needs a bool: return `{fixed}`"
             return self.finding(module, leaf, message, [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))])
         message = (

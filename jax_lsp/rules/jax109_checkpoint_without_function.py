@@ -75,6 +75,28 @@ def _arguments_text(module: Module, call: ast.Call) -> str:
     return module.source.segment(stretch)
 
 
+def _argument_start(module: Module, previous: ast.expr, value: ast.expr) -> Position:
+    """Where the argument `value` starts, with its own opening parentheses: `(p)` and
+    `(q := p)` are spanned without them. Between two arguments there can only be brackets,
+    one comma, whitespace and comments, so a `(` after the comma opens this argument."""
+    between = module.source.segment(
+        SimpleNamespace(
+            lineno=previous.end_lineno, col_offset=previous.end_col_offset, end_lineno=value.lineno,
+            end_col_offset=value.col_offset,
+        )
+    )
+    start = module.source.span(previous).end
+    seen_comma = False
+    for number, line in enumerate(between.split("\n")):
+        code = line.split("#", 1)[0]
+        for column, char in enumerate(code):
+            if char == ",":
+                seen_comma = True
+            elif char == "(" and seen_comma:
+                return Position(start.line + number, column + (start.column if number == 0 else 0))
+    return module.source.span(value).start
+
+
 class CheckpointWithoutFunction(Rule):
     code = "JAX109"
     name = "checkpoint-without-function"
@@ -108,9 +130,9 @@ class CheckpointWithoutFunction(Rule):
     def _positional(self, site: Site):
         module, value = site.module, site.value
         spelled = module.source.segment(value)
-        start = module.source.span(value).start
         fixes = []
         if len(site.call.args) == 2:
+            start = _argument_start(module, site.call.args[0], value)
             fixes.append(self.fix(f"Pass `policy={spelled}`", True, Edit(module.path, Span(start, start), "policy=")))
         return self.finding(
             module,

@@ -18,7 +18,7 @@ from jax_lsp.core.config import (
     settings_from_mapping,
 )
 
-CORE_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "src", "severity")
+CORE_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "src", "severity", "target-version")
 NOTIFICATIONS = ("off", "onError", "always")
 LOG_LEVELS = ("error", "warning", "info", "debug")
 

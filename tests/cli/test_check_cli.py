@@ -170,3 +170,61 @@ def test_a_policy_module_named_alone_is_checked_against_its_users_in_the_package
     for cwd, path in ((tmp_path, "nets/policies.py"), (tmp_path / "nets", "policies.py")):
         done = run_check(cwd, path, "--output-format", "concise")
         assert done.stdout.startswith(f"{path}:2:5: JAX101 "), done.stdout + done.stderr
+
+
+SITE = "import jax\n\ng = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.dots_saveable)\n"
+
+
+def _version(python: tuple[int, int]) -> str:
+    return f"{python[0]}.{python[1]}"
+
+
+def test_a_project_for_a_newer_python_gets_a_note_not_syntax_errors(tmp_path: Path, newer_syntax) -> None:
+    python, statement = newer_syntax
+    pyproject = f'[project]\nname = "p"\nrequires-python = ">={_version(python)}"\n'
+    _project(tmp_path, **{"pyproject.toml": pyproject, "a.py": statement + BROKEN + statement.replace("ValueHolder", "Other"),
+                          "b.py": statement + SITE + "def broken(:\n    pass\n"})
+    running = _version(sys.version_info[:2])
+    note = (f"jax-lsp: note: 4 statements in 2 files were not checked: they need Python {_version(python)} and this is "
+            f"Python {running} (run jax-lsp under Python >= {_version(python)} to check them)\n")
+    done = run_check(tmp_path, "--output-format", "json")
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("a.py", "JAX101")]
+    assert done.returncode == 1 and done.stderr == note
+    clean = run_check(tmp_path, "--ignore", "JAX101")
+    assert clean.returncode == 0 and clean.stdout == "All checks passed!\n" and clean.stderr == note
+
+
+def test_a_typo_in_a_project_for_this_python_is_a_syntax_error(tmp_path: Path) -> None:
+    pyproject = '[project]\nname = "p"\nrequires-python = ">=3.10"\n'
+    _project(tmp_path, **{"pyproject.toml": pyproject, "b.py": SITE + "def broken(:\n    pass\n"})
+    done = run_check(tmp_path, "--output-format", "concise")
+    assert done.returncode == 1 and done.stderr == ""
+    assert done.stdout.startswith("b.py:4:12: JAX001 Syntax error: ")
+
+
+def test_newer_syntax_without_requires_python_is_no_syntax_error(tmp_path: Path, newer_syntax) -> None:
+    python, statement = newer_syntax
+    _project(tmp_path, **{"setup.py": "from setuptools import setup\nsetup(name='p')\n", "b.py": SITE + statement})
+    done = run_check(tmp_path)
+    assert done.returncode == 0 and done.stdout == "All checks passed!\n"
+    assert done.stderr.startswith(f"jax-lsp: note: 1 statement in 1 file was not checked: it needs Python {_version(python)}")
+
+
+def test_the_note_survives_the_result_cache_and_other_processes(tmp_path: Path, newer_syntax) -> None:
+    python, statement = newer_syntax
+    _project(tmp_path, **{"setup.py": "setup(name='p')\n", **{f"m{n}.py": SITE + statement for n in range(30)}})
+    note = f"jax-lsp: note: 30 statements in 30 files were not checked: they need Python {_version(python)}"
+    # Checked here, answered from the cache, checked on 2 processes.
+    for args in (["--jobs", "1"], ["--jobs", "1"], ["--no-cache", "--jobs", "2"]):
+        done = run_check(tmp_path, *args)
+        assert done.returncode == 0 and done.stderr.startswith(note)
+    assert (tmp_path / ".jax-lsp-cache").is_dir()
+
+
+def test_a_changed_requires_python_is_not_answered_from_the_cache(tmp_path: Path) -> None:
+    running = sys.version_info[:2]
+    _project(tmp_path, **{"b.py": SITE + "def broken(:\n    pass\n"})
+    for requires, code in ((">=3.10", "JAX001"), (f">={_version((running[0], running[1] + 1))}", None)):
+        (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "p"\nrequires-python = "{requires}"\n')
+        done = run_check(tmp_path, "--output-format", "json")
+        assert [f["code"] for f in json.loads(done.stdout)] == ([code] if code else [])

@@ -39,9 +39,9 @@ def parses(monkeypatch) -> list[str]:
     parsed: list[str] = []
     real = source.parse_bytes
 
-    def counting(data: bytes, path: str):
+    def counting(data: bytes, path: str, *args, **kwargs):
         parsed.append(Path(path).name)
-        return real(data, path)
+        return real(data, path, *args, **kwargs)
 
     monkeypatch.setattr(source, "parse_bytes", counting)
     monkeypatch.setattr("jax_lsp.core.workspace.parse_bytes", counting)

@@ -1,4 +1,5 @@
-"""JAX103: a policy that returns a policy (a function object) instead of its decision."""
+"""JAX103: a policy returns a value that is not a bool, Saveable, Recompute or Offloadable (a number,
+or a policy instead of its decision)."""
 
 from __future__ import annotations
 
@@ -110,3 +111,24 @@ def test_delegating_and_returning_decisions_is_silent(tmp_path):
     g = jax.checkpoint(lambda x: x, policy=make())
     """
     assert findings(code, tmp_path, "JAX103") == []
+
+
+def test_int_valued_boolean_operation_is_reported_without_the_constant_fix(tmp_path):
+    # Found by the crash hunt: `0 or 0` is an int, and the fix for a returned 0 or 1 read its
+    # `.value` as if it were the constant itself (AttributeError: 'BoolOp' object ...).
+    code = """
+    import jax
+
+    def policy(prim, *avals, **params):
+        if avals:
+            return 0 or 0
+        return 1
+
+
+    f = jax.checkpoint(abs, policy=policy)
+    """
+    found = findings(code, tmp_path, "JAX103")
+    assert [(anchored_text(code, f), [fix.title for fix in f.fixes]) for f in found] == [
+        ("0 or 0", []),
+        ("1", ["Return `True`"]),
+    ]

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import textwrap
 
 import pytest
@@ -101,6 +102,23 @@ def test_positional_policy_with_more_arguments_has_no_fix(tmp_path):
     """
     [finding] = findings(code, tmp_path, "JAX109")
     assert finding.fixes == ()
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ("jax.checkpoint(abs, (p_ := p))", "jax.checkpoint(abs, policy=(p_ := p))"),
+        ("jax.checkpoint((abs), ((p)))", "jax.checkpoint((abs), policy=((p)))"),
+        ("jax.checkpoint(abs, (  # one, (\n    p))", "jax.checkpoint(abs, policy=(  # one, (\n    p))"),
+        ("jax.checkpoint((abs), p)", "jax.checkpoint((abs), policy=p)"),
+    ],
+)
+def test_parenthesized_positional_policy_gets_the_keyword_before_its_parentheses(call, expected, tmp_path):
+    # Found by the crash hunt: the fix wrote `(policy=p_ := p)`, a syntax error.
+    code = f"import jax\n\np = jax.checkpoint_policies.dots_saveable\nf = {call}\n"
+    repaired = fixed(code, findings(code, tmp_path, "JAX109"))
+    assert f"f = {expected}\n" in repaired
+    ast.parse(repaired)
 
 
 def test_function_given_partial_starred_nnx_eqx_and_noqa_are_silent(tmp_path):

@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import asyncio
+import sys
+
 from lsprotocol import types
 
 from lsp_harness import position_of, start_session
@@ -52,6 +55,34 @@ async def test_a_syntax_error_elsewhere_hides_nothing_and_is_not_shown(lsp):
     diagnostics = await lsp.diagnostics(uri)
     assert [d.code for d in diagnostics] == ["JAX101"]
     assert not [m for m in lsp.client.messages if m.type == types.MessageType.Error]
+
+
+async def _log_lines(lsp, needle: str, timeout: float = 10) -> list[str]:
+    """The log messages holding `needle`, once at least one has arrived."""
+    async def arrived() -> list[str]:
+        while not (found := [m.message for m in lsp.client.log_messages if needle in m.message]):
+            await asyncio.sleep(0.05)
+        return found
+
+    return await asyncio.wait_for(arrived(), timeout)
+
+
+async def test_newer_python_syntax_is_logged_once_and_the_rest_checked(lsp, newer_syntax):
+    python, statement = newer_syntax
+    text = statement + "\n" + POLICY
+    path = lsp.root / "newer.py"
+    lsp.write("newer.py", text)  # the index reads it from disk, the buffer follows
+    uri = lsp.open("newer.py")
+    assert [d.code for d in await lsp.diagnostics(uri)] == ["JAX101"]
+    end = types.Position(len(text.split("\n")) - 1, 0)
+    for edit in range(3):  # re-checked on every keystroke, logged once
+        lsp.change(uri, end, end, f"x{edit} = 1\n")
+        end = types.Position(end.line + 1, 0)
+        assert [d.code for d in await lsp.diagnostics(uri)] == ["JAX101"]
+    [line] = await _log_lines(lsp, "not checked")
+    running = ".".join(map(str, sys.version_info[:2]))
+    assert line.startswith(f"INFO {path}: 1 statement was not checked: it needs Python {python[0]}.{python[1]} "
+                           f"and jax-lsp runs on Python {running} (line 1: ")
 
 
 async def test_diagnostics_follow_edits(lsp):

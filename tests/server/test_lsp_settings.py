@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import sys
+
 from lsp_harness import start_session
 from lsprotocol import types
 from test_lsp_code_actions import POLICY
@@ -69,3 +71,12 @@ async def test_empty_lua_tables_are_empty_settings(tmp_path):
         uri = lsp.open("model.py", POLICY)
         assert len(await lsp.diagnostics(uri)) == 2
         assert lsp.client.messages == []
+
+
+async def test_target_version_tells_which_python_the_code_is_for(tmp_path):
+    newer = f"py{sys.version_info[0]}{sys.version_info[1] + 1}"
+    async with start_session("neovim", tmp_path, configuration={"target-version": newer}) as lsp:
+        uri = lsp.open("model.py", "def typo(:\n    pass\n" + POLICY)
+        assert len(await lsp.diagnostics(uri)) == 2
+        line = next(m.message for m in lsp.client.log_messages if "not checked" in m.message)
+        assert line.endswith(f"(line 1: target-version '{newer}')")
