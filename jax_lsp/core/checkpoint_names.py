@@ -55,6 +55,11 @@ class Tag:
     via: str | None = None  # `the parameter name of tag()` when the name was followed there
 
     @property
+    def fixed_text(self) -> str:
+        """The text every name of a shape holds (`layer_` for `layer_.*`)."""
+        return re.sub(r"\\(.)", r"\1", (self.shape or "").replace(".*", ""))
+
+    @property
     def is_wildcard(self) -> bool:
         return self.name is None and self.shape is None
 

@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 
+SIMILAR = 0.6  # difflib's ratio from which a tagged name is offered for an untagged one
+
+
 @dataclass(frozen=True)
 class Summary:
     """What a byte search tells of one file."""
@@ -49,9 +52,23 @@ class TagSet:
     def names(self) -> list[str]:
         return sorted({tag.name for tag in self.tags if tag.name is not None})
 
-    def closest(self, name: str) -> str | None:
-        found = difflib.get_close_matches(name, self.names(), n=1, cutoff=0.6)
-        return found[0] if found else None
+    def closest(self, name: str) -> Suggestion | None:
+        """The tagged name closest to `name`, else the tag of a shape whose fixed text is close
+        to it (`f"layer_{i}"` for "lyer_1"); None when nothing tagged looks like it."""
+        found = difflib.get_close_matches(name, self.names(), n=1, cutoff=SIMILAR)
+        if found:
+            return Suggestion(found[0], exact=True)
+        best = max(
+            ((difflib.SequenceMatcher(None, name, tag.fixed_text).ratio(), tag.text) for tag in self.tags if tag.shape),
+            default=None,
+        )
+        return Suggestion(best[1], exact=False) if best and best[0] >= SIMILAR else None
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    text: str  # a name, or how a shape is written (`f"layer_{i}"`)
+    exact: bool  # a name that can replace the one written
 
 
 def _has_word(word: str, data: bytes) -> bool:
