@@ -5,7 +5,8 @@ Followed: a `def` or `lambda`; names assigned once; imports from workspace modul
 lambdas); both branches of `a if c else b`; members of `jax.checkpoint_policies`;
 the arguments of `save_from_both_policies`; literals that JAX would try to call; lookups in
 a policy table (`POLICIES[key]`, `POLICIES.get(key)`): the entry of a constant key, every
-entry when the key is unknown. Anything else is unknown and yields nothing.
+entry when the key is unknown; a name bound more than once, by the assignments that can reach
+the use (reaching.py). Anything else is unknown and yields nothing.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import PARTIAL, SAVE_FROM_BOTH, policy_member
 from jax_lsp.core.paths import return_paths
+from jax_lsp.core.reaching import reaching_values
 from jax_lsp.core.scopes import FunctionNode, Scope, dotted
 from jax_lsp.core.sites import Site
 from jax_lsp.core.tables import TableChoice, find_table, lookup
@@ -125,7 +127,8 @@ class _Resolver:
                 return [BuiltinPolicy(member, module, expr, None, in_both)]
             found = module.definition(expr, scope)
             if found is None:
-                return []
+                values = reaching_values(expr, scope) if isinstance(expr, ast.Name) else None
+                return [t for v in values or () for t in self.resolve(module, v, scope, bound, keywords, in_both, step)]
             def_module, node, owner = found
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.reached_from)]
