@@ -143,7 +143,9 @@ def _functions(scope: Scope | None) -> tuple[FunctionNode, ...]:
 def name_uses(module: Module) -> list[NameUse]:
     """Every string literal given as a name to a factory of names in `module`, with the
     strings of names and containers those arguments are bound to (in any module)."""
-    uses = []
+    uses: list[NameUse] = []
+    if not any(factory in module.source.text for factory in NAME_FACTORIES):
+        return uses  # a call of one, or of an alias bound to one, names it
     candidates = callee_names(module, NAME_FACTORIES)
     for call, functions in enclosing_calls(module.source.tree):
         if _last_name(call.func) not in candidates:

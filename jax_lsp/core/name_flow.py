@@ -55,6 +55,7 @@ class Tables:
     loops: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
     defaults: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
     passed_around: set[str] = field(default_factory=set)
+    stored: dict[str, list[Functions]] = field(default_factory=dict)  # every binding, by any statement
 
     @classmethod
     def of(cls, tree: ast.Module) -> Tables:
@@ -103,6 +104,8 @@ class Tables:
                     self.defaults.setdefault(arg.arg, []).append((default, functions))
         elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in callees:
             self.passed_around.add(node.id if isinstance(node, ast.Name) else node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            self.stored.setdefault(node.id, []).append(functions)
 
     def _assign(self, target: ast.expr, value: ast.expr, functions: Functions) -> None:
         if isinstance(target, (ast.Name, ast.Attribute)):
@@ -218,6 +221,9 @@ class NameFlow:
         assigned = [(v, f) for v, f in facts.tables.assigned.get(word, []) if f and f[-1] is function]
         loops = [(i, f) for i, f in facts.tables.loops.get(word, []) if f and f[-1] is function]
         if not assigned and not loops:
+            if any(f and f[-1] is function for f in facts.tables.stored.get(word, [])):
+                # Bound here some other way (`for i, x in ...`, `with ... as x`): not known.
+                return [Tag(Place(facts.path, facts.source.span(function)), text=word)]
             return None
         return self._values(facts, assigned, loops, steps, seen)
 
