@@ -95,13 +95,8 @@ class Tables:
         elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
             self.loops.setdefault(node.target.id, []).append((node.iter, functions))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            args = node.args
-            positional = [*args.posonlyargs, *args.args]
-            pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults),
-                     *zip(args.kwonlyargs, args.kw_defaults)]
-            for arg, default in pairs:
-                if default is not None:
-                    self.defaults.setdefault(arg.arg, []).append((default, functions))
+            for arg, default in _defaults(node.args):
+                self.defaults.setdefault(arg.arg, []).append((default, functions))
         elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in callees:
             self.passed_around.add(node.id if isinstance(node, ast.Name) else node.attr)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
@@ -318,10 +313,15 @@ class NameFlow:
 _UNKNOWN = object()
 
 
-def _default(args: ast.arguments, word: str) -> ast.expr | None:
+def _defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    """Each parameter that has a default, with it."""
     positional = [*args.posonlyargs, *args.args]
     pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
-    return next((default for arg, default in pairs if arg.arg == word), None)
+    return [(arg, default) for arg, default in pairs if default is not None]
+
+
+def _default(args: ast.arguments, word: str) -> ast.expr | None:
+    return next((default for arg, default in _defaults(args) if arg.arg == word), None)
 
 
 def _argument(call: ast.Call, word: str, index: int | None, offset: int, bound_self: bool):

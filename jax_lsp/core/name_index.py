@@ -132,11 +132,6 @@ class NameIndex:
         return {f for f in self._workspace_files() if self._summary(f).uses}
 
     # Reading ----------------------------------------------------------------------------------
-    def files(self) -> list[str]:
-        """The files the names in reach depend on: the workspace's, and the packages' read."""
-        self.tags()
-        return [*self._workspace_files(), *sorted(self._read_packages)]
-
     def _workspace_files(self) -> list[str]:
         if self._files is None:
             self._files = self._workspace.python_files()
@@ -193,6 +188,8 @@ class NameIndex:
 
     # The names --------------------------------------------------------------------------------
     def tags(self) -> TagSet:
+        """Every tag in reach. A check that asks depends on every file of the workspace (any may
+        come to tag a name) and on the package files read: the workspace is told so."""
         if self._tags is None:
             self._bytes = {}
             try:

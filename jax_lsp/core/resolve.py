@@ -19,7 +19,7 @@ from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import PARTIAL, SAVE_FROM_BOTH, policy_member
 from jax_lsp.core.paths import return_paths
 from jax_lsp.core.reaching import reaching_values
-from jax_lsp.core.scopes import FunctionNode, Scope, dotted
+from jax_lsp.core.scopes import FunctionNode, Scope
 from jax_lsp.core.sites import Site
 from jax_lsp.core.tables import TableChoice, find_table, lookup
 
