@@ -24,6 +24,7 @@ export interface ServerSettings {
     ignore?: string[];
     src?: string[];
     jediBudget?: number;
+    'target-version'?: string;
     severity?: Record<string, string>;
     interpreter?: string;
     trace?: { onSave?: boolean; timeout?: number; memoryLimitMb?: number };
@@ -82,6 +83,10 @@ export function serverSettings(get: SettingReader, interpreter: string | undefin
     const jediBudget = get('jediBudget');
     if (jediBudget !== undefined && jediBudget !== null) {
         result.jediBudget = jediBudget as number;
+    }
+    const targetVersion = get('targetVersion');
+    if (targetVersion !== undefined && targetVersion !== null) {
+        result['target-version'] = targetVersion as string;
     }
     const severity = get('severity');
     if (severity !== undefined && severity !== null) {
