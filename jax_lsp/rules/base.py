@@ -99,6 +99,9 @@ class Rule:
     summary: ClassVar[str]
     VALID: ClassVar[list[Example]] = []
     INVALID: ClassVar[list[Example]] = []
+    # Whether a trace (the policy run under JAX on a probe function) can show the mistake; not
+    # when it lies in the user's model, which a trace does not run.
+    traceable: ClassVar[bool] = True
 
     # Checks: override the ones the rule needs.
     def check_policy(self, policy: PolicyContext) -> Iterable[Finding]:

@@ -111,14 +111,14 @@ class SaveFromBothNonBool(Rule):
                 import jax.numpy as jnp
 
                 cp = jax.checkpoint_policies
-                offload = cp.offload_dot_with_no_batch_dims("device", "pinned_host")
 
                 f = jax.checkpoint(
-                    lambda x: jnp.sin(x) @ x, policy=cp.save_from_both_policies(offload, cp.dots_saveable)
+                    lambda x: jnp.sin(x) @ x,
+                    policy=cp.save_from_both_policies(cp.offload_dot_with_no_batch_dims("device", "pinned_host"), cp.dots_saveable),
                 )
                 """
             ),
             error="The return value of the policies should be a boolean",
-            lines=(5,),
+            lines=(8,),
         ),
     ]

@@ -64,6 +64,7 @@ class CheckpointNameNotTagged(Rule):
     name = "checkpoint-name-not-tagged"
     severity = Severity.WARNING
     summary = "A policy names a checkpoint name that no checkpoint_name tag in reach carries"
+    traceable = False  # the trace tags every name the policy mentions on its probe function
 
     def check_module(self, module: Module):
         uses = name_uses(module)
