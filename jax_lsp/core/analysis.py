@@ -74,19 +74,27 @@ def check_module(
         context.in_save_from_both |= function.in_save_from_both
         if function.reached_from not in context.reached_from:
             context.reached_from.append(function.reached_from)
+        if function.chosen_by is not None and function.chosen_by not in context.chosen_by:
+            context.chosen_by.append(function.chosen_by)
 
     def run(check, line: int, what: str) -> list[Finding]:
         return guarded(lambda: list(check()), [], errors, module.path, line, f"{rule.code} on {what}")
+
+    # Table entries of this module that lookups with an unknown key may choose.
+    entries = {t.chosen_by for _, targets in sites for t in targets if t.chosen_by and t.chosen_by.path == module.path}
 
     for rule in rules:
         for context in policies.values():
             related = tuple(context.reached_from)
             line = context.node.lineno - 1
             found = run(lambda: rule.check_policy(context), line, "a policy")
-            findings.extend(replace(f, related=related) for f in found)
+            note = "".join(choice.note(module.path) for choice in context.chosen_by)
+            findings.extend(replace(f, related=related, message=f.message + note) for f in found)
         for site, targets in sites:
             findings.extend(run(lambda: rule.check_site(SiteContext(site, targets)), site.call.lineno - 1, "a site"))
-        findings.extend(run(lambda: rule.check_module(module), 0, "the module"))
+        for finding in run(lambda: rule.check_module(module), 0, "the module"):
+            note = "".join(c.note(module.path) for c in entries if c.entry.start <= finding.span.start <= c.entry.end)
+            findings.append(replace(finding, message=finding.message + note) if note else finding)
 
     result = []
     seen = set()

@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import ast
 import functools
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from jax_lsp.core.scopes import Binding, FunctionNode, Scope, ScopeBuilder, dotted
 from jax_lsp.core.source import SourceModule
+
+if TYPE_CHECKING:
+    from jax_lsp.core.name_index import NameIndex
 
 MAX_DEPTH = 12
 
@@ -18,6 +21,8 @@ class ModuleLoader(Protocol):
     def module(self, name: str, importer: Module) -> Module | None: ...
 
     def jedi_qualname(self, module: Module, node: ast.expr) -> str | None: ...
+
+    def checkpoint_names(self) -> NameIndex: ...
 
 
 class Module:

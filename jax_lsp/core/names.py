@@ -83,6 +83,12 @@ POLICY_FACTORIES = {
 
 SAVE_FROM_BOTH = "save_from_both_policies"
 
+# Factories whose policies decide with Saveable/Recompute/Offloadable, not bools: what they return.
+NON_BOOL_FACTORIES = {
+    "save_and_offload_only_these_names": "`Saveable`, `Offloadable(...)` or `Recompute`",
+    "offload_dot_with_no_batch_dims": "`Offloadable(...)` or `Recompute`",
+}
+
 _PE = ("jax.ad_checkpoint.", "jax._src.interpreters.partial_eval.", "jax.interpreters.partial_eval.")
 OFFLOADABLE = {p + "Offloadable" for p in _PE}
 SAVEABLE = {p + "Saveable" for p in _PE}

@@ -3,21 +3,25 @@
 Followed: a `def` or `lambda`; names assigned once; imports from workspace modules;
 `functools.partial(def, ...)`; calls of local factories (their returned defs and
 lambdas); both branches of `a if c else b`; members of `jax.checkpoint_policies`;
-the arguments of `save_from_both_policies`; literals that JAX would try to call. Anything
-else is unknown and yields nothing.
+the arguments of `save_from_both_policies`; literals that JAX would try to call; lookups in
+a policy table (`POLICIES[key]`, `POLICIES.get(key)`): the entry of a constant key, every
+entry when the key is unknown; a name bound more than once, by the assignments that can reach
+the use (reaching.py). Anything else is unknown and yields nothing.
 """
 
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import PARTIAL, SAVE_FROM_BOTH, policy_member
 from jax_lsp.core.paths import return_paths
-from jax_lsp.core.scopes import FunctionNode, Scope, dotted
+from jax_lsp.core.reaching import reaching_values
+from jax_lsp.core.scopes import FunctionNode, Scope
 from jax_lsp.core.sites import Site
+from jax_lsp.core.tables import TableChoice, find_table, lookup
 
 
 @dataclass(frozen=True)
@@ -33,6 +37,7 @@ class PolicyFunction:
     # Where it reaches JAX: (path, span) of the site's policy value. Not the Site itself,
     # which would keep the whole site module alive as long as this policy is remembered.
     reached_from: tuple[str, Span]
+    chosen_by: TableChoice | None = None  # the table entry it comes from, when the key is unknown
 
     @property
     def key(self) -> tuple[str, int]:
@@ -47,6 +52,8 @@ class BuiltinPolicy:
     module: Module
     expr: ast.expr  # where it is named
     call: ast.Call | None  # set when it is called there
+    in_save_from_both: bool = False
+    chosen_by: TableChoice | None = None
 
 
 @dataclass(frozen=True)
@@ -57,6 +64,7 @@ class LiteralValue:
     module: Module
     expr: ast.expr
     scope: Scope  # where it is written
+    chosen_by: TableChoice | None = None
 
 
 Target = PolicyFunction | BuiltinPolicy | LiteralValue
@@ -68,36 +76,6 @@ def _called_literal(expr: ast.expr) -> bool:
     if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
         return bool(expr.elts)
     return isinstance(expr, ast.Dict) and bool(expr.keys)
-
-
-def _table_entry(module: Module, expr: ast.Subscript, scope: Scope) -> tuple[Module, ast.expr, Scope] | None:
-    """`TABLE["key"]` where TABLE is bound once to a dict literal or `dict(key=...)`: the entry."""
-    if not isinstance(expr.slice, ast.Constant) or dotted(expr.value) is None:
-        return None
-    found = module.definition(expr.value, scope)
-    if found is None:
-        return None
-    table_module, table, owner = found
-    key = expr.slice.value
-    if isinstance(table, ast.Dict):
-        for name, value in zip(table.keys, table.values):
-            if isinstance(name, ast.Constant) and name.value == key:
-                return table_module, value, owner
-    elif _is_builtin_dict(table, owner):
-        for keyword in table.keywords:
-            if keyword.arg == key:
-                return table_module, keyword.value, owner
-    return None
-
-
-def _is_builtin_dict(expr: ast.expr, scope: Scope) -> bool:
-    """`dict(...)`, with `dict` not rebound."""
-    return (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Name)
-        and expr.func.id == "dict"
-        and scope.lookup("dict")[0] is None
-    )
 
 
 def resolve_site(site: Site) -> list[Target]:
@@ -136,24 +114,49 @@ class _Resolver:
                 *self.resolve(module, expr.body, scope, bound, keywords, in_both, step),
                 *self.resolve(module, expr.orelse, scope, bound, keywords, in_both, step),
             ]
+        looked_up = lookup(expr)
+        if looked_up is not None:
+            found = self._lookup(module, *looked_up, scope, bound, keywords, in_both, step)
+            if found is not None or isinstance(expr, ast.Subscript):
+                return found or []
         if isinstance(expr, ast.Call):
             return self._call(module, expr, scope, bound, keywords, in_both, step)
-        if isinstance(expr, ast.Subscript):
-            entry = _table_entry(module, expr, scope)
-            return self.resolve(*entry, bound, keywords, in_both, step) if entry else []
         if isinstance(expr, (ast.Name, ast.Attribute)):
             member = policy_member(module.qualname(expr, scope))
             if member:
-                return [BuiltinPolicy(member, module, expr, None)]
+                return [BuiltinPolicy(member, module, expr, None, in_both)]
             found = module.definition(expr, scope)
             if found is None:
-                return []
+                values = reaching_values(expr, scope) if isinstance(expr, ast.Name) else None
+                return [t for v in values or () for t in self.resolve(module, v, scope, bound, keywords, in_both, step)]
             def_module, node, owner = found
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.reached_from)]
             if isinstance(node, ast.expr):
                 return self.resolve(def_module, node, owner, bound, keywords, in_both, step)
         return []
+
+    def _lookup(self, module, table_expr, key, default, scope, bound, keywords, in_both, step) -> list[Target] | None:
+        """`TABLE[key]` / `TABLE.get(key, default)`: the entry of a constant key; every entry of
+        an unknown key, each marked with the key that selects it. None: not a table."""
+        table = find_table(module, table_expr, scope)
+        if table is None:
+            return None
+        more = self.resolve(module, default, scope, bound, keywords, in_both, step) if default is not None else []
+        if isinstance(key, ast.Constant):
+            entry = table.entry(key.value)
+            if entry is None:
+                return more
+            return self.resolve(table.module, entry, table.scope, bound, keywords, in_both, step) + more
+        targets: list[Target] = []
+        for name, value in table.entries:
+            choice = table.choice(name, value)
+            for target in self.resolve(table.module, value, table.scope, bound, keywords, in_both, step):
+                targets.append(target if target.chosen_by else replace(target, chosen_by=choice))
+        if not any(isinstance(t, (PolicyFunction, BuiltinPolicy)) for t in targets):
+            # Not a policy table (a config dict of numbers and strings): its literals are no policies.
+            targets = []
+        return targets + more
 
     def _call(self, module, call, scope, bound, keywords, in_both, step) -> list[Target]:
         qualname = module.qualname(call.func, scope)
@@ -162,24 +165,43 @@ class _Resolver:
             return self.resolve(
                 module, call.args[0], scope, bound + len(call.args) - 1, keywords | more, in_both, step
             )
-        member = policy_member(qualname)
+        member, factory = self._callee(module, call.func, scope)
         if member == SAVE_FROM_BOTH:
-            targets: list[Target] = [BuiltinPolicy(member, module, call.func, call)]
+            targets: list[Target] = [BuiltinPolicy(member, module, call.func, call, in_both)]
             for argument in call.args:
                 targets += self.resolve(module, argument, scope, 0, frozenset(), True, step)
             return targets
         if member:
-            return [BuiltinPolicy(member, module, call.func, call)]
-        found = module.definition(call.func, scope)
-        if found is None:
-            return []
-        factory_module, factory, _ = found
-        if not isinstance(factory, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            return [BuiltinPolicy(member, module, call.func, call, in_both)]
+        if factory is None:
             return []
         # A local factory: the policies are what its return statements give.
+        factory_module, factory = factory
         factory_scope = factory_module.function_scope(factory)
         targets = []
         for _, value in return_paths(factory).values():
             if value is not None:
                 targets += self.resolve(factory_module, value, factory_scope, bound, keywords, in_both, step)
         return targets
+
+    def _callee(self, module: Module, func: ast.expr, scope: Scope, depth: int = 0):
+        """What a call calls: (member of jax.checkpoint_policies, None), (None, (module, def)) for
+        a function of the workspace, or (None, None). A `functools.partial` of either, written
+        there or bound to a name, calls what it wraps."""
+        if depth > MAX_DEPTH:
+            return None, None
+        member = policy_member(module.qualname(func, scope))
+        if member:
+            return member, None
+        if isinstance(func, ast.Call):
+            wrapped = func
+        else:
+            found = module.definition(func, scope)
+            if found is None:
+                return None, None
+            module, wrapped, scope = found
+            if isinstance(wrapped, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                return None, (module, wrapped)
+        if isinstance(wrapped, ast.Call) and wrapped.args and module.qualname(wrapped.func, scope) in PARTIAL:
+            return self._callee(module, wrapped.args[0], scope, depth + 1)
+        return None, None

@@ -35,7 +35,8 @@ SITE_MARKER_PATTERN = re.compile("|".join(SITE_MARKERS))
 # A file is parsed only if it holds one of these (each a literal, then a pattern around it):
 # a `policy=` keyword; a call of a checkpoint function, which may take its policy positionally,
 # or an alias of one (`ckpt = jax.checkpoint`, `import ... checkpoint as c`); the names of the
-# ready-made policies and of the offloading API, which JAX105 and JAX106 check anywhere.
+# ready-made policies and of the offloading API, which JAX105 and JAX106 check anywhere; the
+# factories of names, whose names JAX112 checks anywhere.
 _FILE_TRIGGERS = tuple(
     (literal, re.compile(pattern))
     for literal, pattern in (
@@ -45,6 +46,8 @@ _FILE_TRIGGERS = tuple(
         (b"ffload", rb"ffload"),
         (b"checkpoint", rb"checkpoint(?:\s*[(\r\n]|\s+as\b)"),
         (b"remat", rb"remat(?:\s*[(\r\n]|\s+as\b)"),
+        (b"these_names", rb"these_names"),
+        (b"names_but_these", rb"names_but_these"),
     )
 )
 

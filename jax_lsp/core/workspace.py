@@ -21,6 +21,7 @@ from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
+from jax_lsp.core.name_index import NameIndex
 from jax_lsp.core.notebook import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.project import import_folders, import_root, project_root, src_folders
 from jax_lsp.core.python_version import ProjectPythons
@@ -74,6 +75,7 @@ class Workspace:
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
         self.internal_errors: list[InternalError] = []
         self._load_recorders: list[set[str]] = []
+        self._names: NameIndex | None = None
 
     def take_internal_errors(self) -> list[InternalError]:
         """The analysis bugs met since the last call (each cost one site, policy or file)."""
@@ -105,6 +107,8 @@ class Workspace:
         self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
         if self._indexed:
             self._index_file(key)
+        if self._names is not None:
+            self._names.invalidate(key)
 
     # Loading modules -----------------------------------------------------------
     def _stamp(self, key: str):
@@ -369,4 +373,30 @@ class Workspace:
             self._index_file(key)
             after = self._site_targets.get(key, set())
             users = {site for site, targets in self._site_targets.items() if key in targets}
-        return {Path(p) for p in (before | after | users) if p != key}
+            naming = self._names.affected_by(key) if self._names is not None else set()
+        return {Path(p) for p in (before | after | users | naming) if p != key}
+
+    # Checkpoint names ------------------------------------------------------------
+    def checkpoint_names(self) -> NameIndex:
+        """The `checkpoint_name` tags in reach and the names policies give (built on first use)."""
+        with self._lock:
+            if self._names is None:
+                self._names = NameIndex(self)
+            return self._names
+
+    def python_files(self) -> list[str]:
+        """Every Python file under the roots, and the open buffers outside them."""
+        from jax_lsp.files import discover
+
+        with self._lock:
+            found = [_key(p) for p in discover(self.roots, self.settings.exclude)] if self.roots else []
+            return found + sorted(set(self._overlays) - set(found))
+
+    def in_roots(self, path: Path | str) -> bool:
+        return self._root_of(Path(_key(path))) is not None
+
+    def note_reads(self, paths: Iterable[str]) -> None:
+        """An analysis depends on these files too, though it did not load them as modules."""
+        with self._lock:
+            for recorder in self._load_recorders:
+                recorder.update(paths)

@@ -14,6 +14,7 @@ from jax_lsp.rules.jax108_policy_signature import PolicySignature
 from jax_lsp.rules.jax109_checkpoint_without_function import CheckpointWithoutFunction
 from jax_lsp.rules.jax110_save_from_both_non_bool import SaveFromBothNonBool
 from jax_lsp.rules.jax111_policy_not_callable import PolicyNotCallable
+from jax_lsp.rules.jax112_checkpoint_name_not_tagged import CheckpointNameNotTagged
 
 ALL_RULES: list[Rule] = [
     ReturnsNone(),
@@ -27,6 +28,7 @@ ALL_RULES: list[Rule] = [
     CheckpointWithoutFunction(),
     SaveFromBothNonBool(),
     PolicyNotCallable(),
+    CheckpointNameNotTagged(),
 ]
 
 _BY_CODE = {rule.code: rule for rule in ALL_RULES}

@@ -12,6 +12,7 @@ from jax_lsp.core.module import Module
 from jax_lsp.core.paths import ReturnPaths
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
+from jax_lsp.core.tables import TableChoice
 from jax_lsp.rules.values import Kind, classify, leaves
 
 PROJECT_URL = "https://github.com/jax-lsp/jax-lsp"
@@ -40,6 +41,7 @@ class PolicyContext:
     paths: ReturnPaths
     in_save_from_both: bool
     reached_from: list[tuple[str, Span]] = field(default_factory=list)
+    chosen_by: list[TableChoice] = field(default_factory=list)  # table entries it is looked up from
 
     @property
     def module(self) -> Module:
@@ -85,6 +87,10 @@ class SiteContext:
         site's module, else on the site's value, so that a file's findings stay in that file."""
         return expr if module is self.module else self.site.value
 
+    def chosen(self, target: Target) -> str:
+        """For a target looked up in a table with an unknown key: which key chooses it."""
+        return target.chosen_by.note(self.module.path) if target.chosen_by else ""
+
 
 class Rule:
     code: ClassVar[str]
@@ -93,6 +99,9 @@ class Rule:
     summary: ClassVar[str]
     VALID: ClassVar[list[Example]] = []
     INVALID: ClassVar[list[Example]] = []
+    # Whether a trace (the policy run under JAX on a probe function) can show the mistake; not
+    # when it lies in the user's model, which a trace does not run.
+    traceable: ClassVar[bool] = True
 
     # Checks: override the ones the rule needs.
     def check_policy(self, policy: PolicyContext) -> Iterable[Finding]:

@@ -1,18 +1,24 @@
 """## What it does
 Finds remat policies that return a value of a type JAX does not accept: an `int` (`0`,
-`1`), a `float`, a string, a container, or a NumPy / jax.numpy value such as
-`np.prod(aval.shape) > n`, `np.any(...)` or `np.bool_(...)`.
+`1`), a `float`, a string, a container, a NumPy / jax.numpy value such as
+`np.prod(aval.shape) > n`, `np.any(...)` or `np.bool_(...)`, or another policy
+(`return jax.checkpoint_policies.nothing_saveable`) instead of that policy's decision.
 
 ## Why is this bad?
 JAX accepts exactly a Python `bool`, `Saveable`, `Recompute` or an `Offloadable(...)`
 instance. Anything else raises `TypeError: Value returned by a remat policy should be a bool
 or ...` at the first `jax.grad`. NumPy comparisons are the usual trap: `np.prod(s) > n` is a
-`numpy.bool`, not a `bool`, and JAX rejects it.
+`numpy.bool`, not a `bool`, and JAX rejects it. A policy returned by a policy is a function
+object, not a decision: JAX does not call it for you.
 
 ## Fix safety
 Wrapping a NumPy value in `bool(...)` and replacing `0`/`1` with `False`/`True` keep the
 decision the code meant, so both are safe. Strings, containers and other numbers have no fix:
-what they were meant to say is not clear.
+what they were meant to say is not clear. A returned policy is called with the arguments JAX
+passed (`return dots_saveable(prim, *avals, **params)`, with the policy's own parameter names),
+or replaced by its constant decision (`False` for `nothing_saveable`, `True` for
+`everything_saveable`): the decision the code named, so the fix is safe. There is no fix when
+the policy's signature cannot pass JAX's arguments on (JAX108 reports that first).
 """
 
 from __future__ import annotations
@@ -20,10 +26,23 @@ from __future__ import annotations
 import ast
 
 from jax_lsp.core.model import Severity
+from jax_lsp.core.names import policy_member
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 from jax_lsp.rules.values import Kind
 
-_INVALID = {Kind.INT, Kind.FLOAT, Kind.STR, Kind.CONTAINER, Kind.NUMPY}
+_INVALID = {Kind.INT, Kind.FLOAT, Kind.STR, Kind.CONTAINER, Kind.NUMPY, Kind.POLICY}
+# Ready-made policies whose decision does not depend on the primitive.
+_CONSTANT_DECISION = {"nothing_saveable": "False", "everything_saveable": "True"}
+
+
+def _delegation(policy: PolicyContext) -> str | None:
+    """`(prim, *avals, **params)` spelled with the policy's own parameters; None when its
+    signature cannot pass on what JAX gives it."""
+    args = policy.node.args
+    positional = [*args.posonlyargs, *args.args][policy.function.bound_positional :]
+    if not positional or args.vararg is None or args.kwarg is None or args.kwonlyargs:
+        return None
+    return ", ".join([*(a.arg for a in positional), f"*{args.vararg.arg}", f"**{args.kwarg.arg}"])
 
 
 class InvalidReturnType(Rule):
@@ -34,8 +53,30 @@ class InvalidReturnType(Rule):
 
     def check_policy(self, policy: PolicyContext):
         for leaf, kind in policy.returned_values():
-            if kind in _INVALID:
+            if kind is Kind.POLICY:
+                yield self._returns_policy(policy, leaf)
+            elif kind in _INVALID:
                 yield self._finding(policy.module, leaf, kind)
+
+    def _returns_policy(self, policy: PolicyContext, leaf: ast.expr):
+        module = policy.module
+        text = module.source.segment(leaf)
+        named = isinstance(leaf, (ast.Name, ast.Attribute))
+        member = policy_member(module.qualname(leaf, module.function_scope(policy.node))) if named else None
+        arguments = _delegation(policy)
+        fixed = _CONSTANT_DECISION.get(member or "")
+        if fixed is None and arguments is not None and not isinstance(leaf, ast.Lambda):
+            fixed = f"{text}({arguments})"
+        message = (
+            f"The policy returns the policy `{text}` instead of a decision; JAX does not call it for you "
+            "and raises `TypeError` at the first grad"
+        )
+        if fixed is None:
+            return self.finding(module, leaf, message + ": return its decision")
+        return self.finding(
+            module, leaf, f"{message}: return `{fixed}`",
+            [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))],
+        )
 
     def _finding(self, module, leaf: ast.expr, kind: Kind):
         text = module.source.segment(leaf)
@@ -166,5 +207,43 @@ class InvalidReturnType(Rule):
             fixed=None,
             error="Value returned by a remat policy should be a bool",
             lines=(4,),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                cp = jax.checkpoint_policies
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return cp.nothing_saveable
+                    return cp.dots_saveable
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)) @ x, policy=policy)
+                """
+            ),
+            fixed=dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                cp = jax.checkpoint_policies
+
+
+                def policy(prim, *avals, **params):
+                    if prim.name == "sin":
+                        return False
+                    return cp.dots_saveable(prim, *avals, **params)
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)) @ x, policy=policy)
+                """
+            ),
+            error="Value returned by a remat policy should be a bool",
+            lines=(9, 10),
         ),
     ]

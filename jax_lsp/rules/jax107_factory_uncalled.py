@@ -2,7 +2,9 @@
 Finds a policy factory of `jax.checkpoint_policies` (`save_only_these_names`,
 `save_any_names_but_these`, `save_anything_except_these_names`, `save_from_both_policies`,
 `offload_dot_with_no_batch_dims`, `save_and_offload_only_these_names`) passed as a policy
-without being called, directly or through a name.
+without being called, directly or through a name, or held by a table of policies that a key
+chosen at run time looks up (`POLICIES[config.remat]`, a `get_policy(name)` returning
+`POLICIES[name]`): the finding is at the table's entry and names the key that selects it.
 
 ## Why is this bad?
 A factory *makes* a policy from its arguments (the names to save, two policies, the memory
@@ -39,7 +41,7 @@ class FactoryUncalled(Rule):
                 site.anchor(target.module, target.expr),
                 f"`{target.member}` makes a policy and must be called: call it with "
                 f"{POLICY_FACTORIES[target.member]}; passed uncalled, JAX calls it with each primitive "
-                "and raises `TypeError` at the first grad",
+                f"and raises `TypeError` at the first grad{site.chosen(target)}",
             )
 
     VALID = [

@@ -1,6 +1,9 @@
 """## What it does
 Finds policies combined with `jax.checkpoint_policies.save_from_both_policies(p1, p2)` that
-return `Saveable`, `Recompute` or `Offloadable(...)`.
+return `Saveable`, `Recompute` or `Offloadable(...)`: your own, and the ones JAX's
+offloading factories make (`save_and_offload_only_these_names(...)`,
+`offload_dot_with_no_batch_dims(...)`), written there, bound to a name, made through
+`functools.partial` or a factory function, or imported from another module.
 
 ## Why is this bad?
 `save_from_both_policies` ORs two policies and accepts only plain Python bools from them.
@@ -15,7 +18,9 @@ cannot be expressed through this helper; write a single policy instead.
 from __future__ import annotations
 
 from jax_lsp.core.model import Severity
-from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
+from jax_lsp.core.names import NON_BOOL_FACTORIES
+from jax_lsp.core.resolve import BuiltinPolicy
+from jax_lsp.rules.base import Example, PolicyContext, Rule, SiteContext, dedent_code
 from jax_lsp.rules.values import Kind
 
 _NOT_BOOL = {Kind.SAVEABLE, Kind.RECOMPUTE, Kind.OFFLOADABLE}
@@ -39,6 +44,21 @@ class SaveFromBothNonBool(Rule):
                     f"plain bools, but returns {kind.value}: return `True`/`False`, or write one "
                     "policy that decides both",
                 )
+
+    def check_site(self, site: SiteContext):
+        for target in site.targets:
+            if not (isinstance(target, BuiltinPolicy) and target.in_save_from_both and target.call is not None):
+                continue
+            returns = NON_BOOL_FACTORIES.get(target.member)
+            if returns is None:
+                continue
+            yield self.finding(
+                site.module,
+                site.anchor(target.module, target.call),
+                f"`{target.member}(...)` makes a policy that returns {returns}, but it is combined with "
+                "`save_from_both_policies`, which accepts only plain bools: the first grad raises "
+                f"`ValueError`; write one policy that decides both{site.chosen(target)}",
+            )
 
     VALID = [
         Example(
@@ -83,5 +103,22 @@ class SaveFromBothNonBool(Rule):
             ),
             error="The return value of the policies should be a boolean",
             lines=(9, 9),
+        ),
+        Example(
+            dedent_code(
+                """
+                import jax
+                import jax.numpy as jnp
+
+                cp = jax.checkpoint_policies
+
+                f = jax.checkpoint(
+                    lambda x: jnp.sin(x) @ x,
+                    policy=cp.save_from_both_policies(cp.offload_dot_with_no_batch_dims("device", "pinned_host"), cp.dots_saveable),
+                )
+                """
+            ),
+            error="The return value of the policies should be a boolean",
+            lines=(8,),
         ),
     ]

@@ -1,6 +1,8 @@
 """## What it does
 Finds a literal passed as a policy, directly or through a name: a string such as
-`"dots_saveable"` (a policy's name copied from a config), `True`, a number, a non-empty list.
+`"dots_saveable"` (a policy's name copied from a config), `True`, a number, a non-empty list;
+also as the entry of a table of policies that a key chosen at run time looks up (a dict
+holding no policy at all is a config, not a table of policies, and is left alone).
 
 ## Why is this bad?
 JAX calls the policy once per primitive as `policy(prim, *avals, **params)`. A literal cannot
@@ -85,7 +87,7 @@ class PolicyNotCallable(Rule):
                 site.module,
                 where,
                 f"The policy is a `{kind}`, which JAX cannot call: the first grad raises "
-                f"{_failure(expr)}; {advice}",
+                f"{_failure(expr)}; {advice}{site.chosen(target)}",
                 fixes,
             )
 

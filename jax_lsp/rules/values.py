@@ -11,8 +11,10 @@ from jax_lsp.core.names import (
     NUMPY_MODULES,
     NUMPY_VALUED_FUNCTIONS,
     OFFLOADABLE,
+    POLICY_FACTORIES,
     RECOMPUTE,
     SAVEABLE,
+    policy_member,
 )
 from jax_lsp.core.scopes import Scope
 
@@ -29,6 +31,7 @@ class Kind(enum.Enum):
     RECOMPUTE = "Recompute"
     OFFLOADABLE = "Offloadable(...)"
     OFFLOADABLE_CLASS = "the class Offloadable"
+    POLICY = "a policy"  # a function JAX would call, not a decision
     UNKNOWN = "unknown"
 
 
@@ -85,11 +88,18 @@ def classify(module: Module, expr: ast.expr, scope: Scope) -> Kind:
     if isinstance(expr, ast.Call):
         if isinstance(expr.func, ast.Name) and expr.func.id in _BOOL_BUILTINS and is_builtin(expr.func.id, scope):
             return Kind.BOOL
-        if module.qualname(expr.func, scope) in OFFLOADABLE:
+        qualname = module.qualname(expr.func, scope)
+        if qualname in OFFLOADABLE:
             return Kind.OFFLOADABLE
+        if policy_member(qualname) in POLICY_FACTORIES:
+            return Kind.POLICY  # `save_only_these_names("a")` makes a policy
         return Kind.UNKNOWN
+    if isinstance(expr, ast.Lambda):
+        return Kind.POLICY
     if isinstance(expr, (ast.Name, ast.Attribute)):
         qualname = module.qualname(expr, scope)
+        if policy_member(qualname) or _names_function(module, expr, scope):
+            return Kind.POLICY
         if qualname in SAVEABLE:
             return Kind.SAVEABLE
         if qualname in RECOMPUTE:
@@ -97,6 +107,12 @@ def classify(module: Module, expr: ast.expr, scope: Scope) -> Kind:
         if qualname in OFFLOADABLE:
             return Kind.OFFLOADABLE_CLASS
     return Kind.UNKNOWN
+
+
+def _names_function(module: Module, expr: ast.expr, scope: Scope) -> bool:
+    """`expr` is a name bound to a `def` or a lambda: a function object, never a decision."""
+    found = module.definition(expr, scope)
+    return found is not None and isinstance(found[1], (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
 
 
 def numpy_valued(module: Module, expr: ast.expr, scope: Scope) -> bool:

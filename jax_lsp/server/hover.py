@@ -1,4 +1,5 @@
-"""Hover on a policy (at its `policy=` site or its `def`), and on a code in a `# noqa` comment.
+"""Hover on a policy (at its `policy=` site or its `def`), on a checkpoint name string (where it
+is tagged, which policies save, offload or exclude it), and on a code in a `# noqa` comment.
 
 Anything else gets no answer: the user's Python server owns hovers in general.
 """
@@ -10,6 +11,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
+from jax_lsp.core import name_help
 from jax_lsp.core.analysis import NOQA_COMMENT
 from jax_lsp.core.model import Span
 from jax_lsp.server import notebooks
@@ -40,6 +42,22 @@ def rule_hover(code: str) -> str | None:
     return rule.docs() if rule is not None else None
 
 
+async def _describe(ls: JaxLanguageServer, uri: str, position: types.Position) -> tuple[str | None, Span | None]:
+    """The checkpoint name or the policy under the position, and the span (in the buffer) it covers."""
+    place = await ls.core_place(uri, position)
+    if place is None:
+        return None, None
+    description = await ls.run_core(name_help.describe, ls.core, *place)
+    if description is None:
+        description = await ls.run_core(ls.core.describe_policy, place[0], place[1].line, place[1].column)
+    if description is None:
+        return None, None
+    if description.span is None:
+        return description.markdown(), None
+    placed_uri, span = notebooks.place(ls, place[0], description.span)
+    return description.markdown(), span if placed_uri == uri else None
+
+
 def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: JaxLanguageServer, params: types.HoverParams) -> types.Hover | None:
@@ -57,19 +75,7 @@ def register(server: JaxLanguageServer) -> None:
                 markdown = rule_hover(code)
                 span = Span.of(position.line, start, position.line, end)
             else:
-                # A synced notebook cell is a part of its notebook's joined text.
-                notebook = notebooks.joined(ls, uri)
-                if notebook is not None:
-                    path, first = notebook.path, notebook.line_of(uri)
-                else:
-                    first = 0
-                description = await ls.run_core(ls.core.describe_policy, path, position.line + first, position.column)
-                if description is None:
-                    return None
-                markdown, span = description.markdown(), description.span
-                if notebook is not None and span is not None:
-                    placed = notebook.to_cell(span)
-                    span = placed[1] if placed is not None and placed[0] == uri else None
+                markdown, span = await _describe(ls, uri, params.position)
         except Exception:
             log.exception("Hover at %s:%d failed", uri, params.position.line)
             return None

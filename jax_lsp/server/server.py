@@ -16,7 +16,7 @@ from pygls.lsp.server import LanguageServer
 from jax_lsp import __version__
 from jax_lsp.core.model import Position, Span
 from jax_lsp.server import notebooks, positions
-from jax_lsp.server.documents import LspTextDocument, LspWorkspace, is_python, split_lines, uri_to_path
+from jax_lsp.server.documents import LspTextDocument, LspWorkspace, core_path, is_python, split_lines, uri_to_path
 from jax_lsp.server.settings import ServerSettings
 
 log = logging.getLogger("jax_lsp.server")
@@ -96,6 +96,25 @@ class JaxLanguageServer(LanguageServer):
 
     def to_core_position(self, uri: str, position: types.Position) -> Position:
         return positions.to_core_position(self.lines_of(uri), position, self.workspace.position_codec)
+
+    async def core_place(self, uri: str, position: types.Position) -> tuple[str, Position] | None:
+        """The core's path and position for a position in an open buffer (a synced notebook
+        cell is a part of its notebook's joined text), once the core has the buffer's current
+        text; None for any other buffer."""
+        path = core_path(uri)
+        if self.document(uri) is None or path is None or self.core is None:
+            return None
+        await self.checker.findings(uri)
+        core_position = self.to_core_position(uri, position)
+        notebook = notebooks.joined(self, uri)
+        if notebook is not None:
+            return notebook.path, Position(core_position.line + notebook.line_of(uri), core_position.column)
+        return str(path), core_position
+
+    def location(self, path: str, span: Span) -> types.Location:
+        """A core (path, span) as an LSP location: a file, a buffer, or a notebook cell."""
+        uri, span = notebooks.place(self, path, span)
+        return types.Location(uri=uri, range=self.to_lsp_range(uri, span))
 
     # -- hooks for other features (the trace) -----------------------------------------------
     def on_save(self, callback: Callable[[str], Any]) -> None:

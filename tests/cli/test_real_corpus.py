@@ -17,7 +17,13 @@ from tests.cli.runner import REPO, run_check
 FIXTURES = Path(__file__).resolve().parents[1] / "fixtures" / "real"
 
 # (file, line, code) -> why it is a real mistake. Every other finding is a false alarm.
-EXPECTED: dict[tuple[str, int, str], str] = {}
+EXPECTED: dict[tuple[str, int, str], str] = {
+    ("easydel_utils.py", 189, "JAX107"): (
+        "get_gradient_checkpoint_policy('save_from_both_policies'), a documented choice that "
+        "auto_remat(..., policy='save_from_both_policies') makes, returns the factory uncalled: "
+        "the first grad raises TypeError (test_easydel_policy_table_member_fails_under_jax)"
+    ),
+}
 
 
 def _listed_in_readme() -> list[str]:
@@ -50,3 +56,31 @@ def test_checking_the_repository_leaves_the_fixtures_out():
     assert done.returncode != 2, done.stderr
     paths = {Path(f["path"]).resolve() for f in json.loads(done.stdout)}
     assert not [p for p in paths if p.is_relative_to(REPO / "tests")]
+
+
+def test_easydel_policy_table_member_fails_under_jax():
+    """easydel 0.3.0's `get_gradient_checkpoint_policy`, run as released: the member that the
+    key 'save_from_both_policies' chooses fails at the first grad; another member works."""
+    import ast
+    import enum
+    import typing
+
+    import jax
+    import jax.numpy as jnp
+
+    tree = ast.parse((FIXTURES / "easydel_utils.py").read_text(encoding="utf-8"))
+    [function] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_gradient_checkpoint_policy"]
+    class EasyDeLGradientCheckPointers(str, enum.Enum):  # stands for easydel's, unused by these names
+        pass
+
+    namespace = {"jax": jax, "tp": typing, "EasyDeLGradientCheckPointers": EasyDeLGradientCheckPointers}
+    exec(compile(ast.Module([function], []), "easydel_utils.py", "exec"), namespace)
+    get_policy = namespace["get_gradient_checkpoint_policy"]
+
+    def grad_with(policy):
+        f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+        return jax.grad(lambda x: jnp.sum(f(x)))(jnp.ones((4, 4)))
+
+    grad_with(get_policy("dots_saveable"))
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        grad_with(get_policy("save_from_both_policies"))

@@ -53,6 +53,14 @@ RESOLUTIONS = {
     "function scope": "import jax\ndef build():\n    p = bad\n    return jax.checkpoint(g, policy=p)",
     "dict literal entry": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES['a'])",
     "dict(...) entry": "import jax\nPOLICIES = dict(a=bad)\nf = jax.checkpoint(g, policy=POLICIES['a'])",
+    "every entry of an unknown key": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES[NAME])",
+    "dict.get": "import jax\nPOLICIES = dict(a=bad)\nf = jax.checkpoint(g, policy=POLICIES.get(NAME))",
+    "dict.get default": "import jax\nP = {}\nf = jax.checkpoint(g, policy=P.get(NAME, bad))",
+    "parameter reassigned in a branch": (
+        "import jax\ndef wrap(g, policy=None):\n    if isinstance(policy, str):\n        policy = bad\n"
+        "    return jax.checkpoint(g, policy=policy)"
+    ),
+    "assigned in a branch beside the use": "import jax\np = None\nif FLAG:\n    p = bad\nf = jax.checkpoint(g, policy=p)",
     "class attribute": "import jax\nclass P:\n    chosen = bad\nf = jax.checkpoint(g, policy=P.chosen)",
 }
 
@@ -64,10 +72,12 @@ def test_every_resolution_form_is_followed(site, tmp_path):
 
 UNKNOWN = {
     "parameter": "import jax\ndef build(p):\n    return jax.checkpoint(g, policy=p)",
-    "dict lookup of an unknown key": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES[NAME])",
     "dict lookup of a missing key": "import jax\nPOLICIES = {'a': bad}\nf = jax.checkpoint(g, policy=POLICIES['b'])",
     "getattr": "import jax\nf = jax.checkpoint(g, policy=getattr(jax.checkpoint_policies, NAME))",
     "assigned twice": "import jax\np = bad\np = None\nf = jax.checkpoint(g, policy=p)",
+    "assigned again in the use's block": "import jax\np = bad\nif FLAG:\n    p = None\n    f = jax.checkpoint(g, policy=p)",
+    "assigned after the use": "import jax\ndef h(p=None):\n    f = jax.checkpoint(g, policy=p)\n    p = bad",
+    "also a loop target": "import jax\np = bad\nfor p in ITEMS:\n    pass\nf = jax.checkpoint(g, policy=p)",
     "not used as a policy": "x = bad",
     "local checkpoint function": "def checkpoint(f, policy=None):\n    return f\nf = checkpoint(g, policy=bad)",
     "other library": "import torch.utils.checkpoint as c\nf = c.checkpoint(g, policy=bad)",

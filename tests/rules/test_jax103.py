@@ -1,8 +1,116 @@
-"""JAX103: a policy returns a value that is not a bool, Saveable, Recompute or Offloadable."""
+"""JAX103: a policy returns a value that is not a bool, Saveable, Recompute or Offloadable (a number,
+or a policy instead of its decision)."""
 
 from __future__ import annotations
 
-from tests.rules.site_rules import anchored_text, findings
+import pytest
+
+from tests.rules.site_rules import anchored_text, findings, fixed, grad_of_f
+
+
+@pytest.mark.parametrize(
+    "returned, expected_fix",
+    [
+        ("cp.nothing_saveable", "False"),
+        ("cp.everything_saveable", "True"),
+        ("cp.dots_saveable", "cp.dots_saveable(p, *shapes, **kw)"),
+        ("jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims",
+         "jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims(p, *shapes, **kw)"),
+        ('cp.save_only_these_names("inner")', 'cp.save_only_these_names("inner")(p, *shapes, **kw)'),
+        ("helper", "helper(p, *shapes, **kw)"),
+    ],
+)
+def test_a_returned_policy_is_found_and_the_fix_delegates_with_the_policy_own_names(returned, expected_fix, tmp_path):
+    code = f"""
+    import jax
+    import jax.numpy as jnp
+    from jax.ad_checkpoint import checkpoint_name
+
+    cp = jax.checkpoint_policies
+
+
+    def helper(prim, *avals, **params):
+        return prim.name == "sin"
+
+
+    def policy(p, *shapes, **kw):
+        return {returned}
+
+
+    f = jax.checkpoint(lambda x: jnp.sin(checkpoint_name(jnp.sin(x), "inner")) @ x, policy=policy)
+    """
+    [finding] = findings(code, tmp_path, "JAX103")
+    assert anchored_text(code, finding) == returned
+    assert "instead of a decision" in finding.message
+    [fix] = finding.fixes
+    assert fix.safe
+    repaired = fixed(code, [finding])
+    assert f"return {expected_fix}\n" in repaired
+    with pytest.raises(TypeError, match="Value returned by a remat policy should be a bool"):
+        grad_of_f(code)
+    grad_of_f(repaired)
+    assert findings(repaired, tmp_path, "JAX103") == []
+
+
+def test_a_lambda_returning_a_policy_and_a_policy_with_bound_arguments(tmp_path):
+    code = """
+    import functools
+
+    import jax
+    import jax.numpy as jnp
+
+    cp = jax.checkpoint_policies
+
+
+    def chooser(save_dots, prim, *avals, **params):
+        return cp.dots_saveable if save_dots else cp.nothing_saveable
+
+
+    g = jax.checkpoint(lambda x: jnp.sin(x) @ x, policy=lambda prim, *a, **k: cp.dots_saveable)
+    h = jax.checkpoint(lambda x: jnp.sin(x) @ x, policy=functools.partial(chooser, True))
+    f = lambda x: g(x) + h(x)
+    """
+    found = findings(code, tmp_path, "JAX103")
+    assert sorted(anchored_text(code, f) for f in found) == [
+        "cp.dots_saveable", "cp.dots_saveable", "cp.nothing_saveable"]
+    repaired = fixed(code, found)
+    assert "return cp.dots_saveable(prim, *avals, **params) if save_dots else False\n" in repaired
+    assert "lambda prim, *a, **k: cp.dots_saveable(prim, *a, **k))" in repaired
+    with pytest.raises(TypeError, match="Value returned by a remat policy should be a bool"):
+        grad_of_f(code)
+    grad_of_f(repaired)
+
+
+def test_no_fix_when_the_signature_cannot_pass_the_arguments_on(tmp_path):
+    code = """
+    import jax
+
+    def policy(prim, *avals):
+        return jax.checkpoint_policies.dots_saveable
+
+    f = jax.checkpoint(lambda x: x, policy=policy)
+    """
+    [finding] = findings(code, tmp_path, "JAX103")
+    assert finding.fixes == ()
+    assert "return its decision" in finding.message
+
+
+def test_delegating_and_returning_decisions_is_silent(tmp_path):
+    code = """
+    import jax
+
+    cp = jax.checkpoint_policies
+
+    def make():
+        return cp.dots_saveable
+
+    def policy(prim, *avals, **params):
+        return cp.dots_saveable(prim, *avals, **params) or prim.name == "sin"
+
+    f = jax.checkpoint(lambda x: x, policy=policy)
+    g = jax.checkpoint(lambda x: x, policy=make())
+    """
+    assert findings(code, tmp_path, "JAX103") == []
 
 
 def test_int_valued_boolean_operation_is_reported_without_the_constant_fix(tmp_path):

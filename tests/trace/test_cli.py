@@ -102,3 +102,41 @@ def test_trace_imports_a_package_that_sits_below_the_project_root(tmp_path):
     proc = _run("trace", "research/proj/pkg/policies.py:9", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "sin" in proc.stdout and "saved" in proc.stdout
+
+
+TABLE = """
+import jax
+import jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
+
+cp = jax.checkpoint_policies
+POLICIES = dict(dots=cp.dots_saveable, names=cp.save_only_these_names("attn_out"), broken=cp.save_only_these_names)
+REMAT = "names"
+
+
+def get_policy(name):
+    return POLICIES[name]
+
+
+def block(x):
+    return jnp.sin(checkpoint_name(jnp.sin(x @ x), "attn_out"))
+
+
+f = jax.checkpoint(block, policy=POLICIES["dots"])
+g = jax.checkpoint(block, policy=get_policy(REMAT))
+h = jax.checkpoint(block, policy=cp.save_only_these_names("attn_out"))
+"""
+
+
+def test_trace_a_policy_from_a_table_and_a_name_based_policy(write):
+    """The table holds a broken member (JAX107 reports it statically); the members chosen here
+    trace, and JAX saves what they name."""
+    path = write("model.py", TABLE)
+    for line, saved in ((18, "dot_general           saved"), (19, "name:attn_out         saved"),
+                        (20, "name:attn_out         saved")):
+        proc = _run("trace", f"{path}:{line}")
+        assert "Status: ok" in proc.stdout, proc.stdout + proc.stderr
+        assert saved in proc.stdout
+        assert proc.returncode == 0
+    check = _run("check", "--no-cache", "--output-format", "concise", path)
+    assert ":6:91: JAX107" in check.stdout and "(chosen by the key 'broken' of `POLICIES`)" in check.stdout

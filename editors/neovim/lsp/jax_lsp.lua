@@ -1,7 +1,7 @@
 -- jax-lsp for Neovim 0.11+: put this file on your runtimepath as lsp/jax_lsp.lua
 -- (e.g. ~/.config/nvim/lsp/jax_lsp.lua) and call vim.lsp.enable('jax_lsp') in init.lua.
--- It runs beside your main Python server (basedpyright, pyright, ruff): it only reports
--- JAX remat policy mistakes and offers no completion.
+-- It runs beside your main Python server (basedpyright, pyright, ruff): it reports JAX remat
+-- policy mistakes, and completes, finds and describes checkpoint names (nothing else).
 return {
   cmd = { 'jax-lsp', 'serve' },
   filetypes = { 'python' },

@@ -1,0 +1,187 @@
+"""Checkpoint names: the values a model tags with `jax.ad_checkpoint.checkpoint_name(x, NAME)`
+and the names a policy factory is given (`save_only_these_names("attn_out")`).
+
+A tag whose name is not a plain string is a `Tag` with a shape (an f-string, a concatenation)
+or with no name at all (a wildcard: any name may be tagged there). name_flow.py follows the
+parameters and attributes a tag's name comes from.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass
+from typing import Iterable, Iterator
+
+from jax_lsp.core.model import Span
+from jax_lsp.core.module import MAX_DEPTH, Module
+from jax_lsp.core.names import policy_member
+from jax_lsp.core.scopes import FunctionNode, Scope, dotted
+
+TAG_FUNCTIONS = {"jax.ad_checkpoint.checkpoint_name", "jax._src.ad_checkpoint.checkpoint_name"}
+TAG_FUNCTION = "checkpoint_name"
+
+# Factory -> the role of its positional names, or of each keyword that takes a list of names.
+POSITIONAL_ROLES = {
+    "save_only_these_names": "save",
+    "save_any_names_but_these": "exclude",
+    "save_anything_except_these_names": "exclude",
+}
+KEYWORD_ROLES = {
+    "save_and_offload_only_these_names": {
+        "names_which_can_be_saved": "save",
+        "names_which_can_be_offloaded": "offload",
+    },
+}
+NAME_FACTORIES = (*POSITIONAL_ROLES, *KEYWORD_ROLES)
+# Bytes that a file naming a factory of names must hold (a cheap filter before parsing).
+USE_MARKERS = (b"these_names", b"names_but_these")
+
+
+@dataclass(frozen=True, order=True)
+class Place:
+    path: str
+    span: Span
+
+
+@dataclass(frozen=True)
+class Tag:
+    """What one `checkpoint_name` call can name: a name, names of a shape, or (neither) any name."""
+
+    place: Place  # where the name is written: the string, or the expression that cannot be known
+    name: str | None = None
+    shape: str | None = None  # a regular expression, for `f"layer_{i}"`
+    text: str = ""  # the name as written, for messages: `f"layer_{i}"`
+    via: str | None = None  # `the parameter name of tag()` when the name was followed there
+
+    @property
+    def fixed_text(self) -> str:
+        """The text every name of a shape holds (`layer_` for `layer_.*`)."""
+        return re.sub(r"\\(.)", r"\1", (self.shape or "").replace(".*", ""))
+
+    @property
+    def is_wildcard(self) -> bool:
+        return self.name is None and self.shape is None
+
+    def carries(self, name: str) -> bool:
+        if self.name is not None:
+            return self.name == name
+        return self.shape is None or re.fullmatch(self.shape, name) is not None
+
+
+@dataclass(frozen=True)
+class NameUse:
+    """A name literal given to a policy factory."""
+
+    name: str
+    place: Place  # the string literal
+    role: str  # "save" | "offload" | "exclude"
+    factory: str  # the member of jax.checkpoint_policies
+    call: Place  # the factory call: where the policy is made
+
+
+def enclosing_calls(tree: ast.AST) -> Iterator[tuple[ast.Call, tuple[FunctionNode, ...]]]:
+    """Every call of a tree with the functions it sits in, outermost first."""
+    stack: list[tuple[ast.AST, tuple[FunctionNode, ...]]] = [(tree, ())]
+    while stack:
+        node, functions = stack.pop()
+        if isinstance(node, ast.Call):
+            yield node, functions
+        inner = (*functions, node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else functions
+        stack.extend((child, inner) for child in ast.iter_child_nodes(node))
+
+
+def innermost_scope(module: Module, functions: tuple[FunctionNode, ...]) -> Scope:
+    return module.function_scope(functions[-1]) if functions else module.scope
+
+
+def tag_name_argument(call: ast.Call) -> ast.expr | None:
+    """The NAME of `checkpoint_name(x, NAME)` / `checkpoint_name(x, name=NAME)`."""
+    if len(call.args) >= 2:
+        return call.args[1]
+    return next((k.value for k in call.keywords if k.arg == "name"), None)
+
+
+def callee_names(module: Module, wanted: Iterable[str]) -> set[str]:
+    """The names a call of one of `wanted` can end with in `module`: the names themselves, and
+    the module-level names bound to them (`import ... as cn`, `cn = adc.checkpoint_name`)."""
+    names = set(wanted)
+    for name, bindings in module.scope.bindings.items():
+        for binding in bindings:
+            target = binding.target or (".".join(dotted(binding.node) or ()) if binding.kind == "assign" else "")
+            if target.rsplit(".", 1)[-1] in names:
+                names.add(name)
+    return names
+
+
+def _last_name(expr: ast.expr) -> str | None:
+    return expr.attr if isinstance(expr, ast.Attribute) else expr.id if isinstance(expr, ast.Name) else None
+
+
+def tag_calls(module: Module) -> Iterator[tuple[ast.Call, ast.expr, tuple[FunctionNode, ...]]]:
+    """The `checkpoint_name` calls of a module: (call, name expression, enclosing functions).
+
+    The module's recorded calls are enough: a line that calls it names `checkpoint_name` or an
+    alias bound by a line that does, so the scope builder walked it."""
+    candidates = callee_names(module, [TAG_FUNCTION])
+    for call, scope in module.calls:
+        name = tag_name_argument(call)
+        if name is not None and _last_name(call.func) in candidates and module.qualname(call.func, scope) in TAG_FUNCTIONS:
+            yield call, name, _functions(scope)
+
+
+def _functions(scope: Scope | None) -> tuple[FunctionNode, ...]:
+    """The functions a scope sits in, outermost first (class bodies left out)."""
+    found = []
+    while scope is not None:
+        if isinstance(scope.node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            found.append(scope.node)
+        scope = scope.parent
+    return tuple(reversed(found))
+
+
+def name_uses(module: Module) -> list[NameUse]:
+    """Every string literal given as a name to a factory of names in `module`, with the
+    strings of names and containers those arguments are bound to (in any module)."""
+    uses: list[NameUse] = []
+    if not any(factory in module.source.text for factory in NAME_FACTORIES):
+        return uses  # a call of one, or of an alias bound to one, names it
+    candidates = callee_names(module, NAME_FACTORIES)
+    for call, functions in enclosing_calls(module.source.tree):
+        if _last_name(call.func) not in candidates:
+            continue
+        scope = innermost_scope(module, functions)
+        member = policy_member(module.qualname(call.func, scope))
+        if member not in NAME_FACTORIES:
+            continue
+        made_at = Place(module.path, module.source.span(call))
+        arguments: list[tuple[ast.expr, str]] = []
+        if member in POSITIONAL_ROLES:
+            arguments = [(argument, POSITIONAL_ROLES[member]) for argument in call.args]
+        roles = KEYWORD_ROLES.get(member, {})
+        arguments += [(k.value, roles[k.arg]) for k in call.keywords if k.arg in roles]
+        for argument, role in arguments:
+            for where, literal in string_literals(module, argument, scope):
+                uses.append(NameUse(literal.value, Place(where.path, where.source.span(literal)), role, member, made_at))
+    return uses
+
+
+def string_literals(module: Module, expr: ast.expr, scope: Scope, depth: int = 0) -> Iterator[tuple[Module, ast.Constant]]:
+    """The string constants an argument holds: itself, the items of a list/tuple/set, `*NAMES`,
+    `A + B`, and what a name bound once to one of those holds (in whichever module binds it)."""
+    if depth > MAX_DEPTH:
+        return
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        yield module, expr
+    elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+        for item in expr.elts:
+            yield from string_literals(module, item, scope, depth + 1)
+    elif isinstance(expr, ast.Starred):
+        yield from string_literals(module, expr.value, scope, depth + 1)
+    elif isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        yield from string_literals(module, expr.left, scope, depth + 1)
+        yield from string_literals(module, expr.right, scope, depth + 1)
+    elif isinstance(expr, (ast.Name, ast.Attribute)):
+        found = module.definition(expr, scope)
+        if found is not None and isinstance(found[1], ast.expr):
+            yield from string_literals(found[0], found[1], found[2], depth + 1)

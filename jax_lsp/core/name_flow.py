@@ -1,0 +1,397 @@
+"""Where a tag's name comes from, when it is not written in the `checkpoint_name` call.
+
+`checkpoint_name(x, name)` inside `def tag(x, name)` tags what the callers of `tag` pass;
+`checkpoint_name(x, config.residual_name)` tags what code assigns to `residual_name` (as a
+keyword argument, an attribute, a default). Both are followed by name, through the files the
+index gives, a few steps deep. What cannot be followed (a value computed at run time, a
+function passed around instead of called, a name assigned nowhere in sight) is a wildcard:
+any name may be tagged there, so no name is reported against it.
+"""
+
+from __future__ import annotations
+
+import ast
+import functools
+import re
+from dataclasses import dataclass, field
+from typing import Callable, Iterable
+
+from jax_lsp.core.checkpoint_names import Place, Tag
+from jax_lsp.core.scopes import FunctionNode, iter_parameters
+from jax_lsp.core.source import SourceModule
+
+MAX_STEPS = 6  # parameters and attributes followed, one into the other
+MAX_FILES = 64  # a word found in more files than this is too common to follow
+MAX_SHAPES = 16
+
+Functions = tuple[FunctionNode, ...]
+_PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z%]")
+_BRACES = re.compile(r"\{[^{}]*\}")
+
+
+class FileFacts:
+    """One file's path, source, and (walked on first use) what it says about names."""
+
+    def __init__(self, path: str, source: SourceModule):
+        self.path = path
+        self.source = source
+
+    @functools.cached_property
+    def tables(self) -> Tables:
+        return Tables.of(self.source.tree)
+
+
+@dataclass
+class Tables:
+    """Calls by callee name, keyword arguments, assignments, loops and parameter defaults by
+    name, and the names used otherwise than called."""
+
+    calls: dict[str, list[tuple[ast.Call, Functions, int]]] = field(default_factory=dict)  # offset: partial
+    keywords: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
+    # word -> (value, functions); the value is the target itself when it is unpacked from
+    # something that cannot be seen into (`a, b = make()`)
+    assigned: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
+    unpacked: set[int] = field(default_factory=set)
+    loops: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
+    defaults: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
+    passed_around: set[str] = field(default_factory=set)
+    stored: dict[str, list[Functions]] = field(default_factory=dict)  # every binding, by any statement
+
+    @classmethod
+    def of(cls, tree: ast.Module) -> Tables:
+        """One walk of the tree (a call is met before its callee, so the callee is known)."""
+        tables = cls()
+        callees: set[int] = set()
+        stack: list[tuple[ast.AST, Functions]] = [(tree, ())]
+        while stack:
+            node, functions = stack.pop()
+            if isinstance(node, ast.Call):
+                tables._call(node, functions, callees)
+            else:
+                tables._binding(node, functions, callees)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+                functions = (*functions, node)
+            stack.extend((child, functions) for child in ast.iter_child_nodes(node))
+        return tables
+
+    def _call(self, call: ast.Call, functions: Functions, callees: set[int]) -> None:
+        for keyword in call.keywords:
+            if keyword.arg:
+                self.keywords.setdefault(keyword.arg, []).append((keyword.value, functions))
+        callee, offset = call.func, 0
+        if _last_name(callee) == "partial" and call.args:  # functools.partial(tag, name="x")
+            callee, offset = call.args[0], 1
+        name = _last_name(callee)
+        if name:
+            callees.add(id(callee))
+            self.calls.setdefault(name, []).append((call, functions, offset))
+
+    def _binding(self, node: ast.AST, functions: Functions, callees: set[int]) -> None:
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                self._assign(target, node.value, functions)
+        elif isinstance(node, ast.AnnAssign) and node.value is not None:
+            self._assign(node.target, node.value, functions)
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
+            self.loops.setdefault(node.target.id, []).append((node.iter, functions))
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            for arg, default in _defaults(node.args):
+                self.defaults.setdefault(arg.arg, []).append((default, functions))
+        elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in callees:
+            self.passed_around.add(node.id if isinstance(node, ast.Name) else node.attr)
+        elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            self.stored.setdefault(node.id, []).append(functions)
+
+    def _assign(self, target: ast.expr, value: ast.expr, functions: Functions) -> None:
+        if isinstance(target, (ast.Name, ast.Attribute)):
+            word = target.id if isinstance(target, ast.Name) else target.attr
+            self.assigned.setdefault(word, []).append((value, functions))
+        elif isinstance(target, (ast.Tuple, ast.List)):
+            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            for index, item in enumerate(target.elts):
+                if values is not None:
+                    self._assign(item, values[index], functions)
+                elif isinstance(item, (ast.Name, ast.Attribute)):
+                    self.unpacked.add(id(item))
+                    self._assign(item, item, functions)
+
+
+def _last_name(expr: ast.expr) -> str | None:
+    if isinstance(expr, ast.Name):
+        return expr.id
+    if isinstance(expr, ast.Attribute):
+        return expr.attr
+    return None
+
+
+class NameFlow:
+    """Follows tag names through the files `files_with(word)` finds (`facts(path)` reads one)."""
+
+    def __init__(self, facts: Callable[[str], FileFacts | None], files_with: Callable[[str], list[str] | None]):
+        self._facts = facts
+        self._files_with = files_with
+        self.words: set[str] = set()  # every word followed: a file that gains or loses one matters
+
+    def tags(self, facts: FileFacts, expr: ast.expr, functions: Functions) -> list[Tag]:
+        return self._evaluate(facts, expr, functions, 0, set())
+
+    # Expressions -------------------------------------------------------------------------------
+    def _evaluate(self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: set) -> list[Tag]:
+        place = Place(facts.path, facts.source.span(expr))
+        if isinstance(expr, ast.Constant):
+            return [Tag(place, name=expr.value, text=repr(expr.value))] if isinstance(expr.value, str) else []
+        if isinstance(expr, ast.IfExp):
+            return self._evaluate(facts, expr.body, functions, steps, seen) + self._evaluate(
+                facts, expr.orelse, functions, steps, seen)
+        parts = _parts(expr)
+        if parts is not None:
+            return self._joined(facts, expr, parts, functions, steps, seen)
+        shape = _shape(expr)
+        if shape is not None:
+            text = facts.source.segment(expr)
+            return [Tag(place, shape=shape, text=text) if shape.replace(".*", "") else Tag(place, text=text)]
+        if steps >= MAX_STEPS:
+            return [Tag(place, text=facts.source.segment(expr))]
+        if isinstance(expr, ast.Name):
+            return self._name(facts, expr, functions, steps, seen)
+        if isinstance(expr, ast.Attribute):
+            return self._word(expr.attr, place, steps, seen)
+        if isinstance(expr, ast.Subscript):
+            items = self._items(facts, expr.value, functions, steps, seen)
+            if items is not None:
+                return items
+        return [Tag(place, text=facts.source.segment(expr))]
+
+    def _joined(self, facts: FileFacts, expr: ast.expr, parts: list, functions: Functions, steps: int, seen: set):
+        """`f"layer_{i}"`, `name + suffix`: each part's possible values, joined in every way."""
+        # An alternative: the pieces so far, each (text, literal), and the one tag it came from.
+        alternatives: list[tuple[tuple[tuple[str, bool], ...], Tag | None]] = [((), None)]
+        for part in parts:
+            if isinstance(part, str):
+                options: list[tuple[tuple[str, bool], Tag | None]] = [((part, True), None)]
+            else:
+                tags = self._evaluate(facts, part, functions, steps + 1, seen) if steps < MAX_STEPS else []
+                options = [
+                    ((t.name, True) if t.name is not None else (t.shape or ".*", False), t if t.name else None)
+                    for t in tags
+                ] or [((".*", False), None)]  # a number, None, or nothing known: any text
+            alternatives = [
+                ((*pieces, piece), tag if source is None else source if tag is None else None)
+                for pieces, source in alternatives for piece, tag in options
+            ]
+            if len(alternatives) > MAX_SHAPES:
+                return [Tag(Place(facts.path, facts.source.span(expr)), text=facts.source.segment(expr))]
+        text = facts.source.segment(expr)
+        place = Place(facts.path, facts.source.span(expr))
+        joined = []
+        for pieces, source in alternatives:
+            if all(literal for _, literal in pieces):
+                name = "".join(piece for piece, _ in pieces)
+                exact_source = source is not None and source.name == name
+                joined.append(source if exact_source else Tag(place, name=name, text=text))
+            else:
+                shape = "".join(re.escape(piece) if literal else piece for piece, literal in pieces)
+                known = any(literal and piece for piece, literal in pieces)
+                joined.append(Tag(place, shape=shape, text=text) if known else Tag(place, text=text))
+        return joined
+
+    def _name(self, facts: FileFacts, expr: ast.Name, functions: Functions, steps: int, seen: set) -> list[Tag]:
+        place = Place(facts.path, facts.source.span(expr))
+        word = expr.id
+        for depth in range(len(functions) - 1, -1, -1):
+            function = functions[depth]
+            if any(arg.arg == word for arg in iter_parameters(function.args)):
+                return self._parameter(facts, function, functions[:depth], word, place, steps, seen)
+            local = self._local(facts, word, function, functions[: depth + 1], steps, seen)
+            if local is not None:
+                return local
+        module_level = [(v, f) for v, f in facts.tables.assigned.get(word, []) if not f]
+        loops = [(i, f) for i, f in facts.tables.loops.get(word, []) if not f]
+        if module_level or loops:
+            return self._values(facts, module_level, loops, steps, seen)
+        return self._word(word, place, steps, seen)
+
+    def _local(self, facts: FileFacts, word: str, function: FunctionNode, functions: Functions, steps, seen):
+        """The values `word` is bound to in `function` itself; None when it binds none."""
+        assigned = [(v, f) for v, f in facts.tables.assigned.get(word, []) if f and f[-1] is function]
+        loops = [(i, f) for i, f in facts.tables.loops.get(word, []) if f and f[-1] is function]
+        if not assigned and not loops:
+            if any(f and f[-1] is function for f in facts.tables.stored.get(word, [])):
+                # Bound here some other way (`for i, x in ...`, `with ... as x`): not known.
+                return [Tag(Place(facts.path, facts.source.span(function)), text=word)]
+            return None
+        return self._values(facts, assigned, loops, steps, seen)
+
+    def _values(self, facts: FileFacts, assigned, loops, steps: int, seen: set) -> list[Tag]:
+        tags = []
+        for value, functions in assigned:
+            if id(value) in facts.tables.unpacked:
+                tags.append(Tag(Place(facts.path, facts.source.span(value)), text=facts.source.segment(value)))
+            else:
+                tags += self._evaluate(facts, value, functions, steps + 1, seen)
+        for iterable, functions in loops:
+            items = self._items(facts, iterable, functions, steps + 1, seen)
+            tags += items if items is not None else [Tag(Place(facts.path, facts.source.span(iterable)),
+                                                          text=facts.source.segment(iterable))]
+        return tags
+
+    def _items(self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: set) -> list[Tag] | None:
+        """The names a container literal (or a name bound to one) holds; None if not one."""
+        if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
+            return [t for item in expr.elts for t in self._evaluate(facts, item, functions, steps, seen)]
+        if isinstance(expr, ast.Name) and steps < MAX_STEPS:
+            bound = [(v, f) for v, f in facts.tables.assigned.get(expr.id, []) if f == functions[: len(f)]]
+            if bound and all(isinstance(v, (ast.List, ast.Tuple, ast.Set)) for v, _ in bound):
+                return [t for v, f in bound for t in self._items(facts, v, f, steps + 1, seen) or []]
+        return None
+
+    # Following ---------------------------------------------------------------------------------
+    def _parameter(self, facts, function: FunctionNode, outer: Functions, word: str, place: Place, steps, seen):
+        """What callers pass for `word`, a parameter of `function`, and its default."""
+        if isinstance(function, ast.Lambda):
+            return [Tag(place, text=word)]
+        key = ("parameter", facts.path, function.lineno, word)
+        if key in seen:
+            return []
+        seen.add(key)
+        via = f"the parameter `{word}` of `{function.name}()`"
+        args = function.args
+        if word in (getattr(args.vararg, "arg", None), getattr(args.kwarg, "arg", None)):
+            return [Tag(place, text=word, via=via)]
+        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
+        index = positional.index(word) if word in positional else None
+        method = bool(positional) and positional[0] in ("self", "cls")
+        default = _default(args, word)
+        tags = self._evaluate(facts, default, outer, steps + 1, seen) if default is not None else []
+        files = self._files_with(function.name)
+        self.words.add(function.name)
+        # Callers that pass it through *args/**kwargs, or code that passes the function on, hide
+        # what they give it; a keyword keeps its name on the way, so look for `word=` too.
+        hidden = files is None
+        called = False
+        for path in files or ():
+            other = self._facts(path)
+            if other is None:
+                continue
+            hidden = hidden or function.name in other.tables.passed_around
+            for call, functions, offset in other.tables.calls.get(function.name, []):
+                called = True
+                value = _argument(call, word, index, offset, method and isinstance(call.func, ast.Attribute))
+                if value is _UNKNOWN:
+                    hidden = True
+                elif value is not None:
+                    tags += [_via(t, via) for t in self._evaluate(other, value, functions, steps + 1, seen)]
+        if hidden or not called:
+            return tags + [_via(t, via) for t in self._word(word, place, steps, seen)]
+        return tags
+
+    def _word(self, word: str, place: Place, steps: int, seen: set) -> list[Tag]:
+        """What code assigns to `word` anywhere: `word=...` arguments and defaults, `x.word = ...`."""
+        key = ("word", word)
+        if key in seen:
+            return []
+        seen.add(key)
+        self.words.add(word)
+        files = self._files_with(word)
+        if files is None:
+            return [Tag(place, text=word)]
+        tags, found = [], False
+        for path in files:
+            other = self._facts(path)
+            if other is None:
+                continue
+            values = [*other.tables.keywords.get(word, []), *other.tables.defaults.get(word, [])]
+            assigned = other.tables.assigned.get(word, [])
+            loops = other.tables.loops.get(word, [])
+            found = found or bool(values or assigned or loops)
+            for value, functions in values:
+                tags += self._evaluate(other, value, functions, steps + 1, seen)
+            tags += self._values(other, assigned, loops, steps, seen)
+        return tags if found else [Tag(place, text=word, via=f"nothing in sight assigns `{word}`")]
+
+
+_UNKNOWN = object()
+
+
+def _defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
+    """Each parameter that has a default, with it."""
+    positional = [*args.posonlyargs, *args.args]
+    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+    return [(arg, default) for arg, default in pairs if default is not None]
+
+
+def _default(args: ast.arguments, word: str) -> ast.expr | None:
+    return next((default for arg, default in _defaults(args) if arg.arg == word), None)
+
+
+def _argument(call: ast.Call, word: str, index: int | None, offset: int, bound_self: bool):
+    """The argument a call passes for a parameter; None when it passes none, _UNKNOWN when it
+    could (through *args or **kwargs)."""
+    for keyword in call.keywords:
+        if keyword.arg == word:
+            return keyword.value
+    if index is not None:
+        position = index + offset - (1 if bound_self else 0)
+        args = call.args
+        starred = next((i for i, a in enumerate(args) if isinstance(a, ast.Starred)), None)
+        if starred is not None and starred <= position:
+            return _UNKNOWN
+        if 0 <= position < len(args):
+            return args[position]
+    if any(keyword.arg is None for keyword in call.keywords):
+        return _UNKNOWN
+    return None
+
+
+def _via(tag: Tag, via: str) -> Tag:
+    return tag if tag.via else Tag(tag.place, tag.name, tag.shape, tag.text, via)
+
+
+def _parts(expr: ast.expr) -> list | None:
+    """The parts of `f"layer_{i}"` or `a + "_" + b`: strings and expressions; None otherwise."""
+    if isinstance(expr, ast.JoinedStr):
+        return [
+            value.value if isinstance(value, ast.Constant) else
+            value.value if isinstance(value, ast.FormattedValue) and value.format_spec is None and value.conversion == -1
+            else ast.Constant(None)
+            for value in expr.values
+        ]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) and _stringy(expr):
+        left = _parts(expr.left) if isinstance(expr.left, ast.BinOp) else None
+        return [*(left or [expr.left.value if _is_str(expr.left) else expr.left]),
+                expr.right.value if _is_str(expr.right) else expr.right]
+    return None
+
+
+def _stringy(expr: ast.expr) -> bool:
+    """A `+` chain that is not arithmetic: some operand is a string or a string expression."""
+    while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
+        if _is_str(expr.right) or isinstance(expr.right, ast.JoinedStr):
+            return True
+        expr = expr.left
+    return _is_str(expr) or isinstance(expr, (ast.JoinedStr, ast.Name, ast.Attribute))
+
+
+def _shape(expr: ast.expr) -> str | None:
+    """A regular expression for `"%s_out" % x` or `"{}_out".format(x)`; None for anything else."""
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod) and _is_str(expr.left):
+        return ".*".join(re.escape(p) for p in _PERCENT.split(expr.left.value))  # type: ignore[attr-defined]
+    if (
+        isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format"
+        and _is_str(expr.func.value)
+    ):
+        return ".*".join(re.escape(p) for p in _BRACES.split(expr.func.value.value))  # type: ignore[attr-defined]
+    return None
+
+
+def _is_str(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and isinstance(expr.value, str)
+
+
+def shapes_of(tags: Iterable[Tag]) -> list[Tag]:
+    """At most MAX_SHAPES shapes, the rest dropped for a wildcard: matching is a loop over them."""
+    tags = list(tags)
+    shaped = [t for t in tags if t.shape is not None]
+    if len(shaped) <= MAX_SHAPES:
+        return tags
+    return [t for t in tags if t.shape is None] + [Tag(shaped[0].place, text="(many shapes)")]

@@ -1,0 +1,272 @@
+"""Every checkpoint name in reach: the `checkpoint_name` tags of the workspace and of the
+installed packages it imports, and the names the workspace gives to policy factories.
+
+Built on first use, from a byte search of every file (only the files that mention a tag, a
+factory of names or a followed word are parsed), and kept current file by file.
+"""
+
+from __future__ import annotations
+
+import difflib
+import logging
+import re
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from jax_lsp.core.checkpoint_names import TAG_FUNCTION, USE_MARKERS, NameUse, Place, Tag, name_uses, tag_calls
+from jax_lsp.core.guard import guarded
+from jax_lsp.core.model import Position
+from jax_lsp.core.name_flow import MAX_FILES, FileFacts, NameFlow, shapes_of
+from jax_lsp.core.packages import imported_packages, package_files, search_path
+from jax_lsp.core.source import parse_bytes
+
+if TYPE_CHECKING:
+    from jax_lsp.core.workspace import Workspace
+
+log = logging.getLogger(__name__)
+
+
+SIMILAR = 0.6  # difflib's ratio from which a tagged name is offered for an untagged one
+
+
+@dataclass(frozen=True)
+class Summary:
+    """What a byte search tells of one file."""
+
+    imports: frozenset[str]
+    tags: bool  # mentions checkpoint_name
+    uses: bool  # mentions a factory of names
+
+
+@dataclass
+class TagSet:
+    tags: list[Tag] = field(default_factory=list)
+
+    def carries(self, name: str) -> bool:
+        return any(tag.carries(name) for tag in self.tags)
+
+    def places(self, name: str) -> list[Tag]:
+        """The tags that name `name` by its text or its shape (wildcards left out)."""
+        return [tag for tag in self.tags if not tag.is_wildcard and tag.carries(name)]
+
+    def names(self) -> list[str]:
+        return sorted({tag.name for tag in self.tags if tag.name is not None})
+
+    def closest(self, name: str) -> Suggestion | None:
+        """The tagged name closest to `name`, else the tag of a shape whose fixed text is close
+        to it (`f"layer_{i}"` for "lyer_1"); None when nothing tagged looks like it."""
+        found = difflib.get_close_matches(name, self.names(), n=1, cutoff=SIMILAR)
+        if found:
+            return Suggestion(found[0], exact=True)
+        best = max(
+            ((difflib.SequenceMatcher(None, name, tag.fixed_text).ratio(), tag.text) for tag in self.tags if tag.shape),
+            default=None,
+        )
+        return Suggestion(best[1], exact=False) if best and best[0] >= SIMILAR else None
+
+
+@dataclass(frozen=True)
+class Suggestion:
+    text: str  # a name, or how a shape is written (`f"layer_{i}"`)
+    exact: bool  # a name that can replace the one written
+
+
+def _has_word(word: str, data: bytes) -> bool:
+    """`word` in `data` as a whole word (the substring test first: it is much faster)."""
+    encoded = word.encode()
+    return encoded in data and re.search(rb"(?<!\w)" + re.escape(encoded) + rb"(?!\w)", data) is not None
+
+
+def _mentions_tag(data: bytes) -> bool:
+    return _has_word(TAG_FUNCTION, data)
+
+
+class NameIndex:
+    def __init__(self, workspace: Workspace):
+        self._workspace = workspace
+        self._files: list[str] | None = None  # the workspace's files
+        self._summaries: dict[str, Summary] = {}
+        self._packages: dict[str, list[str]] = {}  # imported top-level name -> its files
+        self._package_summaries: dict[str, bool] = {}  # package file -> mentions a tag
+        self._word_files: dict[tuple[str, str | None], list[str] | None] = {}
+        self._facts: dict[str, FileFacts | None] = {}
+        self._uses: dict[str, list[NameUse]] = {}
+        self._tags: TagSet | None = None
+        self._followed: set[str] = set()  # words the last build followed
+        self._read: set[str] = set()  # files the last build read
+        self._read_packages: set[str] = set()  # package files among them
+        self._changed: set[str] = set()  # files whose change reset the tags, until affected_by()
+        self._bytes: dict[str, bytes | None] | None = None  # during a build
+
+    # Keeping current ---------------------------------------------------------------------------
+    def invalidate(self, path: str) -> None:
+        """`path` changed (an edit, a save, a deletion, a new file)."""
+        before = self._summaries.pop(path, None)
+        self._facts.pop(path, None)
+        self._uses.pop(path, None)
+        if self._files is None:
+            return
+        data = self._workspace.read(path)
+        if data is None:
+            self._files = [f for f in self._files if f != path]
+        elif path not in self._files and self._workspace.in_roots(path):
+            self._files.append(path)
+        for (word, package), found in self._word_files.items():
+            if package is None and found is not None:
+                found[:] = [f for f in found if f != path]
+                if data is not None and _has_word(word, data):
+                    found.append(path)
+        after = self._summary(path) if data is not None else None
+        tags = any(summary.tags for summary in (before, after) if summary)
+        new_imports = after is not None and not after.imports <= set(self._packages)
+        followed = path in self._read or (data is not None and any(_has_word(w, data) for w in self._followed))
+        if tags or new_imports or followed:
+            self._tags = None
+            self._changed.add(path)
+
+    def affected_by(self, path: str) -> set[str]:
+        """The files that name checkpoint names, when a change of `path` may have changed the tags."""
+        if path not in self._changed:
+            return set()
+        self._changed.discard(path)
+        return {f for f in self._workspace_files() if self._summary(f).uses}
+
+    # Reading ----------------------------------------------------------------------------------
+    def _workspace_files(self) -> list[str]:
+        if self._files is None:
+            self._files = self._workspace.python_files()
+        return self._files
+
+    def _summary(self, path: str) -> Summary:
+        summary = self._summaries.get(path)
+        if summary is None:
+            data = self._workspace.read(path) or b""
+            summary = self._summaries[path] = Summary(
+                frozenset(imported_packages(data)), _mentions_tag(data), any(m in data for m in USE_MARKERS)
+            )
+        return summary
+
+    def _file_facts(self, path: str) -> FileFacts | None:
+        self._read.add(path)
+        if path not in self._facts:
+            module = self._workspace.load(path) if self._mentions_tag(path) else None
+            if module is not None:
+                source = module.source
+            else:
+                data = self._workspace.read(path)
+                source = parse_bytes(data, path) if data is not None else None
+            self._facts[path] = FileFacts(path, source) if source is not None else None
+        return self._facts[path]
+
+    def _read_bytes(self, path: str) -> bytes | None:
+        """A file's bytes, read once per build (the word searches read every file)."""
+        if self._bytes is None:
+            return self._workspace.read(path)
+        if path not in self._bytes:
+            self._bytes[path] = self._workspace.read(path)
+        return self._bytes[path]
+
+    def _mentions_tag(self, path: str) -> bool:
+        if path in self._package_summaries:
+            return self._package_summaries[path]
+        return self._summary(path).tags
+
+    def _files_with(self, word: str, package: str | None) -> list[str] | None:
+        """The files holding `word`: the workspace's, and those of `package`; None if too many."""
+        key = (word, package)
+        if key not in self._word_files:
+            candidates = [*self._workspace_files(), *(self._packages.get(package, []) if package else [])]
+            found = []
+            for path in candidates:
+                data = self._read_bytes(path)
+                if data is not None and _has_word(word, data):
+                    found.append(path)
+                    if len(found) > MAX_FILES:
+                        break
+            self._word_files[key] = found if len(found) <= MAX_FILES else None
+        return self._word_files[key]
+
+    # The names --------------------------------------------------------------------------------
+    def tags(self) -> TagSet:
+        """Every tag in reach. A check that asks depends on every file of the workspace (any may
+        come to tag a name) and on the package files read: the workspace is told so."""
+        if self._tags is None:
+            self._bytes = {}
+            try:
+                self._tags = self._build()
+            finally:
+                self._bytes = None
+        self._workspace.note_reads([*self._workspace_files(), *self._read_packages])
+        return self._tags
+
+    def _build(self) -> TagSet:
+        files = self._workspace_files()
+        imported = set().union(*(self._summary(f).imports for f in files)) if files else set()
+        roots = self._workspace.roots
+        for name in sorted(imported - set(self._packages)):
+            self._packages[name] = package_files(name, search_path(self._workspace.interpreter), roots)
+        self._followed, self._read, self._read_packages = set(), set(), set()
+        tags: list[Tag] = []
+        for path in files:
+            if self._summary(path).tags:
+                tags += self._tags_in(path, None)
+        for package, package_paths in sorted(self._packages.items()):
+            for path in package_paths:
+                if path not in self._package_summaries:
+                    data = self._read_bytes(path) or b""
+                    self._package_summaries[path] = _mentions_tag(data)
+                if self._package_summaries[path]:
+                    self._read_packages.add(path)
+                    tags += self._tags_in(path, package)
+        return TagSet(shapes_of(tags))
+
+    def _tags_in(self, path: str, package: str | None) -> list[Tag]:
+        errors = self._workspace.internal_errors
+
+        def files_with(word: str) -> list[str] | None:
+            found = self._files_with(word, package)
+            if package is not None and found:
+                self._read_packages.update(set(found) & set(self._packages[package]))
+            return found
+
+        def collect() -> list[Tag]:
+            module = self._workspace.load(path)
+            facts = self._file_facts(path)
+            if module is None or facts is None:
+                return []
+            flow = NameFlow(self._file_facts, files_with)
+            found = [tag for _, expr, functions in tag_calls(module) for tag in flow.tags(facts, expr, functions)]
+            self._followed |= flow.words
+            return found
+
+        found = guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")
+        if package is not None:
+            self._workspace.release(path)
+        return found
+
+    def uses(self) -> list[NameUse]:
+        """Every name given to a factory of names in the workspace."""
+        found = []
+        for path in self._workspace_files():
+            if self._summary(path).uses:
+                found += self.uses_in(path)
+        return found
+
+    def uses_in(self, path: str) -> list[NameUse]:
+        if path not in self._uses:
+            module = self._workspace.load(path)
+            errors = self._workspace.internal_errors
+            self._uses[path] = guarded(lambda: name_uses(module), [], errors, path, 0, "reading its checkpoint names") if module else []
+        return self._uses[path]
+
+    # At a position ----------------------------------------------------------------------------
+    def name_at(self, path: str, position: Position) -> tuple[str, Place] | None:
+        """The checkpoint name written at `position`: a name given to a factory, or a tag."""
+        for use in self.uses():
+            if use.place.path == path and use.place.span.start <= position <= use.place.span.end:
+                return use.name, use.place
+        for tag in self.tags().tags:
+            if tag.name is not None and tag.place.path == path and tag.place.span.start <= position <= tag.place.span.end:
+                return tag.name, tag.place
+        return None
+

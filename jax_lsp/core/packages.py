@@ -1,0 +1,66 @@
+"""The installed packages a workspace imports, and their source files (a model library may tag
+the checkpoint names its users save)."""
+
+from __future__ import annotations
+
+import logging
+import os
+import re
+import sys
+from functools import lru_cache
+from pathlib import Path
+from typing import Iterable
+
+log = logging.getLogger(__name__)
+
+_FROM = re.compile(rb"^[ \t]*from[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
+_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\r\n#;]+)", re.MULTILINE)
+_STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+
+
+def imported_packages(data: bytes) -> set[str]:
+    """The top-level names a file imports (`import a.b as c, d` -> {"a", "d"}), stdlib left out."""
+    names = {m.decode() for m in _FROM.findall(data)}
+    for clause in _IMPORT.findall(data):
+        for part in clause.split(b","):
+            words = part.split()
+            if words and re.fullmatch(rb"[A-Za-z_][\w.]*", words[0]):
+                names.add(words[0].split(b".")[0].decode())
+    return names - _STDLIB
+
+
+def search_path(interpreter: str | None) -> tuple[Path, ...]:
+    """Where `interpreter` (None: this Python) imports from; empty when it cannot be asked."""
+    entries = sys.path if interpreter is None else _interpreter_path(interpreter)
+    return tuple(Path(entry) for entry in entries if entry and os.path.isdir(entry))
+
+
+@lru_cache(maxsize=8)
+def _interpreter_path(interpreter: str) -> tuple[str, ...]:
+    try:
+        import jedi
+
+        return tuple(jedi.create_environment(interpreter, safe=False).get_sys_path())
+    except Exception as exc:  # jedi is best effort: no packages is "no tags from them"
+        log.info("cannot read the search path of %s: %s", interpreter, exc)
+        return ()
+
+
+def package_files(name: str, path: Iterable[Path], skip: Iterable[Path] = ()) -> list[str]:
+    """The .py files of the installed package or module `name`, first found on `path`;
+    nothing for one under a `skip` folder (the workspace's own)."""
+    skip = tuple(skip)
+    for folder in path:
+        if any(folder.is_relative_to(s) for s in skip):
+            continue
+        module = folder / f"{name}.py"
+        if module.is_file():
+            return [str(module)]
+        package = folder / name
+        if package.is_dir() and name.isidentifier():
+            found = []
+            for root, dirs, files in os.walk(package):
+                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+                found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".py")]
+            return found
+    return []

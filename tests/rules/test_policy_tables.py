@@ -1,0 +1,148 @@
+"""A table of policies looked up with a key unknown statically: every member is a candidate."""
+
+from __future__ import annotations
+
+import textwrap
+
+import pytest
+
+from jax_lsp.core import Settings, Workspace, analyze_text
+from tests.rules.site_rules import anchored_text, grad_of_f
+
+TABLE = """
+import jax
+import jax.numpy as jnp
+
+cp = jax.checkpoint_policies
+
+
+def bad_one(prim, *avals, **params):
+    return 1
+
+
+POLICIES = dict(
+    nothing_saveable=cp.nothing_saveable,
+    save_only_these_names=cp.save_only_these_names,
+    by_name="dots_saveable",
+    everything=cp.everything_saveable(),
+    falls=lambda prim, *a, **k: None,
+    numbers=bad_one,
+    fine=cp.save_from_both_policies(cp.dots_saveable, cp.nothing_saveable),
+)
+
+
+def get_policy(name):
+    return POLICIES[name]
+
+"""
+SITE = "f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=get_policy(REMAT))\n"
+
+
+def _findings(code: str, tmp_path, name: str = "m.py"):
+    return analyze_text(textwrap.dedent(code), str(tmp_path / name), Settings())
+
+
+def _entry_line(text: str, needle: str) -> int:
+    return next(i for i, line in enumerate(text.splitlines()) if line.strip().startswith(needle))
+
+
+def test_every_member_that_could_never_work_is_reported_at_its_entry_with_its_key(tmp_path):
+    code = TABLE + SITE
+    found = {(f.code, f.span.start.line): f for f in _findings(code, tmp_path)}
+    expected = {
+        ("JAX107", _entry_line(code, "save_only_these_names=")): "'save_only_these_names'",
+        ("JAX111", _entry_line(code, "by_name=")): "'by_name'",
+        ("JAX106", _entry_line(code, "everything=")): "'everything'",
+        ("JAX101", _entry_line(code, "falls=")): "'falls'",
+        ("JAX103", _entry_line(code, "return 1")): "'numbers'",
+    }
+    assert set(found) == set(expected)
+    for place, key in expected.items():
+        assert f"(chosen by the key {key} of `POLICIES`)" in found[place].message
+
+
+@pytest.mark.parametrize(
+    "key, error",
+    [
+        ("save_only_these_names", "unexpected keyword argument"),
+        ("by_name", "'str' object is not callable"),
+        ("everything", "'bool' object is not callable"),
+        ("falls", "Value returned by a remat policy should be a bool"),
+        ("numbers", "Value returned by a remat policy should be a bool"),
+    ],
+)
+def test_each_reported_member_fails_under_jax_when_its_key_is_chosen(key, error):
+    with pytest.raises(TypeError, match=error):
+        grad_of_f(TABLE + f"REMAT = {key!r}\n" + SITE)
+
+
+@pytest.mark.parametrize("key", ["nothing_saveable", "fine"])
+def test_the_valid_members_run(key):
+    grad_of_f(TABLE + f"REMAT = {key!r}\n" + SITE)
+
+
+def test_a_table_of_valid_policies_gives_nothing(tmp_path):
+    code = """
+    import functools
+
+    import jax
+
+    cp = jax.checkpoint_policies
+
+
+    def mine(prim, *avals, **params):
+        return prim.name == "sin"
+
+
+    POLICIES = {
+        "none": None,
+        "dots": cp.dots_saveable,
+        "names": cp.save_only_these_names("x"),
+        "mine": mine,
+        "both": cp.save_from_both_policies(cp.dots_saveable, mine),
+    }
+    f = jax.checkpoint(abs, policy=POLICIES[NAME])
+    g = functools.partial(jax.checkpoint, policy=POLICIES.get(NAME, cp.nothing_saveable))
+    h = jax.checkpoint(abs, policy=getattr(jax.checkpoint_policies, NAME))
+    """
+    assert _findings(code, tmp_path) == []
+
+
+def test_dict_get_with_a_default_and_a_config_dict_that_holds_no_policy(tmp_path):
+    code = """
+    import jax
+
+    CONFIG = {"lr": 0.1, "remat": "dots", "layers": [1, 2]}
+    POLICIES = {"dots": jax.checkpoint_policies.dots_saveable, "names": jax.checkpoint_policies.save_only_these_names}
+    f = jax.checkpoint(abs, policy=CONFIG[KEY])
+    g = jax.checkpoint(abs, policy=POLICIES.get(KEY, jax.checkpoint_policies.nothing_saveable))
+    """
+    [finding] = _findings(code, tmp_path)
+    assert (finding.code, anchored_text(code, finding)) == ("JAX107", "jax.checkpoint_policies.save_only_these_names")
+    assert "chosen by the key 'names' of `POLICIES`" in finding.message
+
+
+def test_a_table_in_another_module_is_reported_at_the_site_with_where_the_entry_is(tmp_path):
+    (tmp_path / "policies.py").write_text(textwrap.dedent(TABLE))
+    code = """
+    import jax
+    import jax.numpy as jnp
+    from policies import POLICIES, get_policy
+
+    f = jax.checkpoint(lambda x: x, policy=get_policy(REMAT))
+    g = jax.checkpoint(lambda x: x, policy=POLICIES[REMAT])
+    """
+    found = _findings(code, tmp_path, "model.py")
+    site_rules = sorted((f.code, f.span.start.line + 1) for f in found)
+    assert site_rules == [("JAX107", 6), ("JAX107", 7), ("JAX111", 6), ("JAX111", 7)]
+    entry = _entry_line(textwrap.dedent(TABLE), "save_only_these_names=") + 1
+    jax107 = next(f for f in found if f.code == "JAX107")
+    assert f"(chosen by the key 'save_only_these_names' of `POLICIES` in policies.py:{entry})" in jax107.message
+    # With the workspace indexed, the table's module reports the broken bodies it holds, with the key.
+    (tmp_path / "model.py").write_text(textwrap.dedent(code))
+    workspace = Workspace([tmp_path])
+    workspace.index()
+    in_table = {f.code: f.message for f in workspace.check_file(tmp_path / "policies.py")}
+    assert sorted(in_table) == ["JAX101", "JAX103", "JAX106"]
+    assert "(chosen by the key 'falls' of `POLICIES`)" in in_table["JAX101"]
+    assert "(chosen by the key 'numbers' of `POLICIES`)" in in_table["JAX103"]
