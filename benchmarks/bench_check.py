@@ -87,7 +87,9 @@ def main() -> None:
     parser.add_argument("--out", type=Path, default=Path(__file__).parent / "out")
     args = parser.parse_args()
     failed = []
-    print(f"{'scenario':<26}{'modules':>8}{'lines':>9}{'planted':>8}{'parse':>9}{'check':>9}{'ratio':>7}  target")
+    print(
+        f"{'scenario':<26}{'modules':>8}{'lines':>9}{'planted':>8}{'parse':>9}{'check':>9}{'ratio':>7}  target"
+    )
     for name, every_file, target in SCENARIOS:
         tree = args.out / ("tree_every_file" if every_file else "tree_few")
         manifest = generate(tree, args.modules, args.lines, 0.03, every_file, seed=0)

@@ -119,12 +119,29 @@ class ProjectResult:
 
 # Commands --------------------------------------------------------------------------------
 def check_command(target: Path, no_cache: bool) -> list[str]:
-    return [*JAX_LSP[:3], "check", str(target), "--output-format", "json", *(["--no-cache"] if no_cache else [])]
+    return [
+        *JAX_LSP[:3],
+        "check",
+        str(target),
+        "--output-format",
+        "json",
+        *(["--no-cache"] if no_cache else []),
+    ]
 
 
 def ruff_command(target: Path) -> list[str]:
-    return [RUFF, "check", "--no-cache", "--isolated", "--config", "include=['*.py']", "--exit-zero",
-            "--output-format", "concise", str(target)]
+    return [
+        RUFF,
+        "check",
+        "--no-cache",
+        "--isolated",
+        "--config",
+        "include=['*.py']",
+        "--exit-zero",
+        "--output-format",
+        "concise",
+        str(target),
+    ]
 
 
 def parse_command(target: Path) -> list[str]:
@@ -138,7 +155,9 @@ def timed(command: list[str]) -> tuple[float, subprocess.CompletedProcess]:
 
 
 def cache_supported() -> bool:
-    done = subprocess.run([*JAX_LSP[:3], "check", "--help"], cwd=REPO, capture_output=True, text=True, check=False)
+    done = subprocess.run(
+        [*JAX_LSP[:3], "check", "--help"], cwd=REPO, capture_output=True, text=True, check=False
+    )
     return "--no-cache" in done.stdout
 
 
@@ -172,10 +191,16 @@ def measure_project(project: Project, root: Path, kind: str, repeat: int, cache:
     result.internal_errors = internal_errors(first.stderr)
     result.findings = read_findings(first, root)
     for _ in range(repeat):
-        for name, command in (("parse", parse_command(root)), ("ruff", ruff_command(root)), ("check", check_command(root, cache))):
+        for name, command in (
+            ("parse", parse_command(root)),
+            ("ruff", ruff_command(root)),
+            ("check", check_command(root, cache)),
+        ):
             seconds, done = timed(command)
             if name == "check" and done.returncode != first.returncode:
-                sys.exit(f"{project.name}: jax-lsp check exited {done.returncode}, first {first.returncode}:\n{done.stderr[-2000:]}")
+                sys.exit(
+                    f"{project.name}: jax-lsp check exited {done.returncode}, first {first.returncode}:\n{done.stderr[-2000:]}"
+                )
             getattr(result.timing, name).append(seconds)
     if cache:  # a second run on the cache the first one left, nothing changed
         timed(check_command(root, no_cache=False))
@@ -195,7 +220,11 @@ def check_one(root: Path, path: Path) -> tuple[float, int, str | None]:
         workspace.check_file(path)
     except Exception as exc:  # noqa: BLE001 - reported, with where it happened
         frame = traceback.extract_tb(exc.__traceback__)[-1]
-        return time.perf_counter() - started, 0, f"{type(exc).__name__}: {exc} (at {frame.filename}:{frame.lineno})"
+        return (
+            time.perf_counter() - started,
+            0,
+            f"{type(exc).__name__}: {exc} (at {frame.filename}:{frame.lineno})",
+        )
     seconds = time.perf_counter() - started
     errors = [str(error) for error in workspace.take_internal_errors()]
     module = workspace.load(path, only_if_site=True)
@@ -229,7 +258,11 @@ def measure_one_file(root: Path, path: Path, repeat: int, cache: bool) -> dict:
     for _ in range(repeat):
         cli.append(timed(check_command(path, no_cache=cache))[0])
         ruff.append(timed(ruff_command(path))[0])
-    return {"path": os.path.relpath(path, root), "check_s": statistics.median(cli), "ruff_s": statistics.median(ruff)}
+    return {
+        "path": os.path.relpath(path, root),
+        "check_s": statistics.median(cli),
+        "ruff_s": statistics.median(ruff),
+    }
 
 
 # The language server ---------------------------------------------------------------------
@@ -252,27 +285,45 @@ def measure_server(root: Path, path: Path, repeat: int) -> dict:
         copy = Path(temporary) / root.name
         shutil.copytree(root, copy)
         folder = copy / path.relative_to(root).parent
-        spawn, cold, warm, found = asyncio.run(first_diagnostics(JAX_LSP, copy, text, repeat, SERVER_WARM_RUNS, folder))
+        spawn, cold, warm, found = asyncio.run(
+            first_diagnostics(JAX_LSP, copy, text, repeat, SERVER_WARM_RUNS, folder)
+        )
         changes = asyncio.run(change_latency(JAX_LSP, copy, text, SERVER_EDITS, folder=folder))
     return {
-        "path": os.path.relpath(path, root), "lines": text.count("\n"), "diagnostics": found,
+        "path": os.path.relpath(path, root),
+        "lines": text.count("\n"),
+        "diagnostics": found,
         "parse_ms": 1000 * parse_seconds(text),
-        "spawn_ms": 1000 * statistics.median(spawn), "cold_ms": 1000 * statistics.median(cold),
+        "spawn_ms": 1000 * statistics.median(spawn),
+        "cold_ms": 1000 * statistics.median(cold),
         "warm_ms": 1000 * statistics.median(warm),
-        "change_p50_ms": 1000 * percentile(changes, 0.5), "change_p95_ms": 1000 * percentile(changes, 0.95),
+        "change_p50_ms": 1000 * percentile(changes, 0.5),
+        "change_p95_ms": 1000 * percentile(changes, 0.95),
     }
 
 
 # Report ----------------------------------------------------------------------------------
 def machine() -> str:
-    model = next(
-        (line.split(":", 1)[1].strip() for line in Path("/proc/cpuinfo").read_text().splitlines() if line.startswith("model name")),
-        platform.processor() or "unknown CPU",
-    ) if Path("/proc/cpuinfo").exists() else platform.processor()
+    model = (
+        next(
+            (
+                line.split(":", 1)[1].strip()
+                for line in Path("/proc/cpuinfo").read_text().splitlines()
+                if line.startswith("model name")
+            ),
+            platform.processor() or "unknown CPU",
+        )
+        if Path("/proc/cpuinfo").exists()
+        else platform.processor()
+    )
     ruff = subprocess.run([RUFF, "--version"], capture_output=True, text=True, check=False).stdout.strip()
-    commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False).stdout.strip()
-    return (f"{os.cpu_count()} cores, {model}; Python {platform.python_version()}; {ruff}; "
-            f"jax-lsp at {commit or 'unknown commit'}")
+    commit = subprocess.run(
+        ["git", "rev-parse", "--short", "HEAD"], cwd=REPO, capture_output=True, text=True, check=False
+    ).stdout.strip()
+    return (
+        f"{os.cpu_count()} cores, {model}; Python {platform.python_version()}; {ruff}; "
+        f"jax-lsp at {commit or 'unknown commit'}"
+    )
 
 
 def verdict(value: float, limit: float) -> str:
@@ -280,20 +331,26 @@ def verdict(value: float, limit: float) -> str:
 
 
 def print_projects(results: list[ProjectResult], cache: bool) -> None:
-    print(f"{'project':<18}{'version':<26}{'from':<6}{'files':>6}{'.py':>6}{'bad':>4}{'MB':>6}{'sites':>6}{'in':>4}"
-          f"{'intl':>5}{'JAX001':>7}{'parse':>8}{'ruff':>8}{'check':>8}{'/parse':>7}{'/ruff':>7}"
-          f"{'warm':>8}  findings by code")
+    print(
+        f"{'project':<18}{'version':<26}{'from':<6}{'files':>6}{'.py':>6}{'bad':>4}{'MB':>6}{'sites':>6}{'in':>4}"
+        f"{'intl':>5}{'JAX001':>7}{'parse':>8}{'ruff':>8}{'check':>8}{'/parse':>7}{'/ruff':>7}"
+        f"{'warm':>8}  findings by code"
+    )
     for r in results:
         codes = Counter(f["code"] for f in r.findings)
         warm = f"{r.timing.median('check_warm'):7.2f}s" if cache else f"{'-':>8}"
         by_code = ", ".join(f"{code} {n}" for code, n in sorted(codes.items())) or "-"
-        print(f"{r.name:<18}{r.version:<26}{r.kind:<6}{r.files:>6}{r.py_files:>6}{r.unparsable:>4}"
-              f"{r.py_bytes / 1e6:6.1f}{r.sites:>6}{r.files_with_sites:>4}{len(r.internal_errors):>5}{codes.get('JAX001', 0):>7}"
-              f"{r.timing.median('parse'):7.2f}s{r.timing.median('ruff'):7.2f}s{r.timing.median('check'):7.2f}s"
-              f"{r.timing.median('check') / r.timing.median('parse'):6.2f}x{r.timing.median('check') / r.timing.median('ruff'):6.2f}x"
-              f"{warm}  {by_code}")
-    print("files: what jax-lsp checks; .py: every .py file the parse baseline reads; bad: of those, files this "
-          "Python cannot parse; sites: policy sites found, in how many files; intl: internal errors; times: medians")
+        print(
+            f"{r.name:<18}{r.version:<26}{r.kind:<6}{r.files:>6}{r.py_files:>6}{r.unparsable:>4}"
+            f"{r.py_bytes / 1e6:6.1f}{r.sites:>6}{r.files_with_sites:>4}{len(r.internal_errors):>5}{codes.get('JAX001', 0):>7}"
+            f"{r.timing.median('parse'):7.2f}s{r.timing.median('ruff'):7.2f}s{r.timing.median('check'):7.2f}s"
+            f"{r.timing.median('check') / r.timing.median('parse'):6.2f}x{r.timing.median('check') / r.timing.median('ruff'):6.2f}x"
+            f"{warm}  {by_code}"
+        )
+    print(
+        "files: what jax-lsp checks; .py: every .py file the parse baseline reads; bad: of those, files this "
+        "Python cannot parse; sites: policy sites found, in how many files; intl: internal errors; times: medians"
+    )
 
 
 def print_findings(results: list[ProjectResult]) -> None:
@@ -311,16 +368,25 @@ def print_findings(results: list[ProjectResult]) -> None:
                 source = lines[f["line"] - 1].strip() if 0 < f["line"] <= len(lines) else ""
             except OSError:
                 source = "?"
-            print(f"  [{r.name}] {f['path']}:{f['line']}:{f['column']} {f['code']} {f['message']}\n      | {source}")
+            print(
+                f"  [{r.name}] {f['path']}:{f['line']}:{f['column']} {f['code']} {f['message']}\n      | {source}"
+            )
 
 
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--projects", help="comma-separated names (default: all): " + ",".join(p.name for p in PROJECTS))
+    parser.add_argument(
+        "--projects", help="comma-separated names (default: all): " + ",".join(p.name for p in PROJECTS)
+    )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-server", action="store_true", help="skip the language server measures")
     parser.add_argument("--json", type=Path, metavar="OUT", help="also write every figure and finding here")
-    parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE, help=f"downloads and sources (default {DEFAULT_CACHE})")
+    parser.add_argument(
+        "--cache-dir",
+        type=Path,
+        default=DEFAULT_CACHE,
+        help=f"downloads and sources (default {DEFAULT_CACHE})",
+    )
     args = parser.parse_args()
     wanted = set(args.projects.split(",")) if args.projects else {p.name for p in PROJECTS}
     unknown = wanted - {p.name for p in PROJECTS}
@@ -328,7 +394,9 @@ def main() -> int:
         parser.error(f"unknown projects: {', '.join(sorted(unknown))}")
     cache = cache_supported()
     print(f"machine: {machine()}")
-    print(f"medians of {args.repeat} runs; result cache: {'cold runs use --no-cache' if cache else 'not supported yet'}\n")
+    print(
+        f"medians of {args.repeat} runs; result cache: {'cold runs use --no-cache' if cache else 'not supported yet'}\n"
+    )
 
     results = []
     for project in (p for p in PROJECTS if p.name in wanted):
@@ -341,7 +409,9 @@ def main() -> int:
         r.files_with_sites = sum(1 for t in times if t.project == r.name and t.sites)
     print_projects(results, cache)
 
-    print(f"\nEach file checked alone, in-process (fresh Workspace): the {SLOWEST} slowest (median of {args.repeat})")
+    print(
+        f"\nEach file checked alone, in-process (fresh Workspace): the {SLOWEST} slowest (median of {args.repeat})"
+    )
     slowest = sorted(times, key=lambda t: -t.seconds)[:SLOWEST]
     for t in slowest:
         print(f"  {t.seconds * 1000:8.1f} ms  {t.lines:>6} lines  {t.sites:>3} sites  [{t.project}] {t.path}")
@@ -355,9 +425,11 @@ def main() -> int:
     if with_sites:
         chosen = max(with_sites, key=lambda t: (t.sites, t.lines))
         one_file = measure_one_file(Path(largest.root), Path(largest.root) / chosen.path, args.repeat, cache)
-        print(f"\nOne named file of the largest project ({largest.name}): {one_file['path']} "
-              f"({chosen.lines} lines, {chosen.sites} sites): check {one_file['check_s']:.2f}s, ruff {one_file['ruff_s']:.3f}s "
-              "(from the command line, as pre-commit runs it)")
+        print(
+            f"\nOne named file of the largest project ({largest.name}): {one_file['path']} "
+            f"({chosen.lines} lines, {chosen.sites} sites): check {one_file['check_s']:.2f}s, ruff {one_file['ruff_s']:.3f}s "
+            "(from the command line, as pre-commit runs it)"
+        )
 
     server = None
     modules_with_sites = [t for t in times if t.sites and not t.error]
@@ -365,14 +437,20 @@ def main() -> int:
         biggest = max(modules_with_sites, key=lambda t: t.lines)
         root = next(Path(r.root) for r in results if r.name == biggest.project)
         server = measure_server(root, root / biggest.path, args.repeat)
-        print(f"\nServer on the largest module with policy sites: [{biggest.project}] {server['path']} "
-              f"({server['lines']} lines, {biggest.sites} sites, {server['diagnostics']} diagnostics); "
-              f"ast.parse {server['parse_ms']:.1f} ms")
-        print(f"  process start -> first diagnostics {server['spawn_ms']:.0f} ms; first diagnostics cold "
-              f"{server['cold_ms']:.0f} ms, warm {server['warm_ms']:.0f} ms; didChange p50 "
-              f"{server['change_p50_ms']:.1f} ms, p95 {server['change_p95_ms']:.1f} ms ({SERVER_EDITS} edits)")
+        print(
+            f"\nServer on the largest module with policy sites: [{biggest.project}] {server['path']} "
+            f"({server['lines']} lines, {biggest.sites} sites, {server['diagnostics']} diagnostics); "
+            f"ast.parse {server['parse_ms']:.1f} ms"
+        )
+        print(
+            f"  process start -> first diagnostics {server['spawn_ms']:.0f} ms; first diagnostics cold "
+            f"{server['cold_ms']:.0f} ms, warm {server['warm_ms']:.0f} ms; didChange p50 "
+            f"{server['change_p50_ms']:.1f} ms, p95 {server['change_p95_ms']:.1f} ms ({SERVER_EDITS} edits)"
+        )
 
-    total = {name: sum(r.timing.median(name) for r in results) for name in ("parse", "ruff", "check", "check_warm")}
+    total = {
+        name: sum(r.timing.median(name) for r in results) for name in ("parse", "ruff", "check", "check_warm")
+    }
     targets = [
         ("check / parse-everything, all projects", total["check"] / total["parse"], 0.25, "x"),
         ("check / ruff, all projects", total["check"] / total["ruff"], 3.0, "x"),
@@ -381,8 +459,10 @@ def main() -> int:
     if cache:
         targets.append(("re-run, nothing changed / ruff", total["check_warm"] / total["ruff"], 1.0, "x"))
     if one_file:
-        targets += [("one named file, cold", one_file["check_s"], 0.5, "s"),
-                    ("one named file / ruff of it", one_file["check_s"] / one_file["ruff_s"], 10.0, "x")]
+        targets += [
+            ("one named file, cold", one_file["check_s"], 0.5, "s"),
+            ("one named file / ruff of it", one_file["check_s"] / one_file["ruff_s"], 10.0, "x"),
+        ]
     if server:
         parse_ms = server["parse_ms"]
         targets += [
@@ -390,22 +470,36 @@ def main() -> int:
             ("server didChange p50 / ast.parse", server["change_p50_ms"] / parse_ms, 1.5, "x"),
             ("server didChange p95 / ast.parse", server["change_p95_ms"] / parse_ms, 3.0, "x"),
         ]
-    print(f"\nTotals: parse {total['parse']:.2f}s, ruff {total['ruff']:.2f}s, check {total['check']:.2f}s"
-          + (f", re-run {total['check_warm']:.2f}s" if cache else ", re-run: not supported yet"))
+    print(
+        f"\nTotals: parse {total['parse']:.2f}s, ruff {total['ruff']:.2f}s, check {total['check']:.2f}s"
+        + (f", re-run {total['check_warm']:.2f}s" if cache else ", re-run: not supported yet")
+    )
     print(f"{'target':<42}{'measured':>13}{'limit':>13}")
     for label, value, limit, unit in targets:
         print(f"{label:<42}{value:>10.2f} {unit:<2}{limit:>10.2f} {unit:<2}  {verdict(value, limit)}")
     print_findings(results)
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
-        args.json.write_text(json.dumps({
-            "machine": machine(), "repeat": args.repeat, "cache_supported": cache,
-            "projects": [asdict(r) for r in results],
-            "slowest_files": [asdict(t) for t in slowest], "file_errors": [asdict(t) for t in file_errors],
-            "files_with_sites": [asdict(t) for t in times if t.sites],
-            "one_file": one_file, "server": server,
-            "targets": [{"target": label, "measured": value, "limit": limit, "pass": value <= limit} for label, value, limit, _ in targets],
-        }, indent=2))
+        args.json.write_text(
+            json.dumps(
+                {
+                    "machine": machine(),
+                    "repeat": args.repeat,
+                    "cache_supported": cache,
+                    "projects": [asdict(r) for r in results],
+                    "slowest_files": [asdict(t) for t in slowest],
+                    "file_errors": [asdict(t) for t in file_errors],
+                    "files_with_sites": [asdict(t) for t in times if t.sites],
+                    "one_file": one_file,
+                    "server": server,
+                    "targets": [
+                        {"target": label, "measured": value, "limit": limit, "pass": value <= limit}
+                        for label, value, limit, _ in targets
+                    ],
+                },
+                indent=2,
+            )
+        )
     return 0 if all(value <= limit for _, value, limit, _ in targets) else 1
 
 

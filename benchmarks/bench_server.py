@@ -37,7 +37,7 @@ from pathlib import Path
 JAX_LSP = [sys.executable, "-m", "jax_lsp", "serve", "--log-level", "warning"]
 RUFF = [shutil.which("ruff") or str(Path(sys.executable).parent / "ruff"), "server"]
 
-POLICY_BLOCK = '''
+POLICY_BLOCK = """
 
 def policy_{n}(prim, *avals, **params):
     if prim.name == "dot_general":
@@ -50,7 +50,7 @@ def policy_{n}(prim, *avals, **params):
 def block_{n}(x):
     y = jnp.sin(x) * {n}
     return jax.checkpoint(lambda z: jnp.cos(z) @ z, policy=policy_{n})(y)
-'''
+"""
 
 FILLER = '''
 
@@ -93,20 +93,31 @@ class Client:
     @classmethod
     async def start(cls, command: list[str], root: Path) -> Client:
         process = await asyncio.create_subprocess_exec(
-            *command, stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE,
-            stderr=asyncio.subprocess.DEVNULL, cwd=root,
+            *command,
+            stdin=asyncio.subprocess.PIPE,
+            stdout=asyncio.subprocess.PIPE,
+            stderr=asyncio.subprocess.DEVNULL,
+            cwd=root,
         )
         client = cls(process)
         capabilities = {
             "general": {"positionEncodings": ["utf-16"]},
-            "textDocument": {"publishDiagnostics": {"versionSupport": True}, "synchronization": {"didSave": True}},
+            "textDocument": {
+                "publishDiagnostics": {"versionSupport": True},
+                "synchronization": {"didSave": True},
+            },
             "workspace": {"configuration": True, "workspaceFolders": True},
             "window": {"workDoneProgress": True},
         }
-        await client.request("initialize", {
-            "processId": os.getpid(), "rootUri": root.as_uri(), "capabilities": capabilities,
-            "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
-        })
+        await client.request(
+            "initialize",
+            {
+                "processId": os.getpid(),
+                "rootUri": root.as_uri(),
+                "capabilities": capabilities,
+                "workspaceFolders": [{"uri": root.as_uri(), "name": root.name}],
+            },
+        )
         client.notify("initialized", {})
         return client
 
@@ -134,13 +145,21 @@ class Client:
                 return
             message = json.loads(await stdout.readexactly(length))
             if "id" in message and "method" in message:  # a request from the server
-                result = [None] * len(message["params"]["items"]) if message["method"] == "workspace/configuration" else None
+                result = (
+                    [None] * len(message["params"]["items"])
+                    if message["method"] == "workspace/configuration"
+                    else None
+                )
                 self._send({"id": message["id"], "result": result})
             elif "id" in message:
                 self.pending.pop(message["id"]).set_result(message.get("result"))
             elif message.get("method") == "textDocument/publishDiagnostics":
                 params = message["params"]
-                self.published[params["uri"]] = (params.get("version"), params["diagnostics"], time.perf_counter())
+                self.published[params["uri"]] = (
+                    params.get("version"),
+                    params["diagnostics"],
+                    time.perf_counter(),
+                )
                 self.changed.set()
 
     async def diagnostics_for(self, uri: str, version: int) -> tuple[list, float]:
@@ -154,7 +173,10 @@ class Client:
 
     def open(self, uri: str, text: str) -> None:
         self.published.pop(uri, None)
-        self.notify("textDocument/didOpen", {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}})
+        self.notify(
+            "textDocument/didOpen",
+            {"textDocument": {"uri": uri, "languageId": "python", "version": 1, "text": text}},
+        )
 
     async def open_and_wait(self, uri: str, text: str) -> float:
         started = time.perf_counter()
@@ -179,7 +201,12 @@ class Client:
 
 
 async def first_diagnostics(
-    command: list[str], root: Path, text: str, cold_runs: int, warm_runs: int, folder: Path | None = None,
+    command: list[str],
+    root: Path,
+    text: str,
+    cold_runs: int,
+    warm_runs: int,
+    folder: Path | None = None,
 ) -> tuple[list[float], list[float], list[float], int]:
     """Times to the first diagnostics of `text` opened as a new file in `folder` (default: the
     workspace `root`): from spawning the server, cold (just initialized) and warm."""
@@ -217,11 +244,20 @@ async def change_latency(
         # Comment out a line of a function, then restore it: every other version has a syntax
         # error (an `if` left without a body), as while typing; every version is analysed.
         if version % 2 == 0:
-            change = {"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}}, "text": "#"}
+            change = {
+                "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 0}},
+                "text": "#",
+            }
         else:
-            change = {"range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 1}}, "text": ""}
+            change = {
+                "range": {"start": {"line": line, "character": 0}, "end": {"line": line, "character": 1}},
+                "text": "",
+            }
         started = time.perf_counter()
-        client.notify("textDocument/didChange", {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]})
+        client.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+        )
         _, arrived = await client.diagnostics_for(uri, version)
         latencies.append(arrived - started)
     await client.stop()
@@ -263,7 +299,9 @@ def parse_ms(text: str, runs: int = 21) -> float:
 async def bench(name: str, command: list[str], args: argparse.Namespace, text: str) -> dict:
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as folder:
         root = Path(folder)
-        spawn, cold, warm, found = await first_diagnostics(command, root, text, args.cold_runs, args.warm_runs)
+        spawn, cold, warm, found = await first_diagnostics(
+            command, root, text, args.cold_runs, args.warm_runs
+        )
     with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as folder:
         changes = await change_latency(command, Path(folder), text, args.edits, args.settle)
     rss = float("nan")
@@ -271,9 +309,14 @@ async def bench(name: str, command: list[str], args: argparse.Namespace, text: s
         with tempfile.TemporaryDirectory(prefix=f"bench-{name}-") as folder:
             rss = await memory_after_opening(command, Path(folder), args.modules)
     return {
-        "spawn_ms": 1000 * statistics.median(spawn), "cold_ms": 1000 * statistics.median(cold), "warm_ms": 1000 * statistics.median(warm),
-        "change_p50_ms": 1000 * percentile(changes, 0.5), "change_p95_ms": 1000 * percentile(changes, 0.95),
-        "rss_mb": rss, "diagnostics": found, "lines": text.count("\n"),
+        "spawn_ms": 1000 * statistics.median(spawn),
+        "cold_ms": 1000 * statistics.median(cold),
+        "warm_ms": 1000 * statistics.median(warm),
+        "change_p50_ms": 1000 * percentile(changes, 0.5),
+        "change_p95_ms": 1000 * percentile(changes, 0.95),
+        "rss_mb": rss,
+        "diagnostics": found,
+        "lines": text.count("\n"),
     }
 
 
@@ -284,27 +327,51 @@ def main() -> int:
     parser.add_argument("--edits", type=int, default=200)
     parser.add_argument("--modules", type=int, default=200)
     parser.add_argument("--no-ruff", action="store_true", help="skip the ruff reference")
-    parser.add_argument("--file", type=Path, help="a real module to open and edit instead of the generated one")
-    parser.add_argument("--settle", type=float, default=3.0,
-                        help="seconds between the first diagnostics of the edited file and its first edit")
+    parser.add_argument(
+        "--file", type=Path, help="a real module to open and edit instead of the generated one"
+    )
+    parser.add_argument(
+        "--settle",
+        type=float,
+        default=3.0,
+        help="seconds between the first diagnostics of the edited file and its first edit",
+    )
     args = parser.parse_args()
     text = args.file.read_text(encoding="utf-8") if args.file else module_text(3000, 30)
     ours = asyncio.run(bench("jax-lsp", JAX_LSP, args, text))
-    ruff = None if args.no_ruff or not Path(RUFF[0]).exists() else asyncio.run(bench("ruff", RUFF, args, text))
+    ruff = (
+        None if args.no_ruff or not Path(RUFF[0]).exists() else asyncio.run(bench("ruff", RUFF, args, text))
+    )
     if args.file:
         parse = parse_ms(text)
-        print(f"{args.file} ({ours['lines']} lines; jax-lsp reports {ours['diagnostics']} findings); "
-              f"ast.parse of its text: {parse:.1f} ms (median)")
+        print(
+            f"{args.file} ({ours['lines']} lines; jax-lsp reports {ours['diagnostics']} findings); "
+            f"ast.parse of its text: {parse:.1f} ms (median)"
+        )
         targets = {"cold_ms": 2000 + 2 * parse, "change_p50_ms": 1.5 * parse, "change_p95_ms": 3 * parse}
         keys = ["spawn_ms", "cold_ms", "warm_ms", "change_p50_ms", "change_p95_ms"]
     else:
         parse = None
-        print(f"3,000-line module ({ours['lines']} lines, 30 policy sites; jax-lsp reports {ours['diagnostics']} findings)")
-        targets = {"spawn_ms": 1500, "cold_ms": 1500, "warm_ms": 50, "change_p50_ms": 25, "change_p95_ms": 60, "rss_mb": 150}
+        print(
+            f"3,000-line module ({ours['lines']} lines, 30 policy sites; jax-lsp reports {ours['diagnostics']} findings)"
+        )
+        targets = {
+            "spawn_ms": 1500,
+            "cold_ms": 1500,
+            "warm_ms": 50,
+            "change_p50_ms": 25,
+            "change_p95_ms": 60,
+            "rss_mb": 150,
+        }
         keys = list(targets)
-    labels = {"spawn_ms": "process start -> first diag ms", "cold_ms": "first diagnostics cold ms",
-              "warm_ms": "first diagnostics warm ms", "change_p50_ms": "didChange->publish p50 ms",
-              "change_p95_ms": "didChange->publish p95 ms", "rss_mb": f"RSS after {args.modules} modules MB"}
+    labels = {
+        "spawn_ms": "process start -> first diag ms",
+        "cold_ms": "first diagnostics cold ms",
+        "warm_ms": "first diagnostics warm ms",
+        "change_p50_ms": "didChange->publish p50 ms",
+        "change_p95_ms": "didChange->publish p95 ms",
+        "rss_mb": f"RSS after {args.modules} modules MB",
+    }
     print(f"{'measure (median)':<32}{'jax-lsp':>10}{'target':>10}{'ruff':>10}{'ratio':>8}{'x parse':>9}")
     for key in keys:
         ruff_value = f"{ruff[key]:10.1f}" if ruff else f"{'-':>10}"
@@ -312,7 +379,9 @@ def main() -> int:
         to_parse = f"{ours[key] / parse:8.1f}x" if parse else f"{'-':>9}"
         target = targets.get(key)
         mark = "" if target is None else "  ok" if ours[key] <= target else "  MISSED"
-        print(f"{labels[key]:<32}{ours[key]:10.1f}{'-' if target is None else f'{target:.0f}':>10}{ruff_value}{ratio}{to_parse}{mark}")
+        print(
+            f"{labels[key]:<32}{ours[key]:10.1f}{'-' if target is None else f'{target:.0f}':>10}{ruff_value}{ratio}{to_parse}{mark}"
+        )
     return 0
 
 

@@ -47,12 +47,16 @@ def _timed(service: TraceService, path: Path) -> float:
 def _summary(name: str, times: list[float], target: float) -> str:
     median = statistics.median(times)
     verdict = "ok" if median < target else "OVER TARGET"
-    return (f"{name:<28} median {median:6.3f} s  min {min(times):6.3f}  max {max(times):6.3f}  "
-            f"n={len(times)}  target < {target:g} s: {verdict}")
+    return (
+        f"{name:<28} median {median:6.3f} s  min {min(times):6.3f}  max {max(times):6.3f}  "
+        f"n={len(times)}  target < {target:g} s: {verdict}"
+    )
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("--runs", type=int, default=7)
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as folder:

@@ -55,9 +55,23 @@ def _pip_download(project: Project, folder: Path, kind: str) -> Path | None:
     # Requires-Python is ignored: some projects need a newer Python than the one running this.
     choice = ["--no-binary", project.distribution] if kind == "sdist" else ["--only-binary", ":all:"]
     done = subprocess.run(
-        [sys.executable, "-m", "pip", "download", "--no-deps", "--ignore-requires-python", *choice,
-         "--disable-pip-version-check", "-q", "-d", str(folder), f"{project.distribution}=={project.version}"],
-        capture_output=True, text=True, check=False,
+        [
+            sys.executable,
+            "-m",
+            "pip",
+            "download",
+            "--no-deps",
+            "--ignore-requires-python",
+            *choice,
+            "--disable-pip-version-check",
+            "-q",
+            "-d",
+            str(folder),
+            f"{project.distribution}=={project.version}",
+        ],
+        capture_output=True,
+        text=True,
+        check=False,
     )
     archives = sorted(folder.glob("*")) if done.returncode == 0 and folder.exists() else []
     return archives[0] if archives else None

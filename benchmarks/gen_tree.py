@@ -224,7 +224,9 @@ def _model_module(w: Writer, package: str, policies: list[str], style: int, site
         w.add("@jax.checkpoint(policy=jax.checkpoint_policies.dots_saveable)", expect="JAX109")
         w.add("def tail(x):", "    return jnp.sum(x * x)", "", "")
     else:
-        w.add("head_remat = jax.checkpoint(head, policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable)")
+        w.add(
+            "head_remat = jax.checkpoint(head, policy=jax.checkpoint_policies.dots_with_no_batch_dims_saveable)"
+        )
         w.add("", "")
 
 
@@ -232,7 +234,9 @@ POLICY_MISTAKES = ["JAX101", "JAX102", "JAX103", "JAX104", "JAX108"]
 SITE_MISTAKES = ["JAX106", "JAX107", "JAX109", None]
 
 
-def generate(out: Path, modules: int, lines: int, policy_share: float, every_file_policy: bool, seed: int) -> dict:
+def generate(
+    out: Path, modules: int, lines: int, policy_share: float, every_file_policy: bool, seed: int
+) -> dict:
     rng = random.Random(seed)
     if out.exists():
         shutil.rmtree(out)
@@ -257,8 +261,13 @@ def generate(out: Path, modules: int, lines: int, policy_share: float, every_fil
             # Spread the policies over the models; each broken one is used exactly once.
             for m in range(MODELS_PER_POLICY_PACKAGE):
                 w = Writer(f"{package}/model_{m}.py")
-                _model_module(w, package, names[m::MODELS_PER_POLICY_PACKAGE] or ["save_dots"], m % 2,
-                              rng.choice(SITE_MISTAKES))
+                _model_module(
+                    w,
+                    package,
+                    names[m::MODELS_PER_POLICY_PACKAGE] or ["save_dots"],
+                    m % 2,
+                    rng.choice(SITE_MISTAKES),
+                )
                 _fill(w, rng, lines, f"m{package_index}_{m}")
                 writers.append(w)
             written += per_policy_package
@@ -288,12 +297,20 @@ def main() -> None:
     parser.add_argument("out", type=Path)
     parser.add_argument("--modules", type=int, default=2000)
     parser.add_argument("--lines", type=int, default=300, help="lines per module")
-    parser.add_argument("--policy-share", type=float, default=0.03, help="share of modules in policy packages")
-    parser.add_argument("--every-file-policy", action="store_true", help="every module defines and uses a policy")
+    parser.add_argument(
+        "--policy-share", type=float, default=0.03, help="share of modules in policy packages"
+    )
+    parser.add_argument(
+        "--every-file-policy", action="store_true", help="every module defines and uses a policy"
+    )
     parser.add_argument("--seed", type=int, default=0)
     args = parser.parse_args()
-    manifest = generate(args.out, args.modules, args.lines, args.policy_share, args.every_file_policy, args.seed)
-    print(f"{manifest['modules']} modules, {manifest['lines']} lines, {len(manifest['expected'])} planted mistakes")
+    manifest = generate(
+        args.out, args.modules, args.lines, args.policy_share, args.every_file_policy, args.seed
+    )
+    print(
+        f"{manifest['modules']} modules, {manifest['lines']} lines, {len(manifest['expected'])} planted mistakes"
+    )
 
 
 if __name__ == "__main__":

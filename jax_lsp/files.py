@@ -20,10 +20,32 @@ from jax_lsp.core import source
 # Folders that never hold the user's own code (ruff's list, give or take).
 SKIPPED_DIRS = frozenset(
     {
-        ".bzr", ".direnv", ".eggs", ".git", ".git-rewrite", ".hg", ".ipynb_checkpoints", ".jax-lsp-cache",
-        ".mypy_cache", ".nox", ".pants.d", ".pytest_cache", ".pytype", ".ruff_cache", ".svn",
-        ".tox", ".venv", "__pycache__", "__pypackages__", "_build", "buck-out", "build",
-        "dist", "node_modules", "site-packages", "venv",
+        ".bzr",
+        ".direnv",
+        ".eggs",
+        ".git",
+        ".git-rewrite",
+        ".hg",
+        ".ipynb_checkpoints",
+        ".jax-lsp-cache",
+        ".mypy_cache",
+        ".nox",
+        ".pants.d",
+        ".pytest_cache",
+        ".pytype",
+        ".ruff_cache",
+        ".svn",
+        ".tox",
+        ".venv",
+        "__pycache__",
+        "__pypackages__",
+        "_build",
+        "buck-out",
+        "build",
+        "dist",
+        "node_modules",
+        "site-packages",
+        "venv",
         ".virtual_documents",  # jupyterlab-lsp's copies of open notebooks, as Python text
     }
 )
@@ -65,7 +87,10 @@ def _git_ignored(folder: Path) -> set[str]:
     try:
         done = subprocess.run(
             ["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
-            cwd=folder, capture_output=True, timeout=60, check=False,
+            cwd=folder,
+            capture_output=True,
+            timeout=60,
+            check=False,
         )
     except (OSError, subprocess.SubprocessError):
         return set()
@@ -82,7 +107,8 @@ def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator
         here = Path(dirpath)
         absolute = os.path.abspath(dirpath)
         dirnames[:] = sorted(
-            d for d in dirnames
+            d
+            for d in dirnames
             if os.path.join(absolute, d) not in ignored and not _skipped_dir(here / d, base, exclude)
         )
         for name in sorted(filenames):
@@ -94,9 +120,7 @@ def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator
                 yield here / name
 
 
-def discover(
-    paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None
-) -> list[Path]:
+def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None) -> list[Path]:
     """Python files and notebooks under ``paths``, sorted and without duplicates.
 
     Folders are walked, skipping SKIPPED_DIRS, virtualenvs, what git ignores and ``exclude``

@@ -49,7 +49,9 @@ class _PythonFile:
         try:
             return files.encode(self.original, self.text)
         except UnicodeEncodeError as exc:
-            raise _Unwritable(f"the fixed text cannot be written as {self.original.encoding}: {exc.reason}") from None
+            raise _Unwritable(
+                f"the fixed text cannot be written as {self.original.encoding}: {exc.reason}"
+            ) from None
 
 
 class _NotebookFile:

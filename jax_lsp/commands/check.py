@@ -34,6 +34,7 @@ from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 log = logging.getLogger(__name__)
 
+
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
         "check",
@@ -48,20 +49,28 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.add_argument("--select", metavar="CODES", help="comma-separated codes or prefixes to report")
     parser.add_argument("--ignore", metavar="CODES", help="comma-separated codes or prefixes to skip")
     parser.add_argument(
-        "--config", type=Path, metavar="PYPROJECT",
+        "--config",
+        type=Path,
+        metavar="PYPROJECT",
         help="settings file (default: the nearest pyproject.toml with [tool.jax-lsp])",
     )
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write the result cache")
     parser.add_argument(
-        "--cache-dir", type=Path, metavar="FOLDER",
+        "--cache-dir",
+        type=Path,
+        metavar="FOLDER",
         help=f"where results are kept between runs (default: {CACHE_DIR_NAME} in the project root)",
     )
     parser.add_argument(
-        "--jobs", type=int, default=os.cpu_count() or 1, metavar="N",
+        "--jobs",
+        type=int,
+        default=os.cpu_count() or 1,
+        metavar="N",
         help="processes for large trees (default: one per CPU)",
     )
     parser.add_argument(
-        "--verbose", action="store_true",
+        "--verbose",
+        action="store_true",
         help="say on stderr how much jedi was asked, and which files spent their jedi-budget",
     )
     add_trace_arguments(parser, flag=True)
@@ -171,7 +180,11 @@ def _run(args: argparse.Namespace) -> int:
     outcome = FixOutcome(by_path, errors=errors)
     if args.fix:
         outcome = fix_all(
-            ws, by_path, errors, args.unsafe_fixes, lambda: _check(ws, targets, whole_project, cache_dir, jobs)
+            ws,
+            by_path,
+            errors,
+            args.unsafe_fixes,
+            lambda: _check(ws, targets, whole_project, cache_dir, jobs),
         )
     if args.trace:
         outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
@@ -189,7 +202,9 @@ def _run(args: argparse.Namespace) -> int:
     sys.stdout.write(render(args.output_format, report))
     if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone
         print(fixed_line(outcome.fixed, len(outcome.written)), file=sys.stderr)
-    skipped = ws.pythons.summary(str(target) for target in targets)  # not findings: no effect on the exit code
+    skipped = ws.pythons.summary(
+        str(target) for target in targets
+    )  # not findings: no effect on the exit code
     if skipped:
         print(f"jax-lsp: note: {skipped}", file=sys.stderr)
     if args.verbose:

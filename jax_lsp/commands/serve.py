@@ -18,9 +18,13 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
         help="run the language server",
         description="Run the jax-lsp language server. It speaks LSP on stdin/stdout and logs to stderr.",
     )
-    parser.add_argument("--tcp", metavar="HOST:PORT", type=_host_port, help="listen on TCP instead of stdio (for debugging)")
     parser.add_argument(
-        "--log-level", choices=("error", "warning", "info", "debug"), default="info",
+        "--tcp", metavar="HOST:PORT", type=_host_port, help="listen on TCP instead of stdio (for debugging)"
+    )
+    parser.add_argument(
+        "--log-level",
+        choices=("error", "warning", "info", "debug"),
+        default="info",
         help="stderr log level until the client's logLevel setting applies (default: info)",
     )
     parser.set_defaults(run=run)

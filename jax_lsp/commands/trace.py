@@ -26,14 +26,23 @@ TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser = subparsers.add_parser(
-        "trace", help="run a policy under real JAX and show what it decides",
-        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+        "trace",
+        help="run a policy under real JAX and show what it decides",
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument("target", metavar="FILE[:LINE[:COLUMN]]",
-                        help="1-based line (and column) of a policy= argument, a policy def or a lambda")
+    parser.add_argument(
+        "target",
+        metavar="FILE[:LINE[:COLUMN]]",
+        help="1-based line (and column) of a policy= argument, a policy def or a lambda",
+    )
     parser.add_argument("--output-format", choices=("table", "json"), default="table")
-    parser.add_argument("--root", type=Path, help="folder put on sys.path for project imports "
-                        "(default: the project root: the nearest folder with pyproject.toml, setup.py, setup.cfg or .git)")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        help="folder put on sys.path for project imports "
+        "(default: the project root: the nearest folder with pyproject.toml, setup.py, setup.cfg or .git)",
+    )
     add_trace_arguments(parser, flag=False)
     parser.set_defaults(run=run)
 
@@ -41,9 +50,15 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
 def _note_json(note: TraceNote) -> dict:
     span = note.span
     return {
-        "path": note.path, "line": span.start.line + 1, "column": span.start.column + 1,
-        "end_line": span.end.line + 1, "end_column": span.end.column + 1,
-        "severity": note.severity, "code": note.code, "confirms": note.confirms, "message": note.message,
+        "path": note.path,
+        "line": span.start.line + 1,
+        "column": span.start.column + 1,
+        "end_line": span.end.line + 1,
+        "end_column": span.end.column + 1,
+        "severity": note.severity,
+        "code": note.code,
+        "confirms": note.confirms,
+        "message": note.message,
     }
 
 
@@ -90,17 +105,35 @@ def run(args: argparse.Namespace) -> int:
         service.shutdown()
 
     if args.output_format == "json":
-        sys.stdout.write(json.dumps([
-            {"path": str(path), "line": line, "column": None if column is None else column + 1,
-             "result": result.to_json(), "notes": [_note_json(n) for n in notes]}
-            for line, column, result, notes in reports
-        ], indent=2) + "\n")
+        sys.stdout.write(
+            json.dumps(
+                [
+                    {
+                        "path": str(path),
+                        "line": line,
+                        "column": None if column is None else column + 1,
+                        "result": result.to_json(),
+                        "notes": [_note_json(n) for n in notes],
+                    }
+                    for line, column, result, notes in reports
+                ],
+                indent=2,
+            )
+            + "\n"
+        )
     else:
         blocks = []
         for line, _, result, notes in reports:
             problems = [_note_line(n) for n in notes if n.severity != "information"]
-            blocks.append("\n".join([f"== {display_path(str(path))}:{line}", format_table(result), *(
-                ["", *problems] if problems else [])]))
+            blocks.append(
+                "\n".join(
+                    [
+                        f"== {display_path(str(path))}:{line}",
+                        format_table(result),
+                        *(["", *problems] if problems else []),
+                    ]
+                )
+            )
         sys.stdout.write("\n\n".join(blocks) + "\n")
     if any(result.status in NOT_RUN for _, _, result, _ in reports):
         return 2

@@ -6,8 +6,18 @@ from jax_lsp.core.model import Edit, Finding, Fix, Position, Severity, Span
 from jax_lsp.core.workspace import Workspace
 
 __all__ = [
-    "Edit", "Finding", "Fix", "OverlappingEdits", "Position", "Settings", "SettingsError",
-    "Severity", "Span", "Workspace", "analyze_text", "apply_edits",
+    "Edit",
+    "Finding",
+    "Fix",
+    "OverlappingEdits",
+    "Position",
+    "Settings",
+    "SettingsError",
+    "Severity",
+    "Span",
+    "Workspace",
+    "analyze_text",
+    "apply_edits",
 ]
 
 

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 from dataclasses import replace
-from typing import Iterable
 
 from jax_lsp.core.config import Settings
 from jax_lsp.core.guard import guarded
@@ -37,7 +37,12 @@ def resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Si
     path = module.path
     sites = guarded(lambda: find_sites(module), [], errors, path, 0, "finding the policy sites")
     return [
-        (site, guarded(lambda: resolve_site(site), [], errors, path, site.call.lineno - 1, "resolving the policy"))
+        (
+            site,
+            guarded(
+                lambda: resolve_site(site), [], errors, path, site.call.lineno - 1, "resolving the policy"
+            ),
+        )
         for site in sites
     ]
 
@@ -66,8 +71,14 @@ def check_module(
             continue
         context = policies.get(function.key)
         if context is None:
-            paths = guarded(lambda: return_paths(function.node), None, errors, module.path,
-                            function.node.lineno - 1, "finding the policy's returns")
+            paths = guarded(
+                lambda: return_paths(function.node),
+                None,
+                errors,
+                module.path,
+                function.node.lineno - 1,
+                "finding the policy's returns",
+            )
             if paths is None:
                 continue
             context = policies[function.key] = PolicyContext(function, paths, False)
@@ -81,7 +92,12 @@ def check_module(
         return guarded(lambda: list(check()), [], errors, module.path, line, f"{rule.code} on {what}")
 
     # Table entries of this module that lookups with an unknown key may choose.
-    entries = {t.chosen_by for _, targets in sites for t in targets if t.chosen_by and t.chosen_by.path == module.path}
+    entries = {
+        t.chosen_by
+        for _, targets in sites
+        for t in targets
+        if t.chosen_by and t.chosen_by.path == module.path
+    }
 
     for rule in rules:
         for context in policies.values():
@@ -91,9 +107,13 @@ def check_module(
             note = "".join(choice.note(module.path) for choice in context.chosen_by)
             findings.extend(replace(f, related=related, message=f.message + note) for f in found)
         for site, targets in sites:
-            findings.extend(run(lambda: rule.check_site(SiteContext(site, targets)), site.call.lineno - 1, "a site"))
+            findings.extend(
+                run(lambda: rule.check_site(SiteContext(site, targets)), site.call.lineno - 1, "a site")
+            )
         for finding in run(lambda: rule.check_module(module), 0, "the module"):
-            note = "".join(c.note(module.path) for c in entries if c.entry.start <= finding.span.start <= c.entry.end)
+            note = "".join(
+                c.note(module.path) for c in entries if c.entry.start <= finding.span.start <= c.entry.end
+            )
             findings.append(replace(finding, message=finding.message + note) if note else finding)
 
     result = []

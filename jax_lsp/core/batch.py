@@ -10,9 +10,10 @@ import contextlib
 import gc
 import multiprocessing
 import os
+from collections.abc import Iterator
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterator
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.analysis import check_module
 from jax_lsp.core.jedi_names import FileStats
@@ -60,7 +61,9 @@ def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests
         sites = workspace.sites(module)
         findings = check_module(module, sites, (), workspace.settings, workspace.internal_errors)
     targets = {
-        t.module.path for _, resolved in sites for t in resolved
+        t.module.path
+        for _, resolved in sites
+        for t in resolved
         if isinstance(t, PolicyFunction) and t.module.path != key
     }
     deps = {path: digests(path) for path in sorted(loaded) if path != key}
@@ -68,7 +71,9 @@ def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests
     return FileResult(own_digest, deps, tuple(sorted(targets)), tuple(findings), skipped)  # type: ignore[arg-type]
 
 
-def check_tree(workspace: Workspace, keys: list[str], cache_dir: Path | None, jobs: int) -> dict[str, list[Finding]]:
+def check_tree(
+    workspace: Workspace, keys: list[str], cache_dir: Path | None, jobs: int
+) -> dict[str, list[Finding]]:
     cache = ResultCache(cache_dir, workspace.settings, keys) if cache_dir is not None else None
     digests = _Digests(workspace)
     own: dict[str, FileResult] = {}
@@ -147,7 +152,9 @@ def _check_with_users(
             workspace.release(user)
             reached = _policies_in(workspace, user, target)
         foreign += reached
-    findings = check_module(module, workspace.sites(module), foreign, workspace.settings, workspace.internal_errors)
+    findings = check_module(
+        module, workspace.sites(module), foreign, workspace.settings, workspace.internal_errors
+    )
     if cache is not None:
         cache.store_combined(target, key, findings)
     return findings
@@ -159,7 +166,9 @@ def _policies_in(workspace: Workspace, user: str, target: str) -> list[PolicyFun
     if user_module is None:
         return []
     return [
-        t for _, resolved in workspace.sites(user_module) for t in resolved
+        t
+        for _, resolved in workspace.sites(user_module)
+        for t in resolved
         if isinstance(t, PolicyFunction) and t.module.path == target
     ]
 
@@ -168,7 +177,9 @@ def _policies_in(workspace: Workspace, user: str, target: str) -> list[PolicyFun
 _worker: Workspace | None = None
 
 
-def _start_worker(roots: list[Path], settings: Settings, interpreter: str | None, buffers: dict[str, str]) -> None:
+def _start_worker(
+    roots: list[Path], settings: Settings, interpreter: str | None, buffers: dict[str, str]
+) -> None:
     global _worker
     from jax_lsp.core.workspace import Workspace
 
@@ -186,13 +197,19 @@ def _check_in_worker(item: tuple[str, str]) -> tuple[str, FileResult, list[Inter
     return key, result, _worker.take_internal_errors(), _worker.jedi.stats.pop(key, None)
 
 
-def _check_on_processes(workspace: Workspace, todo: list[tuple[str, str]], jobs: int) -> dict[str, FileResult]:
+def _check_on_processes(
+    workspace: Workspace, todo: list[tuple[str, str]], jobs: int
+) -> dict[str, FileResult]:
     # The largest files first, so that no process is left with a big one at the end.
     ordered = sorted(todo, key=lambda item: -_size(item[0]))
-    context = multiprocessing.get_context("fork" if "fork" in multiprocessing.get_all_start_methods() else None)
+    context = multiprocessing.get_context(
+        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
+    )
     found: dict[str, FileResult] = {}
     with ProcessPoolExecutor(
-        max_workers=jobs, mp_context=context, initializer=_start_worker,
+        max_workers=jobs,
+        mp_context=context,
+        initializer=_start_worker,
         initargs=(workspace.roots, workspace.settings, workspace.interpreter, workspace.buffers()),
     ) as pool:
         for key, result, errors, jedi_stats in pool.map(_check_in_worker, ordered, chunksize=4):

@@ -10,8 +10,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
-from typing import Iterable, Iterator
 
 from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
@@ -87,7 +87,11 @@ def enclosing_calls(tree: ast.AST) -> Iterator[tuple[ast.Call, tuple[FunctionNod
         node, functions = stack.pop()
         if isinstance(node, ast.Call):
             yield node, functions
-        inner = (*functions, node) if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)) else functions
+        inner = (
+            (*functions, node)
+            if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda))
+            else functions
+        )
         stack.extend((child, inner) for child in ast.iter_child_nodes(node))
 
 
@@ -108,7 +112,9 @@ def callee_names(module: Module, wanted: Iterable[str]) -> set[str]:
     names = set(wanted)
     for name, bindings in module.scope.bindings.items():
         for binding in bindings:
-            target = binding.target or (".".join(dotted(binding.node) or ()) if binding.kind == "assign" else "")
+            target = binding.target or (
+                ".".join(dotted(binding.node) or ()) if binding.kind == "assign" else ""
+            )
             if target.rsplit(".", 1)[-1] in names:
                 names.add(name)
     return names
@@ -126,7 +132,11 @@ def tag_calls(module: Module) -> Iterator[tuple[ast.Call, ast.expr, tuple[Functi
     candidates = callee_names(module, [TAG_FUNCTION])
     for call, scope in module.calls:
         name = tag_name_argument(call)
-        if name is not None and _last_name(call.func) in candidates and module.qualname(call.func, scope) in TAG_FUNCTIONS:
+        if (
+            name is not None
+            and _last_name(call.func) in candidates
+            and module.qualname(call.func, scope) in TAG_FUNCTIONS
+        ):
             yield call, name, _functions(scope)
 
 
@@ -162,11 +172,17 @@ def name_uses(module: Module) -> list[NameUse]:
         arguments += [(k.value, roles[k.arg]) for k in call.keywords if k.arg in roles]
         for argument, role in arguments:
             for where, literal in string_literals(module, argument, scope):
-                uses.append(NameUse(literal.value, Place(where.path, where.source.span(literal)), role, member, made_at))
+                uses.append(
+                    NameUse(
+                        literal.value, Place(where.path, where.source.span(literal)), role, member, made_at
+                    )
+                )
     return uses
 
 
-def string_literals(module: Module, expr: ast.expr, scope: Scope, depth: int = 0) -> Iterator[tuple[Module, ast.Constant]]:
+def string_literals(
+    module: Module, expr: ast.expr, scope: Scope, depth: int = 0
+) -> Iterator[tuple[Module, ast.Constant]]:
     """The string constants an argument holds: itself, the items of a list/tuple/set, `*NAMES`,
     `A + B`, and what a name bound once to one of those holds (in whichever module binds it)."""
     if depth > MAX_DEPTH:

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import re
 import sys
+from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from jax_lsp.core.model import Severity
 
@@ -59,7 +60,7 @@ def _codes(value: Any, key: str) -> tuple[str, ...]:
 def _target_version(value: Any) -> tuple[int, int]:
     match = re.fullmatch(r"py(3)(\d+)", value.strip().lower()) if isinstance(value, str) else None
     if match is None:
-        raise SettingsError(f"`target-version` must be like \"py312\", got {value!r}")
+        raise SettingsError(f'`target-version` must be like "py312", got {value!r}')
     return int(match.group(1)), int(match.group(2))
 
 

@@ -99,7 +99,9 @@ def _contains(span: Span, position: Position) -> bool:
 def _innermost_name(module: Module, value: ast.expr, position: Position) -> ast.expr:
     best = value
     for node in ast.walk(value):
-        if isinstance(node, (ast.Name, ast.Attribute, ast.Lambda)) and _contains(module.source.span(node), position):
+        if isinstance(node, (ast.Name, ast.Attribute, ast.Lambda)) and _contains(
+            module.source.span(node), position
+        ):
             if module.source.span(node).start >= module.source.span(best).start:
                 best = node
     return best
@@ -109,7 +111,9 @@ def _names(target: Target, hovered: ast.expr) -> bool:
     if isinstance(target, LiteralValue):
         return False  # nothing to describe: JAX111 says what is wrong with it
     if isinstance(target, BuiltinPolicy):
-        return target.expr is hovered or (isinstance(hovered, ast.Attribute) and hovered.attr == target.member)
+        return target.expr is hovered or (
+            isinstance(hovered, ast.Attribute) and hovered.attr == target.member
+        )
     if isinstance(hovered, ast.Lambda):
         return target.node is hovered
     name = hovered.id if isinstance(hovered, ast.Name) else getattr(hovered, "attr", None)
@@ -117,7 +121,10 @@ def _names(target: Target, hovered: ast.expr) -> bool:
 
 
 def describe_at(
-    module: Module, targets_here: list[tuple[ast.expr, list[Target]]], functions: list[PolicyFunction], position: Position
+    module: Module,
+    targets_here: list[tuple[ast.expr, list[Target]]],
+    functions: list[PolicyFunction],
+    position: Position,
 ) -> PolicyDescription | None:
     """`targets_here`: each site value of this module with its resolved targets;
     `functions`: the policy functions defined in this module (reached from anywhere)."""

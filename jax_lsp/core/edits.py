@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from typing import Iterable
+from collections.abc import Iterable
 
 from jax_lsp.core.model import Edit, Finding, Fix, Position
 from jax_lsp.core.source import split_lines
@@ -26,7 +26,10 @@ def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     for line in split_lines(text)[:-1]:
         line_starts.append(line_starts[-1] + len(line))
     ranges = sorted(
-        ((_offset(line_starts, text, e.span.start), _offset(line_starts, text, e.span.end), e.new_text) for e in edits),
+        (
+            (_offset(line_starts, text, e.span.start), _offset(line_starts, text, e.span.end), e.new_text)
+            for e in edits
+        ),
         key=lambda r: (r[0], r[1]),
     )
     pieces, cursor = [], 0
@@ -66,7 +69,12 @@ def choose_fixes(findings: Iterable[Finding], unsafe: bool = False) -> list[Fix]
     edits: list[Edit] = []
     for finding in sorted(findings, key=lambda f: f.sort_key):
         fix = next((f for f in finding.fixes if f.safe or unsafe), None)
-        if fix is None or not fix.edits or _self_overlapping(fix) or any(_overlaps(e, edits) for e in fix.edits):
+        if (
+            fix is None
+            or not fix.edits
+            or _self_overlapping(fix)
+            or any(_overlaps(e, edits) for e in fix.edits)
+        ):
             continue
         chosen.append(fix)
         edits.extend(fix.edits)

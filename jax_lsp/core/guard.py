@@ -7,7 +7,8 @@ import logging
 import sys
 import threading
 import traceback
-from typing import Callable, TypeVar
+from collections.abc import Callable
+from typing import TypeVar
 
 from jax_lsp.core.model import InternalError
 

@@ -72,7 +72,7 @@ def _replace(line: str) -> str:
     """The statement in ``line`` as ``pass`` at its indentation (keeps an indented block valid)."""
     content = line.rstrip("\r\n")
     indent = content[: len(content) - len(content.lstrip(" \t"))]
-    return f"{indent}pass{line[len(content):]}"
+    return f"{indent}pass{line[len(content) :]}"
 
 
 def _is_escape(line: str) -> bool:

@@ -198,7 +198,9 @@ class JediNames:
             try:
                 import jedi
 
-                self._project = jedi.Project(path=self._root or Path(path).parent, environment_path=self._interpreter)
+                self._project = jedi.Project(
+                    path=self._root or Path(path).parent, environment_path=self._interpreter
+                )
             except Exception:  # then each Script fails too, and every callee stays unknown
                 log.debug("no jedi project for %s", path, exc_info=True)
         return self._project

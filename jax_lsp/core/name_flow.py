@@ -13,8 +13,8 @@ from __future__ import annotations
 import ast
 import functools
 import re
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
-from typing import Callable, Iterable
 
 from jax_lsp.core.checkpoint_names import Place, Tag
 from jax_lsp.core.scopes import FunctionNode, iter_parameters
@@ -92,12 +92,18 @@ class Tables:
                 self._assign(target, node.value, functions)
         elif isinstance(node, ast.AnnAssign) and node.value is not None:
             self._assign(node.target, node.value, functions)
-        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(node.target, ast.Name):
+        elif isinstance(node, (ast.For, ast.AsyncFor, ast.comprehension)) and isinstance(
+            node.target, ast.Name
+        ):
             self.loops.setdefault(node.target.id, []).append((node.iter, functions))
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             for arg, default in _defaults(node.args):
                 self.defaults.setdefault(arg.arg, []).append((default, functions))
-        elif isinstance(node, (ast.Name, ast.Attribute)) and isinstance(node.ctx, ast.Load) and id(node) not in callees:
+        elif (
+            isinstance(node, (ast.Name, ast.Attribute))
+            and isinstance(node.ctx, ast.Load)
+            and id(node) not in callees
+        ):
             self.passed_around.add(node.id if isinstance(node, ast.Name) else node.attr)
         elif isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
             self.stored.setdefault(node.id, []).append(functions)
@@ -107,7 +113,11 @@ class Tables:
             word = target.id if isinstance(target, ast.Name) else target.attr
             self.assigned.setdefault(word, []).append((value, functions))
         elif isinstance(target, (ast.Tuple, ast.List)):
-            values = value.elts if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts) else None
+            values = (
+                value.elts
+                if isinstance(value, (ast.Tuple, ast.List)) and len(value.elts) == len(target.elts)
+                else None
+            )
             for index, item in enumerate(target.elts):
                 if values is not None:
                     self._assign(item, values[index], functions)
@@ -127,7 +137,9 @@ def _last_name(expr: ast.expr) -> str | None:
 class NameFlow:
     """Follows tag names through the files `files_with(word)` finds (`facts(path)` reads one)."""
 
-    def __init__(self, facts: Callable[[str], FileFacts | None], files_with: Callable[[str], list[str] | None]):
+    def __init__(
+        self, facts: Callable[[str], FileFacts | None], files_with: Callable[[str], list[str] | None]
+    ):
         self._facts = facts
         self._files_with = files_with
         self.words: set[str] = set()  # every word followed: a file that gains or loses one matters
@@ -136,13 +148,16 @@ class NameFlow:
         return self._evaluate(facts, expr, functions, 0, set())
 
     # Expressions -------------------------------------------------------------------------------
-    def _evaluate(self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: set) -> list[Tag]:
+    def _evaluate(
+        self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: set
+    ) -> list[Tag]:
         place = Place(facts.path, facts.source.span(expr))
         if isinstance(expr, ast.Constant):
             return [Tag(place, name=expr.value, text=repr(expr.value))] if isinstance(expr.value, str) else []
         if isinstance(expr, ast.IfExp):
             return self._evaluate(facts, expr.body, functions, steps, seen) + self._evaluate(
-                facts, expr.orelse, functions, steps, seen)
+                facts, expr.orelse, functions, steps, seen
+            )
         parts = _parts(expr)
         if parts is not None:
             return self._joined(facts, expr, parts, functions, steps, seen)
@@ -162,7 +177,9 @@ class NameFlow:
                 return items
         return [Tag(place, text=facts.source.segment(expr))]
 
-    def _joined(self, facts: FileFacts, expr: ast.expr, parts: list, functions: Functions, steps: int, seen: set):
+    def _joined(
+        self, facts: FileFacts, expr: ast.expr, parts: list, functions: Functions, steps: int, seen: set
+    ):
         """`f"layer_{i}"`, `name + suffix`: each part's possible values, joined in every way."""
         # An alternative: the pieces so far, each (text, literal), and the one tag it came from.
         alternatives: list[tuple[tuple[tuple[str, bool], ...], Tag | None]] = [((), None)]
@@ -172,12 +189,16 @@ class NameFlow:
             else:
                 tags = self._evaluate(facts, part, functions, steps + 1, seen) if steps < MAX_STEPS else []
                 options = [
-                    ((t.name, True) if t.name is not None else (t.shape or ".*", False), t if t.name else None)
+                    (
+                        (t.name, True) if t.name is not None else (t.shape or ".*", False),
+                        t if t.name else None,
+                    )
                     for t in tags
                 ] or [((".*", False), None)]  # a number, None, or nothing known: any text
             alternatives = [
                 ((*pieces, piece), tag if source is None else source if tag is None else None)
-                for pieces, source in alternatives for piece, tag in options
+                for pieces, source in alternatives
+                for piece, tag in options
             ]
             if len(alternatives) > MAX_SHAPES:
                 return [Tag(Place(facts.path, facts.source.span(expr)), text=facts.source.segment(expr))]
@@ -195,7 +216,9 @@ class NameFlow:
                 joined.append(Tag(place, shape=shape, text=text) if known else Tag(place, text=text))
         return joined
 
-    def _name(self, facts: FileFacts, expr: ast.Name, functions: Functions, steps: int, seen: set) -> list[Tag]:
+    def _name(
+        self, facts: FileFacts, expr: ast.Name, functions: Functions, steps: int, seen: set
+    ) -> list[Tag]:
         place = Place(facts.path, facts.source.span(expr))
         word = expr.id
         for depth in range(len(functions) - 1, -1, -1):
@@ -226,16 +249,25 @@ class NameFlow:
         tags = []
         for value, functions in assigned:
             if id(value) in facts.tables.unpacked:
-                tags.append(Tag(Place(facts.path, facts.source.span(value)), text=facts.source.segment(value)))
+                tags.append(
+                    Tag(Place(facts.path, facts.source.span(value)), text=facts.source.segment(value))
+                )
             else:
                 tags += self._evaluate(facts, value, functions, steps + 1, seen)
         for iterable, functions in loops:
             items = self._items(facts, iterable, functions, steps + 1, seen)
-            tags += items if items is not None else [Tag(Place(facts.path, facts.source.span(iterable)),
-                                                          text=facts.source.segment(iterable))]
+            tags += (
+                items
+                if items is not None
+                else [
+                    Tag(Place(facts.path, facts.source.span(iterable)), text=facts.source.segment(iterable))
+                ]
+            )
         return tags
 
-    def _items(self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: set) -> list[Tag] | None:
+    def _items(
+        self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: set
+    ) -> list[Tag] | None:
         """The names a container literal (or a name bound to one) holds; None if not one."""
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
             return [t for item in expr.elts for t in self._evaluate(facts, item, functions, steps, seen)]
@@ -246,7 +278,9 @@ class NameFlow:
         return None
 
     # Following ---------------------------------------------------------------------------------
-    def _parameter(self, facts, function: FunctionNode, outer: Functions, word: str, place: Place, steps, seen):
+    def _parameter(
+        self, facts, function: FunctionNode, outer: Functions, word: str, place: Place, steps, seen
+    ):
         """What callers pass for `word`, a parameter of `function`, and its default."""
         if isinstance(function, ast.Lambda):
             return [Tag(place, text=word)]
@@ -316,7 +350,10 @@ _UNKNOWN = object()
 def _defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
     """Each parameter that has a default, with it."""
     positional = [*args.posonlyargs, *args.args]
-    pairs = [*zip(positional[len(positional) - len(args.defaults):], args.defaults), *zip(args.kwonlyargs, args.kw_defaults)]
+    pairs = [
+        *zip(positional[len(positional) - len(args.defaults) :], args.defaults),
+        *zip(args.kwonlyargs, args.kw_defaults),
+    ]
     return [(arg, default) for arg, default in pairs if default is not None]
 
 
@@ -351,15 +388,19 @@ def _parts(expr: ast.expr) -> list | None:
     """The parts of `f"layer_{i}"` or `a + "_" + b`: strings and expressions; None otherwise."""
     if isinstance(expr, ast.JoinedStr):
         return [
-            value.value if isinstance(value, ast.Constant) else
-            value.value if isinstance(value, ast.FormattedValue) and value.format_spec is None and value.conversion == -1
+            value.value
+            if isinstance(value, ast.Constant)
+            else value.value
+            if isinstance(value, ast.FormattedValue) and value.format_spec is None and value.conversion == -1
             else ast.Constant(None)
             for value in expr.values
         ]
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) and _stringy(expr):
         left = _parts(expr.left) if isinstance(expr.left, ast.BinOp) else None
-        return [*(left or [expr.left.value if _is_str(expr.left) else expr.left]),
-                expr.right.value if _is_str(expr.right) else expr.right]
+        return [
+            *(left or [expr.left.value if _is_str(expr.left) else expr.left]),
+            expr.right.value if _is_str(expr.right) else expr.right,
+        ]
     return None
 
 
@@ -377,7 +418,9 @@ def _shape(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod) and _is_str(expr.left):
         return ".*".join(re.escape(p) for p in _PERCENT.split(expr.left.value))  # type: ignore[attr-defined]
     if (
-        isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format"
+        isinstance(expr, ast.Call)
+        and isinstance(expr.func, ast.Attribute)
+        and expr.func.attr == "format"
         and _is_str(expr.func.value)
     ):
         return ".*".join(re.escape(p) for p in _BRACES.split(expr.func.value.value))  # type: ignore[attr-defined]

@@ -109,7 +109,7 @@ def _string_end(text: str, start: int, quote: str, raw: bool) -> int | None:
 
 
 def _context(workspace: Workspace, path: str, text: str, frames: list[_Frame]) -> str | None:
-    """"use" in the names of a factory of names, "tag" in a `checkpoint_name` call, else None."""
+    """ "use" in the names of a factory of names, "tag" in a `checkpoint_name` call, else None."""
     module = workspace.load(path)
     tag_callees = callee_names(module, [TAG_FUNCTION]) if module else {TAG_FUNCTION}
     factories = callee_names(module, NAME_FACTORIES) if module else set(NAME_FACTORIES)
@@ -203,7 +203,9 @@ def describe(workspace: Workspace, path: str, position: Position) -> NameDescrip
         lines.append("Tagged by `checkpoint_name` at:")
         lines += [f"- {_tag_line(tag)}" for tag in tags]
     else:
-        lines.append("No `checkpoint_name` tag in reach carries it: a policy naming it does nothing (JAX112).")
+        lines.append(
+            "No `checkpoint_name` tag in reach carries it: a policy naming it does nothing (JAX112)."
+        )
     uses = [use for use in index.uses() if use.name == name]
     for role, verb in (("save", "Saved"), ("offload", "Offloaded"), ("exclude", "Excluded")):
         chosen = [use for use in uses if use.role == role]

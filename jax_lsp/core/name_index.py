@@ -59,7 +59,11 @@ class TagSet:
         if found:
             return Suggestion(found[0], exact=True)
         best = max(
-            ((difflib.SequenceMatcher(None, name, tag.fixed_text).ratio(), tag.text) for tag in self.tags if tag.shape),
+            (
+                (difflib.SequenceMatcher(None, name, tag.fixed_text).ratio(), tag.text)
+                for tag in self.tags
+                if tag.shape
+            ),
             default=None,
         )
         return Suggestion(best[1], exact=False) if best and best[0] >= SIMILAR else None
@@ -119,7 +123,9 @@ class NameIndex:
         after = self._summary(path) if data is not None else None
         tags = any(summary.tags for summary in (before, after) if summary)
         new_imports = after is not None and not after.imports <= set(self._packages)
-        followed = path in self._read or (data is not None and any(_has_word(w, data) for w in self._followed))
+        followed = path in self._read or (
+            data is not None and any(_has_word(w, data) for w in self._followed)
+        )
         if tags or new_imports or followed:
             self._tags = None
             self._changed.add(path)
@@ -235,7 +241,9 @@ class NameIndex:
             if module is None or facts is None:
                 return []
             flow = NameFlow(self._file_facts, files_with)
-            found = [tag for _, expr, functions in tag_calls(module) for tag in flow.tags(facts, expr, functions)]
+            found = [
+                tag for _, expr, functions in tag_calls(module) for tag in flow.tags(facts, expr, functions)
+            ]
             self._followed |= flow.words
             return found
 
@@ -256,7 +264,11 @@ class NameIndex:
         if path not in self._uses:
             module = self._workspace.load(path)
             errors = self._workspace.internal_errors
-            self._uses[path] = guarded(lambda: name_uses(module), [], errors, path, 0, "reading its checkpoint names") if module else []
+            self._uses[path] = (
+                guarded(lambda: name_uses(module), [], errors, path, 0, "reading its checkpoint names")
+                if module
+                else []
+            )
         return self._uses[path]
 
     # At a position ----------------------------------------------------------------------------
@@ -266,7 +278,10 @@ class NameIndex:
             if use.place.path == path and use.place.span.start <= position <= use.place.span.end:
                 return use.name, use.place
         for tag in self.tags().tags:
-            if tag.name is not None and tag.place.path == path and tag.place.span.start <= position <= tag.place.span.end:
+            if (
+                tag.name is not None
+                and tag.place.path == path
+                and tag.place.span.start <= position <= tag.place.span.end
+            ):
                 return tag.name, tag.place
         return None
-

@@ -70,14 +70,14 @@ READY_MADE_POLICIES = {
 }
 
 POLICY_FACTORIES = {
-    "save_only_these_names": "names of values tagged with `checkpoint_name`, e.g. `save_only_these_names(\"attn_out\")`",
-    "save_any_names_but_these": "the names it must not save, e.g. `save_any_names_but_these(\"big\")`",
-    "save_anything_except_these_names": "the names it must not save, e.g. `save_anything_except_these_names(\"big\")`",
+    "save_only_these_names": 'names of values tagged with `checkpoint_name`, e.g. `save_only_these_names("attn_out")`',
+    "save_any_names_but_these": 'the names it must not save, e.g. `save_any_names_but_these("big")`',
+    "save_anything_except_these_names": 'the names it must not save, e.g. `save_anything_except_these_names("big")`',
     "save_from_both_policies": "two policies, e.g. `save_from_both_policies(dots_saveable, my_policy)`",
-    "offload_dot_with_no_batch_dims": "the memory kinds, e.g. `offload_dot_with_no_batch_dims(\"device\", \"pinned_host\")`",
+    "offload_dot_with_no_batch_dims": 'the memory kinds, e.g. `offload_dot_with_no_batch_dims("device", "pinned_host")`',
     "save_and_offload_only_these_names": (
         "keyword arguments `names_which_can_be_saved=[...], names_which_can_be_offloaded=[...], "
-        "offload_src=\"device\", offload_dst=\"pinned_host\"`"
+        'offload_src="device", offload_dst="pinned_host"`'
     ),
 }
 
@@ -103,11 +103,53 @@ NUMPY_MODULES = ("numpy.", "jax.numpy.")
 # NumPy/jax.numpy functions that return NumPy scalars or arrays, never a Python bool/int.
 # (np.size, np.ndim, np.shape, np.isscalar, np.allclose... return Python values: not listed.)
 NUMPY_VALUED_FUNCTIONS = {
-    "prod", "product", "sum", "any", "all", "max", "min", "amax", "amin", "mean", "count_nonzero",
-    "bool_", "array", "asarray", "isin", "isclose", "equal", "not_equal", "greater", "greater_equal",
-    "less", "less_equal", "logical_and", "logical_or", "logical_not", "logical_xor", "cumprod",
-    "cumsum", "dot", "abs", "floor", "ceil", "int8", "int16", "int32", "int64", "uint8", "uint32",
-    "float16", "float32", "float64", "bool", "sqrt", "log2", "median", "argmax", "argmin",
+    "prod",
+    "product",
+    "sum",
+    "any",
+    "all",
+    "max",
+    "min",
+    "amax",
+    "amin",
+    "mean",
+    "count_nonzero",
+    "bool_",
+    "array",
+    "asarray",
+    "isin",
+    "isclose",
+    "equal",
+    "not_equal",
+    "greater",
+    "greater_equal",
+    "less",
+    "less_equal",
+    "logical_and",
+    "logical_or",
+    "logical_not",
+    "logical_xor",
+    "cumprod",
+    "cumsum",
+    "dot",
+    "abs",
+    "floor",
+    "ceil",
+    "int8",
+    "int16",
+    "int32",
+    "int64",
+    "uint8",
+    "uint32",
+    "float16",
+    "float32",
+    "float64",
+    "bool",
+    "sqrt",
+    "log2",
+    "median",
+    "argmax",
+    "argmin",
 }
 
 

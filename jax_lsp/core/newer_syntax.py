@@ -116,7 +116,12 @@ _LINE_BREAK = re.compile(r"\r\n|\r|\n")
 # What the statements `_statement` rewrites start with, each led by a literal (fast to search).
 _STATEMENT_HINTS = tuple(
     re.compile(pattern)
-    for pattern in (r"def[ \t]+\w+[ \t]*\[", r"class[ \t]+\w+[ \t]*\[", r"type[ \t]+[^\W\d]", r"except[ \t]*(?:\*|[^\s(:][^:\r\n]*,)")
+    for pattern in (
+        r"def[ \t]+\w+[ \t]*\[",
+        r"class[ \t]+\w+[ \t]*\[",
+        r"type[ \t]+[^\W\d]",
+        r"except[ \t]*(?:\*|[^\s(:][^:\r\n]*,)",
+    )
 )
 _TEMPLATE_HINT = re.compile(r"(?<!\w)(?:[fFtT][rR]?|[rR][fFtT])['\"]")
 
@@ -129,6 +134,8 @@ def might_be_newer(text: str, running: Version = RUNNING) -> bool:
     """A cheap first look: False when `downgrade` would find nothing in `text` (f-strings
     count: any of them may be a new-style one; before 3.11, any `*` may be PEP 646's)."""
     return running < (3, 11) or _has_statement_hint(text) or _TEMPLATE_HINT.search(text) is not None
+
+
 _LOGICAL_BREAK = re.compile(r"[()\[\]{};]|\\(?:\r\n|\r|\n)|\r\n|\r|\n")
 _GENERIC_HEAD = re.compile(r"[ \t]*(?:async[ \t]+)?(?:def|class)[ \t]+[^\W\d]\w*[ \t]*(?=\[)")
 _TYPE_ALIAS = re.compile(r"[ \t]*type([ \t]+)[^\W\d]\w*[ \t]*(?=[\[=])")
@@ -183,7 +190,11 @@ def _top_level(code: str, start: int, end: int, char: str) -> list[int]:
 
 def _assignments(code: str, start: int, end: int) -> list[int]:
     """The `=` in code[start:end] outside brackets that are no part of `==`, `<=`, `:=`..."""
-    return [i for i in _top_level(code, start, end, "=") if code[i - 1] not in "=<>!:" and code[i + 1 : i + 2] != "="]
+    return [
+        i
+        for i in _top_level(code, start, end, "=")
+        if code[i - 1] not in "=<>!:" and code[i + 1 : i + 2] != "="
+    ]
 
 
 _TYPE_PARAMETER_NAME = re.compile(r"\s*(\*{0,2})\s*([^\W\d]\w*)\s*")
@@ -342,7 +353,11 @@ def _string_at(text: str, pos: int) -> tuple[str, int] | None:
     if text[pos] in "'\"":
         return "", pos
     match = _IDENTIFIER.match(text, pos)
-    if match and text[match.end() : match.end() + 1] in ("'", '"') and match.group().lower() in _STRING_PREFIXES:
+    if (
+        match
+        and text[match.end() : match.end() + 1] in ("'", '"')
+        and match.group().lower() in _STRING_PREFIXES
+    ):
         return match.group().lower(), match.end()
     return None
 
@@ -371,7 +386,9 @@ class _Scanner:
                 prefix = _PREFIX_BEFORE.search(text, max(pos, start - 3), start)
                 if prefix and prefix.group(1).lower() in _STRING_PREFIXES:
                     start = prefix.start(1)
-                end = self._string(start, text[start : match.start()].lower(), match.start(), enclosing=(), template=None)
+                end = self._string(
+                    start, text[start : match.start()].lower(), match.start(), enclosing=(), template=None
+                )
             self.code[start:end] = ("$" if text[start] != "#" else " ") * (end - start)
             pos = end
 

@@ -75,7 +75,9 @@ class Layout(Generic[K]):
             if first <= span.start.line < end:
                 if (span.end.line, span.end.column) > (end, 0):
                     return None
-                return key, Span.of(span.start.line - first, span.start.column, span.end.line - first, span.end.column)
+                return key, Span.of(
+                    span.start.line - first, span.start.column, span.end.line - first, span.end.column
+                )
         return None
 
     def edit_to_cell(self, span: Span) -> tuple[K, Span] | None:
@@ -150,7 +152,9 @@ class Notebook:
         for edit in edits:
             placed = self.layout.edit_to_cell(edit.span)
             if placed is None:
-                raise CellEditError(f"the edit at line {edit.span.start.line + 1} crosses cells or IPython syntax")
+                raise CellEditError(
+                    f"the edit at line {edit.span.start.line + 1} crosses cells or IPython syntax"
+                )
             number, span = placed
             by_cell.setdefault(number, []).append(replace(edit, span=span))
         cells = []
@@ -189,7 +193,9 @@ class Notebook:
                 (first_start, first_end), (_, last_end) = cell.literals[0], cell.literals[-1]
                 opening = self.raw[cell.value[0] + 1 : first_start]
                 closing = self.raw[last_end : cell.value[1] - 1]
-                between = self.raw[first_end : cell.literals[1][0]] if len(cell.literals) > 1 else "," + opening
+                between = (
+                    self.raw[first_end : cell.literals[1][0]] if len(cell.literals) > 1 else "," + opening
+                )
                 return opening, between, closing
         return None
 
@@ -270,12 +276,20 @@ class _Scan:
 
         assert self.cells is not None
         self.cells.append((i, fields))
-        return _object(self.raw, i, member) if self.raw.startswith("{", i) else _DECODER.raw_decode(self.raw, i)[1]
+        return (
+            _object(self.raw, i, member)
+            if self.raw.startswith("{", i)
+            else _DECODER.raw_decode(self.raw, i)[1]
+        )
 
     def code_cells(self) -> tuple[Cell, ...]:
         version = self.top.get("nbformat")
         if version != 4:
-            hint = " (convert it: jupyter nbconvert --to notebook --inplace FILE)" if version in (1, 2, 3) else ""
+            hint = (
+                " (convert it: jupyter nbconvert --to notebook --inplace FILE)"
+                if version in (1, 2, 3)
+                else ""
+            )
             raise NotebookError(f"nbformat {version!r} is not supported, only nbformat 4{hint}")
         if not _is_python(self.top.get("metadata")):
             return ()
@@ -412,4 +426,3 @@ def parse_notebook(
     if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
         return None
     return parse_text(text, path, pythons=pythons)
-

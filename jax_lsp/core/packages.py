@@ -7,9 +7,9 @@ import logging
 import os
 import re
 import sys
+from collections.abc import Iterable
 from functools import lru_cache
 from pathlib import Path
-from typing import Iterable
 
 log = logging.getLogger(__name__)
 

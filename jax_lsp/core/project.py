@@ -10,8 +10,8 @@ not itself a package (the folder above `research/proj/pkg/` for `from pkg import
 from __future__ import annotations
 
 import os
+from collections.abc import Iterable, Sequence
 from pathlib import Path
-from typing import Iterable, Sequence
 
 PROJECT_MARKERS = ("pyproject.toml", "setup.py", "setup.cfg", ".git")
 DEFAULT_SRC = (".", "src")
@@ -57,7 +57,11 @@ def import_folders(path: Path, src: Sequence[Path], root: Path | None) -> list[P
     while True:
         if not (folder / "__init__.py").is_file() and folder not in folders:
             folders.append(folder)
-        if folder == root or folder.parent == folder or (root is not None and not folder.is_relative_to(root)):
+        if (
+            folder == root
+            or folder.parent == folder
+            or (root is not None and not folder.is_relative_to(root))
+        ):
             break
         folder = folder.parent
     return folders
@@ -71,4 +75,3 @@ def import_root(path: Path, src: Sequence[Path]) -> Path:
         if path.is_relative_to(folder) and len(folder.parts) > len(best.parts):
             best = folder
     return best
-

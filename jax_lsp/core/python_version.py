@@ -98,7 +98,12 @@ def declared_python(folder: Path) -> RequiredPython | None:
         path = folder / name
         try:
             specifier = read(path) if path.is_file() else None
-        except (OSError, UnicodeDecodeError, ValueError, configparser.Error) as exc:  # TOMLDecodeError is a ValueError
+        except (
+            OSError,
+            UnicodeDecodeError,
+            ValueError,
+            configparser.Error,
+        ) as exc:  # TOMLDecodeError is a ValueError
             log.debug("cannot read %s: %s", path, exc)
             continue
         version = minimum_python(specifier) if specifier else None
@@ -132,7 +137,9 @@ class ProjectPythons:
         self._roots = [Path(os.path.abspath(root)) for root in roots]
         self._target = target_version
         self._on_read = on_read
-        self._declared: dict[Path, tuple[tuple, RequiredPython | None]] = {}  # per folder, with its files' stamps
+        self._declared: dict[
+            Path, tuple[tuple, RequiredPython | None]
+        ] = {}  # per folder, with its files' stamps
         self.skipped: dict[str, tuple[SkippedStatement, ...]] = {}  # path -> statements left out
         self._logged: set[str] = set()
 
@@ -143,7 +150,9 @@ class ProjectPythons:
         if self._target is not None:
             return RequiredPython(self._target, f"target-version 'py{self._target[0]}{self._target[1]}'")
         folder = Path(os.path.abspath(path)).parent
-        root = max((r for r in self._roots if folder.is_relative_to(r)), key=lambda r: len(r.parts), default=None)
+        root = max(
+            (r for r in self._roots if folder.is_relative_to(r)), key=lambda r: len(r.parts), default=None
+        )
         for current in (folder, *folder.parents):
             for name, _ in _DECLARATIONS:
                 self._on_read(str(current / name))
@@ -175,7 +184,9 @@ class ProjectPythons:
         skipped = [s for per_file in chosen for s in per_file]
         files = f"{len(chosen)} file{'' if len(chosen) == 1 else 's'}"
         newest = format_version(max(s.python for s in skipped))
-        return f"{_not_checked(skipped, 'this is', files)} (run jax-lsp under Python >= {newest} to check them)"
+        return (
+            f"{_not_checked(skipped, 'this is', files)} (run jax-lsp under Python >= {newest} to check them)"
+        )
 
 
 def _not_checked(skipped: Sequence[SkippedStatement], running: str, files: str = "") -> str:

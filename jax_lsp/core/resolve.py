@@ -128,7 +128,11 @@ class _Resolver:
             found = module.definition(expr, scope)
             if found is None:
                 values = reaching_values(expr, scope) if isinstance(expr, ast.Name) else None
-                return [t for v in values or () for t in self.resolve(module, v, scope, bound, keywords, in_both, step)]
+                return [
+                    t
+                    for v in values or ()
+                    for t in self.resolve(module, v, scope, bound, keywords, in_both, step)
+                ]
             def_module, node, owner = found
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.reached_from)]
@@ -136,13 +140,19 @@ class _Resolver:
                 return self.resolve(def_module, node, owner, bound, keywords, in_both, step)
         return []
 
-    def _lookup(self, module, table_expr, key, default, scope, bound, keywords, in_both, step) -> list[Target] | None:
+    def _lookup(
+        self, module, table_expr, key, default, scope, bound, keywords, in_both, step
+    ) -> list[Target] | None:
         """`TABLE[key]` / `TABLE.get(key, default)`: the entry of a constant key; every entry of
         an unknown key, each marked with the key that selects it. None: not a table."""
         table = find_table(module, table_expr, scope)
         if table is None:
             return None
-        more = self.resolve(module, default, scope, bound, keywords, in_both, step) if default is not None else []
+        more = (
+            self.resolve(module, default, scope, bound, keywords, in_both, step)
+            if default is not None
+            else []
+        )
         if isinstance(key, ast.Constant):
             entry = table.entry(key.value)
             if entry is None:

@@ -16,9 +16,10 @@ import logging
 import os
 import sys
 import tempfile
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from jax_lsp import __version__
 from jax_lsp.core.config import Settings
@@ -76,14 +77,18 @@ class ResultCache:
             return None
         try:
             findings = tuple(_finding(f) for f in entry["findings"])
-            skipped = tuple(SkippedStatement(line, (python[0], python[1]), why) for line, python, why in entry["skipped"])
+            skipped = tuple(
+                SkippedStatement(line, (python[0], python[1]), why) for line, python, why in entry["skipped"]
+            )
         except (KeyError, TypeError, ValueError, IndexError):
             return None
         return FileResult(entry["digest"], entry["deps"], tuple(entry["targets"]), findings, skipped)
 
     def store_file(self, path: str, result: FileResult) -> None:
         self._files[path] = {
-            "digest": result.digest, "deps": result.deps, "targets": list(result.targets),
+            "digest": result.digest,
+            "deps": result.deps,
+            "targets": list(result.targets),
             "findings": [_finding_json(f) for f in result.findings],
             "skipped": [[s.line, list(s.python), s.why] for s in result.skipped],
         }
@@ -92,7 +97,11 @@ class ResultCache:
     # A module whose policies other files use ----------------------------------------
     @staticmethod
     def combined_key(own: FileResult, users: dict[str, FileResult]) -> str:
-        parts = [own.digest, *own.deps.items(), *((u, r.digest, *r.deps.items()) for u, r in sorted(users.items()))]
+        parts = [
+            own.digest,
+            *own.deps.items(),
+            *((u, r.digest, *r.deps.items()) for u, r in sorted(users.items())),
+        ]
         return digest(json.dumps(parts, default=list).encode())
 
     def combined(self, path: str, key: str) -> tuple[Finding, ...] | None:
@@ -135,11 +144,17 @@ def _span(data: list[int]) -> Span:
 
 def _finding_json(finding: Finding) -> dict[str, Any]:
     return {
-        "path": finding.path, "code": finding.code, "severity": finding.severity.value,
-        "message": finding.message, "span": _span_json(finding.span),
+        "path": finding.path,
+        "code": finding.code,
+        "severity": finding.severity.value,
+        "message": finding.message,
+        "span": _span_json(finding.span),
         "fixes": [
-            {"title": fix.title, "safe": fix.safe,
-             "edits": [[e.path, _span_json(e.span), e.new_text] for e in fix.edits]}
+            {
+                "title": fix.title,
+                "safe": fix.safe,
+                "edits": [[e.path, _span_json(e.span), e.new_text] for e in fix.edits],
+            }
             for fix in finding.fixes
         ],
         "related": [[path, _span_json(span)] for path, span in finding.related],
@@ -148,9 +163,17 @@ def _finding_json(finding: Finding) -> dict[str, Any]:
 
 def _finding(data: dict[str, Any]) -> Finding:
     return Finding(
-        data["path"], data["code"], Severity(data["severity"]), data["message"], _span(data["span"]),
+        data["path"],
+        data["code"],
+        Severity(data["severity"]),
+        data["message"],
+        _span(data["span"]),
         tuple(
-            Fix(fix["title"], fix["safe"], tuple(Edit(path, _span(span), text) for path, span, text in fix["edits"]))
+            Fix(
+                fix["title"],
+                fix["safe"],
+                tuple(Edit(path, _span(span), text) for path, span, text in fix["edits"]),
+            )
             for fix in data["fixes"]
         ),
         tuple((path, _span(span)) for path, span in data["related"]),

@@ -40,7 +40,9 @@ def _aliases(module: Module) -> set[str]:
     names = set()
     for name, bindings in module.scope.bindings.items():
         for binding in bindings:
-            target = binding.target or (".".join(dotted(binding.node) or []) if binding.kind == "assign" else "")
+            target = binding.target or (
+                ".".join(dotted(binding.node) or []) if binding.kind == "assign" else ""
+            )
             if target.rsplit(".", 1)[-1] in _FUNCTION_NAMES:
                 names.add(name)
     return names

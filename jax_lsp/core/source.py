@@ -430,7 +430,9 @@ def parse_text(
     if "\0" in text:
         line = text[: text.index("\0")].count("\n")
         problems.append(
-            _problem(path, DECODE_ERROR, "The file contains NUL bytes; they were read as spaces", line, 0, text)
+            _problem(
+                path, DECODE_ERROR, "The file contains NUL bytes; they were read as spaces", line, 0, text
+            )
         )
         text = text.replace("\0", " ")
     tree, syntax_problems, skipped = _parse_recovering(text, path, cache, pythons)

@@ -55,7 +55,9 @@ def find_table(module: Module, expr: ast.expr, scope: Scope) -> Table | None:
     name = ".".join(dotted(expr) or [])
     if isinstance(table, ast.Dict):
         entries = tuple(
-            (key.value, value) for key, value in zip(table.keys, table.values) if isinstance(key, ast.Constant)
+            (key.value, value)
+            for key, value in zip(table.keys, table.values)
+            if isinstance(key, ast.Constant)
         )
         return Table(table_module, owner, name, entries)
     if _is_builtin_dict(table, owner):

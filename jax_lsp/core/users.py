@@ -6,14 +6,16 @@ sites in files it does not name. No file is parsed here.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Callable
 
 from jax_lsp.core.source import could_hold_site
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`.
-_FROM_IMPORT = re.compile(rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)", re.M)
+_FROM_IMPORT = re.compile(
+    rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)", re.M
+)
 _IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n]*)", re.M)
 _NAME = re.compile(rb"\*|[^\W\d]\w*")
 
@@ -69,7 +71,9 @@ def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[st
     return found
 
 
-def candidate_users(files: dict[Path, bytes], named: list[Exported], module_name: Callable[[Path], str]) -> list[Path]:
+def candidate_users(
+    files: dict[Path, bytes], named: list[Exported], module_name: Callable[[Path], str]
+) -> list[Path]:
     """The files that could hold a site and import something of the `named` modules, directly
     or through a package that re-exports it (`from pkg.policies import p as chosen` in
     pkg/__init__.py)."""
@@ -84,5 +88,6 @@ def candidate_users(files: dict[Path, bytes], named: list[Exported], module_name
         if not exporters:
             break
         targets += [Exported(module_name(e.path), e.path, e.names) for e in exporters]
-    return [path for path, data in files.items() if could_hold_site(data) and imports_from(data, path, targets)]
-
+    return [
+        path for path, data in files.items() if could_hold_site(data) and imports_from(data, path, targets)
+    ]

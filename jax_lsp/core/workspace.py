@@ -10,9 +10,8 @@ import ast
 import contextlib
 import logging
 import os
-import re
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Callable, Iterable, Iterator
 
 from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
@@ -31,6 +30,7 @@ from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_
 from jax_lsp.core.users import Exported, candidate_users
 
 log = logging.getLogger(__name__)
+
 
 def _read(path: Path) -> bytes | None:
     try:
@@ -133,7 +133,9 @@ class Workspace:
                 text = self._overlays[key]
                 if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
                     return None
-                source = parse_text(text, key, cache=self._parse_caches.setdefault(key, ParseCache()), pythons=self.pythons)
+                source = parse_text(
+                    text, key, cache=self._parse_caches.setdefault(key, ParseCache()), pythons=self.pythons
+                )
             else:
                 try:
                     data = Path(key).read_bytes()
@@ -151,7 +153,12 @@ class Workspace:
             self.pythons.record(key, source.skipped)
             name, is_package = self._module_name(key)
             module = guarded(
-                lambda: Module(source, name, is_package, self), None, self.internal_errors, key, 0, "reading its scopes"
+                lambda: Module(source, name, is_package, self),
+                None,
+                self.internal_errors,
+                key,
+                0,
+                "reading its scopes",
             )
             self._modules[key] = (stamp, module)
             return module
@@ -260,7 +267,10 @@ class Workspace:
         with self._lock:
             cached = self._site_cache.get(module.path)
             if cached is None or cached[0] is not module:
-                cached = self._site_cache[module.path] = (module, resolved_sites(module, self.internal_errors))
+                cached = self._site_cache[module.path] = (
+                    module,
+                    resolved_sites(module, self.internal_errors),
+                )
             return cached[1]
 
     def _index_file(self, key: str) -> None:
@@ -304,15 +314,23 @@ class Workspace:
 
         with self._lock:
             named = [
-                Exported(module.name, Path(module.path), frozenset(
-                    name for name, bindings in module.scope.bindings.items() if any(b.kind != "import" for b in bindings)
-                ))
+                Exported(
+                    module.name,
+                    Path(module.path),
+                    frozenset(
+                        name
+                        for name, bindings in module.scope.bindings.items()
+                        if any(b.kind != "import" for b in bindings)
+                    ),
+                )
                 for module in (self.load(p) for p in paths)
                 if module is not None
             ]
-        files = {path.absolute(): module_bytes(path, data)
-                 for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
-                 if (data := _read(path)) is not None}
+        files = {
+            path.absolute(): module_bytes(path, data)
+            for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
+            if (data := _read(path)) is not None
+        }
         for path in candidate_users(files, named, lambda p: self._module_name(str(p))[0]):
             with self._lock:
                 self._index_file(_key(path))

@@ -14,9 +14,12 @@ def _printable(text: str) -> str:
     """Control characters as visible placeholders one cell wide: a source line must not
     drive the terminal (escape sequences), and the caret below it must still line up."""
     return "".join(
-        chr(0x2400 + ord(c)) if ord(c) < 0x20 and c != "\t"
-        else "\u2421" if c == "\x7f"
-        else "\ufffd" if 0x80 <= ord(c) < 0xA0
+        chr(0x2400 + ord(c))
+        if ord(c) < 0x20 and c != "\t"
+        else "\u2421"
+        if c == "\x7f"
+        else "\ufffd"
+        if 0x80 <= ord(c) < 0xA0
         else c
         for c in text
     )

@@ -15,8 +15,12 @@ def _location(report: Report, path: str, span: Span) -> dict:
     where = place(report, path, span)
     line, column, end_line, end_column = one_based(where.span)
     return {
-        "path": display_path(path), "cell": where.cell,
-        "line": line, "column": column, "end_line": end_line, "end_column": end_column,
+        "path": display_path(path),
+        "cell": where.cell,
+        "line": line,
+        "column": column,
+        "end_line": end_line,
+        "end_column": end_column,
     }
 
 
@@ -38,4 +42,6 @@ def finding_to_json(finding: Finding, report: Report) -> dict:
 
 
 def render(report: Report) -> str:
-    return json.dumps([finding_to_json(f, report) for f in report.findings], indent=2, ensure_ascii=False) + "\n"
+    return (
+        json.dumps([finding_to_json(f, report) for f in report.findings], indent=2, ensure_ascii=False) + "\n"
+    )

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import ast
 import inspect
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import Callable, ClassVar, Iterable, Iterator
+from typing import ClassVar
 
 from jax_lsp.core.model import Edit, Finding, Fix, Severity, Span
 from jax_lsp.core.module import Module
@@ -158,4 +159,3 @@ def dedent_code(text: str) -> str:
     lines = text.strip("\n").splitlines()
     indent = min((len(l) - len(l.lstrip()) for l in lines if l.strip()), default=0)
     return "\n".join(l[indent:] for l in lines) + "\n"
-

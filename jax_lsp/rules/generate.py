@@ -19,9 +19,15 @@ def rule_files() -> dict[str, str]:
     index = ["# Rules", "", "| code | name | severity | summary |", "|---|---|---|---|"]
     for rule in ALL_RULES:
         files[f"docs/rules/{rule.code}.md"] = rule.docs()
-        index.append(f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.summary} |")
-        header = f"# {rule.code} ({rule.name}): {rule.summary}.\n# `jax-lsp check examples/` reports this file.\n"
-        files[f"examples/{rule.code.lower()}_{rule.name.replace('-', '_')}.py"] = header + rule.INVALID[0].code
+        index.append(
+            f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.summary} |"
+        )
+        header = (
+            f"# {rule.code} ({rule.name}): {rule.summary}.\n# `jax-lsp check examples/` reports this file.\n"
+        )
+        files[f"examples/{rule.code.lower()}_{rule.name.replace('-', '_')}.py"] = (
+            header + rule.INVALID[0].code
+        )
     files["docs/rules/README.md"] = "\n".join(index) + "\n"
     return files
 

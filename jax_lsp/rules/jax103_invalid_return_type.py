@@ -74,7 +74,9 @@ class InvalidReturnType(Rule):
         if fixed is None:
             return self.finding(module, leaf, message + ": return its decision")
         return self.finding(
-            module, leaf, f"{message}: return `{fixed}`",
+            module,
+            leaf,
+            f"{message}: return `{fixed}`",
             [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))],
         )
 
@@ -83,11 +85,21 @@ class InvalidReturnType(Rule):
         if kind is Kind.NUMPY:
             fixed = f"bool({text})"
             message = f"`{text}` is a NumPy value, not a Python bool; JAX rejects it: return `{fixed}`"
-            return self.finding(module, leaf, message, [self.fix(f"Wrap in `{fixed}`", True, self.replace(module, leaf, fixed))])
+            return self.finding(
+                module,
+                leaf,
+                message,
+                [self.fix(f"Wrap in `{fixed}`", True, self.replace(module, leaf, fixed))],
+            )
         if kind is Kind.INT and isinstance(leaf, ast.Constant) and leaf.value in (0, 1):  # not `0 or 1`
             fixed = "True" if leaf.value else "False"
             message = f"The policy returns the int `{text}`; JAX needs a bool: return `{fixed}`"
-            return self.finding(module, leaf, message, [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))])
+            return self.finding(
+                module,
+                leaf,
+                message,
+                [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))],
+            )
         message = (
             f"The policy returns `{text}` ({kind.value}); JAX accepts only a bool, `Saveable`, "
             "`Recompute` or `Offloadable(...)`"

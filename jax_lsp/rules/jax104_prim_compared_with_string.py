@@ -77,8 +77,10 @@ class PrimComparedWithString(Rule):
             if found is None or not isinstance(found[1], ast.expr):
                 return False
             node = found[1]
-        return isinstance(node, (ast.Tuple, ast.List, ast.Set)) and bool(node.elts) and all(
-            _is_str(e) for e in node.elts
+        return (
+            isinstance(node, (ast.Tuple, ast.List, ast.Set))
+            and bool(node.elts)
+            and all(_is_str(e) for e in node.elts)
         )
 
     def _finding(self, module, compare: ast.Compare, prim_side: ast.Name, op: ast.cmpop):
@@ -88,7 +90,9 @@ class PrimComparedWithString(Rule):
             f"`{text}` is always {outcome}: `{prim_side.id}` is a jax.core.Primitive, never equal to a "
             f"string, so the policy silently decides the same for every primitive; compare `{prim_side.id}.name`"
         )
-        fix = self.fix(f"Compare `{prim_side.id}.name`", False, self.replace(module, prim_side, f"{prim_side.id}.name"))
+        fix = self.fix(
+            f"Compare `{prim_side.id}.name`", False, self.replace(module, prim_side, f"{prim_side.id}.name")
+        )
         return self.finding(module, compare, message, [fix])
 
     VALID = [

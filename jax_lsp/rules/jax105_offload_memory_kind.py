@@ -61,7 +61,9 @@ def _residuals_stay_on_device(namespace: dict) -> None:
     import jax.numpy as jnp
 
     jaxpr = jax.make_jaxpr(jax.grad(lambda x: jnp.sum(namespace["f"](x))))(jnp.ones((4, 4)))
-    spaces = [s for eqn in jaxpr.jaxpr.eqns if eqn.primitive.name == "device_put" for s in eqn.params["devices"]]
+    spaces = [
+        s for eqn in jaxpr.jaxpr.eqns if eqn.primitive.name == "device_put" for s in eqn.params["devices"]
+    ]
     assert spaces, "the policy offloads nothing at all"
     assert jax.memory.Space.Host not in spaces, spaces
 
@@ -77,7 +79,9 @@ class OffloadMemoryKind(Rule):
         if "ffload" not in module.source.text:
             return
         for call, scope in module.calls:
-            if not isinstance(call.func, (ast.Name, ast.Attribute)) or not module.source.could_hold_site(call):
+            if not isinstance(call.func, (ast.Name, ast.Attribute)) or not module.source.could_hold_site(
+                call
+            ):
                 continue
             found = _parameters(module, call, scope)
             if found is None:
@@ -117,7 +121,7 @@ class OffloadMemoryKind(Rule):
                 module,
                 src,
                 f"`{src_name}` and `{dst_name}` are swapped: residuals are produced in device memory and "
-                f"offloaded to \"pinned_host\"; as written JAX fails with a bare `AssertionError`",
+                f'offloaded to "pinned_host"; as written JAX fails with a bare `AssertionError`',
                 [
                     self.fix(
                         f"Swap `{src_name}` and `{dst_name}`",
@@ -132,8 +136,8 @@ class OffloadMemoryKind(Rule):
             yield self.finding(
                 module,
                 dst,
-                f"JAX reads `{dst_name}=\"{dst_kind}\"` as device memory (only \"pinned_host\" is host memory): "
-                "the residual silently stays on the device and nothing is offloaded; use \"pinned_host\"",
+                f'JAX reads `{dst_name}="{dst_kind}"` as device memory (only "pinned_host" is host memory): '
+                'the residual silently stays on the device and nothing is offloaded; use "pinned_host"',
                 [self._set_kind(module, dst, OFFLOAD_DESTINATION, safe=False)],
             )
         if src_kind is not None and src_kind != OFFLOAD_SOURCE:
@@ -144,13 +148,13 @@ class OffloadMemoryKind(Rule):
             yield self.finding(
                 module,
                 src,
-                f"`{src_name}=\"{src_kind}\"`: {why}; use \"device\"",
+                f'`{src_name}="{src_kind}"`: {why}; use "device"',
                 [self._set_kind(module, src, OFFLOAD_SOURCE, safe=True)],
             )
 
     def _set_kind(self, module: Module, expr: ast.expr, kind: str, safe: bool):
         quote = "'" if module.source.segment(expr).startswith("'") else '"'
-        return self.fix(f"Use \"{kind}\"", safe, self.replace(module, expr, f"{quote}{kind}{quote}"))
+        return self.fix(f'Use "{kind}"', safe, self.replace(module, expr, f"{quote}{kind}{quote}"))
 
     VALID = [
         Example(

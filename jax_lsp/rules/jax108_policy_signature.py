@@ -43,7 +43,9 @@ class PolicySignature(Rule):
         if not free and args.vararg is None:
             problems.append("no parameter receives the primitive")
         required_kwonly = [
-            a.arg for a, default in zip(args.kwonlyargs, args.kw_defaults) if default is None and a.arg not in bound
+            a.arg
+            for a, default in zip(args.kwonlyargs, args.kw_defaults)
+            if default is None and a.arg not in bound
         ]
         if required_kwonly:
             problems.append(f"keyword-only parameter `{required_kwonly[0]}` has no default")

@@ -49,7 +49,11 @@ def _import_functools(module: Module) -> Edit:
     skipped = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         skipped = 1
-    while skipped < len(body) and isinstance(body[skipped], ast.ImportFrom) and body[skipped].module == "__future__":
+    while (
+        skipped < len(body)
+        and isinstance(body[skipped], ast.ImportFrom)
+        and body[skipped].module == "__future__"
+    ):
         skipped += 1
     last = body[skipped - 1] if skipped else None
     if skipped < len(body):
@@ -70,7 +74,10 @@ def _arguments_text(module: Module, call: ast.Call) -> str:
     first = min(arguments, key=lambda a: (a.lineno, a.col_offset))
     last = max(arguments, key=lambda a: (a.end_lineno, a.end_col_offset))
     stretch = SimpleNamespace(
-        lineno=first.lineno, col_offset=first.col_offset, end_lineno=last.end_lineno, end_col_offset=last.end_col_offset
+        lineno=first.lineno,
+        col_offset=first.col_offset,
+        end_lineno=last.end_lineno,
+        end_col_offset=last.end_col_offset,
     )
     return module.source.segment(stretch)
 
@@ -81,7 +88,9 @@ def _argument_start(module: Module, previous: ast.expr, value: ast.expr) -> Posi
     one comma, whitespace and comments, so a `(` after the comma opens this argument."""
     between = module.source.segment(
         SimpleNamespace(
-            lineno=previous.end_lineno, col_offset=previous.end_col_offset, end_lineno=value.lineno,
+            lineno=previous.end_lineno,
+            col_offset=previous.end_col_offset,
+            end_lineno=value.lineno,
             end_col_offset=value.col_offset,
         )
     )
@@ -133,7 +142,9 @@ class CheckpointWithoutFunction(Rule):
         fixes = []
         if len(site.call.args) == 2:
             start = _argument_start(module, site.call.args[0], value)
-            fixes.append(self.fix(f"Pass `policy={spelled}`", True, Edit(module.path, Span(start, start), "policy=")))
+            fixes.append(
+                self.fix(f"Pass `policy={spelled}`", True, Edit(module.path, Span(start, start), "policy="))
+            )
         return self.finding(
             module,
             site.call,

@@ -47,7 +47,9 @@ class SaveFromBothNonBool(Rule):
 
     def check_site(self, site: SiteContext):
         for target in site.targets:
-            if not (isinstance(target, BuiltinPolicy) and target.in_save_from_both and target.call is not None):
+            if not (
+                isinstance(target, BuiltinPolicy) and target.in_save_from_both and target.call is not None
+            ):
                 continue
             returns = NON_BOOL_FACTORIES.get(target.member)
             if returns is None:

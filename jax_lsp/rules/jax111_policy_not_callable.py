@@ -76,13 +76,20 @@ class PolicyNotCallable(Rule):
                 advice = f"pass the policy itself, `jax.checkpoint_policies.{name}`"
                 prefix = _policies_prefix(target.module, target.scope) if where is expr else None
                 if prefix is not None:
-                    fixes.append(self.fix(f"Pass `{prefix}{name}`", True,
-                                          self.replace(target.module, expr, f"{prefix}{name}")))
+                    fixes.append(
+                        self.fix(
+                            f"Pass `{prefix}{name}`",
+                            True,
+                            self.replace(target.module, expr, f"{prefix}{name}"),
+                        )
+                    )
             elif name in POLICY_FACTORIES:
                 advice = f"call `jax.checkpoint_policies.{name}` with {POLICY_FACTORIES[name]}"
             else:
-                advice = ("pass a function or a member of `jax.checkpoint_policies` (to choose one by "
-                          "name: `getattr(jax.checkpoint_policies, name)`)")
+                advice = (
+                    "pass a function or a member of `jax.checkpoint_policies` (to choose one by "
+                    "name: `getattr(jax.checkpoint_policies, name)`)"
+                )
             yield self.finding(
                 site.module,
                 where,

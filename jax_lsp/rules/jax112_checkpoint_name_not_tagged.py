@@ -96,7 +96,9 @@ class CheckpointNameNotTagged(Rule):
             prefix, mark = quote.groups()
             if literal == f"{prefix}{mark}{use.name}{mark}":  # one plain literal, nothing escaped
                 new_text = f"{prefix}{mark}{closest.text}{mark}"
-                fixes.append(self.fix(f'Replace with "{closest.text}"', False, self.replace(module, span, new_text)))
+                fixes.append(
+                    self.fix(f'Replace with "{closest.text}"', False, self.replace(module, span, new_text))
+                )
         return self.finding(module, span, message, fixes)
 
     VALID = [

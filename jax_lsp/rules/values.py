@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 import enum
-from typing import Iterator
+from collections.abc import Iterator
 
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import (
@@ -37,7 +37,14 @@ class Kind(enum.Enum):
 
 _BOOL_BUILTINS = {"bool", "isinstance", "issubclass", "callable", "hasattr", "all", "any"}
 _CONTAINERS = (
-    ast.List, ast.Tuple, ast.Set, ast.Dict, ast.ListComp, ast.SetComp, ast.DictComp, ast.GeneratorExp,
+    ast.List,
+    ast.Tuple,
+    ast.Set,
+    ast.Dict,
+    ast.ListComp,
+    ast.SetComp,
+    ast.DictComp,
+    ast.GeneratorExp,
 )
 
 
@@ -86,7 +93,11 @@ def classify(module: Module, expr: ast.expr, scope: Scope) -> Kind:
     if numpy_valued(module, expr, scope):
         return Kind.NUMPY
     if isinstance(expr, ast.Call):
-        if isinstance(expr.func, ast.Name) and expr.func.id in _BOOL_BUILTINS and is_builtin(expr.func.id, scope):
+        if (
+            isinstance(expr.func, ast.Name)
+            and expr.func.id in _BOOL_BUILTINS
+            and is_builtin(expr.func.id, scope)
+        ):
             return Kind.BOOL
         qualname = module.qualname(expr.func, scope)
         if qualname in OFFLOADABLE:

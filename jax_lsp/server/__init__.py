@@ -31,16 +31,36 @@ import gc
 
 def create_server():
     from jax_lsp.server import (
-        code_actions, completion, configuration, definition, diagnostics, hover, indexing, lifecycle, notebooks,
-        references, sync, trace_feature,
+        code_actions,
+        completion,
+        configuration,
+        definition,
+        diagnostics,
+        hover,
+        indexing,
+        lifecycle,
+        notebooks,
+        references,
+        sync,
+        trace_feature,
     )
     from jax_lsp.server.server import JaxLanguageServer
 
     server = JaxLanguageServer()
     # The trace comes last: it extends the hover registered before it.
     for feature in (
-        diagnostics, lifecycle, sync, notebooks, configuration, indexing, code_actions, hover, completion, definition,
-        references, trace_feature,
+        diagnostics,
+        lifecycle,
+        sync,
+        notebooks,
+        configuration,
+        indexing,
+        code_actions,
+        hover,
+        completion,
+        definition,
+        references,
+        trace_feature,
     ):
         feature.register(server)
     return server

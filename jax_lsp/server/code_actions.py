@@ -48,12 +48,16 @@ def _edit(ls: JaxLanguageServer, edits_by_uri: dict[str, list[types.TextEdit]]) 
     return types.WorkspaceEdit(changes=edits_by_uri)
 
 
-def fix_actions(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic, data: dict) -> list[types.CodeAction]:
+def fix_actions(
+    ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic, data: dict
+) -> list[types.CodeAction]:
     actions = []
     for fix in data.get("fixes", []):
         edits: dict[str, list[types.TextEdit]] = {}
         for edit in fix["edits"]:
-            text_edit = types.TextEdit(range=ls.protocol._converter.structure(edit["range"], types.Range), new_text=edit["newText"])
+            text_edit = types.TextEdit(
+                range=ls.protocol._converter.structure(edit["range"], types.Range), new_text=edit["newText"]
+            )
             edits.setdefault(edit["uri"], []).append(text_edit)
         actions.append(
             types.CodeAction(
@@ -67,7 +71,9 @@ def fix_actions(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.D
     return actions
 
 
-def noqa_action(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic) -> types.CodeAction | None:
+def noqa_action(
+    ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic
+) -> types.CodeAction | None:
     line_number = diagnostic.range.start.line
     if line_number >= len(doc.lines):
         return None
@@ -80,7 +86,7 @@ def noqa_action(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.D
     elif match.group("codes"):
         at, new_text = match.end("codes"), f", {code}"
     else:
-        return None  # a bare `# noqa` silences the whole line already
+        return None  # a bare noqa comment silences the whole line already
     position = ls.to_lsp_range(doc.uri, Span.of(line_number, at, line_number, at))
     return types.CodeAction(
         title=f"Disable {code} for this line",
@@ -146,8 +152,13 @@ async def data_of(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types
     data = diagnostic.data
     if isinstance(data, dict) and "fixes" in data and data.get("version") == doc.version:
         return data
-    log.debug("A code action for %s %s of version %s; the buffer is at version %s",
-              diagnostic.code, doc.uri, data.get("version") if isinstance(data, dict) else None, doc.version)
+    log.debug(
+        "A code action for %s %s of version %s; the buffer is at version %s",
+        diagnostic.code,
+        doc.uri,
+        data.get("version") if isinstance(data, dict) else None,
+        doc.version,
+    )
     for finding in await ls.checker.findings(doc.uri):
         rebuilt = to_diagnostic(ls, doc.uri, finding, doc.version)
         if rebuilt.code == diagnostic.code and rebuilt.range == diagnostic.range:
@@ -160,7 +171,9 @@ def _touches(a: types.Range, b: types.Range) -> bool:
     return key(a.start) <= key(b.end) and key(b.start) <= key(a.end)
 
 
-async def diagnostics_in_request(ls: JaxLanguageServer, doc: LspTextDocument, params: types.CodeActionParams) -> list[types.Diagnostic]:
+async def diagnostics_in_request(
+    ls: JaxLanguageServer, doc: LspTextDocument, params: types.CodeActionParams
+) -> list[types.Diagnostic]:
     """Ours among the request's diagnostics; when it names none (eglot at an empty region),
     the findings of the latest check that touch the requested range."""
     ours = [d for d in params.context.diagnostics if d.source == SOURCE]
@@ -172,8 +185,13 @@ async def diagnostics_in_request(ls: JaxLanguageServer, doc: LspTextDocument, pa
 
 
 def register(server: JaxLanguageServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_CODE_ACTION, types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False))
-    async def code_action(ls: JaxLanguageServer, params: types.CodeActionParams) -> list[types.CodeAction] | None:
+    @server.feature(
+        types.TEXT_DOCUMENT_CODE_ACTION,
+        types.CodeActionOptions(code_action_kinds=KINDS, resolve_provider=False),
+    )
+    async def code_action(
+        ls: JaxLanguageServer, params: types.CodeActionParams
+    ) -> list[types.CodeAction] | None:
         doc = ls.document(params.text_document.uri)
         if doc is None:
             return None

@@ -20,7 +20,9 @@ TRIGGERS = ['"', "'"]
 
 def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_COMPLETION, types.CompletionOptions(trigger_characters=TRIGGERS))
-    async def completion(ls: JaxLanguageServer, params: types.CompletionParams) -> types.CompletionList | None:
+    async def completion(
+        ls: JaxLanguageServer, params: types.CompletionParams
+    ) -> types.CompletionList | None:
         uri = params.text_document.uri
         place = await ls.core_place(uri, params.position)
         if place is None:

@@ -37,7 +37,9 @@ async def editor_settings(ls: JaxLanguageServer, pushed: Any = None) -> Any:
         try:
             reply = await asyncio.wait_for(
                 ls.workspace_configuration_async(
-                    types.ConfigurationParams(items=[types.ConfigurationItem(section=SECTION, scope_uri=scope)])
+                    types.ConfigurationParams(
+                        items=[types.ConfigurationItem(section=SECTION, scope_uri=scope)]
+                    )
                 ),
                 CONFIGURATION_TIMEOUT_S,
             )
@@ -61,7 +63,9 @@ def workspace_roots(ls: JaxLanguageServer) -> list[Path]:
 def _build_core(roots: list[Path], settings: ServerSettings, buffers: dict[Path, str]) -> Any:
     from jax_lsp.core import Workspace
 
-    core = Workspace(roots=roots, settings=settings.core, interpreter=settings.interpreter, jedi_in_background=True)
+    core = Workspace(
+        roots=roots, settings=settings.core, interpreter=settings.interpreter, jedi_in_background=True
+    )
     for path, text in buffers.items():
         core.set_document(path, text)
     return core
@@ -80,7 +84,9 @@ async def reload(ls: JaxLanguageServer, pushed: Any = None) -> None:
         ls.settings_ready.set()
 
 
-async def apply(ls: JaxLanguageServer, settings: ServerSettings, problems: list[str], roots: list[Path]) -> None:
+async def apply(
+    ls: JaxLanguageServer, settings: ServerSettings, problems: list[str], roots: list[Path]
+) -> None:
     previous, ls.settings = ls.settings, settings
     logs.set_level(settings.log_level)
     if problems and problems != getattr(ls, "_settings_problems", None):
@@ -95,13 +101,17 @@ async def apply(ls: JaxLanguageServer, settings: ServerSettings, problems: list[
     if rebuild:
         ls.roots = roots
         buffers = {
-            p: d.source for d in ls.open_documents()
+            p: d.source
+            for d in ls.open_documents()
             if (p := core_path(d.uri)) and ls.workspace.get_notebook_document(cell_uri=d.uri) is None
         }
         ls.core = await ls.run_core(_build_core, roots, settings, buffers)
         log.info(
             "Settings: select=%s ignore=%s interpreter=%s pyproject=%s",
-            settings.core.select, settings.core.ignore, settings.interpreter or "(the server's)", settings.pyproject or "-",
+            settings.core.select,
+            settings.core.ignore,
+            settings.interpreter or "(the server's)",
+            settings.pyproject or "-",
         )
     ls.settings_ready.set()
     if rebuild:
@@ -114,9 +124,13 @@ async def apply(ls: JaxLanguageServer, settings: ServerSettings, problems: list[
 
 def register(server: JaxLanguageServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_CONFIGURATION)
-    async def did_change_configuration(ls: JaxLanguageServer, params: types.DidChangeConfigurationParams) -> None:
+    async def did_change_configuration(
+        ls: JaxLanguageServer, params: types.DidChangeConfigurationParams
+    ) -> None:
         await reload(ls, params.settings)
 
     @server.feature(types.WORKSPACE_DID_CHANGE_WORKSPACE_FOLDERS)
-    async def did_change_workspace_folders(ls: JaxLanguageServer, params: types.DidChangeWorkspaceFoldersParams) -> None:
+    async def did_change_workspace_folders(
+        ls: JaxLanguageServer, params: types.DidChangeWorkspaceFoldersParams
+    ) -> None:
         await reload(ls)  # new roots: a new core and a new index

@@ -16,7 +16,9 @@ if TYPE_CHECKING:
 
 def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_DEFINITION)
-    async def definition(ls: JaxLanguageServer, params: types.DefinitionParams) -> list[types.Location] | None:
+    async def definition(
+        ls: JaxLanguageServer, params: types.DefinitionParams
+    ) -> list[types.Location] | None:
         uri = params.text_document.uri
         place = await ls.core_place(uri, params.position)
         if place is None:

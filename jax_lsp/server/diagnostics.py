@@ -17,9 +17,10 @@ import hashlib
 import json
 import logging
 import time
+from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterable
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
@@ -46,7 +47,7 @@ def shown(finding: Finding) -> bool:
     return not finding.code.startswith("JAX0")
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def rule_url(code: str) -> str | None:
     from jax_lsp.rules import get_rule
 
@@ -54,7 +55,9 @@ def rule_url(code: str) -> str | None:
     return rule.doc_url() if rule is not None else None
 
 
-def to_diagnostic(server: JaxLanguageServer, uri: str, finding: Finding, version: int | None) -> types.Diagnostic:
+def to_diagnostic(
+    server: JaxLanguageServer, uri: str, finding: Finding, version: int | None
+) -> types.Diagnostic:
     url = rule_url(finding.code)
 
     def edit_uri(path: str) -> str:
@@ -67,7 +70,9 @@ def to_diagnostic(server: JaxLanguageServer, uri: str, finding: Finding, version
             "edits": [
                 {
                     "uri": edit_uri(edit.path),
-                    "range": server.protocol._converter.unstructure(server.to_lsp_range(edit_uri(edit.path), edit.span)),
+                    "range": server.protocol._converter.unstructure(
+                        server.to_lsp_range(edit_uri(edit.path), edit.span)
+                    ),
                     "newText": edit.new_text,
                 }
                 for edit in fix.edits
@@ -110,7 +115,14 @@ class DiagnosticStore:
     def union(self, uri: str) -> list[types.Diagnostic]:
         return [d for per_uri in self._items.values() for d in per_uri.get(uri, [])]
 
-    def set(self, source: str, uri: str, diagnostics: list[types.Diagnostic], version: int | None = None, announce: bool = True) -> None:
+    def set(
+        self,
+        source: str,
+        uri: str,
+        diagnostics: list[types.Diagnostic],
+        version: int | None = None,
+        announce: bool = True,
+    ) -> None:
         self._items.setdefault(source, {})[uri] = list(diagnostics)
         if version is not None:
             self._versions[uri] = version
@@ -132,7 +144,9 @@ class DiagnosticStore:
 
     def _push(self, uri: str) -> None:
         self._server.text_document_publish_diagnostics(
-            types.PublishDiagnosticsParams(uri=uri, diagnostics=self.union(uri), version=self._versions.get(uri))
+            types.PublishDiagnosticsParams(
+                uri=uri, diagnostics=self.union(uri), version=self._versions.get(uri)
+            )
         )
 
     def request_refresh(self) -> None:
@@ -163,7 +177,9 @@ class Checker:
         self._refinements: dict[str, asyncio.Task] = {}
         self._jedi_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-jedi")
 
-    def schedule(self, uri: str, debounce: bool = False, external: bool = False, refined: bool = False) -> None:
+    def schedule(
+        self, uri: str, debounce: bool = False, external: bool = False, refined: bool = False
+    ) -> None:
         """(Re)check ``uri``; a newer request replaces a pending one (latest wins).
 
         ``debounce``: an edit, which waits DEBOUNCE_S if the previous one is still unchecked.
@@ -253,7 +269,9 @@ class Checker:
         sent = self._sent.get(str(path))
         changed = sent is None or sent[0] is not core or sent[1] != text
         started = time.perf_counter()
-        findings, affected, for_jedi = await server.run_core(_check_buffer, core, path, text, changed, propagate)
+        findings, affected, for_jedi = await server.run_core(
+            _check_buffer, core, path, text, changed, propagate
+        )
         self._sent[str(path)] = (core, text)
         checked = time.perf_counter()
         doc, now = server.document(uri), self._subject(uri)
@@ -266,11 +284,18 @@ class Checker:
         self.results[uri] = (version, findings)
         if not unchanged:
             diagnostics = [to_diagnostic(server, uri, f, version) for f in findings]
-            server.diagnostics.set(SOURCE, uri, diagnostics, version, announce=external or not server.pull_diagnostics)
+            server.diagnostics.set(
+                SOURCE, uri, diagnostics, version, announce=external or not server.pull_diagnostics
+            )
         log.debug(
             "%s v%s%s: %d findings%s, core %.1f ms, publish %.1f ms",
-            path.name, version, " (jedi)" if refined else "", len(findings), " (unchanged)" if unchanged else "",
-            1000 * (checked - started), 1000 * (time.perf_counter() - checked),
+            path.name,
+            version,
+            " (jedi)" if refined else "",
+            len(findings),
+            " (unchanged)" if unchanged else "",
+            1000 * (checked - started),
+            1000 * (time.perf_counter() - checked),
         )
         self._resolve(uri, findings)
         if for_jedi:
@@ -313,7 +338,9 @@ class Checker:
             self.schedule(uri, refined=True)
 
 
-def _check_buffer(core: Any, path: Any, text: str, changed: bool, propagate: bool) -> tuple[list[Finding], set, bool]:
+def _check_buffer(
+    core: Any, path: Any, text: str, changed: bool, propagate: bool
+) -> tuple[list[Finding], set, bool]:
     """(findings, the other files they affect, whether callees were left to jedi)."""
     if changed:
         core.set_document(path, text)
@@ -326,13 +353,16 @@ def register(server: JaxLanguageServer) -> None:
     server.diagnostics = DiagnosticStore(server)
     server.checker = Checker(server)
 
-    async def pull(ls: JaxLanguageServer, params: types.DocumentDiagnosticParams) -> types.DocumentDiagnosticReport:
+    async def pull(
+        ls: JaxLanguageServer, params: types.DocumentDiagnosticParams
+    ) -> types.DocumentDiagnosticReport:
         uri = params.text_document.uri
         await ls.checker.findings(uri)
         items = ls.diagnostics.union(uri)
         # The id is a digest of the report itself: equal ids can only mean equal diagnostics.
-        result_id = hashlib.blake2b(json.dumps(ls.protocol._converter.unstructure(items), sort_keys=True).encode(),
-                                    digest_size=12).hexdigest()
+        result_id = hashlib.blake2b(
+            json.dumps(ls.protocol._converter.unstructure(items), sort_keys=True).encode(), digest_size=12
+        ).hexdigest()
         if params.previous_result_id == result_id:
             return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
         return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)

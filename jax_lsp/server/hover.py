@@ -42,7 +42,9 @@ def rule_hover(code: str) -> str | None:
     return rule.docs() if rule is not None else None
 
 
-async def _describe(ls: JaxLanguageServer, uri: str, position: types.Position) -> tuple[str | None, Span | None]:
+async def _describe(
+    ls: JaxLanguageServer, uri: str, position: types.Position
+) -> tuple[str | None, Span | None]:
     """The checkpoint name or the policy under the position, and the span (in the buffer) it covers."""
     place = await ls.core_place(uri, position)
     if place is None:

@@ -16,7 +16,8 @@ if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
 
 WATCHERS = [
-    types.FileSystemWatcher(glob_pattern=pattern) for pattern in ("**/*.py", "**/*.ipynb", "**/pyproject.toml")
+    types.FileSystemWatcher(glob_pattern=pattern)
+    for pattern in ("**/*.py", "**/*.ipynb", "**/pyproject.toml")
 ]
 
 
@@ -35,7 +36,12 @@ async def _index(ls: JaxLanguageServer, core: Any) -> None:
     if supports(ls.client_capabilities, "window.work_done_progress"):
         try:
             await progress.create_async(token)
-            progress.begin(token, types.WorkDoneProgressBegin(title="jax-lsp: indexing policy sites", percentage=0, cancellable=True))
+            progress.begin(
+                token,
+                types.WorkDoneProgressBegin(
+                    title="jax-lsp: indexing policy sites", percentage=0, cancellable=True
+                ),
+            )
             shown = True
         except Exception as exc:
             log.debug("No progress bar: %s", exc)
@@ -46,7 +52,9 @@ async def _index(ls: JaxLanguageServer, core: Any) -> None:
         if shown and percentage != last[0]:
             last[0] = percentage
             message = f"{done}/{total} files"
-            loop.call_soon_threadsafe(progress.report, token, types.WorkDoneProgressReport(message=message, percentage=percentage))
+            loop.call_soon_threadsafe(
+                progress.report, token, types.WorkDoneProgressReport(message=message, percentage=percentage)
+            )
 
     cancel = progress.tokens.get(token) if shown else None
 
@@ -97,7 +105,9 @@ def _files_changed(core: Any, paths: list) -> set:
 
 def register(server: JaxLanguageServer) -> None:
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
-    async def did_change_watched_files(ls: JaxLanguageServer, params: types.DidChangeWatchedFilesParams) -> None:
+    async def did_change_watched_files(
+        ls: JaxLanguageServer, params: types.DidChangeWatchedFilesParams
+    ) -> None:
         paths = [p for change in params.changes if (p := uri_to_path(change.uri)) is not None]
         if any(p.name == "pyproject.toml" for p in paths):
             await reload(ls)

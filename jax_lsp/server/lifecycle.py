@@ -65,7 +65,9 @@ def register(server: JaxLanguageServer) -> None:
         if ls.pull_diagnostics:
             ls.feature(
                 types.TEXT_DOCUMENT_DIAGNOSTIC,
-                types.DiagnosticOptions(identifier="jax-lsp", inter_file_dependencies=True, workspace_diagnostics=False),
+                types.DiagnosticOptions(
+                    identifier="jax-lsp", inter_file_dependencies=True, workspace_diagnostics=False
+                ),
             )(ls.pull_handler)
 
     @server.feature(types.INITIALIZED)
@@ -83,7 +85,11 @@ def register(server: JaxLanguageServer) -> None:
             try:
                 await ls.client_register_capability_async(
                     types.RegistrationParams(
-                        registrations=[types.Registration(id="jax-lsp-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION)]
+                        registrations=[
+                            types.Registration(
+                                id="jax-lsp-configuration", method=types.WORKSPACE_DID_CHANGE_CONFIGURATION
+                            )
+                        ]
                     )
                 )
             except Exception as exc:

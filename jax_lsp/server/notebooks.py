@@ -24,7 +24,9 @@ if TYPE_CHECKING:
 
 SYNC = types.NotebookDocumentSyncOptions(
     notebook_selector=[
-        types.NotebookDocumentFilterWithCells(notebook="*", cells=[types.NotebookCellLanguage(language="python")])
+        types.NotebookDocumentFilterWithCells(
+            notebook="*", cells=[types.NotebookCellLanguage(language="python")]
+        )
     ]
 )
 

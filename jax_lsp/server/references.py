@@ -22,7 +22,9 @@ def register(server: JaxLanguageServer) -> None:
         if place is None:
             return None
         try:
-            places = await ls.run_core(name_help.references, ls.core, *place, params.context.include_declaration)
+            places = await ls.run_core(
+                name_help.references, ls.core, *place, params.context.include_declaration
+            )
             return [ls.location(p.path, p.span) for p in places] or None
         except Exception:
             log.exception("References at %s:%d failed", uri, params.position.line)

@@ -4,9 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import logging
+from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, Callable, TypeVar
+from typing import Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -16,7 +17,14 @@ from pygls.lsp.server import LanguageServer
 from jax_lsp import __version__
 from jax_lsp.core.model import Position, Span
 from jax_lsp.server import notebooks, positions
-from jax_lsp.server.documents import LspTextDocument, LspWorkspace, core_path, is_python, split_lines, uri_to_path
+from jax_lsp.server.documents import (
+    LspTextDocument,
+    LspWorkspace,
+    core_path,
+    is_python,
+    split_lines,
+    uri_to_path,
+)
 from jax_lsp.server.settings import ServerSettings
 
 log = logging.getLogger("jax_lsp.server")
@@ -26,7 +34,9 @@ T = TypeVar("T")
 class JaxLanguageServer(LanguageServer):
     def __init__(self) -> None:
         super().__init__(
-            "jax-lsp", __version__, text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            "jax-lsp",
+            __version__,
+            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
             notebook_document_sync=notebooks.SYNC,
         )
         self.settings = ServerSettings()

@@ -6,9 +6,10 @@ named in one message, the valid keys still apply.
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Mapping, Sequence
+from typing import Any
 
 from jax_lsp.core.config import (
     Settings,
@@ -18,7 +19,16 @@ from jax_lsp.core.config import (
     settings_from_mapping,
 )
 
-CORE_KEYS = ("select", "ignore", "extend-select", "extend-ignore", "exclude", "src", "severity", "target-version")
+CORE_KEYS = (
+    "select",
+    "ignore",
+    "extend-select",
+    "extend-ignore",
+    "exclude",
+    "src",
+    "severity",
+    "target-version",
+)
 NOTIFICATIONS = ("off", "onError", "always")
 LOG_LEVELS = ("error", "warning", "info", "debug")
 
@@ -99,15 +109,17 @@ def _pyproject_settings(roots: Sequence[Path]) -> tuple[Settings, Path | None, l
     return Settings(), None, []
 
 
-def resolve(
-    editor: Any, roots: Sequence[Path], trusted: bool = True
-) -> tuple[ServerSettings, list[str]]:
+def resolve(editor: Any, roots: Sequence[Path], trusted: bool = True) -> tuple[ServerSettings, list[str]]:
     """The settings to use and the problems found (empty when all is well)."""
     core, pyproject, problems = _pyproject_settings(roots)
     values: dict[str, Any] = {"trusted": trusted, "pyproject": pyproject}
     if editor is None or editor == []:  # Lua's empty table `{}` reaches us as a JSON `[]`
         editor = {}
-    editor = {key: {} if value == [] and key in ("severity", "trace") else value for key, value in editor.items()} if isinstance(editor, Mapping) else editor
+    editor = (
+        {key: {} if value == [] and key in ("severity", "trace") else value for key, value in editor.items()}
+        if isinstance(editor, Mapping)
+        else editor
+    )
     if not isinstance(editor, Mapping):
         problems.append(f"settings must be an object, got {editor!r}")
         editor = {}

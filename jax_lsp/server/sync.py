@@ -46,4 +46,3 @@ def register(server: JaxLanguageServer) -> None:
             log.exception("Closing %s failed", uri)
             return
         ls.checker.schedule_all({path_to_uri(p) for p in affected})
-

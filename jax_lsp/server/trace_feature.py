@@ -77,10 +77,12 @@ class TraceFeature:
         for anchor in anchors:
             start = ls.to_lsp_range(uri, anchor.span).start
             arguments = [uri, {"line": start.line, "character": start.character}]
-            lenses.append(types.CodeLens(
-                range=ls.to_lsp_range(uri, anchor.span),
-                command=types.Command(title=title, command=COMMAND, arguments=arguments),
-            ))
+            lenses.append(
+                types.CodeLens(
+                    range=ls.to_lsp_range(uri, anchor.span),
+                    command=types.Command(title=title, command=COMMAND, arguments=arguments),
+                )
+            )
         return lenses
 
     async def learn_environment(self) -> None:
@@ -89,8 +91,11 @@ class TraceFeature:
             return
         before = self.lens_title()
         try:
-            await asyncio.to_thread(self.service.probe_environment, self.server.settings.interpreter,
-                                    str(self.server.roots[0]) if self.server.roots else None)
+            await asyncio.to_thread(
+                self.service.probe_environment,
+                self.server.settings.interpreter,
+                str(self.server.roots[0]) if self.server.roots else None,
+            )
         except Exception:
             log.exception("Starting the trace agent failed")
         self._learning = None
@@ -110,7 +115,8 @@ class TraceFeature:
             position = types.Position(line=int(position["line"]), character=int(position["character"]))
         except (TypeError, ValueError, KeyError):
             raise JsonRpcException(
-                f"{COMMAND} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602) from None
+                f"{COMMAND} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
+            ) from None
         path = uri_to_path(uri)
         if path is None or not path.is_file():
             raise JsonRpcException(f"Cannot trace {uri}: not a file", REQUEST_FAILED)
@@ -119,8 +125,9 @@ class TraceFeature:
         result, notes = await self.trace(path, core_position, request_future=request, progress=True)
         return {**result.to_json(), "notes": [self._note_json(n) for n in notes]}
 
-    async def trace(self, path: Path, position: Position, request_future: Future | None = None,
-                    progress: bool = False) -> tuple[TraceResult, list[TraceNote]]:
+    async def trace(
+        self, path: Path, position: Position, request_future: Future | None = None, progress: bool = False
+    ) -> tuple[TraceResult, list[TraceNote]]:
         ls = self.server
         settings = ls.settings
         root = project_root(path, ls.roots)
@@ -129,8 +136,14 @@ class TraceFeature:
             self._warn_unsaved(path)
         token = await self._begin_progress(path, position) if progress else None
         job = await asyncio.to_thread(
-            self.service.submit, path, position.line + 1, position.column, root=root, import_root=import_root,
-            interpreter=settings.interpreter, timeout=settings.trace.timeout,
+            self.service.submit,
+            path,
+            position.line + 1,
+            position.column,
+            root=root,
+            import_root=import_root,
+            interpreter=settings.interpreter,
+            timeout=settings.trace.timeout,
             memory_mb=settings.trace.memory_limit_mb,
         )
         # $/cancelRequest cancels the request's future, and the progress cancel its token's:
@@ -150,8 +163,9 @@ class TraceFeature:
         if result.platform:
             self.refresh_lenses()
         if not result.ok and result.status not in ("jax_error", "policy_error", "cancelled"):
-            ls.notify_user(f"Trace of {path.name}:{position.line + 1} failed: {result.message}",
-                           types.MessageType.Error)
+            ls.notify_user(
+                f"Trace of {path.name}:{position.line + 1} failed: {result.message}", types.MessageType.Error
+            )
         return result, notes
 
     def _warn_unsaved(self, path: Path) -> None:
@@ -173,8 +187,12 @@ class TraceFeature:
         except Exception as exc:
             log.debug("The client refused a progress token: %s", exc)
             return None
-        ls.work_done_progress.begin(token, types.WorkDoneProgressBegin(
-            title="jax-lsp trace", message=f"{path.name}:{position.line + 1}", cancellable=True))
+        ls.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title="jax-lsp trace", message=f"{path.name}:{position.line + 1}", cancellable=True
+            ),
+        )
         return token
 
     async def trace_file(self, uri: str) -> None:
@@ -225,9 +243,14 @@ class TraceFeature:
 
     def _note_json(self, note: TraceNote) -> dict:
         uri = path_to_uri(Path(note.path))
-        return {"uri": uri, "range": self.server.protocol._converter.unstructure(
-            self.server.to_lsp_range(uri, note.span)), "severity": note.severity, "code": note.code,
-            "confirms": note.confirms, "message": note.message}
+        return {
+            "uri": uri,
+            "range": self.server.protocol._converter.unstructure(self.server.to_lsp_range(uri, note.span)),
+            "severity": note.severity,
+            "code": note.code,
+            "confirms": note.confirms,
+            "message": note.message,
+        }
 
     def follow_edits(self, params: types.DidChangeTextDocumentParams) -> None:
         """Move the trace's diagnostics with the lines they are on; drop those an edit touched."""
@@ -236,8 +259,13 @@ class TraceFeature:
         if not any(n.path == file for _, notes in self.results.values() for n in notes):
             return
         edits = [
-            LineEdit.of((c.range.start.line, c.range.start.character), (c.range.end.line, c.range.end.character), c.text)
-            if isinstance(c, types.TextDocumentContentChangePartial) else LineEdit.whole_text()
+            LineEdit.of(
+                (c.range.start.line, c.range.start.character),
+                (c.range.end.line, c.range.end.character),
+                c.text,
+            )
+            if isinstance(c, types.TextDocumentContentChangePartial)
+            else LineEdit.whole_text()
             for c in params.content_changes
         ]
         for key, (result, notes) in self.results.items():
@@ -258,10 +286,14 @@ class TraceFeature:
         if path is None:
             return None
         reports = [
-            hover_markdown(result) for result, notes in self.results.values()
+            hover_markdown(result)
+            for result, notes in self.results.values()
             if any(n.path == str(path) and n.span.start.line <= line <= n.span.end.line for n in notes)
-            or (result.policy and result.policy.path == str(path)
-                and result.policy.line - 1 <= line <= result.policy.end_line - 1)
+            or (
+                result.policy
+                and result.policy.path == str(path)
+                and result.policy.line - 1 <= line <= result.policy.end_line - 1
+            )
         ]
         return "\n\n---\n\n".join(reports) if reports else None
 
@@ -299,7 +331,11 @@ def _wrap_hover(server: JaxLanguageServer, feature: TraceFeature) -> None:
             return answer
         if answer is None:
             return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=report))
-        text = answer.contents.value if isinstance(answer.contents, types.MarkupContent) else str(answer.contents)
+        text = (
+            answer.contents.value
+            if isinstance(answer.contents, types.MarkupContent)
+            else str(answer.contents)
+        )
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"{text}\n\n---\n\n{report}"),
             range=answer.range,

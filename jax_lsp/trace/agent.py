@@ -91,10 +91,13 @@ class Agent:
         for child in [c for c in self.children.values() if c.deadline <= time.monotonic()]:
             self._kill(child)
             seconds = child.limits["timeout"]
-            self._reply(child, {
-                "status": "timeout",
-                "message": f"The trace ran past its {seconds:g} s timeout and was killed",
-            })
+            self._reply(
+                child,
+                {
+                    "status": "timeout",
+                    "message": f"The trace ran past its {seconds:g} s timeout and was killed",
+                },
+            )
         return os.getppid() == self.parent
 
     def _read_requests(self, data):
@@ -120,8 +123,12 @@ class Agent:
             elif method in self.handlers:
                 self._fork(request.get("id"), method, params)
             else:
-                self.send({"id": request.get("id"), "result": {
-                    "status": "error", "message": f"unknown method {method!r}"}})
+                self.send(
+                    {
+                        "id": request.get("id"),
+                        "result": {"status": "error", "message": f"unknown method {method!r}"},
+                    }
+                )
         return True
 
     def _fork(self, request_id, method, params):
@@ -153,15 +160,19 @@ class Agent:
             _limit_address_space(limits["memory_mb"] * 1024 * 1024)
             result = self.handlers[method](params)
         except MemoryError:
-            result = {"status": "memory", "message": (
-                f"The trace ran out of memory (limit {limits['memory_mb']} MiB) and was stopped")}
+            result = {
+                "status": "memory",
+                "message": (f"The trace ran out of memory (limit {limits['memory_mb']} MiB) and was stopped"),
+            }
         except BaseException:
-            result = {"status": "error", "message": "Internal error in the trace agent:\n"
-                      + traceback.format_exc(limit=-8)}
+            result = {
+                "status": "error",
+                "message": "Internal error in the trace agent:\n" + traceback.format_exc(limit=-8),
+            }
         try:
             data = json.dumps(result, default=str).encode("utf-8")
             while data:
-                data = data[os.write(write_fd, data):]
+                data = data[os.write(write_fd, data) :]
         finally:
             os._exit(0)
 
@@ -208,12 +219,20 @@ class Agent:
 def _death_result(status, limits):
     if os.WIFSIGNALED(status):
         name = signal.Signals(os.WTERMSIG(status)).name
-        return {"status": "crashed", "message": (
-            f"The trace process died with {name}; most often this is the memory limit "
-            f"({limits['memory_mb']} MiB) being hit inside native code")}
-    return {"status": "crashed", "message": (
-        f"The trace process exited with code {os.WEXITSTATUS(status)} without a result "
-        "(does the module call sys.exit or os._exit at import time?)")}
+        return {
+            "status": "crashed",
+            "message": (
+                f"The trace process died with {name}; most often this is the memory limit "
+                f"({limits['memory_mb']} MiB) being hit inside native code"
+            ),
+        }
+    return {
+        "status": "crashed",
+        "message": (
+            f"The trace process exited with code {os.WEXITSTATUS(status)} without a result "
+            "(does the module call sys.exit or os._exit at import time?)"
+        ),
+    }
 
 
 def _limit_address_space(limit):
@@ -248,11 +267,15 @@ def _handlers(load, probe, jax):
         try:
             import_root = params.get("import_root") or root
             policy = load.load_policy(
-                params["path"], int(params["line"]), params.get("column"), import_root, params.get("source"))
+                params["path"], int(params["line"]), params.get("column"), import_root, params.get("source")
+            )
         except load.LoadError as exc:
             message = f"{exc.error_type}: {exc}" if exc.status == "policy_error" else str(exc)
-            return {"status": exc.status, "message": message, "error": {
-                "type": exc.error_type, "text": str(exc), "path": exc.path, "line": exc.line}}
+            return {
+                "status": exc.status,
+                "message": message,
+                "error": {"type": exc.error_type, "text": str(exc), "path": exc.path, "line": exc.line},
+            }
         loaded = time.perf_counter()
         probe.use_compilation_cache(params.get("cache_dir"))
         result = probe.trace(policy, probe.user_paths_for(policy, root))
@@ -286,18 +309,30 @@ def main():
     common = {"python": sys.executable, "python_version": platform.python_version()}
     hello = dict(common, event="hello", pid=os.getpid())
     if not hasattr(os, "fork"):
-        hello.update(ok=False, status="error", error=(
-            f"Tracing needs a POSIX system (Linux or macOS); {sys.executable} runs on {sys.platform}"))
+        hello.update(
+            ok=False,
+            status="error",
+            error=(f"Tracing needs a POSIX system (Linux or macOS); {sys.executable} runs on {sys.platform}"),
+        )
     else:
         try:
             import jax
         except ImportError as exc:
-            hello.update(ok=False, status="no_jax", error=(
-                f"jax is not installed in {sys.executable} (Python {platform.python_version()}): {exc}. "
-                f"Install it with `{sys.executable} -m pip install jax`, or set the `interpreter` "
-                "setting to a Python that has jax"))
+            hello.update(
+                ok=False,
+                status="no_jax",
+                error=(
+                    f"jax is not installed in {sys.executable} (Python {platform.python_version()}): {exc}. "
+                    f"Install it with `{sys.executable} -m pip install jax`, or set the `interpreter` "
+                    "setting to a Python that has jax"
+                ),
+            )
         except Exception as exc:
-            hello.update(ok=False, status="no_jax", error=f"Importing jax failed in {sys.executable}: {type(exc).__name__}: {exc}")
+            hello.update(
+                ok=False,
+                status="no_jax",
+                error=f"Importing jax failed in {sys.executable}: {type(exc).__name__}: {exc}",
+            )
         else:
             common["jax_version"] = jax.__version__
             hello.update(ok=True, jax_version=jax.__version__)

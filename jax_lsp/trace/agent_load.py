@@ -83,8 +83,12 @@ def _kept_statements(body):
                     ast.ExceptHandler(h.type, h.name, list(_kept_statements(h.body)) or [ast.Pass()])
                     for h in stmt.handlers
                 ]
-                new = ast.Try(inner, handlers, list(_kept_statements(stmt.orelse)),
-                              list(_kept_statements(stmt.finalbody)))
+                new = ast.Try(
+                    inner,
+                    handlers,
+                    list(_kept_statements(stmt.orelse)),
+                    list(_kept_statements(stmt.finalbody)),
+                )
                 yield ast.copy_location(new, stmt)
 
 
@@ -147,7 +151,8 @@ def _execute(statements, path, namespace, needed, policy):
                 raise LoadError(
                     "import_error",
                     f"{os.path.basename(path)}:{stmt.lineno}: {type(exc).__name__}: {exc}{detail}",
-                    path, stmt.lineno,
+                    path,
+                    stmt.lineno,
                 ) from None
             policy.skipped.append((stmt.lineno, f"{type(exc).__name__}: {exc}"))
         except MemoryError:
@@ -176,18 +181,21 @@ def _candidates(tree, line, column):
     """Nodes at ``line`` that can name a policy, the innermost (by column) first."""
     found = []
     for node in ast.walk(tree):
-        if isinstance(node, ast.keyword) and node.arg == "policy" and (
-            node.lineno <= line <= node.end_lineno
+        if (
+            isinstance(node, ast.keyword)
+            and node.arg == "policy"
+            and (node.lineno <= line <= node.end_lineno)
         ):
             found.append(("site", node.value, node))
         elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and line in (
-            node.lineno, *[d.lineno for d in node.decorator_list]
+            node.lineno,
+            *[d.lineno for d in node.decorator_list],
         ):
             found.append(("def", node, node))
         elif isinstance(node, ast.Lambda) and node.lineno == line:
             found.append(("lambda", node, node))
-        elif isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno == line and (
-            node.value is not None
+        elif (
+            isinstance(node, (ast.Assign, ast.AnnAssign)) and node.lineno == line and (node.value is not None)
         ):
             found.append(("assignment", node.value, node))
     if column is not None:
@@ -212,7 +220,7 @@ def _code_of(value, depth=0):
         return [code]
     if isinstance(value, functools.partial):
         return _code_of(value.func, depth + 1)
-    call = getattr(type(value), "__call__", None)
+    call = getattr(type(value), "__call__", None)  # noqa: B004 (the method itself, not a test)
     return _code_of(call, depth + 1) if isinstance(call, types.FunctionType) else []
 
 
@@ -275,15 +283,17 @@ def load_policy(path, line, column=None, root=None, source=None):
     except (OSError, UnicodeDecodeError) as exc:
         raise LoadError("error", f"cannot read {path}: {exc}", path) from None
     except SyntaxError as exc:
-        raise LoadError("import_error", f"{os.path.basename(path)}:{exc.lineno}: SyntaxError: {exc.msg}",
-                        path, exc.lineno) from None
+        raise LoadError(
+            "import_error", f"{os.path.basename(path)}:{exc.lineno}: SyntaxError: {exc.msg}", path, exc.lineno
+        ) from None
     candidates = _candidates(tree, line, _byte_column(text, line, column))
     if not candidates:
         raise LoadError(
             "not_found",
             f"No policy at {os.path.basename(path)}:{line}: put the cursor on a `policy=` argument, "
             "a policy `def` or a lambda",
-            path, line,
+            path,
+            line,
         )
     kind, expr, node = candidates[0]
 
@@ -314,7 +324,8 @@ def load_policy(path, line, column=None, root=None, source=None):
                 "not_found",
                 f"`{node.name}` at line {node.lineno} is nested in another function and no "
                 "`policy=` argument in this file builds it: trace the `policy=` site instead",
-                path, node.lineno,
+                path,
+                node.lineno,
             )
     elif kind == "lambda":
         value = _find_code(namespace, tree, node, path)
@@ -325,10 +336,14 @@ def load_policy(path, line, column=None, root=None, source=None):
         if kind == "site":
             _check_decorator(parents.get(node), parents, namespace, path)
         if isinstance(expr, ast.Name):
-            policy.origin_line = next((
-                s.lineno for s in tree.body
-                if isinstance(s, (ast.Assign, ast.AnnAssign)) and expr.id in _targets(s)
-            ), None)
+            policy.origin_line = next(
+                (
+                    s.lineno
+                    for s in tree.body
+                    if isinstance(s, (ast.Assign, ast.AnnAssign)) and expr.id in _targets(s)
+                ),
+                None,
+            )
     policy.value = value
     policy.functions = _functions_of(value, tree, path)
     return policy
@@ -343,7 +358,9 @@ def _functions_of(value, tree, path):
     for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
             first = min([node.lineno, *[d.lineno for d in getattr(node, "decorator_list", [])]])
-            if any(c.co_firstlineno == first and c.co_name == getattr(node, "name", "<lambda>") for c in codes):
+            if any(
+                c.co_firstlineno == first and c.co_name == getattr(node, "name", "<lambda>") for c in codes
+            ):
                 found.append(node)
     return found
 
@@ -351,10 +368,7 @@ def _functions_of(value, tree, path):
 def _check_decorator(call, parents, namespace, path):
     """``@jax.checkpoint(policy=p)`` without the function: make the call, as Python will."""
     owner = parents.get(call)
-    if not (
-        isinstance(call, ast.Call) and not call.args
-        and call in getattr(owner, "decorator_list", ())
-    ):
+    if not (isinstance(call, ast.Call) and not call.args and call in getattr(owner, "decorator_list", ())):
         return
     try:
         callee = _evaluate(call.func, namespace, path)
@@ -371,13 +385,15 @@ def _check_decorator(call, parents, namespace, path):
 def _parameter_default(call, parents, expr):
     """The default of the enclosing function's parameter ``expr`` names, if it has one."""
     function = call
-    while function is not None and not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+    while function is not None and not isinstance(
+        function, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+    ):
         function = parents.get(function)
     if function is None or not isinstance(expr, ast.Name):
         return None
     args = function.args
     positional = args.posonlyargs + args.args
-    pairs = list(zip(positional[len(positional) - len(args.defaults):], args.defaults))
+    pairs = list(zip(positional[len(positional) - len(args.defaults) :], args.defaults))
     pairs += [(a, d) for a, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None]
     return next((default for arg, default in pairs if arg.arg == expr.id), None)
 
@@ -400,7 +416,8 @@ def _evaluate_policy(expr, namespace, path, call=None, parents=None):
             "not_found",
             f"Cannot evaluate the policy at line {expr.lineno} outside its function ({exc}): "
             "trace the `def` it refers to, or a module-level policy",
-            path, expr.lineno,
+            path,
+            expr.lineno,
         ) from None
     except MemoryError:
         raise

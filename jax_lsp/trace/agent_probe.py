@@ -102,16 +102,18 @@ class Recorder:
             rejection = None
         except TypeError as exc:
             rejection = str(exc)
-        self.calls.append({
-            "primitive": prim.name,
-            "tag": params.get("name") if prim.name == "name" else None,
-            "value": value,
-            "path": path,
-            "line": line,
-            "code": code,
-            "mode": mode,
-            "rejection": rejection,
-        })
+        self.calls.append(
+            {
+                "primitive": prim.name,
+                "tag": params.get("name") if prim.name == "name" else None,
+                "value": value,
+                "path": path,
+                "line": line,
+                "code": code,
+                "mode": mode,
+                "rejection": rejection,
+            }
+        )
         return False if self.survey and rejection else value
 
 
@@ -130,8 +132,11 @@ def mentioned_names(policy):
 
     def add(text):
         if (
-            isinstance(text, str) and 0 < len(text) <= 64 and text not in found
-            and text not in MEMORY_KINDS and not hasattr(lax, text + "_p")
+            isinstance(text, str)
+            and 0 < len(text) <= 64
+            and text not in found
+            and text not in MEMORY_KINDS
+            and not hasattr(lax, text + "_p")
         ):
             found.append(text)
 
@@ -255,10 +260,15 @@ def _rejected(calls):
     found = {}
     for call in calls:
         if call["rejection"] and call["line"]:
-            found.setdefault((call["path"], call["line"]), {
-                "path": call["path"], "line": call["line"], "value": show(call["value"]),
-                "text": call["rejection"],
-            })
+            found.setdefault(
+                (call["path"], call["line"]),
+                {
+                    "path": call["path"],
+                    "line": call["line"],
+                    "value": show(call["value"]),
+                    "text": call["rejection"],
+                },
+            )
     return list(found.values())
 
 
@@ -298,8 +308,10 @@ def _fix_fall_through(calls, policy):
         returns = _returns_in(node)
         for call in calls:
             if (
-                call["value"] is None and call["path"] == policy.path
-                and call["line"] not in returns and node.lineno <= (call["line"] or 0) <= node.end_lineno
+                call["value"] is None
+                and call["path"] == policy.path
+                and call["line"] not in returns
+                and node.lineno <= (call["line"] or 0) <= node.end_lineno
             ):
                 call["line"] = node.lineno
 
@@ -323,7 +335,8 @@ def _string_comparisons_in(function, policy, primitives):
     found = []
     for cmp in ast.walk(function):
         if not (
-            isinstance(cmp, ast.Compare) and len(cmp.ops) == 1
+            isinstance(cmp, ast.Compare)
+            and len(cmp.ops) == 1
             and isinstance(cmp.ops[0], (ast.Eq, ast.NotEq, ast.In, ast.NotIn))
         ):
             continue
@@ -342,21 +355,25 @@ def _string_comparisons_in(function, policy, primitives):
             continue
         line_text = text_lines[cmp.lineno - 1] if cmp.lineno <= len(text_lines) else ""
         end_text = text_lines[cmp.end_lineno - 1] if cmp.end_lineno <= len(text_lines) else ""
-        seen = f"although the probe produced {', '.join(f'`{n}`' for n in named)}" if named else (
-            "and no primitive of the probe has that name either"
+        seen = (
+            f"although the probe produced {', '.join(f'`{n}`' for n in named)}"
+            if named
+            else ("and no primitive of the probe has that name either")
         )
-        found.append({
-            "kind": "string_compare",
-            "message": (
-                f"`{ast.unparse(cmp)}` was {not positive} for all {len(primitives)} primitives "
-                f"of the probe, {seen}: a Primitive never equals a string; compare `{param}.name`"
-            ),
-            "path": policy.path,
-            "line": cmp.lineno,
-            "column": len(line_text.encode("utf-8")[: cmp.col_offset].decode("utf-8", "replace")),
-            "end_line": cmp.end_lineno,
-            "end_column": len(end_text.encode("utf-8")[: cmp.end_col_offset].decode("utf-8", "replace")),
-        })
+        found.append(
+            {
+                "kind": "string_compare",
+                "message": (
+                    f"`{ast.unparse(cmp)}` was {not positive} for all {len(primitives)} primitives "
+                    f"of the probe, {seen}: a Primitive never equals a string; compare `{param}.name`"
+                ),
+                "path": policy.path,
+                "line": cmp.lineno,
+                "column": len(line_text.encode("utf-8")[: cmp.col_offset].decode("utf-8", "replace")),
+                "end_line": cmp.end_lineno,
+                "end_column": len(end_text.encode("utf-8")[: cmp.end_col_offset].decode("utf-8", "replace")),
+            }
+        )
     return found
 
 
@@ -380,16 +397,18 @@ def _device_offloads(rows, policy):
     for row in rows:
         details = row["details"] or {}
         if row["decision"] == "offloaded" and details.get("dst_space") == "device":
-            found.append({
-                "kind": "device_offload",
-                "message": (
-                    f"{row['value']} for `{row['primitive']}`: JAX maps memory kind "
-                    f"{details['dst']!r} to device memory, so nothing leaves the device "
-                    "(only 'pinned_host' is host memory)"
-                ),
-                "path": row["path"] or policy.path,
-                "line": row["line"] or policy.line,
-            })
+            found.append(
+                {
+                    "kind": "device_offload",
+                    "message": (
+                        f"{row['value']} for `{row['primitive']}`: JAX maps memory kind "
+                        f"{details['dst']!r} to device memory, so nothing leaves the device "
+                        "(only 'pinned_host' is host memory)"
+                    ),
+                    "path": row["path"] or policy.path,
+                    "line": row["line"] or policy.line,
+                }
+            )
     return found
 
 
@@ -468,12 +487,14 @@ def trace(policy, user_paths):
         "timings": timings,
     }
     if policy.value is None or policy.value is False:
-        result["silent"].append({
-            "kind": "falsy_policy",
-            "message": f"The policy is {policy.value!r}: JAX reads it as `nothing_saveable`",
-            "path": policy.path,
-            "line": policy.line,
-        })
+        result["silent"].append(
+            {
+                "kind": "falsy_policy",
+                "message": f"The policy is {policy.value!r}: JAX reads it as `nothing_saveable`",
+                "path": policy.path,
+                "line": policy.line,
+            }
+        )
     if exc is not None:
         path, line = _error_anchor(recorder, exc, policy)
         result["error"] = {

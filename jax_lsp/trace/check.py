@@ -20,22 +20,39 @@ def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
     """The trace options; `flag` adds `--trace` itself (for `check`, where tracing is opt-in)."""
     if flag:
         parser.add_argument(
-            "--trace", action="store_true",
+            "--trace",
+            action="store_true",
             help="also run each policy under real JAX in a subprocess (this executes the project's imports)",
         )
-    parser.add_argument("--interpreter", metavar="PYTHON", help="the Python (with jax) to trace in "
-                        "(default: this one)")
+    parser.add_argument(
+        "--interpreter", metavar="PYTHON", help="the Python (with jax) to trace in (default: this one)"
+    )
     prefix = "--trace-" if flag else "--"
-    parser.add_argument(f"{prefix}timeout", dest="trace_timeout", type=float, default=DEFAULT_TIMEOUT_S,
-                        metavar="SECONDS", help=f"per trace (default {DEFAULT_TIMEOUT_S:g})")
-    parser.add_argument(f"{prefix}memory-limit-mb", dest="trace_memory_mb", type=int, default=DEFAULT_MEMORY_MB,
-                        metavar="MB", help=f"address space per trace (default {DEFAULT_MEMORY_MB})")
+    parser.add_argument(
+        f"{prefix}timeout",
+        dest="trace_timeout",
+        type=float,
+        default=DEFAULT_TIMEOUT_S,
+        metavar="SECONDS",
+        help=f"per trace (default {DEFAULT_TIMEOUT_S:g})",
+    )
+    parser.add_argument(
+        f"{prefix}memory-limit-mb",
+        dest="trace_memory_mb",
+        type=int,
+        default=DEFAULT_MEMORY_MB,
+        metavar="MB",
+        help=f"address space per trace (default {DEFAULT_MEMORY_MB})",
+    )
 
 
 def trace_options(args: argparse.Namespace, root: Path | str | None, import_root: Path | str | None) -> dict:
     return {
-        "root": root, "import_root": import_root, "interpreter": args.interpreter,
-        "timeout": args.trace_timeout, "memory_mb": args.trace_memory_mb,
+        "root": root,
+        "import_root": import_root,
+        "interpreter": args.interpreter,
+        "timeout": args.trace_timeout,
+        "memory_mb": args.trace_memory_mb,
     }
 
 
@@ -43,15 +60,19 @@ def _confirmed(finding: Finding, note: TraceNote) -> Finding:
     return dataclasses.replace(finding, message=f"{finding.message} [{note.message}]")
 
 
-def merge_notes(findings: dict[str, list[Finding]], notes: list[TraceNote], ws: Workspace) -> dict[str, list[Finding]]:
+def merge_notes(
+    findings: dict[str, list[Finding]], notes: list[TraceNote], ws: Workspace
+) -> dict[str, list[Finding]]:
     """Static findings with "confirmed by trace" added where a note agrees, plus JAX190 findings."""
     merged = {path: list(found) for path, found in findings.items()}
     for note in notes:
         if note.confirms:
             found = merged.setdefault(note.path, [])
             for i, finding in enumerate(found):
-                if finding.code == note.confirms and finding.span == note.span and "confirmed by trace" not in (
-                    finding.message.lower()
+                if (
+                    finding.code == note.confirms
+                    and finding.span == note.span
+                    and "confirmed by trace" not in (finding.message.lower())
                 ):
                     found[i] = _confirmed(finding, note)
         elif note.code == UNPREDICTED and ws.settings.enabled(UNPREDICTED):
@@ -76,7 +97,9 @@ def trace_check(
             for anchor in policy_anchors(ws, path):
                 if anchor.kind != "site":
                     continue
-                result: TraceResult = service.trace(path, anchor.line, anchor.column, **trace_options(args, root, ws.import_root(path)))
+                result: TraceResult = service.trace(
+                    path, anchor.line, anchor.column, **trace_options(args, root, ws.import_root(path))
+                )
                 if result.status in NOT_RUN:
                     errors.append(f"{path}:{anchor.line}: trace {result.status}: {result.message}")
                     if result.status in ("no_jax", "error"):  # every other trace would fail alike

@@ -43,7 +43,9 @@ def policy_anchors(workspace: Workspace, path: str) -> list[PolicyAnchor]:
                     span, kind = module.source.span(node), "lambda"
                 else:
                     span, kind = module.source.name_span(node), "def"
-                anchors.setdefault((span.start.line, span.start.column), PolicyAnchor(module.path, span, kind))
+                anchors.setdefault(
+                    (span.start.line, span.start.column), PolicyAnchor(module.path, span, kind)
+                )
     # Functions defined here that sites in other modules use as policies (the core finds them
     # once the workspace is indexed).
     for node in ast.walk(module.source.tree):

@@ -66,7 +66,9 @@ def follow_edit(notes: list[TraceNote], path: str, edit: LineEdit) -> list[Trace
         shift = edit.moved(note.span.start.line, note.span.end.line) if note.path == path else 0
         if shift is not None:
             start, end = note.span.start, note.span.end
-            followed.append(replace(note, span=Span.of(start.line + shift, start.column, end.line + shift, end.column)))
+            followed.append(
+                replace(note, span=Span.of(start.line + shift, start.column, end.line + shift, end.column))
+            )
     return followed
 
 
@@ -87,9 +89,13 @@ def _line_span(path: str, line: int, texts: dict[str, list[str]]) -> Span:
 def _static_on(static: Iterable[Finding], path: str, line: int, codes: Iterable[str] | None = None):
     wanted = set(codes) if codes is not None else None
     return [
-        f for f in static
-        if f.path == path and f.span.start.line == line - 1 and f.code.startswith("JAX1")
-        and f.code != UNPREDICTED and (wanted is None or f.code in wanted)
+        f
+        for f in static
+        if f.path == path
+        and f.span.start.line == line - 1
+        and f.code.startswith("JAX1")
+        and f.code != UNPREDICTED
+        and (wanted is None or f.code in wanted)
     ]
 
 
@@ -116,33 +122,61 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
         for (path, line), text in failures.items():
             agreeing = _static_on(static, path, line)
             for finding in agreeing:
-                notes.append(TraceNote(path, finding.span, "error",
-                                       f"Confirmed by trace ({env}){under}: {text}",
-                                       finding.code, finding.code))
+                notes.append(
+                    TraceNote(
+                        path,
+                        finding.span,
+                        "error",
+                        f"Confirmed by trace ({env}){under}: {text}",
+                        finding.code,
+                        finding.code,
+                    )
+                )
             if not agreeing:
-                notes.append(TraceNote(path, _line_span(path, line, texts), "error",
-                                       f"JAX rejected this policy{under} ({env}): {text}", UNPREDICTED))
+                notes.append(
+                    TraceNote(
+                        path,
+                        _line_span(path, line, texts),
+                        "error",
+                        f"JAX rejected this policy{under} ({env}): {text}",
+                        UNPREDICTED,
+                    )
+                )
     elif not result.ok and result.status != "cancelled":
         path = (error.path if error and error.path else None) or (policy.path if policy else None)
         line = (error.line if error and error.line else None) or (policy.line if policy else None)
         if path and line:
-            notes.append(TraceNote(path, _line_span(path, line, texts), "error",
-                                   f"Trace failed ({result.status}): {result.message}"))
+            notes.append(
+                TraceNote(
+                    path,
+                    _line_span(path, line, texts),
+                    "error",
+                    f"Trace failed ({result.status}): {result.message}",
+                )
+            )
 
     for mistake in result.silent:
         rule = SILENT_RULES.get(mistake.kind)
         agreeing = _static_on(static, mistake.path, mistake.line, [rule] if rule else None)
         if agreeing:
             for finding in agreeing:
-                notes.append(TraceNote(mistake.path, finding.span, "warning",
-                                       f"Confirmed by trace ({env}): {mistake.message}",
-                                       finding.code, finding.code))
+                notes.append(
+                    TraceNote(
+                        mistake.path,
+                        finding.span,
+                        "warning",
+                        f"Confirmed by trace ({env}): {mistake.message}",
+                        finding.code,
+                        finding.code,
+                    )
+                )
         else:
             span = _line_span(mistake.path, mistake.line, texts)
             if mistake.column is not None and mistake.end_column is not None and mistake.end_line:
                 span = Span.of(mistake.line - 1, mistake.column, mistake.end_line - 1, mistake.end_column)
-            notes.append(TraceNote(mistake.path, span, "warning",
-                                   f"Trace ({env}): {mistake.message}", UNPREDICTED))
+            notes.append(
+                TraceNote(mistake.path, span, "warning", f"Trace ({env}): {mistake.message}", UNPREDICTED)
+            )
 
     by_line: dict[tuple[str, int], list] = defaultdict(list)
     for decision in result.decisions:
@@ -151,12 +185,24 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
         if path and line:
             by_line[(path, line)].append(decision)
     for (path, line), decisions in sorted(by_line.items()):
-        notes.append(TraceNote(path, _line_span(path, line, texts), "information",
-                               f"Trace ({env}): {summarize_decisions(decisions)}"))
+        notes.append(
+            TraceNote(
+                path,
+                _line_span(path, line, texts),
+                "information",
+                f"Trace ({env}): {summarize_decisions(decisions)}",
+            )
+        )
 
     if result.ok and policy is not None:
-        notes.append(TraceNote(policy.path, _line_span(policy.path, policy.line, texts), "information",
-                               f"Trace ({env}): {result.message}"))
+        notes.append(
+            TraceNote(
+                policy.path,
+                _line_span(policy.path, policy.line, texts),
+                "information",
+                f"Trace ({env}): {result.message}",
+            )
+        )
     return notes
 
 
@@ -197,8 +243,15 @@ def _header(result: TraceResult) -> list[str]:
     lines = []
     if result.policy is not None:
         lines.append(f"Policy: {result.policy.text} ({result.policy.kind}, line {result.policy.line})")
-    env = ", ".join(p for p in (result.environment, result.device and f"device {result.device}",
-                                result.python and f"python {result.python}") if p)
+    env = ", ".join(
+        p
+        for p in (
+            result.environment,
+            result.device and f"device {result.device}",
+            result.python and f"python {result.python}",
+        )
+        if p
+    )
     if env:
         lines.append(f"Environment: {env}")
     lines.append(f"Status: {result.status}: {result.message}")

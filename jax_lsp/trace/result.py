@@ -117,6 +117,7 @@ class TraceResult:
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> TraceResult:
         """Build from the agent's answer; missing or malformed parts become empty, never raise."""
+
         def pick(kind, raw):
             if not isinstance(raw, dict):
                 return None
@@ -130,14 +131,22 @@ class TraceResult:
         for raw in data.get("decisions") or ():
             if isinstance(raw, dict):
                 details = raw.get("details") or {}
-                decision = pick(Decision, {**raw, "modes": tuple(raw.get("modes") or ()),
-                                           "dst": details.get("dst"), "dst_space": details.get("dst_space")})
+                decision = pick(
+                    Decision,
+                    {
+                        **raw,
+                        "modes": tuple(raw.get("modes") or ()),
+                        "dst": details.get("dst"),
+                        "dst_space": details.get("dst_space"),
+                    },
+                )
                 if decision is not None:
                     decisions.append(decision)
         residuals = data.get("residuals")
         if isinstance(residuals, dict):
-            residuals = pick(Residuals, {**residuals, "items": tuple(
-                tuple(item) for item in residuals.get("items") or ())})
+            residuals = pick(
+                Residuals, {**residuals, "items": tuple(tuple(item) for item in residuals.get("items") or ())}
+            )
         return cls(
             status=str(data.get("status") or "error"),
             message=str(data.get("message") or ""),

@@ -26,7 +26,9 @@ DEFAULT_MEMORY_MB = 4096
 
 
 def default_cache_dir() -> str:
-    return os.path.join(tempfile.gettempdir(), f"jax-lsp-trace-cache-{os.getuid() if hasattr(os, 'getuid') else 0}")
+    return os.path.join(
+        tempfile.gettempdir(), f"jax-lsp-trace-cache-{os.getuid() if hasattr(os, 'getuid') else 0}"
+    )
 
 
 class AgentProcess:
@@ -59,13 +61,21 @@ class AgentProcess:
         """None once the agent has jax loaded; otherwise the failure, as a result."""
         if not self._hello_seen.wait(timeout):
             self.kill()
-            return TraceResult.failure("error", f"The trace agent in {self.interpreter} did not start "
-                                       f"within {timeout:g} s", python=self.interpreter)
+            return TraceResult.failure(
+                "error",
+                f"The trace agent in {self.interpreter} did not start within {timeout:g} s",
+                python=self.interpreter,
+            )
         if not self.hello.get("ok"):
             message = self.hello.get("error") or (
-                f"The trace agent in {self.interpreter} exited before it was ready:\n{self.stderr_tail()}")
-            return TraceResult.failure(self.hello.get("status", "error"), message, python=self.interpreter,
-                                       python_version=self.hello.get("python_version"))
+                f"The trace agent in {self.interpreter} exited before it was ready:\n{self.stderr_tail()}"
+            )
+            return TraceResult.failure(
+                self.hello.get("status", "error"),
+                message,
+                python=self.interpreter,
+                python_version=self.hello.get("python_version"),
+            )
         return None
 
     def request(self, method: str, params: dict) -> tuple[int, Future]:
@@ -199,8 +209,10 @@ class TraceService:
                     agent = self._agents[interpreter] = AgentProcess(interpreter, cwd)
                 except OSError as exc:
                     return TraceResult.failure(
-                        "error", f"Cannot start the interpreter {interpreter!r}: {exc.strerror or exc}",
-                        python=interpreter)
+                        "error",
+                        f"Cannot start the interpreter {interpreter!r}: {exc.strerror or exc}",
+                        python=interpreter,
+                    )
         failure = agent.wait_ready()
         if failure is not None:
             with self._lock:
@@ -259,9 +271,15 @@ class TraceService:
             future.set_result(agent)
             return TraceJob(key, None, None, future)
         params = {
-            "path": path, "line": line, "column": column, "root": root_dir, "source": _module_source(path),
+            "path": path,
+            "line": line,
+            "column": column,
+            "root": root_dir,
+            "source": _module_source(path),
             "import_root": os.path.realpath(import_root) if import_root else None,
-            "timeout": timeout, "memory_mb": memory_mb, "cache_dir": self.cache_dir,
+            "timeout": timeout,
+            "memory_mb": memory_mb,
+            "cache_dir": self.cache_dir,
         }
         request_id, future = agent.request("trace", params)
         job = TraceJob(key, agent, request_id, future)
@@ -293,9 +311,14 @@ class TraceService:
         agent.kill()
         if not job.future.done():
             try:
-                job.future.set_result(TraceResult.failure(
-                    "timeout", f"The trace ran past its {timeout:g} s timeout and the agent was killed",
-                    python=agent.interpreter, jax_version=agent.hello.get("jax_version")))
+                job.future.set_result(
+                    TraceResult.failure(
+                        "timeout",
+                        f"The trace ran past its {timeout:g} s timeout and the agent was killed",
+                        python=agent.interpreter,
+                        jax_version=agent.hello.get("jax_version"),
+                    )
+                )
             except Exception:  # resolved meanwhile by the reader thread
                 pass
 

@@ -14,7 +14,13 @@ def run_jax_lsp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
     return subprocess.run(
         [sys.executable, "-m", "jax_lsp", *args],
-        check=False, cwd=cwd, env=env, capture_output=True, text=True, encoding="utf-8", timeout=300,
+        check=False,
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        encoding="utf-8",
+        timeout=300,
     )
 
 

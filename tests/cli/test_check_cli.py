@@ -43,7 +43,9 @@ def _project(tmp_path: Path, **files: str) -> Path:
     ],
 )
 @pytest.mark.parametrize("output_format", ["concise", "json", "sarif"])
-def test_usage_errors_exit_2_with_a_message(tmp_path: Path, args: list[str], message: str, output_format: str) -> None:
+def test_usage_errors_exit_2_with_a_message(
+    tmp_path: Path, args: list[str], message: str, output_format: str
+) -> None:
     _project(tmp_path, **{"a.py": BROKEN})
     done = run_check(tmp_path, *args, "--output-format", output_format)
     assert done.returncode == 2
@@ -57,7 +59,9 @@ def test_usage_errors_exit_2_with_a_message(tmp_path: Path, args: list[str], mes
 
 
 def test_a_broken_pyproject_is_a_usage_error(tmp_path: Path) -> None:
-    _project(tmp_path, **{"pyproject.toml": '[tool.jax-lsp]\nselect = "JAX1"\nignore = [1]\n', "a.py": BROKEN})
+    _project(
+        tmp_path, **{"pyproject.toml": '[tool.jax-lsp]\nselect = "JAX1"\nignore = [1]\n', "a.py": BROKEN}
+    )
     done = run_check(tmp_path)
     assert done.returncode == 2
     assert "pyproject.toml: [tool.jax-lsp] `ignore` must be a list of rule codes" in done.stderr
@@ -81,8 +85,14 @@ def test_exit_codes_follow_what_remains(tmp_path: Path) -> None:
 def test_the_default_path_is_the_working_folder_and_skips_tool_folders(tmp_path: Path) -> None:
     _project(
         tmp_path,
-        **{"pkg/a.py": BROKEN, ".venv/lib/b.py": BROKEN, "node_modules/c.py": BROKEN, "build/d.py": BROKEN,
-           "env/e.py": BROKEN, "env/pyvenv.cfg": "home = /usr\n"},
+        **{
+            "pkg/a.py": BROKEN,
+            ".venv/lib/b.py": BROKEN,
+            "node_modules/c.py": BROKEN,
+            "build/d.py": BROKEN,
+            "env/e.py": BROKEN,
+            "env/pyvenv.cfg": "home = /usr\n",
+        },
     )
     done = run_check(tmp_path, "--output-format", "json")
     assert {f["path"] for f in json.loads(done.stdout)} == {"pkg/a.py"}
@@ -124,7 +134,10 @@ def test_a_100k_line_file_is_analysed_like_any_other(tmp_path: Path) -> None:
 def test_a_file_that_trips_the_core_costs_only_itself(tmp_path: Path) -> None:
     # 2,000 nested conditional expressions: deeper than Python's recursion limit.
     deep = " if c else ".join(["(lambda prim, *a, **k: None)"] * 2000)
-    _project(tmp_path, **{"a.py": BROKEN, "deep.py": f"import jax\np = {deep}\nf = jax.checkpoint(lambda x: x, policy=p)\n"})
+    _project(
+        tmp_path,
+        **{"a.py": BROKEN, "deep.py": f"import jax\np = {deep}\nf = jax.checkpoint(lambda x: x, policy=p)\n"},
+    )
     for args in ([], ["a.py", "deep.py"]):  # the whole project, and named files
         done = run_check(tmp_path, *args, "--output-format", "json")
         findings = json.loads(done.stdout)
@@ -139,8 +152,14 @@ def test_the_users_code_warnings_are_not_printed(tmp_path: Path) -> None:
     # `-W always` shows both, as 3.12 shows the first by default.
     (tmp_path / "m.py").write_text('import re\n\nPATTERN = re.compile("\\d+")\n' + BROKEN, encoding="utf-8")
     env = {**os.environ, "PYTHONPATH": str(REPO)}
-    result = subprocess.run([sys.executable, "-W", "always", "-m", "jax_lsp", "check", "m.py"],
-                            cwd=tmp_path, env=env, capture_output=True, text=True, timeout=300)
+    result = subprocess.run(
+        [sys.executable, "-W", "always", "-m", "jax_lsp", "check", "m.py"],
+        cwd=tmp_path,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=300,
+    )
     assert result.returncode == 1
     assert "JAX101" in result.stdout
     assert "Warning" not in result.stderr
@@ -182,11 +201,19 @@ def _version(python: tuple[int, int]) -> str:
 def test_a_project_for_a_newer_python_gets_a_note_not_syntax_errors(tmp_path: Path, newer_syntax) -> None:
     python, statement = newer_syntax
     pyproject = f'[project]\nname = "p"\nrequires-python = ">={_version(python)}"\n'
-    _project(tmp_path, **{"pyproject.toml": pyproject, "a.py": statement + BROKEN + statement.replace("ValueHolder", "Other"),
-                          "b.py": statement + SITE + "def broken(:\n    pass\n"})
+    _project(
+        tmp_path,
+        **{
+            "pyproject.toml": pyproject,
+            "a.py": statement + BROKEN + statement.replace("ValueHolder", "Other"),
+            "b.py": statement + SITE + "def broken(:\n    pass\n",
+        },
+    )
     running = _version(sys.version_info[:2])
-    note = (f"jax-lsp: note: 4 statements in 2 files were not checked: they need Python {_version(python)} and this is "
-            f"Python {running} (run jax-lsp under Python >= {_version(python)} to check them)\n")
+    note = (
+        f"jax-lsp: note: 4 statements in 2 files were not checked: they need Python {_version(python)} and this is "
+        f"Python {running} (run jax-lsp under Python >= {_version(python)} to check them)\n"
+    )
     done = run_check(tmp_path, "--output-format", "json")
     assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("a.py", "JAX101")]
     assert done.returncode == 1 and done.stderr == note
@@ -204,15 +231,21 @@ def test_a_typo_in_a_project_for_this_python_is_a_syntax_error(tmp_path: Path) -
 
 def test_newer_syntax_without_requires_python_is_no_syntax_error(tmp_path: Path, newer_syntax) -> None:
     python, statement = newer_syntax
-    _project(tmp_path, **{"setup.py": "from setuptools import setup\nsetup(name='p')\n", "b.py": SITE + statement})
+    _project(
+        tmp_path, **{"setup.py": "from setuptools import setup\nsetup(name='p')\n", "b.py": SITE + statement}
+    )
     done = run_check(tmp_path)
     assert done.returncode == 0 and done.stdout == "All checks passed!\n"
-    assert done.stderr.startswith(f"jax-lsp: note: 1 statement in 1 file was not checked: it needs Python {_version(python)}")
+    assert done.stderr.startswith(
+        f"jax-lsp: note: 1 statement in 1 file was not checked: it needs Python {_version(python)}"
+    )
 
 
 def test_the_note_survives_the_result_cache_and_other_processes(tmp_path: Path, newer_syntax) -> None:
     python, statement = newer_syntax
-    _project(tmp_path, **{"setup.py": "setup(name='p')\n", **{f"m{n}.py": SITE + statement for n in range(30)}})
+    _project(
+        tmp_path, **{"setup.py": "setup(name='p')\n", **{f"m{n}.py": SITE + statement for n in range(30)}}
+    )
     note = f"jax-lsp: note: 30 statements in 30 files were not checked: they need Python {_version(python)}"
     # Checked here, answered from the cache, checked on 2 processes.
     for args in (["--jobs", "1"], ["--jobs", "1"], ["--no-cache", "--jobs", "2"]):

@@ -26,9 +26,19 @@ def _names(found: list[Path], root: Path) -> list[str]:
 def test_walk_skips_tool_folders_and_virtualenvs(tmp_path: Path) -> None:
     _touch(
         tmp_path,
-        "a.py", "pkg/b.py", "pkg/notes.txt",
-        ".git/hooks/c.py", "node_modules/d.py", "build/e.py", "dist/f.py", "pkg/__pycache__/g.py",
-        ".tox/h.py", ".mypy_cache/i.py", ".venv/j.py", "venv/k.py", "x.egg-info/l.py",
+        "a.py",
+        "pkg/b.py",
+        "pkg/notes.txt",
+        ".git/hooks/c.py",
+        "node_modules/d.py",
+        "build/e.py",
+        "dist/f.py",
+        "pkg/__pycache__/g.py",
+        ".tox/h.py",
+        ".mypy_cache/i.py",
+        ".venv/j.py",
+        "venv/k.py",
+        "x.egg-info/l.py",
         "my-env/lib/m.py",
     )
     (tmp_path / "my-env" / "pyvenv.cfg").write_text("home = /usr\n")
@@ -46,7 +56,9 @@ def test_exclude_globs_match_names_and_paths_relative_to_the_config(tmp_path: Pa
 
 def test_a_file_named_explicitly_is_always_checked(tmp_path: Path) -> None:
     _touch(tmp_path, "build/gen.py", "skip_me.py")
-    found = files.discover([tmp_path / "build" / "gen.py", tmp_path / "skip_me.py"], ("skip_me.py",), tmp_path)
+    found = files.discover(
+        [tmp_path / "build" / "gen.py", tmp_path / "skip_me.py"], ("skip_me.py",), tmp_path
+    )
     assert _names(found, tmp_path) == ["build/gen.py", "skip_me.py"]
 
 

@@ -54,6 +54,8 @@ def test_a_fix_that_does_not_remove_its_finding_is_applied_once(tmp_path: Path) 
     path = tmp_path / "a.py"
     path.write_text("def p(prim, *a, **k):\n    pass\n")
     stubborn = _finding(path, 0, Fix("append", True, (_edit(path, 1, 8, 8, "\n    return False"),)))
-    outcome = fix_all(Workspace([tmp_path]), {str(path): [stubborn]}, [], False, lambda: ({str(path): [stubborn]}, []))
+    outcome = fix_all(
+        Workspace([tmp_path]), {str(path): [stubborn]}, [], False, lambda: ({str(path): [stubborn]}, [])
+    )
     assert path.read_text() == "def p(prim, *a, **k):\n    pass\n    return False\n"
     assert outcome.errors == ["fixes did not converge: 1 fixable findings remain; stopped"]

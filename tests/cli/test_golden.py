@@ -17,7 +17,6 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.core.result_cache import CACHE_DIR_NAME
-
 from jax_lsp.output import FORMATS
 from tests.cli.runner import run_check
 

@@ -12,17 +12,25 @@ from tests.core.test_notebook import IPYTHON_LINES
 
 def _write(path: Path, *cells: str | tuple[str, str]) -> Path:
     """A notebook as Jupyter writes it; a cell is its code, or (cell_type, text)."""
+
     def cell(spec: str | tuple[str, str], n: int) -> dict:
         kind, text = spec if isinstance(spec, tuple) else ("code", spec)
         extra = {"execution_count": None, "outputs": []} if kind == "code" else {}
         return {"cell_type": kind, "id": f"c{n}", "metadata": {}, "source": text.splitlines(True), **extra}
 
-    document = {"cells": [cell(c, n) for n, c in enumerate(cells)], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    document = {
+        "cells": [cell(c, n) for n, c in enumerate(cells)],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     path.write_text(json.dumps(document, indent=1, ensure_ascii=False) + "\n", encoding="utf-8")
     return path
 
 
-DEFINES = "import jax\n\n\ndef policy(prim, *args, **params):\n    if prim.name == 'sin':\n        return True"
+DEFINES = (
+    "import jax\n\n\ndef policy(prim, *args, **params):\n    if prim.name == 'sin':\n        return True"
+)
 USES = "f = jax.checkpoint(abs, policy=policy)"
 
 
@@ -34,10 +42,12 @@ def _concise(cwd: Path, *args: str) -> tuple[list[str], subprocess.CompletedProc
 def test_a_policy_of_one_cell_used_in_another_is_reported_in_its_cell(tmp_path: Path) -> None:
     _write(tmp_path / "model.ipynb", ("markdown", "# Model"), DEFINES, USES)
     found, done = _concise(tmp_path)
-    assert found == [(
-        "model.ipynb:cell 2:4:5: JAX101 `policy` can reach the end of its body and return `None`; JAX accepts "
-        "only a bool, `Saveable`, `Recompute` or `Offloadable(...)`: end it with `return False`"
-    )]
+    assert found == [
+        (
+            "model.ipynb:cell 2:4:5: JAX101 `policy` can reach the end of its body and return `None`; JAX accepts "
+            "only a bool, `Saveable`, `Recompute` or `Offloadable(...)`: end it with `return False`"
+        )
+    ]
     assert done.returncode == 1
 
 
@@ -48,7 +58,10 @@ def test_ipython_syntax_is_opaque_and_a_real_syntax_error_is_placed_in_its_cell(
     _write(tmp_path / "magics.ipynb", DEFINES, "x = (1,\n", USES)
     found, _ = _concise(tmp_path)
     assert [line.split(": ")[0:2] for line in found] == [
-        ["magics.ipynb:cell 1:4:5", "JAX101 `policy` can reach the end of its body and return `None`; JAX accepts only a bool, `Saveable`, `Recompute` or `Offloadable(...)`"],
+        [
+            "magics.ipynb:cell 1:4:5",
+            "JAX101 `policy` can reach the end of its body and return `None`; JAX accepts only a bool, `Saveable`, `Recompute` or `Offloadable(...)`",
+        ],
         ["magics.ipynb:cell 2:1:5", "JAX001 Syntax error"],
     ]
 
@@ -78,7 +91,10 @@ def test_an_invalid_notebook_is_an_error_and_the_rest_is_still_checked(tmp_path:
     found, done = _concise(tmp_path)
     assert [line.split(": ")[0:2] for line in found] == [
         ["broken.ipynb:1:36", "JAX002 Not a valid notebook"],  # the end of the file
-        ["model.ipynb:cell 1:4:5", "JAX101 `policy` can reach the end of its body and return `None`; JAX accepts only a bool, `Saveable`, `Recompute` or `Offloadable(...)`"],
+        [
+            "model.ipynb:cell 1:4:5",
+            "JAX101 `policy` can reach the end of its body and return `None`; JAX accepts only a bool, `Saveable`, `Recompute` or `Offloadable(...)`",
+        ],
     ]
     assert done.returncode == 1
 

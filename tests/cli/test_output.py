@@ -20,8 +20,14 @@ def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Report:
     monkeypatch.chdir(tmp_path)
     (tmp_path / "m.py").write_text(LINE, encoding="utf-8")
     span = Span.of(0, START, 0, START + len('prim == "dot"'))
-    fix = Fix('Compare `prim.name`', True, (Edit(str(tmp_path / "m.py"), Span.of(0, START, 0, START + 4), "prim.name"),))
-    warning = Finding(str(tmp_path / "m.py"), "JAX104", Severity.WARNING, "never equal, %s: 100%,\nok", span, (fix,))
+    fix = Fix(
+        "Compare `prim.name`",
+        True,
+        (Edit(str(tmp_path / "m.py"), Span.of(0, START, 0, START + 4), "prim.name"),),
+    )
+    warning = Finding(
+        str(tmp_path / "m.py"), "JAX104", Severity.WARNING, "never equal, %s: 100%,\nok", span, (fix,)
+    )
     error = Finding(str(tmp_path / "m.py"), "JAX101", Severity.ERROR, "returns None", Span.of(0, 0, 0, 1))
     return Report(findings=[error, warning], source_lines=lambda p: Path(p).read_text().splitlines())
 
@@ -29,7 +35,20 @@ def report(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Report:
 def test_json_has_exactly_the_documented_fields(report: Report) -> None:
     data = json.loads(render("json", report))
     assert [sorted(d) for d in data] == [
-        sorted(["path", "cell", "line", "column", "end_line", "end_column", "code", "severity", "message", "fixes"])
+        sorted(
+            [
+                "path",
+                "cell",
+                "line",
+                "column",
+                "end_line",
+                "end_column",
+                "code",
+                "severity",
+                "message",
+                "fixes",
+            ]
+        )
     ] * 2
     warning = data[1]
     assert warning == {
@@ -47,8 +66,15 @@ def test_json_has_exactly_the_documented_fields(report: Report) -> None:
                 "title": "Compare `prim.name`",
                 "safe": True,
                 "edits": [
-                    {"path": "m.py", "cell": None, "line": 1, "column": START + 1, "end_line": 1,
-                     "end_column": START + 5, "new_text": "prim.name"}
+                    {
+                        "path": "m.py",
+                        "cell": None,
+                        "line": 1,
+                        "column": START + 1,
+                        "end_line": 1,
+                        "end_column": START + 5,
+                        "new_text": "prim.name",
+                    }
                 ],
             }
         ],
@@ -62,7 +88,10 @@ def test_json_of_nothing_is_an_empty_list() -> None:
 
 def test_concise_is_one_line_per_finding(report: Report) -> None:
     lines = render("concise", report).splitlines()
-    assert lines[:2] == ["m.py:1:1: JAX101 returns None", f"m.py:1:{START + 1}: JAX104 never equal, %s: 100%,"]
+    assert lines[:2] == [
+        "m.py:1:1: JAX101 returns None",
+        f"m.py:1:{START + 1}: JAX104 never equal, %s: 100%,",
+    ]
     assert "Found 1 error and 1 warning." in lines
 
 
@@ -90,12 +119,18 @@ def test_full_counts_hidden_unsafe_fixes() -> None:
 
 
 def test_full_reports_fixes_and_a_clean_result() -> None:
-    assert render("full", Report(findings=[], fixed=3, fixed_files=2)) == "Fixed 3 errors in 2 files.\nAll checks passed!\n"
+    assert (
+        render("full", Report(findings=[], fixed=3, fixed_files=2))
+        == "Fixed 3 errors in 2 files.\nAll checks passed!\n"
+    )
 
 
 def test_github_escapes_properties_and_data(report: Report) -> None:
     lines = render("github", report).splitlines()
-    assert lines[0] == "::error file=m.py,line=1,col=1,endLine=1,endColumn=2,title=jax-lsp (JAX101)::returns None"
+    assert (
+        lines[0]
+        == "::error file=m.py,line=1,col=1,endLine=1,endColumn=2,title=jax-lsp (JAX101)::returns None"
+    )
     assert lines[1] == (
         f"::warning file=m.py,line=1,col={START + 1},endLine=1,endColumn={START + 14},"
         "title=jax-lsp (JAX104)::never equal, %25s: 100%25,%0Aok"
@@ -116,7 +151,12 @@ def test_sarif_has_rule_metadata_and_code_point_columns(report: Report) -> None:
     assert second["level"] == "warning"
     location = second["locations"][0]["physicalLocation"]
     assert location["artifactLocation"]["uri"] == "m.py"
-    assert location["region"] == {"startLine": 1, "startColumn": START + 1, "endLine": 1, "endColumn": START + 14}
+    assert location["region"] == {
+        "startLine": 1,
+        "startColumn": START + 1,
+        "endLine": 1,
+        "endColumn": START + 14,
+    }
     replacement = second["fixes"][0]["artifactChanges"][0]["replacements"][0]
     assert replacement["insertedContent"]["text"] == "prim.name"
 

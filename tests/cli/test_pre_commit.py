@@ -23,7 +23,12 @@ IDENTITY = {k: "jax-lsp tests" for k in ("GIT_AUTHOR_NAME", "GIT_COMMITTER_NAME"
 def _try_repo(repo: Path, *args: str) -> subprocess.CompletedProcess:
     return subprocess.run(
         [sys.executable, "-m", "pre_commit", "try-repo", str(REPO), "jax-lsp", *args],
-        check=False, cwd=repo, env={**os.environ, **IDENTITY}, capture_output=True, text=True, timeout=600,
+        check=False,
+        cwd=repo,
+        env={**os.environ, **IDENTITY},
+        capture_output=True,
+        text=True,
+        timeout=600,
     )
 
 
@@ -31,7 +36,13 @@ def test_the_hook_reports_broken_policies(tmp_path: Path) -> None:
     subprocess.run(["git", "init", "-q"], cwd=tmp_path, check=True)
     (tmp_path / "model.py").write_text(BROKEN)
     (tmp_path / "clean.py").write_text("x = 1\n")
-    cell = {"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [], "source": BROKEN.splitlines(True)}
+    cell = {
+        "cell_type": "code",
+        "execution_count": None,
+        "metadata": {},
+        "outputs": [],
+        "source": BROKEN.splitlines(True),
+    }
     notebook = {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
     (tmp_path / "train.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
     subprocess.run(["git", "add", "."], cwd=tmp_path, check=True)

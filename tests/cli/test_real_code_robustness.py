@@ -81,7 +81,10 @@ def test_an_analysis_bug_costs_one_policy_and_names_it(tmp_path: Path, monkeypat
     out, err = capsys.readouterr()
     assert "model.py:3:" in out and "model.py:8:" in out  # JAX101 still reported
     assert "All checks passed" not in out
-    assert f"{tmp_path / 'model.py'}:2: internal error (JAX104 on a policy): ValueError: a bug in the rule" in err
+    assert (
+        f"{tmp_path / 'model.py'}:2: internal error (JAX104 on a policy): ValueError: a bug in the rule"
+        in err
+    )
 
 
 def test_the_workspace_reports_each_bug_once_then_forgets_it(tmp_path: Path, monkeypatch):
@@ -91,7 +94,11 @@ def test_the_workspace_reports_each_bug_once_then_forgets_it(tmp_path: Path, mon
     ws = Workspace([tmp_path])
     assert [f.code for f in ws.check_file(tmp_path / "model.py")] == ["JAX101", "JAX101"]
     errors = ws.take_internal_errors()
-    assert [(e.line, e.stage) for e in errors] == [(3, "JAX104 on a site"), (4, "JAX104 on a site"), (12, "JAX104 on a site")]
+    assert [(e.line, e.stage) for e in errors] == [
+        (3, "JAX104 on a site"),
+        (4, "JAX104 on a site"),
+        (12, "JAX104 on a site"),
+    ]
     assert ws.take_internal_errors() == []
 
 
@@ -104,7 +111,9 @@ def _monorepo(tmp_path: Path) -> Path:
     pkg.mkdir(parents=True)
     (pkg / "__init__.py").write_text("")
     (pkg / "policies.py").write_text(POLICIES)
-    (pkg / "model.py").write_text("import jax\nfrom pkg.policies import p\nf = jax.checkpoint(lambda x: x, policy=p)\n")
+    (pkg / "model.py").write_text(
+        "import jax\nfrom pkg.policies import p\nf = jax.checkpoint(lambda x: x, policy=p)\n"
+    )
     return pkg
 
 
@@ -112,7 +121,9 @@ def _monorepo(tmp_path: Path) -> Path:
 def test_a_package_below_the_project_root_resolves_across_modules(tmp_path: Path, named: str):
     _monorepo(tmp_path)
     done = run_check(tmp_path, "--output-format", "json", named)
-    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("research/proj/pkg/policies.py", "JAX101")]
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [
+        ("research/proj/pkg/policies.py", "JAX101")
+    ]
 
 
 def test_src_names_folders_that_imports_come_from(tmp_path: Path):
@@ -124,7 +135,9 @@ def test_src_names_folders_that_imports_come_from(tmp_path: Path):
         "import jax\nfrom shared_policies import p\nf = jax.checkpoint(lambda x: x, policy=p)\n"
     )
     done = run_check(tmp_path, "--output-format", "json")
-    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("libs/shared_policies.py", "JAX101")]
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [
+        ("libs/shared_policies.py", "JAX101")
+    ]
     (tmp_path / "pyproject.toml").write_text("[tool.jax-lsp]\n")
     assert json.loads(run_check(tmp_path, "--output-format", "json").stdout) == []
 
@@ -136,7 +149,9 @@ def test_a_named_file_gets_findings_from_sites_elsewhere_even_through_a_re_expor
     (tmp_path / "pkg").mkdir()
     (tmp_path / "pkg" / "__init__.py").write_text("from pkg.policies import p as chosen\n")
     (tmp_path / "pkg" / "policies.py").write_text(POLICIES)
-    (tmp_path / "train.py").write_text("import jax\nfrom pkg import chosen\nf = jax.checkpoint(lambda x: x, policy=chosen)\n")
+    (tmp_path / "train.py").write_text(
+        "import jax\nfrom pkg import chosen\nf = jax.checkpoint(lambda x: x, policy=chosen)\n"
+    )
     (tmp_path / "unrelated.py").write_text("import jax\nf = jax.checkpoint(lambda x: x, policy=None)\n")
     done = run_check(tmp_path, "--output-format", "json", "pkg/policies.py")
     assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("pkg/policies.py", "JAX101")]

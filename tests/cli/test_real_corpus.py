@@ -27,7 +27,9 @@ EXPECTED: dict[tuple[str, int, str], str] = {
 
 
 def _listed_in_readme() -> list[str]:
-    return sorted(set(re.findall(r"^\| `([\w.]+\.py)` \|", (FIXTURES / "README.md").read_text(), re.MULTILINE)))
+    return sorted(
+        set(re.findall(r"^\| `([\w.]+\.py)` \|", (FIXTURES / "README.md").read_text(), re.MULTILINE))
+    )
 
 
 def test_every_fixture_is_described_in_the_readme():
@@ -44,8 +46,12 @@ def test_real_files_get_exactly_the_expected_findings(tmp_path: Path, how: str):
 
     assert done.returncode != 2, done.stderr
     assert "internal error" not in done.stderr
-    found = sorted((Path(f["path"]).name, f["line"], f["code"], f["message"]) for f in json.loads(done.stdout))
-    assert [f for f in found if f[2] == "JAX001"] == [], "syntax errors reported on files that are valid Python 3.12"
+    found = sorted(
+        (Path(f["path"]).name, f["line"], f["code"], f["message"]) for f in json.loads(done.stdout)
+    )
+    assert [f for f in found if f[2] == "JAX001"] == [], (
+        "syntax errors reported on files that are valid Python 3.12"
+    )
     assert [f[:3] for f in found] == sorted(EXPECTED), found
     assert done.returncode == (1 if EXPECTED else 0)
 
@@ -69,7 +75,10 @@ def test_easydel_policy_table_member_fails_under_jax():
     import jax.numpy as jnp
 
     tree = ast.parse((FIXTURES / "easydel_utils.py").read_text(encoding="utf-8"))
-    [function] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_gradient_checkpoint_policy"]
+    [function] = [
+        n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "get_gradient_checkpoint_policy"
+    ]
+
     class EasyDeLGradientCheckPointers(str, enum.Enum):  # stands for easydel's, unused by these names
         pass
 

@@ -23,7 +23,9 @@ def _tree(tmp_path: Path, users: int = 1) -> Path:
     (root / "policies.py").write_text(BROKEN)
     for n in range(users):
         (root / f"user{n}.py").write_text(USER)
-    (root / "local.py").write_text("import jax\nf = jax.checkpoint(lambda x: x, policy=lambda prim, *a, **k: None)\n")
+    (root / "local.py").write_text(
+        "import jax\nf = jax.checkpoint(lambda x: x, policy=lambda prim, *a, **k: None)\n"
+    )
     (root / "plain.py").write_text("x = 1\n")
     return root
 
@@ -90,9 +92,14 @@ def test_a_corrupt_cache_is_ignored(tmp_path):
 
 def test_processes_find_what_one_process_finds(tmp_path):
     root = _tree(tmp_path, users=PARALLEL_MIN_FILES + 4)
-    assert _check(root, None, jobs=2) == _check(root, None, jobs=1) == {
-        "policies.py": [("JAX101", 0)], "local.py": [("JAX101", 1)],
-    }
+    assert (
+        _check(root, None, jobs=2)
+        == _check(root, None, jobs=1)
+        == {
+            "policies.py": [("JAX101", 0)],
+            "local.py": [("JAX101", 1)],
+        }
+    )
 
 
 def test_the_cli_keeps_its_cache_in_the_project_and_no_cache_writes_none(tmp_path):

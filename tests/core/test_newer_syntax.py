@@ -29,12 +29,16 @@ NEWER = [
     ('x = f"""{value  # the value\n}"""\n', (3, 12), "f-string (PEP 701)"),
     ('x = f"{1 +\n 2}"\n', (3, 12), "f-string (PEP 701)"),
     ('x = f"{f"{f"{x}"}"}"\n', (3, 12), "f-string (PEP 701)"),
-    ("x = {k: f\"{v['a\"']}\" for k, v in d.items()}\n", (3, 12), "f-string (PEP 701)"),
+    ('x = {k: f"{v[\'a"\']}" for k, v in d.items()}\n', (3, 12), "f-string (PEP 701)"),
     ('x = f"{d["k"]!r:>{width}} and {y = }"\n', (3, 12), "f-string (PEP 701)"),
     ("try:\n    pass\nexcept* ValueError:\n    pass\n", (3, 11), "except* (PEP 654)"),
     ("x: tuple[int, *Ts]\n", (3, 11), "star in a subscript (PEP 646)"),
     ("def f(*args: *Ts): pass\n", (3, 11), "star annotation (PEP 646)"),
-    ("try:\n    pass\nexcept ValueError, TypeError:\n    pass\n", (3, 14), "except without parentheses (PEP 758)"),
+    (
+        "try:\n    pass\nexcept ValueError, TypeError:\n    pass\n",
+        (3, 14),
+        "except without parentheses (PEP 758)",
+    ),
     ('x = t"hello {name}"\n', (3, 14), "t-string (PEP 750)"),
 ]
 
@@ -71,7 +75,9 @@ def _parses(text: str) -> bool:
 
 
 @pytest.mark.parametrize(("code", "python", "what"), NEWER)
-def test_newer_syntax_is_rewritten_into_what_an_older_python_parses(code: str, python: tuple, what: str) -> None:
+def test_newer_syntax_is_rewritten_into_what_an_older_python_parses(
+    code: str, python: tuple, what: str
+) -> None:
     running = (python[0], python[1] - 1)
     newer = downgrade(code, running)
     assert newer is not None and newer.python == python
@@ -118,17 +124,23 @@ def _interpreters() -> dict[tuple[int, int], str]:
     candidates += sorted(glob.glob(os.path.join(root, "versions", "3.1[0-9]*", "bin", "python")))
     found: dict[tuple[int, int], str] = {}
     for candidate in filter(None, candidates):
-        done = subprocess.run([candidate, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True)
+        done = subprocess.run(
+            [candidate, "-c", "import sys; print(*sys.version_info[:2])"], capture_output=True, text=True
+        )
         if done.returncode == 0:
             found.setdefault(tuple(map(int, done.stdout.split())), candidate)
     return found
 
 
 def _parsed_by(interpreter: str, texts: list[str]) -> list[bool]:
-    program = "import ast, json, sys, warnings\nwarnings.simplefilter('ignore')\nresults = []\n" \
-        "for text in json.load(sys.stdin):\n    try:\n        ast.parse(text)\n        results.append(True)\n" \
+    program = (
+        "import ast, json, sys, warnings\nwarnings.simplefilter('ignore')\nresults = []\n"
+        "for text in json.load(sys.stdin):\n    try:\n        ast.parse(text)\n        results.append(True)\n"
         "    except SyntaxError:\n        results.append(False)\nprint(json.dumps(results))"
-    done = subprocess.run([interpreter, "-c", program], input=json.dumps(texts), capture_output=True, text=True, check=True)
+    )
+    done = subprocess.run(
+        [interpreter, "-c", program], input=json.dumps(texts), capture_output=True, text=True, check=True
+    )
     return json.loads(done.stdout)
 
 
@@ -142,5 +154,7 @@ def test_the_claims_hold_for_the_pythons_on_this_machine() -> None:
         assert originals == [version >= python for _, python in newer] + [False] * len(ERRORS), version
         rewritten = [downgrade(code, version) for code, python in newer if version < python]
         assert all(_parsed_by(interpreter, [r.text for r in rewritten])), version
-        rewritten_errors = [r.text for r in map(lambda code: downgrade(code, version), ERRORS) if r is not None]
+        rewritten_errors = [
+            r.text for r in map(lambda code: downgrade(code, version), ERRORS) if r is not None
+        ]
         assert not any(_parsed_by(interpreter, rewritten_errors)), version

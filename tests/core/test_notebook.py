@@ -124,10 +124,20 @@ def _bytes(document: dict, indent=1, ascii_only=False) -> bytes:
 
 
 def test_only_code_cells_are_read_and_numbered_among_all_cells() -> None:
-    notebook = Notebook.read(_bytes(_notebook(
-        _cell(["# Title"], "markdown"), _cell(["import jax\n", "x = 1"]), _cell("raw text", "raw"), _cell("y = 2"),
-    )))
-    assert [(c.number, c.source, c.is_list) for c in notebook.cells] == [(2, "import jax\nx = 1", True), (4, "y = 2", False)]
+    notebook = Notebook.read(
+        _bytes(
+            _notebook(
+                _cell(["# Title"], "markdown"),
+                _cell(["import jax\n", "x = 1"]),
+                _cell("raw text", "raw"),
+                _cell("y = 2"),
+            )
+        )
+    )
+    assert [(c.number, c.source, c.is_list) for c in notebook.cells] == [
+        (2, "import jax\nx = 1", True),
+        (4, "y = 2", False),
+    ]
     assert notebook.layout.text == "import jax\nx = 1\ny = 2\n"
 
 
@@ -143,15 +153,25 @@ def test_a_notebook_in_another_language_has_no_code() -> None:
         (b'{"nbformat": 4 "cells": []}', "not JSON: Expecting ',' delimiter", (0, 15)),
         (b'{"nbformat" 4}', "not JSON: Expecting ':' delimiter", (0, 12)),
         (b'{"nbformat": 4, "cells": []} {}', "not JSON: Extra data", (0, 29)),
-        (b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": ["x"]}]', "not JSON", (0, 65)),  # the end
+        (
+            b'{"nbformat": 4, "cells": [{"cell_type": "code", "source": ["x"]}]',
+            "not JSON",
+            (0, 65),
+        ),  # the end
         (b'{"nbformat": 3, "worksheets": []}', "nbformat 3 is not supported", (0, 0)),
         (b"\xff\xfe{}", "not UTF-8", (0, 0)),
         (b"[1, 2]", "not an object", (0, 0)),
         (b'{"nbformat": 4, "metadata": {}}', "no list of `cells`", (0, 0)),
-        (b'{"nbformat": 4, "cells": [{"cell_type": "code",\n "source": 3}]}', "`source` of cell 1 is not text", (1, 11)),
+        (
+            b'{"nbformat": 4, "cells": [{"cell_type": "code",\n "source": 3}]}',
+            "`source` of cell 1 is not text",
+            (1, 11),
+        ),
     ],
 )
-def test_an_invalid_notebook_says_what_and_where(data: bytes, message: str, position: tuple[int, int]) -> None:
+def test_an_invalid_notebook_says_what_and_where(
+    data: bytes, message: str, position: tuple[int, int]
+) -> None:
     with pytest.raises(NotebookError, match="Not a valid notebook") as caught:
         Notebook.read(data)
     assert message in str(caught.value)
@@ -171,13 +191,23 @@ def test_the_byte_filter_sees_a_cells_line_breaks() -> None:
 
 
 def test_the_joined_cells_are_analysed_as_one_module() -> None:
-    text = join_cells([(1, "import jax\n%matplotlib inline\ndef p(prim, *a, **k):\n    pass"),
-                       (2, "!pip install jax\nf = jax.checkpoint(abs, policy=p)")]).text
-    assert [(f.code, f.span.start.line) for f in analyze_text(text, "/w/n.ipynb", Settings())] == [("JAX101", 2)]
+    text = join_cells(
+        [
+            (1, "import jax\n%matplotlib inline\ndef p(prim, *a, **k):\n    pass"),
+            (2, "!pip install jax\nf = jax.checkpoint(abs, policy=p)"),
+        ]
+    ).text
+    assert [(f.code, f.span.start.line) for f in analyze_text(text, "/w/n.ipynb", Settings())] == [
+        ("JAX101", 2)
+    ]
 
 
 # Writing ------------------------------------------------------------------------------
-POLICY_CELL = ["def p(prim, *args, **params):\n", "    if prim.name == \"sin\":  # café\n", "        return True"]
+POLICY_CELL = [
+    "def p(prim, *args, **params):\n",
+    '    if prim.name == "sin":  # café\n',
+    "        return True",
+]
 
 
 def _fixed(notebook: Notebook) -> Notebook:
@@ -190,7 +220,9 @@ def _fixed(notebook: Notebook) -> Notebook:
 @pytest.mark.parametrize("ascii_only", [False, True])
 def test_a_fix_rewrites_only_the_cells_source(indent: int, ascii_only: bool) -> None:
     output = {"output_type": "stream", "name": "stdout", "text": ["é\n"]}
-    document = _notebook(_cell(["# é"], "markdown"), _cell(POLICY_CELL, outputs=[output], execution_count=1, id="x"))
+    document = _notebook(
+        _cell(["# é"], "markdown"), _cell(POLICY_CELL, outputs=[output], execution_count=1, id="x")
+    )
     data = _bytes(document, indent, ascii_only)
     notebook = Notebook.read(data)
     assert notebook.to_bytes() == data  # nothing edited: nothing changes
@@ -228,7 +260,9 @@ def test_file_positions_count_json_escapes() -> None:
     assert data.decode().splitlines()[file_line][column:].startswith("p = None")
 
 
-cell_text = st.text(st.characters(codec="utf-8", exclude_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=40)
+cell_text = st.text(
+    st.characters(codec="utf-8", exclude_characters="\r\x0b\x0c\x1c\x1d\x1e\x85\u2028\u2029"), max_size=40
+)
 
 
 @settings(max_examples=60, deadline=None)
@@ -239,7 +273,9 @@ cell_text = st.text(st.characters(codec="utf-8", exclude_characters="\r\x0b\x0c\
     cell_index=st.integers(0, 3),
     inserted=cell_text,
 )
-def test_any_edit_of_one_cell_changes_that_cells_source_alone(cells, indent, ascii_only, cell_index, inserted) -> None:
+def test_any_edit_of_one_cell_changes_that_cells_source_alone(
+    cells, indent, ascii_only, cell_index, inserted
+) -> None:
     sources = ["\n".join(lines) for lines in cells]
     document = _notebook(*[_cell(s.splitlines(True)) for s in sources])
     data = _bytes(document, indent, ascii_only)

@@ -47,7 +47,7 @@ def test_cached_parse_equals_a_fresh_parse(edits):
     parse_text(text, "m.py", cache=cache)
     for position, deleted, inserted in edits:
         position %= len(text) + 1
-        text = text[:position] + inserted + text[position + deleted:]
+        text = text[:position] + inserted + text[position + deleted :]
         cached = parse_text(text, "m.py", cache=cache)
         fresh = parse_text(text, "m.py")
         assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)

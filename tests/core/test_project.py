@@ -47,7 +47,9 @@ def test_a_file_outside_every_root_resolves_from_its_own_project(tmp_path: Path)
     (pkg / "__init__.py").write_text("")
     (pkg / "policies.py").write_text("import jax\nchosen = jax.checkpoint_policies.save_only_these_names\n")
     model = pkg / "model.py"
-    model.write_text("import jax\nfrom pkg.policies import chosen\nf = jax.checkpoint(lambda x: x, policy=chosen)\n")
+    model.write_text(
+        "import jax\nfrom pkg.policies import chosen\nf = jax.checkpoint(lambda x: x, policy=chosen)\n"
+    )
     assert [(f.code, f.span.start.line) for f in Workspace([]).check_file(model)] == [("JAX107", 2)]
 
 
@@ -69,5 +71,7 @@ def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
         tmp_path / "other_module.py": b"from other.policies import p\nf = jax.checkpoint(g, policy=p)\n",
     }
     named = [Exported("pkg.policies", policies, frozenset({"p"}))]
-    found = candidate_users(files, named, lambda path: path.parent.name if path.name == "__init__.py" else path.stem)
+    found = candidate_users(
+        files, named, lambda path: path.parent.name if path.name == "__init__.py" else path.stem
+    )
     assert sorted(p.name for p in found) == ["aliased.py", "dotted.py", "sibling.py", "star.py", "whole.py"]

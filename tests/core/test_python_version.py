@@ -36,7 +36,9 @@ def test_the_oldest_python_a_specifier_admits(specifier: str, expected: tuple | 
 @pytest.mark.parametrize("specifier", [s for s, v in SPECIFIERS.items() if v is not None])
 def test_the_oldest_python_agrees_with_packaging(specifier: str) -> None:
     candidates = [f"3.{minor}.{patch}" for minor in range(6, 16) for patch in (0, 1, 5)]
-    admitted = [v for v in candidates if SpecifierSet(specifier.replace(" ", "")).contains(v, prereleases=True)]
+    admitted = [
+        v for v in candidates if SpecifierSet(specifier.replace(" ", "")).contains(v, prereleases=True)
+    ]
     assert tuple(map(int, admitted[0].split(".")[:2])) == minimum_python(specifier)
 
 
@@ -49,7 +51,9 @@ def _write(folder: Path, **files: str) -> Path:
 
 def test_pyproject_requires_python(tmp_path: Path) -> None:
     _write(tmp_path, pyproject_toml='[project]\nname = "p"\nrequires-python = ">=3.12"\n')
-    assert declared_python(tmp_path) == RequiredPython((3, 12), f"requires-python '>=3.12' in {tmp_path / 'pyproject.toml'}")
+    assert declared_python(tmp_path) == RequiredPython(
+        (3, 12), f"requires-python '>=3.12' in {tmp_path / 'pyproject.toml'}"
+    )
 
 
 def test_setup_cfg_python_requires(tmp_path: Path) -> None:
@@ -105,7 +109,10 @@ def test_target_version_overrides_requires_python(tmp_path: Path) -> None:
     _write(tmp_path, pyproject_toml='[project]\nrequires-python = ">=3.12"\n')
     settings = settings_from_mapping({"target-version": "py310"})
     assert settings == Settings(target_version=(3, 10))
-    assert ProjectPythons([tmp_path], settings.target_version).required(str(tmp_path / "m.py")).version == (3, 10)
+    assert ProjectPythons([tmp_path], settings.target_version).required(str(tmp_path / "m.py")).version == (
+        3,
+        10,
+    )
 
 
 @pytest.mark.parametrize("value", ["3.12", "py2", 312, "py3"])

@@ -96,15 +96,21 @@ def test_policy_in_another_module_is_reported_in_its_own_file(tmp_path):
     (tmp_path / "pkg" / "model.py").write_text(
         "import jax\nfrom .policies import bad\nf = jax.checkpoint(g, policy=bad)\n"
     )
-    (tmp_path / "train.py").write_text("import jax\nimport pkg.policies as P\nh = jax.remat(g, policy=P.bad)\n")
+    (tmp_path / "train.py").write_text(
+        "import jax\nimport pkg.policies as P\nh = jax.remat(g, policy=P.bad)\n"
+    )
     results = Workspace([tmp_path]).check_paths([tmp_path])
-    assert [(f.code, f.span.start.line) for f in results[str(tmp_path / "pkg" / "policies.py")]] == [("JAX101", 1)]
+    assert [(f.code, f.span.start.line) for f in results[str(tmp_path / "pkg" / "policies.py")]] == [
+        ("JAX101", 1)
+    ]
     assert set(results) == {str(tmp_path / "pkg" / "policies.py")}
 
 
 def test_workspace_index_finds_sites_for_a_definition_module(tmp_path):
     (tmp_path / "policies.py").write_text(BROKEN)
-    (tmp_path / "model.py").write_text("import jax\nfrom policies import bad\nf = jax.checkpoint(g, policy=bad)\n")
+    (tmp_path / "model.py").write_text(
+        "import jax\nfrom policies import bad\nf = jax.checkpoint(g, policy=bad)\n"
+    )
     workspace = Workspace([tmp_path])
     assert workspace.check_file(tmp_path / "policies.py") == []  # nothing known before indexing
     workspace.index()

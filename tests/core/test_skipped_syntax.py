@@ -22,7 +22,9 @@ NEXT_PYTHON = f"{RUNNING[0]}.{RUNNING[1] + 1}"
 
 def _check(tmp_path: Path, text: str, requires_python: str | None = None, settings: Settings | None = None):
     if requires_python is not None:
-        (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "p"\nrequires-python = "{requires_python}"\n')
+        (tmp_path / "pyproject.toml").write_text(
+            f'[project]\nname = "p"\nrequires-python = "{requires_python}"\n'
+        )
     path = tmp_path / "m.py"
     path.write_text(text)
     ws = Workspace([tmp_path], settings)
@@ -69,7 +71,9 @@ def test_a_statement_cut_in_two_leaves_the_whole_file_to_decide(tmp_path: Path, 
     assert [(s.line, s.python) for s in skipped] == [(3, python)]
 
 
-TYPED = st.sampled_from(list("()[]{}:'\"\\#=,.xT ") + ["\n", "\n    ", '"""', "def ", "class ", "type ", 'f"{', "[T]"])
+TYPED = st.sampled_from(
+    list("()[]{}:'\"\\#=,.xT ") + ["\n", "\n    ", '"""', "def ", "class ", "type ", 'f"{', "[T]"]
+)
 EDIT = st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.lists(TYPED, max_size=3).map("".join))
 
 
@@ -96,7 +100,9 @@ def test_a_newer_statement_cut_in_two_is_skipped_whole(tmp_path: Path, newer_syn
     if not colon:
         pytest.skip("this statement has no body to cut")
     # The docstring's unindented line looks like a new statement and cuts this one in two.
-    findings, skipped = _check(tmp_path, POLICY + head + colon + '    """Doc.\n\nExample: x\n"""\n' + body + "x = 1\n")
+    findings, skipped = _check(
+        tmp_path, POLICY + head + colon + '    """Doc.\n\nExample: x\n"""\n' + body + "x = 1\n"
+    )
     assert findings == [("JAX101", 3)]
     assert [(s.line, s.python) for s in skipped] == [(POLICY.count("\n"), python)]
 

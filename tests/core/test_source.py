@@ -73,7 +73,9 @@ def test_noqa_on_the_anchor_line(tmp_path):
 def test_select_and_ignore(tmp_path):
     path = str(tmp_path / "m.py")
     assert analyze_text(POLICY, path, Settings(ignore=("JAX1",))) == []
-    assert [f.code for f in analyze_text(POLICY, path, Settings(ignore=("JAX1",), select=("JAX101",)))] == ["JAX101"]
+    assert [f.code for f in analyze_text(POLICY, path, Settings(ignore=("JAX1",), select=("JAX101",)))] == [
+        "JAX101"
+    ]
 
 
 def test_huge_file_is_analysed(tmp_path):
@@ -93,7 +95,9 @@ def test_a_name_bound_in_each_of_thousands_of_branches(tmp_path):
     )
     text = "import jax\nMODE = 0\nif MODE < 0:\n    pass\n" + branches
     found: list = []
-    worker = threading.Thread(target=lambda: found.extend(analyze_text(text, str(tmp_path / "m.py"))), daemon=True)
+    worker = threading.Thread(
+        target=lambda: found.extend(analyze_text(text, str(tmp_path / "m.py"))), daemon=True
+    )
     worker.start()
     worker.join(120)  # about a second now
     assert not worker.is_alive()

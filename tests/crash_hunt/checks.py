@@ -69,7 +69,9 @@ def survives(files: dict[str, str]) -> None:
         for name, text in files.items():
             path = str(root / name)
             for unsafe in (False, True):
-                edits = [e for fix in choose_fixes(findings[name], unsafe) for e in fix.edits if e.path == path]
+                edits = [
+                    e for fix in choose_fixes(findings[name], unsafe) for e in fix.edits if e.path == path
+                ]
                 fixed = apply_edits(text, edits)
                 try:
                     ast.parse(fixed)

@@ -46,7 +46,17 @@ IMPORTS = [
 # "ﬁ_policy" and "𝐩𝐨𝐥𝐢𝐜𝐲" are not what Python calls them: identifiers are NFKC-normalised
 # ("fi_policy", "policy"), so the source text and the AST disagree.
 POLICY_NAMES = [
-    "policy", "save_dots", "política", "策略", "pölicy_ß", "_p", "P1", "dots_saveable", "ckpt", "Ω", "ﬁ_policy",
+    "policy",
+    "save_dots",
+    "política",
+    "策略",
+    "pölicy_ß",
+    "_p",
+    "P1",
+    "dots_saveable",
+    "ckpt",
+    "Ω",
+    "ﬁ_policy",
     "𝐩𝐨𝐥𝐢𝐜𝐲",
 ]
 PRIM_NAMES = ["prim", "p", "primitive", "прим"]
@@ -78,40 +88,72 @@ def condition(prim: str) -> st.SearchStrategy[str]:
         string.map(lambda s: f"{prim}.name == {s}"),
         string.map(lambda s: f"{prim} == {s}"),
         string.map(lambda s: f"{prim} in ({s}, 'cos')"),
-        st.sampled_from([
-            f"{prim} not in NAMES",
-            "avals",
-            "len(a) > 1",
-            f"(m := {prim}.name).startswith('dot')",
-            "True",
-            "False",
-            "k.get('x')",
-            f"str({prim}) == 'cos'",
-            f"{prim} is lax.exp_p",
-            "np.prod(avals[0].shape) > 1024",
-            f"any({prim}.name == n for n in NAMES)",
-        ]),
+        st.sampled_from(
+            [
+                f"{prim} not in NAMES",
+                "avals",
+                "len(a) > 1",
+                f"(m := {prim}.name).startswith('dot')",
+                "True",
+                "False",
+                "k.get('x')",
+                f"str({prim}) == 'cos'",
+                f"{prim} is lax.exp_p",
+                "np.prod(avals[0].shape) > 1024",
+                f"any({prim}.name == n for n in NAMES)",
+            ]
+        ),
     )
 
 
 def simple_value(prim: str) -> st.SearchStrategy[str]:
-    return st.sampled_from([
-        "True", "False", "None", "0", "1", '"save"', "[]", "()", "{}", "...",
-        'Offloadable(src="device", dst="pinned_host")',
-        'Offloadable(src="host", dst="cpu")',
-        'adc.Offloadable("pinned_host", "device")',
-        'Offloadable(source="device", dst="pinned_host")', "Offloadable(*KINDS)", "Offloadable(**KINDS)",
-        'Offloadable("device", dst="pinned_host", extra=1)', "Offloadable(src=KIND, dst=KIND)",
-        "Offloadable", "Saveable", "Recompute", "adc.Recompute",
-        f'{prim}.name == "dot_general"', f'{prim} == "sin"', f"{prim} in ('sin', 'cos')",
-        f"{prim} != 'x'", f"str({prim}) == 'cos'", f"{prim} is lax.exp_p",
-        "np.prod(avals[0].shape) > 1024", "jnp.any(avals[0])", "np.asarray(1).any()",
-        f"any({prim}.name == n for n in NAMES)", f"(n := {prim}.name) in NAMES",
-        f"[n for n in NAMES if {prim}.name == n]", f"{{n: True for n in NAMES}}.get({prim}.name)",
-        f"dots_saveable({prim}, *a, **k)", "jax.checkpoint_policies.nothing_saveable",
-        f"cp.everything_saveable({prim})", f'f"{{{prim}}}"', "await thing()",
-        f"(lambda: {prim})", "-np.sum(1) + 2 * np.max(3)", "not avals",
-    ])
+    return st.sampled_from(
+        [
+            "True",
+            "False",
+            "None",
+            "0",
+            "1",
+            '"save"',
+            "[]",
+            "()",
+            "{}",
+            "...",
+            'Offloadable(src="device", dst="pinned_host")',
+            'Offloadable(src="host", dst="cpu")',
+            'adc.Offloadable("pinned_host", "device")',
+            'Offloadable(source="device", dst="pinned_host")',
+            "Offloadable(*KINDS)",
+            "Offloadable(**KINDS)",
+            'Offloadable("device", dst="pinned_host", extra=1)',
+            "Offloadable(src=KIND, dst=KIND)",
+            "Offloadable",
+            "Saveable",
+            "Recompute",
+            "adc.Recompute",
+            f'{prim}.name == "dot_general"',
+            f'{prim} == "sin"',
+            f"{prim} in ('sin', 'cos')",
+            f"{prim} != 'x'",
+            f"str({prim}) == 'cos'",
+            f"{prim} is lax.exp_p",
+            "np.prod(avals[0].shape) > 1024",
+            "jnp.any(avals[0])",
+            "np.asarray(1).any()",
+            f"any({prim}.name == n for n in NAMES)",
+            f"(n := {prim}.name) in NAMES",
+            f"[n for n in NAMES if {prim}.name == n]",
+            f"{{n: True for n in NAMES}}.get({prim}.name)",
+            f"dots_saveable({prim}, *a, **k)",
+            "jax.checkpoint_policies.nothing_saveable",
+            f"cp.everything_saveable({prim})",
+            f'f"{{{prim}}}"',
+            "await thing()",
+            f"(lambda: {prim})",
+            "-np.sum(1) + 2 * np.max(3)",
+            "not avals",
+        ]
+    )
 
 
 def returned(prim: str) -> st.SearchStrategy[str]:
@@ -166,9 +208,15 @@ def statement(draw, prim: str, depth: int, in_loop: bool) -> list[str]:
     if depth >= 2:
         return draw(st.sampled_from(simple))()
     compound = [
-        lambda: [f"if {draw(condition(prim))}:", *body()]
-        + [line for _ in range(draw(st.integers(0, 2))) for line in [f"elif {draw(condition(prim))}:", *body()]]
-        + (["else:", *body()] if draw(st.booleans()) else []),
+        lambda: (
+            [f"if {draw(condition(prim))}:", *body()]
+            + [
+                line
+                for _ in range(draw(st.integers(0, 2)))
+                for line in [f"elif {draw(condition(prim))}:", *body()]
+            ]
+            + (["else:", *body()] if draw(st.booleans()) else [])
+        ),
         lambda: [
             f"match {prim}.name:",
             *_block(['case "sin" | "cos":', *body()]),
@@ -216,8 +264,12 @@ def policy_definition(draw, name: str, others: list[str]) -> Definition:
     kind = draw(st.integers(0, 11))
     if kind == 0:  # def, possibly async or decorated
         head = draw(st.sampled_from(["def", "async def"]))
-        decorators = draw(st.sampled_from([[], ["@functools.lru_cache"], ["@staticmethod", "@functools.wraps(abs)"]]))
-        return Definition([*decorators, f"{head} {name}({signature}):", *_block(draw(statements(prim)))], [name])
+        decorators = draw(
+            st.sampled_from([[], ["@functools.lru_cache"], ["@staticmethod", "@functools.wraps(abs)"]])
+        )
+        return Definition(
+            [*decorators, f"{head} {name}({signature}):", *_block(draw(statements(prim)))], [name]
+        )
     if kind == 1:  # one-line def
         return Definition([f"def {name}({signature}): return {value}"], [name])
     if kind == 2:  # named lambda, plain or annotated
@@ -227,15 +279,17 @@ def policy_definition(draw, name: str, others: list[str]) -> Definition:
         cls = f"C_{name}"
         lines = [
             f"class {cls}:",
-            *_block([
-                f"{name} = lambda {bare}: {value}",
-                "@staticmethod",
-                f"def static({signature}):",
-                *_block(draw(statements(prim))),
-                f"def method(self, {prim}, *a, **k):",
-                *_block(draw(statements(prim))),
-                f"inner = jax.checkpoint(abs, policy={name})",
-            ]),
+            *_block(
+                [
+                    f"{name} = lambda {bare}: {value}",
+                    "@staticmethod",
+                    f"def static({signature}):",
+                    *_block(draw(statements(prim))),
+                    f"def method(self, {prim}, *a, **k):",
+                    *_block(draw(statements(prim))),
+                    f"inner = jax.checkpoint(abs, policy={name})",
+                ]
+            ),
         ]
         return Definition(lines, [f"{cls}.{name}", f"{cls}.static", f"{cls}().method", f"{cls}.method"])
     if kind == 4:  # a table of policies
@@ -250,11 +304,30 @@ def policy_definition(draw, name: str, others: list[str]) -> Definition:
         ]
         if draw(st.booleans()):
             lines = [f"{table} = dict(a=lambda {bare}: {value}, b={other}, c=dict, **{{'d': None}})"]
-        return Definition(lines, [f'{table}["a"]', f'{table}["c"]', f'{table}["d"]', f'{table}.get("b")',
-                                  f"{table}[key]", f"{table}[0]", f"{table}['a']['b']"])
+        return Definition(
+            lines,
+            [
+                f'{table}["a"]',
+                f'{table}["c"]',
+                f'{table}["d"]',
+                f'{table}.get("b")',
+                f"{table}[key]",
+                f"{table}[0]",
+                f"{table}['a']['b']",
+            ],
+        )
     if kind == 5:  # a factory returning an inner def, a lambda or a conditional
-        returns = draw(st.sampled_from(["inner", f"lambda {bare}: {value}", f"inner if n else {other}",
-                                        "functools.partial(inner, n)", f"make_{name}(n - 1)"]))
+        returns = draw(
+            st.sampled_from(
+                [
+                    "inner",
+                    f"lambda {bare}: {value}",
+                    f"inner if n else {other}",
+                    "functools.partial(inner, n)",
+                    f"make_{name}(n - 1)",
+                ]
+            )
+        )
         lines = [
             f"def make_{name}(n=0, *names):",
             *_block([f"def inner({signature}):", *_block(draw(statements(prim))), f"return {returns}"]),
@@ -262,29 +335,42 @@ def policy_definition(draw, name: str, others: list[str]) -> Definition:
         return Definition(lines, [f"make_{name}()", f"make_{name}(3)", f"make_{name}"])
     if kind == 6:  # partials of other policies, nested
         return Definition(
-            [f"{name} = functools.partial(functools.partial({other}, 1), key=2)"], [name, f"functools.partial({name})"]
+            [f"{name} = functools.partial(functools.partial({other}, 1), key=2)"],
+            [name, f"functools.partial({name})"],
         )
     if kind == 7:  # walrus at module level
         return Definition([f"({name} := lambda {bare}: {value})"], [name])
     if kind == 8:  # conditional choice between policies
         return Definition([f"{name} = (lambda {bare}: {value}) if FLAG else {other}"], [name])
     if kind == 9:  # names of ready-made policies and factories, called or not
-        member = draw(st.sampled_from([
-            "dots_saveable", "dots_saveable()", "nothing_saveable", "everything_saveable()",
-            "save_only_these_names", 'save_only_these_names("attn")', "save_from_both_policies",
-            "offload_dot_with_no_batch_dims('device', 'pinned_host')",
-            "save_and_offload_only_these_names(names_which_can_be_saved=['a'], names_which_can_be_offloaded=['a'], "
-            "offload_src='device', offload_dst='host')",
-            "save_and_offload_only_these_names(names_which_can_be_saved=[], ofload_src='cpu', **extra)",
-            "offload_dot_with_no_batch_dims(src='device', dst='pinned_host')",
-            "offload_dot_with_no_batch_dims('pinned_host', *rest)",
-            "offload_dot_with_no_batch_dims(source='device')",
-        ]))
-        via = draw(st.sampled_from(["jax.checkpoint_policies.", "cp.", "", "jax.ad_checkpoint.checkpoint_policies."]))
+        member = draw(
+            st.sampled_from(
+                [
+                    "dots_saveable",
+                    "dots_saveable()",
+                    "nothing_saveable",
+                    "everything_saveable()",
+                    "save_only_these_names",
+                    'save_only_these_names("attn")',
+                    "save_from_both_policies",
+                    "offload_dot_with_no_batch_dims('device', 'pinned_host')",
+                    "save_and_offload_only_these_names(names_which_can_be_saved=['a'], names_which_can_be_offloaded=['a'], "
+                    "offload_src='device', offload_dst='host')",
+                    "save_and_offload_only_these_names(names_which_can_be_saved=[], ofload_src='cpu', **extra)",
+                    "offload_dot_with_no_batch_dims(src='device', dst='pinned_host')",
+                    "offload_dot_with_no_batch_dims('pinned_host', *rest)",
+                    "offload_dot_with_no_batch_dims(source='device')",
+                ]
+            )
+        )
+        via = draw(
+            st.sampled_from(["jax.checkpoint_policies.", "cp.", "", "jax.ad_checkpoint.checkpoint_policies."])
+        )
         return Definition([f"{name} = {via}{member}"], [name])
     if kind == 10:  # combinations through save_from_both_policies
         return Definition(
-            [f"{name} = jax.checkpoint_policies.save_from_both_policies({other}, lambda {bare}: {value})"], [name]
+            [f"{name} = jax.checkpoint_policies.save_from_both_policies({other}, lambda {bare}: {value})"],
+            [name],
         )
     # Bound in ways the checker must treat as unknown: unpacking, loops, several assignments.
     return Definition(
@@ -341,13 +427,19 @@ TANGLES = [
 @st.composite
 def site(draw, ref: str, second: str, index: int) -> list[str]:
     """Lines that pass `ref` (and maybe `second`) to a wrapper that takes a policy."""
-    value = draw(st.sampled_from([
-        ref, ref, ref,
-        f"jax.checkpoint_policies.save_from_both_policies({ref}, {second})",
-        f"{ref} if FLAG else {second}",
-        f"(q_{index} := {ref})",
-        f"functools.partial({ref}, 1)",
-    ]))
+    value = draw(
+        st.sampled_from(
+            [
+                ref,
+                ref,
+                ref,
+                f"jax.checkpoint_policies.save_from_both_policies({ref}, {second})",
+                f"{ref} if FLAG else {second}",
+                f"(q_{index} := {ref})",
+                f"functools.partial({ref}, 1)",
+            ]
+        )
+    )
     name = f"f_{index}"
     forms = [
         [f"{name} = jax.checkpoint(abs, policy={value})"],
@@ -355,7 +447,11 @@ def site(draw, ref: str, second: str, index: int) -> list[str]:
         [f"{name} = ckpt(abs, policy={value}, prevent_cse=False)"],
         [f"{name} = remat(abs, policy={value})"],
         ["@functools.partial(jax.checkpoint, policy=" + value + ")", f"def {name}(x):", "    return x"],
-        ["@partial(jax.remat, policy=" + value + ", static_argnums=(1,))", f"def {name}(x, n):", "    return x"],
+        [
+            "@partial(jax.remat, policy=" + value + ", static_argnums=(1,))",
+            f"def {name}(x, n):",
+            "    return x",
+        ],
         [f"@jax.checkpoint(policy={value})", f"def {name}(x):", "    return x"],
         ["@jax.checkpoint", f"def {name}(x):", "    return x"],
         [f"{name} = nn.remat(Block, policy={value})"],
@@ -366,14 +462,22 @@ def site(draw, ref: str, second: str, index: int) -> list[str]:
         [f"{name} = functools.partial(functools.partial(jax.checkpoint, policy={value}), prevent_cse=True)"],
         [f"{name} = [jax.checkpoint(g, policy={value}) for g in (abs, min) if g]"],
         [f"{name} = lambda fn: jax.checkpoint(fn, policy={value})"],
-        [f"class Model_{index}(nn.Module):", "    policy = None",
-         f"    step = jax.checkpoint(abs, policy={value})",
-         "    def __call__(self, x):",
-         "        return nn.remat(Block, policy=self.policy)(x)"],
+        [
+            f"class Model_{index}(nn.Module):",
+            "    policy = None",
+            f"    step = jax.checkpoint(abs, policy={value})",
+            "    def __call__(self, x):",
+            "        return nn.remat(Block, policy=self.policy)(x)",
+        ],
         [f"def build_{index}(fn, policy={value}):", "    return jax.checkpoint(fn, policy=policy)"],
         [f"def build_{index}(fn):", f"    p = {value}", "    return jax.checkpoint(fn, policy=p)"],
-        ["match MODE:", "    case 'remat':", f"        {name} = jax.checkpoint(abs, policy={value})", "    case _:",
-         "        pass"],
+        [
+            "match MODE:",
+            "    case 'remat':",
+            f"        {name} = jax.checkpoint(abs, policy={value})",
+            "    case _:",
+            "        pass",
+        ],
         [f"{name} = jax.checkpoint(abs, *args, policy={value}, **kwargs)"],
         [f"{name} = jax.checkpoint(abs, policy={value})  # noqa: JAX101, JAX104"],
         [f"{name} = jax.checkpoint(policy={value}, fun=abs)"],
@@ -393,15 +497,26 @@ def site(draw, ref: str, second: str, index: int) -> list[str]:
 
 NOISE = [
     ['"""A module docstring with 中文 and 😀."""'],
-    ["FLAG = True", "MODE = 'remat'", "NAMES = ('sin', 'cos')", "key = 'a'", "KIND = 'host'",
-     "KINDS = ('device', 'pinned_host')"],
+    [
+        "FLAG = True",
+        "MODE = 'remat'",
+        "NAMES = ('sin', 'cos')",
+        "key = 'a'",
+        "KIND = 'host'",
+        "KINDS = ('device', 'pinned_host')",
+    ],
     ["# -*- coding: utf-8 -*-  comment with tabs\tand é"],
     ["if TYPE_CHECKING:", "    from typing import Callable"],
     ["@dataclasses.dataclass", "class Config:", "    policy: object = None", "    remat: bool = True"],
     ["x = 1; y = 2  # two statements"],
     ["s = '''", "def not_code(:", "    policy=", "'''"],
     ["type_alias: TypeAlias = 'int'"],
-    ["async def runner():", "    async with lock:", "        async for item in stream():", "            await item"],
+    [
+        "async def runner():",
+        "    async with lock:",
+        "        async for item in stream():",
+        "            await item",
+    ],
     ["print(*[i async for i in aiter()] if False else [])"],
     ["global_value = [*range(3), *(lambda: (yield))()]"],
     ["try:", "    import jax", "except ImportError:", "    jax = None"],
@@ -442,7 +557,9 @@ def module(
     for position, name in enumerate(names):
         definitions.append(draw(policy_definition(name, names[:position] + list(imported))))
     refs = [ref for d in definitions for ref in d.refs] + list(imported)
-    blocks = [d.lines for d in definitions] + [[tangle] for tangle in draw(st.lists(st.sampled_from(TANGLES)))]
+    blocks = [d.lines for d in definitions] + [
+        [tangle] for tangle in draw(st.lists(st.sampled_from(TANGLES)))
+    ]
     for index in range(draw(st.integers(1, 5))):
         candidates = st.sampled_from(refs) | st.sampled_from(refs) | st.sampled_from(BUILTIN_REFS)
         blocks.append(draw(site(draw(candidates), draw(candidates), index)))
@@ -455,28 +572,56 @@ def module(
 @st.composite
 def package(draw, layouts: tuple[str, ...] = tuple(LAYOUTS)) -> dict[str, str]:
     """Files of a small package whose sites use policies from sibling modules (and cycles)."""
-    policies = draw(module(extra_imports=draw(st.lists(st.sampled_from(
-        ["from .model import f_0", "from . import model", "from pkg import *"]), max_size=2)), layouts=layouts))
+    policies = draw(
+        module(
+            extra_imports=draw(
+                st.lists(
+                    st.sampled_from(["from .model import f_0", "from . import model", "from pkg import *"]),
+                    max_size=2,
+                )
+            ),
+            layouts=layouts,
+        )
+    )
     name = draw(st.sampled_from(policies.names))
-    how = draw(st.sampled_from([
-        (f"from .policies import {name}", name),
-        (f"from pkg.policies import {name} as chosen", "chosen"),
-        ("from . import policies", f"policies.{name}"),
-        ("import pkg.policies as P", f"P.{name}"),
-        (f"from pkg import {name}", name),
-        ("from .policies import *", name),
-        (f"from ..policies import {name}", name),
-    ]))
-    init = draw(st.sampled_from(["", f"from .policies import {name}", "from .policies import *",
-                                 f"from .model import f_0\nfrom .policies import {name} as {name}"]))
+    how = draw(
+        st.sampled_from(
+            [
+                (f"from .policies import {name}", name),
+                (f"from pkg.policies import {name} as chosen", "chosen"),
+                ("from . import policies", f"policies.{name}"),
+                ("import pkg.policies as P", f"P.{name}"),
+                (f"from pkg import {name}", name),
+                ("from .policies import *", name),
+                (f"from ..policies import {name}", name),
+            ]
+        )
+    )
+    init = draw(
+        st.sampled_from(
+            [
+                "",
+                f"from .policies import {name}",
+                "from .policies import *",
+                f"from .model import f_0\nfrom .policies import {name} as {name}",
+            ]
+        )
+    )
     model = draw(module(imported=[how[1]], extra_imports=[how[0]], layouts=layouts))
-    deep = draw(module(imported=[f"policies.{name}"], extra_imports=["from .. import policies"], layouts=layouts))
+    deep = draw(
+        module(imported=[f"policies.{name}"], extra_imports=["from .. import policies"], layouts=layouts)
+    )
     # Now and then a workspace module named like a library shadows it, and may import itself.
-    shadow = draw(st.sampled_from([{}] * 6 + [
-        {"jax.py": "from jax import *\nimport jax\ncheckpoint = lambda f, policy=None: f\n"},
-        {"functools.py": "partial = None\n"},
-        {"jax/__init__.py": "from . import *\n"},
-    ]))
+    shadow = draw(
+        st.sampled_from(
+            [{}] * 6
+            + [
+                {"jax.py": "from jax import *\nimport jax\ncheckpoint = lambda f, policy=None: f\n"},
+                {"functools.py": "partial = None\n"},
+                {"jax/__init__.py": "from . import *\n"},
+            ]
+        )
+    )
     return {
         **shadow,
         "pkg/__init__.py": init + "\n",

@@ -12,8 +12,8 @@ import ast
 import functools
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 import pytest
 
@@ -32,7 +32,7 @@ def _parses(text: str) -> bool:
     return True
 
 
-@functools.lru_cache(maxsize=None)
+@functools.cache
 def deepest(make: Callable[[int], str]) -> int:
     """The largest n for which `ast.parse(make(n))` succeeds, at the default recursion limit."""
     assert sys.getrecursionlimit() == 1000
@@ -87,8 +87,13 @@ def codes_at(findings, text: str) -> list[tuple[str, str]]:
 # Each builder makes a whole module from a depth n; the policy's mistake sits at the deepest point.
 def elif_chain(n: int) -> str:
     branches = "".join(f"    elif prim.name == 'op{i}':\n        return True\n" for i in range(n))
-    return HEADER + "def policy(prim, *avals, **params):\n    if avals:\n        return False\n" + branches + \
-        "    else:\n        return None\n" + SITE
+    return (
+        HEADER
+        + "def policy(prim, *avals, **params):\n    if avals:\n        return False\n"
+        + branches
+        + "    else:\n        return None\n"
+        + SITE
+    )
 
 
 def plus_chain(n: int) -> str:
@@ -99,11 +104,23 @@ def plus_chain(n: int) -> str:
 
 def power_chain(n: int) -> str:
     # Right-nested: `2 ** (2 ** (... ** np.max(x)))`, the NumPy value innermost on the right.
-    return HEADER + "def policy(prim, *avals, **params):\n    return " + "2 ** " * n + "np.max(avals[0]) > 8\n" + SITE
+    return (
+        HEADER
+        + "def policy(prim, *avals, **params):\n    return "
+        + "2 ** " * n
+        + "np.max(avals[0]) > 8\n"
+        + SITE
+    )
 
 
 def negations(n: int) -> str:
-    return HEADER + "def policy(prim, *avals, **params):\n    return " + "-" * n + "np.sum(avals[0]) > 0\n" + SITE
+    return (
+        HEADER
+        + "def policy(prim, *avals, **params):\n    return "
+        + "-" * n
+        + "np.sum(avals[0]) > 0\n"
+        + SITE
+    )
 
 
 def conditional_chain(n: int) -> str:
@@ -114,32 +131,56 @@ def conditional_chain(n: int) -> str:
 
 def attribute_chain(n: int) -> str:
     chain = "config" + ".options" * n
-    return HEADER + f"f = jax.checkpoint(abs, policy={chain})\ng = {chain}.remat(abs, policy=1)\n" + \
-        "h = jax.checkpoint(abs, policy=jax.checkpoint_policies.dots_saveable())\n"
+    return (
+        HEADER
+        + f"f = jax.checkpoint(abs, policy={chain})\ng = {chain}.remat(abs, policy=1)\n"
+        + "h = jax.checkpoint(abs, policy=jax.checkpoint_policies.dots_saveable())\n"
+    )
 
 
 def call_chain(n: int) -> str:
-    return HEADER + "def make(n):\n    return lambda prim, *a, **k: None\n\n\n" + \
-        "f = jax.checkpoint(abs, policy=make" + "(0)" * n + ")\n" + \
-        "g = jax.checkpoint(abs, policy=jax.checkpoint_policies.dots_saveable())\n"
+    return (
+        HEADER
+        + "def make(n):\n    return lambda prim, *a, **k: None\n\n\n"
+        + "f = jax.checkpoint(abs, policy=make"
+        + "(0)" * n
+        + ")\n"
+        + "g = jax.checkpoint(abs, policy=jax.checkpoint_policies.dots_saveable())\n"
+    )
 
 
 def subscript_chain(n: int) -> str:
-    return HEADER + "TABLE = {0: lambda prim, *a, **k: None}\n" + \
-        "f = jax.checkpoint(abs, policy=TABLE" + "[0]" * n + ")\n" + \
-        "g = jax.checkpoint(abs, policy=TABLE[0])\n"
+    return (
+        HEADER
+        + "TABLE = {0: lambda prim, *a, **k: None}\n"
+        + "f = jax.checkpoint(abs, policy=TABLE"
+        + "[0]" * n
+        + ")\n"
+        + "g = jax.checkpoint(abs, policy=TABLE[0])\n"
+    )
 
 
 def nested_lambdas(n: int) -> str:
-    return HEADER + "policy = lambda prim, *a, **k: " + "lambda: " * n + "None\n" + \
-        "f = jax.checkpoint(abs, policy=lambda *a, **k: " + "lambda: " * n + "None)\n" + \
-        "g = jax.checkpoint(abs, policy=lambda prim, *a, **k: prim == 'sin')\n"
+    return (
+        HEADER
+        + "policy = lambda prim, *a, **k: "
+        + "lambda: " * n
+        + "None\n"
+        + "f = jax.checkpoint(abs, policy=lambda *a, **k: "
+        + "lambda: " * n
+        + "None)\n"
+        + "g = jax.checkpoint(abs, policy=lambda prim, *a, **k: prim == 'sin')\n"
+    )
 
 
 def method_chain(n: int) -> str:
     chain = "prim" + ".lower()[0]" * n
-    return HEADER + f"def policy(prim, *avals, **params):\n    return None if {chain} else True\n" + \
-        "\n\ng = jax.checkpoint(abs, policy=lambda prim, *a, **k: prim == 'sin')\n" + SITE
+    return (
+        HEADER
+        + f"def policy(prim, *avals, **params):\n    return None if {chain} else True\n"
+        + "\n\ng = jax.checkpoint(abs, policy=lambda prim, *a, **k: prim == 'sin')\n"
+        + SITE
+    )
 
 
 def site_in_every_branch(n: int) -> str:
@@ -176,13 +217,29 @@ def nested_functions(n: int) -> str:
 
 
 def nested_brackets(n: int) -> str:
-    return HEADER + "def policy(prim, *avals, **params):\n    return " + "(" * n + "prim == 'sin'" + ")" * n + \
-        "\n\n\nnames = " + "[" * n + "]" * n + "\n" + SITE
+    return (
+        HEADER
+        + "def policy(prim, *avals, **params):\n    return "
+        + "(" * n
+        + "prim == 'sin'"
+        + ")" * n
+        + "\n\n\nnames = "
+        + "[" * n
+        + "]" * n
+        + "\n"
+        + SITE
+    )
 
 
 def nested_calls(n: int) -> str:
-    return HEADER + "f = jax.checkpoint(abs, policy=" + "functools.partial(" * n + "lambda *a, **k: None" + \
-        ")" * n + ")\n"
+    return (
+        HEADER
+        + "f = jax.checkpoint(abs, policy="
+        + "functools.partial(" * n
+        + "lambda *a, **k: None"
+        + ")" * n
+        + ")\n"
+    )
 
 
 def many_flat_operands(n: int) -> str:
@@ -190,8 +247,13 @@ def many_flat_operands(n: int) -> str:
     operands = " or ".join(f"prim.name == 'op{i}'" for i in range(n))
     decorators = "@functools.partial(jax.checkpoint, policy=jax.checkpoint_policies.dots_saveable())\n" * n
     keywords = ", ".join(f"k{i}={i}" for i in range(n))
-    return HEADER + f"def policy(prim, *avals, **params):\n    return {operands} or prim == 'sin'\n\n\n" + \
-        decorators + "def g(x):\n    return x\n\n\n" + f"f = jax.checkpoint(abs, policy=policy, {keywords})\n"
+    return (
+        HEADER
+        + f"def policy(prim, *avals, **params):\n    return {operands} or prim == 'sin'\n\n\n"
+        + decorators
+        + "def g(x):\n    return x\n\n\n"
+        + f"f = jax.checkpoint(abs, policy=policy, {keywords})\n"
+    )
 
 
 CASES = {

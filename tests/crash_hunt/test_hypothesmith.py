@@ -44,9 +44,12 @@ def with_sites(code: str) -> str:
         def visit_Call(self, node: ast.Call) -> ast.Call:
             self.generic_visit(node)
             policy = ast.Lambda(
-                ast.arguments([], [ast.arg("prim")], ast.arg("a"), [], [], ast.arg("k"), []), ast.Constant(None)
+                ast.arguments([], [ast.arg("prim")], ast.arg("a"), [], [], ast.arg("k"), []),
+                ast.Constant(None),
             )
-            return ast.Call(ast.parse("jax.checkpoint", mode="eval").body, [node], [ast.keyword("policy", policy)])
+            return ast.Call(
+                ast.parse("jax.checkpoint", mode="eval").body, [node], [ast.keyword("policy", policy)]
+            )
 
     tree = ast.fix_missing_locations(Wrap().visit(tree))
     names = sorted({n.name for n in ast.walk(tree) if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))})

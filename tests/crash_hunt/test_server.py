@@ -18,7 +18,7 @@ from lsprotocol import types
 from jax_lsp.core.source import split_lines
 from jax_lsp.server.code_actions import FIX_ALL
 from tests.crash_hunt import idioms
-from tests.crash_hunt.checks import hunt_settings, hover_positions
+from tests.crash_hunt.checks import hover_positions, hunt_settings
 from tests.server.lsp_harness import TIMEOUT_S, BackgroundSession, Session, units
 
 counter = itertools.count()
@@ -41,7 +41,9 @@ async def exercise(lsp: Session, uri: str, text: str) -> None:
     for line, column in hover_positions(text):
         position = types.Position(line, units(lines[line][:column], lsp.encoding))
         await asyncio.wait_for(
-            lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), position)),
+            lsp.client.text_document_hover_async(
+                types.HoverParams(types.TextDocumentIdentifier(uri), position)
+            ),
             TIMEOUT_S,
         )
     actions = await lsp.code_actions(uri, diagnostics)

@@ -40,8 +40,13 @@ playwright = pytest.importorskip("playwright.sync_api", reason="playwright is no
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")
 BROWSER = os.environ.get("JAX_LSP_CHROMIUM") or next(filter(None, map(shutil.which, BROWSERS)), None)
 LAUNCH_FLAGS = [
-    "--headless", "--no-sandbox", "--disable-gpu", "--disable-background-networking",
-    "--disable-component-update", "--disable-sync", "--no-first-run",
+    "--headless",
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+    "--no-first-run",
 ]
 SCREENSHOT = REPO / "docs" / "jupyterlab.png"
 GROUP = "jupyter_lsp_spec_v1"
@@ -54,7 +59,7 @@ POLICY = [
     "\n",
     "\n",
     "def save_matmuls(prim, *args, **params):\n",
-    "    if prim.name == \"dot_general\":\n",
+    '    if prim.name == "dot_general":\n',
     "        return True",
 ]
 SITE = ["%time\n", "layer = jax.checkpoint(jnp.sin, policy=save_matmuls)\n", "layer(1.0)"]
@@ -66,14 +71,21 @@ def _notebook() -> str:
         extra = {"execution_count": None, "outputs": []} if kind == "code" else {}
         return {"cell_type": kind, "metadata": {}, "source": source, **extra}
 
-    return json.dumps({
-        "cells": [cell("markdown", ["# A remat policy"]), cell("code", POLICY), cell("code", SITE)],
-        "metadata": {
-            "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
-            "language_info": {"name": "python"},
-        },
-        "nbformat": 4, "nbformat_minor": 5,
-    }, indent=1) + "\n"
+    return (
+        json.dumps(
+            {
+                "cells": [cell("markdown", ["# A remat policy"]), cell("code", POLICY), cell("code", SITE)],
+                "metadata": {
+                    "kernelspec": {"display_name": "Python 3", "language": "python", "name": "python3"},
+                    "language_info": {"name": "python"},
+                },
+                "nbformat": 4,
+                "nbformat_minor": 5,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
 
 
 def _spec_path(tmp: Path) -> list[str]:
@@ -86,7 +98,9 @@ def _spec_path(tmp: Path) -> list[str]:
     dist = tmp / "entry-point" / "jax_lsp-0.0.0.dist-info"
     dist.mkdir(parents=True)
     (dist / "METADATA").write_text("Metadata-Version: 2.1\nName: jax-lsp-checkout\nVersion: 0.0.0\n")
-    (dist / "entry_points.txt").write_text(f"[{GROUP}]\n" + "".join(f"{k} = {v}\n" for k, v in declared.items()))
+    (dist / "entry_points.txt").write_text(
+        f"[{GROUP}]\n" + "".join(f"{k} = {v}\n" for k, v in declared.items())
+    )
     return [str(dist.parent)]
 
 
@@ -105,7 +119,9 @@ def lab(tmp_path: Path):
     (work / "policies.py").write_text(FILE)
     settings = tmp_path / "lab-settings" / "@jupyterlab" / "apputils-extension"
     settings.mkdir(parents=True)
-    (settings / "notification.jupyterlab-settings").write_text('{"fetchNews": "false", "checkForUpdates": false}')
+    (settings / "notification.jupyterlab-settings").write_text(
+        '{"fetchNews": "false", "checkForUpdates": false}'
+    )
     port = _free_port()
     env = {
         **os.environ,
@@ -118,10 +134,23 @@ def lab(tmp_path: Path):
     }
     log = (tmp_path / "jupyterlab.log").open("w")
     server = subprocess.Popen(
-        [sys.executable, "-m", "jupyterlab", "--no-browser", f"--port={port}", "--ip=127.0.0.1",
-         "--IdentityProvider.token=", "--ServerApp.password=", "--allow-root", f"--ServerApp.root_dir={work}",
-         "--LabApp.expose_app_in_browser=True"],
-        cwd=work, env=env, stdout=log, stderr=subprocess.STDOUT,
+        [
+            sys.executable,
+            "-m",
+            "jupyterlab",
+            "--no-browser",
+            f"--port={port}",
+            "--ip=127.0.0.1",
+            "--IdentityProvider.token=",
+            "--ServerApp.password=",
+            "--allow-root",
+            f"--ServerApp.root_dir={work}",
+            "--LabApp.expose_app_in_browser=True",
+        ],
+        cwd=work,
+        env=env,
+        stdout=log,
+        stderr=subprocess.STDOUT,
     )
     url = f"http://127.0.0.1:{port}"
     try:
@@ -133,7 +162,9 @@ def lab(tmp_path: Path):
                 break
             except OSError:
                 if server.poll() is not None or time.monotonic() > deadline:
-                    pytest.fail("JupyterLab did not start:\n" + (tmp_path / "jupyterlab.log").read_text()[-3000:])
+                    pytest.fail(
+                        "JupyterLab did not start:\n" + (tmp_path / "jupyterlab.log").read_text()[-3000:]
+                    )
                 time.sleep(0.5)
         assert "jax-lsp" in status["specs"], f"jupyter-lsp did not find jax-lsp: {sorted(status['specs'])}"
         yield url, work, tmp_path / "jupyterlab.log"
@@ -174,8 +205,11 @@ def test_jupyterlab_shows_jax_lsp_diagnostics_in_notebook_cells_and_files(lab, t
             underline.hover()
             tooltip = page.locator(".cm-tooltip-lint").filter(has_text="can reach the end of its body").first
             tooltip.wait_for(timeout=30_000)
-            assert tooltip.locator(".cm-diagnosticText").inner_text().startswith(
-                "`save_matmuls` can reach the end of its body and return `None`")
+            assert (
+                tooltip.locator(".cm-diagnosticText")
+                .inner_text()
+                .startswith("`save_matmuls` can reach the end of its body and return `None`")
+            )
             assert tooltip.locator(".cm-diagnosticSource").inner_text() == "jax-lsp"
             shot = tmp_path / "jupyterlab.png"
             page.screenshot(path=str(shot), clip={"x": 0, "y": 0, "width": 1100, "height": 400})
@@ -189,7 +223,8 @@ def test_jupyterlab_shows_jax_lsp_diagnostics_in_notebook_cells_and_files(lab, t
             page.keyboard.insert_text("\n    return False")
             page.wait_for_function(
                 "cell => cell.querySelectorAll('.cm-lintRange-error').length === 0",
-                arg=policy_cell.element_handle(), timeout=60_000,
+                arg=policy_cell.element_handle(),
+                timeout=60_000,
             )
             assert "return False" in policy_cell.locator(".cm-content").inner_text()
 

@@ -20,11 +20,17 @@ EMACS = shutil.which("emacs")
 def has_eglot() -> bool:
     if EMACS is None:
         return False
-    probe = subprocess.run([EMACS, "--batch", "--eval", "(progn (package-initialize) (require 'eglot))"], capture_output=True, timeout=60)
+    probe = subprocess.run(
+        [EMACS, "--batch", "--eval", "(progn (package-initialize) (require 'eglot))"],
+        capture_output=True,
+        timeout=60,
+    )
     return probe.returncode == 0
 
 
-@pytest.mark.skipif(not has_eglot(), reason="Emacs with eglot is not installed (apt-get install emacs-nox elpa-eglot)")
+@pytest.mark.skipif(
+    not has_eglot(), reason="Emacs with eglot is not installed (apt-get install emacs-nox elpa-eglot)"
+)
 def test_eglot_shows_the_finding_and_applies_the_quick_fix(tmp_path):
     work = tmp_path / "project"
     work.mkdir()
@@ -41,8 +47,19 @@ def test_eglot_shows_the_finding_and_applies_the_quick_fix(tmp_path):
         "JAX_LSP_EGLOT_CONFIG": str(REPO / "editors" / "emacs" / "jax-lsp-eglot.el"),
     }
     completed = subprocess.run(
-        [EMACS, "--batch", "--eval", "(package-initialize)", "-l", str(REPO / "tests" / "nvim" / "eglot_quickfix.el")],
-        cwd=work, env=env, capture_output=True, text=True, timeout=120,
+        [
+            EMACS,
+            "--batch",
+            "--eval",
+            "(package-initialize)",
+            "-l",
+            str(REPO / "tests" / "nvim" / "eglot_quickfix.el"),
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result_file.exists(), completed.stderr[-3000:]
     result = json.loads(result_file.read_text())
@@ -52,5 +69,7 @@ def test_eglot_shows_the_finding_and_applies_the_quick_fix(tmp_path):
     assert "JAX101" in diagnostic["text"]
     assert "jax-lsp (JAX101): Append `return False`" in result["actions"]
     assert "Disable JAX101 for this line" in result["actions"]
-    assert result["text"] == EXAMPLE.read_text().replace("        return True\n", "        return True\n    return False\n")
+    assert result["text"] == EXAMPLE.read_text().replace(
+        "        return True\n", "        return True\n    return False\n"
+    )
     assert result["cleared"] is True

@@ -49,9 +49,21 @@ def run_neovim(tmp_path: Path, work: Path, target: Path, script: str) -> dict:
     )
     (tmp_path / "init.lua").write_text(init)
     completed = subprocess.run(
-        [NVIM, "--headless", "--clean", "-u", str(tmp_path / "init.lua"), str(target),
-         "-c", f"luafile {REPO / 'tests' / 'nvim' / script}"],
-        cwd=work, env=env, capture_output=True, text=True, timeout=120,
+        [
+            NVIM,
+            "--headless",
+            "--clean",
+            "-u",
+            str(tmp_path / "init.lua"),
+            str(target),
+            "-c",
+            f"luafile {REPO / 'tests' / 'nvim' / script}",
+        ],
+        cwd=work,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=120,
     )
     assert result_file.exists(), completed.stderr
     return json.loads(result_file.read_text())
@@ -88,19 +100,26 @@ def test_neovim_completes_finds_and_describes_checkpoint_names(tmp_path):
     assert "error" not in result, result
     assert result["offset_encoding"] == "utf-8"
     assert result["hover"].startswith('**Checkpoint name `"attn_out"`**')
-    assert "model.py:6" in result["hover"] and "Saved by" in result["hover"] and "Offloaded by" in result["hover"]
+    assert (
+        "model.py:6" in result["hover"]
+        and "Saved by" in result["hover"]
+        and "Offloaded by" in result["hover"]
+    )
     assert result["completion"] == ["attn_out"]
     assert result["completed_line"] == 'G = cp.save_only_these_names("attn_out'
+
     # Neovim's columns are bytes (quickfix: 1-based): the é中😀 before the name count 9 bytes.
     def column(text: str, line: int) -> int:
         return text.splitlines()[line - 1].encode().index(b'"attn_out"')
 
     assert [(r["filename"], r["lnum"], r["col"]) for r in result["references"]] == [
-        ("model.py", 6, column(MODEL, 6) + 1), ("train.py", 6, column(TRAIN, 6) + 1), ("train.py", 8, column(TRAIN, 8) + 1),
+        ("model.py", 6, column(MODEL, 6) + 1),
+        ("train.py", 6, column(TRAIN, 6) + 1),
+        ("train.py", 8, column(TRAIN, 8) + 1),
     ]
     definition = result["definition"]
     assert (definition["file"], definition["row"], definition["col"]) == ("model.py", 6, column(MODEL, 6))
-    assert definition["line"][definition["col"]:].startswith('"attn_out"')
+    assert definition["line"][definition["col"] :].startswith('"attn_out"')
     assert "jax-lsp" not in result["messages"], result["messages"]
 
 
@@ -115,7 +134,12 @@ def test_neovim_shows_the_finding_and_applies_the_quick_fix(tmp_path):
     assert "error" not in result, result
     assert result["offset_encoding"] == "utf-8"
     [diagnostic] = result["diagnostics"]
-    assert (diagnostic["code"], diagnostic["lnum"], diagnostic["col"], diagnostic["end_col"]) == ("JAX101", 6, 4, 10)
+    assert (diagnostic["code"], diagnostic["lnum"], diagnostic["col"], diagnostic["end_col"]) == (
+        "JAX101",
+        6,
+        4,
+        10,
+    )
     expected = EXAMPLE.read_text().replace("        return True\n", "        return True\n    return False\n")
     assert result["text"] == expected
     assert result["cleared"] is True

@@ -88,4 +88,3 @@ def test_fixed_example_runs_under_jax(case):
 def test_valid_example_runs_under_jax(case):
     _, _, example = case
     run_example(example.code)
-

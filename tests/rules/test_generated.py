@@ -14,13 +14,21 @@ ROOT = Path(__file__).resolve().parents[2]
 def test_generated_file_is_current(relative, content):
     path = ROOT / relative
     assert path.is_file(), f"run `python -m jax_lsp.rules.generate` to create {relative}"
-    assert path.read_text(encoding="utf-8") == content, f"run `python -m jax_lsp.rules.generate`: {relative} is stale"
+    assert path.read_text(encoding="utf-8") == content, (
+        f"run `python -m jax_lsp.rules.generate`: {relative} is stale"
+    )
 
 
 def test_every_rule_has_docs_sections_and_examples():
     for rule in ALL_RULES:
         docs = rule.docs()
-        for section in ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety"):
+        for section in (
+            "## What it does",
+            "## Why is this bad?",
+            "## Example",
+            "## Use instead",
+            "## Fix safety",
+        ):
             assert section in docs, f"{rule.code} docs lack {section}"
         assert rule.VALID and rule.INVALID, rule.code
 

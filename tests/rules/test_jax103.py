@@ -14,13 +14,17 @@ from tests.rules.site_rules import anchored_text, findings, fixed, grad_of_f
         ("cp.nothing_saveable", "False"),
         ("cp.everything_saveable", "True"),
         ("cp.dots_saveable", "cp.dots_saveable(p, *shapes, **kw)"),
-        ("jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims",
-         "jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims(p, *shapes, **kw)"),
+        (
+            "jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims",
+            "jax.checkpoint_policies.checkpoint_dots_with_no_batch_dims(p, *shapes, **kw)",
+        ),
         ('cp.save_only_these_names("inner")', 'cp.save_only_these_names("inner")(p, *shapes, **kw)'),
         ("helper", "helper(p, *shapes, **kw)"),
     ],
 )
-def test_a_returned_policy_is_found_and_the_fix_delegates_with_the_policy_own_names(returned, expected_fix, tmp_path):
+def test_a_returned_policy_is_found_and_the_fix_delegates_with_the_policy_own_names(
+    returned, expected_fix, tmp_path
+):
     code = f"""
     import jax
     import jax.numpy as jnp
@@ -72,7 +76,10 @@ def test_a_lambda_returning_a_policy_and_a_policy_with_bound_arguments(tmp_path)
     """
     found = findings(code, tmp_path, "JAX103")
     assert sorted(anchored_text(code, f) for f in found) == [
-        "cp.dots_saveable", "cp.dots_saveable", "cp.nothing_saveable"]
+        "cp.dots_saveable",
+        "cp.dots_saveable",
+        "cp.nothing_saveable",
+    ]
     repaired = fixed(code, found)
     assert "return cp.dots_saveable(prim, *avals, **params) if save_dots else False\n" in repaired
     assert "lambda prim, *a, **k: cp.dots_saveable(prim, *a, **k))" in repaired

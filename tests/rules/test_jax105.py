@@ -112,7 +112,12 @@ def test_offload_factories(tmp_path):
     """
     found = findings(code, tmp_path, "JAX105")
     anchored = [(f.span.start.line + 1, anchored_text(code, f)) for f in found]
-    assert anchored == [(5, '"host"'), (8, '"pinned_host"'), (8, '"unpinned_host"'), (10, 'names_to_offload=["x"]')]
+    assert anchored == [
+        (5, '"host"'),
+        (8, '"pinned_host"'),
+        (8, '"unpinned_host"'),
+        (10, 'names_to_offload=["x"]'),
+    ]
     assert "did you mean `names_which_can_be_offloaded`" in found[3].message
 
 

@@ -30,16 +30,24 @@ BODY = 'lambda x: jnp.sin(checkpoint_name(jnp.sin(x), "inner")) @ x'
         ("", SAVE_AND_OFFLOAD, SAVE_AND_OFFLOAD),
         ("", OFFLOAD_DOTS, OFFLOAD_DOTS),
         (f"OFFLOAD = {OFFLOAD_DOTS}\n", "OFFLOAD", OFFLOAD_DOTS),
-        ('host = functools.partial(cp.offload_dot_with_no_batch_dims, "device")\n', 'host("pinned_host")',
-         'host("pinned_host")'),
-        ("", 'functools.partial(cp.offload_dot_with_no_batch_dims, offload_src="device")(offload_dst="pinned_host")',
-         'functools.partial(cp.offload_dot_with_no_batch_dims, offload_src="device")(offload_dst="pinned_host")'),
+        (
+            'host = functools.partial(cp.offload_dot_with_no_batch_dims, "device")\n',
+            'host("pinned_host")',
+            'host("pinned_host")',
+        ),
+        (
+            "",
+            'functools.partial(cp.offload_dot_with_no_batch_dims, offload_src="device")(offload_dst="pinned_host")',
+            'functools.partial(cp.offload_dot_with_no_batch_dims, offload_src="device")(offload_dst="pinned_host")',
+        ),
         (f"def make():\n    return {SAVE_AND_OFFLOAD}\n", "make()", SAVE_AND_OFFLOAD),
     ],
     ids=["save_and_offload", "offload_dots", "name", "partial-name", "partial-inline", "factory"],
 )
 @pytest.mark.parametrize("second", [False, True], ids=["first", "second"])
-def test_an_offloading_factory_policy_in_save_from_both_is_found_and_raises(setup, member, reported, second, tmp_path):
+def test_an_offloading_factory_policy_in_save_from_both_is_found_and_raises(
+    setup, member, reported, second, tmp_path
+):
     members = f"cp.dots_saveable, {member}" if second else f"{member}, cp.dots_saveable"
     code = f"{HEADER}{setup}\nf = jax.checkpoint({BODY}, policy=cp.save_from_both_policies({members}))\n"
     [finding] = findings(code, tmp_path, "JAX110")

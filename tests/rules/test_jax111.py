@@ -10,14 +10,17 @@ from jax_lsp.core.names import READY_MADE_POLICIES
 from tests.rules.site_rules import anchored_text, findings, fixed, grad_of_f
 
 
-@pytest.mark.parametrize("literal, error", [
-    ('"everything_saveable"', "'str' object is not callable"),
-    ("True", "'bool' object is not callable"),
-    ("1", "'int' object is not callable"),
-    ("2.5", "'float' object is not callable"),
-    ('b"dots"', "'bytes' object is not callable"),
-    ('["dots_saveable"]', "unhashable type: 'list'"),
-])
+@pytest.mark.parametrize(
+    "literal, error",
+    [
+        ('"everything_saveable"', "'str' object is not callable"),
+        ("True", "'bool' object is not callable"),
+        ("1", "'int' object is not callable"),
+        ("2.5", "'float' object is not callable"),
+        ('b"dots"', "'bytes' object is not callable"),
+        ('["dots_saveable"]', "unhashable type: 'list'"),
+    ],
+)
 def test_each_truthy_literal_is_found_and_raises(literal, error, tmp_path):
     code = f"""
     import jax
@@ -89,7 +92,11 @@ def test_each_branch_and_each_name_is_followed(tmp_path):
     g = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.save_from_both_policies("dots_saveable", None))
     """
     found = findings(code, tmp_path, "JAX111")
-    assert sorted(anchored_text(code, f) for f in found) == ['"dots_saveable"', '"dots_saveable"', '"nothing_saveable"']
+    assert sorted(anchored_text(code, f) for f in found) == [
+        '"dots_saveable"',
+        '"dots_saveable"',
+        '"nothing_saveable"',
+    ]
 
 
 def test_strings_that_are_not_the_policy_are_left_alone(tmp_path):
@@ -115,7 +122,8 @@ def test_a_literal_from_another_module_is_reported_at_the_site(tmp_path):
 
     (tmp_path / "config.py").write_text('REMAT_POLICY = "dots_saveable"\n')
     (tmp_path / "model.py").write_text(
-        "import jax\nimport config\n\nf = jax.checkpoint(lambda x: x, policy=config.REMAT_POLICY)\n")
+        "import jax\nimport config\n\nf = jax.checkpoint(lambda x: x, policy=config.REMAT_POLICY)\n"
+    )
     [finding] = Workspace([tmp_path]).check_file(tmp_path / "model.py")
     assert (finding.code, finding.path, finding.span.start.line) == ("JAX111", str(tmp_path / "model.py"), 3)
     assert finding.fixes == ()

@@ -61,7 +61,12 @@ SAVE_AND_OFFLOAD = (
 def test_an_untagged_name_is_reported_with_the_closest_and_jax_silently_misbehaves(
     policy, effect, residual_when_right, residual_when_wrong, tmp_path
 ):
-    code = MODEL + "cp = jax.checkpoint_policies\nf = jax.checkpoint(block, policy=" + policy.format("attn_outt") + ")\n"
+    code = (
+        MODEL
+        + "cp = jax.checkpoint_policies\nf = jax.checkpoint(block, policy="
+        + policy.format("attn_outt")
+        + ")\n"
+    )
     [finding] = jax112(code, tmp_path)
     assert anchored_text(code, finding) == '"attn_outt"'
     assert effect in finding.message and 'did you mean "attn_out"?' in finding.message
@@ -72,12 +77,19 @@ def test_an_untagged_name_is_reported_with_the_closest_and_jax_silently_misbehav
     assert jax112(repaired, tmp_path) == []
     # Under JAX: nothing is raised either way; only the residuals differ.
     right, wrong = saved(repaired), saved(code)
-    tagged = "named 'attn_out'" if "offloaded=[]" in policy or "names_but" in policy or "save_only" in policy else "<host>"
+    tagged = (
+        "named 'attn_out'"
+        if "offloaded=[]" in policy or "names_but" in policy or "save_only" in policy
+        else "<host>"
+    )
     assert (tagged in right, tagged in wrong) == (residual_when_right, residual_when_wrong), (right, wrong)
 
 
 def test_save_anything_except_these_names_is_checked_too(tmp_path):
-    code = MODEL + 'f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_anything_except_these_names("atn_out"))\n'
+    code = (
+        MODEL
+        + 'f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_anything_except_these_names("atn_out"))\n'
+    )
     [finding] = jax112(code, tmp_path)
     assert "excludes nothing under it" in finding.message
     # A JAX fact (0.10.2): this factory ignores its names, so even the right one excludes nothing.
@@ -114,7 +126,9 @@ f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names("
 
 
 def test_a_function_of_the_same_name_from_elsewhere_does_not_tag(tmp_path):
-    code = MODEL + """
+    code = (
+        MODEL
+        + """
 def checkpoint_name(x, name):
     return x
 
@@ -122,8 +136,13 @@ def checkpoint_name(x, name):
 g = checkpoint_name(1, "attn_outt")
 f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names("attn_outt"))
 """
-    code = code.replace("from jax.ad_checkpoint import checkpoint_name\n", "from jax import ad_checkpoint\n").replace(
-        'h = checkpoint_name(jnp.sin(x), "attn_out")', 'h = ad_checkpoint.checkpoint_name(jnp.sin(x), "attn_out")')
+    )
+    code = code.replace(
+        "from jax.ad_checkpoint import checkpoint_name\n", "from jax import ad_checkpoint\n"
+    ).replace(
+        'h = checkpoint_name(jnp.sin(x), "attn_out")',
+        'h = ad_checkpoint.checkpoint_name(jnp.sin(x), "attn_out")',
+    )
     [finding] = jax112(code, tmp_path)
     assert anchored_text(code, finding) == '"attn_outt"'
 
@@ -146,11 +165,13 @@ f = jax.checkpoint(block, policy=cp.save_only_these_names("layer_0", "layer_12",
 """
     found = jax112(code, tmp_path)
     assert sorted(anchored_text(code, f) for f in found) == ['"layer"', '"lyer_1"']
-    assert all("did you mean a name of the shape `f\"layer_{i}\"`?" in f.message and not f.fixes for f in found)
+    assert all('did you mean a name of the shape `f"layer_{i}"`?' in f.message and not f.fixes for f in found)
 
 
 def test_names_that_cannot_be_known_are_never_reported(tmp_path):
-    code = MODEL + """
+    code = (
+        MODEL
+        + """
 cp = jax.checkpoint_policies
 
 
@@ -160,18 +181,22 @@ def policy_for(config, name):
 
 f = jax.checkpoint(block, policy=cp.save_only_these_names(*CONFIG["names"]))
 """
+    )
     assert jax112(code, tmp_path) == []
 
 
 def test_names_bound_to_constants_here_and_in_another_module(tmp_path):
     (tmp_path / "names.py").write_text('SAVED = ("attn_out", "attn_outt")\n')
-    code = MODEL + """
+    code = (
+        MODEL
+        + """
 from names import SAVED
 
 LOCAL = ["attn_out", "atn_out"]
 cp = jax.checkpoint_policies
 f = jax.checkpoint(block, policy=cp.save_only_these_names(*LOCAL, *SAVED))
 """
+    )
     found = jax112(code, tmp_path, "model.py")
     here = next(f for f in found if '"atn_out"' in f.message)
     assert anchored_text(code, here) == '"atn_out"' and here.fixes
@@ -212,12 +237,19 @@ POLICY = jax.checkpoint_policies.save_only_these_names("attn_out", "attn_outt")
     [finding] = jax112(train, work, "train.py")
     assert anchored_text(train, finding) == '"attn_outt"' and 'did you mean "attn_out"?' in finding.message
     # A package the workspace does not import is out of reach: its tags do not count.
-    other = train.replace("import modellib\n", "") + "from jax.ad_checkpoint import checkpoint_name\nT = checkpoint_name(1, 'attn_in')\n"
-    assert sorted(anchored_text(other, f) for f in jax112(other, work, "train.py")) == ['"attn_out"', '"attn_outt"']
+    other = (
+        train.replace("import modellib\n", "")
+        + "from jax.ad_checkpoint import checkpoint_name\nT = checkpoint_name(1, 'attn_in')\n"
+    )
+    assert sorted(anchored_text(other, f) for f in jax112(other, work, "train.py")) == [
+        '"attn_out"',
+        '"attn_outt"',
+    ]
 
 
 def test_a_wrapper_tags_what_its_callers_pass(tmp_path):
-    (tmp_path / "layers.py").write_text(textwrap.dedent("""
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent("""
         from jax.ad_checkpoint import checkpoint_name
 
 
@@ -232,8 +264,10 @@ def test_a_wrapper_tags_what_its_callers_pass(tmp_path):
         class Block:
             def apply(self, x, what):
                 return tag(x, what)
-    """))
-    (tmp_path / "model.py").write_text(textwrap.dedent("""
+    """)
+    )
+    (tmp_path / "model.py").write_text(
+        textwrap.dedent("""
         from layers import Block, named, tag
 
 
@@ -243,7 +277,8 @@ def test_a_wrapper_tags_what_its_callers_pass(tmp_path):
             x = named(x)
             x = named(x, label="from_label")
             return Block().apply(x, "from_method")
-    """))
+    """)
+    )
     train = """
 import jax
 import model
@@ -257,7 +292,8 @@ POLICY = jax.checkpoint_policies.save_only_these_names(
 
 
 def test_a_config_attribute_tags_what_code_assigns_to_it(tmp_path):
-    (tmp_path / "kernel.py").write_text(textwrap.dedent("""
+    (tmp_path / "kernel.py").write_text(
+        textwrap.dedent("""
         import dataclasses
 
         from jax.ad_checkpoint import checkpoint_name
@@ -275,7 +311,8 @@ def test_a_config_attribute_tags_what_code_assigns_to_it(tmp_path):
 
 
         DEFAULT = Config(residual_name="context")
-    """))
+    """)
+    )
     train = """
 import jax
 import kernel
@@ -329,10 +366,21 @@ def test_nothing_is_reported_when_nothing_in_reach_tags_a_name(tmp_path):
 def test_a_name_unlike_every_tagged_one_may_be_tagged_out_of_sight(tmp_path):
     """praxis 1.4.0's `SAVE_UNET_ALL_CONV` policy names conv_0, conv_1 and conv_out for UNet
     models that no released code holds; its transformer tags are in reach. Not a typo: silent."""
-    tags = ["combined_qkv_proj", "query_proj", "key_proj", "value_proj", "logits", "context", "out_proj", "ffn2"]
-    code = "import jax\nfrom jax.ad_checkpoint import checkpoint_name\n\n\ndef layer(x):\n" + "".join(
-        f"    x = checkpoint_name(x, {tag!r})\n" for tag in tags
-    ) + "    return x\n\n\n"
+    tags = [
+        "combined_qkv_proj",
+        "query_proj",
+        "key_proj",
+        "value_proj",
+        "logits",
+        "context",
+        "out_proj",
+        "ffn2",
+    ]
+    code = (
+        "import jax\nfrom jax.ad_checkpoint import checkpoint_name\n\n\ndef layer(x):\n"
+        + "".join(f"    x = checkpoint_name(x, {tag!r})\n" for tag in tags)
+        + "    return x\n\n\n"
+    )
     code += 'UNET = jax.checkpoint_policies.save_only_these_names("conv_0", "conv_1", "conv_out")\n'
     code += 'QUANT = jax.checkpoint_policies.save_only_these_names("context", "qlhs", "qrhs", "lhs_scale", "rhs_scale")\n'
     assert jax112(code, tmp_path) == []

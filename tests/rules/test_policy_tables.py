@@ -118,7 +118,10 @@ def test_dict_get_with_a_default_and_a_config_dict_that_holds_no_policy(tmp_path
     g = jax.checkpoint(abs, policy=POLICIES.get(KEY, jax.checkpoint_policies.nothing_saveable))
     """
     [finding] = _findings(code, tmp_path)
-    assert (finding.code, anchored_text(code, finding)) == ("JAX107", "jax.checkpoint_policies.save_only_these_names")
+    assert (finding.code, anchored_text(code, finding)) == (
+        "JAX107",
+        "jax.checkpoint_policies.save_only_these_names",
+    )
     assert "chosen by the key 'names' of `POLICIES`" in finding.message
 
 
@@ -137,7 +140,9 @@ def test_a_table_in_another_module_is_reported_at_the_site_with_where_the_entry_
     assert site_rules == [("JAX107", 6), ("JAX107", 7), ("JAX111", 6), ("JAX111", 7)]
     entry = _entry_line(textwrap.dedent(TABLE), "save_only_these_names=") + 1
     jax107 = next(f for f in found if f.code == "JAX107")
-    assert f"(chosen by the key 'save_only_these_names' of `POLICIES` in policies.py:{entry})" in jax107.message
+    assert (
+        f"(chosen by the key 'save_only_these_names' of `POLICIES` in policies.py:{entry})" in jax107.message
+    )
     # With the workspace indexed, the table's module reports the broken bodies it holds, with the key.
     (tmp_path / "model.py").write_text(textwrap.dedent(code))
     workspace = Workspace([tmp_path])

@@ -22,7 +22,9 @@ TIMEOUT_S = 20
 def vscode_capabilities() -> types.ClientCapabilities:
     """VS Code with vscode-languageclient 9: UTF-16 only, pull diagnostics with refresh."""
     caps = client_capabilities("visual-studio-code")
-    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(dynamic_registration=True, related_document_support=False)
+    caps.text_document.diagnostic = types.DiagnosticClientCapabilities(
+        dynamic_registration=True, related_document_support=False
+    )
     caps.workspace.diagnostics = types.DiagnosticWorkspaceClientCapabilities(refresh_support=True)
     return caps
 
@@ -39,7 +41,9 @@ def units(text: str, encoding: str) -> int:
     """Length of ``text`` in code units of an LSP position encoding."""
     if encoding == "utf-32":
         return len(text)
-    return len(text.encode("utf-16-le" if encoding == "utf-16" else "utf-8", "surrogatepass")) // (2 if encoding == "utf-16" else 1)
+    return len(text.encode("utf-16-le" if encoding == "utf-16" else "utf-8", "surrogatepass")) // (
+        2 if encoding == "utf-16" else 1
+    )
 
 
 def position_of(text: str, needle: str, encoding: str, occurrence: int = 0) -> types.Position:
@@ -74,7 +78,9 @@ def apply_text_edits(text: str, edits: list[types.TextEdit], encoding: str) -> s
 
 def in_application_order(edits: list[types.TextEdit]) -> list[types.TextEdit]:
     """Last first, so earlier positions stay valid; inserts at one point keep their array order."""
-    order = sorted(enumerate(edits), key=lambda ie: (ie[1].range.start.line, ie[1].range.start.character, ie[0]))
+    order = sorted(
+        enumerate(edits), key=lambda ie: (ie[1].range.start.line, ie[1].range.start.character, ie[0])
+    )
     return [edit for _, edit in reversed(order)]
 
 
@@ -107,26 +113,39 @@ class Session:
         """Open a buffer under any URI (untitled:, vscode-notebook-cell:...)."""
         self.versions[uri], self.texts[uri] = 1, text
         self.client.text_document_did_open(
-            types.DidOpenTextDocumentParams(types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text))
+            types.DidOpenTextDocumentParams(
+                types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
+            )
         )
         return uri
 
     def change(self, uri: str, start: types.Position, end: types.Position, new_text: str) -> None:
         self.versions[uri] += 1
-        self.texts[uri] = apply_text_edits(self.texts[uri], [types.TextEdit(types.Range(start, end), new_text)], self.encoding)
+        self.texts[uri] = apply_text_edits(
+            self.texts[uri], [types.TextEdit(types.Range(start, end), new_text)], self.encoding
+        )
         self.client.text_document_did_change(
             types.DidChangeTextDocumentParams(
                 text_document=types.VersionedTextDocumentIdentifier(uri=uri, version=self.versions[uri]),
-                content_changes=[types.TextDocumentContentChangePartial(range=types.Range(start, end), text=new_text)],
+                content_changes=[
+                    types.TextDocumentContentChangePartial(range=types.Range(start, end), text=new_text)
+                ],
             )
         )
 
     def replace_all(self, uri: str, new_text: str) -> None:
         lines = self.texts[uri].split("\n")
-        self.change(uri, types.Position(0, 0), types.Position(len(lines) - 1, units(lines[-1], self.encoding)), new_text)
+        self.change(
+            uri,
+            types.Position(0, 0),
+            types.Position(len(lines) - 1, units(lines[-1], self.encoding)),
+            new_text,
+        )
 
     def close(self, uri: str) -> None:
-        self.client.text_document_did_close(types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri)))
+        self.client.text_document_did_close(
+            types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
+        )
 
     async def diagnostics(self, uri: str) -> list[types.Diagnostic]:
         """The diagnostics of the current text: pulled, or waited for until pushed for this version."""
@@ -142,9 +161,12 @@ class Session:
 
     async def eventually(self, uri: str, predicate, timeout: float = TIMEOUT_S) -> list[types.Diagnostic]:
         """Diagnostics of ``uri`` once ``predicate`` holds for them (pulled again, or as pushed)."""
+
         async def poll() -> list[types.Diagnostic]:
             while True:
-                diagnostics = await self.diagnostics(uri) if self.pull else self.published.get(uri, (None, None))[1]
+                diagnostics = (
+                    await self.diagnostics(uri) if self.pull else self.published.get(uri, (None, None))[1]
+                )
                 if diagnostics is not None and predicate(diagnostics):
                     return diagnostics
                 await asyncio.sleep(0.05)
@@ -162,21 +184,32 @@ class Session:
 
         return await asyncio.wait_for(arrived(), TIMEOUT_S)
 
-    async def code_actions(self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None) -> list[types.CodeAction]:
-        start = min((d.range.start for d in diagnostics), key=lambda p: (p.line, p.character), default=types.Position(0, 0))
-        result = await asyncio.wait_for(self.client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri),
-                range=types.Range(start, start),
-                context=types.CodeActionContext(diagnostics=diagnostics, only=only),
-            )
-        ), TIMEOUT_S)
+    async def code_actions(
+        self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None
+    ) -> list[types.CodeAction]:
+        start = min(
+            (d.range.start for d in diagnostics),
+            key=lambda p: (p.line, p.character),
+            default=types.Position(0, 0),
+        )
+        result = await asyncio.wait_for(
+            self.client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri),
+                    range=types.Range(start, start),
+                    context=types.CodeActionContext(diagnostics=diagnostics, only=only),
+                )
+            ),
+            TIMEOUT_S,
+        )
         return list(result or [])
 
     def edits_for(self, action: types.CodeAction, uri: str) -> list[types.TextEdit]:
         edit = action.edit
         if edit.document_changes:
-            return [e for change in edit.document_changes if change.text_document.uri == uri for e in change.edits]
+            return [
+                e for change in edit.document_changes if change.text_document.uri == uri for e in change.edits
+            ]
         return list((edit.changes or {}).get(uri, []))
 
     def apply(self, action: types.CodeAction, uri: str) -> str:
@@ -193,7 +226,9 @@ def make_client(session_ref: list[Session], configuration_delay: float = 0) -> L
 
     async def configuration(client: LanguageClient, params: types.ConfigurationParams) -> list:
         await asyncio.sleep(configuration_delay)  # a slow client: nothing may be published meanwhile
-        return [client.get_configuration(section=item.section, scope_uri=item.scope_uri) for item in params.items]
+        return [
+            client.get_configuration(section=item.section, scope_uri=item.scope_uri) for item in params.items
+        ]
 
     def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
         session = session_ref[0]

@@ -8,7 +8,7 @@ from lsprotocol import types
 
 from jax_lsp.rules import ALL_RULES
 
-POLICY = '''import jax
+POLICY = """import jax
 
 
 def first(prim, *avals, **params):
@@ -23,7 +23,7 @@ def second(prim, *avals, **params):
 
 g = jax.checkpoint(lambda y: y * 2, policy=first)
 h = jax.checkpoint(lambda y: y * 2, policy=second)
-'''
+"""
 
 FIXABLE = [
     pytest.param(rule, number, example, id=f"{rule.code}-{number}")
@@ -42,7 +42,11 @@ async def test_each_quick_fix_gives_the_rules_fixed_text(tmp_path, profile_name,
             diagnostics = [d for d in await lsp.diagnostics(uri) if d.code == rule.code]
             actions = []
             for diagnostic in diagnostics:
-                actions = [a for a in await lsp.code_actions(uri, [diagnostic]) if a.title.startswith(f"jax-lsp ({rule.code}):")]
+                actions = [
+                    a
+                    for a in await lsp.code_actions(uri, [diagnostic])
+                    if a.title.startswith(f"jax-lsp ({rule.code}):")
+                ]
                 if actions:
                     break
             if not actions:
@@ -65,7 +69,12 @@ async def test_quick_fix_is_titled_preferred_and_applies(lsp):
 
 
 async def test_disable_for_this_line_adds_then_extends_noqa(lsp):
-    uri = lsp.open("model.py", POLICY.replace("def first(prim, *avals, **params):", "def first(prim, *avals, **params):  # noqa: JAX104"))
+    uri = lsp.open(
+        "model.py",
+        POLICY.replace(
+            "def first(prim, *avals, **params):", "def first(prim, *avals, **params):  # noqa: JAX104"
+        ),
+    )
     first, second = await lsp.diagnostics(uri)
     [extend] = [a for a in await lsp.code_actions(uri, [first]) if a.title == "Disable JAX101 for this line"]
     text = lsp.apply(extend, uri)
@@ -117,7 +126,10 @@ async def test_a_stale_diagnostic_whose_finding_stayed_gets_the_current_fix(lsp)
     lsp.change(uri, end, end, "\n# a comment at the end\n")
     await lsp.diagnostics(uri)
     actions = await lsp.code_actions(uri, [first], only=[types.CodeActionKind.QuickFix])
-    assert [a.title for a in actions][:2] == ["jax-lsp (JAX101): Append `return False`", "Disable JAX101 for this line"]
+    assert [a.title for a in actions][:2] == [
+        "jax-lsp (JAX101): Append `return False`",
+        "Disable JAX101 for this line",
+    ]
 
 
 async def test_a_client_that_drops_data_still_gets_the_fix(lsp):

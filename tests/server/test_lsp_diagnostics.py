@@ -5,11 +5,10 @@ from __future__ import annotations
 import asyncio
 import sys
 
+from lsp_harness import position_of, start_session
 from lsprotocol import types
 
-from lsp_harness import position_of, start_session
-
-POLICY = '''import jax
+POLICY = """import jax
 
 
 def my_policy(prim, *avals, **params):
@@ -19,7 +18,7 @@ def my_policy(prim, *avals, **params):
 
 def f(x):
     return jax.checkpoint(lambda y: y * 2, policy=my_policy)(x)
-'''
+"""
 
 
 async def test_finding_becomes_a_complete_diagnostic(lsp):
@@ -30,7 +29,9 @@ async def test_finding_becomes_a_complete_diagnostic(lsp):
     assert diagnostic.severity == types.DiagnosticSeverity.Error
     assert diagnostic.code_description.href.endswith("JAX101.md")
     start = position_of(POLICY, "my_policy", lsp.encoding)
-    assert diagnostic.range == types.Range(start, types.Position(start.line, start.character + len("my_policy")))
+    assert diagnostic.range == types.Range(
+        start, types.Position(start.line, start.character + len("my_policy"))
+    )
     assert diagnostic.data["fixes"][0]["safe"] is True
     assert diagnostic.data["version"] == 1
 
@@ -40,7 +41,7 @@ async def test_positions_are_exact_after_wide_characters(lsp):
     prefix = 'é = "中文😀"; '
     text = POLICY.replace("def my_policy", "def my_policy").replace(
         '    if prim.name == "dot_general":\n        return True\n',
-        f'    {prefix}x = 1\n    if x:\n        {prefix}return\n    return True\n',
+        f"    {prefix}x = 1\n    if x:\n        {prefix}return\n    return True\n",
     )
     uri = lsp.open("wide.py", text)
     [diagnostic] = await lsp.diagnostics(uri)
@@ -59,6 +60,7 @@ async def test_a_syntax_error_elsewhere_hides_nothing_and_is_not_shown(lsp):
 
 async def _log_lines(lsp, needle: str, timeout: float = 10) -> list[str]:
     """The log messages holding `needle`, once at least one has arrived."""
+
     async def arrived() -> list[str]:
         while not (found := [m.message for m in lsp.client.log_messages if needle in m.message]):
             await asyncio.sleep(0.05)
@@ -81,8 +83,10 @@ async def test_newer_python_syntax_is_logged_once_and_the_rest_checked(lsp, newe
         assert [d.code for d in await lsp.diagnostics(uri)] == ["JAX101"]
     [line] = await _log_lines(lsp, "not checked")
     running = ".".join(map(str, sys.version_info[:2]))
-    assert line.startswith(f"INFO {path}: 1 statement was not checked: it needs Python {python[0]}.{python[1]} "
-                           f"and jax-lsp runs on Python {running} (line 1: ")
+    assert line.startswith(
+        f"INFO {path}: 1 statement was not checked: it needs Python {python[0]}.{python[1]} "
+        f"and jax-lsp runs on Python {running} (line 1: "
+    )
 
 
 async def test_diagnostics_follow_edits(lsp):
@@ -111,8 +115,11 @@ async def _pull_unchanged_then_full(lsp):
     await lsp.diagnostics(uri)
 
     async def pull(previous):
-        return await lsp.client.text_document_diagnostic_async(types.DocumentDiagnosticParams(
-            text_document=types.TextDocumentIdentifier(uri), previous_result_id=previous))
+        return await lsp.client.text_document_diagnostic_async(
+            types.DocumentDiagnosticParams(
+                text_document=types.TextDocumentIdentifier(uri), previous_result_id=previous
+            )
+        )
 
     full = await pull(None)
     assert [d.code for d in full.items] == ["JAX101"] and full.result_id

@@ -13,13 +13,25 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from lsp_harness import BackgroundSession, units
 from lsprotocol import types
+from test_lsp_code_actions import POLICY
 
 from jax_lsp.core import analyze_text
-from test_lsp_code_actions import POLICY
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 CHARS = "abxy_ ():,.=\"'#\t\n\r\x0c\u2028é中文😀\\"
-TOKENS = ["return", "return None", "def p(prim, *a, **k):", "if prim.name == 'x':", "    ", "\n    return True\n", "policy=", ")", "(", "None", "Offloadable"]
+TOKENS = [
+    "return",
+    "return None",
+    "def p(prim, *a, **k):",
+    "if prim.name == 'x':",
+    "    ",
+    "\n    return True\n",
+    "policy=",
+    ")",
+    "(",
+    "None",
+    "Offloadable",
+]
 # Appended by a last edit at the client's end of text: lands elsewhere if the server's text drifted.
 SENTINEL = "\n\nimport jax\n\n\ndef sentinel(prim, *a, **k):\n    return\n\n\nsite = jax.checkpoint(abs, policy=sentinel)\n"
 edit_text = st.one_of(st.text(alphabet=CHARS, max_size=6), st.sampled_from(TOKENS))
@@ -36,15 +48,19 @@ def lsp_position(text: str, offset: int, encoding: str) -> types.Position:
 
 def lsp_range(text: str, span, encoding: str) -> types.Range:
     lines = re.findall(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+$", text)
+
     def position(p):
         if p.line >= len(lines):
             return types.Position(line=len(lines), character=0)
         return types.Position(line=p.line, character=units(lines[p.line][: p.column], encoding))
+
     return types.Range(position(span.start), position(span.end))
 
 
 def not_inside_crlf(text: str, offset: int) -> int:
-    return offset - 1 if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n" else offset
+    return (
+        offset - 1 if 0 < offset < len(text) and text[offset - 1] == "\r" and text[offset] == "\n" else offset
+    )
 
 
 @pytest.fixture(scope="module", params=["vscode", "neovim", "emacs"])
@@ -65,7 +81,9 @@ def test_random_edits_end_with_the_diagnostics_of_a_fresh_check(background, data
     uri = lsp.open(name, POLICY)
     text = POLICY
     texts = {1: text}
-    edits = data.draw(st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 8), edit_text), min_size=1, max_size=25))
+    edits = data.draw(
+        st.lists(st.tuples(st.integers(0, 10**6), st.integers(0, 8), edit_text), min_size=1, max_size=25)
+    )
     for at, delete, new in [*edits, (len(text) + 10**6, 0, SENTINEL)]:
         start = not_inside_crlf(text, min(at, len(text)))
         end = not_inside_crlf(text, min(len(text), start + delete))

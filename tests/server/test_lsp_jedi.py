@@ -5,9 +5,8 @@ from __future__ import annotations
 import asyncio
 
 import pytest
-from lsprotocol import types
-
 from lsp_harness import start_session
+from lsprotocol import types
 
 pytest.importorskip("jax")  # jedi names `jax.checkpoint` by reading jax's own source
 
@@ -18,7 +17,12 @@ def broken_policy(name: str) -> str:
     return f"def {name}(prim, *avals, **params):\n    if prim.name == 'sin':\n        return True\n\n\n"
 
 
-MODEL = "from helpers import *\n\n\n" + broken_policy("bad") + broken_policy("worse") + "f = remat(g, policy=bad)\n"
+MODEL = (
+    "from helpers import *\n\n\n"
+    + broken_policy("bad")
+    + broken_policy("worse")
+    + "f = remat(g, policy=bad)\n"
+)
 BAD_LINE, WORSE_LINE = 3, 8
 
 
@@ -53,7 +57,9 @@ async def test_a_site_only_jedi_can_name_is_published_after_the_static_findings(
 
 async def test_a_jedi_budget_of_zero_leaves_such_sites_unknown(tmp_path):
     (tmp_path / "helpers.py").write_text(HELPERS)
-    (tmp_path / "static.py").write_text("import jax\n\n\n" + broken_policy("bad") + "f = jax.checkpoint(g, policy=bad)\n")
+    (tmp_path / "static.py").write_text(
+        "import jax\n\n\n" + broken_policy("bad") + "f = jax.checkpoint(g, policy=bad)\n"
+    )
     async with start_session("neovim", tmp_path, configuration={"jediBudget": 0}) as lsp:
         model = lsp.open("model.py", MODEL)
         static = lsp.open("static.py")

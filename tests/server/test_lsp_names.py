@@ -6,7 +6,7 @@ from __future__ import annotations
 from lsp_harness import apply_text_edits, position_of, start_session, units
 from lsprotocol import types
 
-MODEL = '''import jax
+MODEL = """import jax
 import jax.numpy as jnp
 from jax.ad_checkpoint import checkpoint_name
 
@@ -16,9 +16,9 @@ def block(x, layers=2):
     for i in range(layers):
         h = checkpoint_name(h, f"layer_{i}")
     return h
-'''
+"""
 
-TRAIN = '''import jax
+TRAIN = """import jax
 
 from model import block
 
@@ -28,7 +28,7 @@ OFFLOAD = cp.save_and_offload_only_these_names(
     names_which_can_be_saved=[], names_which_can_be_offloaded=["attn_out"], offload_src="device", offload_dst="pinned_host"
 )
 f = jax.checkpoint(block, policy=SAVE)
-'''
+"""
 
 
 def _doc(uri: str) -> types.TextDocumentIdentifier:
@@ -72,22 +72,28 @@ async def test_completion_in_an_offload_list_and_in_a_checkpoint_name_call(lsp, 
     uri = await _open_both(lsp, tmp_path)
     typed = TRAIN + 'H = cp.save_and_offload_only_these_names(names_which_can_be_saved=["a", "'
     lsp.replace_all(uri, typed)
-    result = await lsp.client.text_document_completion_async(types.CompletionParams(_doc(uri), _end_of(lsp, typed)))
+    result = await lsp.client.text_document_completion_async(
+        types.CompletionParams(_doc(uri), _end_of(lsp, typed))
+    )
     assert [item.label for item in result.items] == ["attn_out"]
     model = lsp.open("model.py")
     typed = MODEL + '    z = checkpoint_name(h, "'
     lsp.replace_all(model, typed)
-    result = await lsp.client.text_document_completion_async(types.CompletionParams(_doc(model), _end_of(lsp, typed)))
+    result = await lsp.client.text_document_completion_async(
+        types.CompletionParams(_doc(model), _end_of(lsp, typed))
+    )
     # Tags for consistency: the names tagged elsewhere and the names policies give.
     assert [item.label for item in result.items] == ["attn_out", "layer_3"]
 
 
 async def test_no_completion_in_other_strings(lsp, tmp_path):
     uri = await _open_both(lsp, tmp_path)
-    for tail in ('print("at', 'G = cp.save_only_these_names(f"at', "# save_only_these_names(\"at"):
+    for tail in ('print("at', 'G = cp.save_only_these_names(f"at', '# save_only_these_names("at'):
         typed = TRAIN + tail
         lsp.replace_all(uri, typed)
-        result = await lsp.client.text_document_completion_async(types.CompletionParams(_doc(uri), _end_of(lsp, typed)))
+        result = await lsp.client.text_document_completion_async(
+            types.CompletionParams(_doc(uri), _end_of(lsp, typed))
+        )
         assert result is None or result.items == [], tail
 
 
@@ -97,7 +103,9 @@ async def test_definition_of_a_name_string_is_its_tag(lsp, tmp_path):
         at = position_of(TRAIN, needle, lsp.encoding, occurrence)
         at.character += 2
         result = await lsp.client.text_document_definition_async(types.DefinitionParams(_doc(uri), at))
-        assert [(r.uri, r.range) for r in result] == [((tmp_path / "model.py").as_uri(), _range(lsp, MODEL, '"attn_out"'))]
+        assert [(r.uri, r.range) for r in result] == [
+            ((tmp_path / "model.py").as_uri(), _range(lsp, MODEL, '"attn_out"'))
+        ]
     # A name only a shape carries leads to the f-string tag.
     at = position_of(TRAIN, '"layer_3"', lsp.encoding)
     [found] = await lsp.client.text_document_definition_async(types.DefinitionParams(_doc(uri), at))
@@ -118,10 +126,14 @@ async def test_references_list_every_tag_and_every_policy_naming_it(lsp, tmp_pat
     for declaration in (True, False):
         result = await lsp.client.text_document_references_async(
             types.ReferenceParams(
-                text_document=_doc(uri), position=at, context=types.ReferenceContext(include_declaration=declaration)
+                text_document=_doc(uri),
+                position=at,
+                context=types.ReferenceContext(include_declaration=declaration),
             )
         )
-        assert [(r.uri, r.range) for r in result] == [(u, r) for u, r in expected if declaration or u != model_uri]
+        assert [(r.uri, r.range) for r in result] == [
+            (u, r) for u, r in expected if declaration or u != model_uri
+        ]
 
 
 async def test_hover_on_a_name_says_where_it_is_tagged_and_which_policies_use_it(lsp, tmp_path):
@@ -147,7 +159,9 @@ async def test_jax112_is_published_fixed_and_follows_edits_of_the_model(profile,
         # The model (open in a buffer) comes to tag the name: the policy file is checked again.
         model = lsp.open("model.py")
         start = position_of(MODEL, '"attn_out"', lsp.encoding)
-        lsp.change(model, start, types.Position(start.line, start.character + len('"attn_out"')), '"attn_outt"')
+        lsp.change(
+            model, start, types.Position(start.line, start.character + len('"attn_out"')), '"attn_outt"'
+        )
         await lsp.eventually(uri, lambda d: d == [])
         lsp.replace_all(model, MODEL)
         [diagnostic] = await lsp.eventually(uri, lambda d: len(d) == 1)

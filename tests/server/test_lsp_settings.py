@@ -18,11 +18,16 @@ async def test_initialization_options_apply(profile, tmp_path):
 
 async def test_workspace_configuration_overrides_initialization_options(profile, tmp_path):
     async with start_session(
-        profile, tmp_path, initialization_options={"settings": {"ignore": ["JAX101"]}}, configuration={"ignore": [], "severity": {"JAX101": "warning"}}
+        profile,
+        tmp_path,
+        initialization_options={"settings": {"ignore": ["JAX101"]}},
+        configuration={"ignore": [], "severity": {"JAX101": "warning"}},
     ) as lsp:
         uri = lsp.open("model.py", POLICY)
         diagnostics = await lsp.diagnostics(uri)
-        assert [(d.code, d.severity) for d in diagnostics] == [("JAX101", types.DiagnosticSeverity.Warning)] * 2
+        assert [(d.code, d.severity) for d in diagnostics] == [
+            ("JAX101", types.DiagnosticSeverity.Warning)
+        ] * 2
 
 
 async def test_pyproject_applies_and_editor_settings_override_it(profile, tmp_path):
@@ -50,12 +55,16 @@ async def test_configuration_change_republishes(profile, tmp_path):
         uri = lsp.open("model.py", POLICY)
         assert len(await lsp.diagnostics(uri)) == 2
         lsp.client.set_configuration({"ignore": ["JAX1"]}, section="jax-lsp")
-        lsp.client.workspace_did_change_configuration(types.DidChangeConfigurationParams(settings={"jax-lsp": {"ignore": ["JAX1"]}}))
+        lsp.client.workspace_did_change_configuration(
+            types.DidChangeConfigurationParams(settings={"jax-lsp": {"ignore": ["JAX1"]}})
+        )
         await lsp.eventually(uri, lambda diagnostics: diagnostics == [])
 
 
 async def test_nothing_is_published_before_the_settings_are_read(tmp_path):
-    async with start_session("neovim", tmp_path, configuration={"ignore": ["JAX101"]}, configuration_delay=1.0) as lsp:
+    async with start_session(
+        "neovim", tmp_path, configuration={"ignore": ["JAX101"]}, configuration_delay=1.0
+    ) as lsp:
         uri = lsp.open("model.py", POLICY)
         assert await lsp.diagnostics(uri) == []
         assert lsp.history and not [d for params in lsp.history for d in params.diagnostics]

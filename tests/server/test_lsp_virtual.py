@@ -8,7 +8,7 @@ from lsprotocol import types
 
 UNTITLED = "untitled:Untitled-1"
 
-POLICY = '''import jax
+POLICY = """import jax
 
 
 def save_dots(prim, *avals, **params):
@@ -17,19 +17,19 @@ def save_dots(prim, *avals, **params):
 
 
 g = jax.checkpoint(lambda y: y * 2, policy=save_dots)
-'''
+"""
 
-POLICIES = '''def offload_dots(prim, *avals, **params):
+POLICIES = """def offload_dots(prim, *avals, **params):
     if prim.name == "dot_general":
         return True
-'''
+"""
 
-USES_POLICIES = '''import jax
+USES_POLICIES = """import jax
 
 from policies import offload_dots
 
 g = jax.checkpoint(lambda y: y * 2, policy=offload_dots)
-'''
+"""
 
 
 def files_under(root) -> dict:
@@ -56,7 +56,9 @@ async def test_an_untitled_buffer_gets_the_diagnostics_fixes_and_hover_of_a_file
         assert [(d.code, d.range, d.message) for d in diagnostics] == expected
 
         at = position_of(POLICY, "save_dots", lsp.encoding, 1)
-        hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+        hover = await lsp.client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), at)
+        )
         assert "save_dots" in hover.contents.value and "None" in hover.contents.value
 
         actions = await lsp.code_actions(uri, diagnostics)
@@ -76,7 +78,9 @@ async def test_an_untitled_buffer_gets_the_diagnostics_fixes_and_hover_of_a_file
         assert files_under(tmp_path) == before  # nothing was written for the buffer
 
 
-async def test_an_untitled_buffer_imports_from_the_workspace_and_leaves_the_index_as_it_was(profile, tmp_path):
+async def test_an_untitled_buffer_imports_from_the_workspace_and_leaves_the_index_as_it_was(
+    profile, tmp_path
+):
     (tmp_path / "policies.py").write_text(POLICIES)
     async with start_session(profile, tmp_path) as lsp:
         policies = lsp.open("policies.py")
@@ -102,7 +106,9 @@ async def test_a_cell_sent_without_its_notebook_is_checked_as_its_own_module(tmp
         [diagnostic] = await lsp.diagnostics(uri)
         assert diagnostic.code == "JAX101"
         assert diagnostic.range.start == position_of(POLICY, "save_dots", lsp.encoding)
-        [fix] = [a for a in await lsp.code_actions(uri, [diagnostic]) if a.title.startswith("jax-lsp (JAX101): ")]
+        [fix] = [
+            a for a in await lsp.code_actions(uri, [diagnostic]) if a.title.startswith("jax-lsp (JAX101): ")
+        ]
         assert uris_of(fix) == {cell}
         # Another cell that only uses a name defined in this one sees no definition of it.
         other = lsp.open_uri(other_cell, "import jax\n\nh = jax.checkpoint(abs, policy=save_dots)\n")
@@ -111,13 +117,13 @@ async def test_a_cell_sent_without_its_notebook_is_checked_as_its_own_module(tmp
     assert not notebook.exists()
 
 
-DEFINES = '''import jax
+DEFINES = """import jax
 
 
 def save_dots(prim, *avals, **params):
     if prim.name == "dot_general":
         return True
-'''
+"""
 USES = "g = jax.checkpoint(lambda y: y * 2, policy=save_dots)\n"
 
 
@@ -125,17 +131,26 @@ def open_notebook(lsp, notebook_uri: str, cells: list[tuple[str, str]]) -> None:
     lsp.client.notebook_document_did_open(
         types.DidOpenNotebookDocumentParams(
             notebook_document=types.NotebookDocument(
-                uri=notebook_uri, notebook_type="jupyter-notebook", version=1,
-                cells=[types.NotebookCell(kind=types.NotebookCellKind.Code, document=uri) for uri, _ in cells],
+                uri=notebook_uri,
+                notebook_type="jupyter-notebook",
+                version=1,
+                cells=[
+                    types.NotebookCell(kind=types.NotebookCellKind.Code, document=uri) for uri, _ in cells
+                ],
             ),
-            cell_text_documents=[types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text) for uri, text in cells],
+            cell_text_documents=[
+                types.TextDocumentItem(uri=uri, language_id="python", version=1, text=text)
+                for uri, text in cells
+            ],
         )
     )
 
 
 async def test_a_synced_notebook_is_checked_as_one_module_in_cell_order(tmp_path):
     notebook = (tmp_path / "train.ipynb").as_uri()
-    cell = [f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(3)]
+    cell = [
+        f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(3)
+    ]
     async with start_session("vscode", tmp_path) as lsp:
         # The policy is defined in the first cell and used in the third; a markdown-free middle
         # cell shifts the lines.
@@ -148,13 +163,19 @@ async def test_a_synced_notebook_is_checked_as_one_module_in_cell_order(tmp_path
         assert related.location.range.start == position_of(USES, "save_dots", lsp.encoding)
         assert await lsp.diagnostics(cell[2]) == []
 
-        [fix] = [a for a in await lsp.code_actions(cell[0], [diagnostic]) if a.title.startswith("jax-lsp (JAX101): ")]
+        [fix] = [
+            a
+            for a in await lsp.code_actions(cell[0], [diagnostic])
+            if a.title.startswith("jax-lsp (JAX101): ")
+        ]
         assert uris_of(fix) == {cell[0]}
         fixed = apply_text_edits(DEFINES, lsp.edits_for(fix, cell[0]), lsp.encoding)
         assert fixed == DEFINES.replace("return True\n", "return True\n    return False\n")
 
         at = position_of(USES, "save_dots", lsp.encoding)
-        hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(cell[2]), at))
+        hover = await lsp.client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(cell[2]), at)
+        )
         assert "save_dots" in hover.contents.value and "None" in hover.contents.value
         assert hover.range.start == at
 
@@ -169,7 +190,11 @@ async def test_a_synced_notebook_is_checked_as_one_module_in_cell_order(tmp_path
                         text_content=[
                             types.NotebookDocumentCellContentChanges(
                                 document=types.VersionedTextDocumentIdentifier(uri=cell[2], version=2),
-                                changes=[types.TextDocumentContentChangePartial(range=types.Range(start, end), text="None")],
+                                changes=[
+                                    types.TextDocumentContentChangePartial(
+                                        range=types.Range(start, end), text="None"
+                                    )
+                                ],
                             )
                         ]
                     )
@@ -182,7 +207,9 @@ async def test_a_synced_notebook_is_checked_as_one_module_in_cell_order(tmp_path
 async def test_a_workspace_policy_used_in_a_notebook_points_to_the_cell_until_it_closes(tmp_path):
     (tmp_path / "policies.py").write_text(POLICIES)
     notebook = (tmp_path / "train.ipynb").as_uri()
-    cells = [f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(2)]
+    cells = [
+        f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(2)
+    ]
     async with start_session("vscode", tmp_path) as lsp:
         policies = lsp.open("policies.py")
         assert await lsp.diagnostics(policies) == []
@@ -202,7 +229,9 @@ async def test_a_workspace_policy_used_in_a_notebook_points_to_the_cell_until_it
 
 async def test_removing_the_cell_that_uses_a_policy_clears_the_cell_that_defines_it(tmp_path):
     notebook = (tmp_path / "train.ipynb").as_uri()
-    cells = [f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(2)]
+    cells = [
+        f"vscode-notebook-cell:{(tmp_path / 'train.ipynb').as_posix()}#W{n}sZmlsZQ%3D%3D" for n in range(2)
+    ]
     async with start_session("vscode", tmp_path) as lsp:
         open_notebook(lsp, notebook, [(cells[0], DEFINES), (cells[1], USES)])
         await lsp.eventually(cells[0], lambda d: [x.code for x in d] == ["JAX101"])

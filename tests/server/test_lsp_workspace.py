@@ -7,19 +7,19 @@ import asyncio
 from lsp_harness import position_of, start_session
 from lsprotocol import types
 
-POLICIES = '''def offload_dots(prim, *avals, **params):
+POLICIES = """def offload_dots(prim, *avals, **params):
     if prim.name == "dot_general":
         return True
-'''
+"""
 
-MODEL = '''import jax
+MODEL = """import jax
 
 from policies import offload_dots
 
 
 def f(x):
     return jax.checkpoint(lambda y: y * 2, policy=offload_dots)(x)
-'''
+"""
 
 
 async def test_opening_only_the_definition_shows_findings_from_a_site_elsewhere(profile, tmp_path):
@@ -69,7 +69,9 @@ async def test_a_file_changed_on_disk_updates_the_index(profile, tmp_path):
         (tmp_path / "model.py").write_text(MODEL)
         lsp.client.workspace_did_change_watched_files(
             types.DidChangeWatchedFilesParams(
-                changes=[types.FileEvent(uri=(tmp_path / "model.py").as_uri(), type=types.FileChangeType.Created)]
+                changes=[
+                    types.FileEvent(uri=(tmp_path / "model.py").as_uri(), type=types.FileChangeType.Created)
+                ]
             )
         )
         await lsp.eventually(policies, lambda d: [x.code for x in d] == ["JAX101"])
@@ -83,12 +85,19 @@ async def test_hover_on_a_policy_at_its_site_and_its_def(profile, tmp_path):
         for occurrence in (0, 1):
             at = position_of(text, "offload_dots", lsp.encoding, occurrence)
             at.character += 3
-            hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+            hover = await lsp.client.text_document_hover_async(
+                types.HoverParams(types.TextDocumentIdentifier(uri), at)
+            )
             assert hover.contents.kind == types.MarkupKind.Markdown
             assert "offload_dots" in hover.contents.value
             assert "line 3" in hover.contents.value and "None" in hover.contents.value
         nothing = position_of(text, "jax", lsp.encoding)
-        assert await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), nothing)) is None
+        assert (
+            await lsp.client.text_document_hover_async(
+                types.HoverParams(types.TextDocumentIdentifier(uri), nothing)
+            )
+            is None
+        )
 
 
 async def test_hover_on_a_noqa_code_shows_the_rules_docs(profile, tmp_path):
@@ -97,7 +106,9 @@ async def test_hover_on_a_noqa_code_shows_the_rules_docs(profile, tmp_path):
         uri = lsp.open("model.py", text)
         await lsp.diagnostics(uri)
         at = position_of(text, "JAX104", lsp.encoding)
-        hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+        hover = await lsp.client.text_document_hover_async(
+            types.HoverParams(types.TextDocumentIdentifier(uri), at)
+        )
         assert hover.contents.value.startswith("# JAX104")
         assert hover.range.start == at
 
@@ -107,7 +118,9 @@ async def test_hover_on_a_built_in_policy_says_what_it_saves(lsp):
     uri = lsp.open("model.py", text)
     await lsp.diagnostics(uri)
     at = position_of(text, "dots_saveable", lsp.encoding)
-    hover = await lsp.client.text_document_hover_async(types.HoverParams(types.TextDocumentIdentifier(uri), at))
+    hover = await lsp.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), at)
+    )
     assert "jax.checkpoint_policies.dots_saveable" in hover.contents.value
     assert "dot_general" in hover.contents.value
 
@@ -137,15 +150,31 @@ async def test_a_package_below_the_workspace_folder_resolves_and_src_finds_the_r
 async def test_a_notebook_on_disk_is_indexed_like_a_module(profile, tmp_path):
     import json
 
-    cells = ["!pip install -q jax\nimport jax\n\nfrom policies import offload_dots",
-             "%time\nf = jax.checkpoint(lambda y: y * 2, policy=offload_dots)"]
-    notebook = {"cells": [{"cell_type": "code", "execution_count": None, "metadata": {}, "outputs": [],
-                           "source": c.splitlines(True)} for c in cells],
-                "metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    cells = [
+        "!pip install -q jax\nimport jax\n\nfrom policies import offload_dots",
+        "%time\nf = jax.checkpoint(lambda y: y * 2, policy=offload_dots)",
+    ]
+    notebook = {
+        "cells": [
+            {
+                "cell_type": "code",
+                "execution_count": None,
+                "metadata": {},
+                "outputs": [],
+                "source": c.splitlines(True),
+            }
+            for c in cells
+        ],
+        "metadata": {},
+        "nbformat": 4,
+        "nbformat_minor": 5,
+    }
     (tmp_path / "policies.py").write_text(POLICIES)
     (tmp_path / "train.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
     async with start_session(profile, tmp_path) as lsp:
         uri = lsp.open("policies.py")
         [diagnostic] = await lsp.eventually(uri, lambda d: len(d) == 1)
         assert diagnostic.code == "JAX101"
-        assert [r.location.uri for r in diagnostic.related_information or []] == [(tmp_path / "train.ipynb").as_uri()]
+        assert [r.location.uri for r in diagnostic.related_information or []] == [
+            (tmp_path / "train.ipynb").as_uri()
+        ]

@@ -23,8 +23,14 @@ g = jax.checkpoint(lambda x: x, policy=lookup)
 
 
 def _run(*args, cwd=None):
-    return subprocess.run([sys.executable, "-m", "jax_lsp", *args], capture_output=True, text=True,
-                          cwd=cwd, timeout=120, check=False)
+    return subprocess.run(
+        [sys.executable, "-m", "jax_lsp", *args],
+        capture_output=True,
+        text=True,
+        cwd=cwd,
+        timeout=120,
+        check=False,
+    )
 
 
 def test_trace_one_line_as_a_table(write):
@@ -54,10 +60,13 @@ def test_trace_every_site_as_json(write):
 
 
 def test_trace_clean_policy_exits_zero(write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import jax
         f = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.dots_saveable)
-    """)
+    """,
+    )
     proc = _run("trace", f"{path}:2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "dot_general           saved" in proc.stdout
@@ -132,8 +141,11 @@ def test_trace_a_policy_from_a_table_and_a_name_based_policy(write):
     """The table holds a broken member (JAX107 reports it statically); the members chosen here
     trace, and JAX saves what they name."""
     path = write("model.py", TABLE)
-    for line, saved in ((18, "dot_general           saved"), (19, "name:attn_out         saved"),
-                        (20, "name:attn_out         saved")):
+    for line, saved in (
+        (18, "dot_general           saved"),
+        (19, "name:attn_out         saved"),
+        (20, "name:attn_out         saved"),
+    ):
         proc = _run("trace", f"{path}:{line}")
         assert "Status: ok" in proc.stdout, proc.stdout + proc.stderr
         assert saved in proc.stdout

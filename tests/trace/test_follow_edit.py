@@ -16,17 +16,20 @@ def _lines(notes):
     return [n.span.start.line for n in notes]
 
 
-@pytest.mark.parametrize("start, end, text, expected", [
-    ((0, 0), (0, 0), "# two lines\n\n", [2, 7]),  # lines inserted above: both move down
-    ((0, 0), (2, 0), "", [3]),  # two whole lines deleted: the note on line 0 goes, line 5 moves up
-    ((4, 0), (4, 0), "\n", [0, 6]),  # Enter at the start of line 4 pushes it down
-    ((5, 9), (5, 9), "x", [0]),  # typing on the note's line drops it
-    ((4, 20), (5, 0), "", [0]),  # joining line 4 with the next touches it
-    ((3, 0), (3, 10), "pass", [0, 5]),  # an edit on the line above, in place
-    ((6, 0), (6, 0), "\n\n\n", [0, 5]),  # below the notes: nothing moves
-    ((2, 3), (3, 0), "\n\n", [0, 6]),  # the tail of line 2 and two line breaks
-    ((1, 0), (9, 0), "", [0]),  # lines 1..8 deleted: the note on line 5 goes
-])
+@pytest.mark.parametrize(
+    "start, end, text, expected",
+    [
+        ((0, 0), (0, 0), "# two lines\n\n", [2, 7]),  # lines inserted above: both move down
+        ((0, 0), (2, 0), "", [3]),  # two whole lines deleted: the note on line 0 goes, line 5 moves up
+        ((4, 0), (4, 0), "\n", [0, 6]),  # Enter at the start of line 4 pushes it down
+        ((5, 9), (5, 9), "x", [0]),  # typing on the note's line drops it
+        ((4, 20), (5, 0), "", [0]),  # joining line 4 with the next touches it
+        ((3, 0), (3, 10), "pass", [0, 5]),  # an edit on the line above, in place
+        ((6, 0), (6, 0), "\n\n\n", [0, 5]),  # below the notes: nothing moves
+        ((2, 3), (3, 0), "\n\n", [0, 6]),  # the tail of line 2 and two line breaks
+        ((1, 0), (9, 0), "", [0]),  # lines 1..8 deleted: the note on line 5 goes
+    ],
+)
 def test_notes_move_with_their_lines(start, end, text, expected):
     notes = [_note(0), _note(5)]
     assert _lines(follow_edit(notes, PATH, LineEdit.of(start, end, text))) == expected

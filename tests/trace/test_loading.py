@@ -7,7 +7,9 @@ from tests.trace.conftest import line_of
 
 def test_only_definitions_imports_and_needed_assignments_run(service, write, tmp_path):
     marker = tmp_path / "ran"
-    path = write("model.py", f"""
+    path = write(
+        "model.py",
+        f"""
         import pathlib
         import jax
 
@@ -24,7 +26,8 @@ def test_only_definitions_imports_and_needed_assignments_run(service, write, tmp
 
         if __name__ == "__main__":
             MARK.with_suffix(".main").write_text("x")
-    """)
+    """,
+    )
     result = service.trace(path, line_of(path, "def policy"))
     assert result.ok, result.message
     assert sorted(p.name for p in tmp_path.iterdir()) == ["model.py"]
@@ -33,16 +36,22 @@ def test_only_definitions_imports_and_needed_assignments_run(service, write, tmp
 
 def test_workspace_root_is_importable(service, write, tmp_path):
     write("pkg/__init__.py", "")
-    write("pkg/policies.py", """
+    write(
+        "pkg/policies.py",
+        """
         def policy(prim, *args, **params):
             return prim.name == "exp"
-    """)
-    path = write("train/run.py", """
+    """,
+    )
+    path = write(
+        "train/run.py",
+        """
         import jax
         from pkg.policies import policy
 
         f = jax.checkpoint(lambda x: x, policy=policy)
-    """)
+    """,
+    )
     result = service.trace(path, line_of(path, "policy=policy"), root=tmp_path)
     assert result.ok, result.message
     [saved] = [d for d in result.decisions if d.decision == "saved"]
@@ -50,13 +59,16 @@ def test_workspace_root_is_importable(service, write, tmp_path):
 
 
 def test_import_error_names_file_and_line(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import jax
         import not_a_module_anywhere
 
         def policy(prim, *args, **params):
             return False
-    """)
+    """,
+    )
     result = service.trace(path, line_of(path, "def policy"))
     assert result.status == "import_error"
     assert result.message.startswith("model.py:2: ModuleNotFoundError")
@@ -65,29 +77,37 @@ def test_import_error_names_file_and_line(service, write):
 
 def test_syntax_error_in_an_imported_module(service, write):
     write("helper.py", "def broken(:\n")
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import helper
 
         def policy(prim, *args, **params):
             return False
-    """)
+    """,
+    )
     result = service.trace(path, line_of(path, "def policy"))
     assert result.status == "import_error"
     assert "SyntaxError" in result.message and "helper.py:1" in result.message
 
 
 def test_no_policy_at_the_line(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import jax
         x = 1 + 1
-    """)
+    """,
+    )
     result = service.trace(path, 1)
     assert result.status == "not_found"
     assert "No policy at model.py:1" in result.message
 
 
 def test_nested_def_is_found_through_the_factory_site(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import jax
 
         def make(name):
@@ -96,7 +116,8 @@ def test_nested_def_is_found_through_the_factory_site(service, write):
             return policy
 
         f = jax.checkpoint(lambda x: x, policy=make("tanh"))
-    """)
+    """,
+    )
     result = service.trace(path, line_of(path, "def policy"))
     assert result.ok, result.message
     assert {d.primitive for d in result.decisions if d.decision == "saved"} == {"tanh"}
@@ -104,19 +125,24 @@ def test_nested_def_is_found_through_the_factory_site(service, write):
 
 
 def test_site_value_in_a_function_that_cannot_be_evaluated(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import jax
 
         def block(x, policy):
             return jax.checkpoint(lambda y: y, policy=policy)(x)
-    """)
+    """,
+    )
     result = service.trace(path, line_of(path, "policy=policy"))
     assert result.status == "not_found"
     assert "outside its function" in result.message
 
 
 def test_return_lines_and_offload_memory(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import jax
         from jax.ad_checkpoint import Offloadable
 
@@ -126,7 +152,8 @@ def test_return_lines_and_offload_memory(service, write):
             if prim.name == "sin":
                 return True
             return False
-    """)
+    """,
+    )
     result = service.trace(path, line_of(path, "def policy"))
     assert result.ok, result.message
     rows = {(d.primitive, d.decision, d.line, d.dst_space) for d in result.decisions}
@@ -140,22 +167,41 @@ def test_return_lines_and_offload_memory(service, write):
 
 
 def test_probe_covers_the_primitive_kinds(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         def policy(prim, *args, **params):
             return False
-    """)
+    """,
+    )
     result = service.trace(path, 1)
     seen = {d.primitive for d in result.decisions}
-    assert {"dot_general", "conv_general_dilated", "sin", "exp", "tanh", "logistic", "mul", "add",
-            "reduce_sum", "reduce_max", "reshape", "transpose", "broadcast_in_dim"} <= seen
+    assert {
+        "dot_general",
+        "conv_general_dilated",
+        "sin",
+        "exp",
+        "tanh",
+        "logistic",
+        "mul",
+        "add",
+        "reduce_sum",
+        "reduce_max",
+        "reshape",
+        "transpose",
+        "broadcast_in_dim",
+    } <= seen
 
 
 def test_checkpoint_names_come_from_the_policy_and_its_factory(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import jax
         cp = jax.checkpoint_policies
         f = jax.checkpoint(lambda x: x, policy=cp.save_only_these_names("attn_out", "mlp_in"))
-    """)
+    """,
+    )
     result = service.trace(path, 3)
     assert result.ok, result.message
     assert set(result.names) == {"attn_out", "mlp_in"}
@@ -166,7 +212,9 @@ def test_checkpoint_names_come_from_the_policy_and_its_factory(service, write):
 
 @pytest.mark.parametrize("dst", ["host", "cpu", "pinned-host"])
 def test_offload_to_a_kind_jax_maps_to_device_memory(service, write, dst):
-    path = write("model.py", f"""
+    path = write(
+        "model.py",
+        f"""
         import jax
         from jax.ad_checkpoint import Offloadable
 
@@ -174,7 +222,8 @@ def test_offload_to_a_kind_jax_maps_to_device_memory(service, write, dst):
             if prim.name == "sin":
                 return Offloadable(src="device", dst={dst!r})
             return False
-    """)
+    """,
+    )
     result = service.trace(path, 4)
     assert result.ok
     [mistake] = result.silent
@@ -184,14 +233,17 @@ def test_offload_to_a_kind_jax_maps_to_device_memory(service, write, dst):
 
 
 def test_string_comparison_that_never_matches(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         NAMES = {"sin", "not_a_primitive"}
 
         def policy(prim, *args, **params):
             if prim != "cos":
                 return prim in NAMES
             return True
-    """)
+    """,
+    )
     result = service.trace(path, 3)
     kinds = sorted((m.kind, m.line, m.column) for m in result.silent)
     assert kinds == [("string_compare", 4, 7), ("string_compare", 5, 15)]
@@ -201,10 +253,13 @@ def test_string_comparison_that_never_matches(service, write):
 
 
 def test_policy_none_or_false_is_nothing_saveable(service, write):
-    path = write("model.py", """
+    path = write(
+        "model.py",
+        """
         import jax
         f = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.nothing_saveable())
-    """)
+    """,
+    )
     result = service.trace(path, 2)
     assert result.ok
     assert [m.kind for m in result.silent] == ["falsy_policy"]
@@ -212,14 +267,17 @@ def test_policy_none_or_false_is_nothing_saveable(service, write):
 
 def test_runs_in_the_workspace_root(service, write, tmp_path):
     write("data/names.txt", "tanh\n")
-    path = write("src/model.py", """
+    path = write(
+        "src/model.py",
+        """
         import pathlib
 
         NAMES = pathlib.Path("data/names.txt").read_text().split()
 
         def policy(prim, *args, **params):
             return prim.name in NAMES
-    """)
+    """,
+    )
     result = service.trace(path, line_of(path, "def policy"), root=tmp_path)
     assert result.ok, result.message
     assert {d.primitive for d in result.decisions if d.decision == "saved"} == {"tanh"}
@@ -229,19 +287,25 @@ def test_anchors_include_policies_used_by_other_modules(write, tmp_path):
     from jax_lsp.core import Workspace
     from jax_lsp.trace.locations import policy_anchors
 
-    policies = write("policies.py", """
+    policies = write(
+        "policies.py",
+        """
         def policy(prim, *args, **params):
             return prim.name == "sin"
 
         def helper(x):
             return x
-    """)
-    write("train.py", """
+    """,
+    )
+    write(
+        "train.py",
+        """
         import jax
         from policies import policy
 
         f = jax.checkpoint(lambda x: x, policy=policy)
-    """)
+    """,
+    )
     workspace = Workspace([tmp_path])
     workspace.index()
     assert [(a.line, a.kind) for a in policy_anchors(workspace, policies)] == [(1, "def")]

@@ -13,7 +13,7 @@ pytestmark = needs_linux
 
 # Two sites on one line, after text whose UTF-8, UTF-16 and code-point columns differ: the
 # column of each lens must reach the agent as the right one.
-BROKEN = '''import jax
+BROKEN = """import jax
 
 def policy(prim, *args, **params):
     if prim.name == "sin":
@@ -23,18 +23,18 @@ def fine(prim, *args, **params):
     return prim.name == "sin"
 
 f, g = jax.checkpoint(lambda x: len("é🙂中") * x, policy=policy), jax.checkpoint(lambda x: x, policy=fine)
-'''
+"""
 
-LOOPING = '''import jax
+LOOPING = """import jax
 import helper
 
 f = jax.checkpoint(lambda x: x, policy=helper.policy)
-'''
+"""
 
-QUICK = '''import jax
+QUICK = """import jax
 
 f = jax.checkpoint(lambda x: x, policy=lambda *args, **params: True)
-'''
+"""
 
 
 async def _until(check, seconds=30.0):
@@ -49,7 +49,8 @@ async def _until(check, seconds=30.0):
 
 async def _lenses(session, uri):
     result = await session.client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri)))
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
+    )
     return list(result or [])
 
 
@@ -83,7 +84,8 @@ async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
         definition = position_of(BROKEN, "policy(prim", session.encoding)
         other = position_of(BROKEN, "fine(prim", session.encoding)
         assert sorted((l.range.start.line, l.range.start.character) for l in lenses) == sorted(
-            (p.line, p.character) for p in (definition, other, site, other_site))
+            (p.line, p.character) for p in (definition, other, site, other_site)
+        )
         assert {l.command.command for l in lenses} == {"jax-lsp.tracePolicy"}
         # Once the agent is up, the title names its jax and platform.
         titled = await _until(lambda: _lenses_titled(session, uri))
@@ -104,8 +106,9 @@ async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
         assert confirmed.message.startswith("Confirmed by trace (jax ")
         assert confirmed.code_description.href.endswith("JAX101.md")
 
-        hover = await session.client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri), position=definition))
+        hover = await session.client.text_document_hover_async(
+            types.HoverParams(text_document=types.TextDocumentIdentifier(uri), position=definition)
+        )
         assert "**jax-lsp trace**" in hover.contents.value
         assert "| primitive | decision | returned | line | count |" in hover.contents.value
         if profile == "vscode":  # the VS Code profile takes server-initiated progress
@@ -128,12 +131,20 @@ async def test_trace_diagnostics_follow_edits(profile, tmp_path):
             return [d for d in diagnostics if d.source == "jax-lsp trace" and d.code == "JAX101"]
 
         session.change(uri, types.Position(0, 0), types.Position(0, 0), "# two lines\n\n")
-        [moved] = traced(await session.eventually(
-            uri, lambda ds: [d.range.start.line for d in traced(ds)] == [line + 2]))
-        assert (moved.range.start.character, moved.message) == (confirmed.range.start.character, confirmed.message)
+        [moved] = traced(
+            await session.eventually(uri, lambda ds: [d.range.start.line for d in traced(ds)] == [line + 2])
+        )
+        assert (moved.range.start.character, moved.message) == (
+            confirmed.range.start.character,
+            confirmed.message,
+        )
         # The traced site moved too, and its hover still shows the report.
-        hover = await session.client.text_document_hover_async(types.HoverParams(
-            text_document=types.TextDocumentIdentifier(uri), position=types.Position(site.line + 2, site.character)))
+        hover = await session.client.text_document_hover_async(
+            types.HoverParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                position=types.Position(site.line + 2, site.character),
+            )
+        )
         assert "**jax-lsp trace**" in hover.contents.value
         # A line inserted just above moves it again; an edit on the traced line itself changes
         # what was traced, and the note goes.
@@ -155,8 +166,11 @@ async def test_untrusted_workspace_refuses(tmp_path, capfd):
         await session.diagnostics(uri)  # the static check runs
         assert await _lenses(session, uri) == []
         with pytest.raises(Exception, match="Tracing is disabled: the workspace is not trusted"):
-            await session.client.workspace_execute_command_async(types.ExecuteCommandParams(
-                command="jax-lsp.tracePolicy", arguments=[uri, {"line": 6, "character": 40}]))
+            await session.client.workspace_execute_command_async(
+                types.ExecuteCommandParams(
+                    command="jax-lsp.tracePolicy", arguments=[uri, {"line": 6, "character": 40}]
+                )
+            )
         # A refusal on purpose is one line in the log (the editor shows the server's stderr), no
         # traceback. The server logs it just after it answers.
         server_log = ""
@@ -209,17 +223,24 @@ async def test_cancel_while_the_agent_starts_kills_the_run_it_starts(tmp_path):
 
 def _lens_at(uri, text, needle):
     line = next(i for i, l in enumerate(text.splitlines()) if needle in l)
-    return types.CodeLens(range=types.Range(types.Position(line, 0), types.Position(line, 0)), command=types.Command(
-        title="Trace policy", command="jax-lsp.tracePolicy",
-        arguments=[uri, {"line": line, "character": text.splitlines()[line].index(needle)}]))
+    return types.CodeLens(
+        range=types.Range(types.Position(line, 0), types.Position(line, 0)),
+        command=types.Command(
+            title="Trace policy",
+            command="jax-lsp.tracePolicy",
+            arguments=[uri, {"line": line, "character": text.splitlines()[line].index(needle)}],
+        ),
+    )
 
 
 def _agent_started(before):
     """A check: the agent started since ``before`` (its forked runs share its command line)."""
+
     async def check():
         found = {pid for pid in descendants() - before if "jax_lsp/trace/agent.py" in _command_line(pid)}
         below_another = {pid for other in found for pid in descendants(other)}
         return sorted(found - below_another)
+
     return check
 
 
@@ -238,22 +259,26 @@ async def _no_children(pid):
 def _grew(before, family, extra):
     async def check():
         return len(descendants() - before - family) >= extra
+
     return check
 
 
 def _shrank_to(before, family):
     async def check():
         return descendants() - before <= family
+
     return check
 
 
 async def test_trace_on_save(tmp_path):
     settings = {"trace": {"onSave": True}}
-    async with start_session("neovim", tmp_path, configuration=settings,
-                             initialization_options={"settings": settings}) as session:
+    async with start_session(
+        "neovim", tmp_path, configuration=settings, initialization_options={"settings": settings}
+    ) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
-        session.client.text_document_did_save(types.DidSaveTextDocumentParams(
-            text_document=types.TextDocumentIdentifier(uri)))
+        session.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
+        )
         diagnostics = await _trace_diagnostics(session, uri)
         assert "JAX101" in {d.code for d in diagnostics}

@@ -9,7 +9,9 @@ from tests.cli.runner import run_check
 from tests.cli.test_notebooks import _write
 
 POLICY = "import jax\nimport jax.numpy as jnp\n\n\ndef policy(prim, *args, **params):\n    if prim.name == 'sin':\n        return True"
-SIDE_EFFECTS = "open('ran.txt', 'w').write('a cell ran')\n!touch shell_ran.txt\n%time open('magic_ran.txt', 'w')"
+SIDE_EFFECTS = (
+    "open('ran.txt', 'w').write('a cell ran')\n!touch shell_ran.txt\n%time open('magic_ran.txt', 'w')"
+)
 SITE = "f = jax.checkpoint(lambda x: jnp.cos(jnp.sin(x)), policy=policy)\nf(1.0)"
 
 

@@ -118,7 +118,9 @@ def test_children_die_with_a_killed_agent(write):
         children = descendants(agent.proc.pid)
         os.kill(agent.proc.pid, signal.SIGKILL)
         assert job.result(10).status == "crashed"
-        assert _wait_until(lambda: not any(os.path.exists(f"/proc/{pid}") and _alive(pid) for pid in children))
+        assert _wait_until(
+            lambda: not any(os.path.exists(f"/proc/{pid}") and _alive(pid) for pid in children)
+        )
     finally:
         svc.shutdown()
 
