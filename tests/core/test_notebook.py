@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jax_lsp.core import Settings, analyze_text
+from jax_lsp.core import Settings
 from jax_lsp.core.ipython import opaque
 from jax_lsp.core.model import Edit, Span
 from jax_lsp.core.notebook import (
@@ -22,6 +22,7 @@ from jax_lsp.core.notebook import (
     parse_notebook,
 )
 from jax_lsp.core.source import split_lines
+from jax_lsp.engine import analyze_text
 
 # Each runs in IPython; none is Python.
 IPYTHON_LINES = [

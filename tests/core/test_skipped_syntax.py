@@ -10,9 +10,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jax_lsp.core import Settings, Workspace
+from jax_lsp.core import Settings
 from jax_lsp.core.python_version import SkippedStatement
 from jax_lsp.core.source import ParseCache, parse_text
+from jax_lsp.engine import Workspace
 
 POLICY = "import jax\n\ndef bad(prim, *a, **k):\n    return None\n\nf = jax.checkpoint(g, policy=bad)\n"
 TYPO = "def broken(:\n    pass\n"
