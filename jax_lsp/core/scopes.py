@@ -8,7 +8,7 @@ several assignments) is unknown, and unknown values are never reported.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
@@ -83,7 +83,9 @@ class ScopeBuilder(ast.NodeVisitor):
         self.deferred: dict[int, tuple[FunctionNode, Scope]] = {}
         self.scope_of: dict[int, Scope] = {}
         self.calls: list[tuple[ast.Call, Scope]] = []
-        self.current: Scope | None = None
+
+    # The scope being walked; set by build and build_function before anything is visited.
+    current: Scope
 
     def build(self, tree: ast.Module) -> Scope:
         root = Scope(tree, None)
@@ -96,7 +98,12 @@ class ScopeBuilder(ast.NodeVisitor):
     # Bindings --------------------------------------------------------------
     def _mark_aliases(self, statement: ast.stmt, names: list[str]) -> None:
         """Module-level names bound by a statement that mentions a marker become markers."""
-        if self.mark_name and self.current.parent is None and self.could_hold_site(statement):
+        if (
+            self.mark_name
+            and self.could_hold_site is not None
+            and self.current.parent is None
+            and self.could_hold_site(statement)
+        ):
             for name in names:
                 self.mark_name(name)
 
@@ -196,7 +203,7 @@ class ScopeBuilder(ast.NodeVisitor):
             self.current.bind(node.name, Binding("other", node))
         self.generic_visit(node)
 
-    def visit_Global(self, node: ast.Global) -> None:
+    def visit_Global(self, node: ast.Global | ast.Nonlocal) -> None:
         for name in node.names:
             self.current.bind(name, Binding("other", node))
 
@@ -237,7 +244,7 @@ class ScopeBuilder(ast.NodeVisitor):
         self._enter_function(node, function_body(node))
         return self.scope_of[id(node)]
 
-    def _enter_function(self, node: FunctionNode, body: list[ast.AST]) -> None:
+    def _enter_function(self, node: FunctionNode, body: Sequence[ast.AST]) -> None:
         outer = self.current
         if self.could_hold_site is not None and not self.could_hold_site(node):
             self.deferred[id(node)] = (node, outer)
@@ -251,9 +258,9 @@ class ScopeBuilder(ast.NodeVisitor):
             self.visit(item)
         self.current = outer
 
-    def _comprehension(self, node: ast.AST) -> None:
+    def _comprehension(self, node: ast.ListComp | ast.SetComp | ast.GeneratorExp | ast.DictComp) -> None:
         # Comprehension targets are local to the comprehension; treat them as unknown.
-        for generator in node.generators:  # type: ignore[attr-defined]
+        for generator in node.generators:
             self._bind_other(generator.target)
         self.generic_visit(node)
 
