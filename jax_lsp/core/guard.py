@@ -51,7 +51,7 @@ class WorkLock:
             self._owner = principal
         self._depth += 1
 
-    def __exit__(self, *exc_info) -> None:
+    def __exit__(self, *exc_info: object) -> None:
         self._depth -= 1
         if self._depth == 0:
             self._owner = None

@@ -61,7 +61,7 @@ class Finding:
     related: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
 
     @property
-    def sort_key(self) -> tuple:
+    def sort_key(self) -> tuple[str, Position, str]:
         return (self.path, self.span.start, self.code)
 
 

@@ -15,7 +15,9 @@ class CheckpointFunction:
     policy_position: int | None
 
 
-def _functions(names: list[str], requires_function: bool, policy_position: int | None):
+def _functions(
+    names: list[str], requires_function: bool, policy_position: int | None
+) -> dict[str, CheckpointFunction]:
     return {n: CheckpointFunction(n, requires_function, policy_position) for n in names}
 
 

@@ -14,6 +14,7 @@ import ast
 import keyword
 import re
 import sys
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 Version = tuple[int, int]
@@ -72,6 +73,7 @@ def downgrade(text: str, running: Version = RUNNING) -> Downgrade | None:
 
 # Edits ------------------------------------------------------------------------------------------
 _Edit = tuple[int, int, str]  # (start, end, replacement), the replacement as long, but for `\`s
+_Add = Callable[[int, Version, str, list[_Edit]], None]  # records one construct and its edits
 
 
 def _blank(text: str, start: int, end: int, edge: str) -> _Edit:
@@ -235,7 +237,7 @@ def _type_parameters_name(python: Version, name: str) -> str:
     return name if python == (3, 12) else "type parameter defaults (PEP 696)"
 
 
-def _statement(code: str, text: str, start: int, end: int, running: Version, add) -> None:
+def _statement(code: str, text: str, start: int, end: int, running: Version, add: _Add) -> None:
     """The constructs that can start the logical line code[start:end]."""
     if match := _GENERIC_HEAD.match(code, start):
         found = _type_parameters(code, text, match.end(), running)
@@ -265,7 +267,7 @@ def _statement(code: str, text: str, start: int, end: int, running: Version, add
         _unparenthesized_except(code, match.end(), start, add)
 
 
-def _unparenthesized_except(code: str, position: int, start: int, add) -> None:
+def _unparenthesized_except(code: str, position: int, start: int, add: _Add) -> None:
     """`except A, B:` (PEP 758) is `except A| B:` to an older Python."""
     commas, depth = [], 0
     for index in range(position, len(code)):
@@ -287,7 +289,7 @@ _SUBSCRIPT_STAR = re.compile(r"[\[,][ \t]*(\*)(?!\*)")
 _STAR_ANNOTATION = re.compile(r"(?<!\*)\*[ \t]*[^\W\d]\w*[ \t]*:[ \t]*(\*)(?!\*)")
 
 
-def _star_expressions(code: str, text: str, add) -> None:
+def _star_expressions(code: str, text: str, add: _Add) -> None:
     """PEP 646 (3.11): `tuple[*Ts]` and `*args: *Ts`."""
     for match in _STAR_ANNOTATION.finditer(code):
         add(match.start(), (3, 11), "star annotation (PEP 646)", [(match.start(1), match.end(1), " ")])
@@ -401,7 +403,7 @@ class _Scanner:
         quote = text[quote_pos] * 3 if text.startswith(text[quote_pos] * 3, quote_pos) else text[quote_pos]
         if "f" in prefix or "t" in prefix:
             top = template is None
-            if top:
+            if template is None:
                 template = _Template(start, "t" in prefix)
                 self.templates.append(template)
             if "t" in prefix:
@@ -415,7 +417,11 @@ class _Scanner:
             if match is None:
                 raise _Unscannable
             end = match.end()
-        if enclosing and ("\\" in text[start:end] or any(outer in text[start:end] for outer in enclosing)):
+        if (
+            template is not None
+            and enclosing
+            and ("\\" in text[start:end] or any(outer in text[start:end] for outer in enclosing))
+        ):
             # Before 3.12 a replacement field held no backslash, and no quote that closes an outer string.
             template.needs((3, 12))
         return end

@@ -3,10 +3,16 @@
 from __future__ import annotations
 
 import ast
+import sys
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 from jax_lsp.core.scopes import FunctionNode
+
+if sys.version_info >= (3, 11):
+    _TRY_STATEMENTS = (ast.Try, ast.TryStar)
+else:
+    _TRY_STATEMENTS = (ast.Try,)
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
@@ -94,7 +100,7 @@ def _statement_terminates(node: ast.stmt) -> bool:
         return _terminates(node.orelse) and not _breaks(node.body)
     if isinstance(node, (ast.With, ast.AsyncWith)):
         return _terminates(node.body)
-    if isinstance(node, ast.Try) or type(node).__name__ == "TryStar":
+    if isinstance(node, _TRY_STATEMENTS):
         if _terminates(node.finalbody):
             return True
         normal = _terminates(node.body) or _terminates(node.orelse)

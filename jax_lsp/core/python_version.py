@@ -107,13 +107,17 @@ def declared_python(folder: Path) -> RequiredPython | None:
             log.debug("cannot read %s: %s", path, exc)
             continue
         version = minimum_python(specifier) if specifier else None
-        if version is not None:
+        if specifier and version is not None:
             return RequiredPython(version, f"requires-python {specifier.strip()!r} in {path}")
     return None
 
 
-def _stamp(folder: Path) -> tuple:
-    stamps = []
+# Per declaration file: (mtime, size), or None when it is absent.
+_Stamp = tuple[tuple[int, int] | None, ...]
+
+
+def _stamp(folder: Path) -> _Stamp:
+    stamps: list[tuple[int, int] | None] = []
     for name, _ in _DECLARATIONS:
         try:
             stat = os.stat(folder / name)
@@ -138,7 +142,7 @@ class ProjectPythons:
         self._target = target_version
         self._on_read = on_read
         self._declared: dict[
-            Path, tuple[tuple, RequiredPython | None]
+            Path, tuple[_Stamp, RequiredPython | None]
         ] = {}  # per folder, with its files' stamps
         self.skipped: dict[str, tuple[SkippedStatement, ...]] = {}  # path -> statements left out
         self._logged: set[str] = set()

@@ -52,7 +52,7 @@ def _hiding_assignments(root: ast.AST, use: ast.Name) -> set[int]:
         for statement in block:
             if statement.lineno > use.lineno:
                 break
-            if statement.end_lineno >= use.lineno:  # type: ignore[operator]
+            if statement.end_lineno >= use.lineno:
                 inner = statement
                 break
             if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
@@ -70,7 +70,8 @@ def _block_holding(statement: ast.stmt, use: ast.Name) -> list[ast.stmt] | None:
             if statements and statements[0].lineno <= use.lineno <= statements[-1].end_lineno:  # type: ignore[operator]
                 if isinstance(item, ast.ExceptHandler):
                     return item.body
-                return getattr(statement, name)
+                block: list[ast.stmt] = getattr(statement, name)
+                return block
     if isinstance(statement, ast.Match):
         for case in statement.cases:
             if case.body and case.body[0].lineno <= use.lineno <= case.body[-1].end_lineno:  # type: ignore[operator]
