@@ -171,24 +171,22 @@ def name_uses(module: Module) -> list[NameUse]:
         roles = KEYWORD_ROLES.get(member, {})
         arguments += [(k.value, roles[k.arg]) for k in call.keywords if k.arg in roles]
         for argument, role in arguments:
-            for where, literal in string_literals(module, argument, scope):
+            for where, literal, name in string_literals(module, argument, scope):
                 uses.append(
-                    NameUse(
-                        literal.value, Place(where.path, where.source.span(literal)), role, member, made_at
-                    )
+                    NameUse(name, Place(where.path, where.source.span(literal)), role, member, made_at)
                 )
     return uses
 
 
 def string_literals(
     module: Module, expr: ast.expr, scope: Scope, depth: int = 0
-) -> Iterator[tuple[Module, ast.Constant]]:
-    """The string constants an argument holds: itself, the items of a list/tuple/set, `*NAMES`,
+) -> Iterator[tuple[Module, ast.Constant, str]]:
+    """The string constants (module, node, value) an argument holds: itself, the items of a list/tuple/set, `*NAMES`,
     `A + B`, and what a name bound once to one of those holds (in whichever module binds it)."""
     if depth > MAX_DEPTH:
         return
     if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-        yield module, expr
+        yield module, expr, expr.value
     elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
         for item in expr.elts:
             yield from string_literals(module, item, scope, depth + 1)

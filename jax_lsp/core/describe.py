@@ -10,6 +10,7 @@ from jax_lsp.core.model import Position, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import return_paths
 from jax_lsp.core.resolve import BuiltinPolicy, LiteralValue, PolicyFunction, Target
+from jax_lsp.core.scopes import FunctionNode
 from jax_lsp.core.values import Kind, classify
 
 BUILTIN_POLICIES = {
@@ -53,7 +54,7 @@ class PolicyDescription:
         return "\n".join(lines)
 
 
-def _verdict(module: Module, node, value: ast.expr | None) -> str:
+def _verdict(module: Module, node: FunctionNode, value: ast.expr | None) -> str:
     if value is None:
         return "None: JAX rejects it"
     kind = classify(module, value, module.function_scope(node))
@@ -78,14 +79,15 @@ def describe_function(function: PolicyFunction, span: Span) -> PolicyDescription
         )
         for anchor, value in paths.values()
     ]
-    if paths.falls_off_end:
+    if paths.falls_off_end and not isinstance(node, ast.Lambda):  # a lambda returns its expression
         last = node.body[-1]
-        returns.append(ReturnDescription(last.end_lineno - 1, "(end of body)", "None: JAX rejects it"))
+        end_line = last.end_lineno or last.lineno
+        returns.append(ReturnDescription(end_line - 1, "(end of body)", "None: JAX rejects it"))
     name = node.name if not isinstance(node, ast.Lambda) else "lambda"
     return PolicyDescription(name, span, module.path, tuple(returns))
 
 
-def describe_target(target: Target, span: Span) -> PolicyDescription:
+def describe_target(target: PolicyFunction | BuiltinPolicy, span: Span) -> PolicyDescription:
     if isinstance(target, BuiltinPolicy):
         return PolicyDescription(target.member, span, builtin=BUILTIN_POLICIES.get(target.member, ""))
     return describe_function(target, span)
@@ -106,9 +108,7 @@ def _innermost_name(module: Module, value: ast.expr, position: Position) -> ast.
     return best
 
 
-def _names(target: Target, hovered: ast.expr) -> bool:
-    if isinstance(target, LiteralValue):
-        return False  # nothing to describe: JAX111 says what is wrong with it
+def _names(target: PolicyFunction | BuiltinPolicy, hovered: ast.expr) -> bool:
     if isinstance(target, BuiltinPolicy):
         return target.expr is hovered or (
             isinstance(hovered, ast.Attribute) and hovered.attr == target.member
@@ -133,6 +133,8 @@ def describe_at(
             continue
         hovered = _innermost_name(module, value, position)
         for target in targets:
+            if isinstance(target, LiteralValue):
+                continue  # nothing to describe: JAX111 says what is wrong with it
             if _names(target, hovered):
                 return describe_target(target, source.span(hovered))
     for function in functions:

@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 MAX_DEPTH = 12
 
+# Where a name is defined: (module, node, scope of the binding). The node is a
+# FunctionDef/Lambda/ClassDef, or the expression assigned to the name.
+Definition = tuple["Module", ast.AST, Scope]
+
 
 class ModuleLoader(Protocol):
     """What a module needs from the workspace to follow names across files."""
@@ -63,7 +67,7 @@ class Module:
         if parts is None or depth > MAX_DEPTH:
             return None
         binding, owner = scope.lookup(parts[0])
-        if binding is None:
+        if binding is None or owner is None:
             return None
         base = self._binding_qualname(parts[0], binding, owner, depth)
         if base is None:
@@ -89,7 +93,7 @@ class Module:
             if module is self and split == len(parts) - 1:
                 return qualname
             binding, owner = module.scope.lookup(parts[split])
-            if binding is None or binding.kind in ("def", "class", "param", "other"):
+            if binding is None or owner is None or binding.kind in ("def", "class", "param", "other"):
                 return qualname
             base = module._binding_qualname(parts[split], binding, owner, depth + 1)
             if base is None:
@@ -123,7 +127,7 @@ class Module:
         )
 
     # Definitions -----------------------------------------------------------
-    def definition(self, expr: ast.expr, scope: Scope, depth: int = 0):
+    def definition(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Definition | None:
         """(module, node, scope) that a Name/Attribute refers to, across modules; or None.
 
         node is a FunctionDef/Lambda/ClassDef or the assigned expression."""
@@ -137,7 +141,7 @@ class Module:
         qualname = self.qualname(expr, scope) if dotted(expr) else None
         return self.definition_of_qualname(qualname, depth + 1) if qualname else None
 
-    def class_attribute(self, expr: ast.Attribute, scope: Scope, depth: int):
+    def class_attribute(self, expr: ast.Attribute, scope: Scope, depth: int) -> Definition | None:
         """`Cls.attr` where `Cls` is a class (here or imported) that binds `attr` once in its body."""
         owner = self.definition(expr.value, scope, depth + 1) if dotted(expr.value) else None
         if owner is None or not isinstance(owner[1], ast.ClassDef):
@@ -151,7 +155,7 @@ class Module:
             return None
         return module._definition_of_binding(found[0], body, depth + 1)
 
-    def definition_of_qualname(self, qualname: str, depth: int = 0):
+    def definition_of_qualname(self, qualname: str, depth: int = 0) -> Definition | None:
         parts = qualname.split(".")
         for split in range(len(parts) - 1, 0, -1):
             module = self.loader.module(".".join(parts[:split]), self)
@@ -163,8 +167,10 @@ class Module:
             return module._definition_of_binding(binding, owner, depth)
         return None
 
-    def _definition_of_binding(self, binding: Binding | None, owner: Scope | None, depth: int):
-        if binding is None or depth > MAX_DEPTH:
+    def _definition_of_binding(
+        self, binding: Binding | None, owner: Scope | None, depth: int
+    ) -> Definition | None:
+        if binding is None or owner is None or depth > MAX_DEPTH:
             return None
         if binding.kind in ("def", "class", "assign"):
             return self, binding.node, owner

@@ -81,12 +81,13 @@ def _called_literal(expr: ast.expr) -> bool:
 def resolve_site(site: Site) -> list[Target]:
     if site.value is None:
         return []
-    return _Resolver(site).resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
+    reached_from = (site.module.path, site.module.source.span(site.value))
+    return _Resolver(reached_from).resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
 
 
 class _Resolver:
-    def __init__(self, site: Site):
-        self.reached_from = (site.module.path, site.module.source.span(site.value))
+    def __init__(self, reached_from: tuple[str, Span]):
+        self.reached_from = reached_from
         self.seen: set[tuple[int, int, bool]] = set()
 
     def resolve(
@@ -116,9 +117,9 @@ class _Resolver:
             ]
         looked_up = lookup(expr)
         if looked_up is not None:
-            found = self._lookup(module, *looked_up, scope, bound, keywords, in_both, step)
-            if found is not None or isinstance(expr, ast.Subscript):
-                return found or []
+            entries = self._lookup(module, *looked_up, scope, bound, keywords, in_both, step)
+            if entries is not None or isinstance(expr, ast.Subscript):
+                return entries or []
         if isinstance(expr, ast.Call):
             return self._call(module, expr, scope, bound, keywords, in_both, step)
         if isinstance(expr, (ast.Name, ast.Attribute)):
@@ -141,7 +142,16 @@ class _Resolver:
         return []
 
     def _lookup(
-        self, module, table_expr, key, default, scope, bound, keywords, in_both, step
+        self,
+        module: Module,
+        table_expr: ast.expr,
+        key: ast.expr,
+        default: ast.expr | None,
+        scope: Scope,
+        bound: int,
+        keywords: frozenset[str],
+        in_both: bool,
+        step: int,
     ) -> list[Target] | None:
         """`TABLE[key]` / `TABLE.get(key, default)`: the entry of a constant key; every entry of
         an unknown key, each marked with the key that selects it. None: not a table."""
@@ -168,7 +178,16 @@ class _Resolver:
             targets = []
         return targets + more
 
-    def _call(self, module, call, scope, bound, keywords, in_both, step) -> list[Target]:
+    def _call(
+        self,
+        module: Module,
+        call: ast.Call,
+        scope: Scope,
+        bound: int,
+        keywords: frozenset[str],
+        in_both: bool,
+        step: int,
+    ) -> list[Target]:
         qualname = module.qualname(call.func, scope)
         if qualname in PARTIAL and call.args:
             more = frozenset(k.arg for k in call.keywords if k.arg)
@@ -186,15 +205,17 @@ class _Resolver:
         if factory is None:
             return []
         # A local factory: the policies are what its return statements give.
-        factory_module, factory = factory
-        factory_scope = factory_module.function_scope(factory)
+        factory_module, factory_def = factory
+        factory_scope = factory_module.function_scope(factory_def)
         targets = []
-        for _, value in return_paths(factory).values():
+        for _, value in return_paths(factory_def).values():
             if value is not None:
                 targets += self.resolve(factory_module, value, factory_scope, bound, keywords, in_both, step)
         return targets
 
-    def _callee(self, module: Module, func: ast.expr, scope: Scope, depth: int = 0):
+    def _callee(
+        self, module: Module, func: ast.expr, scope: Scope, depth: int = 0
+    ) -> tuple[str | None, tuple[Module, ast.FunctionDef | ast.AsyncFunctionDef] | None]:
         """What a call calls: (member of jax.checkpoint_policies, None), (None, (module, def)) for
         a function of the workspace, or (None, None). A `functools.partial` of either, written
         there or bound to a name, calls what it wraps."""
@@ -203,6 +224,7 @@ class _Resolver:
         member = policy_member(module.qualname(func, scope))
         if member:
             return member, None
+        wrapped: ast.AST
         if isinstance(func, ast.Call):
             wrapped = func
         else:

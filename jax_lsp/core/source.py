@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.model import Finding, Position, Severity, Span
-from jax_lsp.core.newer_syntax import RUNNING, downgrade, might_be_newer
+from jax_lsp.core.newer_syntax import RUNNING, Construct, downgrade, might_be_newer
 from jax_lsp.core.python_version import SkippedStatement
 
 if TYPE_CHECKING:
@@ -85,8 +85,9 @@ class SourceModule:
         self._marker_lines: list[int] | None = None
         self._marked_names: set[str] = set()
 
-    def _lines_matching(self, pattern: re.Pattern) -> list[int]:
-        found, line, position = [], 1, 0
+    def _lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
+        found: list[int] = []
+        line, position = 1, 0
         for match in pattern.finditer(self.text):
             line += self.text.count("\n", position, match.start())
             position = match.start()
@@ -379,6 +380,7 @@ def _parse_whole(
             except SyntaxError as exc:
                 error = exc
         newer_chunks = [failure for failure in failures if failure.newer is not None]
+        constructs: tuple[Construct, ...] = ()
         if newer_chunks:
             lines = split_lines(text)
             for failure in newer_chunks:
@@ -386,7 +388,7 @@ def _parse_whole(
                 lines[failure.start : failure.start + len(rewritten)] = rewritten
             text = "".join(lines)
             try:
-                tree, constructs = ast.parse(text, filename=path), ()
+                tree = ast.parse(text, filename=path)
             except SyntaxError as exc:
                 error = exc
             else:
@@ -403,7 +405,8 @@ def _parse_whole(
     except (ValueError, RecursionError, MemoryError) as exc:
         return None, [], SyntaxError(str(exc))
     ranges = [(failure.start, failure.start + len(failure.lines)) for failure in newer_chunks]
-    kept, skipped = [], [failure.newer for failure in newer_chunks]
+    kept = []
+    skipped = [failure.newer for failure in newer_chunks if failure.newer is not None]
     for statement in tree.body:
         first = min(node.lineno for node in [statement, *getattr(statement, "decorator_list", [])]) - 1
         end = statement.end_lineno or first + 1
