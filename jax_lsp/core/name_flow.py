@@ -11,6 +11,7 @@ any name may be tagged there, so no name is reported against it.
 from __future__ import annotations
 
 import ast
+import enum
 import functools
 import re
 from collections.abc import Callable, Iterable
@@ -25,6 +26,10 @@ MAX_FILES = 64  # a word found in more files than this is too common to follow
 MAX_SHAPES = 16
 
 Functions = tuple[FunctionNode, ...]
+# What one evaluation has followed already: ("parameter", path, line, name) or ("word", word).
+Seen = set[tuple[str | int, ...]]
+# A piece of a joined string: a string's text, or an expression whose values are followed.
+Part = str | ast.expr
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z%]")
 _BRACES = re.compile(r"\{[^{}]*\}")
 
@@ -149,7 +154,7 @@ class NameFlow:
 
     # Expressions -------------------------------------------------------------------------------
     def _evaluate(
-        self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: set
+        self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: Seen
     ) -> list[Tag]:
         place = Place(facts.path, facts.source.span(expr))
         if isinstance(expr, ast.Constant):
@@ -178,8 +183,14 @@ class NameFlow:
         return [Tag(place, text=facts.source.segment(expr))]
 
     def _joined(
-        self, facts: FileFacts, expr: ast.expr, parts: list, functions: Functions, steps: int, seen: set
-    ):
+        self,
+        facts: FileFacts,
+        expr: ast.expr,
+        parts: list[Part],
+        functions: Functions,
+        steps: int,
+        seen: Seen,
+    ) -> list[Tag]:
         """`f"layer_{i}"`, `name + suffix`: each part's possible values, joined in every way."""
         # An alternative: the pieces so far, each (text, literal), and the one tag it came from.
         alternatives: list[tuple[tuple[tuple[str, bool], ...], Tag | None]] = [((), None)]
@@ -204,12 +215,12 @@ class NameFlow:
                 return [Tag(Place(facts.path, facts.source.span(expr)), text=facts.source.segment(expr))]
         text = facts.source.segment(expr)
         place = Place(facts.path, facts.source.span(expr))
-        joined = []
+        joined: list[Tag] = []
         for pieces, source in alternatives:
             if all(literal for _, literal in pieces):
                 name = "".join(piece for piece, _ in pieces)
-                exact_source = source is not None and source.name == name
-                joined.append(source if exact_source else Tag(place, name=name, text=text))
+                exact_source = source if source is not None and source.name == name else None
+                joined.append(exact_source or Tag(place, name=name, text=text))
             else:
                 shape = "".join(re.escape(piece) if literal else piece for piece, literal in pieces)
                 known = any(literal and piece for piece, literal in pieces)
@@ -217,7 +228,7 @@ class NameFlow:
         return joined
 
     def _name(
-        self, facts: FileFacts, expr: ast.Name, functions: Functions, steps: int, seen: set
+        self, facts: FileFacts, expr: ast.Name, functions: Functions, steps: int, seen: Seen
     ) -> list[Tag]:
         place = Place(facts.path, facts.source.span(expr))
         word = expr.id
@@ -234,7 +245,15 @@ class NameFlow:
             return self._values(facts, module_level, loops, steps, seen)
         return self._word(word, place, steps, seen)
 
-    def _local(self, facts: FileFacts, word: str, function: FunctionNode, functions: Functions, steps, seen):
+    def _local(
+        self,
+        facts: FileFacts,
+        word: str,
+        function: FunctionNode,
+        functions: Functions,
+        steps: int,
+        seen: Seen,
+    ) -> list[Tag] | None:
         """The values `word` is bound to in `function` itself; None when it binds none."""
         assigned = [(v, f) for v, f in facts.tables.assigned.get(word, []) if f and f[-1] is function]
         loops = [(i, f) for i, f in facts.tables.loops.get(word, []) if f and f[-1] is function]
@@ -245,8 +264,15 @@ class NameFlow:
             return None
         return self._values(facts, assigned, loops, steps, seen)
 
-    def _values(self, facts: FileFacts, assigned, loops, steps: int, seen: set) -> list[Tag]:
-        tags = []
+    def _values(
+        self,
+        facts: FileFacts,
+        assigned: list[tuple[ast.expr, Functions]],
+        loops: list[tuple[ast.expr, Functions]],
+        steps: int,
+        seen: Seen,
+    ) -> list[Tag]:
+        tags: list[Tag] = []
         for value, functions in assigned:
             if id(value) in facts.tables.unpacked:
                 tags.append(
@@ -266,7 +292,7 @@ class NameFlow:
         return tags
 
     def _items(
-        self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: set
+        self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: Seen
     ) -> list[Tag] | None:
         """The names a container literal (or a name bound to one) holds; None if not one."""
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
@@ -279,8 +305,15 @@ class NameFlow:
 
     # Following ---------------------------------------------------------------------------------
     def _parameter(
-        self, facts, function: FunctionNode, outer: Functions, word: str, place: Place, steps, seen
-    ):
+        self,
+        facts: FileFacts,
+        function: FunctionNode,
+        outer: Functions,
+        word: str,
+        place: Place,
+        steps: int,
+        seen: Seen,
+    ) -> list[Tag]:
         """What callers pass for `word`, a parameter of `function`, and its default."""
         if isinstance(function, ast.Lambda):
             return [Tag(place, text=word)]
@@ -319,7 +352,7 @@ class NameFlow:
             return tags + [_via(t, via) for t in self._word(word, place, steps, seen)]
         return tags
 
-    def _word(self, word: str, place: Place, steps: int, seen: set) -> list[Tag]:
+    def _word(self, word: str, place: Place, steps: int, seen: Seen) -> list[Tag]:
         """What code assigns to `word` anywhere: `word=...` arguments and defaults, `x.word = ...`."""
         key = ("word", word)
         if key in seen:
@@ -329,7 +362,8 @@ class NameFlow:
         files = self._files_with(word)
         if files is None:
             return [Tag(place, text=word)]
-        tags, found = [], False
+        tags: list[Tag] = []
+        found = False
         for path in files:
             other = self._facts(path)
             if other is None:
@@ -344,7 +378,11 @@ class NameFlow:
         return tags if found else [Tag(place, text=word, via=f"nothing in sight assigns `{word}`")]
 
 
-_UNKNOWN = object()
+class _Unknown(enum.Enum):
+    UNKNOWN = "passed through *args or **kwargs"
+
+
+_UNKNOWN = _Unknown.UNKNOWN
 
 
 def _defaults(args: ast.arguments) -> list[tuple[ast.arg, ast.expr]]:
@@ -361,7 +399,9 @@ def _default(args: ast.arguments, word: str) -> ast.expr | None:
     return next((default for arg, default in _defaults(args) if arg.arg == word), None)
 
 
-def _argument(call: ast.Call, word: str, index: int | None, offset: int, bound_self: bool):
+def _argument(
+    call: ast.Call, word: str, index: int | None, offset: int, bound_self: bool
+) -> ast.expr | _Unknown | None:
     """The argument a call passes for a parameter; None when it passes none, _UNKNOWN when it
     could (through *args or **kwargs)."""
     for keyword in call.keywords:
@@ -384,11 +424,11 @@ def _via(tag: Tag, via: str) -> Tag:
     return tag if tag.via else Tag(tag.place, tag.name, tag.shape, tag.text, via)
 
 
-def _parts(expr: ast.expr) -> list | None:
+def _parts(expr: ast.expr) -> list[Part] | None:
     """The parts of `f"layer_{i}"` or `a + "_" + b`: strings and expressions; None otherwise."""
     if isinstance(expr, ast.JoinedStr):
         return [
-            value.value
+            _piece(value)
             if isinstance(value, ast.Constant)
             else value.value
             if isinstance(value, ast.FormattedValue) and value.format_spec is None and value.conversion == -1
@@ -398,8 +438,8 @@ def _parts(expr: ast.expr) -> list | None:
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add) and _stringy(expr):
         left = _parts(expr.left) if isinstance(expr.left, ast.BinOp) else None
         return [
-            *(left or [expr.left.value if _is_str(expr.left) else expr.left]),
-            expr.right.value if _is_str(expr.right) else expr.right,
+            *(left or [_piece(expr.left)]),
+            _piece(expr.right),
         ]
     return None
 
@@ -407,28 +447,33 @@ def _parts(expr: ast.expr) -> list | None:
 def _stringy(expr: ast.expr) -> bool:
     """A `+` chain that is not arithmetic: some operand is a string or a string expression."""
     while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        if _is_str(expr.right) or isinstance(expr.right, ast.JoinedStr):
+        if _string(expr.right) is not None or isinstance(expr.right, ast.JoinedStr):
             return True
         expr = expr.left
-    return _is_str(expr) or isinstance(expr, (ast.JoinedStr, ast.Name, ast.Attribute))
+    return _string(expr) is not None or isinstance(expr, (ast.JoinedStr, ast.Name, ast.Attribute))
 
 
 def _shape(expr: ast.expr) -> str | None:
     """A regular expression for `"%s_out" % x` or `"{}_out".format(x)`; None for anything else."""
-    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod) and _is_str(expr.left):
-        return ".*".join(re.escape(p) for p in _PERCENT.split(expr.left.value))  # type: ignore[attr-defined]
-    if (
-        isinstance(expr, ast.Call)
-        and isinstance(expr.func, ast.Attribute)
-        and expr.func.attr == "format"
-        and _is_str(expr.func.value)
-    ):
-        return ".*".join(re.escape(p) for p in _BRACES.split(expr.func.value.value))  # type: ignore[attr-defined]
+    if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
+        template = _string(expr.left)
+        if template is not None:
+            return ".*".join(re.escape(p) for p in _PERCENT.split(template))
+    if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format":
+        template = _string(expr.func.value)
+        if template is not None:
+            return ".*".join(re.escape(p) for p in _BRACES.split(template))
     return None
 
 
-def _is_str(expr: ast.expr) -> bool:
-    return isinstance(expr, ast.Constant) and isinstance(expr.value, str)
+def _string(expr: ast.expr) -> str | None:
+    """The text of a string constant; None for any other expression."""
+    return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
+
+
+def _piece(expr: ast.expr) -> Part:
+    text = _string(expr)
+    return expr if text is None else text
 
 
 def shapes_of(tags: Iterable[Tag]) -> list[Tag]:
