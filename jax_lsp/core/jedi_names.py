@@ -25,6 +25,7 @@ import os
 import threading
 import time
 from collections import OrderedDict
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -32,6 +33,8 @@ from typing import TYPE_CHECKING
 from jax_lsp.core.scopes import dotted
 
 if TYPE_CHECKING:
+    import jedi
+
     from jax_lsp.core.module import Module
 
 log = logging.getLogger(__name__)
@@ -81,9 +84,9 @@ class JediNames:
         self.background = background
         self._root = root
         self._interpreter = interpreter
-        self._project = None
+        self._project: jedi.Project | None = None
         self._lock = threading.Lock()  # guards the dicts below; never held while jedi runs
-        self._scripts: OrderedDict[str, tuple[str, object]] = OrderedDict()  # path -> (text, Script)
+        self._scripts: OrderedDict[str, tuple[str, jedi.Script]] = OrderedDict()  # path -> (text, Script)
         self._answers: dict[str, dict[Key, str | None]] = {}
         self._latest: dict[str, dict[str, str | None]] = {}  # path -> callee text -> last answer
         self._waiting: dict[str, tuple[int, dict[Key, tuple[int, int]]]] = {}  # path -> (text hash, callees)
@@ -97,7 +100,7 @@ class JediNames:
             return None
         path, text = module.path, module.source.text
         key = callee_key(module, node)
-        end = module.source.position(node.end_lineno, node.end_col_offset)
+        end = module.source.span(node).end
         position = (end.line + 1, max(end.column - 1, 0))  # jedi: 1-based lines, code points
         with self._lock:
             answers = self._answers.setdefault(path, {})
@@ -138,7 +141,7 @@ class JediNames:
                 if other != path:
                     del self._answers[other]
 
-    def summary(self, display=str) -> list[str]:
+    def summary(self, display: Callable[[str], str] = str) -> list[str]:
         """For `check --verbose`: each file that spent its budget, then the totals."""
         if self.budget <= 0:
             return ["jedi: off (jedi-budget = 0)"]
@@ -185,7 +188,9 @@ class JediNames:
                 latest[callee] = answer
         return answers
 
-    def _infer(self, project, path: str, text: str, line: int, column: int) -> str | None:
+    def _infer(
+        self, project: jedi.Project | None, path: str, text: str, line: int, column: int
+    ) -> str | None:
         try:
             names = self._script(project, path, text).infer(line, column)
         except Exception:  # jedi is best effort: a failure means "unknown", never an error
@@ -193,7 +198,7 @@ class JediNames:
             return None
         return next((name.full_name for name in names if name.full_name), None)
 
-    def _jedi_project(self, path: str):
+    def _jedi_project(self, path: str) -> jedi.Project | None:
         if self._project is None:
             try:
                 import jedi
@@ -205,7 +210,7 @@ class JediNames:
                 log.debug("no jedi project for %s", path, exc_info=True)
         return self._project
 
-    def _script(self, project, path: str, text: str):
+    def _script(self, project: jedi.Project | None, path: str, text: str) -> jedi.Script:
         import jedi
 
         kept = self._scripts.get(path)

@@ -6,7 +6,7 @@ import ast
 import functools
 from typing import TYPE_CHECKING, Protocol
 
-from jax_lsp.core.scopes import Binding, FunctionNode, Scope, ScopeBuilder, dotted
+from jax_lsp.core.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
 from jax_lsp.core.source import SourceModule
 
 if TYPE_CHECKING:
@@ -16,7 +16,7 @@ MAX_DEPTH = 12
 
 # Where a name is defined: (module, node, scope of the binding). The node is a
 # FunctionDef/Lambda/ClassDef, or the expression assigned to the name.
-Definition = tuple["Module", ast.AST, Scope]
+Definition = tuple["Module", BoundNode, Scope]
 
 
 class ModuleLoader(Protocol):

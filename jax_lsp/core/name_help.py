@@ -77,10 +77,10 @@ def _string_at(text: str, cursor: int) -> tuple[list[_Frame], int] | None:
     while i < cursor:
         char = text[i]
         if char == "#":
-            end = text.find("\n", i)
-            if end == -1 or end >= cursor:
+            line_end = text.find("\n", i)
+            if line_end == -1 or line_end >= cursor:
                 return None
-            i = end + 1
+            i = line_end + 1
         elif char in "\"'":
             prefix = _PREFIX.search(text, 0, i).group(1).lower()  # type: ignore[union-attr]
             quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else char

@@ -20,7 +20,7 @@ from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Position
 from jax_lsp.core.name_flow import MAX_FILES, FileFacts, NameFlow, shapes_of
 from jax_lsp.core.packages import imported_packages, package_files, search_path
-from jax_lsp.core.source import parse_bytes
+from jax_lsp.core.source import SourceModule, parse_bytes
 
 if TYPE_CHECKING:
     from jax_lsp.core.model import InternalError
@@ -180,6 +180,7 @@ class NameIndex:
         self._read.add(path)
         if path not in self._facts:
             module = self._workspace.load(path) if self._mentions_tag(path) else None
+            source: SourceModule | None
             if module is not None:
                 source = module.source
             else:
@@ -271,7 +272,7 @@ class NameIndex:
             self._followed |= flow.words
             return found
 
-        found = guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")
+        found: list[Tag] = guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")
         if package is not None:
             self._workspace.release(path)
         return found

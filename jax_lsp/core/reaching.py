@@ -34,7 +34,7 @@ def reaching_values(use: ast.Name, scope: Scope) -> list[ast.expr] | None:
         if binding.kind == "param":
             continue
         value = binding.node
-        if value.lineno >= use.lineno:  # type: ignore[attr-defined]
+        if value.lineno >= use.lineno:
             continue  # after the use (a loop that reads it again is not followed)
         if id(value) in hiding:
             reaching = []

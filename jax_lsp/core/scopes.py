@@ -12,13 +12,15 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
+# What a name can be bound by: a statement, an expression, a parameter or an `except ... as`.
+BoundNode = ast.stmt | ast.expr | ast.arg | ast.excepthandler
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 
 
 @dataclass(frozen=True)
 class Binding:
     kind: str  # "import" | "def" | "class" | "assign" | "param" | "other"
-    node: ast.AST
+    node: BoundNode
     # import: the qualified name bound; assign: unused.
     target: str = ""
 

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import os
 from dataclasses import dataclass
+from typing import TypeGuard
 
 from jax_lsp.core.model import Span
 from jax_lsp.core.module import Module
@@ -65,7 +66,7 @@ def find_table(module: Module, expr: ast.expr, scope: Scope) -> Table | None:
     return None
 
 
-def _is_builtin_dict(expr: ast.expr, scope: Scope) -> bool:
+def _is_builtin_dict(expr: ast.AST, scope: Scope) -> TypeGuard[ast.Call]:
     """`dict(...)`, with `dict` not rebound."""
     return (
         isinstance(expr, ast.Call)
