@@ -8,6 +8,7 @@ the process pool of large checks, and the fix loop.
 from __future__ import annotations
 
 import os
+from pathlib import Path
 
 from jax_lsp.core import Finding, Settings
 from jax_lsp.engine.workspace import Workspace
@@ -18,6 +19,6 @@ __all__ = ["Workspace", "analyze_text"]
 def analyze_text(text: str, path: str = "<stdin>", settings: Settings | None = None) -> list[Finding]:
     """Findings for one file's text; imports are followed on disk beside `path`."""
     folder = os.path.dirname(os.path.abspath(path))
-    workspace = Workspace([folder], settings)
+    workspace = Workspace([Path(folder)], settings)
     workspace.set_document(path, text)
     return workspace.check_file(path)

@@ -36,7 +36,7 @@ def resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Si
     """Each site with the definitions its policy reaches; a site that cannot be resolved
     (an analysis bug) keeps no targets and adds an InternalError."""
     path = module.path
-    sites = guarded(lambda: find_sites(module), [], errors, path, 0, "finding the policy sites")
+    sites: list[Site] = guarded(lambda: find_sites(module), [], errors, path, 0, "finding the policy sites")
     return [
         (
             site,

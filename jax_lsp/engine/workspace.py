@@ -24,7 +24,7 @@ from jax_lsp.core.notebook import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
-from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
+from jax_lsp.core.source import ParseCache, SourceModule, could_hold_site, parse_bytes, parse_text
 from jax_lsp.engine.analysis import check_module, resolved_sites
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
@@ -130,6 +130,7 @@ class Workspace:
             cached = self._modules.get(key)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
+            source: SourceModule | None
             if key in self._overlays:
                 text = self._overlays[key]
                 if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
@@ -276,7 +277,7 @@ class Workspace:
 
     def _index_file(self, key: str) -> None:
         module = self.load(key, only_if_site=True)
-        targets = set()
+        targets: set[str] = set()
         if module is not None:
             for _, resolved in self.sites(module):
                 targets.update(t.module.path for t in resolved if isinstance(t, PolicyFunction))

@@ -49,9 +49,9 @@ def policy_anchors(workspace: Workspace, path: str) -> list[PolicyAnchor]:
                 )
     # Functions defined here that sites in other modules use as policies (the core finds them
     # once the workspace is indexed).
-    for node in ast.walk(module.source.tree):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            span = module.source.name_span(node)
+    for definition in ast.walk(module.source.tree):
+        if isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            span = module.source.name_span(definition)
             key = (span.start.line, span.start.column)
             if key not in anchors and workspace.describe_policy(path, *key) is not None:
                 anchors[key] = PolicyAnchor(module.path, span, "def")

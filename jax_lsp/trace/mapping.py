@@ -143,13 +143,13 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
                     )
                 )
     elif not result.ok and result.status != "cancelled":
-        path = (error.path if error and error.path else None) or (policy.path if policy else None)
-        line = (error.line if error and error.line else None) or (policy.line if policy else None)
-        if path and line:
+        error_path = (error.path if error and error.path else None) or (policy.path if policy else None)
+        error_line = (error.line if error and error.line else None) or (policy.line if policy else None)
+        if error_path and error_line:
             notes.append(
                 TraceNote(
-                    path,
-                    _line_span(path, line, texts),
+                    error_path,
+                    _line_span(error_path, error_line, texts),
                     "error",
                     f"Trace failed ({result.status}): {result.message}",
                 )
@@ -180,10 +180,10 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
 
     by_line: dict[tuple[str, int], list] = defaultdict(list)
     for decision in result.decisions:
-        path = decision.path or (policy.path if policy else None)
-        line = decision.line or (policy.line if policy else None)
-        if path and line:
-            by_line[(path, line)].append(decision)
+        decision_path = decision.path or (policy.path if policy else None)
+        decision_line = decision.line or (policy.line if policy else None)
+        if decision_path and decision_line:
+            by_line[(decision_path, decision_line)].append(decision)
     for (path, line), decisions in sorted(by_line.items()):
         notes.append(
             TraceNote(
@@ -221,7 +221,7 @@ def summarize_decisions(decisions) -> str:
     )
 
 
-def _size(count: int) -> str:
+def _size(count: float) -> str:
     for unit in ("B", "KiB", "MiB"):
         if count < 1024 or unit == "MiB":
             return f"{count:.0f} {unit}" if unit == "B" else f"{count:.1f} {unit}"

@@ -50,6 +50,12 @@ class AgentProcess:
             stderr=subprocess.PIPE,
             cwd=cwd if cwd and os.path.isdir(cwd) else None,
         )
+        assert self.proc.stdin and self.proc.stdout and self.proc.stderr  # the three PIPEs above
+        self._to_agent, self._from_agent, self._agent_log = (
+            self.proc.stdin,
+            self.proc.stdout,
+            self.proc.stderr,
+        )
         threading.Thread(target=self._read_stdout, name="jax-lsp-trace-out", daemon=True).start()
         threading.Thread(target=self._read_stderr, name="jax-lsp-trace-err", daemon=True).start()
 
@@ -96,7 +102,7 @@ class AgentProcess:
             self.proc.wait(wait)
         except subprocess.TimeoutExpired:
             self.kill()
-        for stream in (self.proc.stdin, self.proc.stdout, self.proc.stderr):
+        for stream in (self._to_agent, self._from_agent, self._agent_log):
             try:
                 stream.close()
             except OSError:
@@ -114,8 +120,8 @@ class AgentProcess:
     def _send(self, message: dict) -> bool:
         try:
             with self._lock:
-                self.proc.stdin.write((json.dumps(message) + "\n").encode("utf-8"))
-                self.proc.stdin.flush()
+                self._to_agent.write((json.dumps(message) + "\n").encode("utf-8"))
+                self._to_agent.flush()
             return True
         except (OSError, ValueError):  # the agent is gone, or its stdin is closed
             return False
@@ -137,7 +143,7 @@ class AgentProcess:
         )
 
     def _read_stdout(self) -> None:
-        for raw in self.proc.stdout:
+        for raw in self._from_agent:
             try:
                 message = json.loads(raw)
             except ValueError:
@@ -151,7 +157,9 @@ class AgentProcess:
                 result = TraceResult.from_json(message["result"])
                 if result.platform and self.info is None:
                     self.info = {"platform": result.platform, "device": result.device}
-                self._resolve(message.get("id"), result)
+                request_id = message.get("id")
+                if isinstance(request_id, int):  # any other id matches no request
+                    self._resolve(request_id, result)
         self.proc.wait()
         self._hello_seen.set()
         with self._lock:
@@ -160,7 +168,7 @@ class AgentProcess:
             self._resolve(request_id, self._died_result())
 
     def _read_stderr(self) -> None:
-        for raw in self.proc.stderr:
+        for raw in self._agent_log:
             self._stderr.append(raw.decode("utf-8", "replace").rstrip())
 
 
@@ -174,7 +182,7 @@ class TraceJob:
         self.future = future
 
     def cancel(self) -> None:
-        if self._agent is not None and not self.future.done():
+        if self._agent is not None and self._request_id is not None and not self.future.done():
             self._agent.cancel(self._request_id)
 
     def done(self) -> bool:
@@ -288,7 +296,12 @@ class TraceService:
         timer = threading.Timer(timeout + GRACE_S, self._overdue, (agent, job, timeout))
         timer.daemon = True
         timer.start()
-        future.add_done_callback(lambda _: (timer.cancel(), self._forget(job)))
+
+        def finished(_: Future) -> None:
+            timer.cancel()
+            self._forget(job)
+
+        future.add_done_callback(finished)
         return job
 
     def trace(self, path, line, column=None, **options) -> TraceResult:

@@ -20,7 +20,7 @@ from jax._src.interpreters.partial_eval import ensure_enum
 from jax.ad_checkpoint import Offloadable, Recompute, Saveable, checkpoint_name
 
 try:  # public in some releases, private in others (jax 0.10 keeps it in jax._src)
-    from jax.ad_checkpoint import saved_residuals
+    from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined, unused-ignore]
 except ImportError:
     from jax._src.ad_checkpoint import saved_residuals
 

@@ -78,6 +78,8 @@ def _fail(args: argparse.Namespace, message: str) -> int:
 
 def run(args: argparse.Namespace) -> int:
     match = TARGET.match(args.target)
+    if match is None:
+        return _fail(args, f"{args.target!r}: expected PATH[:LINE[:COLUMN]]")
     path = Path(match["path"]).resolve()
     if not path.is_file():
         return _fail(args, f"{match['path']}: no such file")

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import urllib.parse
 from pathlib import Path
+from typing import Any
 
 from jax_lsp import __version__, rules
 from jax_lsp.cli.output import Report, display_path, file_span, one_based, place
@@ -72,7 +73,7 @@ def _result(finding: Finding, index: dict[str, int], report: Report) -> dict:
     if where.cell is not None:
         location["message"] = {"text": where.label()}
         location["properties"] = {"cell": where.cell, "cellRegion": _region(where.span)}
-    result = {
+    result: dict[str, Any] = {
         "ruleId": finding.code,
         "level": _level(finding.severity),
         "message": {"text": finding.message},
