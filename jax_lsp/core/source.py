@@ -158,8 +158,8 @@ class SourceModule:
             return self.span(node)
         return Span.of(node.lineno - 1, match.start(), node.lineno - 1, match.end())
 
-    def segment(self, node: ast.AST) -> str:
-        span = self.span(node)
+    def segment(self, where: ast.AST | Span) -> str:
+        span = where if isinstance(where, Span) else self.span(where)
         if span.start.line == span.end.line:
             return self.line_text(span.start.line)[span.start.column : span.end.column]
         parts = [self.line_text(span.start.line)[span.start.column :]]

@@ -6,12 +6,13 @@ import ast
 import inspect
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
-from typing import ClassVar
+from typing import Any, ClassVar
 
 from jax_lsp.core.model import Edit, Finding, Fix, Severity, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import ReturnPaths
 from jax_lsp.core.resolve import PolicyFunction, Target
+from jax_lsp.core.scopes import FunctionNode
 from jax_lsp.core.sites import Site
 from jax_lsp.core.tables import TableChoice
 from jax_lsp.core.values import Kind, classify, leaves
@@ -30,7 +31,7 @@ class Example:
     code: str
     fixed: str | None = None
     error: str | None = None
-    misbehaves: Callable[[dict], None] | None = None
+    misbehaves: Callable[[dict[str, Any]], None] | None = None  # given the module's globals
     lines: tuple[int, ...] = ()  # 1-based lines where the rule must fire (INVALID)
 
 
@@ -49,7 +50,7 @@ class PolicyContext:
         return self.function.module
 
     @property
-    def node(self):
+    def node(self) -> FunctionNode:
         return self.function.node
 
     @property
@@ -86,7 +87,8 @@ class SiteContext:
     def anchor(self, module: Module, expr: ast.expr) -> ast.expr:
         """Where a finding about `expr` (written in `module`) goes: there when that is this
         site's module, else on the site's value, so that a file's findings stay in that file."""
-        return expr if module is self.module else self.site.value
+        value = self.site.value
+        return expr if module is self.module or value is None else value
 
     def chosen(self, target: Target) -> str:
         """For a target looked up in a table with an unknown key: which key chooses it."""

@@ -16,7 +16,10 @@ policy is given at all, so it is safe: it makes no decision that the code did no
 
 from __future__ import annotations
 
-from jax_lsp.core.model import Severity, Span
+import ast
+from collections.abc import Iterator
+
+from jax_lsp.core.model import Finding, Severity, Span
 from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
@@ -27,7 +30,7 @@ class ReturnsNone(Rule):
     severity = Severity.ERROR
     summary = "A remat policy returns None on some path"
 
-    def check_policy(self, policy: PolicyContext):
+    def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         module, source = policy.module, policy.module.source
         for anchor, value in policy.paths.values():
             if value is None:
@@ -47,10 +50,9 @@ class ReturnsNone(Rule):
                     "`Offloadable(...)`: return `False` (recompute) or `True` (save)",
                     [self.fix("Return `False`", True, self.replace(module, leaf, "False"))],
                 )
-        if policy.paths.falls_off_end:
-            node = policy.node
-            last = node.body[-1]
-            end = source.position(last.end_lineno, last.end_col_offset)
+        node = policy.node
+        if policy.paths.falls_off_end and not isinstance(node, ast.Lambda):  # a lambda returns its body
+            end = source.span(node.body[-1]).end
             first = source.position(node.body[0].lineno, node.body[0].col_offset)
             if first.line == source.position(node.lineno, node.col_offset).line:
                 new_text = "; return False"  # `def p(prim, *a, **k): ...` on one line

@@ -18,7 +18,9 @@ and the memory kinds are a guess at the intent.
 
 from __future__ import annotations
 
-from jax_lsp.core.model import Severity
+from collections.abc import Iterator
+
+from jax_lsp.core.model import Finding, Severity
 from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
@@ -29,7 +31,7 @@ class OffloadableClass(Rule):
     severity = Severity.ERROR
     summary = "A remat policy returns the class Offloadable instead of an instance"
 
-    def check_policy(self, policy: PolicyContext):
+    def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         module = policy.module
         for leaf, kind in policy.returned_values():
             if kind is Kind.OFFLOADABLE_CLASS:

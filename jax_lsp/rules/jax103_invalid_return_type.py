@@ -24,8 +24,10 @@ the policy's signature cannot pass JAX's arguments on (JAX108 reports that first
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
-from jax_lsp.core.model import Severity
+from jax_lsp.core.model import Finding, Severity
+from jax_lsp.core.module import Module
 from jax_lsp.core.names import policy_member
 from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
@@ -51,14 +53,14 @@ class InvalidReturnType(Rule):
     severity = Severity.ERROR
     summary = "A remat policy returns a value that is not a bool, Saveable, Recompute or Offloadable"
 
-    def check_policy(self, policy: PolicyContext):
+    def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         for leaf, kind in policy.returned_values():
             if kind is Kind.POLICY:
                 yield self._returns_policy(policy, leaf)
             elif kind in _INVALID:
                 yield self._finding(policy.module, leaf, kind)
 
-    def _returns_policy(self, policy: PolicyContext, leaf: ast.expr):
+    def _returns_policy(self, policy: PolicyContext, leaf: ast.expr) -> Finding:
         module = policy.module
         text = module.source.segment(leaf)
         named = isinstance(leaf, (ast.Name, ast.Attribute))
@@ -80,7 +82,7 @@ class InvalidReturnType(Rule):
             [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))],
         )
 
-    def _finding(self, module, leaf: ast.expr, kind: Kind):
+    def _finding(self, module: Module, leaf: ast.expr, kind: Kind) -> Finding:
         text = module.source.segment(leaf)
         if kind is Kind.NUMPY:
             fixed = f"bool({text})"

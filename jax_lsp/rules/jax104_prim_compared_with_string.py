@@ -17,8 +17,12 @@ and so the memory the program uses, which is the point but should be a choice.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from typing import Any, TypeGuard
 
-from jax_lsp.core.model import Severity
+from jax_lsp.core.model import Finding, Severity
+from jax_lsp.core.module import Module
+from jax_lsp.core.scopes import FunctionNode, Scope
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
@@ -30,8 +34,8 @@ def _is_str(node: ast.expr) -> bool:
     return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
-def _body_nodes(node):
-    stack = list(node.body) if isinstance(node.body, list) else [node.body]
+def _body_nodes(node: FunctionNode) -> Iterator[ast.AST]:
+    stack: list[ast.AST] = list(node.body) if isinstance(node.body, list) else [node.body]
     while stack:
         current = stack.pop()
         yield current
@@ -45,7 +49,7 @@ class PrimComparedWithString(Rule):
     severity = Severity.WARNING
     summary = "The primitive is compared with a string, which is never equal"
 
-    def check_policy(self, policy: PolicyContext):
+    def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         prim = policy.prim_name
         if prim is None:
             return
@@ -67,11 +71,11 @@ class PrimComparedWithString(Rule):
                     yield self._finding(module, node, prim_side, op)
 
     @staticmethod
-    def _is_prim(node: ast.expr, prim: str) -> bool:
+    def _is_prim(node: ast.expr, prim: str) -> TypeGuard[ast.Name]:
         return isinstance(node, ast.Name) and node.id == prim
 
     @staticmethod
-    def _strings(module, node: ast.expr, scope) -> bool:
+    def _strings(module: Module, node: ast.expr, scope: Scope) -> bool:
         if isinstance(node, ast.Name):
             found = module.definition(node, scope)
             if found is None or not isinstance(found[1], ast.expr):
@@ -83,7 +87,7 @@ class PrimComparedWithString(Rule):
             and all(_is_str(e) for e in node.elts)
         )
 
-    def _finding(self, module, compare: ast.Compare, prim_side: ast.Name, op: ast.cmpop):
+    def _finding(self, module: Module, compare: ast.Compare, prim_side: ast.Name, op: ast.cmpop) -> Finding:
         outcome = "True" if isinstance(op, (ast.NotEq, ast.IsNot, ast.NotIn)) else "False"
         text = module.source.segment(compare)
         message = (
@@ -115,7 +119,7 @@ class PrimComparedWithString(Rule):
     ]
 
     @staticmethod
-    def _saves_no_primitive_output(namespace: dict) -> None:
+    def _saves_no_primitive_output(namespace: dict[str, Any]) -> None:
         import jax.numpy as jnp
         from jax._src.ad_checkpoint import saved_residuals
 

@@ -25,10 +25,13 @@ from __future__ import annotations
 
 import ast
 import difflib
+from collections.abc import Iterator
+from typing import Any
 
-from jax_lsp.core.model import Position, Severity, Span
+from jax_lsp.core.model import Finding, Fix, Position, Severity, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import OFFLOAD_DESTINATION, OFFLOAD_SOURCE, OFFLOADABLE, policy_member
+from jax_lsp.core.scopes import Scope
 from jax_lsp.rules.base import Example, Rule, dedent_code
 
 _FACTORY_PARAMETERS = {
@@ -40,7 +43,7 @@ _FACTORY_PARAMETERS = {
 }
 
 
-def _parameters(module: Module, call: ast.Call, scope) -> tuple[str, tuple[str, ...], int] | None:
+def _parameters(module: Module, call: ast.Call, scope: Scope) -> tuple[str, tuple[str, ...], int] | None:
     """(callee as written, parameter names, how many may be positional) of an offloading call."""
     qualname = module.qualname(call.func, scope)
     if qualname in OFFLOADABLE:
@@ -55,7 +58,7 @@ def _kind(expr: ast.expr | None) -> str | None:
     return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
 
 
-def _residuals_stay_on_device(namespace: dict) -> None:
+def _residuals_stay_on_device(namespace: dict[str, Any]) -> None:
     """The policy asks JAX to offload, yet every offloading copy targets device memory."""
     import jax
     import jax.numpy as jnp
@@ -74,7 +77,7 @@ class OffloadMemoryKind(Rule):
     severity = Severity.WARNING
     summary = "An offloading policy names a memory kind or keyword that JAX does not offload with"
 
-    def check_module(self, module: Module):
+    def check_module(self, module: Module) -> Iterator[Finding]:
         # Every spelling of these callees comes from an import or assignment naming "offload".
         if "ffload" not in module.source.text:
             return
@@ -90,7 +93,9 @@ class OffloadMemoryKind(Rule):
             yield from self._keywords(module, call, callee, parameters)
             yield from self._kinds(module, call, parameters, positional)
 
-    def _keywords(self, module: Module, call: ast.Call, callee: str, parameters: tuple[str, ...]):
+    def _keywords(
+        self, module: Module, call: ast.Call, callee: str, parameters: tuple[str, ...]
+    ) -> Iterator[Finding]:
         for keyword in call.keywords:
             if keyword.arg is None or keyword.arg in parameters:
                 continue
@@ -106,7 +111,9 @@ class OffloadMemoryKind(Rule):
                 fixes = []
             yield self.finding(module, keyword, message, fixes)
 
-    def _kinds(self, module: Module, call: ast.Call, parameters: tuple[str, ...], positional: int):
+    def _kinds(
+        self, module: Module, call: ast.Call, parameters: tuple[str, ...], positional: int
+    ) -> Iterator[Finding]:
         src_name, dst_name = parameters[-2:]
         bound: dict[str, ast.expr] = {}
         for name, argument in zip(parameters[:positional], call.args):
@@ -116,7 +123,7 @@ class OffloadMemoryKind(Rule):
         bound.update((k.arg, k.value) for k in call.keywords if k.arg in parameters)
         src, dst = bound.get(src_name), bound.get(dst_name)
         src_kind, dst_kind = _kind(src), _kind(dst)
-        if src_kind == OFFLOAD_DESTINATION and dst_kind == OFFLOAD_SOURCE:
+        if src and dst and src_kind == OFFLOAD_DESTINATION and dst_kind == OFFLOAD_SOURCE:
             yield self.finding(
                 module,
                 src,
@@ -132,7 +139,7 @@ class OffloadMemoryKind(Rule):
                 ],
             )
             return
-        if dst_kind is not None and dst_kind != OFFLOAD_DESTINATION:
+        if dst and dst_kind is not None and dst_kind != OFFLOAD_DESTINATION:
             yield self.finding(
                 module,
                 dst,
@@ -140,7 +147,7 @@ class OffloadMemoryKind(Rule):
                 'the residual silently stays on the device and nothing is offloaded; use "pinned_host"',
                 [self._set_kind(module, dst, OFFLOAD_DESTINATION, safe=False)],
             )
-        if src_kind is not None and src_kind != OFFLOAD_SOURCE:
+        if src and src_kind is not None and src_kind != OFFLOAD_SOURCE:
             if src_kind == OFFLOAD_DESTINATION:
                 why = "residuals are produced in device memory and JAX fails with a bare `AssertionError`"
             else:
@@ -152,7 +159,7 @@ class OffloadMemoryKind(Rule):
                 [self._set_kind(module, src, OFFLOAD_SOURCE, safe=True)],
             )
 
-    def _set_kind(self, module: Module, expr: ast.expr, kind: str, safe: bool):
+    def _set_kind(self, module: Module, expr: ast.expr, kind: str, safe: bool) -> Fix:
         quote = "'" if module.source.segment(expr).startswith("'") else '"'
         return self.fix(f'Use "{kind}"', safe, self.replace(module, expr, f"{quote}{kind}{quote}"))
 

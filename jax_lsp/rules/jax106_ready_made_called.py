@@ -19,8 +19,10 @@ says, and for `nothing_saveable` the behaviour is the same (save nothing).
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
+from typing import Any
 
-from jax_lsp.core.model import Severity
+from jax_lsp.core.model import Finding, Severity
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import READY_MADE_POLICIES, policy_member
 from jax_lsp.rules.base import Example, Rule, dedent_code
@@ -35,7 +37,7 @@ _OUTCOME = {
 _RAISES = "raises `TypeError` at once (it needs the primitive JAX passes)"
 
 
-def _policy_reaching_jax_is_false(namespace: dict) -> None:
+def _policy_reaching_jax_is_false(namespace: dict[str, Any]) -> None:
     """JAX receives the bool `False`, not a policy: it saves nothing only by accident."""
     import jax
     import jax.numpy as jnp
@@ -51,7 +53,7 @@ class ReadyMadeCalled(Rule):
     severity = Severity.ERROR
     summary = "A ready-made policy of jax.checkpoint_policies is called instead of passed"
 
-    def check_module(self, module: Module):
+    def check_module(self, module: Module) -> Iterator[Finding]:
         for call, scope in module.calls:
             if call.args or call.keywords or not isinstance(call.func, (ast.Name, ast.Attribute)):
                 continue

@@ -18,7 +18,9 @@ There is no fix: only the author knows which names or policies the factory shoul
 
 from __future__ import annotations
 
-from jax_lsp.core.model import Severity
+from collections.abc import Iterator
+
+from jax_lsp.core.model import Finding, Severity
 from jax_lsp.core.names import POLICY_FACTORIES
 from jax_lsp.core.resolve import BuiltinPolicy
 from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
@@ -30,7 +32,7 @@ class FactoryUncalled(Rule):
     severity = Severity.ERROR
     summary = "A policy factory of jax.checkpoint_policies is passed without being called"
 
-    def check_site(self, site: SiteContext):
+    def check_site(self, site: SiteContext) -> Iterator[Finding]:
         for target in site.targets:
             if not isinstance(target, BuiltinPolicy) or target.call is not None:
                 continue

@@ -17,13 +17,15 @@ safe.
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
-from jax_lsp.core.model import Severity, Span
+from jax_lsp.core.model import Finding, Severity, Span
+from jax_lsp.core.module import Module
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
-def _end_of(module, node: ast.AST) -> Span:
-    end = module.source.position(node.end_lineno, node.end_col_offset)
+def _end_of(module: Module, node: ast.AST) -> Span:
+    end = module.source.span(node).end
     return Span(end, end)
 
 
@@ -33,7 +35,7 @@ class PolicySignature(Rule):
     severity = Severity.ERROR
     summary = "A remat policy cannot be called as policy(prim, *avals, **params)"
 
-    def check_policy(self, policy: PolicyContext):
+    def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         module = policy.module
         args = policy.node.args
         positional = [*args.posonlyargs, *args.args]
@@ -59,9 +61,9 @@ class PolicySignature(Rule):
         if args.kwarg is None:
             problems.append("no `**params` for the primitive's parameters")
             name = "params" if "params" not in names else "_params"
-            last = self._last_parameter(args)
-            if last is not None:
-                edits.append(self.replace(module, _end_of(module, last), f", **{name}"))
+            last_parameter = self._last_parameter(args)
+            if last_parameter is not None:
+                edits.append(self.replace(module, _end_of(module, last_parameter), f", **{name}"))
         if not problems:
             return
         fixes = []
@@ -78,7 +80,7 @@ class PolicySignature(Rule):
         )
 
     @staticmethod
-    def _last_parameter(args: ast.arguments) -> ast.AST | None:
+    def _last_parameter(args: ast.arguments) -> ast.expr | ast.arg | None:
         if args.kwonlyargs:
             default = args.kw_defaults[-1]
             return default if default is not None else args.kwonlyargs[-1]

@@ -21,9 +21,9 @@ form (the fix adds `import functools` when neither `functools` nor `partial` is 
 from __future__ import annotations
 
 import ast
-from types import SimpleNamespace
+from collections.abc import Iterator
 
-from jax_lsp.core.model import Edit, Position, Severity, Span
+from jax_lsp.core.model import Edit, Finding, Position, Severity, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.scopes import Scope
 from jax_lsp.core.sites import Site
@@ -49,11 +49,7 @@ def _import_functools(module: Module) -> Edit:
     skipped = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
         skipped = 1
-    while (
-        skipped < len(body)
-        and isinstance(body[skipped], ast.ImportFrom)
-        and body[skipped].module == "__future__"
-    ):
+    while skipped < len(body) and _is_future_import(body[skipped]):
         skipped += 1
     last = body[skipped - 1] if skipped else None
     if skipped < len(body):
@@ -68,33 +64,23 @@ def _import_functools(module: Module) -> Edit:
     return Edit(module.path, Span(end, end), "\nimport functools")
 
 
+def _is_future_import(statement: ast.stmt) -> bool:
+    return isinstance(statement, ast.ImportFrom) and statement.module == "__future__"
+
+
 def _arguments_text(module: Module, call: ast.Call) -> str:
     """The call's arguments as written, from the first to the last."""
     arguments = [*call.args, *call.keywords]
-    first = min(arguments, key=lambda a: (a.lineno, a.col_offset))
-    last = max(arguments, key=lambda a: (a.end_lineno, a.end_col_offset))
-    stretch = SimpleNamespace(
-        lineno=first.lineno,
-        col_offset=first.col_offset,
-        end_lineno=last.end_lineno,
-        end_col_offset=last.end_col_offset,
-    )
-    return module.source.segment(stretch)
+    spans = [module.source.span(argument) for argument in arguments]
+    return module.source.segment(Span(min(span.start for span in spans), max(span.end for span in spans)))
 
 
 def _argument_start(module: Module, previous: ast.expr, value: ast.expr) -> Position:
     """Where the argument `value` starts, with its own opening parentheses: `(p)` and
     `(q := p)` are spanned without them. Between two arguments there can only be brackets,
     one comma, whitespace and comments, so a `(` after the comma opens this argument."""
-    between = module.source.segment(
-        SimpleNamespace(
-            lineno=previous.end_lineno,
-            col_offset=previous.end_col_offset,
-            end_lineno=value.lineno,
-            end_col_offset=value.col_offset,
-        )
-    )
     start = module.source.span(previous).end
+    between = module.source.segment(Span(start, module.source.span(value).start))
     seen_comma = False
     for number, line in enumerate(between.split("\n")):
         code = line.split("#", 1)[0]
@@ -112,13 +98,17 @@ class CheckpointWithoutFunction(Rule):
     severity = Severity.ERROR
     summary = "jax.checkpoint used as a decorator factory, or given the policy positionally"
 
-    def check_site(self, site: SiteContext):
+    def check_site(self, site: SiteContext) -> Iterator[Finding]:
         if site.site.missing_function:
             yield self._missing_function(site.site)
-        elif site.site.positional_policy and not any(isinstance(a, ast.Starred) for a in site.site.call.args):
-            yield self._positional(site.site)
+        elif (
+            site.site.positional_policy
+            and site.site.value is not None
+            and not any(isinstance(a, ast.Starred) for a in site.site.call.args)
+        ):
+            yield self._positional(site.site, site.site.value)
 
-    def _missing_function(self, site: Site):
+    def _missing_function(self, site: Site) -> Finding:
         module, call = site.module, site.call
         func = module.source.segment(call.func)
         edits = []
@@ -136,8 +126,8 @@ class CheckpointWithoutFunction(Rule):
             [self.fix(f"Use `{partial}({func}, ...)`", True, *edits)],
         )
 
-    def _positional(self, site: Site):
-        module, value = site.module, site.value
+    def _positional(self, site: Site, value: ast.expr) -> Finding:
+        module = site.module
         spelled = module.source.segment(value)
         fixes = []
         if len(site.call.args) == 2:

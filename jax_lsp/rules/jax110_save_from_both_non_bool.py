@@ -17,7 +17,9 @@ cannot be expressed through this helper; write a single policy instead.
 
 from __future__ import annotations
 
-from jax_lsp.core.model import Severity
+from collections.abc import Iterator
+
+from jax_lsp.core.model import Finding, Severity
 from jax_lsp.core.names import NON_BOOL_FACTORIES
 from jax_lsp.core.resolve import BuiltinPolicy
 from jax_lsp.core.values import Kind
@@ -32,7 +34,7 @@ class SaveFromBothNonBool(Rule):
     severity = Severity.ERROR
     summary = "A policy combined with save_from_both_policies returns something other than a bool"
 
-    def check_policy(self, policy: PolicyContext):
+    def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         if not policy.in_save_from_both:
             return
         for leaf, kind in policy.returned_values():
@@ -45,7 +47,7 @@ class SaveFromBothNonBool(Rule):
                     "policy that decides both",
                 )
 
-    def check_site(self, site: SiteContext):
+    def check_site(self, site: SiteContext) -> Iterator[Finding]:
         for target in site.targets:
             if not (
                 isinstance(target, BuiltinPolicy) and target.in_save_from_both and target.call is not None

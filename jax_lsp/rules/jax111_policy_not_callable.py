@@ -21,8 +21,9 @@ There is no fix for other literals: only the author knows which policy `True` or
 from __future__ import annotations
 
 import ast
+from collections.abc import Iterator
 
-from jax_lsp.core.model import Severity
+from jax_lsp.core.model import Finding, Severity
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import POLICY_FACTORIES, READY_MADE_POLICIES
 from jax_lsp.core.resolve import LiteralValue
@@ -63,7 +64,7 @@ class PolicyNotCallable(Rule):
     severity = Severity.ERROR
     summary = "A literal (a policy's name as a string, `True`, a number) is passed as the policy"
 
-    def check_site(self, site: SiteContext):
+    def check_site(self, site: SiteContext) -> Iterator[Finding]:
         for target in site.targets:
             if not isinstance(target, LiteralValue):
                 continue

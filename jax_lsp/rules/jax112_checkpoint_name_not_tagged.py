@@ -33,9 +33,11 @@ import contextlib
 import io
 import os
 import re
+from collections.abc import Iterator
+from typing import Any
 
 from jax_lsp.core.checkpoint_names import NameUse, name_uses
-from jax_lsp.core.model import Severity
+from jax_lsp.core.model import Finding, Severity
 from jax_lsp.core.module import Module
 from jax_lsp.core.name_index import Suggestion
 from jax_lsp.rules.base import Example, Rule, dedent_code
@@ -48,14 +50,14 @@ _EFFECT = {
 _QUOTE = re.compile(r"^([A-Za-z]*)('''|\"\"\"|'|\")")
 
 
-def _residual_named_attn_out_is_missing(namespace: dict) -> None:
+def _residual_named_attn_out_is_missing(namespace: dict[str, Any]) -> None:
     """`print_saved_residuals` lists what the checkpointed `f` saves: 'attn_out' is not there."""
     import jax.numpy as jnp
     from jax.ad_checkpoint import print_saved_residuals
 
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        print_saved_residuals(namespace["f"], jnp.ones((4, 4)))
+        print_saved_residuals(namespace["f"], jnp.ones((4, 4)))  # type: ignore[no-untyped-call]  # unannotated in jax
     assert "named 'attn_out'" not in printed.getvalue(), printed.getvalue()
 
 
@@ -66,7 +68,7 @@ class CheckpointNameNotTagged(Rule):
     summary = "A policy names a checkpoint name that no checkpoint_name tag in reach carries"
     traceable = False  # the trace tags every name the policy mentions on its probe function
 
-    def check_module(self, module: Module):
+    def check_module(self, module: Module) -> Iterator[Finding]:
         uses = name_uses(module)
         if not uses:
             return
@@ -80,7 +82,7 @@ class CheckpointNameNotTagged(Rule):
             if closest is not None:
                 yield self._finding(module, use, closest)
 
-    def _finding(self, module: Module, use: NameUse, closest: Suggestion):
+    def _finding(self, module: Module, use: NameUse, closest: Suggestion) -> Finding:
         meant = f'"{closest.text}"' if closest.exact else f"a name of the shape `{closest.text}`"
         message = (
             f'No `checkpoint_name` tag in reach carries "{use.name}": `{use.factory}` {_EFFECT[use.role]}, '
