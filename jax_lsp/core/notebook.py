@@ -16,7 +16,7 @@ import json
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
-from json.decoder import scanstring
+from json.decoder import scanstring  # type: ignore[attr-defined]  # public, but not in typeshed
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from jax_lsp.core import ipython
@@ -347,8 +347,9 @@ def _is_python(metadata: object) -> bool:
         return True
     for table, key in (("language_info", "name"), ("kernelspec", "language")):
         info = metadata.get(table)
-        if isinstance(info, dict) and isinstance(info.get(key), str):
-            return info[key].lower() == "python"
+        language = info.get(key) if isinstance(info, dict) else None
+        if isinstance(language, str):
+            return language.lower() == "python"
     return True
 
 
