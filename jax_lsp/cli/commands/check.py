@@ -6,6 +6,7 @@ import argparse
 import logging
 import os
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 from jax_lsp.cli.fixing import FixOutcome, fix_all
@@ -133,7 +134,7 @@ def _check(
     return results, errors
 
 
-def _lines_reader():
+def _lines_reader() -> Callable[[str], list[str]]:
     cache: dict[str, list[str]] = {}
 
     def lines(path: str) -> list[str]:
