@@ -71,15 +71,16 @@ def deep(function: Callable[[], T]) -> T:
         if threading.get_ident() in _waiting_for:  # already on a deep stack: too deep even there
             raise
         log.debug("recursion limit reached; running again on a deep stack")
-    outcome: dict[str, object] = {}
+    values: list[T] = []
+    errors: list[BaseException] = []
     caller = threading.get_ident()
 
     def run() -> None:
         _waiting_for[threading.get_ident()] = caller
         try:
-            outcome["value"] = function()
+            values.append(function())
         except BaseException as exc:  # noqa: BLE001 - handed back to the calling thread
-            outcome["error"] = exc
+            errors.append(exc)
         finally:
             del _waiting_for[threading.get_ident()]
 
@@ -94,9 +95,9 @@ def deep(function: Callable[[], T]) -> T:
         finally:
             threading.stack_size(previous_size)
             sys.setrecursionlimit(limit)
-    if "error" in outcome:
-        raise outcome["error"]  # type: ignore[misc]
-    return outcome["value"]  # type: ignore[return-value]
+    if errors:
+        raise errors[0]
+    return values[0]
 
 
 def guarded(

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import enum
 from dataclasses import dataclass, field
+from typing import Protocol
 
 
 class Severity(enum.Enum):
@@ -20,6 +21,15 @@ class Severity(enum.Enum):
 class Position:
     line: int
     column: int
+
+
+class Located(Protocol):
+    """A node that `ast.parse` gave a place: a statement, expression, argument, keyword..."""
+
+    lineno: int
+    col_offset: int
+    end_lineno: int | None
+    end_col_offset: int | None
 
 
 @dataclass(frozen=True, order=True)

@@ -82,7 +82,9 @@ def _string_at(text: str, cursor: int) -> tuple[list[_Frame], int] | None:
                 return None
             i = line_end + 1
         elif char in "\"'":
-            prefix = _PREFIX.search(text, 0, i).group(1).lower()  # type: ignore[union-attr]
+            letters = _PREFIX.search(text, 0, i)
+            assert letters is not None  # the pattern matches the empty string
+            prefix = letters.group(1).lower()
             quote = text[i : i + 3] if text[i : i + 3] in ('"""', "'''") else char
             start = i + len(quote)
             end = _string_end(text, start, quote, "r" in prefix)

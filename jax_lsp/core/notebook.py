@@ -359,7 +359,9 @@ def _position(raw: str, offset: int) -> tuple[int, int]:
 
 
 def _space(raw: str, i: int) -> int:
-    return _SPACE.match(raw, i).end()  # type: ignore[union-attr]
+    space = _SPACE.match(raw, i)
+    assert space is not None  # the pattern matches the empty string
+    return space.end()
 
 
 def _expect(raw: str, i: int, char: str) -> int:

@@ -23,7 +23,7 @@ class ReturnPaths:
     falls_off_end: bool
     lambda_body: ast.expr | None = None
 
-    def values(self) -> Iterator[tuple[ast.AST, ast.expr | None]]:
+    def values(self) -> Iterator[tuple[ast.Return | ast.expr, ast.expr | None]]:
         """(anchor node, returned expression or None for a bare `return`)."""
         if self.lambda_body is not None:
             yield self.lambda_body, self.lambda_body

@@ -31,14 +31,14 @@ def reaching_values(use: ast.Name, scope: Scope) -> list[ast.expr] | None:
     hiding = _hiding_assignments(owner.node, use)
     reaching: list[ast.expr] = []
     for binding in bindings:  # in the order they are written; parameters first
-        if binding.kind == "param":
-            continue
         value = binding.node
+        if not isinstance(value, ast.expr):
+            continue  # a parameter (its `ast.arg`): what it holds is not known
         if value.lineno >= use.lineno:
             continue  # after the use (a loop that reads it again is not followed)
         if id(value) in hiding:
             reaching = []
-        reaching.append(value)  # type: ignore[arg-type]
+        reaching.append(value)
     return reaching
 
 
@@ -67,13 +67,17 @@ def _block_holding(statement: ast.stmt, use: ast.Name) -> list[ast.stmt] | None:
     for name in _BLOCKS:
         for item in getattr(statement, name, None) or ():
             statements = item.body if isinstance(item, ast.ExceptHandler) else [item]
-            if statements and statements[0].lineno <= use.lineno <= statements[-1].end_lineno:  # type: ignore[operator]
+            if statements and statements[0].lineno <= use.lineno <= _last_line(statements[-1]):
                 if isinstance(item, ast.ExceptHandler):
                     return item.body
                 block: list[ast.stmt] = getattr(statement, name)
                 return block
     if isinstance(statement, ast.Match):
         for case in statement.cases:
-            if case.body and case.body[0].lineno <= use.lineno <= case.body[-1].end_lineno:  # type: ignore[operator]
+            if case.body and case.body[0].lineno <= use.lineno <= _last_line(case.body[-1]):
                 return case.body
     return None
+
+
+def _last_line(statement: ast.stmt) -> int:
+    return statement.end_lineno or statement.lineno  # end_lineno is set on every parsed node

@@ -11,6 +11,8 @@ import ast
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 
+from jax_lsp.core.model import Located
+
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 # What a name can be bound by: a statement, an expression, a parameter or an `except ... as`.
 BoundNode = ast.stmt | ast.expr | ast.arg | ast.excepthandler
@@ -73,7 +75,7 @@ class ScopeBuilder(ast.NodeVisitor):
         self,
         module_name: str,
         is_package: bool,
-        could_hold_site: Callable[[ast.AST], bool] | None = None,
+        could_hold_site: Callable[[Located], bool] | None = None,
         mark_name: Callable[[str], None] | None = None,
     ) -> None:
         self.module_name = module_name

@@ -20,7 +20,7 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.model import Finding, Position, Severity, Span
+from jax_lsp.core.model import Finding, Located, Position, Severity, Span
 from jax_lsp.core.newer_syntax import RUNNING, Construct, downgrade, might_be_newer
 from jax_lsp.core.python_version import SkippedStatement
 
@@ -116,12 +116,13 @@ class SourceModule:
         if more:
             self._marker_lines = sorted(more.union(self._marker_lines))
 
-    def could_hold_site(self, node: ast.AST) -> bool:
+    def could_hold_site(self, node: Located) -> bool:
         """Whether the lines of `node` mention a SITE_MARKERS word or a marked name."""
         if self._marker_lines is None:
             self._marker_lines = self._lines_matching(SITE_MARKER_PATTERN)
-        index = bisect.bisect_left(self._marker_lines, node.lineno)  # type: ignore[attr-defined]
-        return index < len(self._marker_lines) and self._marker_lines[index] <= node.end_lineno  # type: ignore[attr-defined]
+        index = bisect.bisect_left(self._marker_lines, node.lineno)
+        end_lineno = node.end_lineno or node.lineno
+        return index < len(self._marker_lines) and self._marker_lines[index] <= end_lineno
 
     def line_text(self, line: int) -> str:
         """0-based line, without its line break."""
@@ -142,10 +143,10 @@ class SourceModule:
     def position(self, lineno: int, byte_col: int) -> Position:
         return Position(lineno - 1, self.column(lineno, byte_col))
 
-    def span(self, node: ast.AST) -> Span:
-        start = self.position(node.lineno, node.col_offset)  # type: ignore[attr-defined]
-        end_lineno = getattr(node, "end_lineno", None) or node.lineno  # type: ignore[attr-defined]
-        end_col = getattr(node, "end_col_offset", None)
+    def span(self, node: Located) -> Span:
+        start = self.position(node.lineno, node.col_offset)
+        end_lineno = node.end_lineno or node.lineno
+        end_col = node.end_col_offset
         end = self.position(end_lineno, end_col) if end_col is not None else start
         return Span(start, end)
 
@@ -158,7 +159,7 @@ class SourceModule:
             return self.span(node)
         return Span.of(node.lineno - 1, match.start(), node.lineno - 1, match.end())
 
-    def segment(self, where: ast.AST | Span) -> str:
+    def segment(self, where: Located | Span) -> str:
         span = where if isinstance(where, Span) else self.span(where)
         if span.start.line == span.end.line:
             return self.line_text(span.start.line)[span.start.column : span.end.column]

@@ -8,7 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
-from jax_lsp.core.model import Edit, Finding, Fix, Severity, Span
+from jax_lsp.core.model import Edit, Finding, Fix, Located, Severity, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import ReturnPaths
 from jax_lsp.core.resolve import PolicyFunction, Target
@@ -120,7 +120,7 @@ class Rule:
     def finding(
         self,
         module: Module,
-        where: ast.AST | Span,
+        where: Located | Span,
         message: str,
         fixes: Iterable[Fix] = (),
         severity: Severity | None = None,
@@ -132,7 +132,7 @@ class Rule:
         return Fix(title, safe, tuple(edits))
 
     @staticmethod
-    def replace(module: Module, where: ast.AST | Span, new_text: str) -> Edit:
+    def replace(module: Module, where: Located | Span, new_text: str) -> Edit:
         span = where if isinstance(where, Span) else module.source.span(where)
         return Edit(module.path, span, new_text)
 

@@ -19,12 +19,12 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding, Severity, Span
+from jax_lsp.core.model import Finding, Located, Severity, Span
 from jax_lsp.core.module import Module
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
-def _end_of(module: Module, node: ast.AST) -> Span:
+def _end_of(module: Module, node: Located) -> Span:
     end = module.source.span(node).end
     return Span(end, end)
 

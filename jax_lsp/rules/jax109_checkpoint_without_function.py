@@ -70,7 +70,7 @@ def _is_future_import(statement: ast.stmt) -> bool:
 
 def _arguments_text(module: Module, call: ast.Call) -> str:
     """The call's arguments as written, from the first to the last."""
-    arguments = [*call.args, *call.keywords]
+    arguments: list[ast.expr | ast.keyword] = [*call.args, *call.keywords]
     spans = [module.source.span(argument) for argument in arguments]
     return module.source.segment(Span(min(span.start for span in spans), max(span.end for span in spans)))
 

@@ -57,7 +57,7 @@ def _residual_named_attn_out_is_missing(namespace: dict[str, Any]) -> None:
 
     printed = io.StringIO()
     with contextlib.redirect_stdout(printed):
-        print_saved_residuals(namespace["f"], jnp.ones((4, 4)))  # type: ignore[no-untyped-call]  # unannotated in jax
+        print_saved_residuals(namespace["f"], jnp.ones((4, 4)))  # type: ignore[no-untyped-call, unused-ignore]  # unannotated in jax 0.10
     assert "named 'attn_out'" not in printed.getvalue(), printed.getvalue()
 
 
