@@ -108,8 +108,9 @@ def _every(findings: Findings) -> list[Finding]:
     return [finding for in_file in findings.values() for finding in in_file]
 
 
-def _fixable(findings: Findings, unsafe: bool) -> int:
-    return sum(finding.applicable_fix(unsafe) is not None for finding in _every(findings))
+def _not_converged(how: str, findings: Findings, unsafe: bool) -> str:
+    fixable = sum(finding.applicable_fix(unsafe) is not None for finding in _every(findings))
+    return f"fixes did not converge{how}: {fixable} fixable findings remain; stopped"
 
 
 def _identity(finding: Finding) -> tuple[str, str, str]:
@@ -162,16 +163,13 @@ def fix_until_stable(
         if not chosen:
             break
         if done == MAX_ROUNDS:
-            run.errors.append(
-                f"fixes did not converge in {MAX_ROUNDS} rounds: {len(chosen)} fixes remain; stopped"
-            )
+            run.errors.append(_not_converged(f" in {MAX_ROUNDS} rounds", run.findings, unsafe))
             break
         _apply(ws, [fix for _, fix in chosen], target)
         run.applied.update(fix.edits[0].path for _, fix in chosen)
         before = run.findings
         run.findings, run.errors = recheck()
         if _a_finding_stayed([finding for finding, _ in chosen], before, run.findings):
-            fixable = _fixable(run.findings, unsafe)
-            run.errors.append(f"fixes did not converge: {fixable} fixable findings remain; stopped")
+            run.errors.append(_not_converged("", run.findings, unsafe))
             break
     return run
