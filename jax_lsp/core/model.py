@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 class Severity(enum.Enum):
     ERROR = "error"
     WARNING = "warning"
+    INFORMATION = "information"  # the trace's notes of what a policy decided; no finding has it
 
 
 @dataclass(frozen=True, order=True)

@@ -47,9 +47,6 @@ def _policy_reaching_jax_is_false(namespace: dict) -> None:
 
 class ReadyMadeCalled(Rule):
     code = "JAX106"
-    name = "ready-made-policy-called"
-    severity = Severity.ERROR
-    summary = "A ready-made policy of jax.checkpoint_policies is called instead of passed"
 
     def check_module(self, module: Module):
         for call, scope in module.calls:

@@ -18,7 +18,6 @@ There is no fix: only the author knows which names or policies the factory shoul
 
 from __future__ import annotations
 
-from jax_lsp.core.model import Severity
 from jax_lsp.core.names import POLICY_FACTORIES
 from jax_lsp.core.resolve import BuiltinPolicy
 from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
@@ -26,9 +25,6 @@ from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
 
 class FactoryUncalled(Rule):
     code = "JAX107"
-    name = "policy-factory-uncalled"
-    severity = Severity.ERROR
-    summary = "A policy factory of jax.checkpoint_policies is passed without being called"
 
     def check_site(self, site: SiteContext):
         for target in site.targets:
