@@ -23,7 +23,7 @@ from jax_lsp.core.resolve import BuiltinPolicy
 from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
 
 
-class FactoryUncalled(Rule):
+class PolicyFactoryUncalled(Rule):
     code = "JAX107"
 
     def check_site(self, site: SiteContext):

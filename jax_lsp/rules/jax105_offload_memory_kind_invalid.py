@@ -68,7 +68,7 @@ def _residuals_stay_on_device(namespace: dict) -> None:
     assert jax.memory.Space.Host not in spaces, spaces
 
 
-class OffloadMemoryKind(Rule):
+class OffloadMemoryKindInvalid(Rule):
     code = "JAX105"
 
     def check_module(self, module: Module):

@@ -45,7 +45,7 @@ def _policy_reaching_jax_is_false(namespace: dict) -> None:
     assert policies == [False], policies
 
 
-class ReadyMadeCalled(Rule):
+class ReadyMadePolicyCalled(Rule):
     code = "JAX106"
 
     def check_module(self, module: Module):

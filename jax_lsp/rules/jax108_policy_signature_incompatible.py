@@ -27,7 +27,7 @@ def _end_of(module, node: ast.AST) -> Span:
     return Span(end, end)
 
 
-class PolicySignature(Rule):
+class PolicySignatureIncompatible(Rule):
     code = "JAX108"
 
     def check_policy(self, policy: PolicyContext):

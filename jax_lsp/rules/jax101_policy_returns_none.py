@@ -21,7 +21,7 @@ from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
-class ReturnsNone(Rule):
+class PolicyReturnsNone(Rule):
     code = "JAX101"
 
     def check_policy(self, policy: PolicyContext):

@@ -44,7 +44,7 @@ def _delegation(policy: PolicyContext) -> str | None:
     return ", ".join([*(a.arg for a in positional), f"*{args.vararg.arg}", f"**{args.kwarg.arg}"])
 
 
-class InvalidReturnType(Rule):
+class PolicyReturnsInvalidType(Rule):
     code = "JAX103"
 
     def check_policy(self, policy: PolicyContext):

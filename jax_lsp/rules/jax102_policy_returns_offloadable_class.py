@@ -22,7 +22,7 @@ from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
-class OffloadableClass(Rule):
+class PolicyReturnsOffloadableClass(Rule):
     code = "JAX102"
 
     def check_policy(self, policy: PolicyContext):

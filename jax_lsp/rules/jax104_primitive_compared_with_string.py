@@ -38,7 +38,7 @@ def _body_nodes(node):
             stack.extend(ast.iter_child_nodes(current))
 
 
-class PrimComparedWithString(Rule):
+class PrimitiveComparedWithString(Rule):
     code = "JAX104"
 
     def check_policy(self, policy: PolicyContext):
