@@ -81,7 +81,7 @@ CODES: dict[str, Code] = {
         ),
         Code(
             "JAX105",
-            "offload-memory-kind",
+            "offload-memory-kind-invalid",
             _RULE,
             _WARNING,
             "An offloading policy names a memory kind or keyword that JAX does not offload with",
@@ -102,7 +102,7 @@ CODES: dict[str, Code] = {
         ),
         Code(
             "JAX108",
-            "policy-signature",
+            "policy-signature-incompatible",
             _RULE,
             _ERROR,
             "A remat policy cannot be called as policy(prim, *avals, **params)",

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import inspect
 from pathlib import Path
 
 import pytest
@@ -59,3 +60,13 @@ def test_the_families_are_told_by_the_registry_not_the_spelling():
     # JAX190 starts like a rule code, but is what a trace found.
     assert family_of(UNPREDICTED) is Family.TRACE
     assert family_of("JAX1") is None and lookup("jax101") is CODES["JAX101"]
+
+
+@pytest.mark.parametrize("rule", ALL_RULES, ids=lambda r: r.code)
+def test_one_name_for_the_rule_everywhere(rule):
+    """Module jax101_policy_returns_none = rule policy-returns-none = class PolicyReturnsNone =
+    examples/jax101_policy_returns_none.py."""
+    snake = f"{rule.code.lower()}_{rule.name.replace('-', '_')}"
+    assert inspect.getmodule(type(rule)).__name__ == f"jax_lsp.rules.{snake}"
+    assert type(rule).__name__ == "".join(word.capitalize() for word in rule.name.split("-"))
+    assert (ROOT / "examples" / f"{snake}.py").is_file()
