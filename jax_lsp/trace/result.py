@@ -6,12 +6,13 @@ Lines here are 1-based, as Python reports them; ``mapping`` turns them into core
 from __future__ import annotations
 
 import dataclasses
-import enum
 from dataclasses import dataclass
 from typing import Any
 
+from jax_lsp.core.model import StrEnum
 
-class TraceStatus(str, enum.Enum):
+
+class TraceStatus(StrEnum):
     """How a trace ended; the values are the agent's (stdlib-only, it cannot import this)."""
 
     OK = "ok"
@@ -25,9 +26,6 @@ class TraceStatus(str, enum.Enum):
     CRASHED = "crashed"
     CANCELLED = "cancelled"
     ERROR = "error"
-
-    def __str__(self) -> str:
-        return self.value
 
     @classmethod
     def parse(cls, value: object) -> TraceStatus:
