@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import re
 from pathlib import Path
 
 import pytest
@@ -70,3 +71,9 @@ def test_one_name_for_the_rule_everywhere(rule):
     assert inspect.getmodule(type(rule)).__name__ == f"jax_lsp.rules.{snake}"
     assert type(rule).__name__ == "".join(word.capitalize() for word in rule.name.split("-"))
     assert (ROOT / "examples" / f"{snake}.py").is_file()
+
+
+def test_the_readme_names_each_rule_as_the_registry_does():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    rows = re.findall(r"^\| \[(JAX\d+)\]\(docs/rules/JAX\d+\.md\) \| ([a-z-]+) \|", readme, re.MULTILINE)
+    assert rows == [(rule.code, rule.name) for rule in ALL_RULES]
