@@ -17,7 +17,7 @@ class StrEnum(str, enum.Enum):
     has no enum.StrEnum)."""
 
     def __str__(self) -> str:
-        return self.value
+        return str.__str__(self)
 
 
 class Severity(StrEnum):
