@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding, Severity
+from jax_lsp.core.model import Finding
 from jax_lsp.core.names import NON_BOOL_FACTORIES
 from jax_lsp.core.resolve import BuiltinPolicy
 from jax_lsp.core.values import Kind
@@ -30,9 +30,6 @@ _NOT_BOOL = {Kind.SAVEABLE, Kind.RECOMPUTE, Kind.OFFLOADABLE}
 
 class SaveFromBothNonBool(Rule):
     code = "JAX110"
-    name = "save-from-both-non-bool"
-    severity = Severity.ERROR
-    summary = "A policy combined with save_from_both_policies returns something other than a bool"
 
     def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         if not policy.in_save_from_both:

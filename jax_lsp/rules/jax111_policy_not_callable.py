@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding, Severity
+from jax_lsp.core.model import Finding
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import POLICY_FACTORIES, READY_MADE_POLICIES
 from jax_lsp.core.resolve import LiteralValue
@@ -60,9 +60,6 @@ def _policies_prefix(module: Module, scope: Scope) -> str | None:
 
 class PolicyNotCallable(Rule):
     code = "JAX111"
-    name = "policy-not-callable"
-    severity = Severity.ERROR
-    summary = "A literal (a policy's name as a string, `True`, a number) is passed as the policy"
 
     def check_site(self, site: SiteContext) -> Iterator[Finding]:
         for target in site.targets:

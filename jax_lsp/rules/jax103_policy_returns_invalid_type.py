@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding, Severity
+from jax_lsp.core.model import Finding
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import policy_member
 from jax_lsp.core.values import Kind
@@ -47,11 +47,8 @@ def _delegation(policy: PolicyContext) -> str | None:
     return ", ".join([*(a.arg for a in positional), f"*{args.vararg.arg}", f"**{args.kwarg.arg}"])
 
 
-class InvalidReturnType(Rule):
+class PolicyReturnsInvalidType(Rule):
     code = "JAX103"
-    name = "policy-returns-invalid-type"
-    severity = Severity.ERROR
-    summary = "A remat policy returns a value that is not a bool, Saveable, Recompute or Offloadable"
 
     def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         for leaf, kind in policy.returned_values():

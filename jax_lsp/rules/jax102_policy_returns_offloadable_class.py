@@ -20,16 +20,13 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding, Severity
+from jax_lsp.core.model import Finding
 from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
-class OffloadableClass(Rule):
+class PolicyReturnsOffloadableClass(Rule):
     code = "JAX102"
-    name = "policy-returns-offloadable-class"
-    severity = Severity.ERROR
-    summary = "A remat policy returns the class Offloadable instead of an instance"
 
     def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         module = policy.module

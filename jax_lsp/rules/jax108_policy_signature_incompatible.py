@@ -19,7 +19,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding, Located, Severity, Span
+from jax_lsp.core.model import Finding, Located, Span
 from jax_lsp.core.module import Module
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
@@ -29,11 +29,8 @@ def _end_of(module: Module, node: Located) -> Span:
     return Span(end, end)
 
 
-class PolicySignature(Rule):
+class PolicySignatureIncompatible(Rule):
     code = "JAX108"
-    name = "policy-signature"
-    severity = Severity.ERROR
-    summary = "A remat policy cannot be called as policy(prim, *avals, **params)"
 
     def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         module = policy.module

@@ -20,7 +20,7 @@ import ast
 from collections.abc import Iterator
 from typing import Any, TypeGuard
 
-from jax_lsp.core.model import Finding, Severity
+from jax_lsp.core.model import Finding
 from jax_lsp.core.module import Module
 from jax_lsp.core.scopes import FunctionNode, Scope
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
@@ -43,11 +43,8 @@ def _body_nodes(node: FunctionNode) -> Iterator[ast.AST]:
             stack.extend(ast.iter_child_nodes(current))
 
 
-class PrimComparedWithString(Rule):
+class PrimitiveComparedWithString(Rule):
     code = "JAX104"
-    name = "primitive-compared-with-string"
-    severity = Severity.WARNING
-    summary = "The primitive is compared with a string, which is never equal"
 
     def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         prim = policy.prim_name

@@ -28,7 +28,7 @@ import difflib
 from collections.abc import Iterator
 from typing import Any
 
-from jax_lsp.core.model import Finding, Fix, Position, Severity, Span
+from jax_lsp.core.model import Finding, Fix, Position, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import OFFLOAD_DESTINATION, OFFLOAD_SOURCE, OFFLOADABLE, policy_member
 from jax_lsp.core.scopes import Scope
@@ -71,11 +71,8 @@ def _residuals_stay_on_device(namespace: dict[str, Any]) -> None:
     assert jax.memory.Space.Host not in spaces, spaces
 
 
-class OffloadMemoryKind(Rule):
+class OffloadMemoryKindInvalid(Rule):
     code = "JAX105"
-    name = "offload-memory-kind"
-    severity = Severity.WARNING
-    summary = "An offloading policy names a memory kind or keyword that JAX does not offload with"
 
     def check_module(self, module: Module) -> Iterator[Finding]:
         # Every spelling of these callees comes from an import or assignment naming "offload".

@@ -19,16 +19,13 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding, Severity, Span
+from jax_lsp.core.model import Finding, Span
 from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
-class ReturnsNone(Rule):
+class PolicyReturnsNone(Rule):
     code = "JAX101"
-    name = "policy-returns-none"
-    severity = Severity.ERROR
-    summary = "A remat policy returns None on some path"
 
     def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         module, source = policy.module, policy.module.source
