@@ -19,6 +19,7 @@ import logging
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from lsprotocol import types
 
 from jax_lsp.core.model import Finding, Severity
 from jax_lsp.server import notebooks
+from jax_lsp.server.diagnostic_data import DiagnosticData, FixData, FixEdit
 from jax_lsp.server.documents import core_path, path_to_uri
 
 if TYPE_CHECKING:
@@ -55,31 +57,38 @@ def rule_url(code: str) -> str | None:
     return rule.doc_url() if rule is not None else None
 
 
-def to_diagnostic(
+def diagnostic_data(
     server: JaxLanguageServer, uri: str, finding: Finding, version: int | None
-) -> types.Diagnostic:
-    url = rule_url(finding.code)
+) -> DiagnosticData:
+    """The fixes of ``finding``, shown in ``uri`` at ``version``, with their edits in LSP ranges."""
 
     def edit_uri(path: str) -> str:
         return uri if path == finding.path else path_to_uri(path)
 
-    fixes = [
-        {
-            "title": fix.title,
-            "safe": fix.safe,
-            "edits": [
-                {
-                    "uri": edit_uri(edit.path),
-                    "range": server.protocol._converter.unstructure(
-                        server.to_lsp_range(edit_uri(edit.path), edit.span)
-                    ),
-                    "newText": edit.new_text,
-                }
-                for edit in fix.edits
-            ],
-        }
-        for fix in finding.fixes
-    ]
+    return DiagnosticData(
+        version,
+        [
+            FixData(
+                fix.title,
+                fix.safe,
+                [
+                    FixEdit(
+                        edit_uri(edit.path),
+                        server.to_lsp_range(edit_uri(edit.path), edit.span),
+                        edit.new_text,
+                    )
+                    for edit in fix.edits
+                ],
+            )
+            for fix in finding.fixes
+        ],
+    )
+
+
+def to_diagnostic(
+    server: JaxLanguageServer, uri: str, finding: Finding, version: int | None
+) -> types.Diagnostic:
+    url = rule_url(finding.code)
     related = []
     for path, span in finding.related:
         related_uri, span = notebooks.place(server, path, span)
@@ -99,7 +108,7 @@ def to_diagnostic(
         source=SOURCE,
         message=finding.message,
         related_information=related or None,
-        data={"version": version, "fixes": fixes},
+        data=server.converter.unstructure(diagnostic_data(server, uri, finding, version)),
     )
 
 
@@ -163,12 +172,22 @@ class DiagnosticStore:
         asyncio.get_running_loop().call_later(0.05, send)
 
 
+@dataclass(frozen=True)
+class PendingCheck:
+    """A scheduled check of a buffer, with what it was asked to do (a newer one takes it over)."""
+
+    task: asyncio.Task[None]
+    external: bool
+    propagate: bool
+    refined: bool
+
+
 class Checker:
     """Debounced, latest-wins analysis of open buffers."""
 
     def __init__(self, server: JaxLanguageServer) -> None:
         self._server = server
-        self._tasks: dict[str, asyncio.Task] = {}
+        self._pending: dict[str, PendingCheck] = {}
         # (version, findings) of the newest result per uri, for code actions and pulls.
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
         self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
@@ -190,16 +209,15 @@ class Checker:
         """
         delay, propagate = 0.0, not external or refined
         external = external or refined
-        previous = self._tasks.pop(uri, None)
-        if previous is not None and not previous.done():
-            previous.cancel()
-            external = external or previous.external  # type: ignore[attr-defined]
-            propagate = propagate or previous.propagate  # type: ignore[attr-defined]
-            refined = refined and previous.refined  # type: ignore[attr-defined]
+        previous = self._pending.pop(uri, None)
+        if previous is not None and not previous.task.done():
+            previous.task.cancel()
+            external = external or previous.external
+            propagate = propagate or previous.propagate
+            refined = refined and previous.refined
             delay = DEBOUNCE_S if debounce else 0.0
         task = asyncio.ensure_future(self._run(uri, delay, external, propagate, refined))
-        task.external, task.propagate, task.refined = external, propagate, refined  # type: ignore[attr-defined]
-        self._tasks[uri] = task
+        self._pending[uri] = PendingCheck(task, external, propagate, refined)
 
     def schedule_all(self, uris: Iterable[str] | None = None) -> None:
         for doc in self._server.open_documents():
@@ -207,8 +225,8 @@ class Checker:
                 self.schedule(doc.uri, external=True)
 
     def cancel(self, uri: str) -> None:
-        for tasks in (self._tasks, self._refinements):
-            task = tasks.pop(uri, None)
+        pending, refinement = self._pending.pop(uri, None), self._refinements.pop(uri, None)
+        for task in (pending.task if pending else None, refinement):
             if task is not None:
                 task.cancel()
         self.results.pop(uri, None)
@@ -225,8 +243,8 @@ class Checker:
             return cached[1]
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.setdefault(uri, []).append((doc.version, waiter))
-        task = self._tasks.get(uri)
-        if task is None or task.done():
+        pending = self._pending.get(uri)
+        if pending is None or pending.task.done():
             self.schedule(uri)
         return await waiter
 
@@ -349,22 +367,17 @@ def _check_buffer(
     return findings, affected, core.jedi.waiting(path, text)
 
 
-def register(server: JaxLanguageServer) -> None:
-    server.diagnostics = DiagnosticStore(server)
-    server.checker = Checker(server)
-
-    async def pull(
-        ls: JaxLanguageServer, params: types.DocumentDiagnosticParams
-    ) -> types.DocumentDiagnosticReport:
-        uri = params.text_document.uri
-        await ls.checker.findings(uri)
-        items = ls.diagnostics.union(uri)
-        # The id is a digest of the report itself: equal ids can only mean equal diagnostics.
-        result_id = hashlib.blake2b(
-            json.dumps(ls.protocol._converter.unstructure(items), sort_keys=True).encode(), digest_size=12
-        ).hexdigest()
-        if params.previous_result_id == result_id:
-            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
-
-    server.pull_handler = pull  # registered at initialize, and only for clients that pull
+async def pull(
+    ls: JaxLanguageServer, params: types.DocumentDiagnosticParams
+) -> types.DocumentDiagnosticReport:
+    """textDocument/diagnostic, registered at initialize for the clients that pull."""
+    uri = params.text_document.uri
+    await ls.checker.findings(uri)
+    items = ls.diagnostics.union(uri)
+    # The id is a digest of the report itself: equal ids can only mean equal diagnostics.
+    result_id = hashlib.blake2b(
+        json.dumps(ls.converter.unstructure(items), sort_keys=True).encode(), digest_size=12
+    ).hexdigest()
+    if params.previous_result_id == result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+    return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
