@@ -173,10 +173,9 @@ class DiagnosticStore:
 
 
 @dataclass(frozen=True)
-class PendingCheck:
-    """A scheduled check of a buffer, with what it was asked to do (a newer one takes it over)."""
+class CheckRequest:
+    """What a scheduled check was asked to do; a newer one takes over a pending one's asks."""
 
-    task: asyncio.Task[None]
     external: bool
     propagate: bool
     refined: bool
@@ -187,7 +186,8 @@ class Checker:
 
     def __init__(self, server: JaxLanguageServer) -> None:
         self._server = server
-        self._pending: dict[str, PendingCheck] = {}
+        self._tasks: dict[str, asyncio.Task] = {}
+        self._requests: dict[str, CheckRequest] = {}  # what each task in _tasks was asked
         # (version, findings) of the newest result per uri, for code actions and pulls.
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
         self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
@@ -209,15 +209,16 @@ class Checker:
         """
         delay, propagate = 0.0, not external or refined
         external = external or refined
-        previous = self._pending.pop(uri, None)
-        if previous is not None and not previous.task.done():
-            previous.task.cancel()
-            external = external or previous.external
-            propagate = propagate or previous.propagate
-            refined = refined and previous.refined
+        previous, asked = self._tasks.pop(uri, None), self._requests.pop(uri, None)
+        if previous is not None and asked is not None and not previous.done():
+            previous.cancel()
+            external = external or asked.external
+            propagate = propagate or asked.propagate
+            refined = refined and asked.refined
             delay = DEBOUNCE_S if debounce else 0.0
         task = asyncio.ensure_future(self._run(uri, delay, external, propagate, refined))
-        self._pending[uri] = PendingCheck(task, external, propagate, refined)
+        self._tasks[uri] = task
+        self._requests[uri] = CheckRequest(external, propagate, refined)
 
     def schedule_all(self, uris: Iterable[str] | None = None) -> None:
         for doc in self._server.open_documents():
@@ -225,10 +226,11 @@ class Checker:
                 self.schedule(doc.uri, external=True)
 
     def cancel(self, uri: str) -> None:
-        pending, refinement = self._pending.pop(uri, None), self._refinements.pop(uri, None)
-        for task in (pending.task if pending else None, refinement):
+        for tasks in (self._tasks, self._refinements):
+            task = tasks.pop(uri, None)
             if task is not None:
                 task.cancel()
+        self._requests.pop(uri, None)
         self.results.pop(uri, None)
         self._sent.pop(str(core_path(uri)), None)
         self._resolve(uri, [])
@@ -243,8 +245,8 @@ class Checker:
             return cached[1]
         waiter = asyncio.get_running_loop().create_future()
         self._waiters.setdefault(uri, []).append((doc.version, waiter))
-        pending = self._pending.get(uri)
-        if pending is None or pending.task.done():
+        task = self._tasks.get(uri)
+        if task is None or task.done():
             self.schedule(uri)
         return await waiter
 
