@@ -58,10 +58,12 @@ class JaxLanguageServer(LanguageServer):
         self.shutdown_requested = False  # the exit code is 0 only after a `shutdown` request
         self.shutting_down = False
         self._settings_ready: asyncio.Event | None = None
-        # The core guards its state with one lock. Requests run on this one thread, in order;
-        # the index runs on its own and takes the lock one file at a time, so checks of open
-        # buffers go on between its files; jedi runs on the checker's thread, off the lock.
+        # Checks of buffers run on this one thread, in order. The index (below) and the jedi
+        # refinement (the checker's own thread) use the same workspace from theirs: its one lock
+        # lets one of them in at a time (jedi's own inference runs outside it).
         self._core_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-core")
+        # The index runs beside it, taking the workspace's lock one file at a time, so checks of
+        # open buffers go on between its files.
         self.index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-index")
         self.index_task: asyncio.Task[None] | None = None
         self.parent_watch: asyncio.Task[None] | None = None
