@@ -111,7 +111,7 @@ def _mentions_tag(data: bytes) -> bool:
 
 class NameIndex:
     def __init__(self, workspace: NameSources):
-        self._workspace = workspace
+        self._sources = workspace
         self._files: list[str] | None = None  # the workspace's files
         self._summaries: dict[str, Summary] = {}
         self._packages: dict[str, list[str]] = {}  # imported top-level name -> its files
@@ -134,10 +134,10 @@ class NameIndex:
         self._uses.pop(path, None)
         if self._files is None:
             return
-        data = self._workspace.read(path)
+        data = self._sources.read(path)
         if data is None:
             self._files = [f for f in self._files if f != path]
-        elif path not in self._files and self._workspace.in_roots(path):
+        elif path not in self._files and self._sources.in_roots(path):
             self._files.append(path)
         for (word, package), found in self._word_files.items():
             if package is None and found is not None:
@@ -159,18 +159,18 @@ class NameIndex:
         if path not in self._changed:
             return set()
         self._changed.discard(path)
-        return {f for f in self._workspace_files() if self._summary(f).uses}
+        return {f for f in self._root_files() if self._summary(f).uses}
 
     # Reading ----------------------------------------------------------------------------------
-    def _workspace_files(self) -> list[str]:
+    def _root_files(self) -> list[str]:
         if self._files is None:
-            self._files = self._workspace.python_files()
+            self._files = self._sources.python_files()
         return self._files
 
     def _summary(self, path: str) -> Summary:
         summary = self._summaries.get(path)
         if summary is None:
-            data = self._workspace.read(path) or b""
+            data = self._sources.read(path) or b""
             summary = self._summaries[path] = Summary(
                 frozenset(imported_packages(data)), _mentions_tag(data), any(m in data for m in USE_MARKERS)
             )
@@ -179,12 +179,12 @@ class NameIndex:
     def _file_facts(self, path: str) -> FileFacts | None:
         self._read.add(path)
         if path not in self._facts:
-            module = self._workspace.load(path) if self._mentions_tag(path) else None
+            module = self._sources.load(path) if self._mentions_tag(path) else None
             source: SourceModule | None
             if module is not None:
                 source = module.source
             else:
-                data = self._workspace.read(path)
+                data = self._sources.read(path)
                 source = parse_bytes(data, path) if data is not None else None
             self._facts[path] = FileFacts(path, source) if source is not None else None
         return self._facts[path]
@@ -192,9 +192,9 @@ class NameIndex:
     def _read_bytes(self, path: str) -> bytes | None:
         """A file's bytes, read once per build (the word searches read every file)."""
         if self._bytes is None:
-            return self._workspace.read(path)
+            return self._sources.read(path)
         if path not in self._bytes:
-            self._bytes[path] = self._workspace.read(path)
+            self._bytes[path] = self._sources.read(path)
         return self._bytes[path]
 
     def _mentions_tag(self, path: str) -> bool:
@@ -206,7 +206,7 @@ class NameIndex:
         """The files holding `word`: the workspace's, and those of `package`; None if too many."""
         key = (word, package)
         if key not in self._word_files:
-            candidates = [*self._workspace_files(), *(self._packages.get(package, []) if package else [])]
+            candidates = [*self._root_files(), *(self._packages.get(package, []) if package else [])]
             found = []
             for path in candidates:
                 data = self._read_bytes(path)
@@ -227,15 +227,15 @@ class NameIndex:
                 self._tags = self._build()
             finally:
                 self._bytes = None
-        self._workspace.note_reads([*self._workspace_files(), *self._read_packages])
+        self._sources.note_reads([*self._root_files(), *self._read_packages])
         return self._tags
 
     def _build(self) -> TagSet:
-        files = self._workspace_files()
+        files = self._root_files()
         imported = set().union(*(self._summary(f).imports for f in files)) if files else set()
-        roots = self._workspace.roots
+        roots = self._sources.roots
         for name in sorted(imported - set(self._packages)):
-            self._packages[name] = package_files(name, search_path(self._workspace.interpreter), roots)
+            self._packages[name] = package_files(name, search_path(self._sources.interpreter), roots)
         self._followed, self._read, self._read_packages = set(), set(), set()
         tags: list[Tag] = []
         for path in files:
@@ -252,7 +252,7 @@ class NameIndex:
         return TagSet(shapes_of(tags))
 
     def _tags_in(self, path: str, package: str | None) -> list[Tag]:
-        errors = self._workspace.internal_errors
+        errors = self._sources.internal_errors
 
         def files_with(word: str) -> list[str] | None:
             found = self._files_with(word, package)
@@ -261,7 +261,7 @@ class NameIndex:
             return found
 
         def collect() -> list[Tag]:
-            module = self._workspace.load(path)
+            module = self._sources.load(path)
             facts = self._file_facts(path)
             if module is None or facts is None:
                 return []
@@ -274,21 +274,21 @@ class NameIndex:
 
         found: list[Tag] = guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")
         if package is not None:
-            self._workspace.release(path)
+            self._sources.release(path)
         return found
 
     def uses(self) -> list[NameUse]:
         """Every name given to a factory of names in the workspace."""
         found = []
-        for path in self._workspace_files():
+        for path in self._root_files():
             if self._summary(path).uses:
                 found += self.uses_in(path)
         return found
 
     def uses_in(self, path: str) -> list[NameUse]:
         if path not in self._uses:
-            module = self._workspace.load(path)
-            errors = self._workspace.internal_errors
+            module = self._sources.load(path)
+            errors = self._sources.internal_errors
             self._uses[path] = (
                 guarded(lambda: name_uses(module), [], errors, path, 0, "reading its checkpoint names")
                 if module

@@ -38,7 +38,7 @@ class _Digests:
     """Each module's content digest (its open buffer's, else the file's), read once per run."""
 
     def __init__(self, workspace: Workspace) -> None:
-        self._workspace = workspace
+        self._sources = workspace
         self._known: dict[str, str | None] = {}
 
     def remember(self, path: str, data: bytes) -> str:
@@ -47,7 +47,7 @@ class _Digests:
 
     def __call__(self, path: str) -> str | None:
         if path not in self._known:
-            data = self._workspace.read(path)
+            data = self._sources.read(path)
             self._known[path] = None if data is None else digest(data)
         return self._known[path]
 

@@ -8,6 +8,9 @@ Hook for the trace feature
 server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature(...)` and
 `server.command(...)` it offers:
 
+- `server.add_feature(feature)`: a `jax_lsp.server.features.LanguageFeature`, whose hooks
+  add to the one hover (`hover(params)`), hear of Python buffers changing, saved and closed
+  (`did_change(params)`, `did_save(uri)`, `did_close(uri)`) and of the shutdown (`shutdown()`).
 - `server.settings`: the current `ServerSettings` (`.interpreter`: the python to trace in,
   None for the server's own; `.trace.on_save`, `.trace.timeout` (s), `.trace.memory_limit_mb`;
   `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when settings change.
@@ -19,8 +22,6 @@ server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature
 - `server.publish_diagnostics(source, uri, diagnostics)`: replace the diagnostics of `source`
   (e.g. "jax-lsp trace") for `uri`; the client always sees the union of all sources, pushed
   or pulled. Closing a buffer clears every source's diagnostics for it.
-- `server.on_save(cb)`, `server.on_close(cb)` (cb(uri)), `server.on_settings_changed(cb)`
-  (cb(settings)): callbacks run on the event loop; a coroutine result is scheduled.
 - `server.notify_user(message, kind)`: window/showMessage as `showNotifications` allows.
 """
 
@@ -35,7 +36,7 @@ def create_server():
         completion,
         configuration,
         definition,
-        diagnostics,
+        features,
         hover,
         indexing,
         lifecycle,
@@ -47,9 +48,9 @@ def create_server():
     from jax_lsp.server.server import JaxLanguageServer
 
     server = JaxLanguageServer()
-    # The trace comes last: it extends the hover registered before it.
-    for feature in (
-        diagnostics,
+    # The order of the features is that of their parts in a hover: the trace's report comes last.
+    for module in (
+        features,
         lifecycle,
         sync,
         notebooks,
@@ -62,7 +63,7 @@ def create_server():
         references,
         trace_feature,
     ):
-        feature.register(server)
+        module.register(server)
     return server
 
 
@@ -80,4 +81,4 @@ def serve(tcp: tuple[str, int] | None = None, log_level: str = "info") -> int:
     else:
         server.start_tcp(*tcp)
     server.stop_background_work()
-    return 0 if server.protocol._shutdown else 1
+    return 0 if server.shutdown_requested else 1

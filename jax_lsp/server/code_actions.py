@@ -16,7 +16,8 @@ from jax_lsp.engine import Workspace
 from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.diagnostics import SOURCE, log, shown, to_diagnostic
+from jax_lsp.server.diagnostic_data import DiagnosticData
+from jax_lsp.server.diagnostics import SOURCE, diagnostic_data, log, shown, to_diagnostic
 from jax_lsp.server.documents import core_path, split_lines
 
 if TYPE_CHECKING:
@@ -49,22 +50,19 @@ def _edit(ls: JaxLanguageServer, edits_by_uri: dict[str, list[types.TextEdit]]) 
 
 
 def fix_actions(
-    ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic, data: dict
+    ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic, data: DiagnosticData
 ) -> list[types.CodeAction]:
     actions = []
-    for fix in data.get("fixes", []):
+    for fix in data.fixes:
         edits: dict[str, list[types.TextEdit]] = {}
-        for edit in fix["edits"]:
-            text_edit = types.TextEdit(
-                range=ls.protocol._converter.structure(edit["range"], types.Range), new_text=edit["newText"]
-            )
-            edits.setdefault(edit["uri"], []).append(text_edit)
+        for edit in fix.edits:
+            edits.setdefault(edit.uri, []).append(types.TextEdit(range=edit.range, new_text=edit.new_text))
         actions.append(
             types.CodeAction(
-                title=f"jax-lsp ({diagnostic.code}): {fix['title']}",
+                title=f"jax-lsp ({diagnostic.code}): {fix.title}",
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic],
-                is_preferred=bool(fix["safe"]) or None,
+                is_preferred=fix.safe or None,
                 edit=_edit(ls, edits),
             )
         )
@@ -155,26 +153,27 @@ async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.C
     )
 
 
-async def data_of(ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic) -> dict | None:
+async def data_of(
+    ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic
+) -> DiagnosticData | None:
     """The fixes of a diagnostic for the buffer's current text, or None if it has none.
 
     A diagnostic of an older version of the text (the user was quicker than the re-check), or
     one whose ``data`` the client dropped, gets the fixes of the current finding with the same
     code and range: never edits computed for another text."""
-    data = diagnostic.data
-    if isinstance(data, dict) and "fixes" in data and data.get("version") == doc.version:
+    data = DiagnosticData.read(ls.converter, diagnostic.data)
+    if data is not None and data.version == doc.version:
         return data
     log.debug(
         "A code action for %s %s of version %s; the buffer is at version %s",
         diagnostic.code,
         doc.uri,
-        data.get("version") if isinstance(data, dict) else None,
+        data.version if data is not None else None,
         doc.version,
     )
     for finding in await ls.checker.findings(doc.uri):
-        rebuilt = to_diagnostic(ls, doc.uri, finding, doc.version)
-        if rebuilt.code == diagnostic.code and rebuilt.range == diagnostic.range:
-            return rebuilt.data
+        if finding.code == diagnostic.code and ls.to_lsp_range(doc.uri, finding.span) == diagnostic.range:
+            return diagnostic_data(ls, doc.uri, finding, doc.version)
     return None
 
 

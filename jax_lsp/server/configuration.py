@@ -89,9 +89,9 @@ async def apply(
 ) -> None:
     previous, ls.settings = ls.settings, settings
     logs.set_level(settings.log_level)
-    if problems and problems != getattr(ls, "_settings_problems", None):
+    if problems and problems != ls.settings_problems:
         ls.notify_user("invalid settings, their defaults apply instead: " + "; ".join(problems))
-    ls._settings_problems = problems
+    ls.settings_problems = problems
     rebuild = (
         ls.core is None
         or roots != ls.roots
@@ -119,7 +119,6 @@ async def apply(
         from jax_lsp.server.indexing import start_index
 
         start_index(ls)
-    ls.notify_listeners("settings", settings)
 
 
 def register(server: JaxLanguageServer) -> None:

@@ -18,6 +18,7 @@ import logging
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -26,6 +27,7 @@ from lsprotocol import types
 from jax_lsp.core.codes import Family, doc_url, family_of
 from jax_lsp.core.model import Finding, Severity
 from jax_lsp.server import notebooks
+from jax_lsp.server.diagnostic_data import DiagnosticData, FixData, FixEdit
 from jax_lsp.server.documents import core_path, path_to_uri
 
 if TYPE_CHECKING:
@@ -60,29 +62,37 @@ def code_description(code: str | None) -> types.CodeDescription | None:
     return types.CodeDescription(href=url) if url else None
 
 
-def to_diagnostic(
+def diagnostic_data(
     server: JaxLanguageServer, uri: str, finding: Finding, version: int | None
-) -> types.Diagnostic:
+) -> DiagnosticData:
+    """The fixes of ``finding``, shown in ``uri`` at ``version``, with their edits in LSP ranges."""
+
     def edit_uri(path: str) -> str:
         return uri if path == finding.path else path_to_uri(path)
 
-    fixes = [
-        {
-            "title": fix.title,
-            "safe": fix.safe,
-            "edits": [
-                {
-                    "uri": edit_uri(edit.path),
-                    "range": server.protocol._converter.unstructure(
-                        server.to_lsp_range(edit_uri(edit.path), edit.span)
-                    ),
-                    "newText": edit.new_text,
-                }
-                for edit in fix.edits
-            ],
-        }
-        for fix in finding.fixes
-    ]
+    return DiagnosticData(
+        version,
+        [
+            FixData(
+                fix.title,
+                fix.safe,
+                [
+                    FixEdit(
+                        edit_uri(edit.path),
+                        server.to_lsp_range(edit_uri(edit.path), edit.span),
+                        edit.new_text,
+                    )
+                    for edit in fix.edits
+                ],
+            )
+            for fix in finding.fixes
+        ],
+    )
+
+
+def to_diagnostic(
+    server: JaxLanguageServer, uri: str, finding: Finding, version: int | None
+) -> types.Diagnostic:
     related = []
     for path, span in finding.related:
         related_uri, span = notebooks.place(server, path, span)
@@ -100,7 +110,7 @@ def to_diagnostic(
         source=SOURCE,
         message=finding.message,
         related_information=related or None,
-        data={"version": version, "fixes": fixes},
+        data=server.converter.unstructure(diagnostic_data(server, uri, finding, version)),
     )
 
 
@@ -164,12 +174,22 @@ class DiagnosticStore:
         asyncio.get_running_loop().call_later(0.05, send)
 
 
+@dataclass(frozen=True)
+class CheckRequest:
+    """What a scheduled check was asked to do; a newer one takes over a pending one's asks."""
+
+    external: bool
+    propagate: bool
+    refined: bool
+
+
 class Checker:
     """Debounced, latest-wins analysis of open buffers."""
 
     def __init__(self, server: JaxLanguageServer) -> None:
         self._server = server
         self._tasks: dict[str, asyncio.Task] = {}
+        self._requests: dict[str, CheckRequest] = {}  # what each task in _tasks was asked
         # (version, findings) of the newest result per uri, for code actions and pulls.
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
         self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
@@ -191,16 +211,16 @@ class Checker:
         """
         delay, propagate = 0.0, not external or refined
         external = external or refined
-        previous = self._tasks.pop(uri, None)
-        if previous is not None and not previous.done():
+        previous, asked = self._tasks.pop(uri, None), self._requests.pop(uri, None)
+        if previous is not None and asked is not None and not previous.done():
             previous.cancel()
-            external = external or previous.external  # type: ignore[attr-defined]
-            propagate = propagate or previous.propagate  # type: ignore[attr-defined]
-            refined = refined and previous.refined  # type: ignore[attr-defined]
+            external = external or asked.external
+            propagate = propagate or asked.propagate
+            refined = refined and asked.refined
             delay = DEBOUNCE_S if debounce else 0.0
         task = asyncio.ensure_future(self._run(uri, delay, external, propagate, refined))
-        task.external, task.propagate, task.refined = external, propagate, refined  # type: ignore[attr-defined]
         self._tasks[uri] = task
+        self._requests[uri] = CheckRequest(external, propagate, refined)
 
     def schedule_all(self, uris: Iterable[str] | None = None) -> None:
         for doc in self._server.open_documents():
@@ -212,6 +232,7 @@ class Checker:
             task = tasks.pop(uri, None)
             if task is not None:
                 task.cancel()
+        self._requests.pop(uri, None)
         self.results.pop(uri, None)
         self._sent.pop(str(core_path(uri)), None)
         self._resolve(uri, [])
@@ -350,22 +371,17 @@ def _check_buffer(
     return findings, affected, core.jedi.waiting(path, text)
 
 
-def register(server: JaxLanguageServer) -> None:
-    server.diagnostics = DiagnosticStore(server)
-    server.checker = Checker(server)
-
-    async def pull(
-        ls: JaxLanguageServer, params: types.DocumentDiagnosticParams
-    ) -> types.DocumentDiagnosticReport:
-        uri = params.text_document.uri
-        await ls.checker.findings(uri)
-        items = ls.diagnostics.union(uri)
-        # The id is a digest of the report itself: equal ids can only mean equal diagnostics.
-        result_id = hashlib.blake2b(
-            json.dumps(ls.protocol._converter.unstructure(items), sort_keys=True).encode(), digest_size=12
-        ).hexdigest()
-        if params.previous_result_id == result_id:
-            return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
-        return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)
-
-    server.pull_handler = pull  # registered at initialize, and only for clients that pull
+async def pull(
+    ls: JaxLanguageServer, params: types.DocumentDiagnosticParams
+) -> types.DocumentDiagnosticReport:
+    """textDocument/diagnostic, registered at initialize for the clients that pull."""
+    uri = params.text_document.uri
+    await ls.checker.findings(uri)
+    items = ls.diagnostics.union(uri)
+    # The id is a digest of the report itself: equal ids can only mean equal diagnostics.
+    result_id = hashlib.blake2b(
+        json.dumps(ls.converter.unstructure(items), sort_keys=True).encode(), digest_size=12
+    ).hexdigest()
+    if params.previous_result_id == result_id:
+        return types.RelatedUnchangedDocumentDiagnosticReport(result_id=result_id)
+    return types.RelatedFullDocumentDiagnosticReport(items=items, result_id=result_id)

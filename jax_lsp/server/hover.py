@@ -17,6 +17,7 @@ from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostics import log
 from jax_lsp.server.documents import core_path
+from jax_lsp.server.features import LanguageFeature
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -60,10 +61,9 @@ async def _describe(
     return description.markdown(), span if placed_uri == uri else None
 
 
-def register(server: JaxLanguageServer) -> None:
-    @server.feature(types.TEXT_DOCUMENT_HOVER)
-    async def hover(ls: JaxLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        uri = params.text_document.uri
+class PolicyHover(LanguageFeature):
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        ls, uri = self.server, params.text_document.uri
         doc, path = ls.document(uri), core_path(uri)
         if doc is None or path is None or ls.core is None:
             return None
@@ -87,3 +87,7 @@ def register(server: JaxLanguageServer) -> None:
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
             range=ls.to_lsp_range(uri, span) if span is not None else None,
         )
+
+
+def register(server: JaxLanguageServer) -> None:
+    server.add_feature(PolicyHover(server))

@@ -22,10 +22,10 @@ WATCHERS = [
 
 
 def start_index(ls: JaxLanguageServer) -> None:
-    previous = getattr(ls, "_index_task", None)
+    previous = ls.index_task
     if previous is not None and not previous.done():
         previous.cancel()
-    ls._index_task = asyncio.ensure_future(_index(ls, ls.core))
+    ls.index_task = asyncio.ensure_future(_index(ls, ls.core))
 
 
 async def _index(ls: JaxLanguageServer, core: Any) -> None:

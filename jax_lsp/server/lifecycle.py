@@ -11,7 +11,7 @@ from lsprotocol import types
 
 from jax_lsp.server import logs
 from jax_lsp.server.configuration import reload, supports
-from jax_lsp.server.diagnostics import log
+from jax_lsp.server.diagnostics import log, pull
 from jax_lsp.server.indexing import register_watchers
 
 if TYPE_CHECKING:
@@ -55,7 +55,6 @@ def register(server: JaxLanguageServer) -> None:
     def initialize(ls: JaxLanguageServer, params: types.InitializeParams) -> None:
         options = params.initialization_options
         ls.init_options = options if isinstance(options, dict) else {}
-        ls.install_workspace()
         capabilities = params.capabilities
         # Pull only where the client can also be told to pull again (after another file
         # changed, the index finished or a trace ran); everyone else gets pushed diagnostics.
@@ -68,7 +67,7 @@ def register(server: JaxLanguageServer) -> None:
                 types.DiagnosticOptions(
                     identifier="jax-lsp", inter_file_dependencies=True, workspace_diagnostics=False
                 ),
-            )(ls.pull_handler)
+            )(pull)
 
     @server.feature(types.INITIALIZED)
     async def initialized(ls: JaxLanguageServer, params: types.InitializedParams) -> None:
@@ -80,7 +79,7 @@ def register(server: JaxLanguageServer) -> None:
             getattr(ls.workspace.position_encoding, "value", ls.workspace.position_encoding),
         )
         if ls.process_id:
-            ls._parent_watch = asyncio.ensure_future(watch_parent(ls, ls.process_id))
+            ls.parent_watch = asyncio.ensure_future(watch_parent(ls, ls.process_id))
         if supports(ls.client_capabilities, "workspace.did_change_configuration.dynamic_registration"):
             try:
                 await ls.client_register_capability_async(
@@ -99,4 +98,5 @@ def register(server: JaxLanguageServer) -> None:
 
     @server.feature(types.SHUTDOWN)
     def shutdown(ls: JaxLanguageServer, params: None) -> None:
+        ls.shutdown_requested = True
         ls.stop_background_work()

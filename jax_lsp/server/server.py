@@ -7,7 +7,7 @@ import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
 
 from lsprotocol import types
@@ -17,33 +17,45 @@ from pygls.lsp.server import LanguageServer
 from jax_lsp import __version__
 from jax_lsp.core.model import Position, Span
 from jax_lsp.server import notebooks, positions
+from jax_lsp.server.diagnostics import Checker, DiagnosticStore
 from jax_lsp.server.documents import (
     LspTextDocument,
-    LspWorkspace,
     core_path,
     is_python,
     split_lines,
     uri_to_path,
 )
+from jax_lsp.server.features import Features, LanguageFeature
+from jax_lsp.server.protocol import SYNC_KIND, JaxLanguageServerProtocol
 from jax_lsp.server.settings import ServerSettings
+
+if TYPE_CHECKING:
+    from cattrs import Converter
+
+    from jax_lsp.engine import Workspace
 
 log = logging.getLogger("jax_lsp.server")
 T = TypeVar("T")
 
 
 class JaxLanguageServer(LanguageServer):
+    protocol: JaxLanguageServerProtocol
+
     def __init__(self) -> None:
         super().__init__(
             "jax-lsp",
             __version__,
-            text_document_sync_kind=types.TextDocumentSyncKind.Incremental,
+            text_document_sync_kind=SYNC_KIND,
             notebook_document_sync=notebooks.SYNC,
+            protocol_cls=JaxLanguageServerProtocol,
         )
         self.settings = ServerSettings()
+        self.settings_problems: list[str] = []  # those the user was last told of
         self.init_options: dict[str, Any] = {}
-        self.core: Any = None  # jax_lsp.engine.Workspace, built once the settings are known
+        self.core: Workspace | None = None  # built once the settings are known
         self.roots: list[Path] = []
         self.pull_diagnostics = False
+        self.shutdown_requested = False  # the exit code is 0 only after a `shutdown` request
         self.shutting_down = False
         self._settings_ready: asyncio.Event | None = None
         # Checks of buffers run on this one thread, in order. The index (below) and the jedi
@@ -53,11 +65,17 @@ class JaxLanguageServer(LanguageServer):
         # The index runs beside it, taking the workspace's lock one file at a time, so checks of
         # open buffers go on between its files.
         self.index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-index")
-        self._save_listeners: list[Callable[[str], Any]] = []
-        self._close_listeners: list[Callable[[str], Any]] = []
-        self._change_listeners: list[Callable[[types.DidChangeTextDocumentParams], Any]] = []
-        self._settings_listeners: list[Callable[[ServerSettings], Any]] = []
+        self.index_task: asyncio.Task[None] | None = None
+        self.parent_watch: asyncio.Task[None] | None = None
+        self.features = Features()
+        self.diagnostics = DiagnosticStore(self)
+        self.checker = Checker(self)
         self._logged_internal_errors: set[str] = set()
+
+    @property
+    def converter(self) -> Converter:
+        """The converter pygls (de)serialises messages with: LSP types, attrs classes <-> JSON."""
+        return self.protocol.converter
 
     # -- the core ---------------------------------------------------------------------------
     async def run_core(self, fn: Callable[..., T], *args: Any) -> T:
@@ -77,13 +95,6 @@ class JaxLanguageServer(LanguageServer):
         return self._settings_ready
 
     # -- documents --------------------------------------------------------------------------
-    def install_workspace(self) -> None:
-        """Swap pygls' document store for one that splits lines as LSP clients do."""
-        old = self.protocol.workspace
-        self.protocol._workspace = LspWorkspace(
-            old.root_uri, old._sync_kind, list(old.folders.values()), old.position_encoding
-        )
-
     def document(self, uri: str) -> LspTextDocument | None:
         """The open Python buffer at ``uri``, or None."""
         # pygls keys its buffers by the unquoted URI (a cell's `#W0sZmlsZQ%3D%3D`, a `%20`).
@@ -129,27 +140,9 @@ class JaxLanguageServer(LanguageServer):
         uri, span = notebooks.place(self, path, span)
         return types.Location(uri=uri, range=self.to_lsp_range(uri, span))
 
-    # -- hooks for other features (the trace) -----------------------------------------------
-    def on_save(self, callback: Callable[[str], Any]) -> None:
-        self._save_listeners.append(callback)
-
-    def on_close(self, callback: Callable[[str], Any]) -> None:
-        self._close_listeners.append(callback)
-
-    def on_change(self, callback: Callable[[types.DidChangeTextDocumentParams], Any]) -> None:
-        self._change_listeners.append(callback)
-
-    def on_settings_changed(self, callback: Callable[[ServerSettings], Any]) -> None:
-        self._settings_listeners.append(callback)
-
-    def notify_listeners(self, listeners: str, argument: Any) -> None:
-        for callback in getattr(self, f"_{listeners}_listeners"):
-            try:
-                result = callback(argument)
-                if asyncio.iscoroutine(result):
-                    asyncio.ensure_future(result)
-            except Exception:
-                log.exception("A %s listener failed", listeners)
+    # -- for the features -------------------------------------------------------------------
+    def add_feature(self, feature: LanguageFeature) -> None:
+        self.features.add(feature)
 
     def publish_diagnostics(self, source: str, uri: str, diagnostics: list[types.Diagnostic]) -> None:
         """Replace the diagnostics of ``source`` for ``uri``; the client sees every source's."""
@@ -174,3 +167,4 @@ class JaxLanguageServer(LanguageServer):
         self.shutting_down = True
         self._core_thread.shutdown(wait=False, cancel_futures=True)
         self.index_thread.shutdown(wait=False, cancel_futures=True)
+        self.features.shutdown()

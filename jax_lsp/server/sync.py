@@ -23,20 +23,20 @@ def register(server: JaxLanguageServer) -> None:
     def did_change(ls: JaxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         if ls.document(params.text_document.uri) is not None:
             ls.checker.schedule(params.text_document.uri, debounce=True)
-            ls.notify_listeners("change", params)
+            ls.features.did_change(params)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: JaxLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        # The core already has the buffer, which is what was saved: only the listeners care.
+        # The core already has the buffer, which is what was saved: only the features care.
         if ls.document(params.text_document.uri) is not None:
-            ls.notify_listeners("save", params.text_document.uri)
+            ls.features.did_save(params.text_document.uri)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: JaxLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.checker.cancel(uri)
         ls.diagnostics.clear(uri)
-        ls.notify_listeners("close", uri)
+        ls.features.did_close(uri)
         path = core_path(uri)
         if path is None or ls.core is None:
             return

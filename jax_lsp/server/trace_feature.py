@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import itertools
 import logging
-from concurrent.futures import Future
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,8 +20,10 @@ from pygls.exceptions import JsonRpcException
 from jax_lsp.core.model import Position
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
+from jax_lsp.server.diagnostic_data import TraceData
 from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
 from jax_lsp.server.documents import path_to_uri, uri_to_path
+from jax_lsp.server.features import HOVER_SEPARATOR, LanguageFeature
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit, hover_markdown, trace_notes
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
@@ -38,9 +39,9 @@ COMMAND = "jax-lsp.tracePolicy"
 REQUEST_FAILED = -32803  # LSP's RequestFailed
 
 
-class TraceFeature:
+class TraceFeature(LanguageFeature):
     def __init__(self, server: JaxLanguageServer):
-        self.server = server
+        super().__init__(server)
         self.service = TraceService()
         # (policy path, 1-based line) -> the latest result there and its notes
         self.results: dict[tuple[str, int], tuple[TraceResult, list[TraceNote]]] = {}
@@ -116,12 +117,12 @@ class TraceFeature:
         if path is None or not path.is_file():
             raise JsonRpcException(f"Cannot trace {uri}: not a file", REQUEST_FAILED)
         core_position = self.server.to_core_position(uri, position)
-        request = self.server.protocol._request_futures.get(self.server.protocol.msg_id)
-        result, notes = await self.trace(path, core_position, request_future=request, progress=True)
+        with self.server.protocol.cancellation() as cancelled:
+            result, notes = await self.trace(path, core_position, cancelled=cancelled, progress=True)
         return {**result.to_json(), "notes": [self._note_json(n) for n in notes]}
 
     async def trace(
-        self, path: Path, position: Position, request_future: Future | None = None, progress: bool = False
+        self, path: Path, position: Position, cancelled: asyncio.Future | None = None, progress: bool = False
     ) -> tuple[TraceResult, list[TraceNote]]:
         ls = self.server
         settings = ls.settings
@@ -141,9 +142,9 @@ class TraceFeature:
             timeout=settings.trace.timeout,
             memory_mb=settings.trace.memory_limit_mb,
         )
-        # $/cancelRequest cancels the request's future, and the progress cancel its token's:
+        # $/cancelRequest cancels `cancelled`, and the progress cancel its token's future:
         # either kills the run.
-        for future in (request_future, ls.work_done_progress.tokens.get(token) if token else None):
+        for future in (cancelled, ls.work_done_progress.tokens.get(token) if token else None):
             if future is not None:
                 future.add_done_callback(lambda f: f.cancelled() and job.cancel())
         try:
@@ -190,7 +191,7 @@ class TraceFeature:
         )
         return token
 
-    async def trace_file(self, uri: str) -> None:
+    async def did_save(self, uri: str) -> None:
         """`trace.onSave`: trace every policy site of the saved file."""
         ls, path = self.server, uri_to_path(uri)
         await ls.settings_ready.wait()  # a save can come before the settings are read
@@ -232,21 +233,21 @@ class TraceFeature:
             code=note.code,
             code_description=code_description(note.code),
             source=SOURCE,
-            data={"confirms": note.confirms} if note.confirms else None,
+            data=self.server.converter.unstructure(TraceData(note.confirms)) if note.confirms else None,
         )
 
     def _note_json(self, note: TraceNote) -> dict:
         uri = path_to_uri(Path(note.path))
         return {
             "uri": uri,
-            "range": self.server.protocol._converter.unstructure(self.server.to_lsp_range(uri, note.span)),
+            "range": self.server.converter.unstructure(self.server.to_lsp_range(uri, note.span)),
             "severity": note.severity.value,
             "code": note.code,
             "confirms": note.confirms,
             "message": note.message,
         }
 
-    def follow_edits(self, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         """Move the trace's diagnostics with the lines they are on; drop those an edit touched."""
         path = uri_to_path(params.text_document.uri)
         file = str(path) if path is not None else None
@@ -269,16 +270,19 @@ class TraceFeature:
             self.results[key] = (result, notes)
         self._publish_file(file)
 
-    def forget(self, uri: str) -> None:
+    def did_close(self, uri: str) -> None:
+        """Forget the results of the closed file's policies."""
         path = uri_to_path(uri)
         for key in [k for k in self.results if path is not None and k[0] == str(path)]:
             del self.results[key]
 
-    def hover(self, uri: str, line: int) -> str | None:
-        """The trace report of every result with a note or its policy on 0-based ``line``."""
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        """The trace report of every result with a note or its policy on the hovered line."""
+        uri = params.text_document.uri
         path = uri_to_path(uri)
         if path is None:
             return None
+        line = self.server.to_core_position(uri, params.position).line
         reports = [
             hover_markdown(result)
             for result, notes in self.results.values()
@@ -289,7 +293,14 @@ class TraceFeature:
                 and result.policy.line - 1 <= line <= result.policy.end_line - 1
             )
         ]
-        return "\n\n---\n\n".join(reports) if reports else None
+        if not reports:
+            return None
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=HOVER_SEPARATOR.join(reports))
+        )
+
+    def shutdown(self) -> None:
+        self.service.shutdown()  # kills every agent, and so every trace
 
 
 def _follow_policy(result: TraceResult, path: str, edit: LineEdit) -> TraceResult:
@@ -309,38 +320,9 @@ def _paths_of(result: TraceResult) -> set[str]:
     return found
 
 
-def _wrap_hover(server: JaxLanguageServer, feature: TraceFeature) -> None:
-    """Append the trace report to the server's own hover (pygls allows one handler per method)."""
-    handlers = server.protocol.fm.features
-    original = handlers.get(types.TEXT_DOCUMENT_HOVER)
-
-    async def hover(params: types.HoverParams) -> types.Hover | None:
-        answer = original(params) if original is not None else None
-        if asyncio.iscoroutine(answer):
-            answer = await answer
-        uri = params.text_document.uri
-        position = server.to_core_position(uri, params.position)
-        report = feature.hover(uri, position.line)
-        if report is None:
-            return answer
-        if answer is None:
-            return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=report))
-        text = (
-            answer.contents.value
-            if isinstance(answer.contents, types.MarkupContent)
-            else str(answer.contents)
-        )
-        return types.Hover(
-            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=f"{text}\n\n---\n\n{report}"),
-            range=answer.range,
-        )
-
-    handlers[types.TEXT_DOCUMENT_HOVER] = hover
-
-
 def register(server: JaxLanguageServer) -> None:
     feature = TraceFeature(server)
-    server.trace_feature = feature
+    server.add_feature(feature)
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(ls: JaxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
@@ -353,19 +335,3 @@ def register(server: JaxLanguageServer) -> None:
     @server.command(COMMAND)
     async def trace_policy(ls, *arguments):  # pygls resolves annotations here: keep none
         return await feature.trace_command(*arguments)
-
-    def on_save(uri: str):
-        return feature.trace_file(uri)
-
-    server.on_save(on_save)
-    server.on_close(feature.forget)
-    server.on_change(feature.follow_edits)
-    _wrap_hover(server, feature)
-
-    stop = server.stop_background_work
-
-    def stop_background_work() -> None:
-        stop()
-        feature.service.shutdown()  # kills every agent, and so every trace
-
-    server.stop_background_work = stop_background_work

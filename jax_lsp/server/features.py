@@ -1,0 +1,120 @@
+"""The parts of the server that answer together: one hover, one shutdown, the buffer events.
+
+pygls takes one handler per LSP method. Like esbonio's `add_feature`, the server registers that
+one handler and asks each `LanguageFeature` in turn, in the order they were added; a feature's
+failure is logged and the others still answer.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections.abc import Callable, Coroutine
+from typing import TYPE_CHECKING, Any, TypeVar
+
+from lsprotocol import types
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+log = logging.getLogger("jax_lsp.server")
+T = TypeVar("T")
+HOVER_SEPARATOR = "\n\n---\n\n"
+
+
+class LanguageFeature:
+    """A part of the server; override the hooks it takes part in."""
+
+    def __init__(self, server: JaxLanguageServer) -> None:
+        self.server = server
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        """Markdown for the position; every feature's are shown, in order, as one hover."""
+        return None
+
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        """A Python buffer changed (called in order, before the next message is handled)."""
+
+    async def did_save(self, uri: str) -> None:
+        """A Python buffer was saved (run as a task of its own)."""
+
+    def did_close(self, uri: str) -> None:
+        """A Python buffer was closed."""
+
+    def shutdown(self) -> None:
+        """The server stops: end what the feature started (may be called more than once)."""
+
+
+class Features:
+    """The server's features, asked in the order they were added."""
+
+    def __init__(self) -> None:
+        self._features: list[LanguageFeature] = []
+        self._tasks: set[asyncio.Task[None]] = set()  # did_save runs, kept until they end
+
+    def add(self, feature: LanguageFeature) -> None:
+        self._features.append(feature)
+
+    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+        hovers = []
+        for feature in self._features:
+            try:
+                hover = await feature.hover(params)
+            except Exception:
+                log.exception("Hover of %s failed", type(feature).__name__)
+                continue
+            if hover is not None:
+                hovers.append(hover)
+        return merged(hovers)
+
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        self._each("didChange", lambda feature: feature.did_change(params))
+
+    def did_save(self, uri: str) -> None:
+        for saved in self._each("didSave", lambda feature: feature.did_save(uri)):
+            self._start(saved)
+
+    def did_close(self, uri: str) -> None:
+        self._each("didClose", lambda feature: feature.did_close(uri))
+
+    def shutdown(self) -> None:
+        self._each("shutdown", lambda feature: feature.shutdown())
+
+    def _each(self, event: str, call: Callable[[LanguageFeature], T]) -> list[T]:
+        results = []
+        for feature in self._features:
+            try:
+                results.append(call(feature))
+            except Exception:
+                log.exception("%s of %s failed", event, type(feature).__name__)
+        return results
+
+    def _start(self, coroutine: Coroutine[Any, Any, None]) -> None:
+        task = asyncio.ensure_future(coroutine)
+        self._tasks.add(task)
+        task.add_done_callback(self._finished)
+
+    def _finished(self, task: asyncio.Task[None]) -> None:
+        self._tasks.discard(task)
+        if not task.cancelled() and task.exception() is not None:
+            log.error("A didSave hook failed", exc_info=task.exception())
+
+
+def merged(hovers: list[types.Hover]) -> types.Hover | None:
+    """One hover: the Markdown of each, in order, and the first range given."""
+    if not hovers:
+        return None
+    text = HOVER_SEPARATOR.join(
+        hover.contents.value if isinstance(hover.contents, types.MarkupContent) else str(hover.contents)
+        for hover in hovers
+    )
+    return types.Hover(
+        contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=text),
+        range=next((hover.range for hover in hovers if hover.range is not None), None),
+    )
+
+
+def register(server: JaxLanguageServer) -> None:
+    @server.feature(types.TEXT_DOCUMENT_HOVER)
+    async def hover(ls: JaxLanguageServer, params: types.HoverParams) -> types.Hover | None:
+        return await ls.features.hover(params)
