@@ -6,6 +6,7 @@ so no `codeAction/resolve` is needed and Emacs eglot and old Neovim work too.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -28,7 +29,7 @@ FIX_ALL = "source.fixAll.jax-lsp"
 KINDS = [types.CodeActionKind.QuickFix, FIX_ALL]
 
 
-def wanted(kind: str, only: list[str] | None) -> bool:
+def wanted(kind: str, only: Sequence[str] | None) -> bool:
     """LSP kinds are hierarchical: asking for "source" includes "source.fixAll.jax-lsp"."""
     return not only or any(kind == k or kind.startswith(k + ".") for k in only)
 
@@ -143,13 +144,13 @@ async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.C
     if not any(f.applicable_fix() for f in findings):
         return None
     new_text = await ls.run_core(fixed_text, core, str(path), text, findings)
-    doc = ls.document(doc.uri)
-    if doc is None or doc.version != version or new_text == text:
+    current = ls.document(doc.uri)
+    if current is None or current.version != version or new_text == text:
         return None
     return types.CodeAction(
         title="jax-lsp: Fix all safe fixes",
         kind=FIX_ALL,
-        edit=_edit(ls, {doc.uri: [whole_document_edit(ls, doc, new_text)]}),
+        edit=_edit(ls, {current.uri: [whole_document_edit(ls, current, new_text)]}),
     )
 
 

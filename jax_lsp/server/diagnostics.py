@@ -281,12 +281,12 @@ class Checker:
 
     async def _check(self, uri: str, external: bool, propagate: bool, refined: bool) -> None:
         server = self._server
-        subject = self._subject(uri)
-        if subject is None or server.core is None:
+        subject, doc = self._subject(uri), server.document(uri)
+        if subject is None or doc is None or server.core is None:
             self._resolve(uri, [])
             return
         path, text, notebook = subject
-        version, core = server.document(uri).version, server.core
+        version, core = doc.version, server.core
         # A re-check caused by another file must not make the core re-parse an unchanged buffer.
         sent = self._sent.get(str(path))
         changed = sent is None or sent[0] is not core or sent[1] != text
@@ -338,6 +338,8 @@ class Checker:
     async def _refine(self, uri: str, version: int | None, path: Path, text: str) -> None:
         """Let jedi name the callees the check of this version left to it, then check again."""
         core = self._server.core
+        if core is None:
+            return
 
         def current() -> bool:
             doc = self._server.document(uri)

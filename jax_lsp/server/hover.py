@@ -12,7 +12,9 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.core import name_help
+from jax_lsp.core.describe import PolicyDescription
 from jax_lsp.core.model import Span
+from jax_lsp.core.name_help import NameDescription
 from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostics import log
@@ -47,12 +49,13 @@ async def _describe(
     ls: JaxLanguageServer, uri: str, position: types.Position
 ) -> tuple[str | None, Span | None]:
     """The checkpoint name or the policy under the position, and the span (in the buffer) it covers."""
-    place = await ls.core_place(uri, position)
-    if place is None:
+    place, core = await ls.core_place(uri, position), ls.core
+    if place is None or core is None:
         return None, None
-    description = await ls.run_core(name_help.describe, ls.core, *place)
+    description: NameDescription | PolicyDescription | None
+    description = await ls.run_core(name_help.describe, core, *place)
     if description is None:
-        description = await ls.run_core(ls.core.describe_policy, place[0], place[1].line, place[1].column)
+        description = await ls.run_core(core.describe_policy, place[0], place[1].line, place[1].column)
     if description is None:
         return None, None
     if description.span is None:
@@ -70,6 +73,7 @@ class PolicyHover(LanguageFeature):
         position = ls.to_core_position(uri, params.position)
         if position.line >= len(doc.lines):
             return None
+        span: Span | None
         try:
             found = noqa_code_at(doc.lines[position.line], position.column)
             if found is not None:

@@ -91,7 +91,9 @@ def joined(ls: JaxLanguageServer, cell_uri: str) -> JoinedNotebook | None:
 
 
 def join(ls: JaxLanguageServer, notebook: types.NotebookDocument) -> JoinedNotebook:
-    cells = [(cell, ls.document(cell).source) for cell in code_cells(ls, notebook)]
+    cells = [
+        (cell, doc.source) for cell in code_cells(ls, notebook) if (doc := ls.document(cell)) is not None
+    ]
     return JoinedNotebook(notebook.uri, str(core_path(notebook.uri)), join_cells(cells))
 
 

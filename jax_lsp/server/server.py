@@ -99,10 +99,10 @@ class JaxLanguageServer(LanguageServer):
         """The open Python buffer at ``uri``, or None."""
         # pygls keys its buffers by the unquoted URI (a cell's `#W0sZmlsZQ%3D%3D`, a `%20`).
         doc = self.workspace.text_documents.get(unquote(uri))
-        return doc if doc is not None and is_python(doc.uri, doc.language_id) else None  # type: ignore[return-value]
+        return doc if doc is not None and is_python(doc.uri, doc.language_id) else None
 
     def open_documents(self) -> list[LspTextDocument]:
-        return [d for d in list(self.workspace.text_documents.values()) if is_python(d.uri, d.language_id)]  # type: ignore[misc]
+        return [d for d in list(self.workspace.text_documents.values()) if is_python(d.uri, d.language_id)]
 
     def lines_of(self, uri: str) -> list[str] | tuple[str, ...]:
         """The lines of the open buffer, else of the file on disk (for edits in other files)."""

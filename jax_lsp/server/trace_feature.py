@@ -8,6 +8,7 @@ on save when `trace.onSave` is set, and never in an untrusted workspace.
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import itertools
 import logging
 from dataclasses import replace
@@ -142,11 +143,16 @@ class TraceFeature(LanguageFeature):
             timeout=settings.trace.timeout,
             memory_mb=settings.trace.memory_limit_mb,
         )
+
         # $/cancelRequest cancels `cancelled`, and the progress cancel its token's future:
         # either kills the run.
+        def cancel_job(future: asyncio.Future[Any] | concurrent.futures.Future[Any]) -> None:
+            if future.cancelled():
+                job.cancel()
+
         for future in (cancelled, ls.work_done_progress.tokens.get(token) if token else None):
             if future is not None:
-                future.add_done_callback(lambda f: f.cancelled() and job.cancel())
+                future.add_done_callback(cancel_job)
         try:
             result = await asyncio.wrap_future(job.future)
         except asyncio.CancelledError:
@@ -208,9 +214,10 @@ class TraceFeature(LanguageFeature):
             return []
         touched = {str(path)} | {p for p in _paths_of(result)}
         static = []
+        core = ls.core
         for file in touched:
             try:
-                static += await ls.run_core(ls.core.check_file, file)
+                static += await ls.run_core(core.check_file, file) if core is not None else []
             except Exception:
                 log.exception("Static check of %s for the trace failed", file)
         key = (str(path), result.policy.line if result.policy else position.line + 1)
@@ -251,7 +258,7 @@ class TraceFeature(LanguageFeature):
         """Move the trace's diagnostics with the lines they are on; drop those an edit touched."""
         path = uri_to_path(params.text_document.uri)
         file = str(path) if path is not None else None
-        if not any(n.path == file for _, notes in self.results.values() for n in notes):
+        if file is None or not any(n.path == file for _, notes in self.results.values() for n in notes):
             return
         edits = [
             LineEdit.of(
@@ -306,8 +313,10 @@ class TraceFeature(LanguageFeature):
 def _follow_policy(result: TraceResult, path: str, edit: LineEdit) -> TraceResult:
     """The result with its policy's lines moved by ``edit`` (where its hover report shows)."""
     policy = result.policy
-    shift = edit.moved(policy.line - 1, policy.end_line - 1) if policy and policy.path == path else None
-    if not shift:  # elsewhere, above the edit, or edited: the last known lines stay
+    if policy is None or policy.path != path:
+        return result
+    shift = edit.moved(policy.line - 1, policy.end_line - 1)
+    if not shift:  # above the edit, or edited: the last known lines stay
         return result
     return replace(result, policy=replace(policy, line=policy.line + shift, end_line=policy.end_line + shift))
 
