@@ -64,6 +64,10 @@ class Finding:
     def sort_key(self) -> tuple:
         return (self.path, self.span.start, self.code)
 
+    def applicable_fix(self, unsafe: bool = False) -> Fix | None:
+        """The fix that fixing applies: the first safe one, or the first of any kind with `unsafe`."""
+        return next((fix for fix in self.fixes if fix.safe or unsafe), None)
+
 
 @dataclass(frozen=True)
 class InternalError:
