@@ -11,9 +11,19 @@ import enum
 from dataclasses import dataclass, field
 
 
-class Severity(enum.Enum):
+class StrEnum(str, enum.Enum):
+    """An enum whose members are their string values too (`Severity.ERROR == "error"`), so JSON
+    and LSP payloads and the code that reads them see the same strings as before (Python 3.10
+    has no enum.StrEnum)."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
+    INFORMATION = "information"  # the trace's notes of what a policy decided; no finding has it
 
 
 @dataclass(frozen=True, order=True)
