@@ -6,7 +6,9 @@ medians:
   fresh server process, just initialized; also timed from spawning the process) and warm (the
   same server, another copy of the file);
 - latency from a `didChange` to the `publishDiagnostics` for that version, over 200 edits
-  (p50, p95), the server's debounce included;
+  (p50, p95), the server's debounce included; the first edit comes --settle seconds after the
+  first diagnostics (default 3: the steady state, background work done; 0: typing at once, while
+  the workspace index and jedi run, as bench_real measures it);
 - resident memory (RSS) after opening 200 modules and receiving their diagnostics.
 
 With `--file PATH` a real module takes the generated one's place (a copy is opened in a

@@ -62,7 +62,6 @@ def could_hold_site(data: bytes) -> bool:
 # and not a clause that continues the statement above (else/elif/except/finally/case).
 _TOP_LEVEL = re.compile(r"(?!(else|elif|except|finally)\b)[^\s#)\]}]")
 _CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
-_LINE_IN_MESSAGE = re.compile(r"\bon line (\d+)")
 
 
 @dataclass
@@ -277,20 +276,24 @@ class ParseCache:
 def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | ChunkError:
     """The statements of `chunk`, numbered as if it started at 0-based line `start`."""
     try:
-        part = ast.parse(chunk, filename=path)
+        return ast.parse(_at_line(chunk, start), filename=path).body
     except SyntaxError as exc:
         return _chunk_error(chunk, path, start, exc)
     except (ValueError, RecursionError, MemoryError) as exc:
         return ChunkError(SyntaxError(str(exc)), False, start, chunk)
-    ast.increment_lineno(part, start)
-    return part.body
+
+
+def _at_line(chunk: str, start: int) -> str:
+    """`chunk` preceded by `start` empty lines: parsed, its nodes and errors carry the file's line
+    numbers, which costs the parser next to nothing (ast.increment_lineno walks every node)."""
+    return "\n" * start + chunk
 
 
 def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> ChunkError:
     newer = downgrade(chunk)
     if newer is not None:
         try:
-            ast.parse(newer.text, filename=path)
+            ast.parse(_at_line(newer.text, start), filename=path)
         except SyntaxError as remaining:
             error = remaining  # what fails once the newer syntax is set aside: a real error
         except (ValueError, RecursionError, MemoryError):
@@ -298,17 +301,8 @@ def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> Chunk
         else:
             whys = "; ".join(dict.fromkeys(c.what for c in newer.constructs))
             skipped = SkippedStatement(start, newer.python, whys)
-            return ChunkError(_numbered(error, start), _balanced(chunk), start, newer.text, skipped)
-    return ChunkError(_numbered(error, start), _balanced(chunk), start, chunk)
-
-
-def _numbered(error: SyntaxError, start: int) -> SyntaxError:
-    """`error` of a chunk that starts at 0-based line `start`, numbered as lines of the file."""
-    if error.lineno is not None:
-        error.lineno += start
-    # CPython names other lines in some messages ("... 'if' statement on line 2").
-    error.msg = _LINE_IN_MESSAGE.sub(lambda match: f"on line {int(match[1]) + start}", error.msg or "")
-    return error
+            return ChunkError(error, _balanced(chunk), start, newer.text, skipped)
+    return ChunkError(error, _balanced(chunk), start, chunk)
 
 
 def _balanced(chunk: str) -> bool:

@@ -15,6 +15,7 @@ import asyncio
 import hashlib
 import json
 import logging
+import threading
 import time
 from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
@@ -42,6 +43,10 @@ DEBOUNCE_S = 0.01
 # jedi starts once a buffer has been quiet this long: it holds the GIL that the checks of the
 # next keystrokes need.
 JEDI_IDLE_S = 0.2
+# The workspace index goes on once no buffer has been checked for this long (it holds the GIL
+# and the core's lock for a file at a time), and under sustained typing after this at most.
+INDEX_IDLE_S = 0.2
+INDEX_WAIT_AT_MOST_S = 2.0
 
 
 LSP_SEVERITY = {
@@ -197,6 +202,10 @@ class Checker:
         self._sent: dict[str, tuple[Any, str]] = {}
         self._refinements: dict[str, asyncio.Task] = {}
         self._jedi_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-jedi")
+        # Set while no check is pending (since _quiet_since): background work waits for it.
+        self._quiet = threading.Event()
+        self._quiet.set()
+        self._quiet_since = time.monotonic()
 
     def schedule(
         self, uri: str, debounce: bool = False, external: bool = False, refined: bool = False
@@ -221,6 +230,28 @@ class Checker:
         task = asyncio.ensure_future(self._run(uri, delay, external, propagate, refined))
         self._tasks[uri] = task
         self._requests[uri] = CheckRequest(external, propagate, refined)
+        self._quiet.clear()
+        task.add_done_callback(lambda _: self._note_quiet())
+
+    def _note_quiet(self) -> None:
+        if not self._quiet.is_set() and all(task.done() for task in self._tasks.values()):
+            self._quiet_since = time.monotonic()
+            self._quiet.set()
+
+    def stop_waiting(self) -> None:
+        """Shutting down: background work waiting for quiet goes on at once (to its end)."""
+        self._quiet_since = float("-inf")
+        self._quiet.set()
+
+    def wait_until_quiet(self, idle_s: float, at_most_s: float) -> None:
+        """Block (on a background thread) until no check has been pending for ``idle_s``, or
+        for ``at_most_s`` in all: the checks of keystrokes go first, background work still advances."""
+        deadline = time.monotonic() + at_most_s
+        while (left := deadline - time.monotonic()) > 0 and self._quiet.wait(left):
+            idle = time.monotonic() - self._quiet_since
+            if idle >= idle_s and self._quiet.is_set():
+                return
+            time.sleep(max(0.0, min(idle_s - idle, left)))
 
     def schedule_all(self, uris: Iterable[str] | None = None) -> None:
         for doc in self._server.open_documents():
@@ -233,6 +264,7 @@ class Checker:
             if task is not None:
                 task.cancel()
         self._requests.pop(uri, None)
+        self._note_quiet()
         self.results.pop(uri, None)
         self._sent.pop(str(core_path(uri)), None)
         self._resolve(uri, [])

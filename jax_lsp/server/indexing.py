@@ -3,13 +3,14 @@
 from __future__ import annotations
 
 import asyncio
+import gc
 import uuid
 from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from jax_lsp.server.configuration import reload, supports
-from jax_lsp.server.diagnostics import log
+from jax_lsp.server.diagnostics import INDEX_IDLE_S, INDEX_WAIT_AT_MOST_S, log
 from jax_lsp.server.documents import path_to_uri, uri_to_path
 
 if TYPE_CHECKING:
@@ -19,6 +20,11 @@ WATCHERS = [
     types.FileSystemWatcher(glob_pattern=pattern)
     for pattern in ("**/*.py", "**/*.ipynb", "**/pyproject.toml")
 ]
+# The index's modules live until their files change, and refcounting frees them then (indexing
+# maxtext's 385 files leaves 18 objects in cycles): every this many files, what is loaded is moved
+# out of the cyclic GC's reach. Else each full collection while typing walks every tree indexed
+# so far (0.3 to 0.8 s on maxtext, every few keystrokes).
+FREEZE_EVERY_FILES = 20
 
 
 def start_index(ls: JaxLanguageServer) -> None:
@@ -47,7 +53,9 @@ async def _index(ls: JaxLanguageServer, core: Any) -> None:
             log.debug("No progress bar: %s", exc)
     last = [-1]
 
-    def report(done: int, total: int) -> None:  # on the core's thread
+    def report(done: int, total: int) -> None:  # on the index's thread, after each file
+        if done % FREEZE_EVERY_FILES == 0 or done == total:
+            gc.freeze()
         percentage = 100 * done // total if total else 100
         if shown and percentage != last[0]:
             last[0] = percentage
@@ -58,7 +66,8 @@ async def _index(ls: JaxLanguageServer, core: Any) -> None:
 
     cancel = progress.tokens.get(token) if shown else None
 
-    def cancelled() -> bool:
+    def cancelled() -> bool:  # asked before each file: the open buffers' checks go first
+        ls.checker.wait_until_quiet(INDEX_IDLE_S, INDEX_WAIT_AT_MOST_S)
         return ls.shutting_down or ls.core is not core or (cancel is not None and cancel.cancelled())
 
     message = "done"

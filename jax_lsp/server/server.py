@@ -165,6 +165,7 @@ class JaxLanguageServer(LanguageServer):
 
     def stop_background_work(self) -> None:
         self.shutting_down = True
+        self.checker.stop_waiting()
         self._core_thread.shutdown(wait=False, cancel_futures=True)
         self.index_thread.shutdown(wait=False, cancel_futures=True)
         self.features.shutdown()
