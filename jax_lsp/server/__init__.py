@@ -35,13 +35,12 @@ def create_server():
         code_actions,
         completion,
         configuration,
-        definition,
         features,
         hover,
         indexing,
         lifecycle,
+        name_places,
         notebooks,
-        references,
         sync,
         trace_feature,
     )
@@ -59,8 +58,7 @@ def create_server():
         code_actions,
         hover,
         completion,
-        definition,
-        references,
+        name_places,
         trace_feature,
     ):
         module.register(server)
