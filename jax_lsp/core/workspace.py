@@ -26,7 +26,16 @@ from jax_lsp.core.project import import_folders, import_root, project_root, src_
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
-from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
+from jax_lsp.core.source import (
+    DeferredDefinition,
+    ParseCache,
+    SourceModule,
+    could_hold_site,
+    decode,
+    parse_bytes,
+    parse_for_sites,
+    parse_text,
+)
 from jax_lsp.core.users import Exported, candidate_users
 
 log = logging.getLogger(__name__)
@@ -37,6 +46,17 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
+
+
+def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[DeferredDefinition]] | None:
+    """A file parsed as far as finding its sites needs, with the definitions left for later;
+    None when it has to be parsed whole (source.parse_for_sites)."""
+    text, encoding, problem = decode(data)
+    partial = None if problem else parse_for_sites(text, path)
+    if partial is None:
+        return None
+    tree, deferred = partial
+    return SourceModule(path, text, tree, encoding=encoding), deferred
 
 
 def _key(path: Path | str) -> str:
@@ -60,6 +80,7 @@ class Workspace:
         # requires-python per file, and the statements skipped for needing a newer Python
         self.pythons = ProjectPythons(self.roots, self.settings.target_version, self._read_by_analysis)
         self._modules: dict[str, tuple[object, Module | None]] = {}
+        self._for_sites: dict[str, tuple[object, Module | None]] = {}  # parsed only as far as sites need
         self._by_name: dict[tuple[str, str], str | None] = {}
         # path of a module with sites -> paths of the modules its sites' policies live in
         self._site_targets: dict[str, set[str]] = {}
@@ -102,6 +123,7 @@ class Workspace:
 
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
+        self._for_sites.pop(key, None)
         self._by_name.clear()
         self._site_cache.clear()  # sites elsewhere may resolve into this module
         self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
@@ -121,7 +143,10 @@ class Workspace:
         return (stat.st_mtime_ns, stat.st_size)
 
     def load(self, path: Path | str, only_if_site: bool = False) -> Module | None:
-        """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one)."""
+        """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one).
+
+        With `only_if_site`, a file on disk may come back parsed only as far as its sites need
+        (source.parse_for_sites): such a module is for finding sites, never for checking."""
         key = _key(path)
         with self._lock:
             self._read_by_analysis(key)
@@ -129,6 +154,10 @@ class Workspace:
             cached = self._modules.get(key)
             if cached is not None and cached[0] == stamp:
                 return cached[1]
+            for_sites = self._for_sites.get(key) if only_if_site else None
+            if for_sites is not None and for_sites[0] == stamp:
+                return for_sites[1]
+            deferred: list[DeferredDefinition] = []
             if key in self._overlays:
                 text = self._overlays[key]
                 if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
@@ -144,23 +173,30 @@ class Workspace:
                     return None
                 if is_notebook(key):
                     source = parse_notebook(data, key, only_if_site, self.pythons)
-                elif not only_if_site or could_hold_site(data):
+                elif not only_if_site:
                     source = parse_bytes(data, key, self.pythons)
+                elif could_hold_site(data):
+                    partial = _parse_for_sites(data, key)
+                    source = parse_bytes(data, key, self.pythons) if partial is None else partial[0]
+                    deferred = [] if partial is None else partial[1]
                 else:
                     source = None
                 if source is None:
                     return None
-            self.pythons.record(key, source.skipped)
             name, is_package = self._module_name(key)
             module = guarded(
-                lambda: Module(source, name, is_package, self),
+                lambda: Module(source, name, is_package, self, deferred),
                 None,
                 self.internal_errors,
                 key,
                 0,
                 "reading its scopes",
             )
-            self._modules[key] = (stamp, module)
+            if deferred:
+                self._for_sites[key] = (stamp, module)
+            else:
+                self.pythons.record(key, source.skipped)
+                self._modules[key] = (stamp, module)
             return module
 
     def buffers(self) -> dict[str, str]:
@@ -197,6 +233,7 @@ class Workspace:
         """Free a module's tree and sites (a batch check is done with it); it loads again if asked."""
         with self._lock:
             self._modules.pop(_key(path), None)
+            self._for_sites.pop(_key(path), None)
             self._site_cache.pop(_key(path), None)
 
     def _src(self) -> list[Path]:
