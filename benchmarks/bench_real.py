@@ -188,7 +188,7 @@ def read_findings(done: subprocess.CompletedProcess, root: Path) -> list[dict]:
 
 # The whole-project runs -------------------------------------------------------------------
 def measure_project(project: Project, root: Path, kind: str, repeat: int, cache: bool) -> ProjectResult:
-    from jax_lsp.files import discover
+    from jax_lsp.engine.files import discover
 
     files = discover([root])
     result = ProjectResult(project.name, project.version, kind, str(root), files=len(files))
@@ -222,7 +222,7 @@ def measure_project(project: Project, root: Path, kind: str, repeat: int, cache:
 # Each file on its own, in this process ---------------------------------------------------
 def check_one(root: Path, path: Path) -> tuple[float, int, str | None]:
     """Seconds to check `path` in a fresh Workspace, its policy sites, and any exception."""
-    from jax_lsp.core import Workspace
+    from jax_lsp.engine import Workspace
 
     workspace = Workspace(roots=[root])
     started = time.perf_counter()
@@ -245,7 +245,7 @@ def check_one(root: Path, path: Path) -> tuple[float, int, str | None]:
 def time_each_file(results: list[ProjectResult], repeat: int) -> list[FileTime]:
     import jedi  # noqa: F401 - its import is no file's cost
 
-    from jax_lsp.files import discover
+    from jax_lsp.engine.files import discover
 
     times = []
     for result in results:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import sys
 
 import pytest
@@ -21,3 +22,12 @@ def newer_syntax() -> tuple[tuple[int, int], str]:
         if python > sys.version_info[:2]:
             return python, statement
     pytest.skip("no syntax newer than this Python is known")
+
+
+def parses(text: str) -> bool:
+    """Whether the running Python parses `text`."""
+    try:
+        ast.parse(text)
+    except SyntaxError:
+        return False
+    return True

@@ -1,9 +1,12 @@
-"""The analysis core: source text in, findings with fixes out. Knows nothing of LSP or JAX at runtime."""
+"""The analysis core: Python source in, policy sites, definitions and return paths out.
+
+It imports nothing else of jax_lsp (a test checks this): the rules build on it, and the engine
+runs the rules over a workspace. It knows nothing of LSP and never imports JAX.
+"""
 
 from jax_lsp.core.config import Settings, SettingsError
 from jax_lsp.core.edits import OverlappingEdits, apply_edits
 from jax_lsp.core.model import Edit, Finding, Fix, Position, Severity, Span
-from jax_lsp.core.workspace import Workspace
 
 __all__ = [
     "Edit",
@@ -15,17 +18,5 @@ __all__ = [
     "SettingsError",
     "Severity",
     "Span",
-    "Workspace",
-    "analyze_text",
     "apply_edits",
 ]
-
-
-def analyze_text(text: str, path: str = "<stdin>", settings: Settings | None = None) -> list[Finding]:
-    """Findings for one file's text; imports are followed on disk beside `path`."""
-    import os
-
-    folder = os.path.dirname(os.path.abspath(path))
-    workspace = Workspace([folder], settings)
-    workspace.set_document(path, text)
-    return workspace.check_file(path)

@@ -10,6 +10,7 @@ from jax_lsp.core.model import Position, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import return_paths
 from jax_lsp.core.resolve import BuiltinPolicy, LiteralValue, PolicyFunction, Target
+from jax_lsp.core.values import Kind, classify
 
 BUILTIN_POLICIES = {
     "everything_saveable": "saves every intermediate value (no recomputation, most memory)",
@@ -53,8 +54,6 @@ class PolicyDescription:
 
 
 def _verdict(module: Module, node, value: ast.expr | None) -> str:
-    from jax_lsp.rules.values import Kind, classify
-
     if value is None:
         return "None: JAX rejects it"
     kind = classify(module, value, module.function_scope(node))

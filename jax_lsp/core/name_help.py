@@ -7,7 +7,8 @@ from __future__ import annotations
 import os
 import re
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from jax_lsp.core.checkpoint_names import (
     KEYWORD_ROLES,
@@ -23,7 +24,19 @@ from jax_lsp.core.model import Position, Span
 from jax_lsp.core.source import split_lines
 
 if TYPE_CHECKING:
-    from jax_lsp.core.workspace import Workspace
+    from jax_lsp.core.module import Module
+    from jax_lsp.core.name_index import NameIndex
+
+
+class Workspace(Protocol):
+    """What names help reads: modules, file bytes and the names index."""
+
+    def load(self, path: Path | str, only_if_site: bool = False) -> Module | None: ...
+
+    def read(self, path: Path | str) -> bytes | None: ...
+
+    def checkpoint_names(self) -> NameIndex: ...
+
 
 _STATEMENT_START = re.compile(r"[A-Za-z_@]")
 _CALLEE = re.compile(r"([A-Za-z_][\w.]*)\s*$")

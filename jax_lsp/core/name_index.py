@@ -10,8 +10,10 @@ from __future__ import annotations
 import difflib
 import logging
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from pathlib import Path
+from typing import TYPE_CHECKING, Protocol
 
 from jax_lsp.core.checkpoint_names import TAG_FUNCTION, USE_MARKERS, NameUse, Place, Tag, name_uses, tag_calls
 from jax_lsp.core.guard import guarded
@@ -21,7 +23,29 @@ from jax_lsp.core.packages import imported_packages, package_files, search_path
 from jax_lsp.core.source import parse_bytes
 
 if TYPE_CHECKING:
-    from jax_lsp.core.workspace import Workspace
+    from jax_lsp.core.model import InternalError
+    from jax_lsp.core.module import Module
+
+
+class NameSources(Protocol):
+    """What the index reads through: the workspace's files, open buffers and modules."""
+
+    roots: list[Path]
+    interpreter: str | None
+    internal_errors: list[InternalError]
+
+    def read(self, path: Path | str) -> bytes | None: ...
+
+    def load(self, path: Path | str, only_if_site: bool = False) -> Module | None: ...
+
+    def release(self, path: Path | str) -> None: ...
+
+    def in_roots(self, path: Path | str) -> bool: ...
+
+    def python_files(self) -> list[str]: ...
+
+    def note_reads(self, paths: Iterable[str]) -> None: ...
+
 
 log = logging.getLogger(__name__)
 
@@ -86,7 +110,7 @@ def _mentions_tag(data: bytes) -> bool:
 
 
 class NameIndex:
-    def __init__(self, workspace: Workspace):
+    def __init__(self, workspace: NameSources):
         self._workspace = workspace
         self._files: list[str] | None = None  # the workspace's files
         self._summaries: dict[str, Summary] = {}

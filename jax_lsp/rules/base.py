@@ -14,7 +14,7 @@ from jax_lsp.core.paths import ReturnPaths
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.tables import TableChoice
-from jax_lsp.rules.values import Kind, classify, leaves
+from jax_lsp.core.values import Kind, classify, leaves
 
 PROJECT_URL = "https://github.com/jax-lsp/jax-lsp"
 

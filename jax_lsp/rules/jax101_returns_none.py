@@ -17,8 +17,8 @@ policy is given at all, so it is safe: it makes no decision that the code did no
 from __future__ import annotations
 
 from jax_lsp.core.model import Severity, Span
+from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
-from jax_lsp.rules.values import Kind
 
 
 class ReturnsNone(Rule):

@@ -19,8 +19,8 @@ and the memory kinds are a guess at the intent.
 from __future__ import annotations
 
 from jax_lsp.core.model import Severity
+from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
-from jax_lsp.rules.values import Kind
 
 
 class OffloadableClass(Rule):

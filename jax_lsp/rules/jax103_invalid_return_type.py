@@ -27,8 +27,8 @@ import ast
 
 from jax_lsp.core.model import Severity
 from jax_lsp.core.names import policy_member
+from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
-from jax_lsp.rules.values import Kind
 
 _INVALID = {Kind.INT, Kind.FLOAT, Kind.STR, Kind.CONTAINER, Kind.NUMPY, Kind.POLICY}
 # Ready-made policies whose decision does not depend on the primitive.

@@ -20,8 +20,8 @@ from __future__ import annotations
 from jax_lsp.core.model import Severity
 from jax_lsp.core.names import NON_BOOL_FACTORIES
 from jax_lsp.core.resolve import BuiltinPolicy
+from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, SiteContext, dedent_code
-from jax_lsp.rules.values import Kind
 
 _NOT_BOOL = {Kind.SAVEABLE, Kind.RECOMPUTE, Kind.OFFLOADABLE}
 

@@ -11,7 +11,7 @@ server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature
 - `server.settings`: the current `ServerSettings` (`.interpreter`: the python to trace in,
   None for the server's own; `.trace.on_save`, `.trace.timeout` (s), `.trace.memory_limit_mb`;
   `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when settings change.
-- `server.core`: the `jax_lsp.core.Workspace` (None until the settings are read after
+- `server.core`: the `jax_lsp.engine.Workspace` (None until the settings are read after
   `initialized`); `await server.run_core(fn, *args)` runs `fn(*args)` on the core's thread.
 - `server.document(uri)`: the open Python buffer (a pygls `TextDocument`) or None.
 - `server.to_lsp_range(uri, span)`, `server.to_core_position(uri, position)`: core code-point

@@ -10,10 +10,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.core import Finding, Settings, analyze_text, apply_edits
-from jax_lsp.core.analysis import NOQA_COMMENT
+from jax_lsp.core import Finding, Settings, apply_edits
 from jax_lsp.core.edits import choose_fixes
 from jax_lsp.core.model import Span
+from jax_lsp.engine import analyze_text
+from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostics import SOURCE, log, shown, to_diagnostic
 from jax_lsp.server.documents import core_path, split_lines

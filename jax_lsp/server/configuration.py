@@ -61,7 +61,7 @@ def workspace_roots(ls: JaxLanguageServer) -> list[Path]:
 
 
 def _build_core(roots: list[Path], settings: ServerSettings, buffers: dict[Path, str]) -> Any:
-    from jax_lsp.core import Workspace
+    from jax_lsp.engine import Workspace
 
     core = Workspace(
         roots=roots, settings=settings.core, interpreter=settings.interpreter, jedi_in_background=True

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.core import name_help
-from jax_lsp.core.analysis import NOQA_COMMENT
 from jax_lsp.core.model import Span
+from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostics import log
 from jax_lsp.server.documents import core_path

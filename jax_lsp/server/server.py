@@ -41,7 +41,7 @@ class JaxLanguageServer(LanguageServer):
         )
         self.settings = ServerSettings()
         self.init_options: dict[str, Any] = {}
-        self.core: Any = None  # jax_lsp.core.Workspace, built once the settings are known
+        self.core: Any = None  # jax_lsp.engine.Workspace, built once the settings are known
         self.roots: list[Path] = []
         self.pull_diagnostics = False
         self.shutting_down = False

@@ -19,7 +19,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from jax_lsp.core.model import Position
-from jax_lsp.core.project import project_root
+from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostics import rule_url
 from jax_lsp.server.documents import path_to_uri, uri_to_path

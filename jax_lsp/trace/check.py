@@ -6,7 +6,8 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from jax_lsp.core import Finding, Severity, Workspace
+from jax_lsp.core import Finding, Severity
+from jax_lsp.engine import Workspace
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import UNPREDICTED, TraceNote, trace_notes
 from jax_lsp.trace.result import TraceResult

@@ -5,8 +5,9 @@ from __future__ import annotations
 import ast
 from dataclasses import dataclass
 
-from jax_lsp.core import Span, Workspace
+from jax_lsp.core import Span
 from jax_lsp.core.resolve import PolicyFunction
+from jax_lsp.engine import Workspace
 
 
 @dataclass(frozen=True)

@@ -18,7 +18,7 @@ from pathlib import Path
 from jax_lsp.core.notebook import Notebook, NotebookError, is_notebook
 from jax_lsp.trace.result import TraceResult
 
-AGENT = Path(__file__).with_name("agent.py")
+AGENT = Path(__file__).parent.parent / "trace_agent" / "agent.py"
 START_TIMEOUT_S = 120.0  # importing jax on a cold disk can be slow
 GRACE_S = 10.0  # the agent enforces the timeout; this backstop covers an agent that hangs
 DEFAULT_TIMEOUT_S = 20.0

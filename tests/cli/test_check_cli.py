@@ -11,8 +11,8 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.core import Workspace
-from jax_lsp.fixing import fix_all
+from jax_lsp.cli.fixing import fix_all
+from jax_lsp.engine import Workspace
 from tests.cli.runner import REPO, run_check, run_jax_lsp
 
 BROKEN = """import jax

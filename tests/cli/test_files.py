@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp import files
+from jax_lsp.engine import files
 
 
 def _touch(root: Path, *relative: str) -> None:

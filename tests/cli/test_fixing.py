@@ -4,8 +4,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jax_lsp.core import Edit, Finding, Fix, Severity, Span, Workspace
-from jax_lsp.fixing import fix_all
+from jax_lsp.cli.fixing import fix_all
+from jax_lsp.core import Edit, Finding, Fix, Severity, Span
+from jax_lsp.engine import Workspace
 
 
 def _finding(path: Path, line: int, *fixes: Fix) -> Finding:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_lsp.core.batch import PARALLEL_MIN_FILES
+from jax_lsp.engine.batch import PARALLEL_MIN_FILES
 from tests.cli.runner import run_check
 from tests.core.test_jedi_names import star_import_project
 

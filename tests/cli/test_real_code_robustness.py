@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.core import Workspace
+from jax_lsp.engine import Workspace
 from jax_lsp.rules import ALL_RULES
 from tests.cli.runner import run_check
 

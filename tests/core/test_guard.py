@@ -6,8 +6,8 @@ import sys
 import threading
 from pathlib import Path
 
-from jax_lsp.core import Workspace
 from jax_lsp.core.guard import WorkLock, deep
+from jax_lsp.engine import Workspace
 
 TIMEOUT_S = 60
 

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.core import Settings, Workspace
+from jax_lsp.core import Settings
+from jax_lsp.engine import Workspace
 
 jedi = pytest.importorskip("jedi")
 pytest.importorskip("jax")  # jedi names `jax.checkpoint` by reading jax's own source

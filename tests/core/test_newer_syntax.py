@@ -13,6 +13,7 @@ import sys
 import pytest
 
 from jax_lsp.core.newer_syntax import downgrade
+from tests.conftest import parses
 
 # (statement, the oldest Python that parses it, what it is)
 NEWER = [
@@ -66,16 +67,8 @@ ERRORS = [
 ]
 
 
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize(("code", "python", "what"), NEWER)
-def test_newer_syntax_is_rewritten_into_what_an_older_python_parses(
+def test_newer_syntax_is_rewritten_into_what_an_older_pythonparses(
     code: str, python: tuple, what: str
 ) -> None:
     running = (python[0], python[1] - 1)
@@ -84,7 +77,7 @@ def test_newer_syntax_is_rewritten_into_what_an_older_python_parses(
     assert [what in construct.what for construct in newer.constructs] == [True]
     assert newer.text.count("\n") == code.count("\n")
     if sys.version_info[:2] >= running:
-        assert _parses(newer.text)
+        assert parses(newer.text)
 
 
 @pytest.mark.parametrize(("code", "python", "what"), NEWER)
@@ -96,7 +89,7 @@ def test_syntax_the_running_python_knows_is_left_alone(code: str, python: tuple,
 @pytest.mark.parametrize("running", [(3, 10), (3, 11)])
 def test_a_real_error_stays_an_error(code: str, running: tuple) -> None:
     newer = downgrade(code, running)
-    assert newer is None or not _parses(newer.text)
+    assert newer is None or not parses(newer.text)
 
 
 def test_columns_stay_where_they_were() -> None:

@@ -3,14 +3,13 @@ into the file's JSON with every other byte kept."""
 
 from __future__ import annotations
 
-import ast
 import json
 
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jax_lsp.core import Settings, analyze_text
+from jax_lsp.core import Settings
 from jax_lsp.core.ipython import opaque
 from jax_lsp.core.model import Edit, Span
 from jax_lsp.core.notebook import (
@@ -22,6 +21,8 @@ from jax_lsp.core.notebook import (
     parse_notebook,
 )
 from jax_lsp.core.source import split_lines
+from jax_lsp.engine import analyze_text
+from tests.conftest import parses
 
 # Each runs in IPython; none is Python.
 IPYTHON_LINES = [
@@ -47,20 +48,12 @@ IPYTHON_LINES = [
 ]
 
 
-def _parses(text: str) -> bool:
-    try:
-        ast.parse(text)
-    except SyntaxError:
-        return False
-    return True
-
-
 @pytest.mark.parametrize("line", IPYTHON_LINES)
 def test_ipython_lines_become_python_with_the_same_lines(line: str) -> None:
     cell = f"import jax\n{line}\nx = 1\n"
-    assert not _parses(cell)
+    assert not parses(cell)
     shown = opaque(cell)
-    assert _parses(shown)
+    assert parses(shown)
     assert len(split_lines(shown)) == len(split_lines(cell))
     assert split_lines(shown)[0] == "import jax\n" and split_lines(shown)[-2] == "x = 1\n"
 
@@ -84,7 +77,7 @@ def test_magics_in_an_indented_block_keep_the_block() -> None:
     ],
 )
 def test_python_that_looks_like_ipython_is_kept(cell: str) -> None:
-    assert _parses(cell)
+    assert parses(cell)
     assert opaque(cell) == cell
 
 

@@ -42,13 +42,16 @@ EDIT = st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.lists(TYPED, max_
 @settings(max_examples=300, deadline=None)
 @given(st.lists(EDIT, min_size=1, max_size=8))
 def test_cached_parse_equals_a_fresh_parse(edits):
+    for cached, fresh in cached_and_fresh_parses(MODULE, edits):
+        assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
+        assert cached.problems == fresh.problems
+
+
+def cached_and_fresh_parses(text: str, edits):
+    """After each edit of `text`: its parse through a cache that saw every earlier text, and a fresh one."""
     cache = ParseCache()
-    text = MODULE
     parse_text(text, "m.py", cache=cache)
     for position, deleted, inserted in edits:
         position %= len(text) + 1
         text = text[:position] + inserted + text[position + deleted :]
-        cached = parse_text(text, "m.py", cache=cache)
-        fresh = parse_text(text, "m.py")
-        assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
-        assert cached.problems == fresh.problems
+        yield parse_text(text, "m.py", cache=cache), parse_text(text, "m.py")

@@ -6,7 +6,7 @@ import textwrap
 
 import pytest
 
-from jax_lsp.core import Workspace, analyze_text
+from jax_lsp.engine import Workspace, analyze_text
 
 BROKEN = """
 def bad(prim, *avals, **params):

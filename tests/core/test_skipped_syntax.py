@@ -10,9 +10,11 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from jax_lsp.core import Settings, Workspace
+from jax_lsp.core import Settings
 from jax_lsp.core.python_version import SkippedStatement
 from jax_lsp.core.source import ParseCache, parse_text
+from jax_lsp.engine import Workspace
+from tests.core.test_parse_cache_fuzz import cached_and_fresh_parses
 
 POLICY = "import jax\n\ndef bad(prim, *a, **k):\n    return None\n\nf = jax.checkpoint(g, policy=bad)\n"
 TYPO = "def broken(:\n    pass\n"
@@ -83,13 +85,7 @@ EDIT = st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.lists(TYPED, max_
 def test_cached_parse_equals_a_fresh_parse_with_newer_syntax(newer_syntax, edits) -> None:
     _, statement = newer_syntax
     text = POLICY + statement + 'x = f"{d["k"]}"\n' + POLICY.replace("bad", "worse")
-    cache = ParseCache()
-    parse_text(text, "m.py", cache=cache)
-    for position, deleted, inserted in edits:
-        position %= len(text) + 1
-        text = text[:position] + inserted + text[position + deleted :]
-        cached = parse_text(text, "m.py", cache=cache)
-        fresh = parse_text(text, "m.py")
+    for cached, fresh in cached_and_fresh_parses(text, edits):
         assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
         assert (cached.problems, cached.skipped) == (fresh.problems, fresh.skipped)
 

@@ -5,9 +5,10 @@ from __future__ import annotations
 import ast
 import threading
 
-from jax_lsp.core import Settings, analyze_text
+from jax_lsp.core import Settings
 from jax_lsp.core.edits import apply_edits
 from jax_lsp.core.source import parse_bytes, split_lines
+from jax_lsp.engine import analyze_text
 
 POLICY = "import jax\n\ndef bad(prim, *a, **k):\n    return None\n\nf = jax.checkpoint(g, policy=bad)\n"
 
@@ -41,7 +42,7 @@ def test_latin1_file_with_coding_cookie_decodes_cleanly():
 def test_nul_bytes_are_reported_not_fatal(tmp_path):
     path = tmp_path / "m.py"
     path.write_bytes(POLICY.encode() + b"x = 1\0\n")
-    from jax_lsp.core import Workspace
+    from jax_lsp.engine import Workspace
 
     findings = Workspace([tmp_path]).check_file(path)
     assert [(f.code, f.span.start.line) for f in findings] == [("JAX101", 3), ("JAX002", 6)]

@@ -17,7 +17,8 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.core import Settings, Workspace
+from jax_lsp.core import Settings
+from jax_lsp.engine import Workspace
 
 HEADER = "import functools\nimport jax\nimport numpy as np\nfrom jax.ad_checkpoint import Offloadable\n\n\n"
 SITE = "\n\nf = jax.checkpoint(abs, policy=policy)\n"

@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import textwrap
 
-from jax_lsp.core import Finding, Settings, analyze_text, apply_edits
+from jax_lsp.core import Finding, Settings, apply_edits
+from jax_lsp.engine import analyze_text
 
 
 def findings(code: str, tmp_path, rule: str, name: str = "m.py") -> list[Finding]:

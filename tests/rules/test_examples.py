@@ -6,7 +6,8 @@ import ast
 
 import pytest
 
-from jax_lsp.core import Settings, analyze_text, apply_edits
+from jax_lsp.core import Settings, apply_edits
+from jax_lsp.engine import analyze_text
 from jax_lsp.rules import ALL_RULES
 
 INVALID = [(rule, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.INVALID)]

@@ -118,7 +118,7 @@ def test_strings_that_are_not_the_policy_are_left_alone(tmp_path):
 
 
 def test_a_literal_from_another_module_is_reported_at_the_site(tmp_path):
-    from jax_lsp.core import Workspace
+    from jax_lsp.engine import Workspace
 
     (tmp_path / "config.py").write_text('REMAT_POLICY = "dots_saveable"\n')
     (tmp_path / "model.py").write_text(

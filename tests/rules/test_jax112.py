@@ -9,7 +9,8 @@ import textwrap
 
 import pytest
 
-from jax_lsp.core import Settings, Workspace, analyze_text
+from jax_lsp.core import Settings
+from jax_lsp.engine import Workspace, analyze_text
 from tests.rules.site_rules import anchored_text, fixed
 
 MODEL = """

@@ -15,7 +15,7 @@ from lsp_harness import BackgroundSession, units
 from lsprotocol import types
 from test_lsp_code_actions import POLICY
 
-from jax_lsp.core import analyze_text
+from jax_lsp.engine import analyze_text
 
 LINE_BREAK = re.compile(r"\r\n|\r|\n")
 CHARS = "abxy_ ():,.=\"'#\t\n\r\x0c\u2028é中文😀\\"

@@ -2,7 +2,7 @@
 
 import pytest
 
-from jax_lsp.core import Workspace
+from jax_lsp.engine import Workspace
 from jax_lsp.rules import ALL_RULES
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import trace_notes

@@ -284,7 +284,7 @@ def test_runs_in_the_workspace_root(service, write, tmp_path):
 
 
 def test_anchors_include_policies_used_by_other_modules(write, tmp_path):
-    from jax_lsp.core import Workspace
+    from jax_lsp.engine import Workspace
     from jax_lsp.trace.locations import policy_anchors
 
     policies = write(
@@ -312,8 +312,8 @@ def test_anchors_include_policies_used_by_other_modules(write, tmp_path):
 
 
 def test_form_feed_and_line_separator_do_not_shift_lines(tmp_path):
-    from jax_lsp.trace.agent_load import source_lines
     from jax_lsp.trace.mapping import _line_span
+    from jax_lsp.trace_agent.load import source_lines
 
     text = "x = 1\x0c\ny = '\u2028'\n    return z\n"
     path = tmp_path / "m.py"

@@ -237,7 +237,9 @@ def _agent_started(before):
     """A check: the agent started since ``before`` (its forked runs share its command line)."""
 
     async def check():
-        found = {pid for pid in descendants() - before if "jax_lsp/trace/agent.py" in _command_line(pid)}
+        found = {
+            pid for pid in descendants() - before if "jax_lsp/trace_agent/agent.py" in _command_line(pid)
+        }
         below_another = {pid for other in found for pid in descendants(other)}
         return sorted(found - below_another)
 

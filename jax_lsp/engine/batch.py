@@ -15,16 +15,16 @@ from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.analysis import check_module
 from jax_lsp.core.jedi_names import FileStats
 from jax_lsp.core.model import Finding, InternalError
 from jax_lsp.core.notebook import file_could_hold_site
 from jax_lsp.core.resolve import PolicyFunction
-from jax_lsp.core.result_cache import FileResult, ResultCache, digest
+from jax_lsp.engine.analysis import check_module
+from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
-    from jax_lsp.core.workspace import Workspace
+    from jax_lsp.engine.workspace import Workspace
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
 # is checked. The cyclic GC would still scan the heap every time a tree outlives a young
@@ -209,7 +209,7 @@ def _start_worker(
     roots: list[Path], settings: Settings, interpreter: str | None, buffers: dict[str, str]
 ) -> None:
     global _worker
-    from jax_lsp.core.workspace import Workspace
+    from jax_lsp.engine.workspace import Workspace
 
     gc.disable()
     _worker = Workspace(roots, settings, interpreter)

@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from jax_lsp import files
-from jax_lsp.core import Edit, Finding, Fix, Workspace, apply_edits
+from jax_lsp.core import Edit, Finding, Fix, apply_edits
 from jax_lsp.core.edits import choose_fixes
 from jax_lsp.core.notebook import Notebook, NotebookError, is_notebook
+from jax_lsp.engine import Workspace, files
 
 MAX_ROUNDS = 10
 

@@ -13,6 +13,7 @@ from jax_lsp.core.module import Module
 from jax_lsp.core.paths import return_paths
 from jax_lsp.core.resolve import PolicyFunction, Target, resolve_site
 from jax_lsp.core.sites import Site, find_sites
+from jax_lsp.rules import ALL_RULES, PolicyContext, SiteContext
 
 NOQA_COMMENT = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
@@ -59,8 +60,6 @@ def check_module(
     `sites` are this module's own resolved sites; `foreign_policies` the policy
     functions defined here that sites in other modules reach. A rule that fails on one
     policy or site loses only that, and adds an InternalError to `errors`."""
-    from jax_lsp.rules import ALL_RULES, PolicyContext, SiteContext
-
     rules = [rule for rule in ALL_RULES if settings.enabled(rule.code)]
     findings: list[Finding] = list(module.source.problems)
 

@@ -13,7 +13,6 @@ import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
-from jax_lsp.core.analysis import check_module, resolved_sites
 from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.guard import WorkLock, deep, guarded
@@ -22,7 +21,6 @@ from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
 from jax_lsp.core.name_index import NameIndex
 from jax_lsp.core.notebook import is_notebook, module_bytes, parse_notebook
-from jax_lsp.core.project import import_folders, import_root, project_root, src_folders
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
@@ -36,7 +34,10 @@ from jax_lsp.core.source import (
     parse_for_sites,
     parse_text,
 )
-from jax_lsp.core.users import Exported, candidate_users
+from jax_lsp.engine.analysis import check_module, resolved_sites
+from jax_lsp.engine.files import discover
+from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
+from jax_lsp.engine.users import Exported, candidate_users
 
 log = logging.getLogger(__name__)
 
@@ -328,8 +329,6 @@ class Workspace:
         cancelled: Callable[[], bool] | None = None,
     ) -> None:
         """Find the policy sites of every file under the roots (for cross-module findings)."""
-        from jax_lsp.files import discover
-
         files = discover(self.roots, self.settings.exclude) if self.roots else []
         for done, path in enumerate(files, 1):
             if cancelled and cancelled():
@@ -347,8 +346,6 @@ class Workspace:
     def index_users(self, paths: Iterable[Path | str]) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
         changed files): those that could hold a site and import something `paths` define."""
-        from jax_lsp.files import discover
-
         with self._lock:
             named = [
                 Exported(
@@ -401,8 +398,7 @@ class Workspace:
     ) -> dict[str, list[Finding]]:
         """Findings per file for the given files and folders (folders are walked), reusing the
         results kept in `cache_dir` and checking on `jobs` processes (see core.batch)."""
-        from jax_lsp.core.batch import check_tree
-        from jax_lsp.files import discover
+        from jax_lsp.engine.batch import check_tree
 
         keys = [_key(p) for p in discover([Path(p) for p in paths], self.settings.exclude)]
         return check_tree(self, keys, cache_dir, jobs)
@@ -441,8 +437,6 @@ class Workspace:
 
     def python_files(self) -> list[str]:
         """Every Python file under the roots, and the open buffers outside them."""
-        from jax_lsp.files import discover
-
         with self._lock:
             found = [_key(p) for p in discover(self.roots, self.settings.exclude)] if self.roots else []
             return found + sorted(set(self._overlays) - set(found))

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import unicodedata
 
+from jax_lsp.cli.output import Place, Report, applicable, cell_lines, place, summary
 from jax_lsp.core.model import Finding
-from jax_lsp.output import Place, Report, applicable, cell_lines, place, summary
 
 TAB = "    "
 

@@ -149,4 +149,4 @@ def summary(report: Report) -> str:
 def render(output_format: str, report: Report) -> str:
     if output_format not in FORMATS:
         raise ValueError(f"unknown output format {output_format!r}")
-    return importlib.import_module(f"jax_lsp.output.{output_format}").render(report)
+    return importlib.import_module(f"jax_lsp.cli.output.{output_format}").render(report)

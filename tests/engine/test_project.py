@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jax_lsp.core.project import import_folders, import_root, package_root, project_root, src_folders
+from jax_lsp.engine.project import import_folders, import_root, package_root, project_root, src_folders
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -39,7 +39,7 @@ def test_imports_are_searched_above_the_outermost_package_and_in_src(tmp_path: P
 def test_a_file_outside_every_root_resolves_from_its_own_project(tmp_path: Path):
     """An editor with no workspace folder (a single file opened): imports resolve from the
     file's project as they would with the folder open."""
-    from jax_lsp.core import Workspace
+    from jax_lsp.engine import Workspace
 
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'mono'\n")
     pkg = tmp_path / "research" / "pkg"
@@ -54,7 +54,7 @@ def test_a_file_outside_every_root_resolves_from_its_own_project(tmp_path: Path)
 
 
 def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
-    from jax_lsp.core.users import Exported, candidate_users
+    from jax_lsp.engine.users import Exported, candidate_users
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()

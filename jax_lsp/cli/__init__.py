@@ -1,4 +1,4 @@
-"""`jax-lsp` command line: one subcommand per module in `jax_lsp.commands`."""
+"""`jax-lsp` command line: one subcommand per module in `jax_lsp.cli.commands`."""
 
 from __future__ import annotations
 
@@ -20,7 +20,7 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"jax-lsp {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
     for name in COMMANDS:
-        module = importlib.import_module(f"jax_lsp.commands.{name}")
+        module = importlib.import_module(f"jax_lsp.cli.commands.{name}")
         module.add_parser(subparsers)
     return parser
 

@@ -460,7 +460,7 @@ def use_compilation_cache(folder):
 
 
 def trace(policy, user_paths):
-    """The agent's result for ``policy`` (an ``agent_load.Policy``)."""
+    """The agent's result for ``policy`` (an ``load.Policy``)."""
     timings = {}
     started = time.perf_counter()
     device = jax.devices()[0]

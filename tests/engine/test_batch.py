@@ -9,8 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.core import Workspace, source
-from jax_lsp.core.batch import PARALLEL_MIN_FILES
+from jax_lsp.core import source
+from jax_lsp.engine import Workspace
+from jax_lsp.engine.batch import PARALLEL_MIN_FILES
 from tests.cli.runner import run_check
 
 BROKEN = 'def p(prim, *a, **k):\n    if prim.name == "sin":\n        return True\n'
@@ -47,7 +48,7 @@ def parses(monkeypatch) -> list[str]:
         return real(data, path, *args, **kwargs)
 
     monkeypatch.setattr(source, "parse_bytes", counting)
-    monkeypatch.setattr("jax_lsp.core.workspace.parse_bytes", counting)
+    monkeypatch.setattr("jax_lsp.engine.workspace.parse_bytes", counting)
     return parsed
 
 

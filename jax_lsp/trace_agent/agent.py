@@ -340,7 +340,7 @@ def main():
     out.flush()
     if not hello["ok"]:
         return 0
-    load, probe = _sibling("agent_load"), _sibling("agent_probe")
+    load, probe = _sibling("load"), _sibling("probe")
     probe.warm_up()
     try:
         Agent(out, _handlers(load, probe, sys.modules["jax"]), common).serve()

@@ -12,8 +12,8 @@ import urllib.parse
 from pathlib import Path
 
 from jax_lsp import __version__, rules
+from jax_lsp.cli.output import Report, display_path, file_span, one_based, place
 from jax_lsp.core.model import Finding, Severity, Span
-from jax_lsp.output import Report, display_path, file_span, one_based, place
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

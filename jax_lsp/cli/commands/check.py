@@ -8,20 +8,8 @@ import os
 import sys
 from pathlib import Path
 
-from jax_lsp import files
-from jax_lsp.core import Finding, Workspace
-from jax_lsp.core.config import (
-    Settings,
-    SettingsError,
-    find_pyproject,
-    load_pyproject,
-    settings_from_mapping,
-)
-from jax_lsp.core.project import project_root
-from jax_lsp.core.result_cache import CACHE_DIR_NAME
-from jax_lsp.core.source import decode, split_lines
-from jax_lsp.fixing import FixOutcome, fix_all
-from jax_lsp.output import (
+from jax_lsp.cli.fixing import FixOutcome, fix_all
+from jax_lsp.cli.output import (
     FORMATS,
     MACHINE_FORMATS,
     Report,
@@ -30,6 +18,18 @@ from jax_lsp.output import (
     notebook_reader,
     render,
 )
+from jax_lsp.core import Finding
+from jax_lsp.core.config import (
+    Settings,
+    SettingsError,
+    find_pyproject,
+    load_pyproject,
+    settings_from_mapping,
+)
+from jax_lsp.core.source import decode, split_lines
+from jax_lsp.engine import Workspace, files
+from jax_lsp.engine.project import project_root
+from jax_lsp.engine.result_cache import CACHE_DIR_NAME
 from jax_lsp.trace.check import add_trace_arguments, trace_check
 
 log = logging.getLogger(__name__)

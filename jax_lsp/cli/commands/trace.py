@@ -12,10 +12,11 @@ import re
 import sys
 from pathlib import Path
 
-from jax_lsp.core import Settings, SettingsError, Workspace
+from jax_lsp.cli.output import display_path
+from jax_lsp.core import Settings, SettingsError
 from jax_lsp.core.config import find_pyproject, load_pyproject
-from jax_lsp.core.project import project_root
-from jax_lsp.output import display_path
+from jax_lsp.engine import Workspace
+from jax_lsp.engine.project import project_root
 from jax_lsp.trace.check import NOT_RUN, add_trace_arguments, trace_options
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import TraceNote, format_table, trace_notes

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jax_lsp.output import Report, place, summary
+from jax_lsp.cli.output import Report, place, summary
 
 
 def render(report: Report) -> str:
