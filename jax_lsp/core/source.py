@@ -52,6 +52,12 @@ _FILE_TRIGGERS = tuple(
 )
 
 
+def mentions_trigger(data: bytes) -> bool:
+    """Whether the bytes hold a trigger's literal word: a cheaper, looser `could_hold_site`,
+    also true of a notebook's JSON whenever of its cells' text (JSON escapes no letter)."""
+    return any(literal in data for literal, _ in _FILE_TRIGGERS)
+
+
 def could_hold_site(data: bytes) -> bool:
     """Whether a file's bytes could hold a policy site or a call the rules check."""
     return any(literal in data and pattern.search(data) for literal, pattern in _FILE_TRIGGERS)

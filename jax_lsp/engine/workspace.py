@@ -30,6 +30,7 @@ from jax_lsp.core.source import (
     SourceModule,
     could_hold_site,
     decode,
+    mentions_trigger,
     parse_bytes,
     parse_for_sites,
     parse_text,
@@ -360,8 +361,9 @@ class Workspace:
                 for module in (self.load(p) for p in paths)
                 if module is not None
             ]
+        # A notebook's cells are read out of its JSON only if it names a trigger word at all.
         files = {
-            path.absolute(): module_bytes(path, data)
+            path.absolute(): module_bytes(path, data) if mentions_trigger(data) else b""
             for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
             if (data := _read(path)) is not None
         }
