@@ -16,6 +16,9 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover - Python 3.10
     import tomli as tomllib
 
+# What a finding's severity may be set to.
+_FINDING_SEVERITIES = {s.value: s for s in (Severity.ERROR, Severity.WARNING)}
+
 
 @dataclass(frozen=True)
 class Settings:
@@ -90,8 +93,8 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
             severities = dict(settings.severity)
             for code, level in value.items():
                 try:
-                    severities[str(code)] = Severity(str(level).lower())
-                except ValueError:
+                    severities[str(code)] = _FINDING_SEVERITIES[str(level).lower()]
+                except KeyError:
                     raise SettingsError(
                         f"`severity.{code}` must be 'error' or 'warning', got {level!r}"
                     ) from None

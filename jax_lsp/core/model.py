@@ -11,9 +11,19 @@ import enum
 from dataclasses import dataclass, field
 
 
-class Severity(enum.Enum):
+class StrEnum(str, enum.Enum):
+    """An enum whose members are their string values too (`Severity.ERROR == "error"`), so JSON
+    and LSP payloads and the code that reads them see the same strings as before (Python 3.10
+    has no enum.StrEnum)."""
+
+    def __str__(self) -> str:
+        return str.__str__(self)
+
+
+class Severity(StrEnum):
     ERROR = "error"
     WARNING = "warning"
+    INFORMATION = "information"  # the trace's notes of what a policy decided; no finding has it
 
 
 @dataclass(frozen=True, order=True)
@@ -63,6 +73,10 @@ class Finding:
     @property
     def sort_key(self) -> tuple:
         return (self.path, self.span.start, self.code)
+
+    def applicable_fix(self, unsafe: bool = False) -> Fix | None:
+        """The fix that fixing applies: the first safe one, or the first of any kind with `unsafe`."""
+        return next((fix for fix in self.fixes if fix.safe or unsafe), None)
 
 
 @dataclass(frozen=True)

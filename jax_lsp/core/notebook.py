@@ -20,15 +20,10 @@ from json.decoder import scanstring
 from typing import TYPE_CHECKING, Generic, TypeVar
 
 from jax_lsp.core import ipython
+from jax_lsp.core.codes import CODES, DECODE_ERROR
 from jax_lsp.core.edits import apply_edits
-from jax_lsp.core.model import Edit, Finding, Severity, Span
-from jax_lsp.core.source import (
-    DECODE_ERROR,
-    SourceModule,
-    could_hold_site,
-    parse_text,
-    split_lines,
-)
+from jax_lsp.core.model import Edit, Finding, Span
+from jax_lsp.core.source import SourceModule, could_hold_site, parse_text, split_lines
 
 if TYPE_CHECKING:
     from jax_lsp.core.python_version import ProjectPythons
@@ -421,7 +416,7 @@ def parse_notebook(
     except NotebookError as exc:
         module = parse_text("", path)
         span = Span.of(exc.line, exc.column, exc.line, exc.column)
-        module.problems.append(Finding(path, DECODE_ERROR, Severity.ERROR, str(exc), span))
+        module.problems.append(Finding(path, DECODE_ERROR, CODES[DECODE_ERROR].severity, str(exc), span))
         return module
     if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
         return None

@@ -20,7 +20,8 @@ import tokenize
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.model import Finding, Position, Severity, Span
+from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
+from jax_lsp.core.model import Finding, Position, Span
 from jax_lsp.core.newer_syntax import RUNNING, downgrade, might_be_newer
 from jax_lsp.core.python_version import SkippedStatement
 
@@ -62,9 +63,6 @@ def could_hold_site(data: bytes) -> bool:
     """Whether a file's bytes could hold a policy site or a call the rules check."""
     return any(literal in data and pattern.search(data) for literal, pattern in _FILE_TRIGGERS)
 
-
-SYNTAX_ERROR = "JAX001"
-DECODE_ERROR = "JAX002"
 
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
 # and not a clause that continues the statement above (else/elif/except/finally/case).
@@ -215,7 +213,8 @@ def _problem(path: str, code: str, message: str, line: int, column: int, text: s
     lines = [l.rstrip("\r\n") for l in split_lines(text)]
     line = min(max(line, 0), len(lines) - 1)
     column = min(max(column, 0), len(lines[line]))
-    return Finding(path, code, Severity.ERROR, message, Span.of(line, column, line, len(lines[line])))
+    span = Span.of(line, column, line, len(lines[line]))
+    return Finding(path, code, CODES[code].severity, message, span)
 
 
 def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:

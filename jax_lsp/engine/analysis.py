@@ -6,6 +6,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import replace
 
+from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.config import Settings
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Finding, InternalError
@@ -118,12 +119,13 @@ def check_module(
     result = []
     seen = set()
     for finding in findings:
-        if finding.code.startswith("JAX1") and _suppressed(module, finding):
+        family = family_of(finding.code)
+        if family is Family.RULE and _suppressed(module, finding):
             continue
         severity = settings.severity_of(finding.code, finding.severity)
         finding = replace(finding, severity=severity) if severity != finding.severity else finding
         identity = (finding.code, finding.span, finding.message)
-        if identity not in seen and (settings.enabled(finding.code) or finding.code.startswith("JAX0")):
+        if identity not in seen and (settings.enabled(finding.code) or family is Family.FILE):
             seen.add(identity)
             result.append(finding)
     return sorted(result, key=lambda f: f.sort_key)

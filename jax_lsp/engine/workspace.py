@@ -206,6 +206,11 @@ class Workspace:
         with self._lock:
             return dict(self._overlays)
 
+    def buffer(self, path: Path | str) -> str | None:
+        """The open buffer's text at `path`, or None if none is open there."""
+        with self._lock:
+            return self._overlays.get(_key(path))
+
     def read(self, path: Path | str) -> bytes | None:
         """A module's current content: its open buffer (as UTF-8), else the file on disk."""
         key = _key(path)

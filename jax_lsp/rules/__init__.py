@@ -3,28 +3,28 @@
 from __future__ import annotations
 
 from jax_lsp.rules.base import Example, PolicyContext, Rule, SiteContext
-from jax_lsp.rules.jax101_returns_none import ReturnsNone
-from jax_lsp.rules.jax102_offloadable_class import OffloadableClass
-from jax_lsp.rules.jax103_invalid_return_type import InvalidReturnType
-from jax_lsp.rules.jax104_prim_compared_with_string import PrimComparedWithString
-from jax_lsp.rules.jax105_offload_memory_kind import OffloadMemoryKind
-from jax_lsp.rules.jax106_ready_made_called import ReadyMadeCalled
-from jax_lsp.rules.jax107_factory_uncalled import FactoryUncalled
-from jax_lsp.rules.jax108_policy_signature import PolicySignature
+from jax_lsp.rules.jax101_policy_returns_none import PolicyReturnsNone
+from jax_lsp.rules.jax102_policy_returns_offloadable_class import PolicyReturnsOffloadableClass
+from jax_lsp.rules.jax103_policy_returns_invalid_type import PolicyReturnsInvalidType
+from jax_lsp.rules.jax104_primitive_compared_with_string import PrimitiveComparedWithString
+from jax_lsp.rules.jax105_offload_memory_kind_invalid import OffloadMemoryKindInvalid
+from jax_lsp.rules.jax106_ready_made_policy_called import ReadyMadePolicyCalled
+from jax_lsp.rules.jax107_policy_factory_uncalled import PolicyFactoryUncalled
+from jax_lsp.rules.jax108_policy_signature_incompatible import PolicySignatureIncompatible
 from jax_lsp.rules.jax109_checkpoint_without_function import CheckpointWithoutFunction
 from jax_lsp.rules.jax110_save_from_both_non_bool import SaveFromBothNonBool
 from jax_lsp.rules.jax111_policy_not_callable import PolicyNotCallable
 from jax_lsp.rules.jax112_checkpoint_name_not_tagged import CheckpointNameNotTagged
 
 ALL_RULES: list[Rule] = [
-    ReturnsNone(),
-    OffloadableClass(),
-    InvalidReturnType(),
-    PrimComparedWithString(),
-    OffloadMemoryKind(),
-    ReadyMadeCalled(),
-    FactoryUncalled(),
-    PolicySignature(),
+    PolicyReturnsNone(),
+    PolicyReturnsOffloadableClass(),
+    PolicyReturnsInvalidType(),
+    PrimitiveComparedWithString(),
+    OffloadMemoryKindInvalid(),
+    ReadyMadePolicyCalled(),
+    PolicyFactoryUncalled(),
+    PolicySignatureIncompatible(),
     CheckpointWithoutFunction(),
     SaveFromBothNonBool(),
     PolicyNotCallable(),

@@ -8,6 +8,7 @@ from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass, field
 from typing import ClassVar
 
+from jax_lsp.core.codes import CODES, Family
 from jax_lsp.core.model import Edit, Finding, Fix, Severity, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import ReturnPaths
@@ -15,8 +16,6 @@ from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
 from jax_lsp.core.tables import TableChoice
 from jax_lsp.core.values import Kind, classify, leaves
-
-PROJECT_URL = "https://github.com/jax-lsp/jax-lsp"
 
 
 @dataclass(frozen=True)
@@ -95,6 +94,7 @@ class SiteContext:
 
 class Rule:
     code: ClassVar[str]
+    # Taken from the registry of codes (core.codes) by `code`: one place to keep them.
     name: ClassVar[str]
     severity: ClassVar[Severity]
     summary: ClassVar[str]
@@ -103,6 +103,13 @@ class Rule:
     # Whether a trace (the policy run under JAX on a probe function) can show the mistake; not
     # when it lies in the user's model, which a trace does not run.
     traceable: ClassVar[bool] = True
+
+    def __init_subclass__(cls, **kwargs: object) -> None:
+        super().__init_subclass__(**kwargs)
+        entry = CODES.get(cls.code)
+        if entry is None or entry.family is not Family.RULE:
+            raise TypeError(f"{cls.__name__}: {cls.code} is not a rule code of jax_lsp.core.codes")
+        cls.name, cls.severity, cls.summary = entry.name, entry.severity, entry.summary
 
     # Checks: override the ones the rule needs.
     def check_policy(self, policy: PolicyContext) -> Iterable[Finding]:
@@ -137,7 +144,7 @@ class Rule:
     # Documentation ---------------------------------------------------------
     @classmethod
     def doc_url(cls) -> str:
-        return f"{PROJECT_URL}/blob/main/docs/rules/{cls.code}.md"
+        return CODES[cls.code].doc_url
 
     @classmethod
     def docs(cls) -> str:

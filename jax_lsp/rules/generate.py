@@ -1,4 +1,7 @@
-"""Write docs/rules/JAX1xx.md and examples/JAX1xx_*.py from the rules themselves.
+"""Write docs/rules/JAX1xx.md and examples/JAX1xx_*.py from the rules themselves, and the
+index of every code, docs/rules/README.md, from the registry of codes.
+
+The pages of the codes that are not rules (JAX001, JAX002, JAX190) are written by hand.
 
     python -m jax_lsp.rules.generate [REPO_ROOT]
 
@@ -10,23 +13,26 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
+from jax_lsp.core.codes import CODES
 from jax_lsp.rules import ALL_RULES
 
 
 def rule_files() -> dict[str, str]:
     """Relative path -> content of every generated file."""
     files: dict[str, str] = {}
-    index = ["# Rules", "", "| code | name | severity | summary |", "|---|---|---|---|"]
     for rule in ALL_RULES:
         files[f"docs/rules/{rule.code}.md"] = rule.docs()
-        index.append(
-            f"| [{rule.code}]({rule.code}.md) | {rule.name} | {rule.severity.value} | {rule.summary} |"
-        )
         header = (
             f"# {rule.code} ({rule.name}): {rule.summary}.\n# `jax-lsp check examples/` reports this file.\n"
         )
         files[f"examples/{rule.code.lower()}_{rule.name.replace('-', '_')}.py"] = (
             header + rule.INVALID[0].code
+        )
+    index = ["# Codes", "", "| code | name | family | severity | summary |", "|---|---|---|---|---|"]
+    for code in CODES.values():
+        index.append(
+            f"| [{code.code}]({code.code}.md) | {code.name} | {code.family.value} "
+            f"| {code.severity.value} | {code.summary} |"
         )
     files["docs/rules/README.md"] = "\n".join(index) + "\n"
     return files

@@ -23,7 +23,7 @@ from __future__ import annotations
 import ast
 from types import SimpleNamespace
 
-from jax_lsp.core.model import Edit, Position, Severity, Span
+from jax_lsp.core.model import Edit, Position, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.scopes import Scope
 from jax_lsp.core.sites import Site
@@ -108,9 +108,6 @@ def _argument_start(module: Module, previous: ast.expr, value: ast.expr) -> Posi
 
 class CheckpointWithoutFunction(Rule):
     code = "JAX109"
-    name = "checkpoint-without-function"
-    severity = Severity.ERROR
-    summary = "jax.checkpoint used as a decorator factory, or given the policy positionally"
 
     def check_site(self, site: SiteContext):
         if site.site.missing_function:

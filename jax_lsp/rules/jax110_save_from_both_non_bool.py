@@ -17,7 +17,6 @@ cannot be expressed through this helper; write a single policy instead.
 
 from __future__ import annotations
 
-from jax_lsp.core.model import Severity
 from jax_lsp.core.names import NON_BOOL_FACTORIES
 from jax_lsp.core.resolve import BuiltinPolicy
 from jax_lsp.core.values import Kind
@@ -28,9 +27,6 @@ _NOT_BOOL = {Kind.SAVEABLE, Kind.RECOMPUTE, Kind.OFFLOADABLE}
 
 class SaveFromBothNonBool(Rule):
     code = "JAX110"
-    name = "save-from-both-non-bool"
-    severity = Severity.ERROR
-    summary = "A policy combined with save_from_both_policies returns something other than a bool"
 
     def check_policy(self, policy: PolicyContext):
         if not policy.in_save_from_both:

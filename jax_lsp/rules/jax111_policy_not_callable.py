@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import ast
 
-from jax_lsp.core.model import Severity
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import POLICY_FACTORIES, READY_MADE_POLICIES
 from jax_lsp.core.resolve import LiteralValue
@@ -59,9 +58,6 @@ def _policies_prefix(module: Module, scope: Scope) -> str | None:
 
 class PolicyNotCallable(Rule):
     code = "JAX111"
-    name = "policy-not-callable"
-    severity = Severity.ERROR
-    summary = "A literal (a policy's name as a string, `True`, a number) is passed as the policy"
 
     def check_site(self, site: SiteContext):
         for target in site.targets:

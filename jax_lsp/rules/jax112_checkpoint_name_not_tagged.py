@@ -35,7 +35,6 @@ import os
 import re
 
 from jax_lsp.core.checkpoint_names import NameUse, name_uses
-from jax_lsp.core.model import Severity
 from jax_lsp.core.module import Module
 from jax_lsp.core.name_index import Suggestion
 from jax_lsp.rules.base import Example, Rule, dedent_code
@@ -61,9 +60,6 @@ def _residual_named_attn_out_is_missing(namespace: dict) -> None:
 
 class CheckpointNameNotTagged(Rule):
     code = "JAX112"
-    name = "checkpoint-name-not-tagged"
-    severity = Severity.WARNING
-    summary = "A policy names a checkpoint name that no checkpoint_name tag in reach carries"
     traceable = False  # the trace tags every name the policy mentions on its probe function
 
     def check_module(self, module: Module):

@@ -10,11 +10,11 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.core import Finding, Settings, apply_edits
-from jax_lsp.core.edits import choose_fixes
+from jax_lsp.core import Finding
 from jax_lsp.core.model import Span
-from jax_lsp.engine import analyze_text
+from jax_lsp.engine import Workspace
 from jax_lsp.engine.analysis import NOQA_COMMENT
+from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostics import SOURCE, log, shown, to_diagnostic
 from jax_lsp.server.documents import core_path, split_lines
@@ -25,7 +25,6 @@ if TYPE_CHECKING:
 
 FIX_ALL = "source.fixAll.jax-lsp"
 KINDS = [types.CodeActionKind.QuickFix, FIX_ALL]
-MAX_ROUNDS = 10
 
 
 def wanted(kind: str, only: list[str] | None) -> bool:
@@ -97,16 +96,28 @@ def noqa_action(
     )
 
 
-def fixed_text(text: str, findings: list[Finding], path: str, settings: Settings) -> str:
-    """Every safe fix of one file, in rounds (later rounds see the text the earlier ones left)."""
-    for _ in range(MAX_ROUNDS):
-        fixes = [fix for fix in choose_fixes(findings) if all(e.path == path for e in fix.edits)]
-        chosen = [edit for fix in fixes for edit in fix.edits]
-        if not chosen:
-            break
-        text = apply_edits(text, chosen)
-        findings = [f for f in analyze_text(text, path, settings) if shown(f)]
-    return text
+def fixed_text(ws: Workspace, path: str, text: str, findings: list[Finding]) -> str:
+    """Every safe fix of one buffer whose edits stay in it, by the engine's fix loop, checked
+    with the server's workspace (its roots, index and open buffers), as `check --fix` is.
+
+    The workspace is given back the buffer's text as it held it: the editor may not apply the
+    action, and an applied one comes back as a change of the buffer."""
+    held = ws.buffer(path)
+    buffer = TextBuffer(text)
+
+    def recheck() -> tuple[Findings, list[str]]:
+        return {path: [f for f in ws.check_file(path) if shown(f)]}, []
+
+    try:
+        run = fix_until_stable(ws, {path: findings}, [], recheck, lambda p: buffer if p == path else None)
+    finally:
+        if held is None:
+            ws.close_document(path)
+        else:
+            ws.set_document(path, held)
+    for error in run.errors:
+        log.warning("Fix-all of %s: %s", path, error)
+    return buffer.text
 
 
 def whole_document_edit(ls: JaxLanguageServer, doc: LspTextDocument, new_text: str) -> types.TextEdit:
@@ -126,14 +137,14 @@ def whole_document_edit(ls: JaxLanguageServer, doc: LspTextDocument, new_text: s
 
 
 async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.CodeAction | None:
-    path = core_path(doc.uri)
-    if path is None:
+    path, core = core_path(doc.uri), ls.core
+    if path is None or core is None:
         return None
     version, text = doc.version, doc.source
     findings = await ls.checker.findings(doc.uri)
-    if not any(fix.safe for f in findings for fix in f.fixes):
+    if not any(f.applicable_fix() for f in findings):
         return None
-    new_text = await ls.run_core(fixed_text, text, findings, str(path), ls.settings.core)
+    new_text = await ls.run_core(fixed_text, core, str(path), text, findings)
     doc = ls.document(doc.uri)
     if doc is None or doc.version != version or new_text == text:
         return None

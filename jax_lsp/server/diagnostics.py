@@ -12,7 +12,6 @@ is then checked again and published only if its findings changed.
 from __future__ import annotations
 
 import asyncio
-import functools
 import hashlib
 import json
 import logging
@@ -24,6 +23,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
+from jax_lsp.core.codes import Family, doc_url, family_of
 from jax_lsp.core.model import Finding, Severity
 from jax_lsp.server import notebooks
 from jax_lsp.server.documents import core_path, path_to_uri
@@ -42,24 +42,27 @@ DEBOUNCE_S = 0.01
 JEDI_IDLE_S = 0.2
 
 
+LSP_SEVERITY = {
+    Severity.ERROR: types.DiagnosticSeverity.Error,
+    Severity.WARNING: types.DiagnosticSeverity.Warning,
+    Severity.INFORMATION: types.DiagnosticSeverity.Information,
+}
+
+
 def shown(finding: Finding) -> bool:
-    # JAX0xx (syntax, encoding) are shown by the user's Python server already.
-    return not finding.code.startswith("JAX0")
+    # Syntax and encoding problems are shown by the user's Python server already.
+    return family_of(finding.code) is not Family.FILE
 
 
-@functools.cache
-def rule_url(code: str) -> str | None:
-    from jax_lsp.rules import get_rule
-
-    rule = get_rule(code)
-    return rule.doc_url() if rule is not None else None
+def code_description(code: str | None) -> types.CodeDescription | None:
+    """The link to the code's doc page, for every code of the registry."""
+    url = doc_url(code) if code else None
+    return types.CodeDescription(href=url) if url else None
 
 
 def to_diagnostic(
     server: JaxLanguageServer, uri: str, finding: Finding, version: int | None
 ) -> types.Diagnostic:
-    url = rule_url(finding.code)
-
     def edit_uri(path: str) -> str:
         return uri if path == finding.path else path_to_uri(path)
 
@@ -91,11 +94,9 @@ def to_diagnostic(
         )
     return types.Diagnostic(
         range=server.to_lsp_range(uri, finding.span),
-        severity=types.DiagnosticSeverity.Error
-        if finding.severity == Severity.ERROR
-        else types.DiagnosticSeverity.Warning,
+        severity=LSP_SEVERITY[finding.severity],
         code=finding.code,
-        code_description=types.CodeDescription(href=url) if url else None,
+        code_description=code_description(finding.code),
         source=SOURCE,
         message=finding.message,
         related_information=related or None,

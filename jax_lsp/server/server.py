@@ -46,9 +46,12 @@ class JaxLanguageServer(LanguageServer):
         self.pull_diagnostics = False
         self.shutting_down = False
         self._settings_ready: asyncio.Event | None = None
-        # The core is not thread-safe: every call into it runs on this one thread, in order.
+        # Checks of buffers run on this one thread, in order. The index (below) and the jedi
+        # refinement (the checker's own thread) use the same workspace from theirs: its one lock
+        # lets one of them in at a time (jedi's own inference runs outside it).
         self._core_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-core")
-        # The index runs beside it: the core locks per file, so checks of open buffers go on.
+        # The index runs beside it, taking the workspace's lock one file at a time, so checks of
+        # open buffers go on between its files.
         self.index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-index")
         self._save_listeners: list[Callable[[str], Any]] = []
         self._close_listeners: list[Callable[[str], Any]] = []

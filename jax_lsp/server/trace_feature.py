@@ -21,11 +21,11 @@ from pygls.exceptions import JsonRpcException
 from jax_lsp.core.model import Position
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.diagnostics import rule_url
+from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
 from jax_lsp.server.documents import path_to_uri, uri_to_path
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit, hover_markdown, trace_notes
-from jax_lsp.trace.result import TraceResult
+from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
@@ -36,11 +36,6 @@ log = logging.getLogger("jax_lsp.server")
 SOURCE = "jax-lsp trace"
 COMMAND = "jax-lsp.tracePolicy"
 REQUEST_FAILED = -32803  # LSP's RequestFailed
-SEVERITIES = {
-    "error": types.DiagnosticSeverity.Error,
-    "warning": types.DiagnosticSeverity.Warning,
-    "information": types.DiagnosticSeverity.Information,
-}
 
 
 class TraceFeature:
@@ -162,7 +157,7 @@ class TraceFeature:
         notes = await self._publish(path, position, result)
         if result.platform:
             self.refresh_lenses()
-        if not result.ok and result.status not in ("jax_error", "policy_error", "cancelled"):
+        if not result.ok and result.status not in (*FAILED_UNDER_JAX, TraceStatus.CANCELLED):
             ls.notify_user(
                 f"Trace of {path.name}:{position.line + 1} failed: {result.message}", types.MessageType.Error
             )
@@ -208,7 +203,7 @@ class TraceFeature:
     # -- results -------------------------------------------------------------------------
     async def _publish(self, path: Path, position: Position, result: TraceResult) -> list[TraceNote]:
         ls = self.server
-        if result.status == "cancelled":
+        if result.status is TraceStatus.CANCELLED:
             return []
         touched = {str(path)} | {p for p in _paths_of(result)}
         static = []
@@ -230,13 +225,12 @@ class TraceFeature:
         self.server.publish_diagnostics(SOURCE, uri, [self._diagnostic(uri, n) for n in notes])
 
     def _diagnostic(self, uri: str, note: TraceNote) -> types.Diagnostic:
-        url = rule_url(note.code) if note.code else None
         return types.Diagnostic(
             range=self.server.to_lsp_range(uri, note.span),
             message=note.message,
-            severity=SEVERITIES[note.severity],
+            severity=LSP_SEVERITY[note.severity],
             code=note.code,
-            code_description=types.CodeDescription(href=url) if url else None,
+            code_description=code_description(note.code),
             source=SOURCE,
             data={"confirms": note.confirms} if note.confirms else None,
         )
@@ -246,7 +240,7 @@ class TraceFeature:
         return {
             "uri": uri,
             "range": self.server.protocol._converter.unstructure(self.server.to_lsp_range(uri, note.span)),
-            "severity": note.severity,
+            "severity": note.severity.value,
             "code": note.code,
             "confirms": note.confirms,
             "message": note.message,

@@ -6,15 +6,13 @@ import argparse
 import dataclasses
 from pathlib import Path
 
-from jax_lsp.core import Finding, Severity
+from jax_lsp.core import Finding
+from jax_lsp.core.codes import UNPREDICTED
 from jax_lsp.engine import Workspace
 from jax_lsp.trace.locations import policy_anchors
-from jax_lsp.trace.mapping import UNPREDICTED, TraceNote, trace_notes
-from jax_lsp.trace.result import TraceResult
+from jax_lsp.trace.mapping import TraceNote, trace_notes
+from jax_lsp.trace.result import NOT_RUN, TraceResult, TraceStatus
 from jax_lsp.trace.service import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, TraceService
-
-# Statuses that say the trace could not run at all, rather than something about the policy.
-NOT_RUN = ("no_jax", "error", "import_error", "not_found", "timeout", "memory", "crashed")
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
@@ -77,8 +75,7 @@ def merge_notes(
                 ):
                     found[i] = _confirmed(finding, note)
         elif note.code == UNPREDICTED and ws.settings.enabled(UNPREDICTED):
-            severity = Severity.ERROR if note.severity == "error" else Severity.WARNING
-            finding = Finding(note.path, UNPREDICTED, severity, note.message, note.span)
+            finding = Finding(note.path, UNPREDICTED, note.severity, note.message, note.span)
             if finding not in merged.setdefault(note.path, []):
                 merged[note.path].append(finding)
     return merged
@@ -103,7 +100,10 @@ def trace_check(
                 )
                 if result.status in NOT_RUN:
                     errors.append(f"{path}:{anchor.line}: trace {result.status}: {result.message}")
-                    if result.status in ("no_jax", "error"):  # every other trace would fail alike
+                    if result.status in (
+                        TraceStatus.NO_JAX,
+                        TraceStatus.ERROR,
+                    ):  # every other trace would fail alike
                         return findings, errors
                 notes += trace_notes(result, static)
     finally:

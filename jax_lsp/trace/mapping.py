@@ -7,11 +7,11 @@ from collections import defaultdict
 from collections.abc import Iterable
 from dataclasses import dataclass, replace
 
-from jax_lsp.core import Finding, Span
+from jax_lsp.core import Finding, Severity, Span
+from jax_lsp.core.codes import UNPREDICTED, Family, family_of
 from jax_lsp.core.source import split_lines
-from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult
+from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
 
-UNPREDICTED = "JAX190"  # a failure under JAX that no static rule predicted
 SILENT_RULES = {"string_compare": "JAX104", "device_offload": "JAX105", "falsy_policy": "JAX106"}
 
 
@@ -19,7 +19,7 @@ SILENT_RULES = {"string_compare": "JAX104", "device_offload": "JAX105", "falsy_p
 class TraceNote:
     path: str
     span: Span  # 0-based lines, code-point columns
-    severity: str  # "error" | "warning" | "information"
+    severity: Severity
     message: str
     code: str | None = None
     confirms: str | None = None  # the static rule this note confirms
@@ -93,8 +93,7 @@ def _static_on(static: Iterable[Finding], path: str, line: int, codes: Iterable[
         for f in static
         if f.path == path
         and f.span.start.line == line - 1
-        and f.code.startswith("JAX1")
-        and f.code != UNPREDICTED
+        and family_of(f.code) is Family.RULE
         and (wanted is None or f.code in wanted)
     ]
 
@@ -126,7 +125,7 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
                     TraceNote(
                         path,
                         finding.span,
-                        "error",
+                        Severity.ERROR,
                         f"Confirmed by trace ({env}){under}: {text}",
                         finding.code,
                         finding.code,
@@ -137,12 +136,12 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
                     TraceNote(
                         path,
                         _line_span(path, line, texts),
-                        "error",
+                        Severity.ERROR,
                         f"JAX rejected this policy{under} ({env}): {text}",
                         UNPREDICTED,
                     )
                 )
-    elif not result.ok and result.status != "cancelled":
+    elif not result.ok and result.status is not TraceStatus.CANCELLED:
         path = (error.path if error and error.path else None) or (policy.path if policy else None)
         line = (error.line if error and error.line else None) or (policy.line if policy else None)
         if path and line:
@@ -150,7 +149,7 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
                 TraceNote(
                     path,
                     _line_span(path, line, texts),
-                    "error",
+                    Severity.ERROR,
                     f"Trace failed ({result.status}): {result.message}",
                 )
             )
@@ -164,7 +163,7 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
                     TraceNote(
                         mistake.path,
                         finding.span,
-                        "warning",
+                        Severity.WARNING,
                         f"Confirmed by trace ({env}): {mistake.message}",
                         finding.code,
                         finding.code,
@@ -175,7 +174,9 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
             if mistake.column is not None and mistake.end_column is not None and mistake.end_line:
                 span = Span.of(mistake.line - 1, mistake.column, mistake.end_line - 1, mistake.end_column)
             notes.append(
-                TraceNote(mistake.path, span, "warning", f"Trace ({env}): {mistake.message}", UNPREDICTED)
+                TraceNote(
+                    mistake.path, span, Severity.WARNING, f"Trace ({env}): {mistake.message}", UNPREDICTED
+                )
             )
 
     by_line: dict[tuple[str, int], list] = defaultdict(list)
@@ -189,7 +190,7 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
             TraceNote(
                 path,
                 _line_span(path, line, texts),
-                "information",
+                Severity.INFORMATION,
                 f"Trace ({env}): {summarize_decisions(decisions)}",
             )
         )
@@ -199,7 +200,7 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
             TraceNote(
                 policy.path,
                 _line_span(policy.path, policy.line, texts),
-                "information",
+                Severity.INFORMATION,
                 f"Trace ({env}): {result.message}",
             )
         )

@@ -9,10 +9,44 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-# Statuses: "ok"; "jax_error" (JAX or the policy raised under grad); "policy_error" (evaluating
-# the policy expression raised); "not_found", "import_error", "no_jax", "timeout", "memory",
-# "crashed", "cancelled", "error".
-FAILED_UNDER_JAX = ("jax_error", "policy_error")
+from jax_lsp.core.model import StrEnum
+
+
+class TraceStatus(StrEnum):
+    """How a trace ended; the values are the agent's (stdlib-only, it cannot import this)."""
+
+    OK = "ok"
+    JAX_ERROR = "jax_error"  # JAX or the policy raised under grad
+    POLICY_ERROR = "policy_error"  # evaluating the policy expression raised
+    NOT_FOUND = "not_found"
+    IMPORT_ERROR = "import_error"
+    NO_JAX = "no_jax"
+    TIMEOUT = "timeout"
+    MEMORY = "memory"
+    CRASHED = "crashed"
+    CANCELLED = "cancelled"
+    ERROR = "error"
+
+    @classmethod
+    def parse(cls, value: object) -> TraceStatus:
+        """The agent's status; one this side does not know is an error."""
+        try:
+            return cls(value)
+        except ValueError:
+            return cls.ERROR
+
+
+FAILED_UNDER_JAX = (TraceStatus.JAX_ERROR, TraceStatus.POLICY_ERROR)
+# The trace could not run at all, rather than something about the policy.
+NOT_RUN = (
+    TraceStatus.NO_JAX,
+    TraceStatus.ERROR,
+    TraceStatus.IMPORT_ERROR,
+    TraceStatus.NOT_FOUND,
+    TraceStatus.TIMEOUT,
+    TraceStatus.MEMORY,
+    TraceStatus.CRASHED,
+)
 
 
 @dataclass(frozen=True)
@@ -82,7 +116,7 @@ class PolicyLocation:
 
 @dataclass(frozen=True)
 class TraceResult:
-    status: str
+    status: TraceStatus
     message: str
     python: str | None = None
     python_version: str | None = None
@@ -102,7 +136,7 @@ class TraceResult:
 
     @property
     def ok(self) -> bool:
-        return self.status == "ok"
+        return self.status is TraceStatus.OK
 
     @property
     def environment(self) -> str:
@@ -111,7 +145,7 @@ class TraceResult:
         return ", ".join(p for p in parts if p)
 
     @classmethod
-    def failure(cls, status: str, message: str, **known: Any) -> TraceResult:
+    def failure(cls, status: TraceStatus, message: str, **known: Any) -> TraceResult:
         return cls(status=status, message=message, **known)
 
     @classmethod
@@ -148,7 +182,7 @@ class TraceResult:
                 Residuals, {**residuals, "items": tuple(tuple(item) for item in residuals.get("items") or ())}
             )
         return cls(
-            status=str(data.get("status") or "error"),
+            status=TraceStatus.parse(data.get("status") or "error"),
             message=str(data.get("message") or ""),
             python=data.get("python"),
             python_version=data.get("python_version"),
@@ -168,4 +202,4 @@ class TraceResult:
         )
 
     def to_json(self) -> dict[str, Any]:
-        return dataclasses.asdict(self)
+        return {**dataclasses.asdict(self), "status": self.status.value}

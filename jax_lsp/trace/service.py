@@ -16,7 +16,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from jax_lsp.core.notebook import Notebook, NotebookError, is_notebook
-from jax_lsp.trace.result import TraceResult
+from jax_lsp.trace.result import TraceResult, TraceStatus
 
 AGENT = Path(__file__).parent.parent / "trace_agent" / "agent.py"
 START_TIMEOUT_S = 120.0  # importing jax on a cold disk can be slow
@@ -62,7 +62,7 @@ class AgentProcess:
         if not self._hello_seen.wait(timeout):
             self.kill()
             return TraceResult.failure(
-                "error",
+                TraceStatus.ERROR,
                 f"The trace agent in {self.interpreter} did not start within {timeout:g} s",
                 python=self.interpreter,
             )
@@ -71,7 +71,7 @@ class AgentProcess:
                 f"The trace agent in {self.interpreter} exited before it was ready:\n{self.stderr_tail()}"
             )
             return TraceResult.failure(
-                self.hello.get("status", "error"),
+                TraceStatus.parse(self.hello.get("status", "error")),
                 message,
                 python=self.interpreter,
                 python_version=self.hello.get("python_version"),
@@ -129,7 +129,7 @@ class AgentProcess:
     def _died_result(self) -> TraceResult:
         code = self.proc.poll()
         return TraceResult.failure(
-            "crashed",
+            TraceStatus.CRASHED,
             f"The trace agent in {self.interpreter} exited unexpectedly (code {code})"
             + (f":\n{self.stderr_tail()}" if self._stderr else ""),
             python=self.interpreter,
@@ -202,14 +202,14 @@ class TraceService:
         interpreter = interpreter or sys.executable
         with self._lock:
             if self._closed:
-                return TraceResult.failure("error", "The trace service is shut down")
+                return TraceResult.failure(TraceStatus.ERROR, "The trace service is shut down")
             agent = self._agents.get(interpreter)
             if agent is None or not agent.alive:
                 try:
                     agent = self._agents[interpreter] = AgentProcess(interpreter, cwd)
                 except OSError as exc:
                     return TraceResult.failure(
-                        "error",
+                        TraceStatus.ERROR,
                         f"Cannot start the interpreter {interpreter!r}: {exc.strerror or exc}",
                         python=interpreter,
                     )
@@ -313,7 +313,7 @@ class TraceService:
             try:
                 job.future.set_result(
                     TraceResult.failure(
-                        "timeout",
+                        TraceStatus.TIMEOUT,
                         f"The trace ran past its {timeout:g} s timeout and the agent was killed",
                         python=agent.interpreter,
                         jax_version=agent.hello.get("jax_version"),

@@ -172,6 +172,9 @@ def test_rule_prints_the_documentation(tmp_path: Path) -> None:
         assert section in done.stdout
     every = run_jax_lsp(tmp_path, "rule", "--all")
     assert every.returncode == 0 and all(f"# JAX1{n:02d}" in every.stdout for n in range(1, 11))
+    traced = run_jax_lsp(tmp_path, "rule", "JAX190")
+    assert traced.returncode == 0 and traced.stdout.startswith("# JAX190 (unpredicted-trace-failure)\n")
+    assert traced.stdout.endswith("/docs/rules/JAX190.md\n")
     unknown = run_jax_lsp(tmp_path, "rule", "JAX999")
     assert unknown.returncode == 2 and "unknown rule 'JAX999'" in unknown.stderr
 

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.cli.output import FORMATS, Report, render
+from jax_lsp.core.codes import CODES
 from jax_lsp.core.model import Edit, Finding, Fix, Severity, Span
 from jax_lsp.rules import ALL_RULES
 
@@ -143,7 +144,11 @@ def test_sarif_has_rule_metadata_and_code_point_columns(report: Report) -> None:
     run = log["runs"][0]
     assert run["columnKind"] == "unicodeCodePoints"
     rules = run["tool"]["driver"]["rules"]
-    assert [r["id"] for r in rules] == [r.code for r in ALL_RULES]
+    # Every code of the registry: the rules, and the file problems and JAX190 they may report.
+    assert [r["id"] for r in rules] == list(CODES)
+    assert {r.code for r in ALL_RULES} < set(CODES) and {"JAX001", "JAX190"} < set(CODES)
+    jax190 = rules[[r["id"] for r in rules].index("JAX190")]
+    assert jax190["helpUri"].endswith("JAX190.md") and jax190["defaultConfiguration"] == {"level": "error"}
     jax101 = rules[[r["id"] for r in rules].index("JAX101")]
     assert "## What it does" in jax101["help"]["markdown"] and jax101["helpUri"].endswith("JAX101.md")
     first, second = run["results"]

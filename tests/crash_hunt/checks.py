@@ -12,9 +12,9 @@ from pathlib import Path
 from hypothesis import settings
 
 from jax_lsp.core import apply_edits
-from jax_lsp.core.edits import choose_fixes
 from jax_lsp.core.source import split_lines
 from jax_lsp.engine import Workspace
+from jax_lsp.engine.fixes import choose_fixes
 
 # A longer, random hunt: JAX_LSP_CRASH_HUNT_EXAMPLES=5000 pytest tests/crash_hunt
 LONG_RUN = int(os.environ.get("JAX_LSP_CRASH_HUNT_EXAMPLES", "0"))

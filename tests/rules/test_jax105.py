@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from jax_lsp.core import Severity
-from jax_lsp.rules.jax105_offload_memory_kind import _residuals_stay_on_device
+from jax_lsp.rules.jax105_offload_memory_kind_invalid import _residuals_stay_on_device
 from tests.rules.site_rules import anchored_text, findings, fixed, grad_of_f
 
 POLICY = """

@@ -8,6 +8,8 @@ import sys
 from lsp_harness import position_of, start_session
 from lsprotocol import types
 
+from jax_lsp.core.codes import CODES
+
 POLICY = """import jax
 
 
@@ -145,3 +147,12 @@ async def test_a_named_lambda_policy_gets_its_diagnostics(lsp):
     assert diagnostic.code == "JAX101"
     assert diagnostic.range.start == position_of(text, "None if", lsp.encoding)
     assert not [m for m in lsp.client.messages if m.type == types.MessageType.Error]
+
+
+async def test_every_diagnostic_links_the_page_of_its_code(lsp):
+    text = POLICY + '\n\ng = jax.checkpoint(lambda y: y, policy="dots_saveable")\n'
+    uri = lsp.open("links.py", text)
+    diagnostics = await lsp.diagnostics(uri)
+    assert sorted(d.code for d in diagnostics) == ["JAX101", "JAX111"]
+    for diagnostic in diagnostics:
+        assert diagnostic.code_description.href == CODES[diagnostic.code].doc_url

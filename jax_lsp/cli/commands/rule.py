@@ -1,4 +1,6 @@
-"""`jax-lsp rule JAX104`: print a rule's documentation (`--all`: every rule's)."""
+"""`jax-lsp rule JAX104`: print a rule's documentation (`--all`: every rule's).
+
+A code that is no rule (JAX001, JAX002, JAX190) prints its summary and the link to its page."""
 
 from __future__ import annotations
 
@@ -6,6 +8,7 @@ import argparse
 import sys
 
 from jax_lsp import rules
+from jax_lsp.core.codes import CODES, Code, lookup
 
 
 def add_parser(subparsers: argparse._SubParsersAction) -> None:
@@ -16,18 +19,23 @@ def add_parser(subparsers: argparse._SubParsersAction) -> None:
     parser.set_defaults(run=run)
 
 
-def _page(rule) -> str:
-    return f"{rule.docs().rstrip()}\n\nOnline: {rule.doc_url()}\n"
+def _page(code: Code) -> str:
+    rule = rules.get_rule(code.code)
+    if rule is not None:
+        docs = rule.docs()
+    else:
+        docs = f"# {code.code} ({code.name})\n\n{code.summary}. Severity: {code.severity.value}.\n"
+    return f"{docs.rstrip()}\n\nOnline: {code.doc_url}\n"
 
 
 def run(args: argparse.Namespace) -> int:
     if args.all:
-        sys.stdout.write("\n".join(_page(r) for r in rules.ALL_RULES))
+        sys.stdout.write("\n".join(_page(CODES[r.code]) for r in rules.ALL_RULES))
         return 0
-    rule = rules.get_rule(args.code.strip())
-    if rule is None:
-        codes = ", ".join(r.code for r in rules.ALL_RULES)
-        print(f"jax-lsp: error: unknown rule {args.code!r}; known rules: {codes}", file=sys.stderr)
+    code = lookup(args.code.strip())
+    if code is None:
+        known = ", ".join(CODES)
+        print(f"jax-lsp: error: unknown rule {args.code!r}; known codes: {known}", file=sys.stderr)
         return 2
-    sys.stdout.write(_page(rule))
+    sys.stdout.write(_page(code))
     return 0

@@ -13,13 +13,14 @@ import sys
 from pathlib import Path
 
 from jax_lsp.cli.output import display_path
-from jax_lsp.core import Settings, SettingsError
+from jax_lsp.core import Settings, SettingsError, Severity
 from jax_lsp.core.config import find_pyproject, load_pyproject
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.check import NOT_RUN, add_trace_arguments, trace_options
+from jax_lsp.trace.check import add_trace_arguments, trace_options
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import TraceNote, format_table, trace_notes
+from jax_lsp.trace.result import NOT_RUN
 from jax_lsp.trace.service import TraceService
 
 TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
@@ -56,7 +57,7 @@ def _note_json(note: TraceNote) -> dict:
         "column": span.start.column + 1,
         "end_line": span.end.line + 1,
         "end_column": span.end.column + 1,
-        "severity": note.severity,
+        "severity": note.severity.value,
         "code": note.code,
         "confirms": note.confirms,
         "message": note.message,
@@ -125,7 +126,7 @@ def run(args: argparse.Namespace) -> int:
     else:
         blocks = []
         for line, _, result, notes in reports:
-            problems = [_note_line(n) for n in notes if n.severity != "information"]
+            problems = [_note_line(n) for n in notes if n.severity is not Severity.INFORMATION]
             blocks.append(
                 "\n".join(
                     [
@@ -138,4 +139,4 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write("\n\n".join(blocks) + "\n")
     if any(result.status in NOT_RUN for _, _, result, _ in reports):
         return 2
-    return 1 if any(n.severity != "information" for *_, notes in reports for n in notes) else 0
+    return 1 if any(n.severity is not Severity.INFORMATION for *_, notes in reports for n in notes) else 0

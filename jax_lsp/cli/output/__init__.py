@@ -104,11 +104,6 @@ def one_based(span: Span) -> tuple[int, int, int, int]:
     return (span.start.line + 1, span.start.column + 1, span.end.line + 1, span.end.column + 1)
 
 
-def applicable(finding: Finding, unsafe: bool):
-    """The fix `--fix` would apply to this finding, or None."""
-    return next((f for f in finding.fixes if f.safe or unsafe), None)
-
-
 def count_label(findings: list[Finding]) -> str:
     errors = sum(f.severity is Severity.ERROR for f in findings)
     warnings = len(findings) - errors
@@ -136,8 +131,8 @@ def summary(report: Report) -> str:
             lines.append("All checks passed!")
         return "\n".join(lines) + "\n"
     lines.append(f"Found {count_label(report.findings)}.")
-    fixable = sum(applicable(f, report.unsafe_fixes) is not None for f in report.findings)
-    hidden = sum(applicable(f, True) is not None for f in report.findings) - fixable
+    fixable = sum(f.applicable_fix(report.unsafe_fixes) is not None for f in report.findings)
+    hidden = sum(f.applicable_fix(unsafe=True) is not None for f in report.findings) - fixable
     note = f" ({hidden} hidden {'fix' if hidden == 1 else 'fixes'} can be enabled with the `--unsafe-fixes` option)"
     if fixable:
         lines.append(f"[*] {fixable} fixable with the `--fix` option{note if hidden else ''}.")

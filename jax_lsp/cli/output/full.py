@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import unicodedata
 
-from jax_lsp.cli.output import Place, Report, applicable, cell_lines, place, summary
+from jax_lsp.cli.output import Place, Report, cell_lines, place, summary
 from jax_lsp.core.model import Finding
 
 TAB = "    "
@@ -58,7 +58,7 @@ def _snippet(finding: Finding, where: Place, lines: list[str]) -> list[str]:
 
 def _finding(finding: Finding, report: Report) -> str:
     where = place(report, finding.path, finding.span)
-    fix = applicable(finding, report.unsafe_fixes)
+    fix = finding.applicable_fix(report.unsafe_fixes)
     marker = " [*]" if fix is not None else ""
     out = [f"{where.label()}: {finding.code}{marker} {finding.message}"]
     out += _snippet(finding, where, cell_lines(report, where))

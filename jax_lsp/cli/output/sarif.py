@@ -1,4 +1,5 @@
-"""SARIF 2.1.0, for code-scanning dashboards. Rule metadata comes from the rules' own docs.
+"""SARIF 2.1.0, for code-scanning dashboards. Every code of the registry is a rule descriptor;
+a rule's full description is its own docs.
 
 A finding in a notebook cell points at the file's line and column where the cell's text is
 (code-scanning shows the file's own lines); the location's message and properties say the
@@ -13,13 +14,13 @@ from pathlib import Path
 
 from jax_lsp import __version__, rules
 from jax_lsp.cli.output import Report, display_path, file_span, one_based, place
+from jax_lsp.core.codes import CODES, Code
 from jax_lsp.core.model import Finding, Severity, Span
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 
 
-def _level(severity: Severity) -> str:
-    return "error" if severity is Severity.ERROR else "warning"
+_LEVELS = {Severity.ERROR: "error", Severity.WARNING: "warning", Severity.INFORMATION: "note"}
 
 
 def _uri(path: str) -> str:
@@ -34,16 +35,20 @@ def _region(span: Span) -> dict:
     return {"startLine": line, "startColumn": column, "endLine": end_line, "endColumn": end_column}
 
 
-def _rule(rule) -> dict:
-    return {
-        "id": rule.code,
-        "name": rule.name,
-        "shortDescription": {"text": rule.summary},
-        "fullDescription": {"text": rule.docs(), "markdown": rule.docs()},
-        "help": {"text": rule.docs(), "markdown": rule.docs()},
-        "helpUri": rule.doc_url(),
-        "defaultConfiguration": {"level": _level(rule.severity)},
+def _descriptor(code: Code) -> dict:
+    descriptor = {
+        "id": code.code,
+        "name": code.name,
+        "shortDescription": {"text": code.summary},
     }
+    rule = rules.get_rule(code.code)
+    if rule is not None:
+        docs = rule.docs()
+        descriptor["fullDescription"] = {"text": docs, "markdown": docs}
+        descriptor["help"] = {"text": docs, "markdown": docs}
+    descriptor["helpUri"] = code.doc_url
+    descriptor["defaultConfiguration"] = {"level": _LEVELS[code.severity]}
+    return descriptor
 
 
 def _fix(fix) -> dict:
@@ -74,7 +79,7 @@ def _result(finding: Finding, index: dict[str, int], report: Report) -> dict:
         location["properties"] = {"cell": where.cell, "cellRegion": _region(where.span)}
     result = {
         "ruleId": finding.code,
-        "level": _level(finding.severity),
+        "level": _LEVELS[finding.severity],
         "message": {"text": finding.message},
         "locations": [location],
     }
@@ -87,7 +92,7 @@ def _result(finding: Finding, index: dict[str, int], report: Report) -> dict:
 
 
 def render(report: Report) -> str:
-    descriptors = [_rule(r) for r in rules.ALL_RULES]
+    descriptors = [_descriptor(code) for code in CODES.values()]
     index = {d["id"]: i for i, d in enumerate(descriptors)}
     log = {
         "$schema": SCHEMA,

@@ -26,7 +26,7 @@ from __future__ import annotations
 import ast
 import difflib
 
-from jax_lsp.core.model import Position, Severity, Span
+from jax_lsp.core.model import Position, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import OFFLOAD_DESTINATION, OFFLOAD_SOURCE, OFFLOADABLE, policy_member
 from jax_lsp.rules.base import Example, Rule, dedent_code
@@ -68,11 +68,8 @@ def _residuals_stay_on_device(namespace: dict) -> None:
     assert jax.memory.Space.Host not in spaces, spaces
 
 
-class OffloadMemoryKind(Rule):
+class OffloadMemoryKindInvalid(Rule):
     code = "JAX105"
-    name = "offload-memory-kind"
-    severity = Severity.WARNING
-    summary = "An offloading policy names a memory kind or keyword that JAX does not offload with"
 
     def check_module(self, module: Module):
         # Every spelling of these callees comes from an import or assignment naming "offload".

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 import ast
 
-from jax_lsp.core.model import Severity, Span
+from jax_lsp.core.model import Span
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
@@ -27,11 +27,8 @@ def _end_of(module, node: ast.AST) -> Span:
     return Span(end, end)
 
 
-class PolicySignature(Rule):
+class PolicySignatureIncompatible(Rule):
     code = "JAX108"
-    name = "policy-signature"
-    severity = Severity.ERROR
-    summary = "A remat policy cannot be called as policy(prim, *avals, **params)"
 
     def check_policy(self, policy: PolicyContext):
         module = policy.module

@@ -16,16 +16,13 @@ policy is given at all, so it is safe: it makes no decision that the code did no
 
 from __future__ import annotations
 
-from jax_lsp.core.model import Severity, Span
+from jax_lsp.core.model import Span
 from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
-class ReturnsNone(Rule):
+class PolicyReturnsNone(Rule):
     code = "JAX101"
-    name = "policy-returns-none"
-    severity = Severity.ERROR
-    summary = "A remat policy returns None on some path"
 
     def check_policy(self, policy: PolicyContext):
         module, source = policy.module, policy.module.source

@@ -25,7 +25,6 @@ from __future__ import annotations
 
 import ast
 
-from jax_lsp.core.model import Severity
 from jax_lsp.core.names import policy_member
 from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
@@ -45,11 +44,8 @@ def _delegation(policy: PolicyContext) -> str | None:
     return ", ".join([*(a.arg for a in positional), f"*{args.vararg.arg}", f"**{args.kwarg.arg}"])
 
 
-class InvalidReturnType(Rule):
+class PolicyReturnsInvalidType(Rule):
     code = "JAX103"
-    name = "policy-returns-invalid-type"
-    severity = Severity.ERROR
-    summary = "A remat policy returns a value that is not a bool, Saveable, Recompute or Offloadable"
 
     def check_policy(self, policy: PolicyContext):
         for leaf, kind in policy.returned_values():

@@ -18,16 +18,12 @@ and the memory kinds are a guess at the intent.
 
 from __future__ import annotations
 
-from jax_lsp.core.model import Severity
 from jax_lsp.core.values import Kind
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 
-class OffloadableClass(Rule):
+class PolicyReturnsOffloadableClass(Rule):
     code = "JAX102"
-    name = "policy-returns-offloadable-class"
-    severity = Severity.ERROR
-    summary = "A remat policy returns the class Offloadable instead of an instance"
 
     def check_policy(self, policy: PolicyContext):
         module = policy.module

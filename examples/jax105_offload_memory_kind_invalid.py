@@ -1,4 +1,4 @@
-# JAX105 (offload-memory-kind): An offloading policy names a memory kind or keyword that JAX does not offload with.
+# JAX105 (offload-memory-kind-invalid): An offloading policy names a memory kind or keyword that JAX does not offload with.
 # `jax-lsp check examples/` reports this file.
 import jax
 import jax.numpy as jnp

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import ast
 
-from jax_lsp.core.model import Severity
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
@@ -39,11 +38,8 @@ def _body_nodes(node):
             stack.extend(ast.iter_child_nodes(current))
 
 
-class PrimComparedWithString(Rule):
+class PrimitiveComparedWithString(Rule):
     code = "JAX104"
-    name = "primitive-compared-with-string"
-    severity = Severity.WARNING
-    summary = "The primitive is compared with a string, which is never equal"
 
     def check_policy(self, policy: PolicyContext):
         prim = policy.prim_name

@@ -1,4 +1,4 @@
-# JAX108 (policy-signature): A remat policy cannot be called as policy(prim, *avals, **params).
+# JAX108 (policy-signature-incompatible): A remat policy cannot be called as policy(prim, *avals, **params).
 # `jax-lsp check examples/` reports this file.
 import jax
 import jax.numpy as jnp
