@@ -368,7 +368,9 @@ class Workspace:
             ]
         # A notebook's cells are read out of its JSON only if it names a trigger word at all.
         files = {
-            path.absolute(): module_bytes(path, data) if mentions_trigger(data) else b""
+            path.absolute(): module_bytes(path, data)
+            if not is_notebook(path) or mentions_trigger(data)
+            else b""
             for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
             if (data := _read(path)) is not None
         }
