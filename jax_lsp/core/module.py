@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import ast
+import bisect
 import functools
-from typing import TYPE_CHECKING, Protocol
+from collections.abc import Callable, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from jax_lsp.core.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
-from jax_lsp.core.source import SourceModule
+from jax_lsp.core.source import DeferredDefinition, SourceModule
 
 if TYPE_CHECKING:
     from jax_lsp.core.name_index import NameIndex
@@ -29,17 +31,112 @@ class ModuleLoader(Protocol):
     def checkpoint_names(self) -> NameIndex: ...
 
 
+class _Line:
+    """Lines [lineno, end_lineno] (1-based), asked as a node's would be."""
+
+    def __init__(self, start: int, end: int) -> None:
+        self.lineno, self.col_offset = start + 1, 0
+        self.end_lineno: int | None = end
+        self.end_col_offset: int | None = None
+
+
+class _ModuleBindings(dict[str, list[Binding]]):
+    """The module scope's bindings, which parses a deferred definition when its name is asked."""
+
+    def __init__(self, parse_deferred: Callable[[str], None]) -> None:
+        super().__init__()
+        self.parse_deferred = parse_deferred
+        self.deferred: set[str] = set()
+
+    def _parsed(self, name: object) -> None:
+        if isinstance(name, str) and name in self.deferred:
+            self.deferred.discard(name)
+            self.parse_deferred(name)
+
+    def get(self, name: str, default: Any = None) -> Any:
+        self._parsed(name)
+        return super().get(name, default)
+
+    def __getitem__(self, name: str) -> list[Binding]:
+        self._parsed(name)
+        return super().__getitem__(name)
+
+    def __contains__(self, name: object) -> bool:
+        self._parsed(name)
+        return super().__contains__(name)
+
+
 class Module:
-    def __init__(self, source: SourceModule, name: str, is_package: bool, loader: ModuleLoader):
+    def __init__(
+        self,
+        source: SourceModule,
+        name: str,
+        is_package: bool,
+        loader: ModuleLoader,
+        deferred: Sequence[DeferredDefinition] = (),
+    ):
+        """`deferred`: top-level definitions left out of `source.tree` (source.parse_for_sites),
+        parsed when their name is looked up; such a module serves to find sites, not to check."""
         self.source = source
         self.name = name
         self.loader = loader
         self.is_package = is_package
         builder = ScopeBuilder(name, is_package, source.could_hold_site, source.mark_name)
-        self.scope = builder.build(source.tree)
+        if deferred:
+            self.scope = self._build_with_deferred(builder, deferred)
+        else:
+            self.scope = builder.build(source.tree)
         self.scope_of = builder.scope_of
         self.calls = builder.calls
         self._deferred = builder.deferred
+
+    def _build_with_deferred(self, builder: ScopeBuilder, deferred: Sequence[DeferredDefinition]) -> Scope:
+        """Build as `builder.build` would over the whole file, each deferred definition taking
+        its turn in line order: one whose lines hold a marker by then (a name marked by a
+        statement above) is parsed and walked now; the others wait for their name."""
+        statements = self.source.tree.body
+        self.source.tree.body = []
+        scope = builder.build(self.source.tree)
+        bindings = _ModuleBindings(self._parse_deferred)
+        scope.bindings = bindings
+        self._waiting: dict[str, list[DeferredDefinition]] = {}
+        pending = list(deferred)
+        for statement in [*statements, None]:
+            first_line = _first_line(statement) if statement is not None else None
+            while pending and (first_line is None or pending[0].start < first_line):
+                definition = pending.pop(0)
+                if self.source.could_hold_site(_Line(definition.start, definition.end)):
+                    for parsed in self._insert(definition):
+                        builder.visit(parsed)
+                else:
+                    self._waiting.setdefault(definition.name, []).append(definition)
+                    bindings.deferred.add(definition.name)
+            if statement is not None:
+                self.source.tree.body.append(statement)
+                builder.visit(statement)
+        return scope
+
+    def _insert(self, definition: DeferredDefinition) -> list[ast.stmt]:
+        """Parse a deferred definition into the tree, in line order."""
+        parsed = definition.parse(self.path)
+        body = self.source.tree.body
+        for statement in parsed:
+            body.insert(bisect.bisect_left([_first_line(s) for s in body], _first_line(statement)), statement)
+        return parsed
+
+    def _parse_deferred(self, name: str) -> None:
+        """Bind `name` from its deferred definitions, as the builder would have: no marker was
+        in their lines when their turn came, so nothing in them is walked for calls."""
+        builder = ScopeBuilder(self.name, self.is_package, lambda node: False)
+        builder.current = self.scope
+        for definition in self._waiting.pop(name, []):
+            for statement in self._insert(definition):
+                builder.visit(statement)
+        self.scope_of.update(builder.scope_of)
+        self._deferred.update(builder.deferred)
+        bindings = self.scope.bindings
+        if name in bindings:
+            bindings[name].sort(key=lambda binding: _first_line(binding.node))
 
     @property
     def path(self) -> str:
@@ -177,3 +274,9 @@ class Module:
         if binding.kind == "import":
             return self.definition_of_qualname(binding.target, depth + 1)
         return None
+
+
+def _first_line(node: BoundNode) -> int:
+    """The 0-based first line of a statement, its decorators included."""
+    decorators: list[ast.expr] = getattr(node, "decorator_list", [])
+    return min([node.lineno, *(d.lineno for d in decorators)]) - 1

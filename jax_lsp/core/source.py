@@ -53,6 +53,12 @@ _FILE_TRIGGERS = tuple(
 )
 
 
+def mentions_trigger(data: bytes) -> bool:
+    """Whether the bytes hold a trigger's literal word: a cheaper, looser `could_hold_site`,
+    also true of a notebook's JSON whenever of its cells' text (JSON escapes no letter)."""
+    return any(literal in data for literal, _ in _FILE_TRIGGERS)
+
+
 def could_hold_site(data: bytes) -> bool:
     """Whether a file's bytes could hold a policy site or a call the rules check."""
     return any(literal in data and pattern.search(data) for literal, pattern in _FILE_TRIGGERS)
@@ -413,6 +419,119 @@ def _parse_whole(
         else:
             kept.append(statement)
     return ast.Module(body=kept, type_ignores=[]), sorted(skipped, key=lambda statement: statement.line), None
+
+
+# The line of a top-level `def` or `class`, and the name it binds.
+_DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
+# A statement holding one of these may hold a site, a call a rule checks, or a binding in an
+# unusual place (a walrus in a decorator): it is always parsed.
+_STATEMENT_TRIGGER = re.compile(
+    "|".join([*SITE_MARKERS, *(literal.decode() for literal, _ in _FILE_TRIGGERS), ":="])
+)
+# What can hide a bracket, a quote or a line break from a plain search: strings and comments.
+_STRING_OR_COMMENT = re.compile(
+    "|".join(
+        [
+            r"#[^\r\n]*",
+            r'"""(?:\\.|[^\\])*?"""',
+            r"'''(?:\\.|[^\\])*?'''",
+            r'"(?:\\.|[^"\\\r\n])*"',
+            r"'(?:\\.|[^'\\\r\n])*'",
+        ]
+    ),
+    re.S,
+)
+_BRACKET = re.compile(r"[()\[\]{}]")
+
+
+@dataclass(frozen=True)
+class DeferredDefinition:
+    """A top-level `def` or `class` left unparsed: its lines hold no trigger word, so it can
+    matter only through its name (a policy or factory defined there), when that is looked up."""
+
+    name: str
+    start: int  # its first line, 0-based
+    end: int  # the line after its last
+    text: str
+
+    def parse(self, path: str) -> list[ast.stmt]:
+        """Its statements; none for one that does not parse (as the file's recovery drops it)."""
+        try:
+            return ast.parse("\n" * self.start + self.text, filename=path).body
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return []
+
+
+def _definition_name(chunk: str) -> str | None:
+    """The name a chunk of one-line decorators and a `def` or `class` binds; else None."""
+    for line in chunk.splitlines():
+        if not line.startswith("@"):
+            match = _DEFINITION.match(line)
+            return match.group(1) if match else None
+    return None
+
+
+def _closes_within(chunk: str) -> bool:
+    """Whether every string, bracket and line continuation that `chunk` opens closes within
+    it, and it closes none opened before it: then the chunk is a whole statement. Strict: a
+    quote it cannot pair (an f-string of Python 3.12 nesting its own quotes) makes it False."""
+    depth = 0
+    code_end = 0
+    for match in _STRING_OR_COMMENT.finditer(chunk):
+        depth = _bracket_depth(chunk[code_end : match.start()], depth)
+        if depth < 0:
+            return False
+        code_end = match.end()
+    depth = _bracket_depth(chunk[code_end:], depth)
+    return depth == 0 and not chunk.rstrip().endswith("\\")
+
+
+def _bracket_depth(code: str, depth: int) -> int:
+    """The bracket depth after `code` (negative once it closes more than is open); -1 for a
+    stray quote, which only an unterminated string leaves outside the strings found."""
+    if '"' in code or "'" in code:
+        return -1
+    for bracket in _BRACKET.findall(code):
+        depth += 1 if bracket in "([{" else -1
+        if depth < 0:
+            return depth
+    return depth
+
+
+def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefinition]] | None:
+    """The top-level statements of `text` that finding its policy sites needs, and the `def`s
+    and `class`es left for later; None when none is left (the caller parses the file whole),
+    or when the rest does not parse.
+
+    A `def` or `class` is left out when it holds no trigger word (SITE_MARKERS, the file
+    triggers): the scope builder would not walk it for calls, and only its name binds at
+    module level. It is left out only when it, and all above it, close every string and
+    bracket they open, so that it surely starts a statement; its lines are parsed as blank."""
+    if "\0" in text:
+        return None
+    lines = split_lines(text)
+    kept = list(lines)
+    deferred: list[DeferredDefinition] = []
+    checked_to = 0  # the lines above this one are whole statements
+    for start, end in _statement_chunks(lines):
+        chunk = "".join(lines[start:end])
+        name = _definition_name(chunk)
+        if (
+            name is not None
+            and chunk.isascii()
+            and not _STATEMENT_TRIGGER.search(chunk)
+            and _closes_within(chunk)
+            and _closes_within("".join(lines[checked_to:start]))
+        ):
+            deferred.append(DeferredDefinition(name, start, end, chunk))
+            kept[start:end] = ["\n"] * (end - start)
+            checked_to = end
+    if not deferred:
+        return None
+    try:
+        return ast.parse("".join(kept), filename=path), deferred
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
 
 
 def parse_text(

@@ -35,21 +35,49 @@ PARALLEL_MIN_FILES = 24
 
 
 class _Digests:
-    """Each module's content digest (its open buffer's, else the file's), read once per run."""
+    """Each module's content digest (its open buffer's, else the file's), read once per run, or
+    not at all when the result cache saw the file with the same time and size."""
 
-    def __init__(self, workspace: Workspace) -> None:
+    def __init__(self, workspace: Workspace, cache: ResultCache | None = None) -> None:
         self._sources = workspace
+        self._cache = cache
         self._known: dict[str, str | None] = {}
+        self._buffers = workspace.buffers() if cache is not None else {}
 
-    def remember(self, path: str, data: bytes) -> str:
-        self._known[path] = value = digest(data)
-        return value
+    def of_file(self, path: str, digest_always: bool = False) -> tuple[str | None, bool] | None:
+        """(digest, could hold a site) of a file; None when it cannot be read. Without a cache,
+        the digest of a file that cannot hold a site is taken only if `digest_always`."""
+        stat = self._stat(path)
+        if stat is not None:
+            seen = self._cache.seen(path, stat)  # type: ignore[union-attr]
+            if seen is not None:
+                self._known[path] = seen[0]
+                return seen
+        data = self._sources.read(path)
+        if data is None:
+            return None
+        could_hold = file_could_hold_site(path, data)
+        value = digest(data) if could_hold or digest_always or stat is not None else None
+        if value is not None:
+            self._known[path] = value
+        if stat is not None:
+            self._cache.remember(path, stat, value, could_hold)  # type: ignore[union-attr, arg-type]
+        return value, could_hold
 
     def __call__(self, path: str) -> str | None:
         if path not in self._known:
-            data = self._sources.read(path)
-            self._known[path] = None if data is None else digest(data)
+            found = self.of_file(path, digest_always=True)
+            self._known[path] = None if found is None else found[0]
         return self._known[path]
+
+    def _stat(self, path: str) -> os.stat_result | None:
+        """The file's status, when the cache may vouch for its content (not an open buffer)."""
+        if self._cache is None or path in self._buffers:
+            return None
+        try:
+            return os.stat(path)
+        except OSError:
+            return None
 
 
 def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests) -> FileResult:
@@ -75,14 +103,15 @@ def check_tree(
     workspace: Workspace, keys: list[str], cache_dir: Path | None, jobs: int
 ) -> dict[str, list[Finding]]:
     cache = ResultCache(cache_dir, workspace.settings, keys) if cache_dir is not None else None
-    digests = _Digests(workspace)
+    digests = _Digests(workspace, cache)
     own: dict[str, FileResult] = {}
     todo: list[tuple[str, str]] = []
     for key in keys:
-        data = workspace.read(key)
-        if data is None or not file_could_hold_site(key, data):
+        found = digests.of_file(key)
+        if found is None or not found[1]:
             continue
-        key_digest = digests.remember(key, data)
+        key_digest = found[0]
+        assert key_digest is not None  # a file that could hold a site always gets its digest
         stored = cache.file_result(key, key_digest, digests) if cache is not None else None
         if stored is not None:
             own[key] = stored

@@ -128,7 +128,8 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
     always checked. Raises MissingPathError for a path that does not exist.
     """
     base = base.resolve() if base is not None else None
-    found: dict[Path, Path] = {}
+    found: dict[str, Path] = {}
+    resolved = _Resolver()
     for path in paths:
         if path.is_dir():
             files: Iterable[Path] = _walk(path, base, exclude)
@@ -137,8 +138,25 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
         else:
             raise MissingPathError(f"{path}: no such file or folder")
         for file in files:
-            found.setdefault(file.resolve(), file)
+            found.setdefault(resolved(file), file)
     return sorted(found.values())
+
+
+class _Resolver:
+    """`os.path.realpath` of many files, each folder resolved once (realpath reads every
+    component of the path again: ten system calls a file in a deep tree)."""
+
+    def __init__(self) -> None:
+        self._folders: dict[str, str] = {}
+
+    def __call__(self, file: Path) -> str:
+        name = os.fspath(file)
+        if ".." in file.parts or os.path.islink(name):  # abspath would fold `link/..` wrongly
+            return os.path.realpath(name)
+        folder, base = os.path.split(os.path.abspath(name))
+        if folder not in self._folders:
+            self._folders[folder] = os.path.realpath(folder)
+        return os.path.join(self._folders[folder], base)
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,9 @@ entry holds the findings of a module whose policies other files use, keyed on it
 users' entries. The whole store is keyed on jax-lsp's version, the Python that parses, the
 settings and the list of files (a new or deleted module can change what an import resolves to).
 Stored as JSON: a cache folder committed by someone else is never executed.
+
+As ruff does, a file whose modification time and size are those it had when it was last read
+is not read again: its digest (or that it cannot hold a site) is taken from the store.
 """
 
 from __future__ import annotations
@@ -56,14 +59,34 @@ class ResultCache:
         self.path = folder / f"{digest(context.encode())}.json"
         self._files: dict[str, dict] = {}
         self._combined: dict[str, dict] = {}
+        # path -> [mtime_ns, size, digest, whether it could hold a site] when it was last read
+        self._seen: dict[str, list] = {}
         self._dirty = False
         try:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             self._files, self._combined = data["files"], data["combined"]
+            self._seen = data.get("seen", {})
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError) as exc:
             log.debug("ignoring an unreadable cache %s: %s", self.path, exc)
+
+    # What a file held when it was last read -----------------------------------------
+    def seen(self, path: str, stat: os.stat_result) -> tuple[str, bool] | None:
+        """(digest, could hold a site) of the file as last read, if its time and size are unchanged."""
+        try:
+            mtime, size, file_digest, could_hold_site = self._seen[path]
+        except (KeyError, TypeError, ValueError):
+            return None
+        if mtime != stat.st_mtime_ns or size != stat.st_size or not isinstance(file_digest, str):
+            return None
+        return file_digest, bool(could_hold_site)
+
+    def remember(self, path: str, stat: os.stat_result, file_digest: str, could_hold_site: bool) -> None:
+        entry = [stat.st_mtime_ns, stat.st_size, file_digest, could_hold_site]
+        if self._seen.get(path) != entry:
+            self._seen[path] = entry
+            self._dirty = True
 
     # Per file ------------------------------------------------------------------
     def file_result(self, path: str, current_digest: str, digest_of) -> FileResult | None:
@@ -125,7 +148,7 @@ class ResultCache:
                 ignore.write_text("# Automatically created by jax-lsp.\n*\n", encoding="utf-8")
             handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"files": self._files, "combined": self._combined}, out)
+                json.dump({"files": self._files, "combined": self._combined, "seen": self._seen}, out)
             os.replace(temporary, self.path)
             stores = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
             for old in stores[KEEP_STORES + 1 :]:

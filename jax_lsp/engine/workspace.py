@@ -24,7 +24,17 @@ from jax_lsp.core.notebook import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site
-from jax_lsp.core.source import ParseCache, SourceModule, could_hold_site, parse_bytes, parse_text
+from jax_lsp.core.source import (
+    DeferredDefinition,
+    ParseCache,
+    SourceModule,
+    could_hold_site,
+    decode,
+    mentions_trigger,
+    parse_bytes,
+    parse_for_sites,
+    parse_text,
+)
 from jax_lsp.engine.analysis import check_module, resolved_sites
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
@@ -38,6 +48,17 @@ def _read(path: Path) -> bytes | None:
         return path.read_bytes()
     except OSError:
         return None
+
+
+def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[DeferredDefinition]] | None:
+    """A file parsed as far as finding its sites needs, with the definitions left for later;
+    None when it has to be parsed whole (source.parse_for_sites)."""
+    text, encoding, problem = decode(data)
+    partial = None if problem else parse_for_sites(text, path)
+    if partial is None:
+        return None
+    tree, deferred = partial
+    return SourceModule(path, text, tree, encoding=encoding), deferred
 
 
 def _key(path: Path | str) -> str:
@@ -61,6 +82,7 @@ class Workspace:
         # requires-python per file, and the statements skipped for needing a newer Python
         self.pythons = ProjectPythons(self.roots, self.settings.target_version, self._read_by_analysis)
         self._modules: dict[str, tuple[object, Module | None]] = {}
+        self._for_sites: dict[str, tuple[object, Module | None]] = {}  # parsed only as far as sites need
         self._by_name: dict[tuple[str, str], str | None] = {}
         # path of a module with sites -> paths of the modules its sites' policies live in
         self._site_targets: dict[str, set[str]] = {}
@@ -103,6 +125,7 @@ class Workspace:
 
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
+        self._for_sites.pop(key, None)
         self._by_name.clear()
         self._site_cache.clear()  # sites elsewhere may resolve into this module
         self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
@@ -122,7 +145,10 @@ class Workspace:
         return (stat.st_mtime_ns, stat.st_size)
 
     def load(self, path: Path | str, only_if_site: bool = False) -> Module | None:
-        """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one)."""
+        """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one).
+
+        With `only_if_site`, a file on disk may come back parsed only as far as its sites need
+        (source.parse_for_sites): such a module is for finding sites, never for checking."""
         key = _key(path)
         with self._lock:
             self._read_by_analysis(key)
@@ -131,6 +157,10 @@ class Workspace:
             if cached is not None and cached[0] == stamp:
                 return cached[1]
             source: SourceModule | None
+            for_sites = self._for_sites.get(key) if only_if_site else None
+            if for_sites is not None and for_sites[0] == stamp:
+                return for_sites[1]
+            deferred: list[DeferredDefinition] = []
             if key in self._overlays:
                 text = self._overlays[key]
                 if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
@@ -146,23 +176,30 @@ class Workspace:
                     return None
                 if is_notebook(key):
                     source = parse_notebook(data, key, only_if_site, self.pythons)
-                elif not only_if_site or could_hold_site(data):
+                elif not only_if_site:
                     source = parse_bytes(data, key, self.pythons)
+                elif could_hold_site(data):
+                    partial = _parse_for_sites(data, key)
+                    source = parse_bytes(data, key, self.pythons) if partial is None else partial[0]
+                    deferred = [] if partial is None else partial[1]
                 else:
                     source = None
                 if source is None:
                     return None
-            self.pythons.record(key, source.skipped)
             name, is_package = self._module_name(key)
             module = guarded(
-                lambda: Module(source, name, is_package, self),
+                lambda: Module(source, name, is_package, self, deferred),
                 None,
                 self.internal_errors,
                 key,
                 0,
                 "reading its scopes",
             )
-            self._modules[key] = (stamp, module)
+            if deferred:
+                self._for_sites[key] = (stamp, module)
+            else:
+                self.pythons.record(key, source.skipped)
+                self._modules[key] = (stamp, module)
             return module
 
     def buffers(self) -> dict[str, str]:
@@ -204,6 +241,7 @@ class Workspace:
         """Free a module's tree and sites (a batch check is done with it); it loads again if asked."""
         with self._lock:
             self._modules.pop(_key(path), None)
+            self._for_sites.pop(_key(path), None)
             self._site_cache.pop(_key(path), None)
 
     def _src(self) -> list[Path]:
@@ -329,8 +367,11 @@ class Workspace:
                 for module in (self.load(p) for p in paths)
                 if module is not None
             ]
+        # A notebook's cells are read out of its JSON only if it names a trigger word at all.
         files = {
             path.absolute(): module_bytes(path, data)
+            if not is_notebook(path) or mentions_trigger(data)
+            else b""
             for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
             if (data := _read(path)) is not None
         }

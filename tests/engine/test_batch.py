@@ -4,6 +4,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 
 import pytest
@@ -59,6 +60,24 @@ def test_an_unchanged_tree_is_answered_from_the_cache(tmp_path, parses):
     parses.clear()
     assert _check(root, cache) == first
     assert parses == []
+
+
+def test_a_file_of_unchanged_time_and_size_is_not_read_again(tmp_path, monkeypatch):
+    root, cache = _tree(tmp_path), tmp_path / "cache"
+    first = _check(root, cache)
+    reads: list[str] = []
+    real = Workspace.read
+    monkeypatch.setattr(
+        Workspace, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
+    )
+    assert _check(root, cache) == first
+    assert reads == []
+    local = root / "local.py"
+    before = local.stat()
+    local.write_text(local.read_text().replace("None", "True"))  # the same size
+    os.utime(local, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
+    assert _check(root, cache) == {"policies.py": [("JAX101", 0)]}
+    assert reads == ["local.py"]
 
 
 def test_changing_a_module_others_depend_on_rechecks_them(tmp_path, parses):

@@ -1,0 +1,99 @@
+"""Loading a file only to find its sites (`Workspace.load(only_if_site=True)`, as `check FILE`
+indexes the files that import it): top-level `def`s and `class`es without a trigger word are
+parsed when their name is looked up, and the sites and what they reach are those of a whole
+parse."""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.core.resolve import PolicyFunction
+from jax_lsp.core.source import parse_for_sites
+from jax_lsp.engine import Workspace
+
+KEEP = '\ndef keep(prim, *args, **params):\n    if prim.name == "sin":\n        return True\n'
+
+CASES = {
+    # The policy is defined in a statement that holds no trigger word.
+    "defined_apart": ("import jax\n" + KEEP + "f = jax.checkpoint(lambda x: x, policy=keep)\n", ["keep"]),
+    # The same text inside a string is no definition.
+    "inside_a_string": (
+        'import jax\nDOC = """\n' + KEEP + '"""\nf = jax.checkpoint(lambda x: x, policy=keep)\n',
+        [],
+    ),
+    # `ck` is marked by a line above `g`, so `g` is walked for sites as a whole parse walks it.
+    "alias_marked_above": (
+        "import jax\nck = jax.checkpoint\n" + KEEP + "\ndef g(x):\n    return ck(lambda y: y, keep)\n",
+        ["keep", "g"],
+    ),
+    # ... and not when the alias comes after `g` (the whole parse does not walk it either).
+    "alias_marked_below": (
+        KEEP + "\ndef g(x):\n    return ck(lambda y: y, keep)\n\nimport jax\nck = jax.checkpoint\n",
+        ["keep", "g"],
+    ),
+    "class_attribute": (
+        "import jax\n\nclass Policies:\n    keep = staticmethod(lambda prim, *a, **k: None)\n\n"
+        "f = jax.checkpoint(lambda x: x, policy=Policies.keep)\n",
+        ["Policies"],
+    ),
+}
+
+
+def _sites(module) -> list[tuple[int, list[tuple[str, int]]]]:
+    return [
+        (
+            site.call.lineno,
+            [
+                (type(target).__name__, target.node.lineno if isinstance(target, PolicyFunction) else 0)
+                for target in targets
+            ],
+        )
+        for site, targets in module.loader.sites(module)
+    ]
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_sites_are_those_of_a_whole_parse(tmp_path: Path, name: str):
+    text, deferred = CASES[name]
+    path = tmp_path / "mod.py"
+    path.write_text(text)
+    parsed = parse_for_sites(text, str(path))
+    assert ([] if parsed is None else [d.name for d in parsed[1]]) == deferred
+
+    partial = Workspace([tmp_path]).load(path, only_if_site=True)
+    whole = Workspace([tmp_path]).load(path)
+    assert partial is not None and whole is not None
+    assert _sites(partial) == _sites(whole)
+    assert bool(_sites(whole)) == (name != "alias_marked_below")
+
+
+def test_a_deferred_definition_found_by_name_is_parsed_in_place(tmp_path: Path):
+    (tmp_path / "mod.py").write_text(CASES["defined_apart"][0])
+    module = Workspace([tmp_path]).load(tmp_path / "mod.py", only_if_site=True)
+    assert [type(s).__name__ for s in module.source.tree.body] == ["Import", "Assign"]
+    [(_, [policy])] = module.loader.sites(module)
+    assert isinstance(policy.node, ast.FunctionDef) and policy.node.name == "keep"
+    assert module.source.segment(policy.node).startswith("def keep(prim")
+    assert [type(s).__name__ for s in module.source.tree.body] == ["Import", "FunctionDef", "Assign"]
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "def f():\n    return (\n1)\n",  # a line at the margin inside brackets: not a statement
+        "def f():\n    return '''\nx = 1\n'''\n",  # ... or inside a string
+        "def f():\n    return 1 + \\\n2\n",  # ... or after a line continuation
+        "x = 1\n",  # nothing to leave out
+    ],
+)
+def test_only_whole_statements_are_left_out(text: str):
+    assert parse_for_sites(text, "mod.py") is None
+
+
+def test_a_deferred_definition_that_does_not_parse_binds_nothing():
+    tree, deferred = parse_for_sites("def f() -> :\n    pass\nx = 1\n", "mod.py")
+    assert [d.name for d in deferred] == ["f"] and deferred[0].parse("mod.py") == []
+    assert [type(s).__name__ for s in tree.body] == ["Assign"]
