@@ -10,10 +10,10 @@ from __future__ import annotations
 import difflib
 import logging
 import re
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from jax_lsp.core.checkpoint_names import TAG_FUNCTION, USE_MARKERS, NameUse, Place, Tag, name_uses, tag_calls
 from jax_lsp.core.guard import guarded
@@ -48,6 +48,7 @@ class NameSources(Protocol):
 
 
 log = logging.getLogger(__name__)
+T = TypeVar("T")
 
 
 SIMILAR = 0.6  # difflib's ratio from which a tagged name is offered for an untagged one
@@ -120,6 +121,7 @@ class NameIndex:
         self._facts: dict[str, FileFacts | None] = {}
         self._uses: dict[str, list[NameUse]] = {}
         self._tags: TagSet | None = None
+        self._own_tags: list[Tag] | None = None  # the workspace's tags alone
         self._followed: set[str] = set()  # words the last build followed
         self._read: set[str] = set()  # files the last build read
         self._read_packages: set[str] = set()  # package files among them
@@ -151,7 +153,7 @@ class NameIndex:
             data is not None and any(_has_word(w, data) for w in self._followed)
         )
         if tags or new_imports or followed:
-            self._tags = None
+            self._tags = self._own_tags = None
             self._changed.add(path)
 
     def affected_by(self, path: str) -> set[str]:
@@ -222,13 +224,34 @@ class NameIndex:
         """Every tag in reach. A check that asks depends on every file of the workspace (any may
         come to tag a name) and on the package files read: the workspace is told so."""
         if self._tags is None:
-            self._bytes = {}
-            try:
-                self._tags = self._build()
-            finally:
-                self._bytes = None
+            self._tags = self._reading(self._build)
         self._sources.note_reads([*self._root_files(), *self._read_packages])
         return self._tags
+
+    def tags_carrying(self, names: Iterable[str]) -> TagSet:
+        """The workspace's own tags when they carry every one of `names`, else every tag in
+        reach: whether a name is carried is then known without reading installed packages."""
+        if self._tags is None:
+            own = TagSet(shapes_of(self._reading(self._own)))
+            if all(own.carries(name) for name in names):
+                self._sources.note_reads(self._root_files())
+                return own
+        return self.tags()
+
+    def _reading(self, build: Callable[[], T]) -> T:
+        """`build()` with each file's bytes read once (the word searches read every file)."""
+        self._bytes = {}
+        try:
+            return build()
+        finally:
+            self._bytes = None
+
+    def _own(self) -> list[Tag]:
+        if self._own_tags is None:
+            self._followed, self._read, self._read_packages = set(), set(), set()
+            files = [path for path in self._root_files() if self._summary(path).tags]
+            self._own_tags = [tag for path in files for tag in self._tags_in(path, None)]
+        return self._own_tags
 
     def _build(self) -> TagSet:
         files = self._root_files()
@@ -236,11 +259,7 @@ class NameIndex:
         roots = self._sources.roots
         for name in sorted(imported - set(self._packages)):
             self._packages[name] = package_files(name, search_path(self._sources.interpreter), roots)
-        self._followed, self._read, self._read_packages = set(), set(), set()
-        tags: list[Tag] = []
-        for path in files:
-            if self._summary(path).tags:
-                tags += self._tags_in(path, None)
+        tags = list(self._own())
         for package, package_paths in sorted(self._packages.items()):
             for path in package_paths:
                 if path not in self._package_summaries:

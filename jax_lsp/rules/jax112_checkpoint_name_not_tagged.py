@@ -69,7 +69,7 @@ class CheckpointNameNotTagged(Rule):
         uses = name_uses(module)
         if not uses:
             return
-        tags = module.loader.checkpoint_names().tags()
+        tags = module.loader.checkpoint_names().tags_carrying(use.name for use in uses)
         for use in uses:
             if tags.carries(use.name):
                 continue

@@ -248,6 +248,37 @@ POLICY = jax.checkpoint_policies.save_only_these_names("attn_out", "attn_outt")
     ]
 
 
+def test_installed_packages_are_read_only_for_a_name_the_workspace_does_not_tag(tmp_path, monkeypatch):
+    site = tmp_path / "site"
+    (site / "modellib").mkdir(parents=True)
+    package_file = site / "modellib" / "__init__.py"
+    package_file.write_text(
+        "from jax.ad_checkpoint import checkpoint_name\nT = checkpoint_name(1, 'mlp_out')\n"
+    )
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "model.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\nH = checkpoint_name(1, 'attn_out')\n"
+    )
+    train = work / "train.py"
+    train.write_text(
+        'import jax\nimport modellib\nP = jax.checkpoint_policies.save_only_these_names("attn_out")\n'
+    )
+    reads: list[str] = []
+    workspace = Workspace([work], Settings(select=("JAX112",)))
+    monkeypatch.setattr(
+        workspace, "read", lambda path, read=workspace.read: reads.append(str(path)) or read(path)
+    )
+    assert workspace.check_file(train) == []
+    assert str(package_file) not in reads
+    # A name the workspace does not tag: the package's tags are read, and they carry it.
+    train.write_text(train.read_text().replace('"attn_out"', '"attn_out", "mlp_out"'))
+    workspace.file_changed(train)
+    assert workspace.check_file(train) == []
+    assert str(package_file) in reads
+
+
 def test_a_wrapper_tags_what_its_callers_pass(tmp_path):
     (tmp_path / "layers.py").write_text(
         textwrap.dedent("""
