@@ -7,6 +7,9 @@ import pytest
 from jax_lsp.rules import ALL_RULES
 from jax_lsp.rules.generate import rule_files
 
+# The sections of every code's doc page, in the shape of ruff's rule docs.
+DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")
+
 ROOT = Path(__file__).resolve().parents[2]
 
 
@@ -22,13 +25,7 @@ def test_generated_file_is_current(relative, content):
 def test_every_rule_has_docs_sections_and_examples():
     for rule in ALL_RULES:
         docs = rule.docs()
-        for section in (
-            "## What it does",
-            "## Why is this bad?",
-            "## Example",
-            "## Use instead",
-            "## Fix safety",
-        ):
+        for section in DOC_SECTIONS:
             assert section in docs, f"{rule.code} docs lack {section}"
         assert rule.VALID and rule.INVALID, rule.code
 

@@ -10,6 +10,7 @@ import pytest
 
 from jax_lsp.core.codes import CODES, UNPREDICTED, Family, family_of, lookup
 from jax_lsp.rules import ALL_RULES, Rule
+from tests.rules.test_generated import DOC_SECTIONS
 
 ROOT = Path(__file__).resolve().parents[2]
 
@@ -39,13 +40,7 @@ def test_every_code_has_a_doc_page_in_the_shape_of_the_rules(code):
     assert page.is_file(), f"{entry.doc_path} is missing"
     text = page.read_text(encoding="utf-8")
     assert text.startswith(f"# {code} ({entry.name})\n\n{entry.summary}. Severity: {entry.severity.value}.\n")
-    for section in (
-        "## What it does",
-        "## Why is this bad?",
-        "## Example",
-        "## Use instead",
-        "## Fix safety",
-    ):
+    for section in DOC_SECTIONS:
         assert section in text, f"{entry.doc_path} lacks {section}"
     assert entry.doc_url.endswith(f"/{entry.doc_path}")
     assert f"[{code}]({code}.md)" in (ROOT / "docs/rules/README.md").read_text(encoding="utf-8")
