@@ -83,12 +83,14 @@ def f_{n}(x):
 """
 
 
-# Longer than the index of the files below takes when nothing holds it back.
 TYPING_S = 3
+# Enough files that the index, held back, cannot finish while the test opens the file and types,
+# even on a loaded machine; unhindered it indexes them in a few seconds.
+FILLER_FILES = 1000
 
 
 async def test_edits_are_answered_while_the_index_runs_and_it_finishes_once_typing_stops(profile, tmp_path):
-    for n in range(300):
+    for n in range(FILLER_FILES):
         (tmp_path / f"filler_{n:03}.py").write_text(FILLER.format(n=n))
     (tmp_path / "site.py").write_text(SITE)
     (tmp_path / "policies.py").write_text(POLICIES)
@@ -96,6 +98,9 @@ async def test_edits_are_answered_while_the_index_runs_and_it_finishes_once_typi
         uri = lsp.open("policies.py")
         await lsp.diagnostics(uri)
         end_of_comment = types.Position(0, len("# edited below"))
+        index_reports = [r for token, r in lsp.client.progress_reports.items() if "index" in str(token)]
+        if lsp.client.capabilities.window.work_done_progress:
+            assert [r.kind for r in index_reports[0][-1:]] != ["end"], "add files: the index ended before typing"
         typing_until = time.monotonic() + TYPING_S
         while time.monotonic() < typing_until:  # a keystroke every 50 ms, each answered
             lsp.change(uri, end_of_comment, end_of_comment, "!")
