@@ -35,20 +35,39 @@ SITE_MARKER_PATTERN = re.compile("|".join(SITE_MARKERS))
 
 # A file is parsed only if it holds one of these (each a literal, then a pattern around it):
 # a `policy=` keyword; a call of a checkpoint function, which may take its policy positionally,
-# or an alias of one (`ckpt = jax.checkpoint`, `import ... checkpoint as c`); the names of the
-# ready-made policies and of the offloading API, which JAX105 and JAX106 check anywhere; the
-# factories of names, whose names JAX112 checks anywhere.
+# or an alias of one (`ckpt = jax.checkpoint`, `from jax import checkpoint as c`); the names of
+# the ready-made policies and of the offloading API, which JAX105 and JAX106 check anywhere; the
+# factories of names, whose names JAX112 checks anywhere. Each name is matched as a whole word
+# and, where a quote or backquote comes first, not at all (a docstring's "nothing_saveable"):
+# real code says "checkpoint" everywhere (`save_checkpoint(`, `import orbax.checkpoint as ocp`)
+# and such files are not worth parsing.
+_NOT_AFTER_WORD_OR_QUOTE = r"""(?<![\w"'`])"""
+
+
+def _function_or_alias(name: str) -> str:
+    """A call of `name`, an import of it under another name, or an assignment of it."""
+    return (
+        rf"(?<!\w){name}\s*\("
+        rf"|(?<![\w.]){name}\s+as\b"
+        rf"|=[ \t]*(?:[\w.]+\.)?{name}[ \t]*(?:#[^\r\n]*)?(?:[\r\n]|\Z)"
+    )
+
+
 _FILE_TRIGGERS = tuple(
-    (literal, re.compile(pattern))
+    (literal, re.compile(pattern.encode()))
     for literal, pattern in (
-        (b"policy", rb"policy\s*=(?!=)"),
-        (b"saveable", rb"saveable"),
-        (b"checkpoint_dots", rb"checkpoint_dots"),
-        (b"ffload", rb"ffload"),
-        (b"checkpoint", rb"checkpoint(?:\s*[(\r\n]|\s+as\b)"),
-        (b"remat", rb"remat(?:\s*[(\r\n]|\s+as\b)"),
-        (b"these_names", rb"these_names"),
-        (b"names_but_these", rb"names_but_these"),
+        (b"policy", r"(?<!\w)policy\s*=(?!=)"),
+        (b"saveable", _NOT_AFTER_WORD_OR_QUOTE + r"\w*saveable"),
+        (b"checkpoint_dots", _NOT_AFTER_WORD_OR_QUOTE + r"checkpoint_dots"),
+        (
+            b"ffload",
+            _NOT_AFTER_WORD_OR_QUOTE
+            + r"(?:Offloadable|offload_dot_with_no_batch_dims|save_and_offload_only_these_names)\b",
+        ),
+        (b"checkpoint", _function_or_alias(r"(?:filter_)?checkpoint")),
+        (b"remat", _function_or_alias("remat")),
+        (b"these_names", r"these_names"),
+        (b"names_but_these", r"names_but_these"),
     )
 )
 
