@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_lsp.core.source import could_hold_site
+from jax_lsp.core.file_triggers import could_hold_site
 from jax_lsp.engine import analyze_text
 
 BAD_POLICY = "def bad(prim, *avals, **params):\n    if prim.name == 'sin':\n        return True\n"
