@@ -406,12 +406,9 @@ class DeferredDefinition:
     end: int  # the line after its last
     text: str
 
-    def parse(self, path: str) -> list[ast.stmt]:
-        """Its statements; none for one that does not parse (as the file's recovery drops it)."""
-        try:
-            return ast.parse("\n" * self.start + self.text, filename=path).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return []
+    def parse(self, path: str, pythons: ProjectPythons | None = None) -> SourceModule:
+        """Its statements, at their lines in the file, with its syntax error or newer syntax."""
+        return parse_text("\n" * self.start + self.text, path, pythons=pythons)
 
 
 def _definition_name(chunk: str) -> str | None:

@@ -147,7 +147,8 @@ class Workspace:
         """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one).
 
         With `only_if_site`, a file on disk may come back parsed only as far as its sites need
-        (source.parse_for_sites): such a module is for finding sites, never for checking."""
+        (source.parse_for_sites): its deferred definitions are parsed when a name leads to them,
+        and a syntax error in one that nothing leads to is never reported."""
         key = _key(path)
         with self._lock:
             self._read_by_analysis(key)
