@@ -97,40 +97,63 @@ class Module:
     def _build_with_deferred(self, builder: ScopeBuilder, deferred: Sequence[DeferredDefinition]) -> Scope:
         """Build as `builder.build` would over the whole file, each deferred definition taking
         its turn in line order: one whose lines hold a marker by then (a name marked by a
-        statement above) is parsed and walked now; the others wait for their name."""
-        statements = self.source.tree.body
-        self.source.tree.body = []
-        scope = builder.build(self.source.tree)
+        statement above) is parsed and walked now; the others wait for their name.
+
+        The tree and the source change only at the end: guard.deep runs a build again from
+        the start when it runs out of stack."""
+        tree = self.source.tree
+        scope = builder.build(ast.Module(body=[], type_ignores=[]))
+        scope.node = tree
+        builder.scope_of[id(tree)] = scope
         bindings = _ModuleBindings(self._parse_deferred)
         scope.bindings = bindings
         self._waiting: dict[str, list[DeferredDefinition]] = {}
+        body: list[ast.stmt] = []
+        parsed_now: list[SourceModule] = []
         pending = list(deferred)
-        for statement in [*statements, None]:
+        for statement in [*tree.body, None]:
             first_line = _first_line(statement) if statement is not None else None
             while pending and (first_line is None or pending[0].start < first_line):
                 definition = pending.pop(0)
                 if self.source.could_hold_site(_Line(definition.start, definition.end)):
-                    for parsed in self._insert(definition):
+                    parsed_now.append(definition.parse(self.path, self.loader.pythons))
+                    for parsed in parsed_now[-1].tree.body:
+                        body.append(parsed)
                         builder.visit(parsed)
                 else:
                     self._waiting.setdefault(definition.name, []).append(definition)
                     bindings.deferred.add(definition.name)
             if statement is not None:
-                self.source.tree.body.append(statement)
+                body.append(statement)
                 builder.visit(statement)
+        tree.body = body
+        for parsed_source in parsed_now:
+            self._add_problems(parsed_source)
         return scope
 
+    def _add_problems(self, parsed: SourceModule) -> None:
+        """A deferred definition's syntax error, or its statements that need a newer Python."""
+        self.source.problems += parsed.problems
+        self.source.skipped += parsed.skipped
+
     def _insert(self, definition: DeferredDefinition) -> list[ast.stmt]:
-        """Parse a deferred definition into the tree, in line order (its syntax error, or its
-        statements that need a newer Python, join the file's)."""
+        """Parse a deferred definition into the tree, in line order."""
         parsed_source = definition.parse(self.path, self.loader.pythons)
-        self.source.problems += parsed_source.problems
-        self.source.skipped += parsed_source.skipped
+        self._add_problems(parsed_source)
         parsed = parsed_source.tree.body
         body = self.source.tree.body
         for statement in parsed:
             body.insert(bisect.bisect_left([_first_line(s) for s in body], _first_line(statement)), statement)
         return parsed
+
+    def parse_deferred(self) -> None:
+        """Parse every definition still waiting for its name, as a whole-file load would have:
+        the module is then the same as one loaded whole (this object, so that what other modules
+        resolved into it stays valid)."""
+        bindings = self.scope.bindings
+        if isinstance(bindings, _ModuleBindings):
+            for name in sorted(bindings.deferred):
+                bindings.get(name)
 
     def _parse_deferred(self, name: str) -> None:
         """Bind `name` from its deferred definitions, as the builder would have: no marker was

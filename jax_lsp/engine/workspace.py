@@ -143,12 +143,13 @@ class Workspace:
             return None
         return (stat.st_mtime_ns, stat.st_size)
 
-    def load(self, path: Path | str, only_if_site: bool = False) -> Module | None:
+    def load(self, path: Path | str, only_if_site: bool = False, partially: bool = False) -> Module | None:
         """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one).
 
-        With `only_if_site`, a file on disk may come back parsed only as far as its sites need
-        (source.parse_for_sites): its deferred definitions are parsed when a name leads to them,
-        and a syntax error in one that nothing leads to is never reported."""
+        With `only_if_site` or `partially`, a file on disk may come back parsed only as far as its
+        sites need (source.parse_for_sites): its deferred definitions are parsed when a name leads
+        to them, and a syntax error in one that nothing leads to is never reported. Asked whole
+        later, the same module object parses the rest: every analysis sees one module per file."""
         key = _key(path)
         with self._lock:
             self._read_by_analysis(key)
@@ -157,9 +158,16 @@ class Workspace:
             if cached is not None and cached[0] == stamp:
                 return cached[1]
             source: SourceModule | None
-            for_sites = self._for_sites.get(key) if only_if_site else None
-            if for_sites is not None and for_sites[0] == stamp:
-                return for_sites[1]
+            for_sites = self._for_sites.get(key)
+            if for_sites is not None and for_sites[0] == stamp and for_sites[1] is not None:
+                if only_if_site or partially:
+                    return for_sites[1]
+                del self._for_sites[key]
+                whole = for_sites[1]
+                guarded(whole.parse_deferred, None, self.internal_errors, key, 0, "reading its scopes")
+                self.pythons.record(key, whole.source.skipped)
+                self._modules[key] = (stamp, whole)
+                return whole
             deferred: list[DeferredDefinition] = []
             if key in self._overlays:
                 text = self._overlays[key]
@@ -176,9 +184,9 @@ class Workspace:
                     return None
                 if is_notebook(key):
                     source = parse_notebook(data, key, only_if_site, self.pythons)
-                elif not only_if_site:
+                elif not (only_if_site or partially):
                     source = parse_bytes(data, key, self.pythons)
-                elif could_hold_site(data):
+                elif partially or could_hold_site(data):
                     partial = _parse_for_sites(data, key)
                     source = parse_bytes(data, key, self.pythons) if partial is None else partial[0]
                     deferred = [] if partial is None else partial[1]
@@ -276,7 +284,7 @@ class Workspace:
                 folders = import_folders(path, self._src(), self._root_of(path))
                 self._by_name[cache_key] = self._find_module_file(name, folders)
             found = self._by_name[cache_key]
-        return self.load(found) if found else None
+        return self.load(found, partially=True) if found else None
 
     def _find_module_file(self, name: str, folders: list[Path]) -> str | None:
         if not all(part.isidentifier() for part in name.split(".")):

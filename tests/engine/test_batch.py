@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.core import source
-from jax_lsp.engine import Workspace
+from jax_lsp.engine import Workspace, workspace
 from jax_lsp.engine.batch import PARALLEL_MIN_FILES
 from tests.cli.runner import run_check
 
@@ -39,16 +39,23 @@ def _check(root: Path, cache: Path | None, jobs: int = 1) -> dict[str, list[tupl
 
 @pytest.fixture
 def parses(monkeypatch) -> list[str]:
-    """The files the core parses (the real parser, counted)."""
+    """The files the core parses, whole or as far as their sites need (the real parser, counted)."""
     parsed: list[str] = []
-    real = source.parse_bytes
+    real, real_partially = source.parse_bytes, workspace._parse_for_sites
 
     def counting(data: bytes, path: str, *args, **kwargs):
         parsed.append(Path(path).name)
         return real(data, path, *args, **kwargs)
 
+    def counting_partially(data: bytes, path: str):
+        found = real_partially(data, path)
+        if found is not None:  # else the file is parsed whole, and counted there
+            parsed.append(Path(path).name)
+        return found
+
     monkeypatch.setattr(source, "parse_bytes", counting)
-    monkeypatch.setattr("jax_lsp.engine.workspace.parse_bytes", counting)
+    monkeypatch.setattr(workspace, "parse_bytes", counting)
+    monkeypatch.setattr(workspace, "_parse_for_sites", counting_partially)
     return parsed
 
 
