@@ -131,6 +131,13 @@ class Tables:
                     self._assign(item, item, functions)
 
 
+def written_tag(path: str, source: SourceModule, expr: ast.expr) -> Tag | None:
+    """The tag of a name written as a string constant; None for any other expression."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return Tag(Place(path, source.span(expr)), name=expr.value, text=repr(expr.value))
+    return None
+
+
 def _last_name(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Name):
         return expr.id
@@ -156,9 +163,10 @@ class NameFlow:
     def _evaluate(
         self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: Seen
     ) -> list[Tag]:
-        place = Place(facts.path, facts.source.span(expr))
         if isinstance(expr, ast.Constant):
-            return [Tag(place, name=expr.value, text=repr(expr.value))] if isinstance(expr.value, str) else []
+            written = written_tag(facts.path, facts.source, expr)
+            return [written] if written is not None else []
+        place = Place(facts.path, facts.source.span(expr))
         if isinstance(expr, ast.IfExp):
             return self._evaluate(facts, expr.body, functions, steps, seen) + self._evaluate(
                 facts, expr.orelse, functions, steps, seen
