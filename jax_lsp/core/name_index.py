@@ -52,6 +52,9 @@ T = TypeVar("T")
 
 
 SIMILAR = 0.6  # difflib's ratio from which a tagged name is offered for an untagged one
+# Where the name a `checkpoint_name` mention is given is looked for first: the bytes after it.
+TAG_WINDOW = 400
+_TAG_MENTION = re.compile(re.escape(TAG_FUNCTION.encode()))
 
 
 @dataclass(frozen=True)
@@ -109,6 +112,13 @@ def _quoted(name: str, data: bytes) -> bool:
     """Whether `data` holds `name` as a plain string literal's text."""
     encoded = name.encode("utf-8", "surrogatepass")
     return b'"' + encoded + b'"' in data or b"'" + encoded + b"'" in data
+
+
+def _quoted_names(names: Iterable[str], data: bytes) -> tuple[set[str], set[str]]:
+    """The `names` that `data` quotes: just after a `checkpoint_name` mention, and anywhere."""
+    anywhere = {name for name in names if _quoted(name, data)}
+    windows = [data[m.end() : m.end() + TAG_WINDOW] for m in _TAG_MENTION.finditer(data)] if anywhere else []
+    return {name for name in anywhere if any(_quoted(name, w) for w in windows)}, anywhere
 
 
 def _mentions_tag(data: bytes) -> bool:
@@ -276,20 +286,23 @@ class NameIndex:
     def _written_carrying(self, names: set[str]) -> list[Tag]:
         """For each of `names` that one is found for, a tag that names it in a string written in
         the `checkpoint_name` call. The files read are the workspace's that mention a tag and
-        hold the name quoted, the one holding most of the names still unproven first."""
-        holding = {
-            path: {
-                name for name in names - set(self._written) if _quoted(name, self._read_bytes(path) or b"")
-            }
+        quote the name, those that quote most of the names left just after a mention first; none
+        when some name is quoted in none of them (all must be found for the tags to be of use)."""
+        quoting = {
+            path: _quoted_names(names - set(self._written), self._read_bytes(path) or b"")
             for path in self._root_files()
             if path not in self._written_read and self._summary(path).tags
         }
+        if not names <= set(self._written).union(*(anywhere for _, anywhere in quoting.values())):
+            quoting = {}
         while True:
             left = names - set(self._written)
-            path = max(holding, key=lambda p: len(holding[p] & left), default=None)
-            if path is None or not holding[path] & left:
+            path = max(
+                quoting, key=lambda p: (len(quoting[p][0] & left), len(quoting[p][1] & left)), default=None
+            )
+            if path is None or not quoting[path][1] & left:
                 break
-            del holding[path]
+            del quoting[path]
             self._written_read.add(path)
             for tag in self._written_in(path):
                 self._written.setdefault(tag.name or "", tag)
@@ -297,7 +310,9 @@ class NameIndex:
 
     def _written_in(self, path: str) -> list[Tag]:
         def collect() -> list[Tag]:
-            module = self._sources.load(path)
+            # Parsed as far as finding sites needs: a definition that mentions no trigger word
+            # (`checkpoint` is one) holds no tag call.
+            module = self._sources.load(path, only_if_site=True) or self._sources.load(path)
             if module is None:
                 return []
             found = (written_tag(path, module.source, expr) for _, expr, _ in tag_calls(module))

@@ -463,7 +463,9 @@ def test_names_written_in_tags_are_known_without_following_the_other_tags(tmp_pa
     monkeypatch.setattr(
         workspace,
         "load",
-        lambda path, *args, load=workspace.load: reads.append(str(path)) or load(path, *args),
+        lambda path, *args, load=workspace.load, **kwargs: (
+            reads.append(str(path)) or load(path, *args, **kwargs)
+        ),
     )
     assert workspace.check_file(train) == []
     assert str(tmp_path / "layers.py") not in reads
