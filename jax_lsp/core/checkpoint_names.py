@@ -17,6 +17,7 @@ from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import policy_member
 from jax_lsp.core.scopes import FunctionNode, Scope, dotted
+from jax_lsp.core.source import SourceModule
 
 TAG_FUNCTIONS = {"jax.ad_checkpoint.checkpoint_name", "jax._src.ad_checkpoint.checkpoint_name"}
 TAG_FUNCTION = "checkpoint_name"
@@ -80,9 +81,10 @@ class NameUse:
     call: Place  # the factory call: where the policy is made
 
 
-def enclosing_calls(tree: ast.AST) -> Iterator[tuple[ast.Call, tuple[FunctionNode, ...]]]:
-    """Every call of a tree with the functions it sits in, outermost first."""
-    stack: list[tuple[ast.AST, tuple[FunctionNode, ...]]] = [(tree, ())]
+def enclosing_calls(statements: list[ast.stmt]) -> Iterator[tuple[ast.Call, tuple[FunctionNode, ...]]]:
+    """Every call of top-level statements with the functions it sits in, outermost first (the
+    last statement first, as a walk of the whole tree goes)."""
+    stack: list[tuple[ast.AST, tuple[FunctionNode, ...]]] = [(statement, ()) for statement in statements]
     while stack:
         node, functions = stack.pop()
         if isinstance(node, ast.Call):
@@ -157,7 +159,7 @@ def name_uses(module: Module) -> list[NameUse]:
     if not any(factory in module.source.text for factory in NAME_FACTORIES):
         return uses  # a call of one, or of an alias bound to one, names it
     candidates = callee_names(module, NAME_FACTORIES)
-    for call, functions in enclosing_calls(module.source.tree):
+    for call, functions in enclosing_calls(_mentioning(module.source, candidates)):
         if _last_name(call.func) not in candidates:
             continue
         scope = innermost_scope(module, functions)
@@ -176,6 +178,17 @@ def name_uses(module: Module) -> list[NameUse]:
                     NameUse(name, Place(where.path, where.source.span(literal)), role, member, made_at)
                 )
     return uses
+
+
+def _mentioning(source: SourceModule, words: Iterable[str]) -> list[ast.stmt]:
+    """The top-level statements whose lines (decorators included) hold one of `words`."""
+    found = []
+    for statement in source.tree.body:
+        first = min(node.lineno for node in [statement, *getattr(statement, "decorator_list", ())])
+        text = "".join(source.lines[first - 1 : statement.end_lineno])
+        if any(word in text for word in words):
+            found.append(statement)
+    return found
 
 
 def string_literals(

@@ -99,6 +99,25 @@ def test_save_anything_except_these_names_is_checked_too(tmp_path):
     assert "output of cos" in saved(right)  # everything is saved, the value named attn_out too
 
 
+def test_a_name_given_in_a_decorator_is_checked(tmp_path):
+    code = (
+        MODEL
+        + """
+cp = jax.checkpoint_policies
+
+
+@functools.partial(
+    jax.checkpoint,
+    policy=cp.save_only_these_names("attn_outt"),
+)
+def layer(x):
+    return block(x)
+"""
+    ).replace("import jax\n", "import functools\nimport jax\n", 1)
+    [finding] = jax112(code, tmp_path)
+    assert anchored_text(code, finding) == '"attn_outt"'
+
+
 @pytest.mark.parametrize(
     "imports, call",
     [
