@@ -22,8 +22,9 @@ from typing import TYPE_CHECKING, Generic, TypeVar
 from jax_lsp.core import ipython
 from jax_lsp.core.codes import CODES, DECODE_ERROR
 from jax_lsp.core.edits import apply_edits
+from jax_lsp.core.file_triggers import could_hold_site
 from jax_lsp.core.model import Edit, Finding, Span
-from jax_lsp.core.source import SourceModule, could_hold_site, parse_text, split_lines
+from jax_lsp.core.source import SourceModule, parse_text, split_lines
 
 if TYPE_CHECKING:
     from jax_lsp.core.python_version import ProjectPythons

@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
+from jax_lsp.core.file_triggers import TRIGGER_WORDS
 from jax_lsp.core.model import Finding, Located, Position, Span
 from jax_lsp.core.newer_syntax import RUNNING, Construct, downgrade, might_be_newer
 from jax_lsp.core.python_version import SkippedStatement
@@ -32,37 +33,6 @@ if TYPE_CHECKING:
 # (Offloadable, offload_dot_with_no_batch_dims, save_and_offload_only_these_names).
 SITE_MARKERS = ("policy", "checkpoint", "remat", "saveable", "ffload", "policies")
 SITE_MARKER_PATTERN = re.compile("|".join(SITE_MARKERS))
-
-# A file is parsed only if it holds one of these (each a literal, then a pattern around it):
-# a `policy=` keyword; a call of a checkpoint function, which may take its policy positionally,
-# or an alias of one (`ckpt = jax.checkpoint`, `import ... checkpoint as c`); the names of the
-# ready-made policies and of the offloading API, which JAX105 and JAX106 check anywhere; the
-# factories of names, whose names JAX112 checks anywhere.
-_FILE_TRIGGERS = tuple(
-    (literal, re.compile(pattern))
-    for literal, pattern in (
-        (b"policy", rb"policy\s*=(?!=)"),
-        (b"saveable", rb"saveable"),
-        (b"checkpoint_dots", rb"checkpoint_dots"),
-        (b"ffload", rb"ffload"),
-        (b"checkpoint", rb"checkpoint(?:\s*[(\r\n]|\s+as\b)"),
-        (b"remat", rb"remat(?:\s*[(\r\n]|\s+as\b)"),
-        (b"these_names", rb"these_names"),
-        (b"names_but_these", rb"names_but_these"),
-    )
-)
-
-
-def mentions_trigger(data: bytes) -> bool:
-    """Whether the bytes hold a trigger's literal word: a cheaper, looser `could_hold_site`,
-    also true of a notebook's JSON whenever of its cells' text (JSON escapes no letter)."""
-    return any(literal in data for literal, _ in _FILE_TRIGGERS)
-
-
-def could_hold_site(data: bytes) -> bool:
-    """Whether a file's bytes could hold a policy site or a call the rules check."""
-    return any(literal in data and pattern.search(data) for literal, pattern in _FILE_TRIGGERS)
-
 
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
 # and not a clause that continues the statement above (else/elif/except/finally/case).
@@ -425,9 +395,7 @@ def _parse_whole(
 _DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
 # A statement holding one of these may hold a site, a call a rule checks, or a binding in an
 # unusual place (a walrus in a decorator): it is always parsed.
-_STATEMENT_TRIGGER = re.compile(
-    "|".join([*SITE_MARKERS, *(literal.decode() for literal, _ in _FILE_TRIGGERS), ":="])
-)
+_STATEMENT_TRIGGER = re.compile("|".join([*SITE_MARKERS, *TRIGGER_WORDS, ":="]))
 # What can hide a bracket, a quote or a line break from a plain search: strings and comments.
 _STRING_OR_COMMENT = re.compile(
     "|".join(

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from jax_lsp.core.config import Settings
 from jax_lsp.core.describe import PolicyDescription, describe_at
+from jax_lsp.core.file_triggers import could_hold_site, mentions_trigger
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
@@ -28,9 +29,7 @@ from jax_lsp.core.source import (
     DeferredDefinition,
     ParseCache,
     SourceModule,
-    could_hold_site,
     decode,
-    mentions_trigger,
     parse_bytes,
     parse_for_sites,
     parse_text,

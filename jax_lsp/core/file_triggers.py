@@ -1,0 +1,101 @@
+"""Which files are worth parsing: a byte search for the words that no policy site, and no call a
+rule checks anywhere, can be written without.
+
+A file is parsed only if it holds one of: a `policy=` keyword; a call of a checkpoint function,
+which may take its policy positionally, or an alias of one (`ckpt = jax.checkpoint`,
+`from jax import checkpoint as c`); the names of the ready-made policies and of the offloading
+API, which JAX105 and JAX106 check anywhere; the factories of names, whose names JAX112 checks
+anywhere. Each is matched as a whole identifier, and a ready-made name right after a quote is a
+docstring's (`"nothing_saveable"`): real ML code says "checkpoint" everywhere (`save_checkpoint(`,
+`import orbax.checkpoint as ocp`, prose), and such files are not worth parsing.
+
+A plain search for each word, then a look at the identifier holding it, is many times faster
+than one regular expression with look-behinds over the whole file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+# Bytes that continue an identifier (a non-ASCII byte is part of a non-ASCII letter).
+_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(
+    range(0x80, 0x100)
+)
+_QUOTES = frozenset(b"\"'`")
+_DOT = ord(".")
+
+_KEYWORD_VALUE = re.compile(rb"\s*=(?!=)")
+_CALLED = re.compile(rb"\s*\(")
+_IMPORTED_AS = re.compile(rb"\s+as\b")
+_LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:[\r\n]|\Z)")
+_ASSIGNED_FROM = re.compile(rb"=[ \t]*(?:[\w.]+\.)?\Z")  # the line before `name`: `x = jax.`
+
+_OFFLOADING = {b"Offloadable", b"offload_dot_with_no_batch_dims", b"save_and_offload_only_these_names"}
+_CHECKPOINT_FUNCTIONS = {b"checkpoint", b"filter_checkpoint"}
+
+
+def _identifiers_holding(data: bytes, word: bytes) -> Iterator[tuple[bytes, int, int]]:
+    """Each identifier of `data` that contains `word`, with its start and end."""
+    at = data.find(word)
+    while at >= 0:
+        start, end = at, at + len(word)
+        while start and data[start - 1] in _IDENTIFIER_BYTES:
+            start -= 1
+        while end < len(data) and data[end] in _IDENTIFIER_BYTES:
+            end += 1
+        yield data[start:end], start, end
+        at = data.find(word, end)
+
+
+def _after_quote(data: bytes, start: int) -> bool:
+    return start > 0 and data[start - 1] in _QUOTES
+
+
+def _function_or_alias(names: set[bytes]) -> Callable[[bytes, bytes, int, int], bool]:
+    """A call of one of `names`, an import of it under another name, or an assignment of it."""
+
+    def found(data: bytes, identifier: bytes, start: int, end: int) -> bool:
+        if identifier not in names:
+            return False
+        if _CALLED.match(data, end):
+            return True
+        if _IMPORTED_AS.match(data, end):
+            return not (start and data[start - 1] == _DOT)  # `import orbax.checkpoint as ocp`
+        if _LINE_END.match(data, end):
+            line_start = data.rfind(b"\n", 0, start) + 1
+            return _ASSIGNED_FROM.search(data, line_start, start) is not None
+        return False
+
+    return found
+
+
+# Each trigger: the word to search for, and whether an identifier holding it is one.
+_TRIGGERS: tuple[tuple[bytes, Callable[[bytes, bytes, int, int], bool]], ...] = (
+    (b"policy", lambda data, name, start, end: name == b"policy" and bool(_KEYWORD_VALUE.match(data, end))),
+    (b"saveable", lambda data, name, start, end: not _after_quote(data, start)),
+    (b"checkpoint_dots", lambda data, name, start, end: not _after_quote(data, start)),
+    (b"ffload", lambda data, name, start, end: name in _OFFLOADING and not _after_quote(data, start)),
+    (b"checkpoint", _function_or_alias(_CHECKPOINT_FUNCTIONS)),
+    (b"remat", _function_or_alias({b"remat"})),
+    (b"these_names", lambda data, name, start, end: True),
+    (b"names_but_these", lambda data, name, start, end: True),
+)
+
+TRIGGER_WORDS = tuple(word.decode() for word, _ in _TRIGGERS)
+
+
+def mentions_trigger(data: bytes) -> bool:
+    """Whether the bytes hold a trigger's word: a cheaper, looser `could_hold_site`, also true
+    of a notebook's JSON whenever of its cells' text (JSON escapes no letter)."""
+    return any(word in data for word, _ in _TRIGGERS)
+
+
+def could_hold_site(data: bytes) -> bool:
+    """Whether a file's bytes could hold a policy site or a call the rules check."""
+    return any(
+        found(data, identifier, start, end)
+        for word, found in _TRIGGERS
+        if word in data
+        for identifier, start, end in _identifiers_holding(data, word)
+    )
