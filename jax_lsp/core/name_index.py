@@ -288,15 +288,15 @@ class NameIndex:
         the `checkpoint_name` call. The files read are the workspace's that mention a tag and
         quote the name, those that quote most of the names left just after a mention first; none
         when some name is quoted in none of them (all must be found for the tags to be of use)."""
+        left = names - set(self._written)
         quoting = {
-            path: _quoted_names(names - set(self._written), self._read_bytes(path) or b"")
-            for path in self._root_files()
+            path: _quoted_names(left, self._read_bytes(path) or b"")
+            for path in (self._root_files() if left else ())
             if path not in self._written_read and self._summary(path).tags
         }
-        if not names <= set(self._written).union(*(anywhere for _, anywhere in quoting.values())):
+        if not left <= set().union(*(anywhere for _, anywhere in quoting.values())):
             quoting = {}
-        while True:
-            left = names - set(self._written)
+        while left:
             path = max(
                 quoting, key=lambda p: (len(quoting[p][0] & left), len(quoting[p][1] & left)), default=None
             )
@@ -306,6 +306,7 @@ class NameIndex:
             self._written_read.add(path)
             for tag in self._written_in(path):
                 self._written.setdefault(tag.name or "", tag)
+            left = names - set(self._written)
         return [self._written[name] for name in names if name in self._written]
 
     def _written_in(self, path: str) -> list[Tag]:
