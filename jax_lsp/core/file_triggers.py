@@ -71,7 +71,8 @@ def _function_or_alias(names: set[bytes]) -> Callable[[bytes, bytes, int, int], 
 
 
 # Each trigger: the word to search for, and whether an identifier holding it is one.
-_TRIGGERS: tuple[tuple[bytes, Callable[[bytes, bytes, int, int], bool]], ...] = (
+_Triggers = tuple[tuple[bytes, Callable[[bytes, bytes, int, int], bool]], ...]
+_TRIGGERS: _Triggers = (
     (b"policy", lambda data, name, start, end: name == b"policy" and bool(_KEYWORD_VALUE.match(data, end))),
     (b"saveable", lambda data, name, start, end: not _after_quote(data, start)),
     (b"checkpoint_dots", lambda data, name, start, end: not _after_quote(data, start)),
@@ -82,8 +83,6 @@ _TRIGGERS: tuple[tuple[bytes, Callable[[bytes, bytes, int, int], bool]], ...] = 
     (b"names_but_these", lambda data, name, start, end: True),
 )
 
-TRIGGER_WORDS = tuple(word.decode() for word, _ in _TRIGGERS)
-
 
 def mentions_trigger(data: bytes) -> bool:
     """Whether the bytes hold a trigger's word: a cheaper, looser `could_hold_site`, also true
@@ -91,11 +90,33 @@ def mentions_trigger(data: bytes) -> bool:
     return any(word in data for word, _ in _TRIGGERS)
 
 
+# Lines that tag a value with a name (`checkpoint_name`) are walked too, for JAX112's tags; a
+# file of tags alone holds nothing to report (the names index reads it on its own).
+_LINE_TRIGGERS = (*_TRIGGERS, (b"checkpoint_name", lambda data, name, start, end: name == b"checkpoint_name"))
+
+
+def _triggers(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[int]:
+    """The offset of each trigger in `data`, trigger by trigger."""
+    for word, found in triggers:
+        if word in data:
+            for identifier, start, end in _identifiers_holding(data, word):
+                if found(data, identifier, start, end):
+                    yield start
+
+
 def could_hold_site(data: bytes) -> bool:
     """Whether a file's bytes could hold a policy site or a call the rules check."""
-    return any(
-        found(data, identifier, start, end)
-        for word, found in _TRIGGERS
-        if word in data
-        for identifier, start, end in _identifiers_holding(data, word)
-    )
+    return next(_triggers(data), None) is not None
+
+
+def trigger_lines(text: str) -> list[int]:
+    """The 1-based lines of `text` that hold a trigger or a tag, in order: a site, a checked
+    call or a tag spans at least one of them."""
+    data = text.encode("utf-8", "surrogatepass")
+    lines: set[int] = set()
+    newlines_before, counted_to = 0, 0
+    for offset in sorted(_triggers(data, _LINE_TRIGGERS)):
+        newlines_before += data.count(b"\n", counted_to, offset)
+        counted_to = offset
+        lines.add(newlines_before + 1)
+    return sorted(lines)

@@ -21,18 +21,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
-from jax_lsp.core.file_triggers import TRIGGER_WORDS
+from jax_lsp.core.file_triggers import trigger_lines
 from jax_lsp.core.model import Finding, Located, Position, Span
 from jax_lsp.core.newer_syntax import RUNNING, Construct, downgrade, might_be_newer
 from jax_lsp.core.python_version import SkippedStatement
 
 if TYPE_CHECKING:
     from jax_lsp.core.python_version import ProjectPythons
-
-# A file or function without any of these words cannot hold a policy site or an offload call
-# (Offloadable, offload_dot_with_no_batch_dims, save_and_offload_only_these_names).
-SITE_MARKERS = ("policy", "checkpoint", "remat", "saveable", "ffload", "policies")
-SITE_MARKER_PATTERN = re.compile("|".join(SITE_MARKERS))
 
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
 # and not a clause that continues the statement above (else/elif/except/finally/case).
@@ -58,21 +53,15 @@ class SourceModule:
         self._marker_lines: list[int] | None = None
         self._marked_names: set[str] = set()
 
-    def _lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
-        found: list[int] = []
-        line, position = 1, 0
-        for match in pattern.finditer(self.text):
-            line += self.text.count("\n", position, match.start())
-            position = match.start()
-            if not found or found[-1] != line:
-                found.append(line)
-        return found
+    def _triggers(self) -> list[int]:
+        if self._marker_lines is None:
+            self._marker_lines = trigger_lines(self.text)
+        return self._marker_lines
 
     def mark_name(self, name: str) -> None:
-        """Treat `name` as a marker too: it was bound to something that mentions one
+        """Treat `name` as a trigger too: it was bound to something that holds one
         (`ds = jax.checkpoint_policies.dots_saveable`), so lines using it may hold a site."""
-        if self._marker_lines is None:
-            self._marker_lines = self._lines_matching(SITE_MARKER_PATTERN)
+        marker_lines = self._triggers()
         if name in self._marked_names:  # bound again (`f = ...` in each branch of an `elif` chain)
             return
         self._marked_names.add(name)
@@ -87,15 +76,11 @@ class SourceModule:
                 more.add(line)
             position = text.find(name, position + len(name))
         if more:
-            self._marker_lines = sorted(more.union(self._marker_lines))
+            self._marker_lines = sorted(more.union(marker_lines))
 
     def could_hold_site(self, node: Located) -> bool:
-        """Whether the lines of `node` mention a SITE_MARKERS word or a marked name."""
-        if self._marker_lines is None:
-            self._marker_lines = self._lines_matching(SITE_MARKER_PATTERN)
-        index = bisect.bisect_left(self._marker_lines, node.lineno)
-        end_lineno = node.end_lineno or node.lineno
-        return index < len(self._marker_lines) and self._marker_lines[index] <= end_lineno
+        """Whether the lines of `node` hold a trigger (file_triggers) or a marked name."""
+        return _holds_line(self._triggers(), node.lineno, node.end_lineno or node.lineno)
 
     def line_text(self, line: int) -> str:
         """0-based line, without its line break."""
@@ -393,9 +378,8 @@ def _parse_whole(
 
 # The line of a top-level `def` or `class`, and the name it binds.
 _DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
-# A statement holding one of these may hold a site, a call a rule checks, or a binding in an
-# unusual place (a walrus in a decorator): it is always parsed.
-_STATEMENT_TRIGGER = re.compile("|".join([*SITE_MARKERS, *TRIGGER_WORDS, ":="]))
+# A statement holding one may bind a name in an unusual place (a walrus in a decorator).
+_WALRUS = ":="
 # What can hide a bracket, a quote or a line break from a plain search: strings and comments.
 _STRING_OR_COMMENT = re.compile(
     "|".join(
@@ -466,17 +450,24 @@ def _bracket_depth(code: str, depth: int) -> int:
     return depth
 
 
+def _holds_line(lines: list[int], first: int, last: int) -> bool:
+    """Whether the sorted `lines` hold one in first..last."""
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
+
+
 def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefinition]] | None:
     """The top-level statements of `text` that finding its policy sites needs, and the `def`s
     and `class`es left for later; None when none is left (the caller parses the file whole),
     or when the rest does not parse.
 
-    A `def` or `class` is left out when it holds no trigger word (SITE_MARKERS, the file
-    triggers): the scope builder would not walk it for calls, and only its name binds at
-    module level. It is left out only when it, and all above it, close every string and
-    bracket they open, so that it surely starts a statement; its lines are parsed as blank."""
+    A `def` or `class` is left out when no line of it holds a trigger (file_triggers): the scope
+    builder would not walk it for calls, and only its name binds at module level. It is left
+    out only when it, and all above it, close every string and bracket they open, so that it
+    surely starts a statement; its lines are parsed as blank."""
     if "\0" in text:
         return None
+    triggers = trigger_lines(text)
     lines = split_lines(text)
     kept = list(lines)
     deferred: list[DeferredDefinition] = []
@@ -487,7 +478,8 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
         if (
             name is not None
             and chunk.isascii()
-            and not _STATEMENT_TRIGGER.search(chunk)
+            and not _holds_line(triggers, start + 1, end)
+            and _WALRUS not in chunk
             and _closes_within(chunk)
             and _closes_within("".join(lines[checked_to:start]))
         ):

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_lsp.core.file_triggers import could_hold_site
+from jax_lsp.core.file_triggers import could_hold_site, trigger_lines
 from jax_lsp.engine import analyze_text
 
 BAD_POLICY = "def bad(prim, *avals, **params):\n    if prim.name == 'sin':\n        return True\n"
@@ -54,3 +54,18 @@ def test_code_that_only_mentions_checkpoints_is_skipped(code):
     text = BAD_POLICY + code
     assert analyze_text(text, "/w/m.py") == [], "the case must hold no finding"
     assert not could_hold_site(text.encode())
+
+
+def test_only_the_lines_of_sites_checked_calls_and_tags_are_walked():
+    text = (
+        "import jax\n"  # 1
+        "from jax.ad_checkpoint import checkpoint_name\n"  # 2: a tag's import (its alias would be marked)
+        "def save(manager, step):\n"  # 3
+        "    manager.save_checkpoint(step)  # orbax: no trigger\n"  # 4
+        "def block(x):\n"  # 5
+        "    return checkpoint_name(x, 'attn')\n"  # 6: a tag
+        "f = jax.checkpoint(\n"  # 7: a call of a checkpoint function
+        "    block,\n"  # 8
+        "    policy=bad)\n"  # 9: a policy keyword
+    )
+    assert trigger_lines(text) == [2, 6, 7, 9]
