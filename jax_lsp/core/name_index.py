@@ -311,8 +311,8 @@ class NameIndex:
 
     def _written_in(self, path: str) -> list[Tag]:
         def collect() -> list[Tag]:
-            # Parsed as far as finding sites needs: a definition that mentions no trigger word
-            # (`checkpoint` is one) holds no tag call.
+            # Parsed as far as finding sites needs: a definition left out holds no trigger line,
+            # and a `checkpoint_name` call is one.
             module = self._sources.load(path, only_if_site=True) or self._sources.load(path)
             if module is None:
                 return []
