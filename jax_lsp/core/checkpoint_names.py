@@ -9,14 +9,16 @@ parameters and attributes a tag's name comes from.
 from __future__ import annotations
 
 import ast
+import bisect
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 
 from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import policy_member
 from jax_lsp.core.scopes import FunctionNode, Scope, dotted
+from jax_lsp.core.source import SourceModule
 
 TAG_FUNCTIONS = {"jax.ad_checkpoint.checkpoint_name", "jax._src.ad_checkpoint.checkpoint_name"}
 TAG_FUNCTION = "checkpoint_name"
@@ -80,11 +82,16 @@ class NameUse:
     call: Place  # the factory call: where the policy is made
 
 
-def enclosing_calls(tree: ast.AST) -> Iterator[tuple[ast.Call, tuple[FunctionNode, ...]]]:
-    """Every call of a tree with the functions it sits in, outermost first."""
+def enclosing_calls(
+    tree: ast.AST, walked: Callable[[ast.stmt], bool]
+) -> Iterator[tuple[ast.Call, tuple[FunctionNode, ...]]]:
+    """Every call of a tree with the functions it sits in, outermost first, leaving out the
+    statements (and all they hold) that `walked` says no to."""
     stack: list[tuple[ast.AST, tuple[FunctionNode, ...]]] = [(tree, ())]
     while stack:
         node, functions = stack.pop()
+        if isinstance(node, ast.stmt) and not walked(node):
+            continue
         if isinstance(node, ast.Call):
             yield node, functions
         inner = (
@@ -157,7 +164,7 @@ def name_uses(module: Module) -> list[NameUse]:
     if not any(factory in module.source.text for factory in NAME_FACTORIES):
         return uses  # a call of one, or of an alias bound to one, names it
     candidates = callee_names(module, NAME_FACTORIES)
-    for call, functions in enclosing_calls(module.source.tree):
+    for call, functions in enclosing_calls(module.source.tree, _mentioning(module.source, candidates)):
         if _last_name(call.func) not in candidates:
             continue
         scope = innermost_scope(module, functions)
@@ -176,6 +183,19 @@ def name_uses(module: Module) -> list[NameUse]:
                     NameUse(name, Place(where.path, where.source.span(literal)), role, member, made_at)
                 )
     return uses
+
+
+def _mentioning(source: SourceModule, words: Iterable[str]) -> Callable[[ast.stmt], bool]:
+    """Whether a statement's lines (its decorators' included) hold one of `words`."""
+    words = tuple(words)
+    lines = [number for number, text in enumerate(source.lines, 1) if any(word in text for word in words)]
+
+    def mentions(statement: ast.stmt) -> bool:
+        first = min(node.lineno for node in [statement, *getattr(statement, "decorator_list", ())])
+        index = bisect.bisect_left(lines, first)
+        return index < len(lines) and lines[index] <= (statement.end_lineno or statement.lineno)
+
+    return mentions
 
 
 def string_literals(

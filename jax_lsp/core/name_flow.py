@@ -30,6 +30,8 @@ Functions = tuple[FunctionNode, ...]
 Seen = set[tuple[str | int, ...]]
 # A piece of a joined string: a string's text, or an expression whose values are followed.
 Part = str | ast.expr
+# Leaves that bind and call nothing: Tables does not walk into them.
+_SILENT = (ast.expr_context, ast.operator, ast.unaryop, ast.cmpop, ast.boolop)
 _PERCENT = re.compile(r"%(?:\([^)]*\))?[-#0 +]*\d*(?:\.\d+)?[a-zA-Z%]")
 _BRACES = re.compile(r"\{[^{}]*\}")
 
@@ -76,7 +78,16 @@ class Tables:
                 tables._binding(node, functions, callees)
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
                 functions = (*functions, node)
-            stack.extend((child, functions) for child in ast.iter_child_nodes(node))
+            for name in node._fields:  # ast.iter_child_nodes, without the leaves that say nothing
+                value = getattr(node, name, None)
+                if isinstance(value, list):
+                    stack.extend(
+                        (item, functions)
+                        for item in value
+                        if isinstance(item, ast.AST) and not isinstance(item, _SILENT)
+                    )
+                elif isinstance(value, ast.AST) and not isinstance(value, _SILENT):
+                    stack.append((value, functions))
         return tables
 
     def _call(self, call: ast.Call, functions: Functions, callees: set[int]) -> None:
@@ -131,6 +142,13 @@ class Tables:
                     self._assign(item, item, functions)
 
 
+def written_tag(path: str, source: SourceModule, expr: ast.expr) -> Tag | None:
+    """The tag of a name written as a string constant; None for any other expression."""
+    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
+        return Tag(Place(path, source.span(expr)), name=expr.value, text=repr(expr.value))
+    return None
+
+
 def _last_name(expr: ast.expr) -> str | None:
     if isinstance(expr, ast.Name):
         return expr.id
@@ -156,9 +174,10 @@ class NameFlow:
     def _evaluate(
         self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: Seen
     ) -> list[Tag]:
-        place = Place(facts.path, facts.source.span(expr))
         if isinstance(expr, ast.Constant):
-            return [Tag(place, name=expr.value, text=repr(expr.value))] if isinstance(expr.value, str) else []
+            written = written_tag(facts.path, facts.source, expr)
+            return [written] if written is not None else []
+        place = Place(facts.path, facts.source.span(expr))
         if isinstance(expr, ast.IfExp):
             return self._evaluate(facts, expr.body, functions, steps, seen) + self._evaluate(
                 facts, expr.orelse, functions, steps, seen

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from jax_lsp.core.checkpoint_names import TAG_FUNCTION, USE_MARKERS, NameUse, Place, Tag, name_uses, tag_calls
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Position
-from jax_lsp.core.name_flow import MAX_FILES, FileFacts, NameFlow, shapes_of
+from jax_lsp.core.name_flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
 from jax_lsp.core.packages import imported_packages, package_files, search_path
 from jax_lsp.core.source import SourceModule, parse_bytes
 
@@ -52,13 +52,15 @@ T = TypeVar("T")
 
 
 SIMILAR = 0.6  # difflib's ratio from which a tagged name is offered for an untagged one
+# Where the name a `checkpoint_name` mention is given is looked for first: the bytes after it.
+TAG_WINDOW = 400
+_TAG_MENTION = re.compile(re.escape(TAG_FUNCTION.encode()))
 
 
 @dataclass(frozen=True)
 class Summary:
     """What a byte search tells of one file."""
 
-    imports: frozenset[str]
     tags: bool  # mentions checkpoint_name
     uses: bool  # mentions a factory of names
 
@@ -106,6 +108,19 @@ def _has_word(word: str, data: bytes) -> bool:
     return encoded in data and re.search(rb"(?<!\w)" + re.escape(encoded) + rb"(?!\w)", data) is not None
 
 
+def _quoted(name: str, data: bytes) -> bool:
+    """Whether `data` holds `name` as a plain string literal's text."""
+    encoded = name.encode("utf-8", "surrogatepass")
+    return b'"' + encoded + b'"' in data or b"'" + encoded + b"'" in data
+
+
+def _quoted_names(names: Iterable[str], data: bytes) -> tuple[set[str], set[str]]:
+    """The `names` that `data` quotes: just after a `checkpoint_name` mention, and anywhere."""
+    anywhere = {name for name in names if _quoted(name, data)}
+    windows = [data[m.end() : m.end() + TAG_WINDOW] for m in _TAG_MENTION.finditer(data)] if anywhere else []
+    return {name for name in anywhere if any(_quoted(name, w) for w in windows)}, anywhere
+
+
 def _mentions_tag(data: bytes) -> bool:
     return _has_word(TAG_FUNCTION, data)
 
@@ -115,6 +130,7 @@ class NameIndex:
         self._sources = workspace
         self._files: list[str] | None = None  # the workspace's files
         self._summaries: dict[str, Summary] = {}
+        self._imports: dict[str, frozenset[str]] = {}  # read only when installed packages are
         self._packages: dict[str, list[str]] = {}  # imported top-level name -> its files
         self._package_summaries: dict[str, bool] = {}  # package file -> mentions a tag
         self._word_files: dict[tuple[str, str | None], list[str] | None] = {}
@@ -122,6 +138,10 @@ class NameIndex:
         self._uses: dict[str, list[NameUse]] = {}
         self._tags: TagSet | None = None
         self._own_tags: list[Tag] | None = None  # the workspace's tags alone
+        # Tags of names written as strings in the `checkpoint_name` calls of the files read for
+        # them (a proof that a name is tagged, which reads no name flow), by name.
+        self._written: dict[str, Tag] = {}
+        self._written_read: set[str] = set()
         self._followed: set[str] = set()  # words the last build followed
         self._read: set[str] = set()  # files the last build read
         self._read_packages: set[str] = set()  # package files among them
@@ -132,6 +152,7 @@ class NameIndex:
     def invalidate(self, path: str) -> None:
         """`path` changed (an edit, a save, a deletion, a new file)."""
         before = self._summaries.pop(path, None)
+        self._imports.pop(path, None)
         self._facts.pop(path, None)
         self._uses.pop(path, None)
         if self._files is None:
@@ -148,12 +169,13 @@ class NameIndex:
                     found.append(path)
         after = self._summary(path) if data is not None else None
         tags = any(summary.tags for summary in (before, after) if summary)
-        new_imports = after is not None and not after.imports <= set(self._packages)
+        new_imports = data is not None and not self._imports_of(path) <= set(self._packages)
         followed = path in self._read or (
             data is not None and any(_has_word(w, data) for w in self._followed)
         )
         if tags or new_imports or followed:
             self._tags = self._own_tags = None
+            self._written, self._written_read = {}, set()
             self._changed.add(path)
 
     def affected_by(self, path: str) -> set[str]:
@@ -172,11 +194,16 @@ class NameIndex:
     def _summary(self, path: str) -> Summary:
         summary = self._summaries.get(path)
         if summary is None:
-            data = self._sources.read(path) or b""
+            data = self._read_bytes(path) or b""
             summary = self._summaries[path] = Summary(
-                frozenset(imported_packages(data)), _mentions_tag(data), any(m in data for m in USE_MARKERS)
+                _mentions_tag(data), any(m in data for m in USE_MARKERS)
             )
         return summary
+
+    def _imports_of(self, path: str) -> frozenset[str]:
+        if path not in self._imports:
+            self._imports[path] = frozenset(imported_packages(self._read_bytes(path) or b""))
+        return self._imports[path]
 
     def _file_facts(self, path: str) -> FileFacts | None:
         self._read.add(path)
@@ -229,13 +256,16 @@ class NameIndex:
         return self._tags
 
     def tags_carrying(self, names: Iterable[str]) -> TagSet:
-        """The workspace's own tags when they carry every one of `names`, else every tag in
-        reach: whether a name is carried is then known without reading installed packages."""
+        """Tags that carry every one of `names` when the workspace's own tags do, else every tag
+        in reach. Cheapest first: the tags that name them in a string written in the call (a few
+        files read), then all the workspace's own tags, then the installed packages' too."""
+        wanted = set(names)
         if self._tags is None:
-            own = TagSet(shapes_of(self._reading(self._own)))
-            if all(own.carries(name) for name in names):
-                self._sources.note_reads(self._root_files())
-                return own
+            for build in (lambda: self._written_carrying(wanted), lambda: shapes_of(self._own())):
+                found = TagSet(self._reading(build))
+                if all(found.carries(name) for name in wanted):
+                    self._sources.note_reads(self._root_files())
+                    return found
         return self.tags()
 
     def _reading(self, build: Callable[[], T]) -> T:
@@ -253,9 +283,48 @@ class NameIndex:
             self._own_tags = [tag for path in files for tag in self._tags_in(path, None)]
         return self._own_tags
 
+    def _written_carrying(self, names: set[str]) -> list[Tag]:
+        """For each of `names` that one is found for, a tag that names it in a string written in
+        the `checkpoint_name` call. The files read are the workspace's that mention a tag and
+        quote the name, those that quote most of the names left just after a mention first; none
+        when some name is quoted in none of them (all must be found for the tags to be of use)."""
+        left = names - set(self._written)
+        quoting = {
+            path: _quoted_names(left, self._read_bytes(path) or b"")
+            for path in (self._root_files() if left else ())
+            if path not in self._written_read and self._summary(path).tags
+        }
+        if not left <= set().union(*(anywhere for _, anywhere in quoting.values())):
+            quoting = {}
+        while left:
+            path = max(
+                quoting, key=lambda p: (len(quoting[p][0] & left), len(quoting[p][1] & left)), default=None
+            )
+            if path is None or not quoting[path][1] & left:
+                break
+            del quoting[path]
+            self._written_read.add(path)
+            for tag in self._written_in(path):
+                self._written.setdefault(tag.name or "", tag)
+            left = names - set(self._written)
+        return [self._written[name] for name in names if name in self._written]
+
+    def _written_in(self, path: str) -> list[Tag]:
+        def collect() -> list[Tag]:
+            # Parsed as far as finding sites needs: a definition left out holds no trigger line,
+            # and a `checkpoint_name` call is one.
+            module = self._sources.load(path, only_if_site=True) or self._sources.load(path)
+            if module is None:
+                return []
+            found = (written_tag(path, module.source, expr) for _, expr, _ in tag_calls(module))
+            return [tag for tag in found if tag is not None]
+
+        errors = self._sources.internal_errors
+        return guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")
+
     def _build(self) -> TagSet:
         files = self._root_files()
-        imported = set().union(*(self._summary(f).imports for f in files)) if files else set()
+        imported = set().union(*(self._imports_of(f) for f in files)) if files else set()
         roots = self._sources.roots
         for name in sorted(imported - set(self._packages)):
             self._packages[name] = package_files(name, search_path(self._sources.interpreter), roots)

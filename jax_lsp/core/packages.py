@@ -7,21 +7,31 @@ import logging
 import os
 import re
 import sys
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
 log = logging.getLogger(__name__)
 
-_FROM = re.compile(rb"^[ \t]*from[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\r\n#;]+)", re.MULTILINE)
+# Searched for without `^[ \t]*` (a literal first is found much faster), which
+# _line_starting checks after.
+_FROM = re.compile(rb"from[ \t]+([A-Za-z_]\w*)")
+_IMPORT = re.compile(rb"import[ \t]+([^\r\n#;]+)")
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
+
+
+def _line_starting(pattern: re.Pattern[bytes], data: bytes) -> Iterator[bytes]:
+    """The first group of each match of `pattern` that only spaces and tabs precede on its line."""
+    for match in pattern.finditer(data):
+        line_start = data.rfind(b"\n", 0, match.start()) + 1
+        if not data[line_start : match.start()].strip(b" \t"):
+            yield match.group(1)
 
 
 def imported_packages(data: bytes) -> set[str]:
     """The top-level names a file imports (`import a.b as c, d` -> {"a", "d"}), stdlib left out."""
-    names = {m.decode() for m in _FROM.findall(data)}
-    for clause in _IMPORT.findall(data):
+    names = {m.decode() for m in _line_starting(_FROM, data)}
+    for clause in _line_starting(_IMPORT, data):
         for part in clause.split(b","):
             words = part.split()
             if words and re.fullmatch(rb"[A-Za-z_][\w.]*", words[0]):

@@ -99,6 +99,25 @@ def test_save_anything_except_these_names_is_checked_too(tmp_path):
     assert "output of cos" in saved(right)  # everything is saved, the value named attn_out too
 
 
+def test_a_name_given_in_a_decorator_is_checked(tmp_path):
+    code = (
+        MODEL
+        + """
+cp = jax.checkpoint_policies
+
+
+@functools.partial(
+    jax.checkpoint,
+    policy=cp.save_only_these_names("attn_outt"),
+)
+def layer(x):
+    return block(x)
+"""
+    ).replace("import jax\n", "import functools\nimport jax\n", 1)
+    [finding] = jax112(code, tmp_path)
+    assert anchored_text(code, finding) == '"attn_outt"'
+
+
 @pytest.mark.parametrize(
     "imports, call",
     [
@@ -447,4 +466,41 @@ def test_the_index_follows_edits(tmp_path):
     assert workspace.affected_files(tmp_path / "model.py") == {train}
     assert workspace.check_file(train) == []
     workspace.close_document(tmp_path / "model.py")
+    assert [f.code for f in workspace.check_file(train)] == ["JAX112"]
+
+
+def test_names_written_in_tags_are_known_without_following_the_other_tags(tmp_path, monkeypatch):
+    (tmp_path / "model.py").write_text(textwrap.dedent(MODEL))
+    (tmp_path / "layers.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\n\n\ndef tag(x, name):\n    return checkpoint_name(x, name)\n"
+    )
+    (tmp_path / "callers.py").write_text("from layers import tag\n\nY = tag(1, 'mlp_out')\n")
+    train = tmp_path / "train.py"
+    train.write_text('import jax\nP = jax.checkpoint_policies.save_only_these_names("attn_out")\n')
+    reads: list[str] = []
+    workspace = Workspace([tmp_path], Settings(select=("JAX112",)))
+    monkeypatch.setattr(
+        workspace,
+        "load",
+        lambda path, *args, load=workspace.load, **kwargs: (
+            reads.append(str(path)) or load(path, *args, **kwargs)
+        ),
+    )
+    assert workspace.check_file(train) == []
+    assert str(tmp_path / "layers.py") not in reads
+    # A name no string in a tag call carries: the names the tags are given are followed.
+    train.write_text(train.read_text().replace('"attn_out"', '"attn_out", "mlp_out"'))
+    workspace.file_changed(train)
+    assert workspace.check_file(train) == []
+    assert str(tmp_path / "layers.py") in reads
+
+
+def test_a_name_written_in_a_tag_stops_being_carried_when_the_tag_changes(tmp_path):
+    (tmp_path / "model.py").write_text(textwrap.dedent(MODEL))
+    train = tmp_path / "train.py"
+    train.write_text('import jax\nP = jax.checkpoint_policies.save_only_these_names("attn_out")\n')
+    workspace = Workspace([tmp_path])
+    assert workspace.check_file(train) == []
+    workspace.set_document(tmp_path / "model.py", textwrap.dedent(MODEL).replace('"attn_out"', '"attn_outt"'))
+    assert workspace.affected_files(tmp_path / "model.py") == {train}
     assert [f.code for f in workspace.check_file(train)] == ["JAX112"]
