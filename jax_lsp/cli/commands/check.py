@@ -31,15 +31,15 @@ from jax_lsp.core.source import decode, split_lines
 from jax_lsp.engine import Workspace, files
 from jax_lsp.engine.project import project_root
 from jax_lsp.engine.result_cache import CACHE_DIR_NAME
-from jax_lsp.trace.check import add_trace_arguments, trace_check
+from jax_lsp.trace.options import add_trace_arguments
 
 log = logging.getLogger(__name__)
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     parser = subparsers.add_parser(
         "check",
-        help="check files and folders for broken remat policies",
+        help=help_line,
         description="Check Python files for broken JAX remat policies. "
         "Exit 0 when clean, 1 when findings remain, 2 on usage or internal errors.",
     )
@@ -188,6 +188,8 @@ def _run(args: argparse.Namespace) -> int:
             lambda: _check(ws, targets, whole_project, cache_dir, jobs),
         )
     if args.trace:
+        from jax_lsp.trace.check import trace_check
+
         outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
         outcome.errors += trace_errors
     findings = sorted((f for fs in outcome.findings.values() for f in fs), key=lambda f: f.sort_key)
