@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 
 from jax_lsp.core.jedi_names import FileStats
 from jax_lsp.core.model import Finding, InternalError
-from jax_lsp.core.notebook import file_could_hold_site
+from jax_lsp.core.notebook_files import file_could_hold_site
 from jax_lsp.core.resolve import PolicyFunction
 from jax_lsp.engine.analysis import check_module
 from jax_lsp.engine.result_cache import FileResult, ResultCache, digest

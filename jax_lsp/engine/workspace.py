@@ -20,7 +20,7 @@ from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
 from jax_lsp.core.name_index import NameIndex
-from jax_lsp.core.notebook import is_notebook, module_bytes, parse_notebook
+from jax_lsp.core.notebook_files import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.sites import Site

@@ -12,10 +12,14 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.model import Finding, Severity, Span
-from jax_lsp.core.notebook import Notebook, NotebookError, is_notebook
+from jax_lsp.core.notebook_files import is_notebook
 from jax_lsp.core.source import split_lines
+
+if TYPE_CHECKING:
+    from jax_lsp.core.notebook import Notebook
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 # Formats read by programs: nothing but the report goes to stdout.
@@ -64,6 +68,8 @@ def notebook_reader() -> Callable[[str], Notebook | None]:
         if not is_notebook(path):
             return None
         if path not in cache:
+            from jax_lsp.core.notebook import Notebook, NotebookError
+
             try:
                 cache[path] = Notebook.read(Path(path).read_bytes())
             except (OSError, NotebookError):
