@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import hashlib
 import logging
 import os
 import threading
@@ -68,6 +67,8 @@ def callee_key(module: Module, node: ast.expr) -> Key:
         return "".join(source.lines[statement.lineno - 1 : statement.end_lineno])
 
     parts = dotted(node) or []
+    import hashlib  # here: only when jedi is asked (start-up time of `jax-lsp check`)
+
     digest = hashlib.blake2b(digest_size=16)
     for statement in body:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):

@@ -8,10 +8,8 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -229,6 +227,9 @@ def _check_in_worker(item: tuple[str, str]) -> tuple[str, FileResult, list[Inter
 def _check_on_processes(
     workspace: Workspace, todo: list[tuple[str, str]], jobs: int
 ) -> dict[str, FileResult]:
+    import multiprocessing  # here: a re-run that checks few files starts no process (start-up time)
+    from concurrent.futures import ProcessPoolExecutor
+
     # The largest files first, so that no process is left with a big one at the end.
     ordered = sorted(todo, key=lambda item: -_size(item[0]))
     context = multiprocessing.get_context(

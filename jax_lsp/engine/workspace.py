@@ -12,14 +12,13 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
-from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.module import Module
-from jax_lsp.core.name_index import NameIndex
 from jax_lsp.core.notebook_files import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.core.resolve import PolicyFunction, Target
@@ -39,6 +38,10 @@ from jax_lsp.engine.analysis import check_module, resolved_sites
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
 from jax_lsp.engine.users import Exported, candidate_users
+
+if TYPE_CHECKING:  # imported where used: hover and checkpoint names only (`jax-lsp check` start-up time)
+    from jax_lsp.core.describe import PolicyDescription
+    from jax_lsp.core.name_index import NameIndex
 
 log = logging.getLogger(__name__)
 
@@ -415,6 +418,8 @@ class Workspace:
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""
+        from jax_lsp.core.describe import describe_at
+
         key = _key(path)
         with self._lock:
             module = self.load(key)
@@ -440,6 +445,8 @@ class Workspace:
     # Checkpoint names ------------------------------------------------------------
     def checkpoint_names(self) -> NameIndex:
         """The `checkpoint_name` tags in reach and the names policies give (built on first use)."""
+        from jax_lsp.core.name_index import NameIndex
+
         with self._lock:
             if self._names is None:
                 self._names = NameIndex(self)
