@@ -8,8 +8,6 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -61,6 +59,8 @@ class MissingPathError(FileNotFoundError):
 
 def _is_excluded(path: Path, base: Path | None, patterns: Iterable[str]) -> bool:
     """A pattern matches the name, or the path relative to ``base`` (where the patterns were set)."""
+    if not patterns:
+        return False
     candidates = [path.name]
     if base is not None:
         try:
@@ -84,6 +84,8 @@ def _git_ignored(folder: Path) -> set[str]:
 
     Empty outside a git work tree, without git, or when ``folder`` itself is ignored (a folder
     named on the command line is checked whatever git thinks of it)."""
+    import subprocess  # here: checking named files runs no git (start-up time)
+
     try:
         done = subprocess.run(
             ["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
@@ -129,7 +131,7 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
     """
     base = base.resolve() if base is not None else None
     found: dict[str, Path] = {}
-    resolved = _Resolver()
+    real_path = _Resolver()
     for path in paths:
         if path.is_dir():
             files: Iterable[Path] = _walk(path, base, exclude)
@@ -138,7 +140,7 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
         else:
             raise MissingPathError(f"{path}: no such file or folder")
         for file in files:
-            found.setdefault(resolved(file), file)
+            found.setdefault(real_path(file), file)
     return sorted(found.values())
 
 
@@ -150,13 +152,26 @@ class _Resolver:
         self._folders: dict[str, str] = {}
 
     def __call__(self, file: Path) -> str:
+        real = self.through_folder(file)
+        return os.path.realpath(file) if real is None else real
+
+    def through_folder(self, file: Path) -> str | None:
+        """The real path of a file that is no symlink, from its folder's; None for a symlink."""
         name = os.fspath(file)
         if ".." in file.parts or os.path.islink(name):  # abspath would fold `link/..` wrongly
-            return os.path.realpath(name)
+            return None
         folder, base = os.path.split(os.path.abspath(name))
         if folder not in self._folders:
             self._folders[folder] = os.path.realpath(folder)
         return os.path.join(self._folders[folder], base)
+
+
+def resolved(files: Iterable[Path]) -> list[Path]:
+    """`Path.resolve()` of each file, each folder resolved once."""
+    resolver = _Resolver()
+    return [
+        file.resolve() if (real := resolver.through_folder(file)) is None else Path(real) for file in files
+    ]
 
 
 @dataclass(frozen=True)
@@ -195,6 +210,8 @@ def encode(original: Source, text: str) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data``: readers see the old file or the new one, never half of it."""
+    import tempfile  # here: only --fix writes (start-up time)
+
     target = path.resolve()  # write through a symlink, not over it
     mode = stat.S_IMODE(target.stat().st_mode)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".jax-lsp")

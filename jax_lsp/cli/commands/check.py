@@ -173,7 +173,7 @@ def _run(args: argparse.Namespace) -> int:
         return _fail(args, str(exc))
     root = config_dir or project_root(start)
     ws = Workspace(roots=[root], settings=settings)
-    targets = [p.resolve() for p in targets]
+    targets = files.resolved(targets)
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
     cache_dir = None if args.no_cache else (args.cache_dir or root / CACHE_DIR_NAME)
     jobs = max(1, args.jobs)
