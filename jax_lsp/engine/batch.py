@@ -13,15 +13,16 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.jedi_names import FileStats
 from jax_lsp.core.model import Finding, InternalError
 from jax_lsp.core.notebook_files import file_could_hold_site
-from jax_lsp.core.resolve import PolicyFunction
-from jax_lsp.engine.analysis import check_module
 from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 
+# The analysis is imported where it is used: a re-run whose results all come from the cache
+# runs none of it, and start-up time is most of such a run.
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
+    from jax_lsp.core.jedi_names import FileStats
+    from jax_lsp.core.resolve import PolicyFunction
     from jax_lsp.engine.workspace import Workspace
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
@@ -80,6 +81,9 @@ class _Digests:
 
 def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests) -> FileResult:
     """One file's findings from its own sites, and the modules its analysis read."""
+    from jax_lsp.core.resolve import PolicyFunction
+    from jax_lsp.engine.analysis import check_module
+
     with workspace.recording_loads() as loaded:
         module = workspace.load(key)
         if module is None:
@@ -163,6 +167,8 @@ def _check_with_users(
     digests: _Digests,
 ) -> list[Finding]:
     """The findings of a module whose policies `users` reach, with those uses."""
+    from jax_lsp.engine.analysis import check_module
+
     # A module that could not hold a site was not checked alone: its findings are all here.
     mine = own.get(target) or FileResult(digests(target) or "", {}, (), ())
     key = ResultCache.combined_key(mine, users)
@@ -189,6 +195,8 @@ def _check_with_users(
 
 def _policies_in(workspace: Workspace, user: str, target: str) -> list[PolicyFunction]:
     """The policy functions defined in `target` that the sites of `user` reach."""
+    from jax_lsp.core.resolve import PolicyFunction
+
     user_module = workspace.load(user)
     if user_module is None:
         return []

@@ -18,11 +18,8 @@ from jax_lsp.core.config import Settings
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
-from jax_lsp.core.module import Module
 from jax_lsp.core.notebook_files import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
-from jax_lsp.core.resolve import PolicyFunction, Target
-from jax_lsp.core.sites import Site
 from jax_lsp.core.source import (
     DeferredDefinition,
     ParseCache,
@@ -34,14 +31,17 @@ from jax_lsp.core.source import (
     parse_for_sites,
     parse_text,
 )
-from jax_lsp.engine.analysis import check_module, resolved_sites
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
-from jax_lsp.engine.users import Exported, candidate_users
 
-if TYPE_CHECKING:  # imported where used: hover and checkpoint names only (`jax-lsp check` start-up time)
+# The analysis is imported where it is used: a `jax-lsp check` whose results all come from the
+# cache runs none of it, and start-up time is most of such a run.
+if TYPE_CHECKING:
     from jax_lsp.core.describe import PolicyDescription
+    from jax_lsp.core.module import Module
     from jax_lsp.core.name_index import NameIndex
+    from jax_lsp.core.resolve import PolicyFunction, Target
+    from jax_lsp.core.sites import Site
 
 log = logging.getLogger(__name__)
 
@@ -152,6 +152,8 @@ class Workspace:
 
         With `only_if_site`, a file on disk may come back parsed only as far as its sites need
         (source.parse_for_sites): such a module is for finding sites, never for checking."""
+        from jax_lsp.core.module import Module
+
         key = _key(path)
         with self._lock:
             self._read_by_analysis(key)
@@ -310,6 +312,8 @@ class Workspace:
     # Sites -------------------------------------------------------------------
     def sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
         """The module's policy sites, each with the definitions its policy reaches."""
+        from jax_lsp.engine.analysis import resolved_sites
+
         # Kept here, not on the module: a module holding its sites (which hold it) would be a
         # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
         with self._lock:
@@ -322,6 +326,8 @@ class Workspace:
             return cached[1]
 
     def _index_file(self, key: str) -> None:
+        from jax_lsp.core.resolve import PolicyFunction
+
         module = self.load(key, only_if_site=True)
         targets: set[str] = set()
         if module is not None:
@@ -356,6 +362,8 @@ class Workspace:
     def index_users(self, paths: Iterable[Path | str]) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
         changed files): those that could hold a site and import something `paths` define."""
+        from jax_lsp.engine.users import Exported, candidate_users
+
         with self._lock:
             named = [
                 Exported(
@@ -383,6 +391,8 @@ class Workspace:
                 self._index_file(_key(path))
 
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
+        from jax_lsp.core.resolve import PolicyFunction
+
         found = []
         for site_file, targets in list(self._site_targets.items()):
             if key in targets and site_file != key:
@@ -398,6 +408,8 @@ class Workspace:
 
     # Checking ----------------------------------------------------------------
     def check_file(self, path: Path | str) -> list[Finding]:
+        from jax_lsp.engine.analysis import check_module
+
         key = _key(path)
         with self._lock:
             module = self.load(key)
@@ -419,6 +431,7 @@ class Workspace:
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""
         from jax_lsp.core.describe import describe_at
+        from jax_lsp.core.resolve import PolicyFunction
 
         key = _key(path)
         with self._lock:

@@ -88,6 +88,8 @@ def test_a_rerun_with_nothing_changed_imports_only_what_checking_needs(tmp_path:
     assert code == 0
     assert _unwanted(modules) == []
     assert "tomllib" not in modules  # its pyproject.toml has no [tool.jax-lsp] table
+    # Every result comes from the cache: nothing is parsed or analysed.
+    assert {"jax_lsp.engine.analysis", "jax_lsp.rules", "jax_lsp.core.resolve"}.isdisjoint(modules)
 
 
 def test_the_help_still_lists_every_subcommand(tmp_path: Path) -> None:
