@@ -17,7 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jax_lsp.core.newer_syntax import RUNNING, Version
+Version = tuple[int, int]
+RUNNING: Version = sys.version_info[:2]
 
 log = logging.getLogger(__name__)
 
