@@ -114,12 +114,10 @@ def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator
             if os.path.join(absolute, d) not in ignored and not _skipped_dir(here / d, base, exclude)
         )
         for name in sorted(filenames):
-            if (
-                name.endswith(CHECKED_SUFFIXES)
-                and os.path.join(absolute, name) not in ignored
-                and not _is_excluded(here / name, base, exclude)
-            ):
-                yield here / name
+            if name.endswith(CHECKED_SUFFIXES) and os.path.join(absolute, name) not in ignored:
+                file = here / name
+                if not _is_excluded(file, base, exclude):
+                    yield file
 
 
 def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None) -> list[Path]:
@@ -129,9 +127,25 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
     globs (relative to ``base``, the folder of the pyproject.toml that set them). A file named explicitly is
     always checked. Raises MissingPathError for a path that does not exist.
     """
+    return [file for file, _ in _discovered(paths, exclude, base)]
+
+
+def discover_resolved(
+    paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None
+) -> list[Path]:
+    """The files ``discover`` finds, in its order, each as ``Path.resolve()`` gives it."""
+    return [
+        file.resolve() if real is None else Path(real) for file, real in _discovered(paths, exclude, base)
+    ]
+
+
+def _discovered(
+    paths: Iterable[Path], exclude: tuple[str, ...], base: Path | None
+) -> list[tuple[Path, str | None]]:
+    """Each file ``discover`` finds, with its real path when it is no symlink."""
     base = base.resolve() if base is not None else None
-    found: dict[str, Path] = {}
-    real_path = _Resolver()
+    found: dict[str, tuple[Path, str | None]] = {}
+    real_path = _RealPaths()
     for path in paths:
         if path.is_dir():
             files: Iterable[Path] = _walk(path, base, exclude)
@@ -140,23 +154,20 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
         else:
             raise MissingPathError(f"{path}: no such file or folder")
         for file in files:
-            found.setdefault(real_path(file), file)
-    return sorted(found.values())
+            real = real_path(file)
+            found.setdefault(os.path.realpath(file) if real is None else real, (file, real))
+    return sorted(found.values(), key=lambda found_file: found_file[0])
 
 
-class _Resolver:
-    """`os.path.realpath` of many files, each folder resolved once (realpath reads every
-    component of the path again: ten system calls a file in a deep tree)."""
+class _RealPaths:
+    """``os.path.realpath`` of many files that are no symlinks, each folder resolved once
+    (realpath reads every component of the path again: ten system calls a file in a deep tree)."""
 
     def __init__(self) -> None:
         self._folders: dict[str, str] = {}
 
-    def __call__(self, file: Path) -> str:
-        real = self.through_folder(file)
-        return os.path.realpath(file) if real is None else real
-
-    def through_folder(self, file: Path) -> str | None:
-        """The real path of a file that is no symlink, from its folder's; None for a symlink."""
+    def __call__(self, file: Path) -> str | None:
+        """The file's real path; None for a symlink (or a path through ``..``), left to realpath."""
         name = os.fspath(file)
         if ".." in file.parts or os.path.islink(name):  # abspath would fold `link/..` wrongly
             return None
@@ -164,14 +175,6 @@ class _Resolver:
         if folder not in self._folders:
             self._folders[folder] = os.path.realpath(folder)
         return os.path.join(self._folders[folder], base)
-
-
-def resolved(files: Iterable[Path]) -> list[Path]:
-    """`Path.resolve()` of each file, each folder resolved once."""
-    resolver = _Resolver()
-    return [
-        file.resolve() if (real := resolver.through_folder(file)) is None else Path(real) for file in files
-    ]
 
 
 @dataclass(frozen=True)

@@ -168,12 +168,11 @@ def _run(args: argparse.Namespace) -> int:
     try:
         start = _common_parent([p for p in paths if p.exists()] or [Path(".")])
         settings, config_dir = _settings(args, start)
-        targets = files.discover(paths, settings.exclude, config_dir)
+        targets = files.discover_resolved(paths, settings.exclude, config_dir)
     except (SettingsError, files.MissingPathError) as exc:
         return _fail(args, str(exc))
     root = config_dir or project_root(start)
     ws = Workspace(roots=[root], settings=settings)
-    targets = files.resolved(targets)
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
     cache_dir = None if args.no_cache else (args.cache_dir or root / CACHE_DIR_NAME)
     jobs = max(1, args.jobs)
