@@ -15,6 +15,8 @@ from pathlib import Path
 
 from jax_lsp.core import source
 
+# Where `jax-lsp check` keeps its results between runs (result_cache), in the project root.
+CACHE_DIR_NAME = ".jax-lsp-cache"
 # Folders that never hold the user's own code (ruff's list, give or take).
 SKIPPED_DIRS = frozenset(
     {
@@ -25,7 +27,7 @@ SKIPPED_DIRS = frozenset(
         ".git-rewrite",
         ".hg",
         ".ipynb_checkpoints",
-        ".jax-lsp-cache",
+        CACHE_DIR_NAME,
         ".mypy_cache",
         ".nox",
         ".pants.d",

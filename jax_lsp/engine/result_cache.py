@@ -34,7 +34,6 @@ except ImportError:  # pragma: no cover - a Python built without it
 
 log = logging.getLogger(__name__)
 
-CACHE_DIR_NAME = ".jax-lsp-cache"
 KEEP_STORES = 4  # stores of other settings or file lists kept beside the current one
 
 

@@ -29,8 +29,8 @@ from jax_lsp.core.config import (
 )
 from jax_lsp.core.source import decode, split_lines
 from jax_lsp.engine import Workspace, files
+from jax_lsp.engine.files import CACHE_DIR_NAME
 from jax_lsp.engine.project import project_root
-from jax_lsp.engine.result_cache import CACHE_DIR_NAME
 from jax_lsp.trace.options import add_trace_arguments
 
 log = logging.getLogger(__name__)
