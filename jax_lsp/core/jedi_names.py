@@ -29,8 +29,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.scopes import dotted
-
 if TYPE_CHECKING:
     import jedi
 
@@ -56,6 +54,10 @@ class FileStats:
 
 def callee_key(module: Module, node: ast.expr) -> Key:
     """What jedi's answer for the callee `node` of `module` depends on, as far as we follow it."""
+    import hashlib  # here, as scopes: only when jedi is asked (start-up time of `jax-lsp check`)
+
+    from jax_lsp.core.scopes import dotted
+
     source, body = module.source, module.source.tree.body
     starts = [statement.lineno for statement in body]
 
@@ -67,8 +69,6 @@ def callee_key(module: Module, node: ast.expr) -> Key:
         return "".join(source.lines[statement.lineno - 1 : statement.end_lineno])
 
     parts = dotted(node) or []
-    import hashlib  # here: only when jedi is asked (start-up time of `jax-lsp check`)
-
     digest = hashlib.blake2b(digest_size=16)
     for statement in body:
         if isinstance(statement, (ast.Import, ast.ImportFrom)):
