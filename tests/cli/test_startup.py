@@ -32,6 +32,7 @@ NEVER_FOR_CHECK = (
     "jax_lsp.core.describe",
     "jax_lsp.core.name_index",
     "jax_lsp.core.newer_syntax",  # files that parse need no rewriting
+    "jax_lsp.cli.fixing",  # without --fix
     "difflib",
     "multiprocessing",
     "concurrent.futures",

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from jax_lsp.cli.fixing import FixOutcome, fix_all
 from jax_lsp.cli.output import (
     FORMATS,
     MACHINE_FORMATS,
@@ -177,8 +176,10 @@ def _run(args: argparse.Namespace) -> int:
     cache_dir = None if args.no_cache else (args.cache_dir or root / CACHE_DIR_NAME)
     jobs = max(1, args.jobs)
     by_path, errors = _check(ws, targets, whole_project, cache_dir, jobs)
-    outcome = FixOutcome(by_path, errors=errors)
+    fixed, written = 0, 0  # findings fixed, files written
     if args.fix:
+        from jax_lsp.cli.fixing import fix_all  # here: a check without --fix writes nothing (start-up time)
+
         outcome = fix_all(
             ws,
             by_path,
@@ -186,24 +187,26 @@ def _run(args: argparse.Namespace) -> int:
             args.unsafe_fixes,
             lambda: _check(ws, targets, whole_project, cache_dir, jobs),
         )
+        by_path, errors = outcome.findings, outcome.errors
+        fixed, written = outcome.fixed, len(outcome.written)
     if args.trace:
         from jax_lsp.trace.check import trace_check
 
-        outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
-        outcome.errors += trace_errors
-    findings = sorted((f for fs in outcome.findings.values() for f in fs), key=lambda f: f.sort_key)
+        by_path, trace_errors = trace_check(ws, by_path, args, root)
+        errors += trace_errors
+    findings = sorted((f for fs in by_path.values() for f in fs), key=lambda f: f.sort_key)
     report = Report(
         findings=findings,
         source_lines=_lines_reader(),
         notebook=notebook_reader(),
-        fixed=outcome.fixed,
-        fixed_files=len(outcome.written),
+        fixed=fixed,
+        fixed_files=written,
         unsafe_fixes=args.unsafe_fixes,
-        internal_errors=len(outcome.errors),
+        internal_errors=len(errors),
     )
     sys.stdout.write(render(args.output_format, report))
-    if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone
-        print(fixed_line(outcome.fixed, len(outcome.written)), file=sys.stderr)
+    if args.output_format in MACHINE_FORMATS and fixed:  # stdout is for the report alone
+        print(fixed_line(fixed, written), file=sys.stderr)
     skipped = ws.pythons.summary(
         str(target) for target in targets
     )  # not findings: no effect on the exit code
@@ -212,8 +215,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.verbose:
         for line in ws.jedi.summary(display_path):
             print(f"jax-lsp: {line}", file=sys.stderr)
-    for error in outcome.errors:
+    for error in errors:
         print(f"jax-lsp: error: {error}", file=sys.stderr)
-    if outcome.errors:
+    if errors:
         return 2
     return 1 if findings else 0
