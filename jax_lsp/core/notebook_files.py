@@ -5,12 +5,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.codes import CODES, DECODE_ERROR
 from jax_lsp.core.model import Finding, Span
-from jax_lsp.core.source import SourceModule, could_hold_site, parse_text
 
+# The parser too is imported where it is used: a re-run whose results all come from the cache
+# reads no file.
 if TYPE_CHECKING:
     from jax_lsp.core.python_version import ProjectPythons
+    from jax_lsp.core.source import SourceModule
 
 SUFFIX = ".ipynb"
 
@@ -22,6 +23,8 @@ def is_notebook(path: object) -> bool:
 def file_could_hold_site(path: str, data: bytes) -> bool:
     """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
     line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``)."""
+    from jax_lsp.core.source import could_hold_site
+
     return could_hold_site(data.replace(b"\\n", b"\n") if is_notebook(path) else data)
 
 
@@ -42,7 +45,9 @@ def parse_notebook(
 ) -> SourceModule | None:
     """A notebook file as the module of its code cells; an unreadable one as an empty module
     with a JAX002 finding. None when ``only_if_site`` and the cells cannot hold a site."""
+    from jax_lsp.core.codes import CODES, DECODE_ERROR
     from jax_lsp.core.notebook import Notebook, NotebookError
+    from jax_lsp.core.source import could_hold_site, parse_text
 
     try:
         text = Notebook.read(data).layout.text

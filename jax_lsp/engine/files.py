@@ -13,8 +13,6 @@ from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
-from jax_lsp.core import source
-
 # Where `jax-lsp check` keeps its results between runs (result_cache), in the project root.
 CACHE_DIR_NAME = ".jax-lsp-cache"
 # Folders that never hold the user's own code (ruff's list, give or take).
@@ -194,6 +192,8 @@ class UndecodableError(ValueError):
 
 def decode(data: bytes) -> Source:
     """Decode as the core does (BOM, coding cookie). Raises UndecodableError when it cannot."""
+    from jax_lsp.core import source  # here: only --fix decodes (start-up time)
+
     raw, encoding, problem = source.decode(data)
     if problem:
         raise UndecodableError(problem)

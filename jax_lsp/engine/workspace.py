@@ -20,28 +20,18 @@ from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.notebook_files import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
-from jax_lsp.core.source import (
-    DeferredDefinition,
-    ParseCache,
-    SourceModule,
-    could_hold_site,
-    decode,
-    mentions_trigger,
-    parse_bytes,
-    parse_for_sites,
-    parse_text,
-)
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
 
-# The analysis is imported where it is used: a `jax-lsp check` whose results all come from the
-# cache runs none of it, and start-up time is most of such a run.
+# The parser and the analysis are imported where they are used: a `jax-lsp check` whose results
+# all come from the cache runs none of them, and start-up time is most of such a run.
 if TYPE_CHECKING:
     from jax_lsp.core.describe import PolicyDescription
     from jax_lsp.core.module import Module
     from jax_lsp.core.name_index import NameIndex
     from jax_lsp.core.resolve import PolicyFunction, Target
     from jax_lsp.core.sites import Site
+    from jax_lsp.core.source import DeferredDefinition, ParseCache, SourceModule
 
 log = logging.getLogger(__name__)
 
@@ -56,6 +46,8 @@ def _read(path: Path) -> bytes | None:
 def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[DeferredDefinition]] | None:
     """A file parsed as far as finding its sites needs, with the definitions left for later;
     None when it has to be parsed whole (source.parse_for_sites)."""
+    from jax_lsp.core.source import SourceModule, decode, parse_for_sites
+
     text, encoding, problem = decode(data)
     partial = None if problem else parse_for_sites(text, path)
     if partial is None:
@@ -153,6 +145,7 @@ class Workspace:
         With `only_if_site`, a file on disk may come back parsed only as far as its sites need
         (source.parse_for_sites): such a module is for finding sites, never for checking."""
         from jax_lsp.core.module import Module
+        from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
 
         key = _key(path)
         with self._lock:
@@ -362,6 +355,7 @@ class Workspace:
     def index_users(self, paths: Iterable[Path | str]) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
         changed files): those that could hold a site and import something `paths` define."""
+        from jax_lsp.core.source import mentions_trigger
         from jax_lsp.engine.users import Exported, candidate_users
 
         with self._lock:

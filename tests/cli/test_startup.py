@@ -92,7 +92,7 @@ def test_a_rerun_with_nothing_changed_imports_only_what_checking_needs(tmp_path:
     assert _unwanted(modules) == []
     assert "tomllib" not in modules  # its pyproject.toml has no [tool.jax-lsp] table
     # Every result comes from the cache: nothing is parsed or analysed.
-    assert {"jax_lsp.engine.analysis", "jax_lsp.rules", "jax_lsp.core.resolve"}.isdisjoint(modules)
+    assert {"jax_lsp.core.source", "jax_lsp.engine.analysis", "jax_lsp.rules"}.isdisjoint(modules)
 
 
 def test_the_help_still_lists_every_subcommand(tmp_path: Path) -> None:

@@ -26,7 +26,6 @@ from jax_lsp.core.config import (
     load_pyproject,
     settings_from_mapping,
 )
-from jax_lsp.core.source import decode, split_lines
 from jax_lsp.engine import Workspace, files
 from jax_lsp.engine.files import CACHE_DIR_NAME
 from jax_lsp.engine.project import project_root
@@ -137,6 +136,8 @@ def _lines_reader() -> Callable[[str], list[str]]:
     cache: dict[str, list[str]] = {}
 
     def lines(path: str) -> list[str]:
+        from jax_lsp.core.source import decode, split_lines  # here: read only to show findings
+
         if path not in cache:
             try:
                 text = decode(Path(path).read_bytes())[0]

@@ -16,7 +16,6 @@ from typing import TYPE_CHECKING
 
 from jax_lsp.core.model import Finding, Severity, Span
 from jax_lsp.core.notebook_files import is_notebook
-from jax_lsp.core.source import split_lines
 
 if TYPE_CHECKING:
     from jax_lsp.core.notebook import Notebook
@@ -88,6 +87,8 @@ def place(report: Report, path: str, span: Span) -> Place:
 
 def cell_lines(report: Report, where: Place) -> list[str]:
     """The lines a place's span counts in: its cell's, or its file's."""
+    from jax_lsp.core.source import split_lines  # here: a file's lines come from source_lines
+
     notebook = report.notebook(where.path)
     if where.cell is None or notebook is None:
         return report.source_lines(where.path)
