@@ -13,6 +13,7 @@ from jax_lsp.core.source import DeferredDefinition, SourceModule
 
 if TYPE_CHECKING:
     from jax_lsp.core.name_index import NameIndex
+    from jax_lsp.core.python_version import ProjectPythons
 
 MAX_DEPTH = 12
 
@@ -29,6 +30,9 @@ class ModuleLoader(Protocol):
     def jedi_qualname(self, module: Module, node: ast.expr) -> str | None: ...
 
     def checkpoint_names(self) -> NameIndex: ...
+
+    @property
+    def pythons(self) -> ProjectPythons: ...
 
 
 class _Line:
@@ -76,7 +80,7 @@ class Module:
         deferred: Sequence[DeferredDefinition] = (),
     ):
         """`deferred`: top-level definitions left out of `source.tree` (source.parse_for_sites),
-        parsed when their name is looked up; such a module serves to find sites, not to check."""
+        parsed when their name is looked up."""
         self.source = source
         self.name = name
         self.loader = loader
@@ -117,8 +121,12 @@ class Module:
         return scope
 
     def _insert(self, definition: DeferredDefinition) -> list[ast.stmt]:
-        """Parse a deferred definition into the tree, in line order."""
-        parsed = definition.parse(self.path)
+        """Parse a deferred definition into the tree, in line order (its syntax error, or its
+        statements that need a newer Python, join the file's)."""
+        parsed_source = definition.parse(self.path, self.loader.pythons)
+        self.source.problems += parsed_source.problems
+        self.source.skipped += parsed_source.skipped
+        parsed = parsed_source.tree.body
         body = self.source.tree.body
         for statement in parsed:
             body.insert(bisect.bisect_left([_first_line(s) for s in body], _first_line(statement)), statement)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from jax_lsp.core.file_triggers import could_hold_site
 from jax_lsp.core.model import Finding, Span
 
 # The parser too is imported where it is used: a re-run whose results all come from the cache
@@ -23,8 +24,6 @@ def is_notebook(path: object) -> bool:
 def file_could_hold_site(path: str, data: bytes) -> bool:
     """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
     line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``)."""
-    from jax_lsp.core.source import could_hold_site
-
     return could_hold_site(data.replace(b"\\n", b"\n") if is_notebook(path) else data)
 
 
@@ -47,7 +46,7 @@ def parse_notebook(
     with a JAX002 finding. None when ``only_if_site`` and the cells cannot hold a site."""
     from jax_lsp.core.codes import CODES, DECODE_ERROR
     from jax_lsp.core.notebook import Notebook, NotebookError
-    from jax_lsp.core.source import could_hold_site, parse_text
+    from jax_lsp.core.source import parse_text
 
     try:
         text = Notebook.read(data).layout.text

@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 from jax_lsp.core.model import Located
 
@@ -90,6 +91,26 @@ class ScopeBuilder(ast.NodeVisitor):
 
     # The scope being walked; set by build and build_function before anything is visited.
     current: Scope
+
+    # A scope build walks every statement that could hold a site, so the walk itself is made
+    # cheap: NodeVisitor.visit looks its method up by name at each node, and its generic_visit
+    # and visit_Constant go through generic helpers. Here each node type's method is found once,
+    # and the nodes that hold no call, scope or binding are not walked into.
+    def visit(self, node: ast.AST) -> None:
+        method = _METHODS.get(type(node))
+        if method is None:
+            method = _METHODS[type(node)] = _method_for(type(node))
+        method(self, node)
+
+    def generic_visit(self, node: ast.AST) -> None:
+        for name in node._fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, ast.AST):
+                        self.visit(item)
+            elif isinstance(value, ast.AST):
+                self.visit(value)
 
     def build(self, tree: ast.Module) -> Scope:
         root = Scope(tree, None)
@@ -273,6 +294,35 @@ class ScopeBuilder(ast.NodeVisitor):
     def visit_Call(self, node: ast.Call) -> None:
         self.calls.append((node, self.current))
         self.generic_visit(node)
+
+
+# Nodes with nothing inside for the scope builder: no call, scope or binding.
+_LEAVES = (
+    ast.Constant,
+    ast.Name,
+    ast.expr_context,
+    ast.operator,
+    ast.unaryop,
+    ast.cmpop,
+    ast.boolop,
+    ast.Pass,
+)
+
+
+_METHODS: dict[type, Callable[[ScopeBuilder, Any], None]] = {}
+
+
+def _skip(builder: ScopeBuilder, node: ast.AST) -> None:
+    pass
+
+
+def _method_for(node_type: type) -> Callable[[ScopeBuilder, Any], None]:
+    if issubclass(node_type, _LEAVES):
+        return _skip
+    method: Callable[[ScopeBuilder, Any], None] = getattr(
+        ScopeBuilder, f"visit_{node_type.__name__}", ScopeBuilder.generic_visit
+    )
+    return method
 
 
 def function_body(node: FunctionNode) -> list[ast.AST]:

@@ -21,48 +21,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
+from jax_lsp.core.file_triggers import trigger_lines
 from jax_lsp.core.model import Finding, Located, Position, Span
 from jax_lsp.core.python_version import RUNNING, SkippedStatement
 
 if TYPE_CHECKING:
     from jax_lsp.core.newer_syntax import Construct
     from jax_lsp.core.python_version import ProjectPythons
-
-# A file or function without any of these words cannot hold a policy site or an offload call
-# (Offloadable, offload_dot_with_no_batch_dims, save_and_offload_only_these_names).
-SITE_MARKERS = ("policy", "checkpoint", "remat", "saveable", "ffload", "policies")
-SITE_MARKER_PATTERN = re.compile("|".join(SITE_MARKERS))
-
-# A file is parsed only if it holds one of these (each a literal, then a pattern around it):
-# a `policy=` keyword; a call of a checkpoint function, which may take its policy positionally,
-# or an alias of one (`ckpt = jax.checkpoint`, `import ... checkpoint as c`); the names of the
-# ready-made policies and of the offloading API, which JAX105 and JAX106 check anywhere; the
-# factories of names, whose names JAX112 checks anywhere.
-_FILE_TRIGGERS = tuple(
-    (literal, re.compile(pattern))
-    for literal, pattern in (
-        (b"policy", rb"policy\s*=(?!=)"),
-        (b"saveable", rb"saveable"),
-        (b"checkpoint_dots", rb"checkpoint_dots"),
-        (b"ffload", rb"ffload"),
-        (b"checkpoint", rb"checkpoint(?:\s*[(\r\n]|\s+as\b)"),
-        (b"remat", rb"remat(?:\s*[(\r\n]|\s+as\b)"),
-        (b"these_names", rb"these_names"),
-        (b"names_but_these", rb"names_but_these"),
-    )
-)
-
-
-def mentions_trigger(data: bytes) -> bool:
-    """Whether the bytes hold a trigger's literal word: a cheaper, looser `could_hold_site`,
-    also true of a notebook's JSON whenever of its cells' text (JSON escapes no letter)."""
-    return any(literal in data for literal, _ in _FILE_TRIGGERS)
-
-
-def could_hold_site(data: bytes) -> bool:
-    """Whether a file's bytes could hold a policy site or a call the rules check."""
-    return any(literal in data and pattern.search(data) for literal, pattern in _FILE_TRIGGERS)
-
 
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
 # and not a clause that continues the statement above (else/elif/except/finally/case).
@@ -88,21 +53,15 @@ class SourceModule:
         self._marker_lines: list[int] | None = None
         self._marked_names: set[str] = set()
 
-    def _lines_matching(self, pattern: re.Pattern[str]) -> list[int]:
-        found: list[int] = []
-        line, position = 1, 0
-        for match in pattern.finditer(self.text):
-            line += self.text.count("\n", position, match.start())
-            position = match.start()
-            if not found or found[-1] != line:
-                found.append(line)
-        return found
+    def _triggers(self) -> list[int]:
+        if self._marker_lines is None:
+            self._marker_lines = trigger_lines(self.text)
+        return self._marker_lines
 
     def mark_name(self, name: str) -> None:
-        """Treat `name` as a marker too: it was bound to something that mentions one
+        """Treat `name` as a trigger too: it was bound to something that holds one
         (`ds = jax.checkpoint_policies.dots_saveable`), so lines using it may hold a site."""
-        if self._marker_lines is None:
-            self._marker_lines = self._lines_matching(SITE_MARKER_PATTERN)
+        marker_lines = self._triggers()
         if name in self._marked_names:  # bound again (`f = ...` in each branch of an `elif` chain)
             return
         self._marked_names.add(name)
@@ -117,15 +76,11 @@ class SourceModule:
                 more.add(line)
             position = text.find(name, position + len(name))
         if more:
-            self._marker_lines = sorted(more.union(self._marker_lines))
+            self._marker_lines = sorted(more.union(marker_lines))
 
     def could_hold_site(self, node: Located) -> bool:
-        """Whether the lines of `node` mention a SITE_MARKERS word or a marked name."""
-        if self._marker_lines is None:
-            self._marker_lines = self._lines_matching(SITE_MARKER_PATTERN)
-        index = bisect.bisect_left(self._marker_lines, node.lineno)
-        end_lineno = node.end_lineno or node.lineno
-        return index < len(self._marker_lines) and self._marker_lines[index] <= end_lineno
+        """Whether the lines of `node` hold a trigger (file_triggers) or a marked name."""
+        return _holds_line(self._triggers(), node.lineno, node.end_lineno or node.lineno)
 
     def line_text(self, line: int) -> str:
         """0-based line, without its line break."""
@@ -427,11 +382,8 @@ def _parse_whole(
 
 # The line of a top-level `def` or `class`, and the name it binds.
 _DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
-# A statement holding one of these may hold a site, a call a rule checks, or a binding in an
-# unusual place (a walrus in a decorator): it is always parsed.
-_STATEMENT_TRIGGER = re.compile(
-    "|".join([*SITE_MARKERS, *(literal.decode() for literal, _ in _FILE_TRIGGERS), ":="])
-)
+# A statement holding one may bind a name in an unusual place (a walrus in a decorator).
+_WALRUS = ":="
 # What can hide a bracket, a quote or a line break from a plain search: strings and comments.
 _STRING_OR_COMMENT = re.compile(
     "|".join(
@@ -458,12 +410,9 @@ class DeferredDefinition:
     end: int  # the line after its last
     text: str
 
-    def parse(self, path: str) -> list[ast.stmt]:
-        """Its statements; none for one that does not parse (as the file's recovery drops it)."""
-        try:
-            return ast.parse("\n" * self.start + self.text, filename=path).body
-        except (SyntaxError, ValueError, RecursionError, MemoryError):
-            return []
+    def parse(self, path: str, pythons: ProjectPythons | None = None) -> SourceModule:
+        """Its statements, at their lines in the file, with its syntax error or newer syntax."""
+        return parse_text("\n" * self.start + self.text, path, pythons=pythons)
 
 
 def _definition_name(chunk: str) -> str | None:
@@ -502,17 +451,24 @@ def _bracket_depth(code: str, depth: int) -> int:
     return depth
 
 
+def _holds_line(lines: list[int], first: int, last: int) -> bool:
+    """Whether the sorted `lines` hold one in first..last."""
+    index = bisect.bisect_left(lines, first)
+    return index < len(lines) and lines[index] <= last
+
+
 def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefinition]] | None:
     """The top-level statements of `text` that finding its policy sites needs, and the `def`s
     and `class`es left for later; None when none is left (the caller parses the file whole),
     or when the rest does not parse.
 
-    A `def` or `class` is left out when it holds no trigger word (SITE_MARKERS, the file
-    triggers): the scope builder would not walk it for calls, and only its name binds at
-    module level. It is left out only when it, and all above it, close every string and
-    bracket they open, so that it surely starts a statement; its lines are parsed as blank."""
+    A `def` or `class` is left out when no line of it holds a trigger (file_triggers): the scope
+    builder would not walk it for calls, and only its name binds at module level. It is left
+    out only when it, and all above it, close every string and bracket they open, so that it
+    surely starts a statement; its lines are parsed as blank."""
     if "\0" in text:
         return None
+    triggers = trigger_lines(text)
     lines = split_lines(text)
     kept = list(lines)
     deferred: list[DeferredDefinition] = []
@@ -523,7 +479,8 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
         if (
             name is not None
             and chunk.isascii()
-            and not _STATEMENT_TRIGGER.search(chunk)
+            and not _holds_line(triggers, start + 1, end)
+            and _WALRUS not in chunk
             and _closes_within(chunk)
             and _closes_within("".join(lines[checked_to:start]))
         ):

@@ -62,7 +62,7 @@ def check_module(
     functions defined here that sites in other modules reach. A rule that fails on one
     policy or site loses only that, and adds an InternalError to `errors`."""
     rules = [rule for rule in ALL_RULES if settings.enabled(rule.code)]
-    findings: list[Finding] = list(module.source.problems)
+    findings: list[Finding] = []
 
     policies: dict[tuple, PolicyContext] = {}
     local = [t for _, targets in sites for t in targets if isinstance(t, PolicyFunction)]
@@ -118,7 +118,8 @@ def check_module(
 
     result = []
     seen = set()
-    for finding in findings:
+    # The file's problems last: following a name may have parsed a deferred definition.
+    for finding in [*module.source.problems, *findings]:
         family = family_of(finding.code)
         if family is Family.RULE and _suppressed(module, finding):
             continue

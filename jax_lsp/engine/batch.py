@@ -80,12 +80,14 @@ class _Digests:
 
 
 def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests) -> FileResult:
-    """One file's findings from its own sites, and the modules its analysis read."""
+    """One file's findings from its own sites, and the modules its analysis read. The file is
+    parsed as far as its sites need (a `def` or `class` holding no trigger waits until a site
+    leads to it): a syntax error that no site reaches is left to the tools that read it."""
     from jax_lsp.core.resolve import PolicyFunction
     from jax_lsp.engine.analysis import check_module
 
     with workspace.recording_loads() as loaded:
-        module = workspace.load(key)
+        module = workspace.load(key, only_if_site=True)
         if module is None:
             return FileResult(own_digest, {}, (), ())
         sites = workspace.sites(module)

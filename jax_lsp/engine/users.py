@@ -10,7 +10,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from jax_lsp.core.source import could_hold_site
+from jax_lsp.core.file_triggers import could_hold_site
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`.
 _FROM_IMPORT = re.compile(

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
+from jax_lsp.core.file_triggers import could_hold_site, mentions_trigger
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
@@ -143,9 +144,10 @@ class Workspace:
         """The parsed module at `path` (None if unreadable, or if `only_if_site` and it cannot hold one).
 
         With `only_if_site`, a file on disk may come back parsed only as far as its sites need
-        (source.parse_for_sites): such a module is for finding sites, never for checking."""
+        (source.parse_for_sites): its deferred definitions are parsed when a name leads to them,
+        and a syntax error in one that nothing leads to is never reported."""
         from jax_lsp.core.module import Module
-        from jax_lsp.core.source import ParseCache, could_hold_site, parse_bytes, parse_text
+        from jax_lsp.core.source import ParseCache, parse_bytes, parse_text
 
         key = _key(path)
         with self._lock:
@@ -355,7 +357,6 @@ class Workspace:
     def index_users(self, paths: Iterable[Path | str]) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
         changed files): those that could hold a site and import something `paths` define."""
-        from jax_lsp.core.source import mentions_trigger
         from jax_lsp.engine.users import Exported, candidate_users
 
         with self._lock:

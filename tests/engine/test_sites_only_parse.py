@@ -93,7 +93,10 @@ def test_only_whole_statements_are_left_out(text: str):
     assert parse_for_sites(text, "mod.py") is None
 
 
-def test_a_deferred_definition_that_does_not_parse_binds_nothing():
-    tree, deferred = parse_for_sites("def f() -> :\n    pass\nx = 1\n", "mod.py")
-    assert [d.name for d in deferred] == ["f"] and deferred[0].parse("mod.py") == []
-    assert [type(s).__name__ for s in tree.body] == ["Assign"]
+def test_a_deferred_definition_that_does_not_parse_binds_nothing_and_is_a_syntax_error():
+    tree, deferred = parse_for_sites("x = 0\ndef f() -> :\n    pass\nx = 1\n", "mod.py")
+    assert [d.name for d in deferred] == ["f"]
+    assert [type(s).__name__ for s in tree.body] == ["Assign", "Assign"]
+    parsed = deferred[0].parse("mod.py")
+    assert parsed.tree.body == []
+    assert [(p.code, p.span.start.line) for p in parsed.problems] == [("JAX001", 1)]

@@ -100,7 +100,9 @@ async def test_edits_are_answered_while_the_index_runs_and_it_finishes_once_typi
         end_of_comment = types.Position(0, len("# edited below"))
         index_reports = [r for token, r in lsp.client.progress_reports.items() if "index" in str(token)]
         if lsp.client.capabilities.window.work_done_progress:
-            assert [r.kind for r in index_reports[0][-1:]] != ["end"], "add files: the index ended before typing"
+            assert [r.kind for r in index_reports[0][-1:]] != ["end"], (
+                "add files: the index ended before typing"
+            )
         typing_until = time.monotonic() + TYPING_S
         while time.monotonic() < typing_until:  # a keystroke every 50 ms, each answered
             lsp.change(uri, end_of_comment, end_of_comment, "!")

@@ -1,0 +1,122 @@
+"""Which files are worth parsing: a byte search for the words that no policy site, and no call a
+rule checks anywhere, can be written without.
+
+A file is parsed only if it holds one of: a `policy=` keyword; a call of a checkpoint function,
+which may take its policy positionally, or an alias of one (`ckpt = jax.checkpoint`,
+`from jax import checkpoint as c`); the names of the ready-made policies and of the offloading
+API, which JAX105 and JAX106 check anywhere; the factories of names, whose names JAX112 checks
+anywhere. Each is matched as a whole identifier, and a ready-made name right after a quote is a
+docstring's (`"nothing_saveable"`): real ML code says "checkpoint" everywhere (`save_checkpoint(`,
+`import orbax.checkpoint as ocp`, prose), and such files are not worth parsing.
+
+A plain search for each word, then a look at the identifier holding it, is many times faster
+than one regular expression with look-behinds over the whole file.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+
+# Bytes that continue an identifier (a non-ASCII byte is part of a non-ASCII letter).
+_IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(
+    range(0x80, 0x100)
+)
+_QUOTES = frozenset(b"\"'`")
+_DOT = ord(".")
+
+_KEYWORD_VALUE = re.compile(rb"\s*=(?!=)")
+_CALLED = re.compile(rb"\s*\(")
+_IMPORTED_AS = re.compile(rb"\s+as\b")
+_LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:[\r\n]|\Z)")
+_ASSIGNED_FROM = re.compile(rb"=[ \t]*(?:[\w.]+\.)?\Z")  # the line before `name`: `x = jax.`
+
+_OFFLOADING = {b"Offloadable", b"offload_dot_with_no_batch_dims", b"save_and_offload_only_these_names"}
+_CHECKPOINT_FUNCTIONS = {b"checkpoint", b"filter_checkpoint"}
+
+
+def _identifiers_holding(data: bytes, word: bytes) -> Iterator[tuple[bytes, int, int]]:
+    """Each identifier of `data` that contains `word`, with its start and end."""
+    at = data.find(word)
+    while at >= 0:
+        start, end = at, at + len(word)
+        while start and data[start - 1] in _IDENTIFIER_BYTES:
+            start -= 1
+        while end < len(data) and data[end] in _IDENTIFIER_BYTES:
+            end += 1
+        yield data[start:end], start, end
+        at = data.find(word, end)
+
+
+def _after_quote(data: bytes, start: int) -> bool:
+    return start > 0 and data[start - 1] in _QUOTES
+
+
+def _function_or_alias(names: set[bytes]) -> Callable[[bytes, bytes, int, int], bool]:
+    """A call of one of `names`, an import of it under another name, or an assignment of it."""
+
+    def found(data: bytes, identifier: bytes, start: int, end: int) -> bool:
+        if identifier not in names:
+            return False
+        if _CALLED.match(data, end):
+            return True
+        if _IMPORTED_AS.match(data, end):
+            return not (start and data[start - 1] == _DOT)  # `import orbax.checkpoint as ocp`
+        if _LINE_END.match(data, end):
+            line_start = data.rfind(b"\n", 0, start) + 1
+            return _ASSIGNED_FROM.search(data, line_start, start) is not None
+        return False
+
+    return found
+
+
+# Each trigger: the word to search for, and whether an identifier holding it is one.
+_Triggers = tuple[tuple[bytes, Callable[[bytes, bytes, int, int], bool]], ...]
+_TRIGGERS: _Triggers = (
+    (b"policy", lambda data, name, start, end: name == b"policy" and bool(_KEYWORD_VALUE.match(data, end))),
+    (b"saveable", lambda data, name, start, end: not _after_quote(data, start)),
+    (b"checkpoint_dots", lambda data, name, start, end: not _after_quote(data, start)),
+    (b"ffload", lambda data, name, start, end: name in _OFFLOADING and not _after_quote(data, start)),
+    (b"checkpoint", _function_or_alias(_CHECKPOINT_FUNCTIONS)),
+    (b"remat", _function_or_alias({b"remat"})),
+    (b"these_names", lambda data, name, start, end: True),
+    (b"names_but_these", lambda data, name, start, end: True),
+)
+
+
+def mentions_trigger(data: bytes) -> bool:
+    """Whether the bytes hold a trigger's word: a cheaper, looser `could_hold_site`, also true
+    of a notebook's JSON whenever of its cells' text (JSON escapes no letter)."""
+    return any(word in data for word, _ in _TRIGGERS)
+
+
+# Lines that tag a value with a name (`checkpoint_name`) are walked too, for JAX112's tags; a
+# file of tags alone holds nothing to report (the names index reads it on its own).
+_LINE_TRIGGERS = (*_TRIGGERS, (b"checkpoint_name", lambda data, name, start, end: name == b"checkpoint_name"))
+
+
+def _triggers(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[int]:
+    """The offset of each trigger in `data`, trigger by trigger."""
+    for word, found in triggers:
+        if word in data:
+            for identifier, start, end in _identifiers_holding(data, word):
+                if found(data, identifier, start, end):
+                    yield start
+
+
+def could_hold_site(data: bytes) -> bool:
+    """Whether a file's bytes could hold a policy site or a call the rules check."""
+    return next(_triggers(data), None) is not None
+
+
+def trigger_lines(text: str) -> list[int]:
+    """The 1-based lines of `text` that hold a trigger or a tag, in order: a site, a checked
+    call or a tag spans at least one of them."""
+    data = text.encode("utf-8", "surrogatepass")
+    lines: set[int] = set()
+    newlines_before, counted_to = 0, 0
+    for offset in sorted(_triggers(data, _LINE_TRIGGERS)):
+        newlines_before += data.count(b"\n", counted_to, offset)
+        counted_to = offset
+        lines.add(newlines_before + 1)
+    return sorted(lines)

@@ -1,0 +1,71 @@
+"""The byte search that decides which files are parsed at all: every way of writing a site or a
+checked call passes it, and real code that only says "checkpoint" (orbax, prose) does not.
+Each case is also analysed in full, so the test proves the search is right to keep or skip it."""
+
+from __future__ import annotations
+
+import pytest
+
+from jax_lsp.core.file_triggers import could_hold_site, trigger_lines
+from jax_lsp.engine import analyze_text
+
+BAD_POLICY = "def bad(prim, *avals, **params):\n    if prim.name == 'sin':\n        return True\n"
+
+# Each holds a finding that no other trigger in it would let through.
+KEPT = {
+    "policy keyword": "import jax\nf = jax.checkpoint(g, policy=bad)\n",
+    "positional policy": "import jax\nf = jax.checkpoint(g, bad)\n",
+    "remat": "import jax\nf = jax.remat(g, bad)\n",
+    "equinox": "import equinox as eqx\nf = eqx.filter_checkpoint(g, bad)\n",
+    "imported under another name": "from jax import checkpoint as ckpt\nf = ckpt(g, bad)\n",
+    "assigned, with a comment": "import jax\nckpt = jax.checkpoint  # short\nf = ckpt(g, bad)\n",
+    "ready-made policy called": "import jax\np = jax.checkpoint_policies.dots_saveable()\n",
+    "checkpoint_dots called": "import jax\np = jax.checkpoint_policies.checkpoint_dots()\n",
+    "Offloadable": "from jax.ad_checkpoint import Offloadable\nx = Offloadable(src='device', dst='host')\n",
+    "offload factory": (
+        "import jax\np = jax.checkpoint_policies.offload_dot_with_no_batch_dims('device', 'host')\n"
+    ),
+}
+
+# Real code from the corpus, in short: nothing here is a site or a call a rule checks.
+SKIPPED = {
+    "orbax": "import orbax.checkpoint as ocp\nmanager = ocp.CheckpointManager(d)\nmanager.save_checkpoint(1)\n",
+    "a function named like one": "def save_checkpoint(state):\n    pass\nsave_checkpoint(bad)\n",
+    "prose": "# Restore the model from the last checkpoint\n# before training on.\nx = 1\n",
+    "a docstring naming a policy": (
+        'def f(name="nothing_saveable"):\n    """Defaults to `"nothing_saveable"`."""\n    return name\n'
+    ),
+    "other keywords": "config.remat_policy = 'full'\nrun(eval_policy=bad, save_policy=bad)\n",
+    "cpu offload of another library": (
+        "from transformer_engine.pytorch.cpu_offload import get_cpu_offload_context\n"
+    ),
+}
+
+
+@pytest.mark.parametrize("code", KEPT.values(), ids=KEPT.keys())
+def test_every_way_of_writing_a_finding_is_parsed(code):
+    text = BAD_POLICY + code
+    assert analyze_text(text, "/w/m.py"), "the case must hold a finding"
+    assert could_hold_site(text.encode())
+
+
+@pytest.mark.parametrize("code", SKIPPED.values(), ids=SKIPPED.keys())
+def test_code_that_only_mentions_checkpoints_is_skipped(code):
+    text = BAD_POLICY + code
+    assert analyze_text(text, "/w/m.py") == [], "the case must hold no finding"
+    assert not could_hold_site(text.encode())
+
+
+def test_only_the_lines_of_sites_checked_calls_and_tags_are_walked():
+    text = (
+        "import jax\n"  # 1
+        "from jax.ad_checkpoint import checkpoint_name\n"  # 2: a tag's import (its alias would be marked)
+        "def save(manager, step):\n"  # 3
+        "    manager.save_checkpoint(step)  # orbax: no trigger\n"  # 4
+        "def block(x):\n"  # 5
+        "    return checkpoint_name(x, 'attn')\n"  # 6: a tag
+        "f = jax.checkpoint(\n"  # 7: a call of a checkpoint function
+        "    block,\n"  # 8
+        "    policy=bad)\n"  # 9: a policy keyword
+    )
+    assert trigger_lines(text) == [2, 6, 7, 9]
