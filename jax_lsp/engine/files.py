@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
+import subprocess
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
@@ -84,8 +85,6 @@ def _git_ignored(folder: Path) -> set[str]:
 
     Empty outside a git work tree, without git, or when ``folder`` itself is ignored (a folder
     named on the command line is checked whatever git thinks of it)."""
-    import subprocess  # here: checking named files runs no git (start-up time)
-
     try:
         done = subprocess.run(
             ["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
