@@ -6,22 +6,34 @@ import argparse
 import importlib
 import sys
 import warnings
+from collections.abc import Sequence
 
 from jax_lsp import __version__
 
-# Each module exposes `add_parser(subparsers)` and `run(args) -> int` (the exit code).
-COMMANDS = ("check", "rule", "serve", "trace")
+# Each module exposes `add_parser(subparsers, help)` and `run(args) -> int` (the exit code).
+COMMANDS = {
+    "check": "check files and folders for broken remat policies",
+    "rule": "show a rule's documentation",
+    "serve": "run the language server",
+    "trace": "run a policy under real JAX and show what it decides",
+}
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
+    """The parser of the command line `argv` (None: of any command line).
+
+    A subcommand is built in full, and its module imported, only when `argv` names it: argparse
+    takes a subcommand by its exact name, and the others need no more than their help line."""
     parser = argparse.ArgumentParser(
         prog="jax-lsp", description="Find broken JAX rematerialization policies."
     )
     parser.add_argument("--version", action="version", version=f"jax-lsp {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name in COMMANDS:
-        module = importlib.import_module(f"jax_lsp.cli.commands.{name}")
-        module.add_parser(subparsers)
+    for name, help_line in COMMANDS.items():
+        if argv is None or name in argv:
+            importlib.import_module(f"jax_lsp.cli.commands.{name}").add_parser(subparsers, help_line)
+        else:
+            subparsers.add_parser(name, help=help_line)
     return parser
 
 
@@ -30,7 +42,9 @@ def main(argv: list[str] | None = None) -> int:
     # for every invalid escape such as "\d" in a string): they are the user's compiler's job.
     warnings.filterwarnings("ignore", category=SyntaxWarning)
     warnings.filterwarnings("ignore", "invalid escape sequence", DeprecationWarning)
-    parser = build_parser()
+    if argv is None:
+        argv = sys.argv[1:]
+    parser = build_parser(argv)
     try:
         args = parser.parse_args(argv)
     except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help/--version

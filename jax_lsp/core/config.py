@@ -7,14 +7,10 @@ import sys
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from jax_lsp.core.model import Severity
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
 
 # What a finding's severity may be set to.
 _FINDING_SEVERITIES = {s.value: s for s in (Severity.ERROR, Severity.WARNING)}
@@ -109,6 +105,22 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
     return replace(settings, **changes)
 
 
+def _tomllib() -> ModuleType:
+    """The TOML parser, imported when a file is to be parsed (start-up time of `jax-lsp check`)."""
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+    parser: ModuleType = tomllib  # tomli is untyped
+    return parser
+
+
+def _could_name_jax_lsp(toml: str) -> bool:
+    """False when no key of the TOML text can be "jax-lsp": the name is not written out, and no
+    escape could spell it (only \\u and \\U spell letters)."""
+    return "jax-lsp" in toml or "\\u" in toml or "\\U" in toml
+
+
 def find_pyproject(start: Path) -> Path | None:
     """The nearest pyproject.toml at or above ``start`` that has a [tool.jax-lsp] table."""
     start = start.resolve()
@@ -116,8 +128,11 @@ def find_pyproject(start: Path) -> Path | None:
         candidate = folder / "pyproject.toml"
         if candidate.is_file():
             try:
-                data = tomllib.loads(candidate.read_text(encoding="utf-8"))
-            except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError):
+                text = candidate.read_text(encoding="utf-8")
+                if not _could_name_jax_lsp(text):
+                    continue
+                data = _tomllib().loads(text)
+            except (OSError, UnicodeDecodeError, _tomllib().TOMLDecodeError):
                 continue
             if "jax-lsp" in data.get("tool", {}):
                 return candidate
@@ -127,8 +142,8 @@ def find_pyproject(start: Path) -> Path | None:
 def load_pyproject(path: Path, base: Settings | None = None) -> Settings:
     """Settings from ``[tool.jax-lsp]`` of ``path``. Raises SettingsError naming the file."""
     try:
-        data = tomllib.loads(path.read_text(encoding="utf-8"))
-    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
+        data = _tomllib().loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, _tomllib().TOMLDecodeError) as exc:
         raise SettingsError(f"{path}: cannot read: {exc}") from None
     table = data.get("tool", {}).get("jax-lsp", {})
     try:

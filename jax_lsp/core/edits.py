@@ -5,7 +5,6 @@ from __future__ import annotations
 from collections.abc import Iterable
 
 from jax_lsp.core.model import Edit, Position
-from jax_lsp.core.source import split_lines
 
 
 class OverlappingEdits(ValueError):
@@ -22,6 +21,8 @@ def _offset(line_starts: list[int], text: str, position: Position) -> int:
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits of one file. Raises OverlappingEdits otherwise."""
+    from jax_lsp.core.source import split_lines  # here: `jax_lsp.core` is imported without the parser
+
     line_starts = [0]
     for line in split_lines(text)[:-1]:
         line_starts.append(line_starts[-1] + len(line))

@@ -19,7 +19,6 @@ from __future__ import annotations
 
 import ast
 import bisect
-import hashlib
 import logging
 import os
 import threading
@@ -29,8 +28,6 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
-
-from jax_lsp.core.scopes import dotted
 
 if TYPE_CHECKING:
     import jedi
@@ -57,6 +54,10 @@ class FileStats:
 
 def callee_key(module: Module, node: ast.expr) -> Key:
     """What jedi's answer for the callee `node` of `module` depends on, as far as we follow it."""
+    import hashlib  # here, as scopes: only when jedi is asked (start-up time of `jax-lsp check`)
+
+    from jax_lsp.core.scopes import dotted
+
     source, body = module.source, module.source.tree.body
     starts = [statement.lineno for statement in body]
 

@@ -13,12 +13,10 @@ from __future__ import annotations
 import ast
 import keyword
 import re
-import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-Version = tuple[int, int]
-RUNNING: Version = sys.version_info[:2]
+from jax_lsp.core.python_version import RUNNING, Version
 
 
 @dataclass(frozen=True)

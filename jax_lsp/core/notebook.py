@@ -17,27 +17,17 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, replace
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, but not in typeshed
-from typing import TYPE_CHECKING, Generic, TypeVar
+from typing import Generic, TypeVar
 
 from jax_lsp.core import ipython
-from jax_lsp.core.codes import CODES, DECODE_ERROR
 from jax_lsp.core.edits import apply_edits
-from jax_lsp.core.file_triggers import could_hold_site
-from jax_lsp.core.model import Edit, Finding, Span
-from jax_lsp.core.source import SourceModule, parse_text, split_lines
+from jax_lsp.core.model import Edit, Span
+from jax_lsp.core.source import split_lines
 
-if TYPE_CHECKING:
-    from jax_lsp.core.python_version import ProjectPythons
-
-SUFFIX = ".ipynb"
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")
 
 K = TypeVar("K")
-
-
-def is_notebook(path: object) -> bool:
-    return str(path).lower().endswith(SUFFIX)
 
 
 class NotebookError(ValueError):
@@ -391,37 +381,3 @@ def _array(raw: str, i: int, element: Callable[[int], int]) -> int:
         if not raw.startswith(",", i):
             return _expect(raw, i, "]")
         i = _space(raw, i + 1)
-
-
-# As a module of the analysis ---------------------------------------------------------
-def file_could_hold_site(path: str, data: bytes) -> bool:
-    """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
-    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``)."""
-    return could_hold_site(data.replace(b"\\n", b"\n") if is_notebook(path) else data)
-
-
-def module_bytes(path: object, data: bytes) -> bytes:
-    """A file's bytes as Python source: a notebook's code cells, joined (none if unreadable)."""
-    if not is_notebook(path):
-        return data
-    try:
-        return Notebook.read(data).layout.text.encode("utf-8", "surrogatepass")
-    except NotebookError:
-        return b""
-
-
-def parse_notebook(
-    data: bytes, path: str, only_if_site: bool = False, pythons: ProjectPythons | None = None
-) -> SourceModule | None:
-    """A notebook file as the module of its code cells; an unreadable one as an empty module
-    with a JAX002 finding. None when ``only_if_site`` and the cells cannot hold a site."""
-    try:
-        text = Notebook.read(data).layout.text
-    except NotebookError as exc:
-        module = parse_text("", path)
-        span = Span.of(exc.line, exc.column, exc.line, exc.column)
-        module.problems.append(Finding(path, DECODE_ERROR, CODES[DECODE_ERROR].severity, str(exc), span))
-        return module
-    if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
-        return None
-    return parse_text(text, path, pythons=pythons)

@@ -9,7 +9,6 @@ The oldest Python a file's project allows is `target-version` from the settings,
 
 from __future__ import annotations
 
-import configparser
 import logging
 import os
 import re
@@ -18,12 +17,8 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jax_lsp.core.newer_syntax import RUNNING, Version
-
-if sys.version_info >= (3, 11):
-    import tomllib
-else:  # pragma: no cover - Python 3.10
-    import tomli as tomllib
+Version = tuple[int, int]
+RUNNING: Version = sys.version_info[:2]
 
 log = logging.getLogger(__name__)
 
@@ -69,12 +64,20 @@ class SkippedStatement:
     why: str  # "type parameters (PEP 695)", or the project's RequiredPython.origin
 
 
+# The parsers below are imported when a declaration is read: only when a statement fails to parse.
 def _read_pyproject(path: Path) -> str | None:
+    if sys.version_info >= (3, 11):
+        import tomllib
+    else:  # pragma: no cover - Python 3.10
+        import tomli as tomllib
+
     value = tomllib.loads(path.read_text(encoding="utf-8")).get("project", {}).get("requires-python")
     return value if isinstance(value, str) else None
 
 
 def _read_setup_cfg(path: Path) -> str | None:
+    import configparser
+
     parser = configparser.ConfigParser(interpolation=None)
     parser.read_string(path.read_text(encoding="utf-8"), str(path))
     return parser.get("options", "python_requires", fallback=None)
@@ -94,6 +97,8 @@ _DECLARATIONS = (
 
 def declared_python(folder: Path) -> RequiredPython | None:
     """The `requires-python` declared in `folder`'s pyproject.toml, setup.cfg or setup.py."""
+    import configparser
+
     for name, read in _DECLARATIONS:
         path = folder / name
         try:

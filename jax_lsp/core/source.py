@@ -23,10 +23,10 @@ from typing import TYPE_CHECKING
 from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
 from jax_lsp.core.file_triggers import trigger_lines
 from jax_lsp.core.model import Finding, Located, Position, Span
-from jax_lsp.core.newer_syntax import RUNNING, Construct, downgrade, might_be_newer
-from jax_lsp.core.python_version import SkippedStatement
+from jax_lsp.core.python_version import RUNNING, SkippedStatement
 
 if TYPE_CHECKING:
+    from jax_lsp.core.newer_syntax import Construct
     from jax_lsp.core.python_version import ProjectPythons
 
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
@@ -251,6 +251,8 @@ def _at_line(chunk: str, start: int) -> str:
 
 
 def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> ChunkError:
+    from jax_lsp.core.newer_syntax import downgrade  # here: a file that parses never needs it (start-up time)
+
     newer = downgrade(chunk)
     if newer is not None:
         try:
@@ -328,6 +330,8 @@ def _parse_whole(
     If the text fails, the statements found newer on their own are parsed as rewritten for the
     running Python; then, if it still fails in a statement cut in two (an unbalanced chunk) that
     may hold newer syntax, the whole text is rewritten: that costs a good part of a parse."""
+    from jax_lsp.core.newer_syntax import downgrade, might_be_newer
+
     try:
         if error is None:
             try:

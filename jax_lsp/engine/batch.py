@@ -8,22 +8,21 @@ from __future__ import annotations
 
 import contextlib
 import gc
-import multiprocessing
 import os
 from collections.abc import Iterator
-from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.jedi_names import FileStats
 from jax_lsp.core.model import Finding, InternalError
-from jax_lsp.core.notebook import file_could_hold_site
-from jax_lsp.core.resolve import PolicyFunction
-from jax_lsp.engine.analysis import check_module
+from jax_lsp.core.notebook_files import file_could_hold_site
 from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 
+# The analysis is imported where it is used: a re-run whose results all come from the cache
+# runs none of it, and start-up time is most of such a run.
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
+    from jax_lsp.core.jedi_names import FileStats
+    from jax_lsp.core.resolve import PolicyFunction
     from jax_lsp.engine.workspace import Workspace
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
@@ -84,6 +83,9 @@ def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests
     """One file's findings from its own sites, and the modules its analysis read. The file is
     parsed as far as its sites need (a `def` or `class` holding no trigger waits until a site
     leads to it): a syntax error that no site reaches is left to the tools that read it."""
+    from jax_lsp.core.resolve import PolicyFunction
+    from jax_lsp.engine.analysis import check_module
+
     with workspace.recording_loads() as loaded:
         module = workspace.load(key, only_if_site=True)
         if module is None:
@@ -167,6 +169,8 @@ def _check_with_users(
     digests: _Digests,
 ) -> list[Finding]:
     """The findings of a module whose policies `users` reach, with those uses."""
+    from jax_lsp.engine.analysis import check_module
+
     # A module that could not hold a site was not checked alone: its findings are all here.
     mine = own.get(target) or FileResult(digests(target) or "", {}, (), ())
     key = ResultCache.combined_key(mine, users)
@@ -193,6 +197,8 @@ def _check_with_users(
 
 def _policies_in(workspace: Workspace, user: str, target: str) -> list[PolicyFunction]:
     """The policy functions defined in `target` that the sites of `user` reach."""
+    from jax_lsp.core.resolve import PolicyFunction
+
     user_module = workspace.load(user)
     if user_module is None:
         return []
@@ -231,6 +237,9 @@ def _check_in_worker(item: tuple[str, str]) -> tuple[str, FileResult, list[Inter
 def _check_on_processes(
     workspace: Workspace, todo: list[tuple[str, str]], jobs: int
 ) -> dict[str, FileResult]:
+    import multiprocessing  # here: a re-run that checks few files starts no process (start-up time)
+    from concurrent.futures import ProcessPoolExecutor
+
     # The largest files first, so that no process is left with a big one at the end.
     ordered = sorted(todo, key=lambda item: -_size(item[0]))
     context = multiprocessing.get_context(

@@ -9,14 +9,13 @@ from __future__ import annotations
 import os
 import stat
 import subprocess
-import tempfile
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from fnmatch import fnmatch
 from pathlib import Path
 
-from jax_lsp.core import source
-
+# Where `jax-lsp check` keeps its results between runs (result_cache), in the project root.
+CACHE_DIR_NAME = ".jax-lsp-cache"
 # Folders that never hold the user's own code (ruff's list, give or take).
 SKIPPED_DIRS = frozenset(
     {
@@ -27,7 +26,7 @@ SKIPPED_DIRS = frozenset(
         ".git-rewrite",
         ".hg",
         ".ipynb_checkpoints",
-        ".jax-lsp-cache",
+        CACHE_DIR_NAME,
         ".mypy_cache",
         ".nox",
         ".pants.d",
@@ -61,6 +60,8 @@ class MissingPathError(FileNotFoundError):
 
 def _is_excluded(path: Path, base: Path | None, patterns: Iterable[str]) -> bool:
     """A pattern matches the name, or the path relative to ``base`` (where the patterns were set)."""
+    if not patterns:
+        return False
     candidates = [path.name]
     if base is not None:
         try:
@@ -112,12 +113,10 @@ def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator
             if os.path.join(absolute, d) not in ignored and not _skipped_dir(here / d, base, exclude)
         )
         for name in sorted(filenames):
-            if (
-                name.endswith(CHECKED_SUFFIXES)
-                and os.path.join(absolute, name) not in ignored
-                and not _is_excluded(here / name, base, exclude)
-            ):
-                yield here / name
+            if name.endswith(CHECKED_SUFFIXES) and os.path.join(absolute, name) not in ignored:
+                file = here / name
+                if not _is_excluded(file, base, exclude):
+                    yield file
 
 
 def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None) -> list[Path]:
@@ -127,9 +126,25 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
     globs (relative to ``base``, the folder of the pyproject.toml that set them). A file named explicitly is
     always checked. Raises MissingPathError for a path that does not exist.
     """
+    return [file for file, _ in _discovered(paths, exclude, base)]
+
+
+def discover_resolved(
+    paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None
+) -> list[Path]:
+    """The files ``discover`` finds, in its order, each as ``Path.resolve()`` gives it."""
+    return [
+        file.resolve() if real is None else Path(real) for file, real in _discovered(paths, exclude, base)
+    ]
+
+
+def _discovered(
+    paths: Iterable[Path], exclude: tuple[str, ...], base: Path | None
+) -> list[tuple[Path, str | None]]:
+    """Each file ``discover`` finds, with its real path when it is no symlink."""
     base = base.resolve() if base is not None else None
-    found: dict[str, Path] = {}
-    resolved = _Resolver()
+    found: dict[str, tuple[Path, str | None]] = {}
+    real_path = _RealPaths()
     for path in paths:
         if path.is_dir():
             files: Iterable[Path] = _walk(path, base, exclude)
@@ -138,21 +153,23 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
         else:
             raise MissingPathError(f"{path}: no such file or folder")
         for file in files:
-            found.setdefault(resolved(file), file)
-    return sorted(found.values())
+            real = real_path(file)
+            found.setdefault(os.path.realpath(file) if real is None else real, (file, real))
+    return sorted(found.values(), key=lambda found_file: found_file[0])
 
 
-class _Resolver:
-    """`os.path.realpath` of many files, each folder resolved once (realpath reads every
-    component of the path again: ten system calls a file in a deep tree)."""
+class _RealPaths:
+    """``os.path.realpath`` of many files that are no symlinks, each folder resolved once
+    (realpath reads every component of the path again: ten system calls a file in a deep tree)."""
 
     def __init__(self) -> None:
         self._folders: dict[str, str] = {}
 
-    def __call__(self, file: Path) -> str:
+    def __call__(self, file: Path) -> str | None:
+        """The file's real path; None for a symlink (or a path through ``..``), left to realpath."""
         name = os.fspath(file)
         if ".." in file.parts or os.path.islink(name):  # abspath would fold `link/..` wrongly
-            return os.path.realpath(name)
+            return None
         folder, base = os.path.split(os.path.abspath(name))
         if folder not in self._folders:
             self._folders[folder] = os.path.realpath(folder)
@@ -174,6 +191,8 @@ class UndecodableError(ValueError):
 
 def decode(data: bytes) -> Source:
     """Decode as the core does (BOM, coding cookie). Raises UndecodableError when it cannot."""
+    from jax_lsp.core import source  # here: only --fix decodes (start-up time)
+
     raw, encoding, problem = source.decode(data)
     if problem:
         raise UndecodableError(problem)
@@ -195,6 +214,8 @@ def encode(original: Source, text: str) -> bytes:
 
 def write_atomic(path: Path, data: bytes) -> None:
     """Replace ``path`` with ``data``: readers see the old file or the new one, never half of it."""
+    import tempfile  # here: only --fix writes (start-up time)
+
     target = path.resolve()  # write through a symlink, not over it
     mode = stat.S_IMODE(target.stat().st_mode)
     fd, tmp = tempfile.mkstemp(dir=target.parent, prefix=f".{target.name}.", suffix=".jax-lsp")

@@ -13,12 +13,10 @@ is not read again: its digest (or that it cannot hold a site) is taken from the 
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
 import os
 import sys
-import tempfile
 from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
@@ -29,14 +27,18 @@ from jax_lsp.core.config import Settings
 from jax_lsp.core.model import Edit, Finding, Fix, Position, Severity, Span
 from jax_lsp.core.python_version import SkippedStatement
 
+try:  # hashlib's own blake2b, without the OpenSSL bindings hashlib loads (a few ms at every start)
+    from _blake2 import blake2b
+except ImportError:  # pragma: no cover - a Python built without it
+    from hashlib import blake2b
+
 log = logging.getLogger(__name__)
 
-CACHE_DIR_NAME = ".jax-lsp-cache"
 KEEP_STORES = 4  # stores of other settings or file lists kept beside the current one
 
 
 def digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
+    return blake2b(data, digest_size=16).hexdigest()
 
 
 @dataclass(frozen=True)
@@ -141,6 +143,8 @@ class ResultCache:
         """Write the store atomically, and drop old stores (other settings, other file lists)."""
         if not self._dirty:
             return
+        import tempfile  # here: a run that changes nothing writes nothing (start-up time)
+
         try:
             self.folder.mkdir(parents=True, exist_ok=True)
             ignore = self.folder / ".gitignore"

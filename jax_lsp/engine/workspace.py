@@ -12,32 +12,27 @@ import logging
 import os
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
-from jax_lsp.core.describe import PolicyDescription, describe_at
 from jax_lsp.core.file_triggers import could_hold_site, mentions_trigger
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
-from jax_lsp.core.module import Module
-from jax_lsp.core.name_index import NameIndex
-from jax_lsp.core.notebook import is_notebook, module_bytes, parse_notebook
+from jax_lsp.core.notebook_files import is_notebook, module_bytes, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
-from jax_lsp.core.resolve import PolicyFunction, Target
-from jax_lsp.core.sites import Site
-from jax_lsp.core.source import (
-    DeferredDefinition,
-    ParseCache,
-    SourceModule,
-    decode,
-    parse_bytes,
-    parse_for_sites,
-    parse_text,
-)
-from jax_lsp.engine.analysis import check_module, resolved_sites
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
-from jax_lsp.engine.users import Exported, candidate_users
+
+# The parser and the analysis are imported where they are used: a `jax-lsp check` whose results
+# all come from the cache runs none of them, and start-up time is most of such a run.
+if TYPE_CHECKING:
+    from jax_lsp.core.describe import PolicyDescription
+    from jax_lsp.core.module import Module
+    from jax_lsp.core.name_index import NameIndex
+    from jax_lsp.core.resolve import PolicyFunction, Target
+    from jax_lsp.core.sites import Site
+    from jax_lsp.core.source import DeferredDefinition, ParseCache, SourceModule
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +47,8 @@ def _read(path: Path) -> bytes | None:
 def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[DeferredDefinition]] | None:
     """A file parsed as far as finding its sites needs, with the definitions left for later;
     None when it has to be parsed whole (source.parse_for_sites)."""
+    from jax_lsp.core.source import SourceModule, decode, parse_for_sites
+
     text, encoding, problem = decode(data)
     partial = None if problem else parse_for_sites(text, path)
     if partial is None:
@@ -150,6 +147,9 @@ class Workspace:
         sites need (source.parse_for_sites): its deferred definitions are parsed when a name leads
         to them, and a syntax error in one that nothing leads to is never reported. Asked whole
         later, the same module object parses the rest: every analysis sees one module per file."""
+        from jax_lsp.core.module import Module
+        from jax_lsp.core.source import ParseCache, parse_bytes, parse_text
+
         key = _key(path)
         with self._lock:
             self._read_by_analysis(key)
@@ -315,6 +315,8 @@ class Workspace:
     # Sites -------------------------------------------------------------------
     def sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
         """The module's policy sites, each with the definitions its policy reaches."""
+        from jax_lsp.engine.analysis import resolved_sites
+
         # Kept here, not on the module: a module holding its sites (which hold it) would be a
         # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
         with self._lock:
@@ -327,6 +329,8 @@ class Workspace:
             return cached[1]
 
     def _index_file(self, key: str) -> None:
+        from jax_lsp.core.resolve import PolicyFunction
+
         module = self.load(key, only_if_site=True)
         targets: set[str] = set()
         if module is not None:
@@ -361,6 +365,8 @@ class Workspace:
     def index_users(self, paths: Iterable[Path | str]) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
         changed files): those that could hold a site and import something `paths` define."""
+        from jax_lsp.engine.users import Exported, candidate_users
+
         with self._lock:
             named = [
                 Exported(
@@ -388,6 +394,8 @@ class Workspace:
                 self._index_file(_key(path))
 
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
+        from jax_lsp.core.resolve import PolicyFunction
+
         found = []
         for site_file, targets in list(self._site_targets.items()):
             if key in targets and site_file != key:
@@ -403,6 +411,8 @@ class Workspace:
 
     # Checking ----------------------------------------------------------------
     def check_file(self, path: Path | str) -> list[Finding]:
+        from jax_lsp.engine.analysis import check_module
+
         key = _key(path)
         with self._lock:
             module = self.load(key)
@@ -423,6 +433,9 @@ class Workspace:
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""
+        from jax_lsp.core.describe import describe_at
+        from jax_lsp.core.resolve import PolicyFunction
+
         key = _key(path)
         with self._lock:
             module = self.load(key)
@@ -448,6 +461,8 @@ class Workspace:
     # Checkpoint names ------------------------------------------------------------
     def checkpoint_names(self) -> NameIndex:
         """The `checkpoint_name` tags in reach and the names policies give (built on first use)."""
+        from jax_lsp.core.name_index import NameIndex
+
         with self._lock:
             if self._names is None:
                 self._names = NameIndex(self)

@@ -24,7 +24,6 @@ use and speed. Renaming a keyword is unsafe too: the nearest valid name is a gue
 from __future__ import annotations
 
 import ast
-import difflib
 from collections.abc import Iterator
 from typing import Any
 
@@ -93,6 +92,8 @@ class OffloadMemoryKindInvalid(Rule):
     def _keywords(
         self, module: Module, call: ast.Call, callee: str, parameters: tuple[str, ...]
     ) -> Iterator[Finding]:
+        import difflib  # here, not at the top: start-up time of `jax-lsp check`
+
         for keyword in call.keywords:
             if keyword.arg is None or keyword.arg in parameters:
                 continue

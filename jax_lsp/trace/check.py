@@ -11,48 +11,9 @@ from jax_lsp.core.codes import UNPREDICTED
 from jax_lsp.engine import Workspace
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import TraceNote, trace_notes
+from jax_lsp.trace.options import trace_options
 from jax_lsp.trace.result import NOT_RUN, TraceResult, TraceStatus
-from jax_lsp.trace.service import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S, TraceService
-
-
-def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
-    """The trace options; `flag` adds `--trace` itself (for `check`, where tracing is opt-in)."""
-    if flag:
-        parser.add_argument(
-            "--trace",
-            action="store_true",
-            help="also run each policy under real JAX in a subprocess (this executes the project's imports)",
-        )
-    parser.add_argument(
-        "--interpreter", metavar="PYTHON", help="the Python (with jax) to trace in (default: this one)"
-    )
-    prefix = "--trace-" if flag else "--"
-    parser.add_argument(
-        f"{prefix}timeout",
-        dest="trace_timeout",
-        type=float,
-        default=DEFAULT_TIMEOUT_S,
-        metavar="SECONDS",
-        help=f"per trace (default {DEFAULT_TIMEOUT_S:g})",
-    )
-    parser.add_argument(
-        f"{prefix}memory-limit-mb",
-        dest="trace_memory_mb",
-        type=int,
-        default=DEFAULT_MEMORY_MB,
-        metavar="MB",
-        help=f"address space per trace (default {DEFAULT_MEMORY_MB})",
-    )
-
-
-def trace_options(args: argparse.Namespace, root: Path | str | None, import_root: Path | str | None) -> dict:
-    return {
-        "root": root,
-        "import_root": import_root,
-        "interpreter": args.interpreter,
-        "timeout": args.trace_timeout,
-        "memory_mb": args.trace_memory_mb,
-    }
+from jax_lsp.trace.service import TraceService
 
 
 def _confirmed(finding: Finding, note: TraceNote) -> Finding:

@@ -15,14 +15,14 @@ import weakref
 from concurrent.futures import Future
 from pathlib import Path
 
-from jax_lsp.core.notebook import Notebook, NotebookError, is_notebook
+from jax_lsp.core.notebook import Notebook, NotebookError
+from jax_lsp.core.notebook_files import is_notebook
+from jax_lsp.trace.options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from jax_lsp.trace.result import TraceResult, TraceStatus
 
 AGENT = Path(__file__).parent.parent / "trace_agent" / "agent.py"
 START_TIMEOUT_S = 120.0  # importing jax on a cold disk can be slow
 GRACE_S = 10.0  # the agent enforces the timeout; this backstop covers an agent that hangs
-DEFAULT_TIMEOUT_S = 20.0
-DEFAULT_MEMORY_MB = 4096
 
 
 def default_cache_dir() -> str:

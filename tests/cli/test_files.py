@@ -74,6 +74,16 @@ def test_symlinked_folders_are_not_followed(tmp_path: Path) -> None:
     assert _names(files.discover([tmp_path]), tmp_path) == ["pkg/a.py"]
 
 
+def test_discover_resolved_gives_what_path_resolve_gives(tmp_path: Path) -> None:
+    _touch(tmp_path, "real/pkg/a.py", "real/b.py", "elsewhere/c.py")
+    os.symlink(tmp_path / "real", tmp_path / "linked")  # a folder reached through a symlink
+    os.symlink(tmp_path / "elsewhere" / "c.py", tmp_path / "real" / "c.py")  # a symlinked file
+    named = [tmp_path / "linked", tmp_path / "linked" / "pkg" / ".." / "b.py", tmp_path / "real" / "pkg"]
+    found = files.discover(named)
+    assert [p.resolve() for p in found] == files.discover_resolved(named)
+    assert _names(found, tmp_path) == ["elsewhere/c.py", "real/b.py", "real/pkg/a.py"]
+
+
 def test_a_missing_path_is_an_error(tmp_path: Path) -> None:
     with pytest.raises(files.MissingPathError, match="nope.py"):
         files.discover([tmp_path / "nope.py"])

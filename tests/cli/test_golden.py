@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.cli.output import FORMATS
-from jax_lsp.engine.result_cache import CACHE_DIR_NAME
+from jax_lsp.engine.files import CACHE_DIR_NAME
 from tests.cli.runner import run_check
 
 GOLDEN = Path(__file__).parent / "golden"

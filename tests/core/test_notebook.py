@@ -16,10 +16,9 @@ from jax_lsp.core.notebook import (
     CellEditError,
     Notebook,
     NotebookError,
-    file_could_hold_site,
     join_cells,
-    parse_notebook,
 )
+from jax_lsp.core.notebook_files import file_could_hold_site, parse_notebook
 from jax_lsp.core.source import split_lines
 from jax_lsp.engine import analyze_text
 from tests.conftest import parses

@@ -53,8 +53,7 @@ def parses(monkeypatch) -> list[str]:
             parsed.append(Path(path).name)
         return found
 
-    monkeypatch.setattr(source, "parse_bytes", counting)
-    monkeypatch.setattr(workspace, "parse_bytes", counting)
+    monkeypatch.setattr(source, "parse_bytes", counting)  # the workspace imports it where it parses
     monkeypatch.setattr(workspace, "_parse_for_sites", counting_partially)
     return parsed
 

@@ -9,7 +9,6 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
-from jax_lsp.cli.fixing import FixOutcome, fix_all
 from jax_lsp.cli.output import (
     FORMATS,
     MACHINE_FORMATS,
@@ -27,19 +26,18 @@ from jax_lsp.core.config import (
     load_pyproject,
     settings_from_mapping,
 )
-from jax_lsp.core.source import decode, split_lines
 from jax_lsp.engine import Workspace, files
+from jax_lsp.engine.files import CACHE_DIR_NAME
 from jax_lsp.engine.project import project_root
-from jax_lsp.engine.result_cache import CACHE_DIR_NAME
-from jax_lsp.trace.check import add_trace_arguments, trace_check
+from jax_lsp.trace.options import add_trace_arguments
 
 log = logging.getLogger(__name__)
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     parser = subparsers.add_parser(
         "check",
-        help="check files and folders for broken remat policies",
+        help=help_line,
         description="Check Python files for broken JAX remat policies. "
         "Exit 0 when clean, 1 when findings remain, 2 on usage or internal errors.",
     )
@@ -138,6 +136,8 @@ def _lines_reader() -> Callable[[str], list[str]]:
     cache: dict[str, list[str]] = {}
 
     def lines(path: str) -> list[str]:
+        from jax_lsp.core.source import decode, split_lines  # here: read only to show findings
+
         if path not in cache:
             try:
                 text = decode(Path(path).read_bytes())[0]
@@ -168,18 +168,19 @@ def _run(args: argparse.Namespace) -> int:
     try:
         start = _common_parent([p for p in paths if p.exists()] or [Path(".")])
         settings, config_dir = _settings(args, start)
-        targets = files.discover(paths, settings.exclude, config_dir)
+        targets = files.discover_resolved(paths, settings.exclude, config_dir)
     except (SettingsError, files.MissingPathError) as exc:
         return _fail(args, str(exc))
     root = config_dir or project_root(start)
     ws = Workspace(roots=[root], settings=settings)
-    targets = [p.resolve() for p in targets]
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
     cache_dir = None if args.no_cache else (args.cache_dir or root / CACHE_DIR_NAME)
     jobs = max(1, args.jobs)
     by_path, errors = _check(ws, targets, whole_project, cache_dir, jobs)
-    outcome = FixOutcome(by_path, errors=errors)
+    fixed, written = 0, 0  # findings fixed, files written
     if args.fix:
+        from jax_lsp.cli.fixing import fix_all  # here: a check without --fix writes nothing (start-up time)
+
         outcome = fix_all(
             ws,
             by_path,
@@ -187,22 +188,26 @@ def _run(args: argparse.Namespace) -> int:
             args.unsafe_fixes,
             lambda: _check(ws, targets, whole_project, cache_dir, jobs),
         )
+        by_path, errors = outcome.findings, outcome.errors
+        fixed, written = outcome.fixed, len(outcome.written)
     if args.trace:
-        outcome.findings, trace_errors = trace_check(ws, outcome.findings, args, root)
-        outcome.errors += trace_errors
-    findings = sorted((f for fs in outcome.findings.values() for f in fs), key=lambda f: f.sort_key)
+        from jax_lsp.trace.check import trace_check
+
+        by_path, trace_errors = trace_check(ws, by_path, args, root)
+        errors += trace_errors
+    findings = sorted((f for fs in by_path.values() for f in fs), key=lambda f: f.sort_key)
     report = Report(
         findings=findings,
         source_lines=_lines_reader(),
         notebook=notebook_reader(),
-        fixed=outcome.fixed,
-        fixed_files=len(outcome.written),
+        fixed=fixed,
+        fixed_files=written,
         unsafe_fixes=args.unsafe_fixes,
-        internal_errors=len(outcome.errors),
+        internal_errors=len(errors),
     )
     sys.stdout.write(render(args.output_format, report))
-    if args.output_format in MACHINE_FORMATS and outcome.fixed:  # stdout is for the report alone
-        print(fixed_line(outcome.fixed, len(outcome.written)), file=sys.stderr)
+    if args.output_format in MACHINE_FORMATS and fixed:  # stdout is for the report alone
+        print(fixed_line(fixed, written), file=sys.stderr)
     skipped = ws.pythons.summary(
         str(target) for target in targets
     )  # not findings: no effect on the exit code
@@ -211,8 +216,8 @@ def _run(args: argparse.Namespace) -> int:
     if args.verbose:
         for line in ws.jedi.summary(display_path):
             print(f"jax-lsp: {line}", file=sys.stderr)
-    for error in outcome.errors:
+    for error in errors:
         print(f"jax-lsp: error: {error}", file=sys.stderr)
-    if outcome.errors:
+    if errors:
         return 2
     return 1 if findings else 0

@@ -11,8 +11,8 @@ from jax_lsp import rules
 from jax_lsp.core.codes import CODES, Code, lookup
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
-    parser = subparsers.add_parser("rule", help="show a rule's documentation", description=__doc__)
+def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
+    parser = subparsers.add_parser("rule", help=help_line, description=__doc__)
     which = parser.add_mutually_exclusive_group(required=True)
     which.add_argument("code", nargs="?", help="a rule code, e.g. JAX104")
     which.add_argument("--all", action="store_true", help="every rule")

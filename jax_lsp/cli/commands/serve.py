@@ -12,10 +12,10 @@ def _host_port(value: str) -> tuple[str, int]:
     return host or "127.0.0.1", int(port)
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     parser = subparsers.add_parser(
         "serve",
-        help="run the language server",
+        help=help_line,
         description="Run the jax-lsp language server. It speaks LSP on stdin/stdout and logs to stderr.",
     )
     parser.add_argument(

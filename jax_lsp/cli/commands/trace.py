@@ -17,19 +17,19 @@ from jax_lsp.core import Settings, SettingsError, Severity
 from jax_lsp.core.config import find_pyproject, load_pyproject
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.check import add_trace_arguments, trace_options
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import TraceNote, format_table, trace_notes
+from jax_lsp.trace.options import add_trace_arguments, trace_options
 from jax_lsp.trace.result import NOT_RUN
 from jax_lsp.trace.service import TraceService
 
 TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
 
 
-def add_parser(subparsers: argparse._SubParsersAction) -> None:
+def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     parser = subparsers.add_parser(
         "trace",
-        help="run a policy under real JAX and show what it decides",
+        help=help_line,
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )

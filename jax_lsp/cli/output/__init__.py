@@ -12,10 +12,13 @@ import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.model import Finding, Severity, Span
-from jax_lsp.core.notebook import Notebook, NotebookError, is_notebook
-from jax_lsp.core.source import split_lines
+from jax_lsp.core.notebook_files import is_notebook
+
+if TYPE_CHECKING:
+    from jax_lsp.core.notebook import Notebook
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 # Formats read by programs: nothing but the report goes to stdout.
@@ -64,6 +67,8 @@ def notebook_reader() -> Callable[[str], Notebook | None]:
         if not is_notebook(path):
             return None
         if path not in cache:
+            from jax_lsp.core.notebook import Notebook, NotebookError
+
             try:
                 cache[path] = Notebook.read(Path(path).read_bytes())
             except (OSError, NotebookError):
@@ -82,6 +87,8 @@ def place(report: Report, path: str, span: Span) -> Place:
 
 def cell_lines(report: Report, where: Place) -> list[str]:
     """The lines a place's span counts in: its cell's, or its file's."""
+    from jax_lsp.core.source import split_lines  # here: only a notebook cell is split (start-up time)
+
     notebook = report.notebook(where.path)
     if where.cell is None or notebook is None:
         return report.source_lines(where.path)

@@ -1,0 +1,60 @@
+"""Notebook files as the analysis meets them among the Python files: telling them apart, and
+their bytes as a module's. The reader (``notebook``) is imported only when a notebook is met."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from jax_lsp.core.file_triggers import could_hold_site
+from jax_lsp.core.model import Finding, Span
+
+# The parser too is imported where it is used: a re-run whose results all come from the cache
+# reads no file.
+if TYPE_CHECKING:
+    from jax_lsp.core.python_version import ProjectPythons
+    from jax_lsp.core.source import SourceModule
+
+SUFFIX = ".ipynb"
+
+
+def is_notebook(path: object) -> bool:
+    return str(path).lower().endswith(SUFFIX)
+
+
+def file_could_hold_site(path: str, data: bytes) -> bool:
+    """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
+    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``)."""
+    return could_hold_site(data.replace(b"\\n", b"\n") if is_notebook(path) else data)
+
+
+def module_bytes(path: object, data: bytes) -> bytes:
+    """A file's bytes as Python source: a notebook's code cells, joined (none if unreadable)."""
+    if not is_notebook(path):
+        return data
+    from jax_lsp.core.notebook import Notebook, NotebookError
+
+    try:
+        return Notebook.read(data).layout.text.encode("utf-8", "surrogatepass")
+    except NotebookError:
+        return b""
+
+
+def parse_notebook(
+    data: bytes, path: str, only_if_site: bool = False, pythons: ProjectPythons | None = None
+) -> SourceModule | None:
+    """A notebook file as the module of its code cells; an unreadable one as an empty module
+    with a JAX002 finding. None when ``only_if_site`` and the cells cannot hold a site."""
+    from jax_lsp.core.codes import CODES, DECODE_ERROR
+    from jax_lsp.core.notebook import Notebook, NotebookError
+    from jax_lsp.core.source import parse_text
+
+    try:
+        text = Notebook.read(data).layout.text
+    except NotebookError as exc:
+        module = parse_text("", path)
+        span = Span.of(exc.line, exc.column, exc.line, exc.column)
+        module.problems.append(Finding(path, DECODE_ERROR, CODES[DECODE_ERROR].severity, str(exc), span))
+        return module
+    if only_if_site and not could_hold_site(text.encode("utf-8", "surrogatepass")):
+        return None
+    return parse_text(text, path, pythons=pythons)

@@ -1,0 +1,113 @@
+"""`jax-lsp check` starts fast (issue 8): it imports only what the run at hand needs.
+
+Process start dominates a re-run with nothing changed and a check of one file, so the trace,
+the language server, jedi, the notebook reader and the parsers of other subcommands are
+imported only by the runs that use them."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.cli.runner import REPO
+
+# Imported by no `jax-lsp check` of Python files without --trace or --fix, nor by the server's
+# absence: each costs milliseconds at every start.
+NEVER_FOR_CHECK = (
+    "jedi",
+    "parso",
+    "pygls",
+    "lsprotocol",
+    "jax_lsp.server",
+    "jax_lsp.cli.commands.rule",
+    "jax_lsp.cli.commands.serve",
+    "jax_lsp.cli.commands.trace",
+    "jax_lsp.trace.check",
+    "jax_lsp.trace.service",
+    "jax_lsp.trace.result",
+    "jax_lsp.core.notebook",
+    "jax_lsp.core.describe",
+    "jax_lsp.core.name_index",
+    "jax_lsp.core.newer_syntax",  # files that parse need no rewriting
+    "jax_lsp.cli.fixing",  # without --fix
+    "difflib",
+    "multiprocessing",
+    "concurrent.futures",
+    "configparser",
+    "tempfile",
+)
+
+_RUN_AND_LIST_MODULES = """
+import sys
+from jax_lsp.cli import main
+
+code = main(sys.argv[1:])
+imported = sorted(sys.modules)
+import json
+
+print()
+print(json.dumps(imported))
+raise SystemExit(code)
+"""
+
+
+def _modules_after(cwd: Path, *args: str) -> tuple[int, set[str]]:
+    """The exit code of `jax-lsp ARGS` run in a fresh interpreter, and the modules it imported."""
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_AND_LIST_MODULES, *args],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    return done.returncode, set(json.loads(done.stdout.splitlines()[-1]))
+
+
+def _unwanted(modules: set[str]) -> list[str]:
+    return sorted(m for m in modules if any(m == n or m.startswith(f"{n}.") for n in NEVER_FOR_CHECK))
+
+
+def test_checking_a_file_without_sites_imports_only_what_checking_needs(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text("import jax\n\n\ndef f(x):\n    return x\n")
+    code, modules = _modules_after(tmp_path, "check", "a.py")
+    assert code == 0
+    assert "jax_lsp.engine.workspace" in modules  # the check did run
+    assert _unwanted(modules) == []
+    assert "jax_lsp.engine.result_cache" not in modules  # a file named alone is checked without it
+
+
+def test_a_rerun_with_nothing_changed_imports_only_what_checking_needs(tmp_path: Path) -> None:
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    (tmp_path / "a.py").write_text("import jax\n\nf = jax.checkpoint(lambda x: x, policy=None)\n")
+    (tmp_path / "b.py").write_text("x = 1\n")
+    assert _modules_after(tmp_path, "check")[0] == 0
+    code, modules = _modules_after(tmp_path, "check")
+    assert code == 0
+    assert _unwanted(modules) == []
+    assert "tomllib" not in modules  # its pyproject.toml has no [tool.jax-lsp] table
+    # Every result comes from the cache: nothing is parsed or analysed.
+    assert {"jax_lsp.core.source", "jax_lsp.engine.analysis", "jax_lsp.rules"}.isdisjoint(modules)
+
+
+def test_the_help_still_lists_every_subcommand(tmp_path: Path) -> None:
+    done = subprocess.run(
+        [sys.executable, "-m", "jax_lsp", "--help"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    for line in (
+        "check files and folders for broken remat policies",
+        "show a rule's documentation",
+        "run the language server",
+        "run a policy under real JAX and show what it decides",
+    ):
+        assert line in done.stdout
