@@ -8,6 +8,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
+from jax_lsp.core.names import CHECKPOINT_FUNCTION_NAMES
 from jax_lsp.core.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
 from jax_lsp.core.source import DeferredDefinition, SourceModule
 
@@ -245,7 +246,19 @@ class Module:
         if binding is None and owner is None:
             return self.has_star_import  # else a builtin (`dict(policy=...)`) or an undefined name
         # A function or class defined here is never a checkpoint function.
-        return not (len(parts) == 1 and binding is not None and binding.kind in ("def", "class"))
+        if len(parts) == 1 and binding is not None and binding.kind in ("def", "class"):
+            return False
+        # Nor is the method of an object a class made (`remat_p = core.Primitive("remat2")`, then
+        # `remat_p.bind(..., policy=p)` in JAX's own sources), unless named like one: jedi would
+        # take seconds to say so.
+        return not (
+            len(parts) == 2
+            and parts[1] not in CHECKPOINT_FUNCTION_NAMES
+            and binding is not None
+            and binding.kind == "assign"
+            and isinstance(binding.node, ast.Call)
+            and (dotted(binding.node.func) or ["_"])[-1][:1].isupper()
+        )
 
     @functools.cached_property
     def has_star_import(self) -> bool:

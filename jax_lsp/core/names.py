@@ -53,6 +53,8 @@ CHECKPOINT_FUNCTIONS: dict[str, CheckpointFunction] = {
         policy_position=None,
     ),
 }
+# The names they are called by: `checkpoint`, `remat`, `filter_checkpoint`.
+CHECKPOINT_FUNCTION_NAMES = frozenset(name.rsplit(".", 1)[1] for name in CHECKPOINT_FUNCTIONS)
 
 PARTIAL = {"functools.partial"}
 

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 
 from jax_lsp.core.module import Module
-from jax_lsp.core.names import CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
+from jax_lsp.core.names import CHECKPOINT_FUNCTION_NAMES, CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
 from jax_lsp.core.scopes import Scope, dotted
 
 # The name of the wrapped-function parameter, when passed by keyword.
@@ -32,7 +32,7 @@ def _policy_keyword(call: ast.Call) -> ast.expr | None:
     return None
 
 
-_FUNCTION_NAMES = {name.rsplit(".", 1)[1] for name in CHECKPOINT_FUNCTIONS} | {"partial"}
+_FUNCTION_NAMES = CHECKPOINT_FUNCTION_NAMES | {"partial"}
 
 
 def _aliases(module: Module) -> set[str]:
@@ -48,7 +48,7 @@ def _aliases(module: Module) -> set[str]:
     return names
 
 
-def _could_be_site(call: ast.Call, names: set[str]) -> bool:
+def _could_be_site(call: ast.Call, names: frozenset[str] | set[str]) -> bool:
     """Cheap syntactic filter before any name resolution: a `policy=` keyword, or a
     positional policy given to something named like a checkpoint function or its alias."""
     if any(k.arg == "policy" for k in call.keywords):

@@ -78,6 +78,15 @@ def test_jedi_is_not_asked_about_builtins_or_functions_defined_here(tmp_path, sc
     assert scripts == {"built": 0, "inferred": 0}
 
 
+def test_jedi_is_not_asked_about_the_methods_of_an_object_a_class_made(tmp_path, scripts):
+    # As in jax/_src/ad_checkpoint.py: `remat_p.bind(..., policy=policy)`.
+    text = "from jax._src import core\nremat_p = core.Primitive('remat2')\n"
+    text += "def remat(*args, policy):\n    return remat_p.bind(*args, policy=policy)\n"
+    (tmp_path / "model.py").write_text(text)
+    assert Workspace([tmp_path], ROOMY).check_file(tmp_path / "model.py") == []
+    assert scripts == {"built": 0, "inferred": 0}
+
+
 def test_past_the_budget_the_remaining_callees_stay_unknown(tmp_path, scripts):
     path, _ = star_import_project(tmp_path, 20)
     workspace = Workspace([tmp_path], Settings(jedi_budget=1e-6))
