@@ -84,12 +84,6 @@ _TRIGGERS: _Triggers = (
 )
 
 
-def mentions_trigger(data: bytes) -> bool:
-    """Whether the bytes hold a trigger's word: a cheaper, looser `could_hold_site`, also true
-    of a notebook's JSON whenever of its cells' text (JSON escapes no letter)."""
-    return any(word in data for word, _ in _TRIGGERS)
-
-
 # Lines that tag a value with a name (`checkpoint_name`) are walked too, for JAX112's tags; a
 # file of tags alone holds nothing to report (the names index reads it on its own).
 _LINE_TRIGGERS = (*_TRIGGERS, (b"checkpoint_name", lambda data, name, start, end: name == b"checkpoint_name"))

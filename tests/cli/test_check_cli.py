@@ -194,6 +194,24 @@ def test_a_policy_module_named_alone_is_checked_against_its_users_in_the_package
         assert done.stdout.startswith(f"{path}:2:5: JAX101 "), done.stdout + done.stderr
 
 
+def test_a_notebook_that_uses_a_policy_module_named_alone_is_found(tmp_path: Path) -> None:
+    cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    using = "import jax\nfrom policies import p\nf = jax.checkpoint(lambda x: x, policy=p)\n"
+    notebook = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    _project(
+        tmp_path,
+        **{
+            "pyproject.toml": '[project]\nname = "p"\n',
+            "policies.py": "def p(prim, *args, **params):\n    return\n",
+            "train.ipynb": json.dumps({**notebook, "cells": [{**cell, "source": using.splitlines(True)}]}),
+            "notes.ipynb": json.dumps({**notebook, "cells": [{**cell, "source": ["import policies\n"]}]}),
+        },
+    )
+    done = run_check(tmp_path, "policies.py", "--output-format", "json")
+    [finding] = json.loads(done.stdout)
+    assert (finding["path"], finding["code"], finding["line"]) == ("policies.py", "JAX101", 2), done.stdout
+
+
 SITE = "import jax\n\ng = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.dots_saveable)\n"
 
 
