@@ -199,7 +199,7 @@ def _policies_in(workspace: Workspace, user: str, target: str) -> list[PolicyFun
     """The policy functions defined in `target` that the sites of `user` reach."""
     from jax_lsp.core.resolve import PolicyFunction
 
-    user_module = workspace.load(user)
+    user_module = workspace.load(user, only_if_site=True)  # as its own check loaded it: it has sites
     if user_module is None:
         return []
     return [

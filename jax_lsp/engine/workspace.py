@@ -427,10 +427,15 @@ class Workspace:
     ) -> dict[str, list[Finding]]:
         """Findings per file for the given files and folders (folders are walked), reusing the
         results kept in `cache_dir` and checking on `jobs` processes (see core.batch)."""
+        return self.check_files(discover([Path(p) for p in paths], self.settings.exclude), cache_dir, jobs)
+
+    def check_files(
+        self, files: Iterable[Path | str], cache_dir: Path | None = None, jobs: int = 1
+    ) -> dict[str, list[Finding]]:
+        """`check_paths` for files already discovered (the CLI discovers them to report a missing path)."""
         from jax_lsp.engine.batch import check_tree
 
-        keys = [_key(p) for p in discover([Path(p) for p in paths], self.settings.exclude)]
-        return check_tree(self, keys, cache_dir, jobs)
+        return check_tree(self, [_key(p) for p in files], cache_dir, jobs)
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""

@@ -114,7 +114,7 @@ def _check(
     results: dict[str, list[Finding]] | None = None
     if whole_project:
         try:
-            results = ws.check_paths(paths, cache_dir, jobs)
+            results = ws.check_files(paths, cache_dir, jobs)
         except Exception:
             log.debug("checking the paths together failed; now one at a time", exc_info=True)
     if results is None:
