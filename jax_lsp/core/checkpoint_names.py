@@ -9,7 +9,6 @@ parameters and attributes a tag's name comes from.
 from __future__ import annotations
 
 import ast
-import bisect
 import re
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
@@ -18,7 +17,7 @@ from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import policy_member
 from jax_lsp.core.scopes import FunctionNode, Scope, dotted
-from jax_lsp.core.source import SourceModule
+from jax_lsp.core.source import SourceModule, holds_line
 
 TAG_FUNCTIONS = {"jax.ad_checkpoint.checkpoint_name", "jax._src.ad_checkpoint.checkpoint_name"}
 TAG_FUNCTION = "checkpoint_name"
@@ -192,8 +191,7 @@ def _mentioning(source: SourceModule, words: Iterable[str]) -> Callable[[ast.stm
 
     def mentions(statement: ast.stmt) -> bool:
         first = min(node.lineno for node in [statement, *getattr(statement, "decorator_list", ())])
-        index = bisect.bisect_left(lines, first)
-        return index < len(lines) and lines[index] <= (statement.end_lineno or statement.lineno)
+        return holds_line(lines, first, statement.end_lineno or statement.lineno)
 
     return mentions
 

@@ -80,7 +80,7 @@ class SourceModule:
 
     def could_hold_site(self, node: Located) -> bool:
         """Whether the lines of `node` hold a trigger (file_triggers) or a marked name."""
-        return _holds_line(self._triggers(), node.lineno, node.end_lineno or node.lineno)
+        return holds_line(self._triggers(), node.lineno, node.end_lineno or node.lineno)
 
     def line_text(self, line: int) -> str:
         """0-based line, without its line break."""
@@ -451,7 +451,7 @@ def _bracket_depth(code: str, depth: int) -> int:
     return depth
 
 
-def _holds_line(lines: list[int], first: int, last: int) -> bool:
+def holds_line(lines: list[int], first: int, last: int) -> bool:
     """Whether the sorted `lines` hold one in first..last."""
     index = bisect.bisect_left(lines, first)
     return index < len(lines) and lines[index] <= last
@@ -479,7 +479,7 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
         if (
             name is not None
             and chunk.isascii()
-            and not _holds_line(triggers, start + 1, end)
+            and not holds_line(triggers, start + 1, end)
             and _WALRUS not in chunk
             and _closes_within(chunk)
             and _closes_within("".join(lines[checked_to:start]))
