@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.file_triggers import could_hold_site
+from jax_lsp.core.file_triggers import could_hold_site, mentions_trigger_word
 from jax_lsp.core.model import Finding, Span
 
 # The parser too is imported where it is used: a re-run whose results all come from the cache
@@ -23,8 +23,13 @@ def is_notebook(path: object) -> bool:
 
 def file_could_hold_site(path: str, data: bytes) -> bool:
     """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
-    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``)."""
-    return could_hold_site(data.replace(b"\\n", b"\n") if is_notebook(path) else data)
+    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``). Most of a notebook's
+    bytes are its outputs: they are unescaped only if a trigger word is there at all."""
+    if is_notebook(path):
+        if not mentions_trigger_word(data):
+            return False
+        data = data.replace(b"\\n", b"\n")
+    return could_hold_site(data)
 
 
 def module_bytes(path: object, data: bytes) -> bytes:
