@@ -385,14 +385,16 @@ _DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
 # A statement holding one may bind a name in an unusual place (a walrus in a decorator).
 _WALRUS = ":="
 # What can hide a bracket, a quote or a line break from a plain search: strings and comments.
+# Each string is matched as runs of plain characters between escapes and lone quotes ("unrolled"),
+# not one character at a time: about twice as fast, and the same matches.
 _STRING_OR_COMMENT = re.compile(
     "|".join(
         [
             r"#[^\r\n]*",
-            r'"""(?:\\.|[^\\])*?"""',
-            r"'''(?:\\.|[^\\])*?'''",
-            r'"(?:\\.|[^"\\\r\n])*"',
-            r"'(?:\\.|[^'\\\r\n])*'",
+            r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""',
+            r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''",
+            r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"',
+            r"'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'",
         ]
     ),
     re.S,
