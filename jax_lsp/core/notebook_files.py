@@ -3,6 +3,7 @@ their bytes as a module's. The reader (``notebook``) is imported only when a not
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.file_triggers import could_hold_site, mentions_trigger_word
@@ -15,17 +16,26 @@ if TYPE_CHECKING:
     from jax_lsp.core.source import SourceModule
 
 SUFFIX = ".ipynb"
+# An output's image: base64 text in a JSON string, keyed by its MIME type.
+_IMAGE_OUTPUT = re.compile(rb'"image/[a-z+.-]+": *"[^"]*"')
 
 
 def is_notebook(path: object) -> bool:
     return str(path).lower().endswith(SUFFIX)
 
 
+def without_images(data: bytes) -> bytes:
+    """A notebook's JSON without the images of its outputs, most of its bytes and no code (an
+    escaped quote in a cell's text never matches the pattern's unescaped ones)."""
+    return _IMAGE_OUTPUT.sub(b'""', data)
+
+
 def file_could_hold_site(path: str, data: bytes) -> bool:
     """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
-    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``). Most of a notebook's
-    bytes are its outputs: they are unescaped only if a trigger word is there at all."""
+    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``); they are unescaped only
+    if a trigger word is there at all."""
     if is_notebook(path):
+        data = without_images(data)
         if not mentions_trigger_word(data):
             return False
         data = data.replace(b"\\n", b"\n")

@@ -10,6 +10,7 @@ notebook's cells are read out of its JSON only when it passes.
 
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections.abc import Callable
@@ -52,15 +53,21 @@ def _imported(names: bytes) -> set[str]:
     return {n.decode("utf-8", "replace") for n in _NAME.findall(names)} - {"as"}
 
 
-def _is_module(source: str, importer: Path, target: Exported) -> bool:
-    """Whether `source`, as written after `from`/`import` in `importer`, names `target`."""
+@functools.lru_cache(maxsize=4096)
+def _relative_files(source: str, level: int, folder: str) -> tuple[str, str]:
+    """The two files a relative import `source` in a module of `folder` may name (as strings:
+    pathlib costs more than the rest of the search)."""
+    for _ in range(level - 1):
+        folder = os.path.dirname(folder)
+    module = os.path.join(folder, *(part for part in source[level:].split(".") if part))
+    return module + ".py", os.path.join(module, "__init__.py")
+
+
+def _is_module(source: str, folder: str, target: Exported) -> bool:
+    """Whether `source`, as written after `from`/`import` in a module of `folder`, names `target`."""
     level = len(source) - len(source.lstrip("."))
-    if level:  # with strings: pathlib costs more than the rest of the search
-        folder = os.path.dirname(importer)
-        for _ in range(level - 1):
-            folder = os.path.dirname(folder)
-        module = os.path.join(folder, *(part for part in source[level:].split(".") if part))
-        return str(target.path) in (module + ".py", os.path.join(module, "__init__.py"))
+    if level:
+        return str(target.path) in _relative_files(source, level, folder)
     name = target.name
     return bool(source) and (source == name or name.endswith("." + source) or source.endswith("." + name))
 
@@ -73,18 +80,19 @@ def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[st
     """The names the file at `importer` imports from `targets` (`*` for a star import, the
     module's own name when it imports the module as a whole)."""
     found: set[str] = set()
+    folder = os.path.dirname(importer)
     for match in _FROM_IMPORT.finditer(data):
         source, imported = match.group(1).decode("utf-8", "replace"), _imported(match.group(2))
         for target in targets:
             last = target.name.rsplit(".", 1)[-1]
-            if _is_module(source, importer, target) and (imported & target.names or "*" in imported):
+            if _is_module(source, folder, target) and (imported & target.names or "*" in imported):
                 found |= imported
-            elif last in imported and _is_module(_submodule(source, last), importer, target):
+            elif last in imported and _is_module(_submodule(source, last), folder, target):
                 found |= imported
     for match in _IMPORT.finditer(data):
         for part in match.group(1).split(b","):
             words = part.split()
-            if words and any(_is_module(words[0].decode("utf-8", "replace"), importer, t) for t in targets):
+            if words and any(_is_module(words[0].decode("utf-8", "replace"), folder, t) for t in targets):
                 found |= _imported(part)
     return found
 

@@ -19,7 +19,7 @@ from jax_lsp.core.file_triggers import could_hold_site
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.model import Finding, InternalError, Position
-from jax_lsp.core.notebook_files import is_notebook, parse_notebook
+from jax_lsp.core.notebook_files import is_notebook, parse_notebook, without_images
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
@@ -382,7 +382,7 @@ class Workspace:
                 if module is not None
             ]
         files = {
-            path.absolute(): data
+            path.absolute(): without_images(data) if is_notebook(path) else data
             for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
             if (data := _read(path)) is not None
         }
