@@ -98,6 +98,13 @@ _TRIGGERS: _Triggers = (
     (b"remat", _function_or_alias({b"remat"})),
     (b"_these", _names_factory),
 )
+# Policy sites alone, not the other calls the rules check: a `policy=` keyword, or a call or
+# alias of a checkpoint function (which may take its policy positionally).
+_SITE_TRIGGERS: _Triggers = (
+    _TRIGGERS[0],
+    (b"checkpoint", _function_or_alias(_CHECKPOINT_FUNCTIONS)),
+    (b"remat", _function_or_alias({b"remat"})),
+)
 
 
 # Lines that tag a value with a name (`checkpoint_name`) are walked too, for JAX112's tags; a
@@ -121,9 +128,10 @@ def mentions_trigger_word(data: bytes) -> bool:
     return any(word in data for word, _ in _TRIGGERS)
 
 
-def could_hold_site(data: bytes) -> bool:
-    """Whether a file's bytes could hold a policy site or a call the rules check."""
-    return next(_triggers(data), None) is not None
+def could_hold_site(data: bytes, policy_sites_only: bool = False) -> bool:
+    """Whether a file's bytes could hold a policy site or a call the rules check (only a policy
+    site, if `policy_sites_only`)."""
+    return next(_triggers(data, _SITE_TRIGGERS if policy_sites_only else _TRIGGERS), None) is not None
 
 
 def trigger_lines(text: str) -> list[int]:

@@ -30,7 +30,7 @@ def without_images(data: bytes) -> bytes:
     return _IMAGE_OUTPUT.sub(b'""', data)
 
 
-def file_could_hold_site(path: str, data: bytes) -> bool:
+def file_could_hold_site(path: str, data: bytes, policy_sites_only: bool = False) -> bool:
     """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
     line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``); they are unescaped only
     if a trigger word is there at all."""
@@ -39,7 +39,7 @@ def file_could_hold_site(path: str, data: bytes) -> bool:
         if not mentions_trigger_word(data):
             return False
         data = data.replace(b"\\n", b"\n")
-    return could_hold_site(data)
+    return could_hold_site(data, policy_sites_only)
 
 
 def module_bytes(path: object, data: bytes) -> bytes:

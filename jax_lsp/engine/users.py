@@ -140,6 +140,6 @@ def candidate_users(
         path
         for path, data in files.items()
         if search.could_import(path, data)
-        and file_could_hold_site(str(path), data)
+        and file_could_hold_site(str(path), data, policy_sites_only=True)
         and imports_from(module_bytes(path, data), path, targets)
     ]

@@ -69,6 +69,8 @@ def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
         tmp_path / "other_name.py": b"from pkg.policies import helper\nf = jax.checkpoint(g, policy=q)\n",
         pkg / "inner.py": b"from . import chosen\nf = jax.checkpoint(g, policy=chosen)\n",
         tmp_path / "no_site.py": b"from pkg.policies import p\n",
+        tmp_path
+        / "no_policy_site.py": b"from pkg.policies import p\nq = jax.checkpoint_policies.dots_saveable\n",
         tmp_path / "other_module.py": b"from other.policies import p\nf = jax.checkpoint(g, policy=p)\n",
     }
     named = [Exported("pkg.policies", policies, frozenset({"p"}))]
