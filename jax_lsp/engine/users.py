@@ -123,18 +123,18 @@ def candidate_users(
     pkg/__init__.py). `files` holds each file's bytes as on disk (a notebook's JSON)."""
     targets = list(named)
     packages = [path for path in files if path.name == "__init__.py"]
-    while True:
-        search = _ImportSearch(targets)
-        exporters = [
-            Exported("", path, frozenset(names))
+    added = list(named)
+    while added:  # a package that imports nothing of the targets so far is asked of the new ones
+        search = _ImportSearch(added)
+        known = {t.path for t in targets}
+        added = [
+            Exported(module_name(path), path, frozenset(names))
             for path in packages
-            if path not in {t.path for t in targets}
+            if path not in known
             and search.could_import(path, files[path])
-            and (names := imports_from(files[path], path, targets))
+            and (names := imports_from(files[path], path, added))
         ]
-        if not exporters:
-            break
-        targets += [Exported(module_name(e.path), e.path, e.names) for e in exporters]
+        targets += added
     search = _ImportSearch(targets)
     return [
         path
