@@ -32,7 +32,7 @@ if TYPE_CHECKING:
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
 # and not a clause that continues the statement above (else/elif/except/finally/case).
 _TOP_LEVEL = re.compile(r"(?!(else|elif|except|finally)\b)[^\s#)\]}]")
-_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
+_NOT_A_STATEMENT_START = frozenset(["", " ", "\t", "\n", "\r", "\f", "#", ")", "]", "}"])
 
 
 @dataclass
@@ -178,7 +178,7 @@ def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:
     starts: list[int] = []
     pending_decorator = False
     for number, line in enumerate(lines):
-        if not _TOP_LEVEL.match(line) or _CONTINUATION.match(line):
+        if line[:1] in _NOT_A_STATEMENT_START or not _TOP_LEVEL.match(line):  # most lines: the first test
             continue
         if not pending_decorator:
             starts.append(number)
