@@ -448,16 +448,16 @@ class Workspace:
     ) -> dict[str, list[Finding]]:
         """`check_files` for some files of the project, and only theirs reported: a site in
         another file may use their policies. A few files (pre-commit names the changed ones) are
-        checked with the files a text search finds could use them, without the cache (its
-        stores are keyed on the files checked); more (a folder below the root) with the whole
-        project, as a check of the root would, and its cache."""
+        checked one by one, once the files a text search finds could use them are indexed;
+        more (a folder below the root) with the whole project, as a check of the root would,
+        and its cache."""
         named = {_key(p) for p in files}
         if len(named) <= FEW_FILES:
-            users = [p for p in self.users_of(files) if _key(p) not in named]
-            found = self.check_files([*files, *users], None, jobs)
+            self.index_users(files)
+            found = {key: self.check_file(key) for key in named}
         else:
             found = self.check_files(self.python_files(), cache_dir, jobs)
-        return {key: findings for key, findings in found.items() if key in named}
+        return {key: findings for key, findings in found.items() if key in named and findings}
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""
