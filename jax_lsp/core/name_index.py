@@ -15,12 +15,20 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from jax_lsp.core.checkpoint_names import TAG_FUNCTION, USE_MARKERS, NameUse, Place, Tag, name_uses, tag_calls
+from jax_lsp.core.checkpoint_names import (
+    TAG_FUNCTION,
+    USE_MARKERS,
+    NameUse,
+    Place,
+    Tag,
+    callee_names,
+    name_uses,
+    tag_calls,
+)
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Position
 from jax_lsp.core.name_flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
 from jax_lsp.core.packages import imported_packages, package_files, search_path
-from jax_lsp.core.source import SourceModule, parse_bytes
 
 if TYPE_CHECKING:
     from jax_lsp.core.model import InternalError
@@ -36,7 +44,9 @@ class NameSources(Protocol):
 
     def read(self, path: Path | str) -> bytes | None: ...
 
-    def load(self, path: Path | str, only_if_site: bool = False) -> Module | None: ...
+    def load(
+        self, path: Path | str, only_if_site: bool = False, partially: bool = False
+    ) -> Module | None: ...
 
     def release(self, path: Path | str) -> None: ...
 
@@ -208,14 +218,14 @@ class NameIndex:
     def _file_facts(self, path: str) -> FileFacts | None:
         self._read.add(path)
         if path not in self._facts:
-            module = self._sources.load(path) if self._mentions_tag(path) else None
-            source: SourceModule | None
+            # A file of tags: the module its tags were read from (the flow compares the functions
+            # they sit in by identity), parsed as far as its sites need; the rest on demand.
+            module = self._sources.load(path, partially=True) if self._mentions_tag(path) else None
             if module is not None:
-                source = module.source
+                self._facts[path] = FileFacts(path, module.source)
             else:
                 data = self._sources.read(path)
-                source = parse_bytes(data, path) if data is not None else None
-            self._facts[path] = FileFacts(path, source) if source is not None else None
+                self._facts[path] = FileFacts.unparsed(path, data) if data is not None else None
         return self._facts[path]
 
     def _read_bytes(self, path: str) -> bytes | None:
@@ -349,15 +359,25 @@ class NameIndex:
             return found
 
         def collect() -> list[Tag]:
-            module = self._sources.load(path)
-            facts = self._file_facts(path)
-            if module is None or facts is None:
+            # A name written in the call needs no name flow, nor the file parsed past its tags:
+            # the whole file is parsed (the same module, completed) only for a name to follow,
+            # or when `checkpoint_name` goes by another name (a call of which holds no trigger).
+            module = self._sources.load(path, partially=True)
+            if module is not None and callee_names(module, [TAG_FUNCTION]) != {TAG_FUNCTION}:
+                module = self._sources.load(path)
+            if module is None:
                 return []
             flow = NameFlow(self._file_facts, files_with)
-            found = [
-                tag for _, expr, functions in tag_calls(module) for tag in flow.tags(facts, expr, functions)
-            ]
+            found = []
+            for _, expr, functions in list(tag_calls(module)):
+                written = written_tag(path, module.source, expr)
+                facts = self._file_facts(path) if written is None else None
+                if written is not None:
+                    found.append(written)
+                elif facts is not None:
+                    found += flow.tags(facts, expr, functions)
             self._followed |= flow.words
+            self._read.add(path)
             return found
 
         found: list[Tag] = guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")
