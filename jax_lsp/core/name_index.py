@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import difflib
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -28,7 +29,7 @@ from jax_lsp.core.checkpoint_names import (
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Position
 from jax_lsp.core.name_flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
-from jax_lsp.core.packages import imported_packages, package_files, search_path
+from jax_lsp.core.packages import imported_packages, package_files, read_file, search_path
 
 if TYPE_CHECKING:
     from jax_lsp.core.model import InternalError
@@ -43,6 +44,8 @@ class NameSources(Protocol):
     internal_errors: list[InternalError]
 
     def read(self, path: Path | str) -> bytes | None: ...
+
+    def buffers(self) -> dict[str, str]: ...
 
     def load(
         self, path: Path | str, only_if_site: bool = False, partially: bool = False
@@ -157,6 +160,7 @@ class NameIndex:
         self._read_packages: set[str] = set()  # package files among them
         self._changed: set[str] = set()  # files whose change reset the tags, until affected_by()
         self._bytes: dict[str, bytes | None] | None = None  # during a build
+        self._open: set[str] = set()  # the paths of the open buffers, during a build
 
     # Keeping current ---------------------------------------------------------------------------
     def invalidate(self, path: str) -> None:
@@ -229,11 +233,13 @@ class NameIndex:
         return self._facts[path]
 
     def _read_bytes(self, path: str) -> bytes | None:
-        """A file's bytes, read once per build (the word searches read every file)."""
+        """A file's bytes, read once per build (the word searches read every file), through the
+        workspace only where a buffer is open: it reads thousands of package files."""
         if self._bytes is None:
             return self._sources.read(path)
         if path not in self._bytes:
-            self._bytes[path] = self._sources.read(path)
+            opened = self._open and os.path.abspath(path) in self._open
+            self._bytes[path] = self._sources.read(path) if opened else read_file(path)
         return self._bytes[path]
 
     def _mentions_tag(self, path: str) -> bool:
@@ -280,7 +286,7 @@ class NameIndex:
 
     def _reading(self, build: Callable[[], T]) -> T:
         """`build()` with each file's bytes read once (the word searches read every file)."""
-        self._bytes = {}
+        self._bytes, self._open = {}, set(self._sources.buffers())
         try:
             return build()
         finally:
@@ -299,13 +305,15 @@ class NameIndex:
         quote the name, those that quote most of the names left just after a mention first; none
         when some name is quoted in none of them (all must be found for the tags to be of use)."""
         left = names - set(self._written)
-        quoting = {
-            path: _quoted_names(left, self._read_bytes(path) or b"")
+        files = {
+            path: self._read_bytes(path) or b""
             for path in (self._root_files() if left else ())
             if path not in self._written_read and self._summary(path).tags
         }
-        if not left <= set().union(*(anywhere for _, anywhere in quoting.values())):
-            quoting = {}
+        quoted_everywhere = all(any(_quoted(name, data) for data in files.values()) for name in left)
+        quoting = (
+            {path: _quoted_names(left, data) for path, data in files.items()} if quoted_everywhere else {}
+        )
         while left:
             path = max(
                 quoting, key=lambda p: (len(quoting[p][0] & left), len(quoting[p][1] & left)), default=None

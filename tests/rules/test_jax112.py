@@ -9,7 +9,7 @@ import textwrap
 
 import pytest
 
-from jax_lsp.core import Settings
+from jax_lsp.core import Settings, name_index
 from jax_lsp.engine import Workspace, analyze_text
 from tests.rules.site_rules import anchored_text, fixed
 
@@ -288,6 +288,10 @@ def test_installed_packages_are_read_only_for_a_name_the_workspace_does_not_tag(
     workspace = Workspace([work], Settings(select=("JAX112",)))
     monkeypatch.setattr(
         workspace, "read", lambda path, read=workspace.read: reads.append(str(path)) or read(path)
+    )
+    # The index reads files on disk directly where no buffer is open at them.
+    monkeypatch.setattr(
+        name_index, "read_file", lambda path, read=name_index.read_file: reads.append(str(path)) or read(path)
     )
     assert workspace.check_file(train) == []
     assert str(package_file) not in reads
