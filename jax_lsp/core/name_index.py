@@ -7,7 +7,9 @@ factory of names or a followed word are parsed), and kept current file by file.
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import itertools
 import logging
 import os
 import re
@@ -134,6 +136,32 @@ def _quoted_names(names: Iterable[str], data: bytes) -> tuple[set[str], set[str]
     return {name for name in anywhere if any(_quoted(name, w) for w in windows)}, anywhere
 
 
+class Corpus:
+    """Files joined into one text, so that a word is looked for in all of them in one search
+    (a search per file costs more than the bytes it reads, over thousands of package files)."""
+
+    def __init__(self, paths: list[str], texts: list[bytes]):
+        self._paths = paths
+        self._starts = list(itertools.accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
+        self._text = b"\n".join(texts)  # a line break ends a word at each file's end
+
+    def files_with(self, word: str, limit: int) -> list[str] | None:
+        """The files holding `word` as a whole word, in order; None if more than `limit` do."""
+        encoded = word.encode()
+        whole = re.compile(rb"(?<!\w)" + re.escape(encoded) + rb"(?!\w)")
+        found: list[str] = []
+        at = self._text.find(encoded)
+        while at >= 0:
+            index = bisect.bisect_right(self._starts, at) - 1
+            end = self._starts[index + 1] if index + 1 < len(self._starts) else len(self._text)
+            if whole.search(self._text, at, end) is not None:
+                found.append(self._paths[index])
+                if len(found) > limit:
+                    return None
+            at = self._text.find(encoded, end)
+        return found
+
+
 def _mentions_tag(data: bytes) -> bool:
     return _has_word(TAG_FUNCTION, data)
 
@@ -161,6 +189,7 @@ class NameIndex:
         self._changed: set[str] = set()  # files whose change reset the tags, until affected_by()
         self._bytes: dict[str, bytes | None] | None = None  # during a build
         self._open: set[str] = set()  # the paths of the open buffers, during a build
+        self._corpora: dict[str | None, Corpus] = {}  # by package, during a build
 
     # Keeping current ---------------------------------------------------------------------------
     def invalidate(self, path: str) -> None:
@@ -251,16 +280,18 @@ class NameIndex:
         """The files holding `word`: the workspace's, and those of `package`; None if too many."""
         key = (word, package)
         if key not in self._word_files:
-            candidates = [*self._root_files(), *(self._packages.get(package, []) if package else [])]
-            found = []
-            for path in candidates:
-                data = self._read_bytes(path)
-                if data is not None and _has_word(word, data):
-                    found.append(path)
-                    if len(found) > MAX_FILES:
-                        break
-            self._word_files[key] = found if len(found) <= MAX_FILES else None
+            self._word_files[key] = self._corpus(package).files_with(word, MAX_FILES)
         return self._word_files[key]
+
+    def _corpus(self, package: str | None) -> Corpus:
+        """The workspace's files, and those of `package`, joined for searching (kept for a build)."""
+        corpus = self._corpora.get(package)
+        if corpus is None:
+            paths = [*self._root_files(), *(self._packages.get(package, []) if package else [])]
+            corpus = Corpus(paths, [self._read_bytes(path) or b"" for path in paths])
+            if self._bytes is not None:
+                self._corpora[package] = corpus
+        return corpus
 
     # The names --------------------------------------------------------------------------------
     def tags(self) -> TagSet:
@@ -290,7 +321,7 @@ class NameIndex:
         try:
             return build()
         finally:
-            self._bytes = None
+            self._bytes, self._corpora = None, {}
 
     def _own(self) -> list[Tag]:
         if self._own_tags is None:
@@ -331,7 +362,7 @@ class NameIndex:
         def collect() -> list[Tag]:
             # Parsed as far as finding sites needs: a definition left out holds no trigger line,
             # and a `checkpoint_name` call is one.
-            module = self._sources.load(path, only_if_site=True) or self._sources.load(path)
+            module = self._sources.load(path, partially=True)
             if module is None:
                 return []
             found = (written_tag(path, module.source, expr) for _, expr, _ in tag_calls(module))
