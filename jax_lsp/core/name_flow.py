@@ -145,7 +145,8 @@ def _parsed_chunk(chunk: str, path: str, start: int) -> list[ast.stmt]:
 
 def _first_line(statement: ast.stmt) -> int:
     """A statement's first line, its decorators' included."""
-    return min(node.lineno for node in [statement, *getattr(statement, "decorator_list", ())])
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
 
 
 @dataclass

@@ -129,11 +129,9 @@ def _quoted(name: str, data: bytes) -> bool:
     return b'"' + encoded + b'"' in data or b"'" + encoded + b"'" in data
 
 
-def _quoted_names(names: Iterable[str], data: bytes) -> tuple[set[str], set[str]]:
-    """The `names` that `data` quotes: just after a `checkpoint_name` mention, and anywhere."""
-    anywhere = {name for name in names if _quoted(name, data)}
-    windows = [data[m.end() : m.end() + TAG_WINDOW] for m in _TAG_MENTION.finditer(data)] if anywhere else []
-    return {name for name in anywhere if any(_quoted(name, w) for w in windows)}, anywhere
+def _tag_windows(data: bytes) -> bytes:
+    """The bytes just after each `checkpoint_name` mention, each window on a line of its own."""
+    return b"\n".join(data[m.end() : m.end() + TAG_WINDOW] for m in _TAG_MENTION.finditer(data))
 
 
 class Corpus:
@@ -341,10 +339,19 @@ class NameIndex:
             for path in (self._root_files() if left else ())
             if path not in self._written_read and self._summary(path).tags
         }
-        quoted_everywhere = all(any(_quoted(name, data) for data in files.values()) for name in left)
-        quoting = (
-            {path: _quoted_names(left, data) for path, data in files.items()} if quoted_everywhere else {}
-        )
+        # (names quoted just after a mention, names quoted anywhere) by file: a whole file is
+        # searched only for the names that no window quotes, and none is read when one of those
+        # is quoted nowhere.
+        quoting: dict[str, tuple[set[str], set[str]]] = {}
+        for path, data in files.items():
+            windows = _tag_windows(data)
+            near = {name for name in left if _quoted(name, windows)}
+            quoting[path] = (near, near)
+        elsewhere = left.difference(*(near for near, _ in quoting.values()))
+        for file, (near, _) in quoting.items():
+            quoting[file] = (near, near | {name for name in elsewhere if _quoted(name, files[file])})
+        if not elsewhere <= set().union(*(anywhere for _, anywhere in quoting.values())):
+            quoting = {}
         while left:
             path = max(
                 quoting, key=lambda p: (len(quoting[p][0] & left), len(quoting[p][1] & left)), default=None
