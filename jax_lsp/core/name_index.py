@@ -160,6 +160,23 @@ class Corpus:
         return found
 
 
+def _quoting(names: set[str], files: dict[str, bytes]) -> dict[str, tuple[set[str], set[str]]]:
+    """The `names` each file quotes (just after a `checkpoint_name` mention, and anywhere); a
+    whole file is searched only for the names that no window quotes, and nothing is returned
+    when one of those is quoted nowhere."""
+    quoting = {}
+    for path, data in files.items():
+        windows = _tag_windows(data)
+        near = {name for name in names if _quoted(name, windows)}
+        quoting[path] = (near, near)
+    elsewhere = names.difference(*(near for near, _ in quoting.values()))
+    for path, (near, _) in quoting.items():
+        quoting[path] = (near, near | {name for name in elsewhere if _quoted(name, files[path])})
+    if not elsewhere <= set().union(*(anywhere for _, anywhere in quoting.values())):
+        return {}
+    return quoting
+
+
 def _mentions_tag(data: bytes) -> bool:
     return _has_word(TAG_FUNCTION, data)
 
@@ -339,19 +356,7 @@ class NameIndex:
             for path in (self._root_files() if left else ())
             if path not in self._written_read and self._summary(path).tags
         }
-        # (names quoted just after a mention, names quoted anywhere) by file: a whole file is
-        # searched only for the names that no window quotes, and none is read when one of those
-        # is quoted nowhere.
-        quoting: dict[str, tuple[set[str], set[str]]] = {}
-        for path, data in files.items():
-            windows = _tag_windows(data)
-            near = {name for name in left if _quoted(name, windows)}
-            quoting[path] = (near, near)
-        elsewhere = left.difference(*(near for near, _ in quoting.values()))
-        for file, (near, _) in quoting.items():
-            quoting[file] = (near, near | {name for name in elsewhere if _quoted(name, files[file])})
-        if not elsewhere <= set().union(*(anywhere for _, anywhere in quoting.values())):
-            quoting = {}
+        quoting = _quoting(left, files)
         while left:
             path = max(
                 quoting, key=lambda p: (len(quoting[p][0] & left), len(quoting[p][1] & left)), default=None
