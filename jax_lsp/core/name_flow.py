@@ -11,7 +11,9 @@ any name may be tagged there, so no name is reported against it.
 from __future__ import annotations
 
 import ast
+import bisect
 import enum
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
@@ -56,7 +58,8 @@ class FileFacts:
         self._statements = list(source.tree.body)
         self._gaps: list[_Gap] | None = None
         self._tables: dict[str, Tables] = {}
-        self._non_ascii: list[int] | None = None
+        self._line_starts: list[int] | None = None  # the offset of each line in the text
+        self._non_ascii: list[int] = []  # the lines with a non-ASCII character
 
     @classmethod
     def unparsed(cls, path: str, data: bytes) -> FileFacts:
@@ -65,13 +68,12 @@ class FileFacts:
         one of them leaves open, a NUL byte, an undecodable byte)."""
         text, encoding, problem = decode(data)
         lines = split_lines(text)
-        if (
-            problem
-            or "\0" in text
-            or not all(_closes_within("".join(lines[a:b])) for a, b in _statement_chunks(lines))
-        ):
+        whole = _Gap(0, len(lines), lines)
+        if problem or "\0" in text or not whole.cut_at_statements():
             return cls(path, parse_bytes(data, path))
-        return cls(path, SourceModule(path, text, ast.Module(body=[], type_ignores=[]), encoding=encoding))
+        facts = cls(path, SourceModule(path, text, ast.Module(body=[], type_ignores=[]), encoding=encoding))
+        facts._gaps = [whole]
+        return facts
 
     def tables(self, word: str) -> Tables:
         """What the statements holding `word` say (entries under other words may be missing)."""
@@ -83,14 +85,18 @@ class FileFacts:
     def _lines_with(self, word: str) -> list[int]:
         """The 1-based lines that may hold `word` as a name: those that hold its text, and those
         with a non-ASCII character (an identifier there is NFKC-normalized before it binds)."""
-        if self._non_ascii is None:
-            text_is_ascii = self.source.text.isascii()
+        lines = self.source.lines
+        if self._line_starts is None:
+            self._line_starts = list(itertools.accumulate((len(line) for line in lines), initial=0))
+            ascii_text = self.source.text.isascii()
             self._non_ascii = (
-                []
-                if text_is_ascii
-                else [n for n, line in enumerate(self.source.lines, 1) if not line.isascii()]
+                [] if ascii_text else [n for n, line in enumerate(lines, 1) if not line.isascii()]
             )
-        found = [number for number, line in enumerate(self.source.lines, 1) if word in line]
+        found: list[int] = []
+        text, at = self.source.text, self.source.text.find(word)
+        while at >= 0:
+            found.append(bisect.bisect_right(self._line_starts, at))  # 1-based: the line starts before
+            at = text.find(word, self._line_starts[found[-1]])  # from the next line on
         return sorted({*found, *self._non_ascii}) if self._non_ascii else found
 
     def _statements_at(self, lines: list[int]) -> list[ast.stmt]:
@@ -122,6 +128,14 @@ class _Gap:
         self._chunks = [(start + first, start + last) for first, last in _statement_chunks(lines)]
         self._parsed: dict[int, list[ast.stmt]] = {}
 
+    def cut_at_statements(self) -> bool:
+        """Whether each chunk closes every string, bracket and line continuation it opens: then
+        each starts a statement (a line inside a string may look like one)."""
+        return all(_closes_within(self._text(start, end)) for start, end in self._chunks)
+
+    def _text(self, start: int, end: int) -> str:
+        return "".join(self._lines[start - self.start : end - self.start])
+
     def statements(self, path: str, wanted: list[int]) -> list[ast.stmt]:
         """The statements of the chunks that span one of the 1-based `wanted` lines; a chunk that
         leaves a string or bracket open, or does not parse, has none (as when the tree was read)."""
@@ -130,7 +144,7 @@ class _Gap:
             if not holds_line(wanted, start + 1, end):
                 continue
             if start not in self._parsed:
-                chunk = "".join(self._lines[start - self.start : end - self.start])
+                chunk = self._text(start, end)
                 self._parsed[start] = _parsed_chunk(chunk, path, start) if _closes_within(chunk) else []
             found += self._parsed[start]
         return found
