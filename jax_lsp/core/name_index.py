@@ -2,7 +2,8 @@
 installed packages it imports, and the names the workspace gives to policy factories.
 
 Built on first use, from a byte search of every file (only the files that mention a tag, a
-factory of names or a followed word are parsed), and kept current file by file.
+factory of names or a followed word are parsed, and only as far as their tags and the words
+followed need), and kept current file by file.
 """
 
 from __future__ import annotations
