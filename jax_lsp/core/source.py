@@ -17,6 +17,7 @@ import functools
 import io
 import re
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
 # and not a clause that continues the statement above (else/elif/except/finally/case).
 _TOP_LEVEL = re.compile(r"(?!(else|elif|except|finally)\b)[^\s#)\]}]")
-_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
+_NOT_A_STATEMENT_START = frozenset(["", " ", "\t", "\n", "\r", "\f", "#", ")", "]", "}"])
 
 
 @dataclass
@@ -50,10 +51,10 @@ class SourceModule:
 
     def __post_init__(self) -> None:
         self._utf8_lines: dict[int, bytes] = {}
-        self._marker_lines: list[int] | None = None
+        self._marker_lines: Sequence[int] | None = None
         self._marked_names: set[str] = set()
 
-    def _triggers(self) -> list[int]:
+    def _triggers(self) -> Sequence[int]:
         if self._marker_lines is None:
             self._marker_lines = trigger_lines(self.text)
         return self._marker_lines
@@ -178,7 +179,7 @@ def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:
     starts: list[int] = []
     pending_decorator = False
     for number, line in enumerate(lines):
-        if not _TOP_LEVEL.match(line) or _CONTINUATION.match(line):
+        if line[:1] in _NOT_A_STATEMENT_START or not _TOP_LEVEL.match(line):  # most lines: the first test
             continue
         if not pending_decorator:
             starts.append(number)
@@ -385,19 +386,21 @@ _DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
 # A statement holding one may bind a name in an unusual place (a walrus in a decorator).
 _WALRUS = ":="
 # What can hide a bracket, a quote or a line break from a plain search: strings and comments.
+# Each string is matched as runs of plain characters between escapes and lone quotes ("unrolled"),
+# not one character at a time: about twice as fast, and the same matches.
 _STRING_OR_COMMENT = re.compile(
     "|".join(
         [
             r"#[^\r\n]*",
-            r'"""(?:\\.|[^\\])*?"""',
-            r"'''(?:\\.|[^\\])*?'''",
-            r'"(?:\\.|[^"\\\r\n])*"',
-            r"'(?:\\.|[^'\\\r\n])*'",
+            r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""',
+            r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''",
+            r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"',
+            r"'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'",
         ]
     ),
     re.S,
 )
-_BRACKET = re.compile(r"[()\[\]{}]")
+_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 
 
 @dataclass(frozen=True)
@@ -427,31 +430,21 @@ def _definition_name(chunk: str) -> str | None:
 def _closes_within(chunk: str) -> bool:
     """Whether every string, bracket and line continuation that `chunk` opens closes within
     it, and it closes none opened before it: then the chunk is a whole statement. Strict: a
-    quote it cannot pair (an f-string of Python 3.12 nesting its own quotes) makes it False."""
-    depth = 0
-    code_end = 0
-    for match in _STRING_OR_COMMENT.finditer(chunk):
-        depth = _bracket_depth(chunk[code_end : match.start()], depth)
-        if depth < 0:
+    quote it cannot pair (an f-string of Python 3.12 nesting its own quotes) makes it False,
+    and so does a bracket closed by one of another kind."""
+    code = _STRING_OR_COMMENT.sub(" ", chunk)
+    if '"' in code or "'" in code:  # a stray quote: only an unterminated string leaves one
+        return False
+    brackets = _NOT_BRACKET.sub("", code)
+    while brackets:  # pairs removed from the inside out, a level at a time
+        inner_removed = brackets.replace("()", "").replace("[]", "").replace("{}", "")
+        if len(inner_removed) == len(brackets):
             return False
-        code_end = match.end()
-    depth = _bracket_depth(chunk[code_end:], depth)
-    return depth == 0 and not chunk.rstrip().endswith("\\")
+        brackets = inner_removed
+    return not chunk.rstrip().endswith("\\")
 
 
-def _bracket_depth(code: str, depth: int) -> int:
-    """The bracket depth after `code` (negative once it closes more than is open); -1 for a
-    stray quote, which only an unterminated string leaves outside the strings found."""
-    if '"' in code or "'" in code:
-        return -1
-    for bracket in _BRACKET.findall(code):
-        depth += 1 if bracket in "([{" else -1
-        if depth < 0:
-            return depth
-    return depth
-
-
-def holds_line(lines: list[int], first: int, last: int) -> bool:
+def holds_line(lines: Sequence[int], first: int, last: int) -> bool:
     """Whether the sorted `lines` hold one in first..last."""
     index = bisect.bisect_left(lines, first)
     return index < len(lines) and lines[index] <= last
