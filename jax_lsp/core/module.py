@@ -214,10 +214,18 @@ class Module:
         """Parse every definition still waiting for its name, as a whole-file load would have:
         the module is then the same as one loaded whole (this object, so that what other modules
         resolved into it stays valid)."""
-        for bindings in [self.scope.bindings, *self._class_bindings]:
-            if isinstance(bindings, _DeferredBindings):
-                for name in sorted(bindings.deferred):
-                    bindings.get(name)
+        bindings = self.scope.bindings
+        if isinstance(bindings, _DeferredBindings):
+            for name in sorted(bindings.deferred):
+                bindings.get(name)
+        self.parse_methods()
+
+    def parse_methods(self) -> None:
+        """Parse every method still waiting for its name: each class of the tree is then whole,
+        as what reads a class's lines from the tree (the names index) expects."""
+        for bindings in self._class_bindings:
+            for name in sorted(bindings.deferred):
+                bindings.get(name)
 
     def _parse_deferred(self, name: str) -> None:
         """Bind `name` from its deferred definitions, as the builder would have: no marker was

@@ -271,6 +271,7 @@ class NameIndex:
             # they sit in by identity), parsed as far as its sites need; the rest on demand.
             module = self._sources.load(path, partially=True) if self._mentions_tag(path) else None
             if module is not None:
+                module.parse_methods()  # FileFacts reads what the tree leaves out only between its statements
                 self._facts[path] = FileFacts(path, module.source)
             else:
                 data = self._sources.read(path)

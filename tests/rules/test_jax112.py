@@ -239,6 +239,38 @@ POLICY = jax.checkpoint_policies.save_only_these_names("attn_out", "atn_out")
     assert 'did you mean "attn_out"?' in finding.message
 
 
+def test_a_name_assigned_in_a_method_without_a_trigger_word_is_followed(tmp_path):
+    # The class holds a tag, so its file is parsed; `first` holds no trigger word, so it is
+    # parsed only on demand: the flow of `checkpoint_str` must still see "ffn1" there.
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent(
+            """
+            from jax.ad_checkpoint import checkpoint_name
+
+
+            class Dense:
+                def __call__(self, x):
+                    return checkpoint_name(x, self.checkpoint_str)
+
+                def first(self):
+                    self.checkpoint_str = "ffn1"
+
+
+            second = Dense()
+            second.checkpoint_str = "ffn2"
+            """
+        )
+    )
+    train = """
+import jax
+from layers import Dense
+
+POLICY = jax.checkpoint_policies.save_only_these_names("ffn1", "ffn3")
+"""
+    [finding] = jax112(train, tmp_path, "train.py")
+    assert anchored_text(train, finding) == '"ffn3"'
+
+
 def test_tags_of_an_installed_package_the_workspace_imports(tmp_path, monkeypatch):
     site = tmp_path / "site"
     (site / "modellib").mkdir(parents=True)
