@@ -13,17 +13,16 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
 from jax_lsp.core.notebook_files import file_could_hold_site, is_notebook, module_bytes
 
-# `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`.
-_FROM_IMPORT = re.compile(
-    rb"^[ \t]*from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)", re.M
-)
-_IMPORT = re.compile(rb"^[ \t]*import[ \t]+([^\n]*)", re.M)
+# `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`;
+# `import NAMES`. Each at the start of a line, after its indentation (_at_line_starts).
+_FROM_IMPORT = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)")
+_IMPORT = re.compile(rb"import[ \t]+([^\n]*)")
 _NAME = re.compile(rb"\*|[^\W\d]\w*")
 
 
@@ -76,12 +75,24 @@ def _submodule(source: str, name: str) -> str:
     return f"{source}{name}" if source.endswith(".") else f"{source}.{name}"
 
 
+def _at_line_starts(pattern: re.Pattern[bytes], data: bytes) -> Iterator[re.Match[bytes]]:
+    """The matches `^[ \t]*` + `pattern` would find with re.M, many times faster: the regular
+    expression starts with a word, which is searched for, and what precedes it is checked."""
+    position = 0
+    while (match := pattern.search(data, position)) is not None:
+        if data[data.rfind(b"\n", 0, match.start()) + 1 : match.start()].strip(b" \t"):
+            position = match.start() + 1  # not at the start of its line
+        else:
+            yield match
+            position = match.end()
+
+
 def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[str]:
     """The names the file at `importer` imports from `targets` (`*` for a star import, the
     module's own name when it imports the module as a whole)."""
     found: set[str] = set()
     folder = os.path.dirname(importer)
-    for match in _FROM_IMPORT.finditer(data):
+    for match in _at_line_starts(_FROM_IMPORT, data):
         source, imported = match.group(1).decode("utf-8", "replace"), _imported(match.group(2))
         for target in targets:
             last = target.name.rsplit(".", 1)[-1]
@@ -89,7 +100,7 @@ def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[st
                 found |= imported
             elif last in imported and _is_module(_submodule(source, last), folder, target):
                 found |= imported
-    for match in _IMPORT.finditer(data):
+    for match in _at_line_starts(_IMPORT, data):
         for part in match.group(1).split(b","):
             words = part.split()
             if words and any(_is_module(words[0].decode("utf-8", "replace"), folder, t) for t in targets):
