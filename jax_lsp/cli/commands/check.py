@@ -102,7 +102,7 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
 
 
 def _check(
-    ws: Workspace, paths: list[Path], whole_project: bool, cache_dir: Path | None = None, jobs: int = 1
+    ws: Workspace, paths: list[str], whole_project: bool, cache_dir: Path | None = None, jobs: int = 1
 ) -> tuple[dict[str, list[Finding]], list[str]]:
     """Findings per file, and the internal errors met (each costs one site, policy or file).
 
@@ -125,7 +125,7 @@ def _check(
         results = {}
         for path in paths:
             try:
-                results[str(path)] = ws.check_file(path)
+                results[path] = ws.check_file(path)
             except Exception as exc:  # noqa: BLE001
                 errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
     errors += [str(error) for error in dict.fromkeys(ws.take_internal_errors())]
@@ -208,9 +208,7 @@ def _run(args: argparse.Namespace) -> int:
     sys.stdout.write(render(args.output_format, report))
     if args.output_format in MACHINE_FORMATS and fixed:  # stdout is for the report alone
         print(fixed_line(fixed, written), file=sys.stderr)
-    skipped = ws.pythons.summary(
-        str(target) for target in targets
-    )  # not findings: no effect on the exit code
+    skipped = ws.pythons.summary(targets)  # not findings: no effect on the exit code
     if skipped:
         print(f"jax-lsp: note: {skipped}", file=sys.stderr)
     if args.verbose:
