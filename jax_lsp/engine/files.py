@@ -9,8 +9,9 @@ from __future__ import annotations
 import os
 import stat
 from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
+
+from jax_lsp.core.record import Record
 
 # Where `jax-lsp check` keeps its results between runs (result_cache), in the project root.
 CACHE_DIR_NAME = ".jax-lsp-cache"
@@ -223,13 +224,16 @@ def _discovered(paths: Iterable[Path], exclude: tuple[str, ...], base: Path | No
     return [(shown, real) for real, (_, shown) in sorted(found.items(), key=lambda item: item[1][0])]
 
 
-@dataclass(frozen=True)
-class Source:
+class Source(Record):
     """A file's text with ``\\n`` line endings, and how to write it back as it was."""
 
+    __slots__ = ("text", "encoding", "newline")
     text: str
     encoding: str  # "utf-8-sig" keeps a BOM
     newline: str
+
+    def __init__(self, text: str, encoding: str, newline: str) -> None:
+        self._assign(text, encoding, newline)
 
 
 class UndecodableError(ValueError):

@@ -38,6 +38,11 @@ NEVER_FOR_CHECK = (
     "concurrent.futures",
     "configparser",
     "tempfile",
+    # Each costs milliseconds: a check that goes well logs nothing (core.logger), and git is
+    # asked only in a git work tree.
+    "logging",
+    "traceback",
+    "subprocess",
 )
 
 _RUN_AND_LIST_MODULES = """
@@ -80,6 +85,12 @@ def test_checking_a_file_without_sites_imports_only_what_checking_needs(tmp_path
     assert "jax_lsp.engine.workspace" in modules  # the check did run
     assert _unwanted(modules) == []
     assert "jax_lsp.engine.result_cache" not in modules  # a file named alone is checked without it
+    assert "json" not in modules  # no cache to read
+
+
+def test_tmp_path_is_in_no_git_work_tree(tmp_path: Path) -> None:
+    """The checks here would start git (and import subprocess) if it were."""
+    assert not any((folder / ".git").exists() for folder in (tmp_path, *tmp_path.parents))
 
 
 def test_a_rerun_with_nothing_changed_imports_only_what_checking_needs(tmp_path: Path) -> None:
@@ -93,6 +104,9 @@ def test_a_rerun_with_nothing_changed_imports_only_what_checking_needs(tmp_path:
     assert "tomllib" not in modules  # its pyproject.toml has no [tool.jax-lsp] table
     # Every result comes from the cache: nothing is parsed or analysed.
     assert {"jax_lsp.core.source", "jax_lsp.engine.analysis", "jax_lsp.rules"}.isdisjoint(modules)
+    # ... and the classes every check defines are no dataclasses (core.record): importing
+    # dataclasses (inspect, ast) and generating their methods cost a third of such a run.
+    assert {"dataclasses", "inspect", "ast"}.isdisjoint(modules)
 
 
 def test_the_help_still_lists_every_subcommand(tmp_path: Path) -> None:

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -26,12 +25,13 @@ from jax_lsp.core.config import (
     load_pyproject,
     settings_from_mapping,
 )
+from jax_lsp.core.logger import logger
 from jax_lsp.engine import Workspace, files
 from jax_lsp.engine.files import CACHE_DIR_NAME
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.options import add_trace_arguments
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
