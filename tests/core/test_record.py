@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 
 from jax_lsp.cli.output import Place, Report
+from jax_lsp.core.codes import Code, Family
 from jax_lsp.core.config import Settings
 from jax_lsp.core.model import Edit, Finding, Fix, InternalError, Position, Severity, Span
 from jax_lsp.core.python_version import RequiredPython, SkippedStatement
@@ -45,6 +46,7 @@ EXAMPLES: list[tuple[type[Record], tuple[Any, ...], tuple[Any, ...]]] = [
     (SkippedStatement, (4, (3, 12), "type parameters"), (5, (3, 12), "type parameters")),
     (FileResult, ("d1", {"b.py": "d2"}, ("b.py",), ()), ("d1", {}, (), ())),
     (Source, ("x = 1\n", "utf-8", "\n"), ("x = 1\n", "utf-8-sig", "\r\n")),
+    (Code, ("JAX1", "n", Family.RULE, Severity.ERROR, "s"), ("JAX1", "n", Family.FILE, Severity.ERROR, "s")),
 ]
 IDS = [f"{cls.__name__}-{i}" for i, (cls, _, _) in enumerate(EXAMPLES)]
 
