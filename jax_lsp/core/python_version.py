@@ -24,8 +24,9 @@ RUNNING: Version = sys.version_info[:2]
 log = logger(__name__)
 
 # One clause of a PEP 440 specifier: `>=3.12`, `~=3.12.1`, `==3.12.*`, `<4`...
-_CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*v?(\d+)(?:\.(\d+))?[\w.*+!-]*\s*")
-_SETUP_PY = re.compile(r"""\bpython_requires["']?\s*[=:]\s*[rRuU]?(["'])([^"'\r\n]*)\1""")
+# Compiled when first used (by re's cache): most checks read no declaration.
+_CLAUSE = r"\s*(~=|===|==|!=|<=|>=|<|>)\s*v?(\d+)(?:\.(\d+))?[\w.*+!-]*\s*"
+_SETUP_PY = r"""\bpython_requires["']?\s*[=:]\s*[rRuU]?(["'])([^"'\r\n]*)\1"""
 
 
 def format_version(version: Version) -> str:
@@ -39,7 +40,7 @@ def minimum_python(specifier: str) -> Version | None:
     `!=` exclusions are not followed (`>=3.10,!=3.10.*` is 3.10)."""
     lowest: Version | None = None
     for clause in specifier.split(","):
-        match = _CLAUSE.fullmatch(clause)
+        match = re.fullmatch(_CLAUSE, clause)
         if match is None:
             if clause.strip():
                 return None
@@ -91,7 +92,7 @@ def _read_setup_cfg(path: Path) -> str | None:
 
 
 def _read_setup_py(path: Path) -> str | None:
-    match = _SETUP_PY.search(path.read_text(encoding="utf-8", errors="replace"))
+    match = re.search(_SETUP_PY, path.read_text(encoding="utf-8", errors="replace"))
     return match.group(2) if match else None
 
 
