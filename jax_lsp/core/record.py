@@ -22,6 +22,9 @@ if TYPE_CHECKING:
     from typing_extensions import Self
 
 
+_set_field = object.__setattr__  # past the record's own __setattr__, which refuses
+
+
 class Record:
     __slots__: tuple[str, ...] = ()
     # Fields left out of equality, hashing and order (dataclasses' `field(compare=False)`).
@@ -35,8 +38,8 @@ class Record:
             cls._compared = attrgetter(*compared)
 
     def _assign(self, *values: object) -> None:
-        for name, value in zip(self.__slots__, values, strict=True):
-            object.__setattr__(self, name, value)
+        for name, value in zip(self.__slots__, values):
+            _set_field(self, name, value)
 
     def _values(self) -> tuple[Any, ...]:
         return tuple(getattr(self, name) for name in self.__slots__)
