@@ -70,23 +70,48 @@ def _function_or_alias(names: set[bytes]) -> Callable[[bytes, bytes, int, int], 
     return found
 
 
-# Each trigger: the word to search for, and whether an identifier holding it is one.
+def _any_of(*tests: Callable[[bytes, bytes, int, int], bool]) -> Callable[[bytes, bytes, int, int], bool]:
+    return lambda data, name, start, end: any(test(data, name, start, end) for test in tests)
+
+
+def _dots_policy(data: bytes, name: bytes, start: int, end: int) -> bool:
+    return b"checkpoint_dots" in name and not _after_quote(data, start)
+
+
+def _names_factory(data: bytes, name: bytes, start: int, end: int) -> bool:
+    return b"these_names" in name or b"names_but_these" in name
+
+
+def _tag(data: bytes, name: bytes, start: int, end: int) -> bool:
+    return name == b"checkpoint_name"
+
+
+# Each trigger: the word to search for, and whether an identifier holding it is one. Each word
+# costs a search of the whole file, so words are shared: `checkpoint` finds `checkpoint_dots`,
+# and `_these` the factories of names (`save_only_these_names`, `save_any_names_but_these`).
 _Triggers = tuple[tuple[bytes, Callable[[bytes, bytes, int, int], bool]], ...]
 _TRIGGERS: _Triggers = (
     (b"policy", lambda data, name, start, end: name == b"policy" and bool(_KEYWORD_VALUE.match(data, end))),
     (b"saveable", lambda data, name, start, end: not _after_quote(data, start)),
-    (b"checkpoint_dots", lambda data, name, start, end: not _after_quote(data, start)),
     (b"ffload", lambda data, name, start, end: name in _OFFLOADING and not _after_quote(data, start)),
+    (b"checkpoint", _any_of(_function_or_alias(_CHECKPOINT_FUNCTIONS), _dots_policy)),
+    (b"remat", _function_or_alias({b"remat"})),
+    (b"_these", _names_factory),
+)
+# Policy sites alone, not the other calls the rules check: a `policy=` keyword, or a call or
+# alias of a checkpoint function (which may take its policy positionally).
+_SITE_TRIGGERS: _Triggers = (
+    _TRIGGERS[0],
     (b"checkpoint", _function_or_alias(_CHECKPOINT_FUNCTIONS)),
     (b"remat", _function_or_alias({b"remat"})),
-    (b"these_names", lambda data, name, start, end: True),
-    (b"names_but_these", lambda data, name, start, end: True),
 )
 
 
 # Lines that tag a value with a name (`checkpoint_name`) are walked too, for JAX112's tags; a
 # file of tags alone holds nothing to report (the names index reads it on its own).
-_LINE_TRIGGERS = (*_TRIGGERS, (b"checkpoint_name", lambda data, name, start, end: name == b"checkpoint_name"))
+_LINE_TRIGGERS: _Triggers = tuple(
+    (word, _any_of(found, _tag) if word == b"checkpoint" else found) for word, found in _TRIGGERS
+)
 
 
 def _triggers(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[int]:
@@ -98,9 +123,15 @@ def _triggers(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[int]:
                     yield start
 
 
-def could_hold_site(data: bytes) -> bool:
-    """Whether a file's bytes could hold a policy site or a call the rules check."""
-    return next(_triggers(data), None) is not None
+def mentions_trigger_word(data: bytes) -> bool:
+    """Whether `data` holds a trigger's word at all, in any identifier or none."""
+    return any(word in data for word, _ in _TRIGGERS)
+
+
+def could_hold_site(data: bytes, policy_sites_only: bool = False) -> bool:
+    """Whether a file's bytes could hold a policy site or a call the rules check (only a policy
+    site, if `policy_sites_only`)."""
+    return next(_triggers(data, _SITE_TRIGGERS if policy_sites_only else _TRIGGERS), None) is not None
 
 
 def trigger_lines(text: str) -> list[int]:

@@ -3,9 +3,10 @@ their bytes as a module's. The reader (``notebook``) is imported only when a not
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.file_triggers import could_hold_site
+from jax_lsp.core.file_triggers import could_hold_site, mentions_trigger_word
 from jax_lsp.core.model import Finding, Span
 
 # The parser too is imported where it is used: a re-run whose results all come from the cache
@@ -15,16 +16,30 @@ if TYPE_CHECKING:
     from jax_lsp.core.source import SourceModule
 
 SUFFIX = ".ipynb"
+# An output's image: base64 text in a JSON string, keyed by its MIME type.
+_IMAGE_OUTPUT = re.compile(rb'"image/[a-z+.-]+": *"[^"]*"')
 
 
 def is_notebook(path: object) -> bool:
     return str(path).lower().endswith(SUFFIX)
 
 
-def file_could_hold_site(path: str, data: bytes) -> bool:
+def without_images(data: bytes) -> bytes:
+    """A notebook's JSON without the images of its outputs, most of its bytes and no code (an
+    escaped quote in a cell's text never matches the pattern's unescaped ones)."""
+    return _IMAGE_OUTPUT.sub(b'""', data)
+
+
+def file_could_hold_site(path: str, data: bytes, policy_sites_only: bool = False) -> bool:
     """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
-    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``)."""
-    return could_hold_site(data.replace(b"\\n", b"\n") if is_notebook(path) else data)
+    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``); they are unescaped only
+    if a trigger word is there at all."""
+    if is_notebook(path):
+        data = without_images(data)
+        if not mentions_trigger_word(data):
+            return False
+        data = data.replace(b"\\n", b"\n")
+    return could_hold_site(data, policy_sites_only)
 
 
 def module_bytes(path: object, data: bytes) -> bytes:

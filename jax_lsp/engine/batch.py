@@ -9,7 +9,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -29,8 +29,11 @@ if TYPE_CHECKING:
 # is checked. The cyclic GC would still scan the heap every time a tree outlives a young
 # generation, which on a large tree costs as much as the parsing; it runs every N files instead.
 GC_EVERY_FILES = 500
-# Below this many files to parse, starting processes costs more than it saves.
+# Below this many files to parse, or to read and filter, starting processes costs more than it
+# saves: each process imports the analysis, and a file is read and filtered in about 0.1 ms.
 PARALLEL_MIN_FILES = 24
+PARALLEL_MIN_READS = 300
+WORKER_CHUNK = 8  # files sent to a process at once
 
 
 class _Digests:
@@ -41,27 +44,38 @@ class _Digests:
         self._sources = workspace
         self._cache = cache
         self._known: dict[str, str | None] = {}
+        self._stats: dict[str, os.stat_result | None] = {}
         self._buffers = workspace.buffers() if cache is not None else {}
 
     def of_file(self, path: str, digest_always: bool = False) -> tuple[str | None, bool] | None:
         """(digest, could hold a site) of a file; None when it cannot be read. Without a cache,
         the digest of a file that cannot hold a site is taken only if `digest_always`."""
-        stat = self._stat(path)
-        if stat is not None:
-            seen = self._cache.seen(path, stat)  # type: ignore[union-attr]
-            if seen is not None:
-                self._known[path] = seen[0]
-                return seen
+        seen = self.vouched(path)
+        if seen is not None:
+            return seen
         data = self._sources.read(path)
         if data is None:
             return None
         could_hold = file_could_hold_site(path, data)
-        value = digest(data) if could_hold or digest_always or stat is not None else None
+        value = digest(data) if could_hold or digest_always or self._cache is not None else None
+        self.learn(path, value, could_hold)
+        return value, could_hold
+
+    def vouched(self, path: str) -> tuple[str, bool] | None:
+        """(digest, could hold a site) as the cache saw the file, if its time and size are unchanged."""
+        stat = self._stats[path] = self._stat(path)  # before the file is read: a change after it shows
+        seen = self._cache.seen(path, stat) if stat is not None else None  # type: ignore[union-attr]
+        if seen is not None:
+            self._known[path] = seen[0]
+        return seen
+
+    def learn(self, path: str, value: str | None, could_hold: bool) -> None:
+        """What reading the file (here or on another process) found, after `vouched` said nothing."""
         if value is not None:
             self._known[path] = value
+        stat = self._stats.get(path)
         if stat is not None:
             self._cache.remember(path, stat, value, could_hold)  # type: ignore[union-attr, arg-type]
-        return value, could_hold
 
     def __call__(self, path: str) -> str | None:
         if path not in self._known:
@@ -108,36 +122,18 @@ def check_tree(
 ) -> dict[str, list[Finding]]:
     cache = ResultCache(cache_dir, workspace.settings, keys) if cache_dir is not None else None
     digests = _Digests(workspace, cache)
-    own: dict[str, FileResult] = {}
-    todo: list[tuple[str, str]] = []
-    for key in keys:
-        found = digests.of_file(key)
-        if found is None or not found[1]:
-            continue
-        key_digest = found[0]
-        assert key_digest is not None  # a file that could hold a site always gets its digest
-        stored = cache.file_result(key, key_digest, digests) if cache is not None else None
-        if stored is not None:
-            own[key] = stored
-        else:
-            todo.append((key, key_digest))
-
-    if jobs > 1 and len(todo) >= PARALLEL_MIN_FILES:
-        own.update(_check_on_processes(workspace, todo, jobs))
+    own, todo = _from_cache(keys, cache, digests)
+    unread = sum(1 for _, key_digest in todo if key_digest is None)
+    if jobs > 1 and unread >= PARALLEL_MIN_READS:  # a first run of a large tree: mostly reading
+        checked = _check_on_processes(workspace, todo, cache is not None, own, digests, jobs)
     else:
-        targeted: set[str] = set()
-        with _collect_garbage_rarely():
-            for count, (key, key_digest) in enumerate(todo):
-                if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
-                    gc.collect()
-                own[key] = check_own(workspace, key, key_digest, digests)
-                targeted.update(own[key].targets)
-                # Kept: a module whose sites reach others, or whose policies others reach, is
-                # needed again when the modules it shares policies with are checked together.
-                if not own[key].targets and key not in targeted:
-                    workspace.release(key)
+        checks = _read_here(todo, cache, own, digests)
+        if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:
+            checked = _check_on_processes(workspace, checks, cache is not None, own, digests, jobs)
+        else:
+            checked = _check_here(workspace, checks, own, digests)
     if cache is not None:
-        for key, _ in todo:
+        for key in checked:
             cache.store_file(key, own[key])
     for key, result in own.items():  # parsed in another process, or not at all
         workspace.pythons.record(key, result.skipped)
@@ -150,6 +146,68 @@ def check_tree(
     if cache is not None:
         cache.save()
     return {key: results[key] for key in keys if results.get(key)}
+
+
+# A file to check, with its digest; None when it is still to be read (and filtered).
+_ToDo = list[tuple[str, str | None]]
+
+
+def _from_cache(
+    keys: list[str], cache: ResultCache | None, digests: _Digests
+) -> tuple[dict[str, FileResult], _ToDo]:
+    """The results the cache holds for files it vouches for, and the files left to check."""
+    own: dict[str, FileResult] = {}
+    todo: _ToDo = []
+    for key in keys:
+        seen = digests.vouched(key)
+        if seen is None:
+            todo.append((key, None))
+        elif seen[1]:
+            stored = cache.file_result(key, seen[0], digests)  # type: ignore[union-attr]
+            if stored is not None:
+                own[key] = stored
+            else:
+                todo.append((key, seen[0]))
+    return own, todo
+
+
+def _read_here(
+    todo: _ToDo, cache: ResultCache | None, own: dict[str, FileResult], digests: _Digests
+) -> list[tuple[str, str]]:
+    """The files left to check once those not yet read are read: those that could hold a site
+    and whose new content the cache holds no result for (a file touched, not changed)."""
+    checks = []
+    for key, key_digest in todo:
+        if key_digest is None:
+            found = digests.of_file(key)
+            if found is None or not found[1]:
+                continue
+            key_digest = found[0]
+            assert key_digest is not None  # a file that could hold a site always gets its digest
+            stored = cache.file_result(key, key_digest, digests) if cache is not None else None
+            if stored is not None:
+                own[key] = stored
+                continue
+        checks.append((key, key_digest))
+    return checks
+
+
+def _check_here(
+    workspace: Workspace, todo: list[tuple[str, str]], own: dict[str, FileResult], digests: _Digests
+) -> list[str]:
+    """Checks each file in this process, adding its result to `own`; the files checked."""
+    targeted: set[str] = set()
+    with _collect_garbage_rarely():
+        for count, (key, key_digest) in enumerate(todo):
+            if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
+                gc.collect()
+            own[key] = check_own(workspace, key, key_digest, digests)
+            targeted.update(own[key].targets)
+            # Kept: a module whose sites reach others, or whose policies others reach, is
+            # needed again when the modules it shares policies with are checked together.
+            if not own[key].targets and key not in targeted:
+                workspace.release(key)
+    return [key for key, _ in todo]
 
 
 def _users_by_target(own: dict[str, FileResult]) -> dict[str, dict[str, FileResult]]:
@@ -226,38 +284,62 @@ def _start_worker(
         _worker.set_document(path, text)
 
 
-def _check_in_worker(item: tuple[str, str]) -> tuple[str, FileResult, list[InternalError], FileStats | None]:
+def _check_in_worker(
+    item: tuple[str, str | None, bool],
+) -> tuple[str, tuple[str | None, bool] | None, FileResult | None, list[InternalError], FileStats | None]:
+    """One file's result; a file the parent did not read (its digest None) is read and filtered
+    here first, and its (digest, could hold a site) returned too."""
     assert _worker is not None
-    key, key_digest = item
+    key, key_digest, digest_always = item
+    found = None
+    if key_digest is None:
+        found = _Digests(_worker).of_file(key, digest_always)
+        if found is None or not found[1]:
+            return key, found, None, [], None
+        key_digest = found[0]
+        assert key_digest is not None
     result = check_own(_worker, key, key_digest, _Digests(_worker))
     _worker.release(key)
-    return key, result, _worker.take_internal_errors(), _worker.jedi.stats.pop(key, None)
+    return key, found, result, _worker.take_internal_errors(), _worker.jedi.stats.pop(key, None)
 
 
 def _check_on_processes(
-    workspace: Workspace, todo: list[tuple[str, str]], jobs: int
-) -> dict[str, FileResult]:
+    workspace: Workspace,
+    todo: Sequence[tuple[str, str | None]],
+    digest_always: bool,
+    own: dict[str, FileResult],
+    digests: _Digests,
+    jobs: int,
+) -> list[str]:
+    """`_check_here` on `jobs` processes, which also read and filter the files not read yet
+    (digest None; taking the digest of every one if `digest_always`, for the cache)."""
     import multiprocessing  # here: a re-run that checks few files starts no process (start-up time)
     from concurrent.futures import ProcessPoolExecutor
 
     # The largest files first, so that no process is left with a big one at the end.
-    ordered = sorted(todo, key=lambda item: -_size(item[0]))
+    ordered = sorted(((key, d, digest_always) for key, d in todo), key=lambda item: -_size(item[0]))
     context = multiprocessing.get_context(
         "fork" if "fork" in multiprocessing.get_all_start_methods() else None
     )
-    found: dict[str, FileResult] = {}
+    checked = []
     with ProcessPoolExecutor(
         max_workers=jobs,
         mp_context=context,
         initializer=_start_worker,
         initargs=(workspace.roots, workspace.settings, workspace.interpreter, workspace.buffers()),
     ) as pool:
-        for key, result, errors, jedi_stats in pool.map(_check_in_worker, ordered, chunksize=4):
-            found[key] = result
+        for key, found, result, errors, jedi_stats in pool.map(
+            _check_in_worker, ordered, chunksize=WORKER_CHUNK
+        ):
+            if found is not None:
+                digests.learn(key, *found)
+            if result is not None:
+                own[key] = result
+                checked.append(key)
             workspace.internal_errors.extend(errors)
             if jedi_stats is not None:  # for `check --verbose`
                 workspace.jedi.stats[key] = jedi_stats
-    return found
+    return checked
 
 
 def _size(path: str) -> int:

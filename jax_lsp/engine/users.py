@@ -1,16 +1,23 @@
 """Which files could use the policies of a few named modules, found by reading import
 statements as text: pre-commit names only the changed files, and their findings may come from
 sites in files it does not name. No file is parsed here.
+
+A file can import a module only by writing its name (`from pkg import policies`, `from
+.policies import p`), or, inside a package, by a relative import of the package itself (`from .
+import p`): a plain search for those words skips most files before any import is read, and a
+notebook's cells are read out of its JSON only when it passes.
 """
 
 from __future__ import annotations
 
+import functools
+import os
 import re
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from jax_lsp.core.file_triggers import could_hold_site
+from jax_lsp.core.notebook_files import file_could_hold_site, is_notebook, module_bytes
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`.
 _FROM_IMPORT = re.compile(
@@ -28,21 +35,39 @@ class Exported:
     path: Path
     names: frozenset[str]
 
+    def words(self) -> set[bytes]:
+        """What an import of this module must write: its last name, as a module or a folder."""
+        folder_or_file = self.path.parent.name if self.path.name == "__init__.py" else self.path.stem
+        return {
+            word.encode("utf-8", "surrogatepass")
+            for word in (self.name.rsplit(".", 1)[-1], folder_or_file)
+            if word
+        }
+
+    def package_folder(self) -> Path | None:
+        """The folder whose modules may import this package by a relative import alone."""
+        return self.path.parent if self.path.name == "__init__.py" else None
+
 
 def _imported(names: bytes) -> set[str]:
     return {n.decode("utf-8", "replace") for n in _NAME.findall(names)} - {"as"}
 
 
-def _is_module(source: str, importer: Path, target: Exported) -> bool:
-    """Whether `source`, as written after `from`/`import` in `importer`, names `target`."""
+@functools.lru_cache(maxsize=4096)
+def _relative_files(source: str, level: int, folder: str) -> tuple[str, str]:
+    """The two files a relative import `source` in a module of `folder` may name (as strings:
+    pathlib costs more than the rest of the search)."""
+    for _ in range(level - 1):
+        folder = os.path.dirname(folder)
+    module = os.path.join(folder, *(part for part in source[level:].split(".") if part))
+    return module + ".py", os.path.join(module, "__init__.py")
+
+
+def _is_module(source: str, folder: str, target: Exported) -> bool:
+    """Whether `source`, as written after `from`/`import` in a module of `folder`, names `target`."""
     level = len(source) - len(source.lstrip("."))
     if level:
-        folder = importer.parent
-        for _ in range(level - 1):
-            folder = folder.parent
-        rest = [part for part in source[level:].split(".") if part]
-        module = folder.joinpath(*rest)
-        return target.path in (module.with_suffix(".py"), module / "__init__.py")
+        return str(target.path) in _relative_files(source, level, folder)
     name = target.name
     return bool(source) and (source == name or name.endswith("." + source) or source.endswith("." + name))
 
@@ -55,20 +80,39 @@ def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[st
     """The names the file at `importer` imports from `targets` (`*` for a star import, the
     module's own name when it imports the module as a whole)."""
     found: set[str] = set()
+    folder = os.path.dirname(importer)
     for match in _FROM_IMPORT.finditer(data):
         source, imported = match.group(1).decode("utf-8", "replace"), _imported(match.group(2))
         for target in targets:
             last = target.name.rsplit(".", 1)[-1]
-            if _is_module(source, importer, target) and (imported & target.names or "*" in imported):
+            if _is_module(source, folder, target) and (imported & target.names or "*" in imported):
                 found |= imported
-            elif last in imported and _is_module(_submodule(source, last), importer, target):
+            elif last in imported and _is_module(_submodule(source, last), folder, target):
                 found |= imported
     for match in _IMPORT.finditer(data):
         for part in match.group(1).split(b","):
             words = part.split()
-            if words and any(_is_module(words[0].decode("utf-8", "replace"), importer, t) for t in targets):
+            if words and any(_is_module(words[0].decode("utf-8", "replace"), folder, t) for t in targets):
                 found |= _imported(part)
     return found
+
+
+class _ImportSearch:
+    """The files that could import one of `targets`, by the words they write."""
+
+    def __init__(self, targets: list[Exported]):
+        self.words = set().union(*(t.words() for t in targets))
+        self.folders = [folder for t in targets if (folder := t.package_folder()) is not None]
+        # A notebook's JSON may write a non-ASCII name escaped: only ASCII words are searched there.
+        self.notebook_words = self.words if all(w.isascii() for w in self.words) else None
+
+    def could_import(self, path: Path, data: bytes) -> bool:
+        words = self.notebook_words if is_notebook(path) else self.words
+        return (
+            words is None
+            or any(word in data for word in words)
+            or any(path.is_relative_to(folder) for folder in self.folders)
+        )
 
 
 def candidate_users(
@@ -76,18 +120,26 @@ def candidate_users(
 ) -> list[Path]:
     """The files that could hold a site and import something of the `named` modules, directly
     or through a package that re-exports it (`from pkg.policies import p as chosen` in
-    pkg/__init__.py)."""
+    pkg/__init__.py). `files` holds each file's bytes as on disk (a notebook's JSON)."""
     targets = list(named)
     packages = [path for path in files if path.name == "__init__.py"]
-    while True:
-        exporters = [
-            Exported("", path, frozenset(names))
+    added = list(named)
+    while added:  # a package that imports nothing of the targets so far is asked of the new ones
+        search = _ImportSearch(added)
+        known = {t.path for t in targets}
+        added = [
+            Exported(module_name(path), path, frozenset(names))
             for path in packages
-            if path not in {t.path for t in targets} and (names := imports_from(files[path], path, targets))
+            if path not in known
+            and search.could_import(path, files[path])
+            and (names := imports_from(files[path], path, added))
         ]
-        if not exporters:
-            break
-        targets += [Exported(module_name(e.path), e.path, e.names) for e in exporters]
+        targets += added
+    search = _ImportSearch(targets)
     return [
-        path for path, data in files.items() if could_hold_site(data) and imports_from(data, path, targets)
+        path
+        for path, data in files.items()
+        if search.could_import(path, data)
+        and file_could_hold_site(str(path), data, policy_sites_only=True)
+        and imports_from(module_bytes(path, data), path, targets)
     ]

@@ -18,7 +18,7 @@ from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.logger import logger
 from jax_lsp.core.model import Finding, InternalError, Position
-from jax_lsp.core.notebook_files import file_could_hold_site, is_notebook, module_bytes, parse_notebook
+from jax_lsp.core.notebook_files import is_notebook, parse_notebook, without_images
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
@@ -382,12 +382,8 @@ class Workspace:
                 for module in (self.load(p) for p in paths)
                 if module is not None
             ]
-        # A notebook's cells are read out of its JSON only if they could hold a site (as `check`
-        # decides which notebooks to check): no notebook is a package that re-exports a policy.
         files = {
-            path.absolute(): module_bytes(path, data)
-            if not is_notebook(path) or file_could_hold_site(str(path), data)
-            else b""
+            path.absolute(): without_images(data) if is_notebook(path) else data
             for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
             if (data := _read(path)) is not None
         }

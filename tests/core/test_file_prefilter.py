@@ -69,3 +69,32 @@ def test_only_the_lines_of_sites_checked_calls_and_tags_are_walked():
         "    policy=bad)\n"  # 9: a policy keyword
     )
     assert trigger_lines(text) == [2, 6, 7, 9]
+
+
+def _notebook(source: str, image: str) -> bytes:
+    import json
+
+    cell = {
+        "cell_type": "code",
+        "execution_count": 1,
+        "metadata": {},
+        "outputs": [
+            {"data": {"image/png": image, "text/plain": ["<Figure>"]}, "output_type": "display_data"}
+        ],
+        "source": source.splitlines(keepends=True),
+    }
+    return json.dumps(
+        {"cells": [cell], "metadata": {}, "nbformat": 4, "nbformat_minor": 5}, indent=1
+    ).encode()
+
+
+def test_a_notebooks_images_are_not_searched_and_its_code_is():
+    from jax_lsp.core.notebook_files import file_could_hold_site
+
+    base64 = "iVBORw0KGgo" + "A" * 5000 + "/nothing+saveable/" + "B" * 5000  # a trigger word by chance
+    assert not file_could_hold_site("plot.ipynb", _notebook("import matplotlib\nplot()\n", base64))
+    site = "import jax\nf = jax.checkpoint(g, policy=jax.checkpoint_policies.nothing_saveable)\n"
+    assert file_could_hold_site("model.ipynb", _notebook(site, base64))
+    # A cell that writes the pattern of an image as text keeps it: its quotes are escaped in JSON.
+    text = 'meta = {"image/png": "x"}; p = jax.checkpoint_policies.nothing_saveable\n'
+    assert file_could_hold_site("text.ipynb", _notebook(text, ""))

@@ -11,7 +11,7 @@ import pytest
 
 from jax_lsp.core import source
 from jax_lsp.engine import Workspace, workspace
-from jax_lsp.engine.batch import PARALLEL_MIN_FILES
+from jax_lsp.engine.batch import PARALLEL_MIN_FILES, PARALLEL_MIN_READS
 from tests.cli.runner import run_check
 
 BROKEN = 'def p(prim, *a, **k):\n    if prim.name == "sin":\n        return True\n'
@@ -126,6 +126,27 @@ def test_processes_find_what_one_process_finds(tmp_path):
             "local.py": [("JAX101", 1)],
         }
     )
+
+
+def test_processes_read_a_large_new_tree_and_the_cache_keeps_what_they_read(tmp_path, monkeypatch):
+    root, cache = _tree(tmp_path), tmp_path / "cache"
+    for n in range(PARALLEL_MIN_READS):
+        (root / f"plain{n}.py").write_text(f"x = {n}\n")
+    expected = _check(root, None, jobs=1)
+    reads: list[str] = []  # in this process: forked processes append to their own copy
+    real = Workspace.read
+    monkeypatch.setattr(
+        Workspace, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
+    )
+    assert (
+        _check(root, cache, jobs=2)
+        == expected
+        == {"policies.py": [("JAX101", 0)], "local.py": [("JAX101", 1)]}
+    )
+    assert not [name for name in reads if name.startswith("plain")]
+    reads.clear()
+    assert _check(root, cache, jobs=2) == expected
+    assert reads == []  # each file's time, size and digest were kept, though read elsewhere
 
 
 def test_the_cli_keeps_its_cache_in_the_project_and_no_cache_writes_none(tmp_path):

@@ -67,11 +67,21 @@ def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
         tmp_path / "aliased.py": b"from pkg import (\n    chosen,\n)\nf = jax.checkpoint(g, policy=chosen)\n",
         tmp_path / "dotted.py": b"import pkg.policies as P\nf = jax.checkpoint(g, policy=P.p)\n",
         tmp_path / "other_name.py": b"from pkg.policies import helper\nf = jax.checkpoint(g, policy=q)\n",
+        pkg / "inner.py": b"from . import chosen\nf = jax.checkpoint(g, policy=chosen)\n",
         tmp_path / "no_site.py": b"from pkg.policies import p\n",
+        tmp_path
+        / "no_policy_site.py": b"from pkg.policies import p\nq = jax.checkpoint_policies.dots_saveable\n",
         tmp_path / "other_module.py": b"from other.policies import p\nf = jax.checkpoint(g, policy=p)\n",
     }
     named = [Exported("pkg.policies", policies, frozenset({"p"}))]
     found = candidate_users(
         files, named, lambda path: path.parent.name if path.name == "__init__.py" else path.stem
     )
-    assert sorted(p.name for p in found) == ["aliased.py", "dotted.py", "sibling.py", "star.py", "whole.py"]
+    assert sorted(p.name for p in found) == [
+        "aliased.py",
+        "dotted.py",
+        "inner.py",  # names neither module: found as a module of the package that re-exports
+        "sibling.py",
+        "star.py",
+        "whole.py",
+    ]
