@@ -8,7 +8,8 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
+from operator import attrgetter
 from pathlib import Path
 
 from jax_lsp.core.record import Record
@@ -114,6 +115,9 @@ def _git_ignored(folder: str) -> set[str]:
     return {os.path.join(base, os.fsdecode(p)).rstrip("/") for p in done.stdout.split(b"\0") if p}
 
 
+_name = attrgetter("name")
+
+
 def _is_dir(entry: os.DirEntry[str]) -> bool:
     try:
         return entry.is_dir()  # through a symlink, as os.walk sorts names into folders and files
@@ -155,26 +159,32 @@ class _Walk:
             return os.path.realpath(os.path.join(self.top, relative))
         return os.path.join(self.real_top, relative)
 
-    def files(self, relative: str = "") -> Iterator[tuple[str, bool]]:
-        """Each file to check under the folder ``relative``, with whether it is a symlink."""
+    def files(self) -> list[tuple[str, bool]]:
+        """Each file to check, as a path relative to the top, with whether it is a symlink."""
+        found: list[tuple[str, bool]] = []
+        self._collect("", found)
+        return found
+
+    def _collect(self, relative: str, found: list[tuple[str, bool]]) -> None:
         try:
             with os.scandir(os.path.join(self.top, relative)) as listing:
-                entries = sorted(listing, key=lambda entry: entry.name)
+                entries = sorted(listing, key=_name)
         except OSError:
             return
         if relative and any(e.name == "pyvenv.cfg" and _is_file(e) for e in entries):
             return  # a virtualenv, whatever its name
         folders = []
         for entry in entries:
-            path = os.path.join(relative, entry.name)
+            name = entry.name
             if _is_dir(entry):
-                if not _skipped_dir(entry.name) and self._kept(entry, path):
-                    folders.append((path, _is_symlink(entry)))
-            elif entry.name.endswith(CHECKED_SUFFIXES) and self._kept(entry, path):
-                yield path, _is_symlink(entry)
-        for path, is_link in folders:
-            if not is_link:
-                yield from self.files(path)
+                if _is_symlink(entry) or _skipped_dir(name):
+                    continue
+                if self._kept(entry, path := os.path.join(relative, name)):
+                    folders.append(path)
+            elif name.endswith(CHECKED_SUFFIXES) and self._kept(entry, path := os.path.join(relative, name)):
+                found.append((path, _is_symlink(entry)))
+        for path in folders:
+            self._collect(path, found)
 
     def _kept(self, entry: os.DirEntry[str], relative: str) -> bool:
         if self._ignored and os.path.join(self._absolute_top, relative) in self._ignored:
