@@ -61,6 +61,10 @@ raise SystemExit(code)
 
 def _modules_after(cwd: Path, *args: str) -> tuple[int, set[str]]:
     """The exit code of `jax-lsp ARGS` run in a fresh interpreter, and the modules it imported."""
+    # Below a .git, the check would start git (importing subprocess) to learn what it ignores.
+    assert not any((folder / ".git").exists() for folder in (cwd, *cwd.parents)), (
+        f"{cwd} is in a git work tree"
+    )
     env = {**os.environ, "PYTHONPATH": str(REPO)}
     done = subprocess.run(
         [sys.executable, "-c", _RUN_AND_LIST_MODULES, *args],
@@ -86,11 +90,6 @@ def test_checking_a_file_without_sites_imports_only_what_checking_needs(tmp_path
     assert _unwanted(modules) == []
     assert "jax_lsp.engine.result_cache" not in modules  # a file named alone is checked without it
     assert {"json", "unicodedata"}.isdisjoint(modules)  # no cache to read, no finding's line to show
-
-
-def test_tmp_path_is_in_no_git_work_tree(tmp_path: Path) -> None:
-    """The checks here would start git (and import subprocess) if it were."""
-    assert not any((folder / ".git").exists() for folder in (tmp_path, *tmp_path.parents))
 
 
 def test_a_rerun_with_nothing_changed_imports_only_what_checking_needs(tmp_path: Path) -> None:
