@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import importlib
+import inspect
 import operator
 import pickle
 from pathlib import Path
@@ -123,3 +125,23 @@ def test_replace_refuses_unknown_fields() -> None:
 def test_report_defaults_read_nothing() -> None:
     report = Report(findings=[])
     assert report.source_lines("a.py") == [] and report.notebook(str(Path("a.ipynb"))) is None
+
+
+def _records(cls: type[Record] = Record) -> list[type[Record]]:
+    found = []
+    for sub in cls.__subclasses__():
+        found += ([sub] if sub.__slots__ else []) + _records(sub)
+    return found
+
+
+def test_every_record_stores_each_argument_in_its_field() -> None:
+    # The records of the analysis too: the policies, sites, tables and rule examples.
+    for module in ("core.resolve", "core.sites", "core.tables", "core.names", "core.paths", "rules.base"):
+        importlib.import_module(f"jax_lsp.{module}")
+    records = _records()
+    assert {"Finding", "Settings", "Site", "PolicyFunction", "Example"} <= {cls.__name__ for cls in records}
+    for cls in records:
+        values = [object() for _ in cls.__slots__]
+        record = cls(*values)
+        assert [getattr(record, name) for name in cls.__slots__] == values, cls.__qualname__
+        assert list(inspect.signature(cls).parameters) == list(cls.__slots__), cls.__qualname__
