@@ -8,7 +8,8 @@ to be faster changed any result. Run it on two checkouts and compare the two fil
 For each project it records the findings of a whole-project check (code, line, column,
 message), the policy sites of every file a full parse gives (line of the call, how many
 policies it resolves to), the findings of `check FILE` for each file that holds a site or a
-finding or defines a policy that a site reaches (pre-commit's path, which finds the users of a file by a text search), and every
+finding or defines a policy that a site reaches (pre-commit's path: the files that could use
+its policies, found by a text search, are checked with it), and every
 internal error. Runs in this process, on the corpus bench_real downloads (it must be there).
 """
 
@@ -55,8 +56,8 @@ def project_results(root: Path) -> Results:
             }
     for path in sorted(set(out) | {p for p in policy_modules if parsed.in_roots(p)}):
         alone = Workspace(roots=[root])
-        alone.index_users([path])
-        out.setdefault(path, []).append(["check FILE", _finding_rows(alone.check_file(path))])
+        findings = alone.check_part([path]).get(path, [])
+        out.setdefault(path, []).append(["check FILE", _finding_rows(findings)])
         if errors := alone.take_internal_errors():
             out.setdefault(internal, []).extend(str(e) for e in errors)
     if errors := whole.take_internal_errors() + parsed.take_internal_errors():

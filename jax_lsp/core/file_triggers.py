@@ -15,6 +15,7 @@ than one regular expression with look-behinds over the whole file.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Callable, Iterator
 
@@ -134,7 +135,10 @@ def could_hold_site(data: bytes, policy_sites_only: bool = False) -> bool:
     return next(_triggers(data, _SITE_TRIGGERS if policy_sites_only else _TRIGGERS), None) is not None
 
 
-def trigger_lines(text: str) -> list[int]:
+# Asked twice of a file parsed for its sites: to choose the definitions to parse, then by the
+# scope builder. A text's hash is kept by the string, and equal texts are the same object.
+@functools.lru_cache(maxsize=4)
+def trigger_lines(text: str) -> tuple[int, ...]:
     """The 1-based lines of `text` that hold a trigger or a tag, in order: a site, a checked
     call or a tag spans at least one of them."""
     data = text.encode("utf-8", "surrogatepass")
@@ -144,4 +148,4 @@ def trigger_lines(text: str) -> list[int]:
         newlines_before += data.count(b"\n", counted_to, offset)
         counted_to = offset
         lines.add(newlines_before + 1)
-    return sorted(lines)
+    return tuple(sorted(lines))

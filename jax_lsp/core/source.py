@@ -17,6 +17,7 @@ import functools
 import io
 import re
 import tokenize
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -32,7 +33,7 @@ if TYPE_CHECKING:
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
 # and not a clause that continues the statement above (else/elif/except/finally/case).
 _TOP_LEVEL = re.compile(r"(?!(else|elif|except|finally)\b)[^\s#)\]}]")
-_CONTINUATION = re.compile(r"(else|elif|except|finally)\b")
+_NOT_A_STATEMENT_START = frozenset(["", " ", "\t", "\n", "\r", "\f", "#", ")", "]", "}"])
 
 
 @dataclass
@@ -50,10 +51,10 @@ class SourceModule:
 
     def __post_init__(self) -> None:
         self._utf8_lines: dict[int, bytes] = {}
-        self._marker_lines: list[int] | None = None
+        self._marker_lines: Sequence[int] | None = None
         self._marked_names: set[str] = set()
 
-    def _triggers(self) -> list[int]:
+    def _triggers(self) -> Sequence[int]:
         if self._marker_lines is None:
             self._marker_lines = trigger_lines(self.text)
         return self._marker_lines
@@ -178,7 +179,7 @@ def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:
     starts: list[int] = []
     pending_decorator = False
     for number, line in enumerate(lines):
-        if not _TOP_LEVEL.match(line) or _CONTINUATION.match(line):
+        if line[:1] in _NOT_A_STATEMENT_START or not _TOP_LEVEL.match(line):  # most lines: the first test
             continue
         if not pending_decorator:
             starts.append(number)
@@ -443,7 +444,7 @@ def _closes_within(chunk: str) -> bool:
     return not chunk.rstrip().endswith("\\")
 
 
-def holds_line(lines: list[int], first: int, last: int) -> bool:
+def holds_line(lines: Sequence[int], first: int, last: int) -> bool:
     """Whether the sorted `lines` hold one in first..last."""
     index = bisect.bisect_left(lines, first)
     return index < len(lines) and lines[index] <= last

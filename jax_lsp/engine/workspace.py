@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -56,6 +56,11 @@ def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[Deferre
         return None
     tree, deferred = partial
     return SourceModule(path, text, tree, encoding=encoding), deferred
+
+
+# Up to this many files named, the files that could use their policies are found by a text
+# search; the search grows with the files named, and past it the whole project is cheaper.
+FEW_FILES = 16
 
 
 def _key(path: Path | str) -> str:
@@ -366,6 +371,13 @@ class Workspace:
     def index_users(self, paths: Iterable[Path | str]) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
         changed files): those that could hold a site and import something `paths` define."""
+        for path in self.users_of(paths):
+            with self._lock:
+                self._index_file(_key(path))
+
+    def users_of(self, paths: Iterable[Path | str]) -> list[Path]:
+        """The files that could use a policy defined in `paths`: those that could hold a site
+        and import something `paths` define (engine.users); found by reading, not parsing."""
         from jax_lsp.engine.users import Exported, candidate_users
 
         with self._lock:
@@ -387,9 +399,7 @@ class Workspace:
             for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
             if (data := _read(path)) is not None
         }
-        for path in candidate_users(files, named, lambda p: self._module_name(str(p))[0]):
-            with self._lock:
-                self._index_file(_key(path))
+        return candidate_users(files, named, lambda p: self._module_name(str(p))[0])
 
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
         from jax_lsp.core.resolve import PolicyFunction
@@ -433,6 +443,22 @@ class Workspace:
         from jax_lsp.engine.batch import check_tree
 
         return check_tree(self, [_key(p) for p in files], cache_dir, jobs)
+
+    def check_part(
+        self, files: Sequence[Path | str], cache_dir: Path | None = None, jobs: int = 1
+    ) -> dict[str, list[Finding]]:
+        """`check_files` for some files of the project, and only theirs reported: a site in
+        another file may use their policies. A few files (pre-commit names the changed ones) are
+        checked one by one, once the files a text search finds could use them are indexed;
+        more (a folder below the root) with the whole project, as a check of the root would,
+        and its cache."""
+        named = {_key(p) for p in files}
+        if len(named) <= FEW_FILES:
+            self.index_users(files)
+            found = {key: self.check_file(key) for key in named}
+        else:
+            found = self.check_files(self.python_files(), cache_dir, jobs)
+        return {key: findings for key, findings in found.items() if key in named and findings}
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""

@@ -68,7 +68,7 @@ def test_only_the_lines_of_sites_checked_calls_and_tags_are_walked():
         "    block,\n"  # 8
         "    policy=bad)\n"  # 9: a policy keyword
     )
-    assert trigger_lines(text) == [2, 6, 7, 9]
+    assert trigger_lines(text) == (2, 6, 7, 9)
 
 
 def _notebook(source: str, image: str) -> bytes:

@@ -12,6 +12,7 @@ import pytest
 from jax_lsp.core import source
 from jax_lsp.engine import Workspace, workspace
 from jax_lsp.engine.batch import PARALLEL_MIN_FILES, PARALLEL_MIN_READS
+from jax_lsp.engine.workspace import FEW_FILES
 from tests.cli.runner import run_check
 
 BROKEN = 'def p(prim, *a, **k):\n    if prim.name == "sin":\n        return True\n'
@@ -158,3 +159,21 @@ def test_the_cli_keeps_its_cache_in_the_project_and_no_cache_writes_none(tmp_pat
         done = run_check(root, "--output-format", "json")
         assert sorted(f["path"] for f in json.loads(done.stdout)) == ["local.py", "policies.py"]
     assert (root / ".jax-lsp-cache" / ".gitignore").read_text().endswith("*\n")
+
+
+def test_part_of_a_project_is_checked_together_with_the_users_of_its_policies(tmp_path):
+    root = tmp_path / "proj"
+    (root / "pkg").mkdir(parents=True)
+    (root / "app").mkdir()
+    (root / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (root / "pkg" / "__init__.py").write_text("")
+    (root / "pkg" / "policies.py").write_text(BROKEN)
+    (root / "app" / "train.py").write_text(USER.replace("from policies", "from pkg.policies"))
+    done = run_check(root / "pkg", "policies.py", "--output-format", "json")  # as pre-commit does
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("policies.py", "JAX101")]
+    assert not (root / ".jax-lsp-cache").exists()  # a few files: checked without the cache
+    for n in range(FEW_FILES):  # a folder of many files: checked with the whole project
+        (root / "pkg" / f"module{n}.py").write_text("x = 1\n")
+    done = run_check(root / "pkg", ".", "--output-format", "json")  # as from inside the package
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("policies.py", "JAX101")]
+    assert (root / ".jax-lsp-cache").exists()

@@ -108,16 +108,19 @@ def _check(
     """Findings per file, and the internal errors met (each costs one site, policy or file).
 
     When only part of the project is named (pre-commit passes the changed files), the files
-    that could use their policies are indexed first: a policy defined in a named file may be
-    used by a site in another one.
+    that could use their policies are checked with them: a policy defined in a named file may
+    be used by a site in another one. One at a time (indexing those files first) is the way
+    back if checking them together fails.
     """
     errors = []
     results: dict[str, list[Finding]] | None = None
-    if whole_project:
-        try:
+    try:
+        if whole_project:
             results = ws.check_files(paths, cache_dir, jobs)
-        except Exception:
-            log.debug("checking the paths together failed; now one at a time", exc_info=True)
+        else:
+            results = ws.check_part(paths, cache_dir, jobs)
+    except Exception:
+        log.debug("checking the paths together failed; now one at a time", exc_info=True)
     if results is None:
         try:
             ws.index_users(paths)
