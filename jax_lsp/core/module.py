@@ -45,11 +45,12 @@ class _Line:
         self.end_col_offset: int | None = None
 
 
-class _ModuleBindings(dict[str, list[Binding]]):
-    """The module scope's bindings, which parses a deferred definition when its name is asked."""
+class _DeferredBindings(dict[str, list[Binding]]):
+    """A scope's bindings (the module's, a class's), which parse a deferred definition when
+    its name is asked."""
 
-    def __init__(self, parse_deferred: Callable[[str], None]) -> None:
-        super().__init__()
+    def __init__(self, parse_deferred: Callable[[str], None], bindings: dict[str, list[Binding]]) -> None:
+        super().__init__(bindings)
         self.parse_deferred = parse_deferred
         self.deferred: set[str] = set()
 
@@ -87,6 +88,7 @@ class Module:
         self.loader = loader
         self.is_package = is_package
         builder = ScopeBuilder(name, is_package, source.could_hold_site, source.mark_name)
+        self._class_bindings: list[_DeferredBindings] = []  # of classes with methods left unparsed
         if deferred:
             self.scope = self._build_with_deferred(builder, deferred)
         else:
@@ -106,12 +108,16 @@ class Module:
         scope = builder.build(ast.Module(body=[], type_ignores=[]))
         scope.node = tree
         builder.scope_of[id(tree)] = scope
-        bindings = _ModuleBindings(self._parse_deferred)
+        bindings = _DeferredBindings(self._parse_deferred, {})
         scope.bindings = bindings
         self._waiting: dict[str, list[DeferredDefinition]] = {}
+        self._waiting_methods: dict[tuple[int, str], list[DeferredDefinition]] = {}
+        self._class_bindings = []
         body: list[ast.stmt] = []
         parsed_now: list[SourceModule] = []
-        pending = list(deferred)
+        methods_now: list[tuple[ast.ClassDef, list[ast.stmt]]] = []
+        builder.before_class_statement = self._methods_in_turn(builder, deferred, parsed_now, methods_now)
+        pending = [definition for definition in deferred if definition.owner is None]
         for statement in [*tree.body, None]:
             first_line = _first_line(statement) if statement is not None else None
             while pending and (first_line is None or pending[0].start < first_line):
@@ -127,10 +133,69 @@ class Module:
             if statement is not None:
                 body.append(statement)
                 builder.visit(statement)
+        builder.before_class_statement = None
         tree.body = body
+        for node, statements in methods_now:
+            _insert_methods(node, statements)
         for parsed_source in parsed_now:
             self._add_problems(parsed_source)
         return scope
+
+    def _methods_in_turn(
+        self,
+        builder: ScopeBuilder,
+        deferred: Sequence[DeferredDefinition],
+        parsed_now: list[SourceModule],
+        methods_now: list[tuple[ast.ClassDef, list[ast.stmt]]],
+    ) -> Callable[[ast.ClassDef, ast.stmt | None], None]:
+        """What the builder does before each statement of a class body (and after the last):
+        the deferred methods above it take their turn, as top-level definitions do."""
+        waiting: dict[int, list[DeferredDefinition]] = {}
+        for definition in deferred:
+            if definition.owner is not None:
+                waiting.setdefault(definition.owner, []).append(definition)
+
+        def turn(node: ast.ClassDef, statement: ast.stmt | None) -> None:
+            methods = waiting.get(node.lineno) if builder.current.node is node else None
+            first_line = _first_line(statement) if statement is not None else None
+            while methods and (first_line is None or methods[0].start < first_line):
+                definition = methods.pop(0)
+                if self.source.could_hold_site(_Line(definition.start, definition.end)):
+                    parsed_now.append(definition.parse(self.path, self.loader.pythons))
+                    statements = definition.statements(parsed_now[-1])
+                    methods_now.append((node, statements))
+                    for parsed in statements:
+                        builder.visit(parsed)
+                else:
+                    self._wait_for_name(builder.current, node, definition)
+
+        return turn
+
+    def _wait_for_name(self, scope: Scope, node: ast.ClassDef, definition: DeferredDefinition) -> None:
+        bindings = scope.bindings
+        if not isinstance(bindings, _DeferredBindings):
+            bindings = scope.bindings = _DeferredBindings(
+                functools.partial(self._parse_method, scope, node), bindings
+            )
+            self._class_bindings.append(bindings)
+        bindings.deferred.add(definition.name)
+        self._waiting_methods.setdefault((node.lineno, definition.name), []).append(definition)
+
+    def _parse_method(self, scope: Scope, node: ast.ClassDef, name: str) -> None:
+        """Bind `name` in a class from its deferred methods, as `_parse_deferred` does."""
+        builder = ScopeBuilder(self.name, self.is_package, lambda node: False)
+        builder.current = scope
+        for definition in self._waiting_methods.pop((node.lineno, name), []):
+            parsed_source = definition.parse(self.path, self.loader.pythons)
+            self._add_problems(parsed_source)
+            statements = definition.statements(parsed_source)
+            _insert_methods(node, statements)
+            for statement in statements:
+                builder.visit(statement)
+        self.scope_of.update(builder.scope_of)
+        self._deferred.update(builder.deferred)
+        if name in scope.bindings:
+            scope.bindings[name].sort(key=lambda binding: _first_line(binding.node))
 
     def _add_problems(self, parsed: SourceModule) -> None:
         """A deferred definition's syntax error, or its statements that need a newer Python."""
@@ -142,19 +207,17 @@ class Module:
         parsed_source = definition.parse(self.path, self.loader.pythons)
         self._add_problems(parsed_source)
         parsed = parsed_source.tree.body
-        body = self.source.tree.body
-        for statement in parsed:
-            body.insert(bisect.bisect_left([_first_line(s) for s in body], _first_line(statement)), statement)
+        _insert_in_order(self.source.tree.body, parsed)
         return parsed
 
     def parse_deferred(self) -> None:
         """Parse every definition still waiting for its name, as a whole-file load would have:
         the module is then the same as one loaded whole (this object, so that what other modules
         resolved into it stays valid)."""
-        bindings = self.scope.bindings
-        if isinstance(bindings, _ModuleBindings):
-            for name in sorted(bindings.deferred):
-                bindings.get(name)
+        for bindings in [self.scope.bindings, *self._class_bindings]:
+            if isinstance(bindings, _DeferredBindings):
+                for name in sorted(bindings.deferred):
+                    bindings.get(name)
 
     def _parse_deferred(self, name: str) -> None:
         """Bind `name` from its deferred definitions, as the builder would have: no marker was
@@ -318,6 +381,22 @@ class Module:
         if binding.kind == "import":
             return self.definition_of_qualname(binding.target, depth + 1)
         return None
+
+
+def _insert_in_order(body: list[ast.stmt], statements: list[ast.stmt]) -> None:
+    for statement in statements:
+        body.insert(bisect.bisect_left([_first_line(s) for s in body], _first_line(statement)), statement)
+
+
+def _insert_methods(node: ast.ClassDef, statements: list[ast.stmt]) -> None:
+    """Methods into their class, which ends where its last statement does (as parsed whole)."""
+    _insert_in_order(node.body, statements)
+    last = node.body[-1]
+    if last.end_lineno is not None and (last.end_lineno, last.end_col_offset) > (
+        node.end_lineno,
+        node.end_col_offset,
+    ):
+        node.end_lineno, node.end_col_offset = last.end_lineno, last.end_col_offset
 
 
 def _first_line(node: BoundNode) -> int:

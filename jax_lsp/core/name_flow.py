@@ -11,15 +11,24 @@ any name may be tagged there, so no name is reported against it.
 from __future__ import annotations
 
 import ast
+import bisect
 import enum
-import functools
+import itertools
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
 from jax_lsp.core.checkpoint_names import Place, Tag
 from jax_lsp.core.scopes import FunctionNode, iter_parameters
-from jax_lsp.core.source import SourceModule
+from jax_lsp.core.source import (
+    SourceModule,
+    _closes_within,
+    _statement_chunks,
+    decode,
+    holds_line,
+    parse_bytes,
+    split_lines,
+)
 
 MAX_STEPS = 6  # parameters and attributes followed, one into the other
 MAX_FILES = 64  # a word found in more files than this is too common to follow
@@ -37,15 +46,121 @@ _BRACES = re.compile(r"\{[^{}]*\}")
 
 
 class FileFacts:
-    """One file's path, source, and (walked on first use) what it says about names."""
+    """One file's path, source, and what it says about names, word by word: a word's tables
+    come from the statements whose lines hold it, and only those are walked (and parsed, when
+    `source.tree` leaves them out: a file parsed as far as its sites need, or not at all)."""
 
     def __init__(self, path: str, source: SourceModule):
         self.path = path
         self.source = source
+        # The statements known now: a module that parses more of itself later keeps these nodes,
+        # and the flow compares enclosing functions by identity.
+        self._statements = list(source.tree.body)
+        self._gaps: list[_Gap] | None = None
+        self._tables: dict[str, Tables] = {}
+        self._line_starts: list[int] | None = None  # the offset of each line in the text
+        self._non_ascii: list[int] = []  # the lines with a non-ASCII character
 
-    @functools.cached_property
-    def tables(self) -> Tables:
-        return Tables.of(self.source.tree)
+    @classmethod
+    def unparsed(cls, path: str, data: bytes) -> FileFacts:
+        """A file no module was loaded for: its statements are parsed as words ask for them, or
+        all at once when its text cannot be cut at its top-level lines (a string or bracket that
+        one of them leaves open, a NUL byte, an undecodable byte)."""
+        text, encoding, problem = decode(data)
+        lines = split_lines(text)
+        whole = _Gap(0, len(lines), lines)
+        if problem or "\0" in text or not whole.cut_at_statements():
+            return cls(path, parse_bytes(data, path))
+        facts = cls(path, SourceModule(path, text, ast.Module(body=[], type_ignores=[]), encoding=encoding))
+        facts._gaps = [whole]
+        return facts
+
+    def tables(self, word: str) -> Tables:
+        """What the statements holding `word` say (entries under other words may be missing)."""
+        if word not in self._tables:
+            lines = self._lines_with(word)
+            self._tables[word] = Tables.of(self._statements_at(lines), lines) if lines else Tables()
+        return self._tables[word]
+
+    def _lines_with(self, word: str) -> list[int]:
+        """The 1-based lines that may hold `word` as a name: those that hold its text, and those
+        with a non-ASCII character (an identifier there is NFKC-normalized before it binds)."""
+        lines = self.source.lines
+        if self._line_starts is None:
+            self._line_starts = list(itertools.accumulate((len(line) for line in lines), initial=0))
+            ascii_text = self.source.text.isascii()
+            self._non_ascii = (
+                [] if ascii_text else [n for n, line in enumerate(lines, 1) if not line.isascii()]
+            )
+        found: list[int] = []
+        text, at = self.source.text, self.source.text.find(word)
+        while at >= 0:
+            found.append(bisect.bisect_right(self._line_starts, at))  # 1-based: the line starts before
+            at = text.find(word, self._line_starts[found[-1]])  # from the next line on
+        return sorted({*found, *self._non_ascii}) if self._non_ascii else found
+
+    def _statements_at(self, lines: list[int]) -> list[ast.stmt]:
+        """The top-level statements that span one of `lines`, in line order."""
+        found = [s for s in self._statements if holds_line(lines, _first_line(s), s.end_lineno or s.lineno)]
+        for gap in self._gaps_of():
+            if holds_line(lines, gap.start + 1, gap.end):
+                found += gap.statements(self.source.path, lines)
+        return sorted(found, key=_first_line) if len(found) > 1 else found
+
+    def _gaps_of(self) -> list[_Gap]:
+        if self._gaps is None:
+            lines = self.source.lines
+            covered = sorted((_first_line(s) - 1, s.end_lineno or s.lineno) for s in self._statements)
+            self._gaps, at = [], 0
+            for start, end in [*covered, (len(lines), len(lines))]:
+                if start > at:
+                    self._gaps.append(_Gap(at, start, lines[at:start]))
+                at = max(at, end)
+        return self._gaps
+
+
+class _Gap:
+    """Lines that no statement of the tree covers, cut into top-level statements parsed on demand."""
+
+    def __init__(self, start: int, end: int, lines: list[str]):
+        self.start, self.end = start, end  # 0-based, end excluded
+        self._lines = lines
+        self._chunks = [(start + first, start + last) for first, last in _statement_chunks(lines)]
+        self._parsed: dict[int, list[ast.stmt]] = {}
+
+    def cut_at_statements(self) -> bool:
+        """Whether each chunk closes every string, bracket and line continuation it opens: then
+        each starts a statement (a line inside a string may look like one)."""
+        return all(_closes_within(self._text(start, end)) for start, end in self._chunks)
+
+    def _text(self, start: int, end: int) -> str:
+        return "".join(self._lines[start - self.start : end - self.start])
+
+    def statements(self, path: str, wanted: list[int]) -> list[ast.stmt]:
+        """The statements of the chunks that span one of the 1-based `wanted` lines; a chunk that
+        leaves a string or bracket open, or does not parse, has none (as when the tree was read)."""
+        found = []
+        for start, end in self._chunks:
+            if not holds_line(wanted, start + 1, end):
+                continue
+            if start not in self._parsed:
+                chunk = self._text(start, end)
+                self._parsed[start] = _parsed_chunk(chunk, path, start) if _closes_within(chunk) else []
+            found += self._parsed[start]
+        return found
+
+
+def _parsed_chunk(chunk: str, path: str, start: int) -> list[ast.stmt]:
+    try:
+        return ast.parse("\n" * start + chunk, filename=path).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return []
+
+
+def _first_line(statement: ast.stmt) -> int:
+    """A statement's first line, its decorators' included."""
+    decorators: list[ast.expr] = getattr(statement, "decorator_list", [])
+    return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
 
 
 @dataclass
@@ -65,13 +180,18 @@ class Tables:
     stored: dict[str, list[Functions]] = field(default_factory=dict)  # every binding, by any statement
 
     @classmethod
-    def of(cls, tree: ast.Module) -> Tables:
-        """One walk of the tree (a call is met before its callee, so the callee is known)."""
+    def of(cls, statements: list[ast.stmt], lines: list[int]) -> Tables:
+        """One walk of `statements`, leaving out the statements in them that span none of the
+        1-based `lines` (a call is met before its callee, so the callee is known)."""
         tables = cls()
         callees: set[int] = set()
-        stack: list[tuple[ast.AST, Functions]] = [(tree, ())]
+        stack: list[tuple[ast.AST, Functions]] = [(statement, ()) for statement in statements]
         while stack:
             node, functions = stack.pop()
+            if isinstance(node, ast.stmt) and not holds_line(
+                lines, _first_line(node), node.end_lineno or node.lineno
+            ):
+                continue
             if isinstance(node, ast.Call):
                 tables._call(node, functions, callees)
             else:
@@ -258,10 +378,10 @@ class NameFlow:
             local = self._local(facts, word, function, functions[: depth + 1], steps, seen)
             if local is not None:
                 return local
-        module_level = [(v, f) for v, f in facts.tables.assigned.get(word, []) if not f]
-        loops = [(i, f) for i, f in facts.tables.loops.get(word, []) if not f]
+        module_level = [(v, f) for v, f in facts.tables(word).assigned.get(word, []) if not f]
+        loops = [(i, f) for i, f in facts.tables(word).loops.get(word, []) if not f]
         if module_level or loops:
-            return self._values(facts, module_level, loops, steps, seen)
+            return self._values(facts, word, module_level, loops, steps, seen)
         return self._word(word, place, steps, seen)
 
     def _local(
@@ -274,18 +394,19 @@ class NameFlow:
         seen: Seen,
     ) -> list[Tag] | None:
         """The values `word` is bound to in `function` itself; None when it binds none."""
-        assigned = [(v, f) for v, f in facts.tables.assigned.get(word, []) if f and f[-1] is function]
-        loops = [(i, f) for i, f in facts.tables.loops.get(word, []) if f and f[-1] is function]
+        assigned = [(v, f) for v, f in facts.tables(word).assigned.get(word, []) if f and f[-1] is function]
+        loops = [(i, f) for i, f in facts.tables(word).loops.get(word, []) if f and f[-1] is function]
         if not assigned and not loops:
-            if any(f and f[-1] is function for f in facts.tables.stored.get(word, [])):
+            if any(f and f[-1] is function for f in facts.tables(word).stored.get(word, [])):
                 # Bound here some other way (`for i, x in ...`, `with ... as x`): not known.
                 return [Tag(Place(facts.path, facts.source.span(function)), text=word)]
             return None
-        return self._values(facts, assigned, loops, steps, seen)
+        return self._values(facts, word, assigned, loops, steps, seen)
 
     def _values(
         self,
         facts: FileFacts,
+        word: str,
         assigned: list[tuple[ast.expr, Functions]],
         loops: list[tuple[ast.expr, Functions]],
         steps: int,
@@ -293,7 +414,7 @@ class NameFlow:
     ) -> list[Tag]:
         tags: list[Tag] = []
         for value, functions in assigned:
-            if id(value) in facts.tables.unpacked:
+            if id(value) in facts.tables(word).unpacked:
                 tags.append(
                     Tag(Place(facts.path, facts.source.span(value)), text=facts.source.segment(value))
                 )
@@ -317,7 +438,9 @@ class NameFlow:
         if isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
             return [t for item in expr.elts for t in self._evaluate(facts, item, functions, steps, seen)]
         if isinstance(expr, ast.Name) and steps < MAX_STEPS:
-            bound = [(v, f) for v, f in facts.tables.assigned.get(expr.id, []) if f == functions[: len(f)]]
+            bound = [
+                (v, f) for v, f in facts.tables(expr.id).assigned.get(expr.id, []) if f == functions[: len(f)]
+            ]
             if bound and all(isinstance(v, (ast.List, ast.Tuple, ast.Set)) for v, _ in bound):
                 return [t for v, f in bound for t in self._items(facts, v, f, steps + 1, seen) or []]
         return None
@@ -359,8 +482,8 @@ class NameFlow:
             other = self._facts(path)
             if other is None:
                 continue
-            hidden = hidden or function.name in other.tables.passed_around
-            for call, functions, offset in other.tables.calls.get(function.name, []):
+            hidden = hidden or function.name in other.tables(function.name).passed_around
+            for call, functions, offset in other.tables(function.name).calls.get(function.name, []):
                 called = True
                 value = _argument(call, word, index, offset, method and isinstance(call.func, ast.Attribute))
                 if value is _UNKNOWN:
@@ -387,13 +510,13 @@ class NameFlow:
             other = self._facts(path)
             if other is None:
                 continue
-            values = [*other.tables.keywords.get(word, []), *other.tables.defaults.get(word, [])]
-            assigned = other.tables.assigned.get(word, [])
-            loops = other.tables.loops.get(word, [])
+            values = [*other.tables(word).keywords.get(word, []), *other.tables(word).defaults.get(word, [])]
+            assigned = other.tables(word).assigned.get(word, [])
+            loops = other.tables(word).loops.get(word, [])
             found = found or bool(values or assigned or loops)
             for value, functions in values:
                 tags += self._evaluate(other, value, functions, steps + 1, seen)
-            tags += self._values(other, assigned, loops, steps, seen)
+            tags += self._values(other, word, assigned, loops, steps, seen)
         return tags if found else [Tag(place, text=word, via=f"nothing in sight assigns `{word}`")]
 
 

@@ -2,25 +2,37 @@
 installed packages it imports, and the names the workspace gives to policy factories.
 
 Built on first use, from a byte search of every file (only the files that mention a tag, a
-factory of names or a followed word are parsed), and kept current file by file.
+factory of names or a followed word are parsed, and only as far as their tags and the words
+followed need), and kept current file by file.
 """
 
 from __future__ import annotations
 
+import bisect
 import difflib
+import itertools
 import logging
+import os
 import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from jax_lsp.core.checkpoint_names import TAG_FUNCTION, USE_MARKERS, NameUse, Place, Tag, name_uses, tag_calls
+from jax_lsp.core.checkpoint_names import (
+    TAG_FUNCTION,
+    USE_MARKERS,
+    NameUse,
+    Place,
+    Tag,
+    callee_names,
+    name_uses,
+    tag_calls,
+)
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.model import Position
 from jax_lsp.core.name_flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
-from jax_lsp.core.packages import imported_packages, package_files, search_path
-from jax_lsp.core.source import SourceModule, parse_bytes
+from jax_lsp.core.packages import imported_packages, package_files, read_file, search_path
 
 if TYPE_CHECKING:
     from jax_lsp.core.model import InternalError
@@ -36,7 +48,11 @@ class NameSources(Protocol):
 
     def read(self, path: Path | str) -> bytes | None: ...
 
-    def load(self, path: Path | str, only_if_site: bool = False) -> Module | None: ...
+    def buffers(self) -> dict[str, str]: ...
+
+    def load(
+        self, path: Path | str, only_if_site: bool = False, partially: bool = False
+    ) -> Module | None: ...
 
     def release(self, path: Path | str) -> None: ...
 
@@ -114,11 +130,52 @@ def _quoted(name: str, data: bytes) -> bool:
     return b'"' + encoded + b'"' in data or b"'" + encoded + b"'" in data
 
 
-def _quoted_names(names: Iterable[str], data: bytes) -> tuple[set[str], set[str]]:
-    """The `names` that `data` quotes: just after a `checkpoint_name` mention, and anywhere."""
-    anywhere = {name for name in names if _quoted(name, data)}
-    windows = [data[m.end() : m.end() + TAG_WINDOW] for m in _TAG_MENTION.finditer(data)] if anywhere else []
-    return {name for name in anywhere if any(_quoted(name, w) for w in windows)}, anywhere
+def _tag_windows(data: bytes) -> bytes:
+    """The bytes just after each `checkpoint_name` mention, each window on a line of its own."""
+    return b"\n".join(data[m.end() : m.end() + TAG_WINDOW] for m in _TAG_MENTION.finditer(data))
+
+
+class Corpus:
+    """Files joined into one text, so that a word is looked for in all of them in one search
+    (a search per file costs more than the bytes it reads, over thousands of package files)."""
+
+    def __init__(self, paths: list[str], texts: list[bytes]):
+        self._paths = paths
+        self._starts = list(itertools.accumulate((len(text) + 1 for text in texts[:-1]), initial=0))
+        self._text = b"\n".join(texts)  # a line break ends a word at each file's end
+
+    def files_with(self, word: str, limit: int) -> list[str] | None:
+        """The files holding `word` as a whole word, in order; None if more than `limit` do."""
+        encoded = word.encode()
+        whole = re.compile(rb"(?<!\w)" + re.escape(encoded) + rb"(?!\w)")
+        found: list[str] = []
+        at = self._text.find(encoded)
+        while at >= 0:
+            index = bisect.bisect_right(self._starts, at) - 1
+            end = self._starts[index + 1] if index + 1 < len(self._starts) else len(self._text)
+            if whole.search(self._text, at, end) is not None:
+                found.append(self._paths[index])
+                if len(found) > limit:
+                    return None
+            at = self._text.find(encoded, end)
+        return found
+
+
+def _quoting(names: set[str], files: dict[str, bytes]) -> dict[str, tuple[set[str], set[str]]]:
+    """The `names` each file quotes (just after a `checkpoint_name` mention, and anywhere); a
+    whole file is searched only for the names that no window quotes, and nothing is returned
+    when one of those is quoted nowhere."""
+    quoting = {}
+    for path, data in files.items():
+        windows = _tag_windows(data)
+        near = {name for name in names if _quoted(name, windows)}
+        quoting[path] = (near, near)
+    elsewhere = names.difference(*(near for near, _ in quoting.values()))
+    for path, (near, _) in quoting.items():
+        quoting[path] = (near, near | {name for name in elsewhere if _quoted(name, files[path])})
+    if not elsewhere <= set().union(*(anywhere for _, anywhere in quoting.values())):
+        return {}
+    return quoting
 
 
 def _mentions_tag(data: bytes) -> bool:
@@ -147,6 +204,8 @@ class NameIndex:
         self._read_packages: set[str] = set()  # package files among them
         self._changed: set[str] = set()  # files whose change reset the tags, until affected_by()
         self._bytes: dict[str, bytes | None] | None = None  # during a build
+        self._open: set[str] = set()  # the paths of the open buffers, during a build
+        self._corpora: dict[str | None, Corpus] = {}  # by package, during a build
 
     # Keeping current ---------------------------------------------------------------------------
     def invalidate(self, path: str) -> None:
@@ -208,22 +267,24 @@ class NameIndex:
     def _file_facts(self, path: str) -> FileFacts | None:
         self._read.add(path)
         if path not in self._facts:
-            module = self._sources.load(path) if self._mentions_tag(path) else None
-            source: SourceModule | None
+            # A file of tags: the module its tags were read from (the flow compares the functions
+            # they sit in by identity), parsed as far as its sites need; the rest on demand.
+            module = self._sources.load(path, partially=True) if self._mentions_tag(path) else None
             if module is not None:
-                source = module.source
+                self._facts[path] = FileFacts(path, module.source)
             else:
                 data = self._sources.read(path)
-                source = parse_bytes(data, path) if data is not None else None
-            self._facts[path] = FileFacts(path, source) if source is not None else None
+                self._facts[path] = FileFacts.unparsed(path, data) if data is not None else None
         return self._facts[path]
 
     def _read_bytes(self, path: str) -> bytes | None:
-        """A file's bytes, read once per build (the word searches read every file)."""
+        """A file's bytes, read once per build (the word searches read every file), through the
+        workspace only where a buffer is open: it reads thousands of package files."""
         if self._bytes is None:
             return self._sources.read(path)
         if path not in self._bytes:
-            self._bytes[path] = self._sources.read(path)
+            opened = self._open and os.path.abspath(path) in self._open
+            self._bytes[path] = self._sources.read(path) if opened else read_file(path)
         return self._bytes[path]
 
     def _mentions_tag(self, path: str) -> bool:
@@ -235,16 +296,18 @@ class NameIndex:
         """The files holding `word`: the workspace's, and those of `package`; None if too many."""
         key = (word, package)
         if key not in self._word_files:
-            candidates = [*self._root_files(), *(self._packages.get(package, []) if package else [])]
-            found = []
-            for path in candidates:
-                data = self._read_bytes(path)
-                if data is not None and _has_word(word, data):
-                    found.append(path)
-                    if len(found) > MAX_FILES:
-                        break
-            self._word_files[key] = found if len(found) <= MAX_FILES else None
+            self._word_files[key] = self._corpus(package).files_with(word, MAX_FILES)
         return self._word_files[key]
+
+    def _corpus(self, package: str | None) -> Corpus:
+        """The workspace's files, and those of `package`, joined for searching (kept for a build)."""
+        corpus = self._corpora.get(package)
+        if corpus is None:
+            paths = [*self._root_files(), *(self._packages.get(package, []) if package else [])]
+            corpus = Corpus(paths, [self._read_bytes(path) or b"" for path in paths])
+            if self._bytes is not None:
+                self._corpora[package] = corpus
+        return corpus
 
     # The names --------------------------------------------------------------------------------
     def tags(self) -> TagSet:
@@ -270,11 +333,11 @@ class NameIndex:
 
     def _reading(self, build: Callable[[], T]) -> T:
         """`build()` with each file's bytes read once (the word searches read every file)."""
-        self._bytes = {}
+        self._bytes, self._open = {}, set(self._sources.buffers())
         try:
             return build()
         finally:
-            self._bytes = None
+            self._bytes, self._corpora = None, {}
 
     def _own(self) -> list[Tag]:
         if self._own_tags is None:
@@ -289,13 +352,12 @@ class NameIndex:
         quote the name, those that quote most of the names left just after a mention first; none
         when some name is quoted in none of them (all must be found for the tags to be of use)."""
         left = names - set(self._written)
-        quoting = {
-            path: _quoted_names(left, self._read_bytes(path) or b"")
+        files = {
+            path: self._read_bytes(path) or b""
             for path in (self._root_files() if left else ())
             if path not in self._written_read and self._summary(path).tags
         }
-        if not left <= set().union(*(anywhere for _, anywhere in quoting.values())):
-            quoting = {}
+        quoting = _quoting(left, files)
         while left:
             path = max(
                 quoting, key=lambda p: (len(quoting[p][0] & left), len(quoting[p][1] & left)), default=None
@@ -313,7 +375,7 @@ class NameIndex:
         def collect() -> list[Tag]:
             # Parsed as far as finding sites needs: a definition left out holds no trigger line,
             # and a `checkpoint_name` call is one.
-            module = self._sources.load(path, only_if_site=True) or self._sources.load(path)
+            module = self._sources.load(path, partially=True)
             if module is None:
                 return []
             found = (written_tag(path, module.source, expr) for _, expr, _ in tag_calls(module))
@@ -349,15 +411,25 @@ class NameIndex:
             return found
 
         def collect() -> list[Tag]:
-            module = self._sources.load(path)
-            facts = self._file_facts(path)
-            if module is None or facts is None:
+            # A name written in the call needs no name flow, nor the file parsed past its tags:
+            # the whole file is parsed (the same module, completed) only for a name to follow,
+            # or when `checkpoint_name` goes by another name (a call of which holds no trigger).
+            module = self._sources.load(path, partially=True)
+            if module is not None and callee_names(module, [TAG_FUNCTION]) != {TAG_FUNCTION}:
+                module = self._sources.load(path)
+            if module is None:
                 return []
             flow = NameFlow(self._file_facts, files_with)
-            found = [
-                tag for _, expr, functions in tag_calls(module) for tag in flow.tags(facts, expr, functions)
-            ]
+            found = []
+            for _, expr, functions in list(tag_calls(module)):
+                written = written_tag(path, module.source, expr)
+                facts = self._file_facts(path) if written is None else None
+                if written is not None:
+                    found.append(written)
+                elif facts is not None:
+                    found += flow.tags(facts, expr, functions)
             self._followed |= flow.words
+            self._read.add(path)
             return found
 
         found: list[Tag] = guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")

@@ -68,9 +68,40 @@ def package_files(name: str, path: Iterable[Path], skip: Iterable[Path] = ()) ->
             return [str(module)]
         package = folder / name
         if package.is_dir() and name.isidentifier():
-            found = []
-            for root, dirs, files in os.walk(package):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                found += [os.path.join(root, f) for f in sorted(files) if f.endswith(".py")]
+            found: list[str] = []
+            _add_python_files(str(package), found)
             return found
     return []
+
+
+def _add_python_files(folder: str, found: list[str]) -> None:
+    """The .py files under `folder`, as os.walk lists them (a folder's files, then each of its
+    folders in turn, by name; linked folders not entered; __pycache__ left out), without the
+    cost of os.walk on the thousands of files of a large package."""
+    try:
+        with os.scandir(folder) as scan:
+            entries = sorted(scan, key=lambda entry: entry.name)
+    except OSError:
+        return
+    folders = []
+    for entry in entries:
+        try:
+            is_folder = entry.is_dir()
+        except OSError:
+            is_folder = False
+        if not is_folder:
+            if entry.name.endswith(".py"):
+                found.append(entry.path)
+        elif entry.name != "__pycache__" and not entry.is_symlink():
+            folders.append(entry.path)
+    for path in folders:
+        _add_python_files(path, found)
+
+
+def read_file(path: str) -> bytes | None:
+    """A file's bytes; None when it cannot be read (open and read, without pathlib's cost)."""
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError:
+        return None

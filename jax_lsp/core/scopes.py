@@ -88,6 +88,9 @@ class ScopeBuilder(ast.NodeVisitor):
         self.deferred: dict[int, tuple[FunctionNode, Scope]] = {}
         self.scope_of: dict[int, Scope] = {}
         self.calls: list[tuple[ast.Call, Scope]] = []
+        # Called before each statement of a class body, and with None after the last: the
+        # module builds the methods it left unparsed in their turn (module.Module).
+        self.before_class_statement: Callable[[ast.ClassDef, ast.stmt | None], None] | None = None
 
     # The scope being walked; set by build and build_function before anything is visited.
     current: Scope
@@ -255,8 +258,13 @@ class ScopeBuilder(ast.NodeVisitor):
         outer = self.current
         self.current = Scope(node, outer)
         self.scope_of[id(node)] = self.current
+        turn = self.before_class_statement
         for statement in node.body:
+            if turn is not None:
+                turn(node, statement)
             self.visit(statement)
+        if turn is not None:
+            turn(node, None)
         self.current = outer
 
     def _visit_arguments_defaults(self, args: ast.arguments) -> None:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import ast
 import bisect
 import codecs
+import dataclasses
 import functools
 import io
 import re
@@ -383,6 +384,8 @@ def _parse_whole(
 
 # The line of a top-level `def` or `class`, and the name it binds.
 _DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
+# The line of a method (after its indentation), and the name it binds.
+_METHOD = re.compile(r"(?:async[ \t]+def|def)[ \t]+([A-Za-z_]\w*)")
 # A statement holding one may bind a name in an unusual place (a walrus in a decorator).
 _WALRUS = ":="
 # What can hide a bracket, a quote or a line break from a plain search: strings and comments.
@@ -405,17 +408,32 @@ _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 
 @dataclass(frozen=True)
 class DeferredDefinition:
-    """A top-level `def` or `class` left unparsed: its lines hold no trigger word, so it can
-    matter only through its name (a policy or factory defined there), when that is looked up."""
+    """A top-level `def` or `class`, or a method of a top-level class, left unparsed: its lines
+    hold no trigger word, so it can matter only through its name (a policy or factory defined
+    there), when that is looked up."""
 
     name: str
     start: int  # its first line, 0-based
     end: int  # the line after its last
     text: str
+    owner: int | None = None  # a method's: the 1-based line of its class's `class` keyword
 
     def parse(self, path: str, pythons: ProjectPythons | None = None) -> SourceModule:
-        """Its statements, at their lines in the file, with its syntax error or newer syntax."""
-        return parse_text("\n" * self.start + self.text, path, pythons=pythons)
+        """Its source, at its lines in the file, with its syntax error or newer syntax; a
+        method (indented) inside a class statement of its own, on the line above it."""
+        if self.owner is None:
+            return parse_text("\n" * self.start + self.text, path, pythons=pythons)
+        parsed = parse_text("\n" * (self.start - 1) + "class _:\n" + self.text, path, pythons=pythons)
+        parsed.skipped = [
+            dataclasses.replace(s, line=self.start) if s.line == self.start - 1 else s for s in parsed.skipped
+        ]
+        return parsed
+
+    def statements(self, parsed: SourceModule) -> list[ast.stmt]:
+        """What `parse` gave of it: a method's statements are those of its class of its own."""
+        if self.owner is None:
+            return parsed.tree.body
+        return [statement for c in parsed.tree.body if isinstance(c, ast.ClassDef) for statement in c.body]
 
 
 def _definition_name(chunk: str) -> str | None:
@@ -469,23 +487,73 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
     for start, end in _statement_chunks(lines):
         chunk = "".join(lines[start:end])
         name = _definition_name(chunk)
-        if (
-            name is not None
-            and chunk.isascii()
-            and not holds_line(triggers, start + 1, end)
-            and _WALRUS not in chunk
-            and _closes_within(chunk)
-            and _closes_within("".join(lines[checked_to:start]))
-        ):
-            deferred.append(DeferredDefinition(name, start, end, chunk))
-            kept[start:end] = ["\n"] * (end - start)
-            checked_to = end
+        if name is None or not chunk.isascii() or _WALRUS in chunk:
+            continue
+        whole = not holds_line(triggers, start + 1, end)
+        header = next(n for n in range(start, end) if not lines[n].startswith("@"))
+        if not whole and not lines[header].startswith("class"):
+            continue
+        if not (_closes_within(chunk) and _closes_within("".join(lines[checked_to:start]))):
+            continue
+        found = (
+            [DeferredDefinition(name, start, end, chunk)] if whole else _methods(lines, header, end, triggers)
+        )
+        if not found:
+            continue
+        for definition in found:
+            deferred.append(definition)
+            kept[definition.start : definition.end] = ["\n"] * (definition.end - definition.start)
+        checked_to = end
     if not deferred:
         return None
     try:
         return ast.parse("".join(kept), filename=path), deferred
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
+
+
+def _methods(lines: list[str], header: int, end: int, triggers: Sequence[int]) -> list[DeferredDefinition]:
+    """The methods of the top-level class whose `class` line is `header` (a whole statement
+    ending before line `end`) that hold no trigger, left out as `parse_for_sites` leaves out
+    top-level definitions; none when the class is not laid out plainly (a header of one line,
+    an indented body), and never its last statement (a class body cannot be empty)."""
+    if not _STRING_OR_COMMENT.sub(" ", lines[header]).rstrip().endswith(":"):
+        return []
+    body = [n for n in range(header + 1, end) if lines[n].strip() and not lines[n].lstrip().startswith("#")]
+    indent = lines[body[0]][: len(lines[body[0]]) - len(lines[body[0]].lstrip())] if body else ""
+    if not indent or not _closes_within(lines[header]):
+        return []
+    starts: list[int] = []
+    pending_decorator = False
+    for n in body:
+        line = lines[n]
+        if line.startswith(indent) and _TOP_LEVEL.match(line, len(indent)):
+            if not pending_decorator:
+                starts.append(n)
+            pending_decorator = line.startswith("@", len(indent))
+    methods = []
+    checked_to = header + 1
+    for first, after in zip(starts, [*starts[1:], end]):
+        member = "".join(lines[first:after])
+        name = _method_name(member, indent)
+        if (
+            name is not None
+            and not holds_line(triggers, first + 1, after)
+            and _closes_within(member)
+            and _closes_within("".join(lines[checked_to:first]))
+        ):
+            methods.append(DeferredDefinition(name, first, after, member, owner=header + 1))
+            checked_to = after
+    return methods if len(methods) < len(starts) else methods[:-1]
+
+
+def _method_name(member: str, indent: str) -> str | None:
+    """The name the `def` of a chunk of one-line decorators and a method binds; else None."""
+    for line in member.splitlines():
+        if not line.startswith("@", len(indent)):
+            match = _METHOD.match(line, len(indent))
+            return match.group(1) if match else None
+    return None
 
 
 def parse_text(

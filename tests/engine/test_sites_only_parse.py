@@ -1,7 +1,7 @@
 """Loading a file only to find its sites (`Workspace.load(only_if_site=True)`, as `check FILE`
-indexes the files that import it): top-level `def`s and `class`es without a trigger word are
-parsed when their name is looked up, and the sites and what they reach are those of a whole
-parse."""
+indexes the files that import it): top-level `def`s and `class`es, and the methods of top-level
+classes, without a trigger word are parsed when their name is looked up, and the sites and what
+they reach are those of a whole parse."""
 
 from __future__ import annotations
 
@@ -33,6 +33,22 @@ CASES = {
     "alias_marked_below": (
         KEEP + "\ndef g(x):\n    return ck(lambda y: y, keep)\n\nimport jax\nck = jax.checkpoint\n",
         ["keep", "g"],
+    ),
+    # A method holding no trigger word is left out of a class that holds a site, and parsed
+    # when a site elsewhere leads to it.
+    "method_policy": (
+        "import jax\n\nclass Policies:\n    @staticmethod"
+        + KEEP.replace("\n", "\n    ")
+        + "\n    def other(self):\n        return 1\n\n"
+        "    def apply(self, x):\n        return jax.checkpoint(lambda y: y, policy=None)(x)\n\n"
+        "f = jax.checkpoint(lambda x: x, policy=Policies.keep)\n",
+        ["keep", "other"],
+    ),
+    # A method that uses an alias marked above it is walked for sites in its turn.
+    "method_alias_marked_above": (
+        "import jax\nck = jax.checkpoint\n\nclass Model:\n    def g(self, x):\n        return ck(lambda y: y, x)\n\n"
+        "    def apply(self, x):\n        return jax.checkpoint(lambda y: y, policy=None)(x)\n",
+        ["g"],
     ),
     "class_attribute": (
         "import jax\n\nclass Policies:\n    keep = staticmethod(lambda prim, *a, **k: None)\n\n"
@@ -68,6 +84,12 @@ def test_sites_are_those_of_a_whole_parse(tmp_path: Path, name: str):
     assert partial is not None and whole is not None
     assert _sites(partial) == _sites(whole)
     assert bool(_sites(whole)) == (name != "alias_marked_below")
+    # Asked whole later, the same module object becomes the module a whole parse gives.
+    completed = partial.loader.load(path)
+    assert completed is partial
+    assert ast.dump(completed.source.tree, include_attributes=True) == ast.dump(
+        whole.source.tree, include_attributes=True
+    )
 
 
 def test_a_deferred_definition_found_by_name_is_parsed_in_place(tmp_path: Path):
@@ -91,6 +113,26 @@ def test_a_deferred_definition_found_by_name_is_parsed_in_place(tmp_path: Path):
 )
 def test_only_whole_statements_are_left_out(text: str):
     assert parse_for_sites(text, "mod.py") is None
+
+
+SITE = "        return jax.checkpoint(lambda y: y, policy=None)(x)\n"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # A header over several lines.
+        "import jax\nclass A(\n    object,\n):\n    def f(self):\n        return 1\n\n    def g(self, x):\n"
+        + SITE,
+        # A `def` line inside the class's docstring.
+        'import jax\nclass A:\n    """\n    def f(self):\n    """\n    def g(self, x):\n' + SITE,
+        # Its only statement: a class body cannot be empty.
+        "import functools, jax\n@functools.partial(jax.remat, policy=None)\nclass A:\n    def f(self):\n        return 1\n",
+    ],
+)
+def test_methods_are_left_out_only_of_plainly_laid_out_classes(text: str):
+    assert parse_for_sites(text, "mod.py") is None
+    ast.parse(text)
 
 
 def test_a_deferred_definition_that_does_not_parse_binds_nothing_and_is_a_syntax_error():

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import contextlib
 import io
 import sys
@@ -9,7 +10,7 @@ import textwrap
 
 import pytest
 
-from jax_lsp.core import Settings
+from jax_lsp.core import Settings, name_index
 from jax_lsp.engine import Workspace, analyze_text
 from tests.rules.site_rules import anchored_text, fixed
 
@@ -289,6 +290,10 @@ def test_installed_packages_are_read_only_for_a_name_the_workspace_does_not_tag(
     monkeypatch.setattr(
         workspace, "read", lambda path, read=workspace.read: reads.append(str(path)) or read(path)
     )
+    # The index reads files on disk directly where no buffer is open at them.
+    monkeypatch.setattr(
+        name_index, "read_file", lambda path, read=name_index.read_file: reads.append(str(path)) or read(path)
+    )
     assert workspace.check_file(train) == []
     assert str(package_file) not in reads
     # A name the workspace does not tag: the package's tags are read, and they carry it.
@@ -504,3 +509,37 @@ def test_a_name_written_in_a_tag_stops_being_carried_when_the_tag_changes(tmp_pa
     workspace.set_document(tmp_path / "model.py", textwrap.dedent(MODEL).replace('"attn_out"', '"attn_outt"'))
     assert workspace.affected_files(tmp_path / "model.py") == {train}
     assert [f.code for f in workspace.check_file(train)] == ["JAX112"]
+
+
+def test_a_file_of_tags_is_parsed_only_where_its_tags_and_the_names_they_follow_are(tmp_path, monkeypatch):
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent("""
+        from jax.ad_checkpoint import checkpoint_name
+
+
+        def tag(x, name):
+            return checkpoint_name(x, name)
+
+
+        def unrelated_before(x):
+            return x + 1
+
+
+        def model(x):
+            return tag(x, "attn_out")
+
+
+        def unrelated_after(x):
+            return x * 2
+    """)
+    )
+    sources: list[str] = []
+    parse = ast.parse
+    monkeypatch.setattr(
+        ast, "parse", lambda source, *args, **kwargs: sources.append(source) or parse(source, *args, **kwargs)
+    )
+    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
+    [finding] = jax112(train, tmp_path, "train.py")
+    assert 'did you mean "attn_out"?' in finding.message
+    assert any("def model" in source for source in sources)
+    assert not any("unrelated_" in source for source in sources)
