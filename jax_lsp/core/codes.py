@@ -8,9 +8,9 @@ which family a code is of and where its doc page is, never the code's spelling.
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass
 
 from jax_lsp.core.model import Severity
+from jax_lsp.core.record import Record
 
 PROJECT_URL = "https://github.com/jax-lsp/jax-lsp"
 
@@ -21,13 +21,16 @@ class Family(enum.Enum):
     TRACE = "trace"  # found by running the policy under JAX, not by a static rule
 
 
-@dataclass(frozen=True)
-class Code:
+class Code(Record):
+    __slots__ = ("code", "name", "family", "severity", "summary")
     code: str
     name: str
     family: Family
     severity: Severity
     summary: str
+
+    def __init__(self, code: str, name: str, family: Family, severity: Severity, summary: str) -> None:
+        self._assign(code, name, family, severity, summary)
 
     @property
     def doc_path(self) -> str:

@@ -5,28 +5,41 @@ from __future__ import annotations
 import re
 import sys
 from collections.abc import Mapping
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from types import ModuleType
 from typing import Any
 
 from jax_lsp.core.model import Severity
+from jax_lsp.core.record import Record
 
 # What a finding's severity may be set to.
 _FINDING_SEVERITIES = {s.value: s for s in (Severity.ERROR, Severity.WARNING)}
 
 
-@dataclass(frozen=True)
-class Settings:
-    select: tuple[str, ...] = ("JAX",)
-    ignore: tuple[str, ...] = ()
-    exclude: tuple[str, ...] = ()
-    src: tuple[str, ...] = ()  # folders imports are found in, relative to the project root (ruff's `src`)
-    severity: Mapping[str, Severity] = field(default_factory=dict)
+class Settings(Record):
+    __slots__ = ("select", "ignore", "exclude", "src", "severity", "target_version", "jedi_budget")
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    exclude: tuple[str, ...]
+    src: tuple[str, ...]  # folders imports are found in, relative to the project root (ruff's `src`)
+    severity: Mapping[str, Severity]
     # The oldest Python the code is for (ruff's `target-version`); None: its `requires-python`.
-    target_version: tuple[int, int] | None = None
+    target_version: tuple[int, int] | None
     # Seconds jedi may spend on one file's callees that its imports cannot name; 0: no jedi.
-    jedi_budget: float = 1.0
+    jedi_budget: float
+
+    def __init__(
+        self,
+        select: tuple[str, ...] = ("JAX",),
+        ignore: tuple[str, ...] = (),
+        exclude: tuple[str, ...] = (),
+        src: tuple[str, ...] = (),
+        severity: Mapping[str, Severity] | None = None,  # None: a new empty dict
+        target_version: tuple[int, int] | None = None,
+        jedi_budget: float = 1.0,
+    ) -> None:
+        severity = {} if severity is None else severity
+        self._assign(select, ignore, exclude, src, severity, target_version, jedi_budget)
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
@@ -38,7 +51,7 @@ class Settings:
         return self.severity.get(code, default)
 
     def merged(self, **changes: Any) -> Settings:
-        return replace(self, **{k: v for k, v in changes.items() if v is not None})
+        return self.replace(**{k: v for k, v in changes.items() if v is not None})
 
 
 class SettingsError(ValueError):
@@ -102,7 +115,7 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
                 raise SettingsError(f"`jedi-budget` must be a number of seconds >= 0, got {value!r}")
             changes["jedi_budget"] = float(value)
         # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
-    return replace(settings, **changes)
+    return settings.replace(**changes)
 
 
 def _tomllib() -> ModuleType:

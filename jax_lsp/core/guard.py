@@ -3,16 +3,15 @@ exception becomes an `InternalError` that names where it happened."""
 
 from __future__ import annotations
 
-import logging
 import sys
 import threading
-import traceback
 from collections.abc import Callable
 from typing import TypeVar
 
+from jax_lsp.core.logger import logger
 from jax_lsp.core.model import InternalError
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 T = TypeVar("T")
 
@@ -113,6 +112,6 @@ def guarded(
         return deep(function)
     except Exception as exc:  # noqa: BLE001 - an analysis bug must cost one site, not the file
         error = InternalError(path, line, stage, f"{type(exc).__name__}: {exc}")
-        log.debug("%s\n%s", error, "".join(traceback.format_exception(exc)))
+        log.debug("%s", error, exc_info=exc)  # the traceback is formatted only if shown
         errors.append(error)
         return default

@@ -17,24 +17,25 @@ whose context changed keeps its last answer (an edit must not make a finding bli
 
 from __future__ import annotations
 
-import ast
 import bisect
-import logging
 import os
 import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from jax_lsp.core.logger import logger
+
 if TYPE_CHECKING:
+    import ast
+
     import jedi
 
     from jax_lsp.core.module import Module
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # Files whose Script is kept: the CLI goes file by file, the server refines a few open buffers.
 SCRIPTS_KEPT = 4
@@ -44,17 +45,20 @@ ANSWERS_KEPT = 512
 Key = tuple[str, str]  # (the callee's dotted text, a digest of what its meaning depends on)
 
 
-@dataclass
 class FileStats:
-    asked: int = 0  # callees jedi was asked about
-    unnamed: int = 0  # ... that it could not name
-    skipped: int = 0  # callees left unknown because the budget was spent
-    seconds: float = 0.0
+    __slots__ = ("asked", "unnamed", "skipped", "seconds")
+
+    def __init__(self) -> None:
+        self.asked = 0  # callees jedi was asked about
+        self.unnamed = 0  # ... that it could not name
+        self.skipped = 0  # callees left unknown because the budget was spent
+        self.seconds = 0.0
 
 
 def callee_key(module: Module, node: ast.expr) -> Key:
     """What jedi's answer for the callee `node` of `module` depends on, as far as we follow it."""
-    import hashlib  # here, as scopes: only when jedi is asked (start-up time of `jax-lsp check`)
+    import ast  # here, as hashlib and scopes: only when jedi is asked (start-up time of `jax-lsp check`)
+    import hashlib
 
     from jax_lsp.core.scopes import dotted
 

@@ -8,8 +8,9 @@ LSP layer converts to the negotiated encoding (UTF-8/16/32).
 from __future__ import annotations
 
 import enum
-from dataclasses import dataclass, field
 from typing import Protocol
+
+from jax_lsp.core.record import OrderedRecord, Record
 
 
 class StrEnum(str, enum.Enum):
@@ -27,10 +28,13 @@ class Severity(StrEnum):
     INFORMATION = "information"  # the trace's notes of what a policy decided; no finding has it
 
 
-@dataclass(frozen=True, order=True)
-class Position:
+class Position(OrderedRecord):
+    __slots__ = ("line", "column")
     line: int
     column: int
+
+    def __init__(self, line: int, column: int) -> None:
+        self._assign(line, column)
 
 
 class Located(Protocol):
@@ -42,43 +46,65 @@ class Located(Protocol):
     end_col_offset: int | None
 
 
-@dataclass(frozen=True, order=True)
-class Span:
+class Span(OrderedRecord):
+    __slots__ = ("start", "end")
     start: Position
     end: Position
+
+    def __init__(self, start: Position, end: Position) -> None:
+        self._assign(start, end)
 
     @classmethod
     def of(cls, line: int, column: int, end_line: int, end_column: int) -> Span:
         return cls(Position(line, column), Position(end_line, end_column))
 
 
-@dataclass(frozen=True)
-class Edit:
+class Edit(Record):
     """Replace the text in ``span`` of ``path`` with ``new_text``."""
 
+    __slots__ = ("path", "span", "new_text")
     path: str
     span: Span
     new_text: str
 
+    def __init__(self, path: str, span: Span, new_text: str) -> None:
+        self._assign(path, span, new_text)
 
-@dataclass(frozen=True)
-class Fix:
+
+class Fix(Record):
+    __slots__ = ("title", "safe", "edits")
     title: str
     safe: bool
     edits: tuple[Edit, ...]
 
+    def __init__(self, title: str, safe: bool, edits: tuple[Edit, ...]) -> None:
+        self._assign(title, safe, edits)
 
-@dataclass(frozen=True)
-class Finding:
+
+class Finding(Record):
+    __slots__ = ("path", "code", "severity", "message", "span", "fixes", "related")
+    uncompared = ("related",)
     path: str
     code: str
     severity: Severity
     message: str
     span: Span
-    fixes: tuple[Fix, ...] = ()
+    fixes: tuple[Fix, ...]
     # For a finding in a policy body: where that policy reaches JAX (path, span of the
     # `policy=` value), so editors can show "used as a policy at model.py:12".
-    related: tuple[tuple[str, Span], ...] = field(default=(), compare=False)
+    related: tuple[tuple[str, Span], ...]
+
+    def __init__(
+        self,
+        path: str,
+        code: str,
+        severity: Severity,
+        message: str,
+        span: Span,
+        fixes: tuple[Fix, ...] = (),
+        related: tuple[tuple[str, Span], ...] = (),
+    ) -> None:
+        self._assign(path, code, severity, message, span, fixes, related)
 
     @property
     def sort_key(self) -> tuple[str, Position, str]:
@@ -89,14 +115,17 @@ class Finding:
         return next((fix for fix in self.fixes if fix.safe or unsafe), None)
 
 
-@dataclass(frozen=True)
-class InternalError:
+class InternalError(Record):
     """A bug of jax-lsp met while analysing one site or policy; the rest of the file was checked."""
 
+    __slots__ = ("path", "line", "stage", "error")
     path: str
     line: int  # 0-based line of the site or policy being analysed
     stage: str  # what was being done: "JAX101 on the policy `p`", "resolving the site"
     error: str  # "TypeError: ..."
+
+    def __init__(self, path: str, line: int, stage: str, error: str) -> None:
+        self._assign(path, line, stage, error)
 
     def __str__(self) -> str:
         return f"{self.path}:{self.line + 1}: internal error ({self.stage}): {self.error}"

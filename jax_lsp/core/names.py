@@ -2,17 +2,20 @@
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from jax_lsp.core.record import Record
 
 
-@dataclass(frozen=True)
-class CheckpointFunction:
+class CheckpointFunction(Record):
+    __slots__ = ("qualname", "requires_function", "policy_position")
     qualname: str
     # Whether the wrapped function is a required first argument (so that
     # `@f(policy=p)` without it raises) or optional (the decorator form is valid).
     requires_function: bool
     # Index of `policy` when passed positionally; None when it is keyword-only.
     policy_position: int | None
+
+    def __init__(self, qualname: str, requires_function: bool, policy_position: int | None) -> None:
+        self._assign(qualname, requires_function, policy_position)
 
 
 def _functions(

@@ -142,7 +142,7 @@ class Notebook:
                     f"the edit at line {edit.span.start.line + 1} crosses cells or IPython syntax"
                 )
             number, span = placed
-            by_cell.setdefault(number, []).append(replace(edit, span=span))
+            by_cell.setdefault(number, []).append(edit.replace(span=span))
         cells = []
         for cell in self.cells:
             if cell.number in by_cell:

@@ -5,8 +5,8 @@ from __future__ import annotations
 import ast
 import sys
 from collections.abc import Iterator
-from dataclasses import dataclass
 
+from jax_lsp.core.record import Record
 from jax_lsp.core.scopes import FunctionNode
 
 if sys.version_info >= (3, 11):
@@ -17,11 +17,16 @@ else:
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef, ast.Lambda)
 
 
-@dataclass(frozen=True)
-class ReturnPaths:
+class ReturnPaths(Record):
+    __slots__ = ("returns", "falls_off_end", "lambda_body")
     returns: tuple[ast.Return, ...]  # empty for a lambda
     falls_off_end: bool
-    lambda_body: ast.expr | None = None
+    lambda_body: ast.expr | None
+
+    def __init__(
+        self, returns: tuple[ast.Return, ...], falls_off_end: bool, lambda_body: ast.expr | None = None
+    ) -> None:
+        self._assign(returns, falls_off_end, lambda_body)
 
     def values(self) -> Iterator[tuple[ast.Return | ast.expr, ast.expr | None]]:
         """(anchor node, returned expression or None for a bare `return`)."""

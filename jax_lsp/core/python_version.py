@@ -9,22 +9,24 @@ The oldest Python a file's project allows is `target-version` from the settings,
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass
 from pathlib import Path
+
+from jax_lsp.core.logger import logger
+from jax_lsp.core.record import Record
 
 Version = tuple[int, int]
 RUNNING: Version = sys.version_info[:2]
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 # One clause of a PEP 440 specifier: `>=3.12`, `~=3.12.1`, `==3.12.*`, `<4`...
-_CLAUSE = re.compile(r"\s*(~=|===|==|!=|<=|>=|<|>)\s*v?(\d+)(?:\.(\d+))?[\w.*+!-]*\s*")
-_SETUP_PY = re.compile(r"""\bpython_requires["']?\s*[=:]\s*[rRuU]?(["'])([^"'\r\n]*)\1""")
+# Compiled when first used (by re's cache): most checks read no declaration.
+_CLAUSE = r"\s*(~=|===|==|!=|<=|>=|<|>)\s*v?(\d+)(?:\.(\d+))?[\w.*+!-]*\s*"
+_SETUP_PY = r"""\bpython_requires["']?\s*[=:]\s*[rRuU]?(["'])([^"'\r\n]*)\1"""
 
 
 def format_version(version: Version) -> str:
@@ -38,7 +40,7 @@ def minimum_python(specifier: str) -> Version | None:
     `!=` exclusions are not followed (`>=3.10,!=3.10.*` is 3.10)."""
     lowest: Version | None = None
     for clause in specifier.split(","):
-        match = _CLAUSE.fullmatch(clause)
+        match = re.fullmatch(_CLAUSE, clause)
         if match is None:
             if clause.strip():
                 return None
@@ -49,19 +51,25 @@ def minimum_python(specifier: str) -> Version | None:
     return lowest
 
 
-@dataclass(frozen=True)
-class RequiredPython:
+class RequiredPython(Record):
+    __slots__ = ("version", "origin")
     version: Version
     origin: str  # where it is declared: "requires-python '>=3.12' in /repo/pyproject.toml"
 
+    def __init__(self, version: Version, origin: str) -> None:
+        self._assign(version, origin)
 
-@dataclass(frozen=True)
-class SkippedStatement:
+
+class SkippedStatement(Record):
     """A top-level statement left out of the analysis: only a newer Python parses it."""
 
+    __slots__ = ("line", "python", "why")
     line: int  # 0-based, its first line
     python: Version  # the Python that would parse it
     why: str  # "type parameters (PEP 695)", or the project's RequiredPython.origin
+
+    def __init__(self, line: int, python: Version, why: str) -> None:
+        self._assign(line, python, why)
 
 
 # The parsers below are imported when a declaration is read: only when a statement fails to parse.
@@ -84,7 +92,7 @@ def _read_setup_cfg(path: Path) -> str | None:
 
 
 def _read_setup_py(path: Path) -> str | None:
-    match = _SETUP_PY.search(path.read_text(encoding="utf-8", errors="replace"))
+    match = re.search(_SETUP_PY, path.read_text(encoding="utf-8", errors="replace"))
     return match.group(2) if match else None
 
 

@@ -12,22 +12,31 @@ the use (reaching.py). Anything else is unknown and yields nothing.
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass, replace
 
 from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import PARTIAL, SAVE_FROM_BOTH, policy_member
 from jax_lsp.core.paths import return_paths
 from jax_lsp.core.reaching import reaching_values
+from jax_lsp.core.record import Record
 from jax_lsp.core.scopes import FunctionNode, Scope
 from jax_lsp.core.sites import Site
 from jax_lsp.core.tables import TableChoice, find_table, lookup
 
 
-@dataclass(frozen=True)
-class PolicyFunction:
+class PolicyFunction(Record):
     """A user-written function that JAX calls as `policy(prim, *avals, **params)`."""
 
+    __slots__ = (
+        "module",
+        "node",
+        "scope",
+        "bound_positional",
+        "bound_keywords",
+        "in_save_from_both",
+        "reached_from",
+        "chosen_by",
+    )
     module: Module
     node: FunctionNode
     scope: Scope  # the scope the function is defined in
@@ -37,34 +46,65 @@ class PolicyFunction:
     # Where it reaches JAX: (path, span) of the site's policy value. Not the Site itself,
     # which would keep the whole site module alive as long as this policy is remembered.
     reached_from: tuple[str, Span]
-    chosen_by: TableChoice | None = None  # the table entry it comes from, when the key is unknown
+    chosen_by: TableChoice | None  # the table entry it comes from, when the key is unknown
+
+    def __init__(
+        self,
+        module: Module,
+        node: FunctionNode,
+        scope: Scope,
+        bound_positional: int,
+        bound_keywords: frozenset[str],
+        in_save_from_both: bool,
+        reached_from: tuple[str, Span],
+        chosen_by: TableChoice | None = None,
+    ) -> None:
+        self._assign(
+            module, node, scope, bound_positional, bound_keywords, in_save_from_both, reached_from, chosen_by
+        )
 
     @property
     def key(self) -> tuple[str, int]:
         return (self.module.path, id(self.node))
 
 
-@dataclass(frozen=True)
-class BuiltinPolicy:
+class BuiltinPolicy(Record):
     """A member of `jax.checkpoint_policies` named at (or on the way to) a site."""
 
+    __slots__ = ("member", "module", "expr", "call", "in_save_from_both", "chosen_by")
     member: str
     module: Module
     expr: ast.expr  # where it is named
     call: ast.Call | None  # set when it is called there
-    in_save_from_both: bool = False
-    chosen_by: TableChoice | None = None
+    in_save_from_both: bool
+    chosen_by: TableChoice | None
+
+    def __init__(
+        self,
+        member: str,
+        module: Module,
+        expr: ast.expr,
+        call: ast.Call | None,
+        in_save_from_both: bool = False,
+        chosen_by: TableChoice | None = None,
+    ) -> None:
+        self._assign(member, module, expr, call, in_save_from_both, chosen_by)
 
 
-@dataclass(frozen=True)
-class LiteralValue:
+class LiteralValue(Record):
     """A literal that JAX would call as the policy: a string, a number, `True`, a non-empty
     container (a falsy one, like `None`, JAX reads as "no policy")."""
 
+    __slots__ = ("module", "expr", "scope", "chosen_by")
     module: Module
     expr: ast.expr
     scope: Scope  # where it is written
-    chosen_by: TableChoice | None = None
+    chosen_by: TableChoice | None
+
+    def __init__(
+        self, module: Module, expr: ast.expr, scope: Scope, chosen_by: TableChoice | None = None
+    ) -> None:
+        self._assign(module, expr, scope, chosen_by)
 
 
 Target = PolicyFunction | BuiltinPolicy | LiteralValue
@@ -172,7 +212,7 @@ class _Resolver:
         for name, value in table.entries:
             choice = table.choice(name, value)
             for target in self.resolve(table.module, value, table.scope, bound, keywords, in_both, step):
-                targets.append(target if target.chosen_by else replace(target, chosen_by=choice))
+                targets.append(target if target.chosen_by else target.replace(chosen_by=choice))
         if not any(isinstance(t, (PolicyFunction, BuiltinPolicy)) for t in targets):
             # Not a policy table (a config dict of numbers and strings): its literals are no policies.
             targets = []

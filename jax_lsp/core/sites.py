@@ -3,18 +3,27 @@
 from __future__ import annotations
 
 import ast
-from dataclasses import dataclass
 
 from jax_lsp.core.module import Module
 from jax_lsp.core.names import CHECKPOINT_FUNCTION_NAMES, CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
+from jax_lsp.core.record import Record
 from jax_lsp.core.scopes import Scope, dotted
 
 # The name of the wrapped-function parameter, when passed by keyword.
 _FUNCTION_KEYWORDS = {"fun", "target", "fn", "f"}
 
 
-@dataclass(frozen=True)
-class Site:
+class Site(Record):
+    __slots__ = (
+        "module",
+        "call",
+        "function",
+        "scope",
+        "value",
+        "positional_policy",
+        "missing_function",
+        "via_partial",
+    )
     module: Module
     call: ast.Call
     function: CheckpointFunction
@@ -23,6 +32,19 @@ class Site:
     positional_policy: bool  # passed positionally where JAX wants `policy=`
     missing_function: bool  # `@jax.checkpoint(policy=p)`: no function to wrap
     via_partial: bool
+
+    def __init__(
+        self,
+        module: Module,
+        call: ast.Call,
+        function: CheckpointFunction,
+        scope: Scope,
+        value: ast.expr | None,
+        positional_policy: bool,
+        missing_function: bool,
+        via_partial: bool,
+    ) -> None:
+        self._assign(module, call, function, scope, value, positional_policy, missing_function, via_partial)
 
 
 def _policy_keyword(call: ast.Call) -> ast.expr | None:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import ast
 import bisect
 import codecs
-import dataclasses
 import functools
 import io
 import re
@@ -425,7 +424,7 @@ class DeferredDefinition:
             return parse_text("\n" * self.start + self.text, path, pythons=pythons)
         parsed = parse_text("\n" * (self.start - 1) + "class _:\n" + self.text, path, pythons=pythons)
         parsed.skipped = [
-            dataclasses.replace(s, line=self.start) if s.line == self.start - 1 else s for s in parsed.skipped
+            s.replace(line=self.start) if s.line == self.start - 1 else s for s in parsed.skipped
         ]
         return parsed
 

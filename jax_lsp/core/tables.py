@@ -5,22 +5,25 @@ from __future__ import annotations
 
 import ast
 import os
-from dataclasses import dataclass
 from typing import TypeGuard
 
 from jax_lsp.core.model import Span
 from jax_lsp.core.module import Module
+from jax_lsp.core.record import Record
 from jax_lsp.core.scopes import Scope, dotted
 
 
-@dataclass(frozen=True)
-class TableChoice:
+class TableChoice(Record):
     """The entry of a table that a lookup with a key unknown statically may choose."""
 
+    __slots__ = ("table", "key", "path", "entry")
     table: str  # the table's name where it is looked up, e.g. "POLICIES"
     key: str  # the key as written, e.g. "'save_only_these_names'"
     path: str  # the module holding the table
     entry: Span  # the entry's value
+
+    def __init__(self, table: str, key: str, path: str, entry: Span) -> None:
+        self._assign(table, key, path, entry)
 
     def note(self, here: str) -> str:
         """Appended to a finding in the file `here`: which lookup chooses the entry."""
@@ -28,12 +31,17 @@ class TableChoice:
         return f" (chosen by the key {self.key} of `{self.table}`{where})"
 
 
-@dataclass(frozen=True)
-class Table:
+class Table(Record):
+    __slots__ = ("module", "scope", "name", "entries")
     module: Module
     scope: Scope  # where the table is written
     name: str
     entries: tuple[tuple[object, ast.expr], ...]  # (key value, value expression)
+
+    def __init__(
+        self, module: Module, scope: Scope, name: str, entries: tuple[tuple[object, ast.expr], ...]
+    ) -> None:
+        self._assign(module, scope, name, entries)
 
     def entry(self, key: object) -> ast.expr | None:
         for name, value in self.entries:

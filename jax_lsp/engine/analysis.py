@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from dataclasses import replace
 
 from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.config import Settings
@@ -105,7 +104,7 @@ def check_module(
             line = context.node.lineno - 1
             found = run(lambda: rule.check_policy(context), line, "a policy")
             note = "".join(choice.note(module.path) for choice in context.chosen_by)
-            findings.extend(replace(f, related=related, message=f.message + note) for f in found)
+            findings.extend(f.replace(related=related, message=f.message + note) for f in found)
         for site, targets in sites:
             findings.extend(
                 run(lambda: rule.check_site(SiteContext(site, targets)), site.call.lineno - 1, "a site")
@@ -114,7 +113,7 @@ def check_module(
             note = "".join(
                 c.note(module.path) for c in entries if c.entry.start <= finding.span.start <= c.entry.end
             )
-            findings.append(replace(finding, message=finding.message + note) if note else finding)
+            findings.append(finding.replace(message=finding.message + note) if note else finding)
 
     result = []
     seen = set()
@@ -124,7 +123,7 @@ def check_module(
         if family is Family.RULE and _suppressed(module, finding):
             continue
         severity = settings.severity_of(finding.code, finding.severity)
-        finding = replace(finding, severity=severity) if severity != finding.severity else finding
+        finding = finding.replace(severity=severity) if severity != finding.severity else finding
         identity = (finding.code, finding.span, finding.message)
         if identity not in seen and (settings.enabled(finding.code) or family is Family.FILE):
             seen.add(identity)

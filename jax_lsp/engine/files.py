@@ -8,11 +8,11 @@ from __future__ import annotations
 
 import os
 import stat
-import subprocess
-from collections.abc import Iterable, Iterator
-from dataclasses import dataclass
-from fnmatch import fnmatch
+from collections.abc import Iterable
+from operator import attrgetter
 from pathlib import Path
+
+from jax_lsp.core.record import Record
 
 # Where `jax-lsp check` keeps its results between runs (result_cache), in the project root.
 CACHE_DIR_NAME = ".jax-lsp-cache"
@@ -58,33 +58,47 @@ class MissingPathError(FileNotFoundError):
     pass
 
 
-def _is_excluded(path: Path, base: Path | None, patterns: Iterable[str]) -> bool:
-    """A pattern matches the name, or the path relative to ``base`` (where the patterns were set)."""
-    if not patterns:
-        return False
-    candidates = [path.name]
-    if base is not None:
-        try:
-            candidates.append(path.resolve().relative_to(base).as_posix())
-        except ValueError:
-            pass
+def _relative_to(real: str, base: str) -> str | None:
+    """``Path(real).relative_to(base).as_posix()`` for real paths; None when not under ``base``."""
+    if real == base:
+        return "."
+    prefix = base.rstrip(os.sep) + os.sep
+    return real[len(prefix) :].replace(os.sep, "/") if real.startswith(prefix) else None
+
+
+def _is_excluded(name: str, real: str, base: str | None, patterns: tuple[str, ...]) -> bool:
+    """A pattern matches the name, or the real path relative to ``base`` (where the patterns were set)."""
+    from fnmatch import fnmatch  # here: only a project that sets `exclude` matches globs
+
+    candidates = [name]
+    relative = _relative_to(real, base) if base is not None else None
+    if relative is not None:
+        candidates.append(relative)
     return any(fnmatch(c, p.rstrip("/")) for p in patterns for c in candidates)
 
 
-def _skipped_dir(path: Path, base: Path | None, exclude: tuple[str, ...]) -> bool:
-    return (
-        path.name in SKIPPED_DIRS
-        or path.name.endswith(".egg-info")
-        or (path / "pyvenv.cfg").is_file()  # any virtualenv, whatever its name
-        or _is_excluded(path, base, exclude)
-    )
+def _in_git_work_tree(real_folder: str) -> bool:
+    """Whether git could find a work tree holding ``real_folder``: a ``.git`` (folder, or the file
+    of a worktree or submodule) at or above it, or one named by GIT_DIR. Starting git to learn
+    that a tree is none costs more than walking a small project."""
+    if "GIT_DIR" in os.environ:
+        return True
+    folder = real_folder
+    while not os.path.lexists(os.path.join(folder, ".git")):
+        parent = os.path.dirname(folder)
+        if parent == folder:
+            return False
+        folder = parent
+    return True
 
 
-def _git_ignored(folder: Path) -> set[str]:
+def _git_ignored(folder: str) -> set[str]:
     """Absolute paths under ``folder`` that git ignores (.gitignore, info/exclude), like ruff.
 
     Empty outside a git work tree, without git, or when ``folder`` itself is ignored (a folder
     named on the command line is checked whatever git thinks of it)."""
+    import subprocess  # here: only a tree in a git work tree asks git (start-up time)
+
     try:
         done = subprocess.run(
             ["git", "ls-files", "--others", "--ignored", "--exclude-standard", "--directory", "-z"],
@@ -101,22 +115,88 @@ def _git_ignored(folder: Path) -> set[str]:
     return {os.path.join(base, os.fsdecode(p)).rstrip("/") for p in done.stdout.split(b"\0") if p}
 
 
-def _walk(folder: Path, base: Path | None, exclude: tuple[str, ...]) -> Iterator[Path]:
-    ignored = _git_ignored(folder)
-    # Symlinked folders are not followed: they can loop, and usually point outside the project.
-    for dirpath, dirnames, filenames in os.walk(folder, onerror=None, followlinks=False):
-        here = Path(dirpath)
-        absolute = os.path.abspath(dirpath)
-        dirnames[:] = sorted(
-            d
-            for d in dirnames
-            if os.path.join(absolute, d) not in ignored and not _skipped_dir(here / d, base, exclude)
-        )
-        for name in sorted(filenames):
-            if name.endswith(CHECKED_SUFFIXES) and os.path.join(absolute, name) not in ignored:
-                file = here / name
-                if not _is_excluded(file, base, exclude):
-                    yield file
+_name = attrgetter("name")
+
+
+def _is_dir(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_dir()  # through a symlink, as os.walk sorts names into folders and files
+    except OSError:
+        return False
+
+
+def _is_file(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_file()
+    except OSError:
+        return False
+
+
+def _is_symlink(entry: os.DirEntry[str]) -> bool:
+    try:
+        return entry.is_symlink()
+    except OSError:
+        return False
+
+
+class _Walk:
+    """The files to check under one folder named on the command line, as paths relative to it,
+    in the order of a top-down ``os.walk`` with sorted names (symlinked folders are not entered:
+    they can loop, and usually point outside the project). Folders are skipped by name
+    (SKIPPED_DIRS), when they are a virtualenv, when git ignores them or ``exclude`` matches."""
+
+    def __init__(self, top: str, base: str | None, exclude: tuple[str, ...]) -> None:
+        self.top = top
+        self.real_top = os.path.realpath(top)
+        self._absolute_top = os.path.abspath(top)
+        self._base = base
+        self._exclude = exclude
+        self._ignored = _git_ignored(top) if _in_git_work_tree(self.real_top) else set()
+
+    def real_path(self, relative: str, is_link: bool) -> str:
+        """What ``Path.resolve()`` gives for a walked path: no folder walked into is a symlink."""
+        if is_link:
+            return os.path.realpath(os.path.join(self.top, relative))
+        return os.path.join(self.real_top, relative)
+
+    def files(self) -> list[tuple[str, bool]]:
+        """Each file to check, as a path relative to the top, with whether it is a symlink."""
+        found: list[tuple[str, bool]] = []
+        self._collect("", found)
+        return found
+
+    def _collect(self, relative: str, found: list[tuple[str, bool]]) -> None:
+        try:
+            with os.scandir(os.path.join(self.top, relative)) as listing:
+                entries = sorted(listing, key=_name)
+        except OSError:
+            return
+        if relative and any(e.name == "pyvenv.cfg" and _is_file(e) for e in entries):
+            return  # a virtualenv, whatever its name
+        folders = []
+        for entry in entries:
+            name = entry.name
+            if _is_dir(entry):
+                if _is_symlink(entry) or _skipped_dir(name):
+                    continue
+                if self._kept(entry, path := os.path.join(relative, name)):
+                    folders.append(path)
+            elif name.endswith(CHECKED_SUFFIXES) and self._kept(entry, path := os.path.join(relative, name)):
+                found.append((path, _is_symlink(entry)))
+        for path in folders:
+            self._collect(path, found)
+
+    def _kept(self, entry: os.DirEntry[str], relative: str) -> bool:
+        if self._ignored and os.path.join(self._absolute_top, relative) in self._ignored:
+            return False
+        if not self._exclude:
+            return True
+        real = self.real_path(relative, _is_symlink(entry))
+        return not _is_excluded(entry.name, real, self._base, self._exclude)
+
+
+def _skipped_dir(name: str) -> bool:
+    return name in SKIPPED_DIRS or name.endswith(".egg-info")
 
 
 def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None) -> list[Path]:
@@ -126,63 +206,44 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
     globs (relative to ``base``, the folder of the pyproject.toml that set them). A file named explicitly is
     always checked. Raises MissingPathError for a path that does not exist.
     """
-    return [file for file, _ in _discovered(paths, exclude, base)]
+    return [Path(shown) for shown, _ in _discovered(paths, exclude, base)]
 
 
 def discover_resolved(
     paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None
-) -> list[Path]:
-    """The files ``discover`` finds, in its order, each as ``Path.resolve()`` gives it."""
-    return [
-        file.resolve() if real is None else Path(real) for file, real in _discovered(paths, exclude, base)
-    ]
+) -> list[str]:
+    """The files ``discover`` finds, in its order, each as ``str(Path.resolve())`` gives it."""
+    return [real for _, real in _discovered(paths, exclude, base)]
 
 
-def _discovered(
-    paths: Iterable[Path], exclude: tuple[str, ...], base: Path | None
-) -> list[tuple[Path, str | None]]:
-    """Each file ``discover`` finds, with its real path when it is no symlink."""
-    base = base.resolve() if base is not None else None
-    found: dict[str, tuple[Path, str | None]] = {}
-    real_path = _RealPaths()
+def _discovered(paths: Iterable[Path], exclude: tuple[str, ...], base: Path | None) -> list[tuple[str, str]]:
+    """Each file ``discover`` finds, as named or walked to and as its real path."""
+    real_base = os.path.realpath(base) if base is not None else None
+    found: dict[str, tuple[tuple[str, ...], str]] = {}  # real path: (Path(shown).parts, shown)
     for path in paths:
         if path.is_dir():
-            files: Iterable[Path] = _walk(path, base, exclude)
+            walk = _Walk(os.fspath(path), real_base, exclude)
+            for relative, is_link in walk.files():
+                key = path.parts + tuple(relative.split(os.sep))
+                found.setdefault(walk.real_path(relative, is_link), (key, os.path.join(walk.top, relative)))
         elif path.exists():
-            files = [path]
+            found.setdefault(os.path.realpath(path), (path.parts, os.fspath(path)))
         else:
             raise MissingPathError(f"{path}: no such file or folder")
-        for file in files:
-            real = real_path(file)
-            found.setdefault(os.path.realpath(file) if real is None else real, (file, real))
-    return sorted(found.values(), key=lambda found_file: found_file[0])
+    # Sorted as the paths shown would be (pathlib compares their parts).
+    return [(shown, real) for real, (_, shown) in sorted(found.items(), key=lambda item: item[1][0])]
 
 
-class _RealPaths:
-    """``os.path.realpath`` of many files that are no symlinks, each folder resolved once
-    (realpath reads every component of the path again: ten system calls a file in a deep tree)."""
-
-    def __init__(self) -> None:
-        self._folders: dict[str, str] = {}
-
-    def __call__(self, file: Path) -> str | None:
-        """The file's real path; None for a symlink (or a path through ``..``), left to realpath."""
-        name = os.fspath(file)
-        if ".." in file.parts or os.path.islink(name):  # abspath would fold `link/..` wrongly
-            return None
-        folder, base = os.path.split(os.path.abspath(name))
-        if folder not in self._folders:
-            self._folders[folder] = os.path.realpath(folder)
-        return os.path.join(self._folders[folder], base)
-
-
-@dataclass(frozen=True)
-class Source:
+class Source(Record):
     """A file's text with ``\\n`` line endings, and how to write it back as it was."""
 
+    __slots__ = ("text", "encoding", "newline")
     text: str
     encoding: str  # "utf-8-sig" keeps a BOM
     newline: str
+
+    def __init__(self, text: str, encoding: str, newline: str) -> None:
+        self._assign(text, encoding, newline)
 
 
 class UndecodableError(ValueError):

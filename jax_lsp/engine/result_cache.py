@@ -13,26 +13,25 @@ is not read again: its digest (or that it cannot hold a site) is taken from the 
 
 from __future__ import annotations
 
-import json
-import logging
 import os
 import sys
 from collections.abc import Iterable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from jax_lsp import __version__
 from jax_lsp.core.config import Settings
+from jax_lsp.core.logger import logger
 from jax_lsp.core.model import Edit, Finding, Fix, Position, Severity, Span
 from jax_lsp.core.python_version import SkippedStatement
+from jax_lsp.core.record import Record
 
 try:  # hashlib's own blake2b, without the OpenSSL bindings hashlib loads (a few ms at every start)
     from _blake2 import blake2b
 except ImportError:  # pragma: no cover - a Python built without it
     from hashlib import blake2b
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 KEEP_STORES = 4  # stores of other settings or file lists kept beside the current one
 
@@ -41,19 +40,31 @@ def digest(data: bytes) -> str:
     return blake2b(data, digest_size=16).hexdigest()
 
 
-@dataclass(frozen=True)
-class FileResult:
+class FileResult(Record):
     """One file's own findings and what they depend on."""
 
+    __slots__ = ("digest", "deps", "targets", "findings", "skipped")
     digest: str
     deps: dict[str, str]  # path -> digest of every other module the analysis read
     targets: tuple[str, ...]  # other modules holding policies this file's sites reach
     findings: tuple[Finding, ...]
-    skipped: tuple[SkippedStatement, ...] = ()  # its statements only a newer Python parses
+    skipped: tuple[SkippedStatement, ...]  # its statements only a newer Python parses
+
+    def __init__(
+        self,
+        digest: str,
+        deps: dict[str, str],
+        targets: tuple[str, ...],
+        findings: tuple[Finding, ...],
+        skipped: tuple[SkippedStatement, ...] = (),
+    ) -> None:
+        self._assign(digest, deps, targets, findings, skipped)
 
 
 class ResultCache:
     def __init__(self, folder: Path, settings: Settings, files: Iterable[str]):
+        import json  # here: a check without the cache (--no-cache, or a file named alone) reads no JSON
+
         self.folder = folder
         context = json.dumps(
             [__version__, sys.version, repr(settings), sorted(files)], sort_keys=True, default=str
@@ -122,6 +133,8 @@ class ResultCache:
     # A module whose policies other files use ----------------------------------------
     @staticmethod
     def combined_key(own: FileResult, users: dict[str, FileResult]) -> str:
+        import json
+
         parts = [
             own.digest,
             *own.deps.items(),
@@ -143,6 +156,7 @@ class ResultCache:
         """Write the store atomically, and drop old stores (other settings, other file lists)."""
         if not self._dirty:
             return
+        import json
         import tempfile  # here: a run that changes nothing writes nothing (start-up time)
 
         try:

@@ -6,9 +6,7 @@ a module that defines a policy used elsewhere is parsed when a site leads to it.
 
 from __future__ import annotations
 
-import ast
 import contextlib
-import logging
 import os
 from collections.abc import Callable, Iterable, Iterator, Sequence
 from pathlib import Path
@@ -18,6 +16,7 @@ from jax_lsp.core.config import Settings
 from jax_lsp.core.file_triggers import could_hold_site
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
+from jax_lsp.core.logger import logger
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.notebook_files import is_notebook, parse_notebook, without_images
 from jax_lsp.core.python_version import ProjectPythons
@@ -27,6 +26,8 @@ from jax_lsp.engine.project import import_folders, import_root, project_root, sr
 # The parser and the analysis are imported where they are used: a `jax-lsp check` whose results
 # all come from the cache runs none of them, and start-up time is most of such a run.
 if TYPE_CHECKING:
+    import ast
+
     from jax_lsp.core.describe import PolicyDescription
     from jax_lsp.core.module import Module
     from jax_lsp.core.name_index import NameIndex
@@ -34,7 +35,7 @@ if TYPE_CHECKING:
     from jax_lsp.core.sites import Site
     from jax_lsp.core.source import DeferredDefinition, ParseCache, SourceModule
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 def _read(path: Path) -> bytes | None:

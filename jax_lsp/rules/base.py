@@ -12,6 +12,7 @@ from jax_lsp.core.codes import CODES, Family
 from jax_lsp.core.model import Edit, Finding, Fix, Located, Severity, Span
 from jax_lsp.core.module import Module
 from jax_lsp.core.paths import ReturnPaths
+from jax_lsp.core.record import Record
 from jax_lsp.core.resolve import PolicyFunction, Target
 from jax_lsp.core.scopes import FunctionNode
 from jax_lsp.core.sites import Site
@@ -19,19 +20,29 @@ from jax_lsp.core.tables import TableChoice
 from jax_lsp.core.values import Kind, classify, leaves
 
 
-@dataclass(frozen=True)
-class Example:
+class Example(Record):
     """A complete module. Runtime tests exec it and take `jax.grad` of its `f` at ones((4, 4)).
 
     For INVALID examples, `fixed` is the text after applying every fix of this rule
     (None when the rule has no fix for it) and `error` a piece of the exception JAX
     raises; a silent mistake names instead a `misbehaves` check that proves it."""
 
+    __slots__ = ("code", "fixed", "error", "misbehaves", "lines")
     code: str
-    fixed: str | None = None
-    error: str | None = None
-    misbehaves: Callable[[dict[str, Any]], None] | None = None  # given the module's globals
-    lines: tuple[int, ...] = ()  # 1-based lines where the rule must fire (INVALID)
+    fixed: str | None
+    error: str | None
+    misbehaves: Callable[[dict[str, Any]], None] | None  # given the module's globals
+    lines: tuple[int, ...]  # 1-based lines where the rule must fire (INVALID)
+
+    def __init__(
+        self,
+        code: str,
+        fixed: str | None = None,
+        error: str | None = None,
+        misbehaves: Callable[[dict[str, Any]], None] | None = None,
+        lines: tuple[int, ...] = (),
+    ) -> None:
+        self._assign(code, fixed, error, misbehaves, lines)
 
 
 @dataclass

@@ -10,7 +10,7 @@ text document (no notebook sync) is checked on its own.
 from __future__ import annotations
 
 from collections.abc import Iterable
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from lsprotocol import types
@@ -58,8 +58,7 @@ class JoinedNotebook:
         placed = self.to_cell(finding.span)
         if placed is None or placed[0] != cell_uri:
             return None
-        return replace(
-            finding,
+        return finding.replace(
             path=str(core_path(cell_uri)),
             span=placed[1],
             fixes=tuple(fix for f in finding.fixes if (fix := self._fix(f)) is not None),
@@ -75,8 +74,8 @@ class JoinedNotebook:
             placed = self.layout.edit_to_cell(edit.span)
             if placed is None:  # across cells, or on a line of IPython syntax
                 return None
-            edits.append(replace(edit, path=str(core_path(placed[0])), span=placed[1]))
-        return replace(fix, edits=tuple(edits))
+            edits.append(edit.replace(path=str(core_path(placed[0])), span=placed[1]))
+        return fix.replace(edits=tuple(edits))
 
     def place(self, path: str, span: Span) -> tuple[str, Span]:
         """A (path, span) of the joined text as the cell's; others as they are."""

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 from pathlib import Path
 
 from jax_lsp.core import Finding
@@ -17,7 +16,7 @@ from jax_lsp.trace.service import TraceService
 
 
 def _confirmed(finding: Finding, note: TraceNote) -> Finding:
-    return dataclasses.replace(finding, message=f"{finding.message} [{note.message}]")
+    return finding.replace(message=f"{finding.message} [{note.message}]")
 
 
 def merge_notes(

@@ -80,7 +80,7 @@ def test_discover_resolved_gives_what_path_resolve_gives(tmp_path: Path) -> None
     os.symlink(tmp_path / "elsewhere" / "c.py", tmp_path / "real" / "c.py")  # a symlinked file
     named = [tmp_path / "linked", tmp_path / "linked" / "pkg" / ".." / "b.py", tmp_path / "real" / "pkg"]
     found = files.discover(named)
-    assert [p.resolve() for p in found] == files.discover_resolved(named)
+    assert [str(p.resolve()) for p in found] == files.discover_resolved(named)
     assert _names(found, tmp_path) == ["elsewhere/c.py", "real/b.py", "real/pkg/a.py"]
 
 
@@ -147,3 +147,37 @@ def test_what_git_ignores_is_skipped_unless_named(tmp_path: Path) -> None:
     # An ignored folder named on the command line is checked.
     assert _names(files.discover([tmp_path / "out"]), tmp_path) == ["out/b.py"]
     assert _names(files.discover([tmp_path / "pkg" / "c_gen.py"]), tmp_path) == ["pkg/c_gen.py"]
+
+
+def _git_runs(monkeypatch: pytest.MonkeyPatch) -> list[object]:
+    """The folders `git` is started in from now on (each run answers: nothing ignored)."""
+    runs: list[object] = []
+
+    def run(command: list[str], **kwargs: object) -> subprocess.CompletedProcess[bytes]:
+        assert command[0] == "git"
+        runs.append(kwargs["cwd"])
+        return subprocess.CompletedProcess(command, 0, b"", b"")
+
+    monkeypatch.setattr(subprocess, "run", run)
+    return runs
+
+
+def test_git_is_not_started_outside_a_work_tree(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    _touch(tmp_path, "project/pkg/a.py")
+    runs = _git_runs(monkeypatch)
+    assert _names(files.discover([tmp_path / "project"]), tmp_path) == ["project/pkg/a.py"]
+    assert runs == []
+
+
+@pytest.mark.parametrize("git_is_a_file", [False, True])  # a worktree's or submodule's .git is a file
+def test_git_is_asked_in_a_work_tree_from_any_folder_below_it(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch, git_is_a_file: bool
+) -> None:
+    _touch(tmp_path, "project/pkg/a.py")
+    if git_is_a_file:
+        (tmp_path / ".git").write_text("gitdir: /elsewhere/.git/worktrees/project\n")
+    else:
+        (tmp_path / ".git").mkdir()
+    runs = _git_runs(monkeypatch)
+    assert _names(files.discover([tmp_path / "project" / "pkg"]), tmp_path) == ["project/pkg/a.py"]
+    assert [str(folder) for folder in runs] == [str(tmp_path / "project" / "pkg")]

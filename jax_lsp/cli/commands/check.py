@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import argparse
 import gc
-import logging
 import os
 import sys
 from collections.abc import Callable
@@ -27,12 +26,13 @@ from jax_lsp.core.config import (
     load_pyproject,
     settings_from_mapping,
 )
+from jax_lsp.core.logger import logger
 from jax_lsp.engine import Workspace, files
 from jax_lsp.engine.files import CACHE_DIR_NAME
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.options import add_trace_arguments
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
@@ -103,7 +103,7 @@ def _settings(args: argparse.Namespace, start: Path) -> tuple[Settings, Path | N
 
 
 def _check(
-    ws: Workspace, paths: list[Path], whole_project: bool, cache_dir: Path | None = None, jobs: int = 1
+    ws: Workspace, paths: list[str], whole_project: bool, cache_dir: Path | None = None, jobs: int = 1
 ) -> tuple[dict[str, list[Finding]], list[str]]:
     """Findings per file, and the internal errors met (each costs one site, policy or file).
 
@@ -129,7 +129,7 @@ def _check(
         results = {}
         for path in paths:
             try:
-                results[str(path)] = ws.check_file(path)
+                results[path] = ws.check_file(path)
             except Exception as exc:  # noqa: BLE001
                 errors.append(f"{path}: internal error while checking: {type(exc).__name__}: {exc}")
     errors += [str(error) for error in dict.fromkeys(ws.take_internal_errors())]
@@ -215,9 +215,7 @@ def _run(args: argparse.Namespace) -> int:
     sys.stdout.write(render(args.output_format, report))
     if args.output_format in MACHINE_FORMATS and fixed:  # stdout is for the report alone
         print(fixed_line(fixed, written), file=sys.stderr)
-    skipped = ws.pythons.summary(
-        str(target) for target in targets
-    )  # not findings: no effect on the exit code
+    skipped = ws.pythons.summary(targets)  # not findings: no effect on the exit code
     if skipped:
         print(f"jax-lsp: note: {skipped}", file=sys.stderr)
     if args.verbose:

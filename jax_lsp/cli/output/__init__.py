@@ -10,12 +10,12 @@ from __future__ import annotations
 import importlib
 import os
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.model import Finding, Severity, Span
 from jax_lsp.core.notebook_files import is_notebook
+from jax_lsp.core.record import Record
 
 if TYPE_CHECKING:
     from jax_lsp.core.notebook import Notebook
@@ -25,15 +25,43 @@ FORMATS = ("full", "concise", "json", "github", "sarif")
 MACHINE_FORMATS = frozenset({"json", "github", "sarif"})
 
 
-@dataclass(frozen=True)
-class Report:
+def _no_lines(path: str) -> list[str]:
+    return []
+
+
+def _no_notebook(path: str) -> Notebook | None:
+    return None
+
+
+class Report(Record):
+    __slots__ = (
+        "findings",
+        "source_lines",
+        "notebook",
+        "fixed",
+        "fixed_files",
+        "unsafe_fixes",
+        "internal_errors",
+    )
     findings: list[Finding]  # sorted, what remains after --fix
-    source_lines: Callable[[str], list[str]] = lambda path: []
-    notebook: Callable[[str], Notebook | None] = lambda path: None  # a notebook file, as read
-    fixed: int = 0  # findings removed by --fix
-    fixed_files: int = 0
-    unsafe_fixes: bool = False  # were unsafe fixes allowed?
-    internal_errors: int = 0  # listed on stderr; the files they name were checked only in part
+    source_lines: Callable[[str], list[str]]
+    notebook: Callable[[str], Notebook | None]  # a notebook file, as read
+    fixed: int  # findings removed by --fix
+    fixed_files: int
+    unsafe_fixes: bool  # were unsafe fixes allowed?
+    internal_errors: int  # listed on stderr; the files they name were checked only in part
+
+    def __init__(
+        self,
+        findings: list[Finding],
+        source_lines: Callable[[str], list[str]] = _no_lines,
+        notebook: Callable[[str], Notebook | None] = _no_notebook,
+        fixed: int = 0,
+        fixed_files: int = 0,
+        unsafe_fixes: bool = False,
+        internal_errors: int = 0,
+    ) -> None:
+        self._assign(findings, source_lines, notebook, fixed, fixed_files, unsafe_fixes, internal_errors)
 
 
 def display_path(path: str) -> str:
@@ -45,13 +73,16 @@ def display_path(path: str) -> str:
         return str(absolute)
 
 
-@dataclass(frozen=True)
-class Place:
+class Place(Record):
     """Where a finding is shown: a span of the file, or of one cell of a notebook."""
 
+    __slots__ = ("path", "cell", "span")
     path: str
     cell: int | None  # 1-based, every cell counted, as the notebook shows them
     span: Span
+
+    def __init__(self, path: str, cell: int | None, span: Span) -> None:
+        self._assign(path, cell, span)
 
     def label(self) -> str:
         line, column, _, _ = one_based(self.span)

@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import unicodedata
-
 from jax_lsp.cli.output import Place, Report, cell_lines, place, summary
 from jax_lsp.core.model import Finding
 
@@ -27,6 +25,8 @@ def _printable(text: str) -> str:
 
 def _width(text: str) -> int:
     """Terminal cells: wide (CJK, emoji) characters take two, tabs are shown as four spaces."""
+    import unicodedata  # here: a clean check shows no line (start-up time)
+
     cells = 0
     for char in text:
         if char == "\t":
