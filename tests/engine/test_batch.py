@@ -11,7 +11,7 @@ import pytest
 
 from jax_lsp.core import source
 from jax_lsp.engine import Workspace, workspace
-from jax_lsp.engine.batch import PARALLEL_MIN_FILES, PARALLEL_MIN_READS
+from jax_lsp.engine.batch import PARALLEL_MIN_FILES, PARALLEL_MIN_READ_BYTES
 from jax_lsp.engine.workspace import FEW_FILES
 from tests.cli.runner import run_check
 
@@ -131,8 +131,8 @@ def test_processes_find_what_one_process_finds(tmp_path):
 
 def test_processes_read_a_large_new_tree_and_the_cache_keeps_what_they_read(tmp_path, monkeypatch):
     root, cache = _tree(tmp_path), tmp_path / "cache"
-    for n in range(PARALLEL_MIN_READS):
-        (root / f"plain{n}.py").write_text(f"x = {n}\n")
+    for n in range(4):  # a large tree, as many bytes of it as starts processes to read it
+        (root / f"plain{n}.py").write_text("x = 1\n" * (PARALLEL_MIN_READ_BYTES // 4 // 6 + 1))
     expected = _check(root, None, jobs=1)
     reads: list[str] = []  # in this process: forked processes append to their own copy
     real = Workspace.read
