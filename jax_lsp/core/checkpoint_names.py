@@ -11,11 +11,11 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass
 
 from jax_lsp.core.model import Span
 from jax_lsp.core.module import MAX_DEPTH, Module
 from jax_lsp.core.names import policy_member
+from jax_lsp.core.record import OrderedRecord, Record
 from jax_lsp.core.scopes import FunctionNode, Scope, dotted
 from jax_lsp.core.source import SourceModule, holds_line
 
@@ -39,21 +39,34 @@ NAME_FACTORIES = (*POSITIONAL_ROLES, *KEYWORD_ROLES)
 USE_MARKERS = (b"these_names", b"names_but_these")
 
 
-@dataclass(frozen=True, order=True)
-class Place:
+class Place(OrderedRecord):
+    __slots__ = ("path", "span")
     path: str
     span: Span
 
+    def __init__(self, path: str, span: Span) -> None:
+        self._assign(path, span)
 
-@dataclass(frozen=True)
-class Tag:
+
+class Tag(Record):
     """What one `checkpoint_name` call can name: a name, names of a shape, or (neither) any name."""
 
+    __slots__ = ("place", "name", "shape", "text", "via")
     place: Place  # where the name is written: the string, or the expression that cannot be known
-    name: str | None = None
-    shape: str | None = None  # a regular expression, for `f"layer_{i}"`
-    text: str = ""  # the name as written, for messages: `f"layer_{i}"`
-    via: str | None = None  # `the parameter name of tag()` when the name was followed there
+    name: str | None
+    shape: str | None  # a regular expression, for `f"layer_{i}"`
+    text: str  # the name as written, for messages: `f"layer_{i}"`
+    via: str | None  # `the parameter name of tag()` when the name was followed there
+
+    def __init__(
+        self,
+        place: Place,
+        name: str | None = None,
+        shape: str | None = None,
+        text: str = "",
+        via: str | None = None,
+    ) -> None:
+        self._assign(place, name, shape, text, via)
 
     @property
     def fixed_text(self) -> str:
@@ -70,15 +83,18 @@ class Tag:
         return self.shape is None or re.fullmatch(self.shape, name) is not None
 
 
-@dataclass(frozen=True)
-class NameUse:
+class NameUse(Record):
     """A name literal given to a policy factory."""
 
+    __slots__ = ("name", "place", "role", "factory", "call")
     name: str
     place: Place  # the string literal
     role: str  # "save" | "offload" | "exclude"
     factory: str  # the member of jax.checkpoint_policies
     call: Place  # the factory call: where the policy is made
+
+    def __init__(self, name: str, place: Place, role: str, factory: str, call: Place) -> None:
+        self._assign(name, place, role, factory, call)
 
 
 def enclosing_calls(

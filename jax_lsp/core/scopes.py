@@ -9,10 +9,10 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterator, Sequence
-from dataclasses import dataclass, field
 from typing import Any
 
 from jax_lsp.core.model import Located
+from jax_lsp.core.record import Record
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 # What a name can be bound by: a statement, an expression, a parameter or an `except ... as`.
@@ -20,19 +20,25 @@ BoundNode = ast.stmt | ast.expr | ast.arg | ast.excepthandler
 ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.ClassDef
 
 
-@dataclass(frozen=True)
-class Binding:
+class Binding(Record):
+    __slots__ = ("kind", "node", "target")
     kind: str  # "import" | "def" | "class" | "assign" | "param" | "other"
     node: BoundNode
-    # import: the qualified name bound; assign: unused.
-    target: str = ""
+    target: str  # import: the qualified name bound; assign: unused.
+
+    def __init__(self, kind: str, node: BoundNode, target: str = "") -> None:
+        self._assign(kind, node, target)
 
 
-@dataclass
 class Scope:
-    node: ScopeNode
-    parent: Scope | None
-    bindings: dict[str, list[Binding]] = field(default_factory=dict)
+    __slots__ = ("node", "parent", "bindings")
+
+    def __init__(
+        self, node: ScopeNode, parent: Scope | None, bindings: dict[str, list[Binding]] | None = None
+    ) -> None:
+        self.node = node
+        self.parent = parent
+        self.bindings: dict[str, list[Binding]] = {} if bindings is None else bindings
 
     def bind(self, name: str, binding: Binding) -> None:
         self.bindings.setdefault(name, []).append(binding)

@@ -18,13 +18,13 @@ import io
 import re
 import tokenize
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
 from jax_lsp.core.file_triggers import trigger_lines
 from jax_lsp.core.model import Finding, Located, Position, Span
 from jax_lsp.core.python_version import RUNNING, SkippedStatement
+from jax_lsp.core.record import Record
 
 if TYPE_CHECKING:
     from jax_lsp.core.newer_syntax import Construct
@@ -36,23 +36,29 @@ _TOP_LEVEL = re.compile(r"(?!(else|elif|except|finally)\b)[^\s#)\]}]")
 _NOT_A_STATEMENT_START = frozenset(["", " ", "\t", "\n", "\r", "\f", "#", ")", "]", "}"])
 
 
-@dataclass
 class SourceModule:
-    path: str
-    text: str
-    tree: ast.Module
-    problems: list[Finding] = field(default_factory=list)
-    encoding: str = "utf-8"
-    skipped: list[SkippedStatement] = field(default_factory=list)  # not in `tree`: need a newer Python
+    def __init__(
+        self,
+        path: str,
+        text: str,
+        tree: ast.Module,
+        problems: list[Finding] | None = None,
+        encoding: str = "utf-8",
+        skipped: list[SkippedStatement] | None = None,
+    ) -> None:
+        self.path = path
+        self.text = text
+        self.tree = tree
+        self.problems: list[Finding] = [] if problems is None else problems
+        self.encoding = encoding
+        self.skipped: list[SkippedStatement] = [] if skipped is None else skipped  # need a newer Python
+        self._utf8_lines: dict[int, bytes] = {}
+        self._marker_lines: Sequence[int] | None = None
+        self._marked_names: set[str] = set()
 
     @functools.cached_property
     def lines(self) -> list[str]:
         return split_lines(self.text)
-
-    def __post_init__(self) -> None:
-        self._utf8_lines: dict[int, bytes] = {}
-        self._marker_lines: Sequence[int] | None = None
-        self._marked_names: set[str] = set()
 
     def _triggers(self) -> Sequence[int]:
         if self._marker_lines is None:
@@ -189,15 +195,20 @@ def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:
     return list(zip(starts, starts[1:] + [len(lines)]))
 
 
-@dataclass(frozen=True)
-class ChunkError:
+class ChunkError(Record):
     """Why one top-level statement did not parse on its own."""
 
+    __slots__ = ("error", "balanced", "start", "text", "newer")
     error: SyntaxError  # numbered as lines of the whole file
     balanced: bool  # its brackets, strings and line continuations all close within it
     start: int  # its first line, 0-based
     text: str  # its source; when `newer`, rewritten in the running Python's syntax, on the same lines
-    newer: SkippedStatement | None = None  # set when only a newer Python than the running one parses it
+    newer: SkippedStatement | None  # set when only a newer Python than the running one parses it
+
+    def __init__(
+        self, error: SyntaxError, balanced: bool, start: int, text: str, newer: SkippedStatement | None = None
+    ) -> None:
+        self._assign(error, balanced, start, text, newer)
 
     @property
     def lines(self) -> list[str]:
@@ -405,17 +416,20 @@ _STRING_OR_COMMENT = re.compile(
 _NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
 
 
-@dataclass(frozen=True)
-class DeferredDefinition:
+class DeferredDefinition(Record):
     """A top-level `def` or `class`, or a method of a top-level class, left unparsed: its lines
     hold no trigger word, so it can matter only through its name (a policy or factory defined
     there), when that is looked up."""
 
+    __slots__ = ("name", "start", "end", "text", "owner")
     name: str
     start: int  # its first line, 0-based
     end: int  # the line after its last
     text: str
-    owner: int | None = None  # a method's: the 1-based line of its class's `class` keyword
+    owner: int | None  # a method's: the 1-based line of its class's `class` keyword
+
+    def __init__(self, name: str, start: int, end: int, text: str, owner: int | None = None) -> None:
+        self._assign(name, start, end, text, owner)
 
     def parse(self, path: str, pythons: ProjectPythons | None = None) -> SourceModule:
         """Its source, at its lines in the file, with its syntax error or newer syntax; a

@@ -14,10 +14,10 @@ import functools
 import os
 import re
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass
 from pathlib import Path
 
 from jax_lsp.core.notebook_files import file_could_hold_site, is_notebook, module_bytes
+from jax_lsp.core.record import Record
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`;
 # `import NAMES`. Each at the start of a line, after its indentation (_at_line_starts).
@@ -26,13 +26,16 @@ _IMPORT = re.compile(rb"import[ \t]+([^\n]*)")
 _NAME = re.compile(rb"\*|[^\W\d]\w*")
 
 
-@dataclass(frozen=True)
-class Exported:
+class Exported(Record):
     """A module whose names a user could import: its dotted name, its file, the names it binds."""
 
+    __slots__ = ("name", "path", "names")
     name: str
     path: Path
     names: frozenset[str]
+
+    def __init__(self, name: str, path: Path, names: frozenset[str]) -> None:
+        self._assign(name, path, names)
 
     def words(self) -> set[bytes]:
         """What an import of this module must write: its last name, as a module or a folder."""

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import ast
-import inspect
 from collections.abc import Callable, Iterable, Iterator
-from dataclasses import dataclass, field
 from typing import Any, ClassVar
 
 from jax_lsp.core.codes import CODES, Family
@@ -45,15 +43,24 @@ class Example(Record):
         self._assign(code, fixed, error, misbehaves, lines)
 
 
-@dataclass
 class PolicyContext:
     """One user-written policy function, reached from one or more sites."""
 
-    function: PolicyFunction
-    paths: ReturnPaths
-    in_save_from_both: bool
-    reached_from: list[tuple[str, Span]] = field(default_factory=list)
-    chosen_by: list[TableChoice] = field(default_factory=list)  # table entries it is looked up from
+    def __init__(
+        self,
+        function: PolicyFunction,
+        paths: ReturnPaths,
+        in_save_from_both: bool,
+        reached_from: list[tuple[str, Span]] | None = None,
+        chosen_by: list[TableChoice] | None = None,
+    ) -> None:
+        self.function = function
+        self.paths = paths
+        self.in_save_from_both = in_save_from_both
+        self.reached_from: list[tuple[str, Span]] = [] if reached_from is None else reached_from
+        self.chosen_by: list[TableChoice] = (
+            [] if chosen_by is None else chosen_by
+        )  # entries it is looked up from
 
     @property
     def module(self) -> Module:
@@ -85,10 +92,10 @@ class PolicyContext:
         return self.module.source.name_span(self.node)
 
 
-@dataclass
 class SiteContext:
-    site: Site
-    targets: list[Target]
+    def __init__(self, site: Site, targets: list[Target]) -> None:
+        self.site = site
+        self.targets = targets
 
     @property
     def module(self) -> Module:
@@ -163,6 +170,8 @@ class Rule:
     def docs(cls) -> str:
         """Markdown: the module docstring (What it does / Why is this bad? / Fix safety) with
         the first INVALID and VALID examples as Example / Use instead."""
+        import inspect  # here: only the documentation needs it (start-up time)
+
         doc = inspect.getdoc(inspect.getmodule(cls)) or ""
         example = cls.INVALID[0].code.strip() if cls.INVALID else ""
         instead = (cls.INVALID[0].fixed or (cls.VALID[0].code if cls.VALID else "")).strip()
