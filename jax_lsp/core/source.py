@@ -216,6 +216,10 @@ class ChunkError(Record):
         return lines[:-1] if lines[-1] == "" else lines
 
 
+# A class of this many lines or more is parsed, and kept between edits, statement by statement.
+LARGE_CLASS_LINES = 40
+
+
 class ParseCache:
     """Per-statement parse results of one document, reused across edits.
 
@@ -225,16 +229,20 @@ class ParseCache:
 
     def __init__(self) -> None:
         self._statements: dict[tuple[int, str], list[ast.stmt] | ChunkError] = {}
+        self._members: dict[tuple[int, str], list[ast.stmt]] = {}  # statements of large classes
 
     def parse(self, text: str, path: str) -> tuple[list[ast.stmt], list[ChunkError]]:
         """(the statements that parsed, why the others did not)."""
         lines = split_lines(text)
         kept: dict[tuple[int, str], list[ast.stmt] | ChunkError] = {}
+        members: dict[tuple[int, str], list[ast.stmt]] = {}
         body: list[ast.stmt] = []
         failures: list[ChunkError] = []
         for start, end in _statement_chunks(lines):
             key = (start, "".join(lines[start:end]))
             parsed = self._statements.get(key)
+            if parsed is None and end - start >= LARGE_CLASS_LINES:
+                parsed = self._class_by_members(lines, start, end, path, members)
             if parsed is None:
                 parsed = _parse_chunk(key[1], path, start)
             kept[key] = parsed
@@ -243,7 +251,44 @@ class ParseCache:
             else:
                 body.extend(parsed)
         self._statements = kept
+        self._members = members
         return body, failures
+
+    def _class_by_members(
+        self, lines: list[str], start: int, end: int, path: str, kept: dict[tuple[int, str], list[ast.stmt]]
+    ) -> list[ast.stmt] | None:
+        """A large class parsed statement by statement of its body, each parsed again only if
+        its text or first line changed: an edit inside one method costs that method. None when
+        the class is not laid out plainly, or a statement does not parse alone (the caller then
+        parses the class whole, and reports any error as before)."""
+        header = next(n for n in range(start, end) if not lines[n].startswith("@"))
+        body_starts = _body_statements(lines, header, end) if lines[header].startswith("class") else None
+        if not body_starts:
+            return None
+        indent = lines[body_starts[0]][: len(lines[body_starts[0]]) - len(lines[body_starts[0]].lstrip())]
+        try:
+            shell = ast.parse(_at_line("".join(lines[start : header + 1]) + indent + "pass\n", start), path)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
+        node = shell.body[0] if len(shell.body) == 1 else None
+        if not isinstance(node, ast.ClassDef):
+            return None
+        node.body = []
+        for first, after in zip(body_starts, [*body_starts[1:], end]):
+            key = (first, "".join(lines[first:after]))
+            statements = self._members.get(key)
+            if statements is None:
+                try:
+                    wrapper = ast.parse(_at_line("class _:\n" + key[1], first - 1), path)
+                except (SyntaxError, ValueError, RecursionError, MemoryError):
+                    return None
+                statements = [s for c in wrapper.body if isinstance(c, ast.ClassDef) for s in c.body]
+            kept[key] = statements
+            node.body += statements
+        if not node.body:
+            return None
+        node.end_lineno, node.end_col_offset = node.body[-1].end_lineno, node.body[-1].end_col_offset
+        return [node]
 
 
 def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | ChunkError:
@@ -530,20 +575,10 @@ def _methods(lines: list[str], header: int, end: int, triggers: Sequence[int]) -
     ending before line `end`) that hold no trigger, left out as `parse_for_sites` leaves out
     top-level definitions; none when the class is not laid out plainly (a header of one line,
     an indented body), and never its last statement (a class body cannot be empty)."""
-    if not _STRING_OR_COMMENT.sub(" ", lines[header]).rstrip().endswith(":"):
+    starts = _body_statements(lines, header, end)
+    if not starts:
         return []
-    body = [n for n in range(header + 1, end) if lines[n].strip() and not lines[n].lstrip().startswith("#")]
-    indent = lines[body[0]][: len(lines[body[0]]) - len(lines[body[0]].lstrip())] if body else ""
-    if not indent or not _closes_within(lines[header]):
-        return []
-    starts: list[int] = []
-    pending_decorator = False
-    for n in body:
-        line = lines[n]
-        if line.startswith(indent) and _TOP_LEVEL.match(line, len(indent)):
-            if not pending_decorator:
-                starts.append(n)
-            pending_decorator = line.startswith("@", len(indent))
+    indent = lines[starts[0]][: len(lines[starts[0]]) - len(lines[starts[0]].lstrip())]
     methods = []
     checked_to = header + 1
     for first, after in zip(starts, [*starts[1:], end]):
@@ -558,6 +593,36 @@ def _methods(lines: list[str], header: int, end: int, triggers: Sequence[int]) -
             methods.append(DeferredDefinition(name, first, after, member, owner=header + 1))
             checked_to = after
     return methods if len(methods) < len(starts) else methods[:-1]
+
+
+def _body_statements(lines: list[str], header: int, end: int) -> list[int] | None:
+    """The first lines of the statements of a class body in lines (header, end), decorators
+    kept with their definition; None when the header is not one line ending with `:`, or the
+    body's last statement leaves a string or bracket open. A line at the body's indentation
+    inside a string or brackets (a docstring's last line) starts no statement: pieces are joined
+    until they close what they open."""
+    if not _STRING_OR_COMMENT.sub(" ", lines[header]).rstrip().endswith(":"):
+        return None
+    body = [n for n in range(header + 1, end) if lines[n].strip() and not lines[n].lstrip().startswith("#")]
+    indent = lines[body[0]][: len(lines[body[0]]) - len(lines[body[0]].lstrip())] if body else ""
+    if not indent or not _closes_within(lines[header]):
+        return None
+    candidates: list[int] = []
+    pending_decorator = False
+    for n in body:
+        line = lines[n]
+        if line.startswith(indent) and _TOP_LEVEL.match(line, len(indent)):
+            if not pending_decorator:
+                candidates.append(n)
+            pending_decorator = line.startswith("@", len(indent))
+    starts: list[int] = []
+    statement_start: int | None = None
+    for first, after in zip(candidates, [*candidates[1:], end]):
+        statement_start = first if statement_start is None else statement_start
+        if _closes_within("".join(lines[statement_start:after])):
+            starts.append(statement_start)
+            statement_start = None
+    return starts if statement_start is None else None
 
 
 def _method_name(member: str, indent: str) -> str | None:

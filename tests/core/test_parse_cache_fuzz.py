@@ -55,3 +55,59 @@ def cached_and_fresh_parses(text: str, edits):
         position %= len(text) + 1
         text = text[:position] + inserted + text[position + deleted :]
         yield parse_text(text, "m.py", cache=cache), parse_text(text, "m.py")
+
+
+# A class large enough to be parsed (and kept) statement by statement of its body.
+CLASS_MODULE = (
+    '''import jax
+
+
+@functools.partial(jax.checkpoint, policy=None)
+class Model:
+    """A docstring with what looks like a method:
+    def fake(self):
+    """
+
+    size = (3,
+  4)
+
+    @staticmethod
+    def policy(prim, *avals, **params):
+        return prim.name in ["dot_general",
+"sin"]
+
+    def apply(self, x):
+        if x > 0:
+            return jax.checkpoint(lambda y: y, policy=self.policy)(x)
+        return x
+'''
+    + "".join(f"\n    def method_{n}(self):\n        return {n}\n" for n in range(12))
+    + "\n\nafter = Model()\n"
+)
+
+
+def test_a_large_class_is_parsed_as_a_fresh_parse_parses_it():
+    from jax_lsp.core.source import LARGE_CLASS_LINES
+
+    # Without the lines that only look like statements (in a string, after an open bracket).
+    text = CLASS_MODULE.replace("    def fake(self):\n", "").replace('",\n"sin"]', '", "sin"]')
+    assert text.count("\n") > LARGE_CLASS_LINES
+    cache = ParseCache()
+    first = parse_text(text, "m.py", cache=cache)
+    assert ast.dump(first.tree, include_attributes=True) == ast.dump(ast.parse(text), include_attributes=True)
+    # An edit inside one method parses that method again, and keeps the others' nodes.
+    edited = parse_text(text.replace("return 7", "return 77"), "m.py", cache=cache)
+    before, after = (
+        next(s for s in m.tree.body if isinstance(s, ast.ClassDef)).body for m in (first, edited)
+    )
+    changed = [b is not a for b, a in zip(before, after)]
+    assert sum(changed) == 1 and len(before) == len(after)
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EDIT, min_size=1, max_size=8))
+def test_cached_parse_of_a_large_class_equals_a_fresh_parse(edits):
+    for cached, fresh in cached_and_fresh_parses(CLASS_MODULE, edits):
+        assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
+        assert cached.problems == fresh.problems
