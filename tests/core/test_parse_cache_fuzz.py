@@ -33,30 +33,6 @@ def policy(prim, *avals, **params):
 False
 '''
 
-# Characters that open and close what the statement chunks must not cut through.
-TYPED = st.sampled_from(list("()[]{}:'\"\\#=,.x ") + ["\n", "\n    ", '"""', "\t", "é", "if ", "def "])
-EDIT = st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.lists(TYPED, max_size=3).map("".join))
-
-
-@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")  # "\\(" typed in a string
-@settings(max_examples=300, deadline=None)
-@given(st.lists(EDIT, min_size=1, max_size=8))
-def test_cached_parse_equals_a_fresh_parse(edits):
-    for cached, fresh in cached_and_fresh_parses(MODULE, edits):
-        assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
-        assert cached.problems == fresh.problems
-
-
-def cached_and_fresh_parses(text: str, edits):
-    """After each edit of `text`: its parse through a cache that saw every earlier text, and a fresh one."""
-    cache = ParseCache()
-    parse_text(text, "m.py", cache=cache)
-    for position, deleted, inserted in edits:
-        position %= len(text) + 1
-        text = text[:position] + inserted + text[position + deleted :]
-        yield parse_text(text, "m.py", cache=cache), parse_text(text, "m.py")
-
-
 # A class large enough to be parsed (and kept) statement by statement of its body.
 CLASS_MODULE = (
     '''import jax
@@ -86,6 +62,31 @@ class Model:
 )
 
 
+# Characters that open and close what the statement chunks must not cut through.
+TYPED = st.sampled_from(list("()[]{}:'\"\\#=,.x ") + ["\n", "\n    ", '"""', "\t", "é", "if ", "def "])
+EDIT = st.tuples(st.integers(0, 10_000), st.integers(0, 3), st.lists(TYPED, max_size=3).map("".join))
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")  # "\\(" typed in a string
+@pytest.mark.parametrize("module", [MODULE, CLASS_MODULE], ids=["statements", "large_class"])
+@settings(max_examples=300, deadline=None)
+@given(st.lists(EDIT, min_size=1, max_size=8))
+def test_cached_parse_equals_a_fresh_parse(module, edits):
+    for cached, fresh in cached_and_fresh_parses(module, edits):
+        assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
+        assert cached.problems == fresh.problems
+
+
+def cached_and_fresh_parses(text: str, edits):
+    """After each edit of `text`: its parse through a cache that saw every earlier text, and a fresh one."""
+    cache = ParseCache()
+    parse_text(text, "m.py", cache=cache)
+    for position, deleted, inserted in edits:
+        position %= len(text) + 1
+        text = text[:position] + inserted + text[position + deleted :]
+        yield parse_text(text, "m.py", cache=cache), parse_text(text, "m.py")
+
+
 def test_a_large_class_is_parsed_as_a_fresh_parse_parses_it():
     from jax_lsp.core.source import LARGE_CLASS_LINES
 
@@ -102,12 +103,3 @@ def test_a_large_class_is_parsed_as_a_fresh_parse_parses_it():
     )
     changed = [b is not a for b, a in zip(before, after)]
     assert sum(changed) == 1 and len(before) == len(after)
-
-
-@pytest.mark.filterwarnings("ignore::DeprecationWarning", "ignore::SyntaxWarning")
-@settings(max_examples=300, deadline=None)
-@given(st.lists(EDIT, min_size=1, max_size=8))
-def test_cached_parse_of_a_large_class_equals_a_fresh_parse(edits):
-    for cached, fresh in cached_and_fresh_parses(CLASS_MODULE, edits):
-        assert ast.dump(cached.tree, include_attributes=True) == ast.dump(fresh.tree, include_attributes=True)
-        assert cached.problems == fresh.problems
