@@ -262,10 +262,10 @@ class ParseCache:
         the class is not laid out plainly, or a statement does not parse alone (the caller then
         parses the class whole, and reports any error as before)."""
         header = next(n for n in range(start, end) if not lines[n].startswith("@"))
-        body_starts = _body_statements(lines, header, end) if lines[header].startswith("class") else None
-        if not body_starts:
+        body = _body_statements(lines, header, end) if lines[header].startswith("class") else None
+        if body is None:
             return None
-        indent = lines[body_starts[0]][: len(lines[body_starts[0]]) - len(lines[body_starts[0]].lstrip())]
+        indent, body_starts = body
         try:
             shell = ast.parse(_at_line("".join(lines[start : header + 1]) + indent + "pass\n", start), path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
@@ -279,10 +279,9 @@ class ParseCache:
             statements = self._members.get(key)
             if statements is None:
                 try:
-                    wrapper = ast.parse(_at_line("class _:\n" + key[1], first - 1), path)
+                    statements = _class_body(ast.parse(_in_a_class(key[1], first), path))
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     return None
-                statements = [s for c in wrapper.body if isinstance(c, ast.ClassDef) for s in c.body]
             kept[key] = statements
             node.body += statements
         if not node.body:
@@ -481,7 +480,7 @@ class DeferredDefinition(Record):
         method (indented) inside a class statement of its own, on the line above it."""
         if self.owner is None:
             return parse_text("\n" * self.start + self.text, path, pythons=pythons)
-        parsed = parse_text("\n" * (self.start - 1) + "class _:\n" + self.text, path, pythons=pythons)
+        parsed = parse_text(_in_a_class(self.text, self.start), path, pythons=pythons)
         parsed.skipped = [
             s.replace(line=self.start) if s.line == self.start - 1 else s for s in parsed.skipped
         ]
@@ -489,16 +488,26 @@ class DeferredDefinition(Record):
 
     def statements(self, parsed: SourceModule) -> list[ast.stmt]:
         """What `parse` gave of it: a method's statements are those of its class of its own."""
-        if self.owner is None:
-            return parsed.tree.body
-        return [statement for c in parsed.tree.body if isinstance(c, ast.ClassDef) for statement in c.body]
+        return parsed.tree.body if self.owner is None else _class_body(parsed.tree)
 
 
-def _definition_name(chunk: str) -> str | None:
-    """The name a chunk of one-line decorators and a `def` or `class` binds; else None."""
+def _in_a_class(statements: str, start: int) -> str:
+    """Indented statements of a class body, starting at 0-based line `start`, inside a class of
+    their own on the line above: parsed, they keep their lines and columns in the file."""
+    return _at_line("class _:\n" + statements, start - 1)
+
+
+def _class_body(tree: ast.Module) -> list[ast.stmt]:
+    """The statements `_in_a_class` put in its class."""
+    return [statement for c in tree.body if isinstance(c, ast.ClassDef) for statement in c.body]
+
+
+def _definition_name(chunk: str, indent: str = "", definition: re.Pattern[str] = _DEFINITION) -> str | None:
+    """The name a chunk of one-line decorators and a `def` or `class` binds (`definition`), all
+    indented by `indent`; else None."""
     for line in chunk.splitlines():
-        if not line.startswith("@"):
-            match = _DEFINITION.match(line)
+        if not line.startswith("@", len(indent)):
+            match = definition.match(line, len(indent))
             return match.group(1) if match else None
     return None
 
@@ -575,29 +584,22 @@ def _methods(lines: list[str], header: int, end: int, triggers: Sequence[int]) -
     ending before line `end`) that hold no trigger, left out as `parse_for_sites` leaves out
     top-level definitions; none when the class is not laid out plainly (a header of one line,
     an indented body), and never its last statement (a class body cannot be empty)."""
-    starts = _body_statements(lines, header, end)
-    if not starts:
+    body = _body_statements(lines, header, end)
+    if body is None:
         return []
-    indent = lines[starts[0]][: len(lines[starts[0]]) - len(lines[starts[0]].lstrip())]
+    indent, starts = body
     methods = []
-    checked_to = header + 1
-    for first, after in zip(starts, [*starts[1:], end]):
+    for first, after in zip(starts, [*starts[1:], end]):  # each closes what it opens
         member = "".join(lines[first:after])
-        name = _method_name(member, indent)
-        if (
-            name is not None
-            and not holds_line(triggers, first + 1, after)
-            and _closes_within(member)
-            and _closes_within("".join(lines[checked_to:first]))
-        ):
+        name = _definition_name(member, indent, _METHOD)
+        if name is not None and not holds_line(triggers, first + 1, after):
             methods.append(DeferredDefinition(name, first, after, member, owner=header + 1))
-            checked_to = after
     return methods if len(methods) < len(starts) else methods[:-1]
 
 
-def _body_statements(lines: list[str], header: int, end: int) -> list[int] | None:
-    """The first lines of the statements of a class body in lines (header, end), decorators
-    kept with their definition; None when the header is not one line ending with `:`, or the
+def _body_statements(lines: list[str], header: int, end: int) -> tuple[str, list[int]] | None:
+    """The indentation of a class body in lines (header, end), and the first lines of its
+    statements, decorators kept with their definition; None when the header is not one line ending with `:`, or the
     body's last statement leaves a string or bracket open. A line at the body's indentation
     inside a string or brackets (a docstring's last line) starts no statement: pieces are joined
     until they close what they open."""
@@ -622,16 +624,7 @@ def _body_statements(lines: list[str], header: int, end: int) -> list[int] | Non
         if _closes_within("".join(lines[statement_start:after])):
             starts.append(statement_start)
             statement_start = None
-    return starts if statement_start is None else None
-
-
-def _method_name(member: str, indent: str) -> str | None:
-    """The name the `def` of a chunk of one-line decorators and a method binds; else None."""
-    for line in member.splitlines():
-        if not line.startswith("@", len(indent)):
-            match = _METHOD.match(line, len(indent))
-            return match.group(1) if match else None
-    return None
+    return (indent, starts) if statement_start is None and starts else None
 
 
 def parse_text(
