@@ -88,7 +88,8 @@ class Module:
         self.loader = loader
         self.is_package = is_package
         builder = ScopeBuilder(name, is_package, source.could_hold_site, source.mark_name)
-        self._class_bindings: list[_DeferredBindings] = []  # of classes with methods left unparsed
+        # The bindings of the module and of each class that left definitions unparsed.
+        self._deferred_bindings: list[tuple[ast.Module | ast.ClassDef, _DeferredBindings]] = []
         if deferred:
             self.scope = self._build_with_deferred(builder, deferred)
         else:
@@ -98,9 +99,10 @@ class Module:
         self._deferred = builder.deferred
 
     def _build_with_deferred(self, builder: ScopeBuilder, deferred: Sequence[DeferredDefinition]) -> Scope:
-        """Build as `builder.build` would over the whole file, each deferred definition taking
-        its turn in line order: one whose lines hold a marker by then (a name marked by a
-        statement above) is parsed and walked now; the others wait for their name.
+        """Build as `builder.build` would over the whole file, each deferred definition (at the
+        top level, or a method) taking its turn in line order: one whose lines hold a marker by
+        then (a name marked by a statement above) is parsed and walked now; the others wait for
+        their name.
 
         The tree and the source change only at the end: guard.deep runs a build again from
         the start when it runs out of stack."""
@@ -108,88 +110,65 @@ class Module:
         scope = builder.build(ast.Module(body=[], type_ignores=[]))
         scope.node = tree
         builder.scope_of[id(tree)] = scope
-        bindings = _DeferredBindings(self._parse_deferred, {})
-        scope.bindings = bindings
-        self._waiting: dict[str, list[DeferredDefinition]] = {}
-        self._waiting_methods: dict[tuple[int, str], list[DeferredDefinition]] = {}
-        self._class_bindings = []
-        body: list[ast.stmt] = []
+        self._waiting: dict[tuple[int, str], list[DeferredDefinition]] = {}  # (id(parent), name)
+        self._deferred_bindings = []
         parsed_now: list[SourceModule] = []
-        methods_now: list[tuple[ast.ClassDef, list[ast.stmt]]] = []
-        builder.before_class_statement = self._methods_in_turn(builder, deferred, parsed_now, methods_now)
-        pending = [definition for definition in deferred if definition.owner is None]
-        for statement in [*tree.body, None]:
+        inserted_now: list[tuple[ast.Module | ast.ClassDef, list[ast.stmt]]] = []
+        pending: dict[int | None, list[DeferredDefinition]] = {}  # by owner: None for the top level
+        for definition in deferred:
+            pending.setdefault(definition.owner, []).append(definition)
+
+        def turns(parent: ast.Module | ast.ClassDef, statement: ast.stmt | None) -> None:
+            """Before `statement` of `parent` (None: after the last), the definitions above it."""
+            waiting = pending.get(parent.lineno if isinstance(parent, ast.ClassDef) else None)
             first_line = _first_line(statement) if statement is not None else None
-            while pending and (first_line is None or pending[0].start < first_line):
-                definition = pending.pop(0)
+            while waiting and (first_line is None or waiting[0].start < first_line):
+                definition = waiting.pop(0)
                 if self.source.could_hold_site(_Line(definition.start, definition.end)):
                     parsed_now.append(definition.parse(self.path, self.loader.pythons))
-                    for parsed in parsed_now[-1].tree.body:
-                        body.append(parsed)
+                    inserted_now.append((parent, definition.statements(parsed_now[-1])))
+                    for parsed in inserted_now[-1][1]:
                         builder.visit(parsed)
                 else:
-                    self._waiting.setdefault(definition.name, []).append(definition)
-                    bindings.deferred.add(definition.name)
+                    self._wait_for_name(builder.current, parent, definition)
+
+        builder.before_class_statement = lambda node, statement: (
+            turns(node, statement) if builder.current.node is node else None
+        )
+        for statement in [*tree.body, None]:
+            turns(tree, statement)
             if statement is not None:
-                body.append(statement)
                 builder.visit(statement)
         builder.before_class_statement = None
-        tree.body = body
-        for node, statements in methods_now:
-            _insert_methods(node, statements)
+        for parent, statements in inserted_now:
+            _insert_into(parent, statements)
         for parsed_source in parsed_now:
             self._add_problems(parsed_source)
         return scope
 
-    def _methods_in_turn(
-        self,
-        builder: ScopeBuilder,
-        deferred: Sequence[DeferredDefinition],
-        parsed_now: list[SourceModule],
-        methods_now: list[tuple[ast.ClassDef, list[ast.stmt]]],
-    ) -> Callable[[ast.ClassDef, ast.stmt | None], None]:
-        """What the builder does before each statement of a class body (and after the last):
-        the deferred methods above it take their turn, as top-level definitions do."""
-        waiting: dict[int, list[DeferredDefinition]] = {}
-        for definition in deferred:
-            if definition.owner is not None:
-                waiting.setdefault(definition.owner, []).append(definition)
-
-        def turn(node: ast.ClassDef, statement: ast.stmt | None) -> None:
-            methods = waiting.get(node.lineno) if builder.current.node is node else None
-            first_line = _first_line(statement) if statement is not None else None
-            while methods and (first_line is None or methods[0].start < first_line):
-                definition = methods.pop(0)
-                if self.source.could_hold_site(_Line(definition.start, definition.end)):
-                    parsed_now.append(definition.parse(self.path, self.loader.pythons))
-                    statements = definition.statements(parsed_now[-1])
-                    methods_now.append((node, statements))
-                    for parsed in statements:
-                        builder.visit(parsed)
-                else:
-                    self._wait_for_name(builder.current, node, definition)
-
-        return turn
-
-    def _wait_for_name(self, scope: Scope, node: ast.ClassDef, definition: DeferredDefinition) -> None:
+    def _wait_for_name(
+        self, scope: Scope, parent: ast.Module | ast.ClassDef, definition: DeferredDefinition
+    ) -> None:
         bindings = scope.bindings
         if not isinstance(bindings, _DeferredBindings):
             bindings = scope.bindings = _DeferredBindings(
-                functools.partial(self._parse_method, scope, node), bindings
+                functools.partial(self._parse_waiting, scope, parent), bindings
             )
-            self._class_bindings.append(bindings)
+            self._deferred_bindings.append((parent, bindings))
         bindings.deferred.add(definition.name)
-        self._waiting_methods.setdefault((node.lineno, definition.name), []).append(definition)
+        self._waiting.setdefault((id(parent), definition.name), []).append(definition)
 
-    def _parse_method(self, scope: Scope, node: ast.ClassDef, name: str) -> None:
-        """Bind `name` in a class from its deferred methods, as `_parse_deferred` does."""
+    def _parse_waiting(self, scope: Scope, parent: ast.Module | ast.ClassDef, name: str) -> None:
+        """Bind `name` in `scope` from the definitions waiting for it, as the builder would
+        have: no marker was in their lines when their turn came, so nothing in them is walked
+        for calls."""
         builder = ScopeBuilder(self.name, self.is_package, lambda node: False)
         builder.current = scope
-        for definition in self._waiting_methods.pop((node.lineno, name), []):
+        for definition in self._waiting.pop((id(parent), name), []):
             parsed_source = definition.parse(self.path, self.loader.pythons)
             self._add_problems(parsed_source)
             statements = definition.statements(parsed_source)
-            _insert_methods(node, statements)
+            _insert_into(parent, statements)
             for statement in statements:
                 builder.visit(statement)
         self.scope_of.update(builder.scope_of)
@@ -202,44 +181,21 @@ class Module:
         self.source.problems += parsed.problems
         self.source.skipped += parsed.skipped
 
-    def _insert(self, definition: DeferredDefinition) -> list[ast.stmt]:
-        """Parse a deferred definition into the tree, in line order."""
-        parsed_source = definition.parse(self.path, self.loader.pythons)
-        self._add_problems(parsed_source)
-        parsed = parsed_source.tree.body
-        _insert_in_order(self.source.tree.body, parsed)
-        return parsed
-
     def parse_deferred(self) -> None:
         """Parse every definition still waiting for its name, as a whole-file load would have:
         the module is then the same as one loaded whole (this object, so that what other modules
         resolved into it stays valid)."""
-        bindings = self.scope.bindings
-        if isinstance(bindings, _DeferredBindings):
+        for _, bindings in self._deferred_bindings:
             for name in sorted(bindings.deferred):
                 bindings.get(name)
-        self.parse_methods()
 
     def parse_methods(self) -> None:
         """Parse every method still waiting for its name: each class of the tree is then whole,
         as what reads a class's lines from the tree (the names index) expects."""
-        for bindings in self._class_bindings:
-            for name in sorted(bindings.deferred):
-                bindings.get(name)
-
-    def _parse_deferred(self, name: str) -> None:
-        """Bind `name` from its deferred definitions, as the builder would have: no marker was
-        in their lines when their turn came, so nothing in them is walked for calls."""
-        builder = ScopeBuilder(self.name, self.is_package, lambda node: False)
-        builder.current = self.scope
-        for definition in self._waiting.pop(name, []):
-            for statement in self._insert(definition):
-                builder.visit(statement)
-        self.scope_of.update(builder.scope_of)
-        self._deferred.update(builder.deferred)
-        bindings = self.scope.bindings
-        if name in bindings:
-            bindings[name].sort(key=lambda binding: _first_line(binding.node))
+        for parent, bindings in self._deferred_bindings:
+            if isinstance(parent, ast.ClassDef):
+                for name in sorted(bindings.deferred):
+                    bindings.get(name)
 
     @property
     def path(self) -> str:
@@ -391,20 +347,16 @@ class Module:
         return None
 
 
-def _insert_in_order(body: list[ast.stmt], statements: list[ast.stmt]) -> None:
+def _insert_into(parent: ast.Module | ast.ClassDef, statements: list[ast.stmt]) -> None:
+    """Statements into the module or class, in line order; a class ends where its last
+    statement does (as parsed whole)."""
+    body = parent.body
     for statement in statements:
         body.insert(bisect.bisect_left([_first_line(s) for s in body], _first_line(statement)), statement)
-
-
-def _insert_methods(node: ast.ClassDef, statements: list[ast.stmt]) -> None:
-    """Methods into their class, which ends where its last statement does (as parsed whole)."""
-    _insert_in_order(node.body, statements)
-    last = node.body[-1]
-    if last.end_lineno is not None and (last.end_lineno, last.end_col_offset) > (
-        node.end_lineno,
-        node.end_col_offset,
-    ):
-        node.end_lineno, node.end_col_offset = last.end_lineno, last.end_col_offset
+    last = body[-1] if body else None
+    if isinstance(parent, ast.ClassDef) and last is not None and last.end_lineno is not None:
+        if (last.end_lineno, last.end_col_offset) > (parent.end_lineno, parent.end_col_offset):
+            parent.end_lineno, parent.end_col_offset = last.end_lineno, last.end_col_offset
 
 
 def _first_line(node: BoundNode) -> int:

@@ -107,10 +107,9 @@ def _check(
 ) -> tuple[dict[str, list[Finding]], list[str]]:
     """Findings per file, and the internal errors met (each costs one site, policy or file).
 
-    When only part of the project is named (pre-commit passes the changed files), the files
-    that could use their policies are checked with them: a policy defined in a named file may
-    be used by a site in another one. One at a time (indexing those files first) is the way
-    back if checking them together fails.
+    When only part of the project is named (pre-commit passes the changed files), a site in
+    another file may use their policies: Workspace.check_part takes those files into account.
+    If checking together fails, the files are checked one at a time.
     """
     errors = []
     results: dict[str, list[Finding]] | None = None
