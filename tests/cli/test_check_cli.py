@@ -196,14 +196,17 @@ def test_a_policy_module_named_alone_is_checked_against_its_users_in_the_package
 
 def test_a_notebook_that_uses_a_policy_module_named_alone_is_found(tmp_path: Path) -> None:
     cell = {"cell_type": "code", "metadata": {}, "outputs": [], "execution_count": None}
+    # An image output: its base64 is not searched, and the notebook's cells are still read.
+    plot = {"output_type": "display_data", "metadata": {}, "data": {"image/png": "iVBORw0KGgo" + "A" * 500}}
     using = "import jax\nfrom policies import p\nf = jax.checkpoint(lambda x: x, policy=p)\n"
     notebook = {"metadata": {}, "nbformat": 4, "nbformat_minor": 5}
+    train = {**cell, "source": using.splitlines(True), "outputs": [plot]}
     _project(
         tmp_path,
         **{
             "pyproject.toml": '[project]\nname = "p"\n',
             "policies.py": "def p(prim, *args, **params):\n    return\n",
-            "train.ipynb": json.dumps({**notebook, "cells": [{**cell, "source": using.splitlines(True)}]}),
+            "train.ipynb": json.dumps({**notebook, "cells": [train]}),
             "notes.ipynb": json.dumps({**notebook, "cells": [{**cell, "source": ["import policies\n"]}]}),
         },
     )
