@@ -15,13 +15,13 @@ from __future__ import annotations
 import json
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, replace
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, but not in typeshed
 from typing import Generic, TypeVar
 
 from jax_lsp.core import ipython
 from jax_lsp.core.edits import apply_edits
 from jax_lsp.core.model import Edit, Span
+from jax_lsp.core.record import Record
 from jax_lsp.core.source import split_lines
 
 _DECODER = json.JSONDecoder()
@@ -43,14 +43,19 @@ class CellEditError(ValueError):
 
 
 # Joining ---------------------------------------------------------------------
-@dataclass(frozen=True)
-class Layout(Generic[K]):
+class Layout(Record, Generic[K]):
     """Code cells joined as one module's text: each cell (named by a key: its number in a file,
     its URI in an editor) holds the joined lines ``first`` up to ``end``."""
 
+    __slots__ = ("text", "cells", "opaque_lines")
     text: str
     cells: tuple[tuple[K, int, int], ...]  # (key, first line, line after its last)
-    opaque_lines: frozenset[int] = frozenset()  # joined lines whose IPython syntax was replaced
+    opaque_lines: frozenset[int]  # joined lines whose IPython syntax was replaced
+
+    def __init__(
+        self, text: str, cells: tuple[tuple[K, int, int], ...], opaque_lines: frozenset[int] = frozenset()
+    ) -> None:
+        self._assign(text, cells, opaque_lines)
 
     def first_line(self, key: K) -> int:
         return next(first for k, first, _ in self.cells if k == key)
@@ -97,8 +102,8 @@ def _with_final_newline(text: str) -> str:
 
 
 # Reading -----------------------------------------------------------------------
-@dataclass(frozen=True)
-class Cell:
+class Cell(Record):
+    __slots__ = ("number", "source", "original", "value", "literals", "is_list")
     number: int  # 1-based, counting every cell (markdown too), as the notebook shows them
     source: str  # the cell's text now (after edits)
     original: str  # the cell's text as read
@@ -106,12 +111,26 @@ class Cell:
     literals: tuple[tuple[int, int], ...]  # offsets of the value's JSON strings, in order
     is_list: bool  # `source` is a list of strings (nbformat's usual form), not one string
 
+    def __init__(
+        self,
+        number: int,
+        source: str,
+        original: str,
+        value: tuple[int, int],
+        literals: tuple[tuple[int, int], ...],
+        is_list: bool,
+    ) -> None:
+        self._assign(number, source, original, value, literals, is_list)
 
-@dataclass(frozen=True)
-class Notebook:
+
+class Notebook(Record):
+    __slots__ = ("raw", "cells", "layout")
     raw: str  # the file's text
     cells: tuple[Cell, ...]  # the code cells checked, in order
     layout: Layout[int]  # keyed by cell number
+
+    def __init__(self, raw: str, cells: tuple[Cell, ...], layout: Layout[int]) -> None:
+        self._assign(raw, cells, layout)
 
     @classmethod
     def read(cls, data: bytes) -> Notebook:
@@ -151,9 +170,9 @@ class Notebook:
                 edited = apply_edits(piece, by_cell[cell.number])
                 if piece != cell.source and edited.endswith("\n"):
                     edited = edited[:-1]
-                cell = replace(cell, source=edited)
+                cell = cell.replace(source=edited)
             cells.append(cell)
-        return replace(self, cells=tuple(cells), layout=join_cells((c.number, c.source) for c in cells))
+        return self.replace(cells=tuple(cells), layout=join_cells((c.number, c.source) for c in cells))
 
     def _cell(self, number: int) -> Cell:
         return next(cell for cell in self.cells if cell.number == number)
