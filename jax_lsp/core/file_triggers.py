@@ -11,6 +11,11 @@ docstring's (`"nothing_saveable"`): real ML code says "checkpoint" everywhere (`
 
 A plain search for each word, then a look at the identifier holding it, is many times faster
 than one regular expression with look-behinds over the whole file.
+
+A notebook's JSON is searched as it is, its cells' line breaks and tabs escaped: an escape
+(`\\n`, `\\r`, `\\t`) ends the identifier before it, and `\\n` or the string's closing quote
+ends a line. In a Python file such an escape or quote is inside a string, where a match only
+costs a parse.
 """
 
 from __future__ import annotations
@@ -25,11 +30,13 @@ _IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUV
 )
 _QUOTES = frozenset(b"\"'`")
 _DOT = ord(".")
+_BACKSLASH = ord("\\")
+_ESCAPED = frozenset(b"nrt")  # the JSON escapes of a line break or a tab
 
 _KEYWORD_VALUE = re.compile(rb"\s*=(?!=)")
 _CALLED = re.compile(rb"\s*\(")
 _IMPORTED_AS = re.compile(rb"\s+as\b")
-_LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:[\r\n]|\Z)")
+_LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:[\r\n]|\\[nr]|\"|\Z)")  # `"`: a cell's last line, in JSON
 _ASSIGNED_FROM = re.compile(rb"=[ \t]*(?:[\w.]+\.)?\Z")  # the line before `name`: `x = jax.`
 
 _OFFLOADING = {b"Offloadable", b"offload_dot_with_no_batch_dims", b"save_and_offload_only_these_names"}
@@ -43,6 +50,8 @@ def _identifiers_holding(data: bytes, word: bytes) -> Iterator[tuple[bytes, int,
         start, end = at, at + len(word)
         while start and data[start - 1] in _IDENTIFIER_BYTES:
             start -= 1
+        if start and data[start - 1] == _BACKSLASH and data[start] in _ESCAPED and start < at:
+            start += 1
         while end < len(data) and data[end] in _IDENTIFIER_BYTES:
             end += 1
         yield data[start:end], start, end
@@ -122,11 +131,6 @@ def _triggers(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[int]:
             for identifier, start, end in _identifiers_holding(data, word):
                 if found(data, identifier, start, end):
                     yield start
-
-
-def mentions_trigger_word(data: bytes) -> bool:
-    """Whether `data` holds a trigger's word at all, in any identifier or none."""
-    return any(word in data for word, _ in _TRIGGERS)
 
 
 def could_hold_site(data: bytes, policy_sites_only: bool = False) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.file_triggers import could_hold_site, mentions_trigger_word
+from jax_lsp.core.file_triggers import could_hold_site
 from jax_lsp.core.model import Finding, Span
 
 # The parser too is imported where it is used: a re-run whose results all come from the cache
@@ -47,15 +47,9 @@ def without_images(data: bytes) -> bytes:
 
 
 def file_could_hold_site(path: str, data: bytes, policy_sites_only: bool = False) -> bool:
-    """``could_hold_site`` for a file of either kind, from its bytes: in a notebook's JSON, the
-    line breaks of its cells are escaped (``ckpt = jax.checkpoint\\n``); they are unescaped only
-    if a trigger word is there at all."""
-    if is_notebook(path):
-        data = without_images(data)
-        if not mentions_trigger_word(data):
-            return False
-        data = data.replace(b"\\n", b"\n")
-    return could_hold_site(data, policy_sites_only)
+    """``could_hold_site`` for a file of either kind, from its bytes: a notebook's JSON is
+    searched as it is (file_triggers reads its escaped line breaks), but for its images."""
+    return could_hold_site(without_images(data) if is_notebook(path) else data, policy_sites_only)
 
 
 def module_bytes(path: object, data: bytes) -> bytes:

@@ -4,6 +4,8 @@ Each case is also analysed in full, so the test proves the search is right to ke
 
 from __future__ import annotations
 
+import json
+
 import pytest
 
 from jax_lsp.core.file_triggers import could_hold_site, trigger_lines
@@ -98,3 +100,24 @@ def test_a_notebooks_images_are_not_searched_and_its_code_is():
     # A cell that writes the pattern of an image as text keeps it: its quotes are escaped in JSON.
     text = 'meta = {"image/png": "x"}; p = jax.checkpoint_policies.nothing_saveable\n'
     assert file_could_hold_site("text.ipynb", _notebook(text, ""))
+
+
+@pytest.mark.parametrize("as_one_string", [False, True], ids=["source as lines", "source as one string"])
+def test_a_notebooks_escaped_line_breaks_and_tabs_end_identifiers_and_lines(as_one_string: bool):
+    """A notebook's JSON is searched without decoding it: `\\n` and `\\t` there are escapes."""
+    from jax_lsp.core.notebook_files import file_could_hold_site
+
+    def notebook(source: str) -> bytes:
+        data = json.loads(_notebook(source, ""))
+        if as_one_string:
+            data["cells"][0]["source"] = source
+        return json.dumps(data, indent=1).encode()
+
+    for site in (
+        "import jax\nckpt = jax.checkpoint\ny = ckpt(f, False, False, (), p)\n",  # an alias at a line's end
+        "import jax\nckpt = jax.checkpoint",  # ... at the cell's end
+        "y = remat_scan(f,\n\tpolicy=p)\n",  # a keyword after a tab
+    ):
+        assert file_could_hold_site("model.ipynb", notebook(site), policy_sites_only=True), site
+    for no_site in ("ckpt = jax.checkpoint_dir\n", "x = 1\nnpolicy = 2\n", "save_checkpoint(state)\n"):
+        assert not file_could_hold_site("model.ipynb", notebook(no_site), policy_sites_only=True), no_site
