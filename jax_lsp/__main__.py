@@ -1,3 +1,3 @@
-from jax_lsp.cli import main
+from jax_lsp.cli import run
 
-raise SystemExit(main())
+run()

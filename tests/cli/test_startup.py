@@ -135,3 +135,31 @@ def test_checking_a_policy_defines_no_dataclass(tmp_path: Path) -> None:
     assert code == 0
     assert "jax_lsp.engine.analysis" in modules  # the policy was analysed
     assert {"dataclasses", "inspect"}.isdisjoint(modules)
+
+
+def test_check_ends_at_once_with_its_output_whole_or_cut_by_the_reader(tmp_path: Path) -> None:
+    """`check` ends its process without freeing its heap (cli.run): its output is flushed first
+    (a short report sits in the buffer until then), and a reader that stops early (`| head`)
+    gets no traceback."""
+    policy = "def p{n}(prim, *args, **params):\n    return\n\nf{n} = jax.checkpoint(g, policy=p{n})\n\n"
+    (tmp_path / "one.py").write_text("import jax\n\n" + policy.format(n=0))
+    (tmp_path / "many.py").write_text("import jax\n\n" + "".join(policy.format(n=n) for n in range(2000)))
+    env = {**os.environ, "PYTHONPATH": str(REPO)}
+    env.pop("PYTHONUNBUFFERED", None)  # buffered, as stdout is by default
+    command = [sys.executable, "-m", "jax_lsp", "check", "--output-format", "json"]
+    for name, count in (("one.py", 1), ("many.py", 2000)):
+        whole = subprocess.run([*command, name], cwd=tmp_path, env=env, capture_output=True, timeout=120)
+        assert whole.returncode == 1
+        assert len(json.loads(whole.stdout)) == count, whole.stderr
+    missing = subprocess.run(
+        [*command, "missing.py"], cwd=tmp_path, env=env, capture_output=True, timeout=120
+    )
+    assert (missing.returncode, json.loads(missing.stdout)) == (2, [])  # an error's report too
+    with subprocess.Popen(
+        [*command, "many.py"], cwd=tmp_path, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE
+    ) as cut:
+        assert cut.stdout is not None and cut.stderr is not None
+        assert cut.stdout.read(100).startswith(b"[")
+        cut.stdout.close()  # the reader stops
+        assert cut.stderr.read() == b""
+        assert cut.wait(timeout=120) == 1

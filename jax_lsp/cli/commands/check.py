@@ -211,7 +211,11 @@ def _run(args: argparse.Namespace) -> int:
         unsafe_fixes=args.unsafe_fixes,
         internal_errors=len(errors),
     )
-    sys.stdout.write(render(args.output_format, report))
+    try:
+        sys.stdout.write(render(args.output_format, report))
+        sys.stdout.flush()
+    except BrokenPipeError:  # the reader stopped (`jax-lsp check | head`): it read all it wanted
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())  # nor may the exit's flush fail
     if args.output_format in MACHINE_FORMATS and fixed:  # stdout is for the report alone
         print(fixed_line(fixed, written), file=sys.stderr)
     skipped = ws.pythons.summary(targets)  # not findings: no effect on the exit code
