@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import sys
 from pathlib import Path
 
@@ -28,6 +29,9 @@ from jax_lsp.core.notebook_files import file_could_hold_site
 from jax_lsp.core.resolve import PolicyFunction
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.files import discover
+
+# As `jax-lsp check FILE` runs by default: a forked process reads part of the project (engine.forked).
+JOBS = os.cpu_count() or 1
 
 Results = dict[str, list]
 
@@ -56,7 +60,7 @@ def project_results(root: Path) -> Results:
             }
     for path in sorted(set(out) | {p for p in policy_modules if parsed.in_roots(p)}):
         alone = Workspace(roots=[root])
-        findings = alone.check_part([path]).get(path, [])
+        findings = alone.check_part([path], jobs=JOBS).get(path, [])
         out.setdefault(path, []).append(["check FILE", _finding_rows(findings)])
         if errors := alone.take_internal_errors():
             out.setdefault(internal, []).extend(str(e) for e in errors)

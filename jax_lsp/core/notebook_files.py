@@ -37,7 +37,7 @@ def without_images(data: bytes) -> bytes:
         # a pattern that starts with a quote is tried at every quote of the JSON, and is slower.
         head = _IMAGE_HEAD.match(data, at)
         end = data.find(b'"', head.end()) if head else -1
-        if head is None or end < 0:
+        if head is None or end <= head.end():  # not an image, or one emptied already
             at = data.find(_IMAGE_KEY, at + 1)
             continue
         pieces.append(data[kept : head.end()])
@@ -52,16 +52,21 @@ def file_could_hold_site(path: str, data: bytes, policy_sites_only: bool = False
     return could_hold_site(without_images(data) if is_notebook(path) else data, policy_sites_only)
 
 
-def module_bytes(path: object, data: bytes) -> bytes:
-    """A file's bytes as Python source: a notebook's code cells, joined (none if unreadable)."""
+def code_for_search(path: object, data: bytes) -> bytes:
+    """A file's code as bytes to search: a notebook's code cells joined as written (IPython
+    syntax left in; none if it is not a notebook's JSON). Its JSON alone is read: the notebook
+    reader (``notebook``) keeps every position, for fixes, and costs many times more."""
     if not is_notebook(path):
         return data
-    from jax_lsp.core.notebook import Notebook, NotebookError
+    import json
 
     try:
-        return Notebook.read(data).layout.text.encode("utf-8", "surrogatepass")
-    except NotebookError:
+        cells = json.loads(data)["cells"]
+        sources = [cell["source"] for cell in cells if cell.get("cell_type") == "code"]
+        text = "\n".join(source if isinstance(source, str) else "".join(source) for source in sources)
+    except (ValueError, TypeError, KeyError, AttributeError):
         return b""
+    return text.encode("utf-8", "surrogatepass")
 
 
 def parse_notebook(

@@ -16,7 +16,6 @@ import codecs
 import functools
 import io
 import re
-import tokenize
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -151,10 +150,28 @@ def _is_name_char(char: str) -> bool:
     return char.isidentifier() or char.isdigit()
 
 
+def _detect_encoding(data: bytes) -> str:
+    """tokenize.detect_encoding's encoding for `data` (raising SyntaxError as it does); without
+    tokenize (~2 ms to import) when the first two lines are UTF-8 and declare no encoding."""
+    first = data.find(b"\n")
+    second = -1 if first < 0 else data.find(b"\n", first + 1)
+    head = data if second < 0 else data[: second + 1]
+    if b"coding" not in head:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    import tokenize
+
+    return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+
+
 def decode(data: bytes) -> tuple[str, str, str | None]:
     """Bytes -> (text, encoding, problem). Never raises: undecodable bytes become U+FFFD."""
     try:
-        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+        encoding = _detect_encoding(data)
     except SyntaxError as exc:
         return data.decode("utf-8", "replace"), "utf-8", f"Cannot detect the encoding: {exc}"
     try:
@@ -329,6 +346,8 @@ def _balanced(chunk: str) -> bool:
 
     A chunk that opens none into the next one is a whole statement: its syntax error is real,
     not an artefact of cutting the file at a line that only looks like a new statement."""
+    import tokenize  # here: only a chunk that fails to parse is tokenized
+
     try:
         for _ in tokenize.generate_tokens(io.StringIO(chunk).readline):
             pass

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable, Iterator
 from pathlib import Path
 
-from jax_lsp.core.notebook_files import file_could_hold_site, is_notebook, module_bytes
+from jax_lsp.core.notebook_files import code_for_search, file_could_hold_site, is_notebook, without_images
 from jax_lsp.core.record import Record
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`;
@@ -128,12 +128,33 @@ class _ImportSearch:
         return words is None or any(word in data for word in words) or str(path).startswith(self.folders)
 
 
+def searched(paths: list[str]) -> dict[str, bytes]:
+    """What `candidate_users` needs of `paths`: the bytes of each file that could hold a policy
+    site (a notebook's without its images), and of each package (`__init__.py`), which may
+    re-export a named module's policies. Plain data, for a forked process to send back."""
+    found = {}
+    for path in paths:
+        try:
+            with open(path, "rb") as file:
+                data = file.read()
+        except OSError:
+            continue
+        if is_notebook(path):
+            data = without_images(data)
+        if os.path.basename(path) == "__init__.py" or file_could_hold_site(
+            path, data, policy_sites_only=True
+        ):
+            found[path] = data
+    return found
+
+
 def candidate_users(
     files: dict[Path, bytes], named: list[Exported], module_name: Callable[[Path], str]
 ) -> list[Path]:
     """The files that could hold a site and import something of the `named` modules, directly
     or through a package that re-exports it (`from pkg.policies import p as chosen` in
-    pkg/__init__.py). `files` holds each file's bytes as on disk (a notebook's JSON)."""
+    pkg/__init__.py). `files` holds each file's bytes as on disk (a notebook's JSON, its images
+    left out or not), for every file that could hold a site and every package (`searched`)."""
     targets = list(named)
     packages = [path for path in files if path.name == "__init__.py"]
     added = list(named)
@@ -154,5 +175,5 @@ def candidate_users(
         for path, data in files.items()
         if file_could_hold_site(str(path), data, policy_sites_only=True)
         and search.could_import(path, data)
-        and imports_from(module_bytes(path, data), path, targets)
+        and imports_from(code_for_search(path, data), path, targets)
     ]

@@ -18,7 +18,7 @@ from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.logger import logger
 from jax_lsp.core.model import Finding, InternalError, Position
-from jax_lsp.core.notebook_files import is_notebook, parse_notebook, without_images
+from jax_lsp.core.notebook_files import is_notebook, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.engine.files import discover
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
@@ -368,38 +368,42 @@ class Workspace:
         with self._lock:
             self._indexed = True
 
-    def index_users(self, paths: Iterable[Path | str]) -> None:
+    def index_users(self, paths: Iterable[Path | str], jobs: int = 1) -> None:
         """Index only the files that could use a policy defined in `paths` (pre-commit names the
         changed files): those that could hold a site and import something `paths` define."""
-        for path in self.users_of(paths):
+        for path in self.users_of(paths, jobs):
             with self._lock:
                 self._index_file(_key(path))
 
-    def users_of(self, paths: Iterable[Path | str]) -> list[Path]:
+    def users_of(self, paths: Iterable[Path | str], jobs: int = 1) -> list[Path]:
         """The files that could use a policy defined in `paths`: those that could hold a site
-        and import something `paths` define (engine.users); found by reading, not parsing."""
-        from jax_lsp.engine.users import Exported, candidate_users
+        and import something `paths` define (engine.users); found by reading, not parsing.
 
-        with self._lock:
-            named = [
-                Exported(
-                    module.name,
-                    Path(module.path),
-                    frozenset(
-                        name
-                        for name, bindings in module.scope.bindings.items()
-                        if any(b.kind != "import" for b in bindings)
-                    ),
-                )
-                for module in (self.load(p) for p in paths)
-                if module is not None
-            ]
-        files = {
-            path.absolute(): without_images(data) if is_notebook(path) else data
-            for path in (discover(self.roots, self.settings.exclude) if self.roots else [])
-            if (data := _read(path)) is not None
-        }
-        return candidate_users(files, named, lambda p: self._module_name(str(p))[0])
+        With `jobs` > 1, a forked process reads two thirds of the files while this one parses
+        the named modules and reads the rest (engine.forked)."""
+        from jax_lsp.engine.forked import InChild
+        from jax_lsp.engine.users import Exported, candidate_users, searched
+
+        files = [_key(p) for p in discover(self.roots, self.settings.exclude)] if self.roots else []
+        here, there = (files[::3], [f for i, f in enumerate(files) if i % 3]) if jobs > 1 else (files, [])
+        with InChild(lambda: searched(there), fork=bool(there)) as child:
+            with self._lock:
+                named = [
+                    Exported(
+                        module.name,
+                        Path(module.path),
+                        frozenset(
+                            name
+                            for name, bindings in module.scope.bindings.items()
+                            if any(b.kind != "import" for b in bindings)
+                        ),
+                    )
+                    for module in (self.load(p) for p in paths)
+                    if module is not None
+                ]
+            found = {**searched(here), **child.result()}
+        kept = {Path(path): found[path] for path in files if path in found}  # in the order found
+        return candidate_users(kept, named, lambda p: self._module_name(str(p))[0])
 
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
         from jax_lsp.core.resolve import PolicyFunction
@@ -454,7 +458,7 @@ class Workspace:
         and its cache."""
         named = {_key(p) for p in files}
         if len(named) <= FEW_FILES:
-            self.index_users(files)
+            self.index_users(files, jobs)
             found = {key: self.check_file(key) for key in named}
         else:
             found = self.check_files(self.python_files(), cache_dir, jobs)

@@ -85,3 +85,18 @@ def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
         "star.py",
         "whole.py",
     ]
+
+
+def test_users_found_with_a_forked_process_are_those_found_alone(tmp_path: Path):
+    from jax_lsp.engine import Workspace
+
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("from pkg.policies import p as chosen\n")
+    (tmp_path / "pkg" / "policies.py").write_text("def p(prim, *a, **k):\n    return True\n")
+    for n in range(30):  # users and not, spread over what each process reads
+        uses = "from pkg import chosen\nf = jax.checkpoint(g, policy=chosen)\n" if n % 4 == 0 else "x = 1\n"
+        (tmp_path / f"m{n}.py").write_text(uses)
+    workspace = Workspace([tmp_path])
+    alone = workspace.users_of([tmp_path / "pkg" / "policies.py"], jobs=1)
+    assert sorted(p.name for p in alone) == sorted(f"m{n}.py" for n in range(0, 30, 4))
+    assert Workspace([tmp_path]).users_of([tmp_path / "pkg" / "policies.py"], jobs=3) == alone
