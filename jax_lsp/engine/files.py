@@ -206,7 +206,14 @@ def discover(paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | 
     globs (relative to ``base``, the folder of the pyproject.toml that set them). A file named explicitly is
     always checked. Raises MissingPathError for a path that does not exist.
     """
-    return [Path(shown) for shown, _ in _discovered(paths, exclude, base)]
+    return [Path(shown) for shown in discover_names(paths, exclude, base)]
+
+
+def discover_names(
+    paths: Iterable[Path], exclude: tuple[str, ...] = (), base: Path | None = None
+) -> list[str]:
+    """The files ``discover`` finds, as strings (a Path for each costs more than the walk)."""
+    return [shown for shown, _ in _discovered(paths, exclude, base)]
 
 
 def discover_resolved(

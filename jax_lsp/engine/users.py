@@ -95,7 +95,11 @@ def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[st
     module's own name when it imports the module as a whole)."""
     found: set[str] = set()
     folder = os.path.dirname(importer)
+    # An import names a target by a relative import, or by writing the target's last name.
+    lasts = {t.name.rsplit(".", 1)[-1].encode("utf-8", "surrogatepass") for t in targets}
     for match in _at_line_starts(_FROM_IMPORT, data):
+        if not match.group(1).startswith(b".") and not any(last in match.group(0) for last in lasts):
+            continue
         source, imported = match.group(1).decode("utf-8", "replace"), _imported(match.group(2))
         for target in targets:
             last = target.name.rsplit(".", 1)[-1]
@@ -104,6 +108,8 @@ def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[st
             elif last in imported and _is_module(_submodule(source, last), folder, target):
                 found |= imported
     for match in _at_line_starts(_IMPORT, data):
+        if not any(last in match.group(1) for last in lasts):
+            continue
         for part in match.group(1).split(b","):
             words = part.split()
             if words and any(_is_module(words[0].decode("utf-8", "replace"), folder, t) for t in targets):

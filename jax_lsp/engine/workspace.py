@@ -20,7 +20,7 @@ from jax_lsp.core.logger import logger
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.notebook_files import is_notebook, parse_notebook
 from jax_lsp.core.python_version import ProjectPythons
-from jax_lsp.engine.files import discover
+from jax_lsp.engine.files import discover, discover_names
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
 
 # The parser and the analysis are imported where they are used: a `jax-lsp check` whose results
@@ -384,7 +384,8 @@ class Workspace:
         from jax_lsp.engine.forked import InChild
         from jax_lsp.engine.users import Exported, candidate_users, searched
 
-        files = [_key(p) for p in discover(self.roots, self.settings.exclude)] if self.roots else []
+        # Each under a root, which is absolute and normalized: already as _key gives it.
+        files = discover_names(self.roots, self.settings.exclude) if self.roots else []
         here, there = (files[::3], [f for i, f in enumerate(files) if i % 3]) if jobs > 1 else (files, [])
         with InChild(lambda: searched(there), fork=bool(there)) as child:
             with self._lock:
@@ -504,7 +505,9 @@ class Workspace:
     def python_files(self) -> list[str]:
         """Every Python file under the roots, and the open buffers outside them."""
         with self._lock:
-            found = [_key(p) for p in discover(self.roots, self.settings.exclude)] if self.roots else []
+            found = (
+                discover_names(self.roots, self.settings.exclude) if self.roots else []
+            )  # as _key gives them
             return found + sorted(set(self._overlays) - set(found))
 
     def in_roots(self, path: Path | str) -> bool:
