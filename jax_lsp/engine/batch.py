@@ -48,6 +48,10 @@ class _Digests:
         self._stats: dict[str, os.stat_result | None] = {}
         self._buffers = workspace.buffers() if cache is not None else {}
 
+    @property
+    def for_cache(self) -> bool:
+        return self._cache is not None
+
     def of_file(self, path: str, digest_always: bool = False) -> tuple[str | None, bool] | None:
         """(digest, could hold a site) of a file; None when it cannot be read. Without a cache,
         the digest of a file that cannot hold a site is taken only if `digest_always`."""
@@ -94,9 +98,12 @@ class _Digests:
             return None
 
 
-def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests) -> FileResult:
-    """One file's findings from its own sites, and the modules its analysis read. The file is
-    parsed as far as its sites need (a `def` or `class` holding no trigger waits until a site
+def check_own(
+    workspace: Workspace, key: str, own_digest: str, digests: _Digests, for_cache: bool = True
+) -> FileResult:
+    """One file's findings from its own sites, and (`for_cache`) the modules its analysis read
+    with their digests, which only the cache needs: the names index reads every file. The file
+    is parsed as far as its sites need (a `def` or `class` holding no trigger waits until a site
     leads to it): a syntax error that no site reaches is left to the tools that read it."""
     from jax_lsp.core.resolve import PolicyFunction
     from jax_lsp.engine.analysis import check_module
@@ -113,7 +120,7 @@ def check_own(workspace: Workspace, key: str, own_digest: str, digests: _Digests
         for t in resolved
         if isinstance(t, PolicyFunction) and t.module.path != key
     }
-    deps = {path: digests(path) for path in sorted(loaded) if path != key}
+    deps = {path: digests(path) for path in sorted(loaded) if path != key} if for_cache else {}
     skipped = tuple(module.source.skipped)
     return FileResult(own_digest, deps, tuple(sorted(targets)), tuple(findings), skipped)  # type: ignore[arg-type]
 
@@ -201,7 +208,7 @@ def _check_here(
         for count, (key, key_digest) in enumerate(todo):
             if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
                 gc.collect()
-            own[key] = check_own(workspace, key, key_digest, digests)
+            own[key] = check_own(workspace, key, key_digest, digests, digests.for_cache)
             targeted.update(own[key].targets)
             # Kept: a module whose sites reach others, or whose policies others reach, is
             # needed again when the modules it shares policies with are checked together.
@@ -231,7 +238,7 @@ def _check_with_users(
 
     # A module that could not hold a site was not checked alone: its findings are all here.
     mine = own.get(target) or FileResult(digests(target) or "", {}, (), ())
-    key = ResultCache.combined_key(mine, users)
+    key = ResultCache.combined_key(mine, users) if cache is not None else ""
     stored = cache.combined(target, key) if cache is not None else None
     if stored is not None:
         return list(stored)
@@ -298,7 +305,7 @@ def _check_in_worker(
             return key, found, None, [], None
         key_digest = found[0]
         assert key_digest is not None
-    result = check_own(_worker, key, key_digest, _Digests(_worker))
+    result = check_own(_worker, key, key_digest, _Digests(_worker), for_cache=digest_always)
     _worker.release(key)
     return key, found, result, _worker.take_internal_errors(), _worker.jedi.stats.pop(key, None)
 

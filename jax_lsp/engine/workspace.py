@@ -444,7 +444,9 @@ class Workspace:
     ) -> dict[str, list[Finding]]:
         """Findings per file for the given files and folders (folders are walked), reusing the
         results kept in `cache_dir` and checking on `jobs` processes (see core.batch)."""
-        return self.check_files(discover([Path(p) for p in paths], self.settings.exclude), cache_dir, jobs)
+        return self.check_files(
+            discover_names([Path(p) for p in paths], self.settings.exclude), cache_dir, jobs
+        )
 
     def check_files(
         self, files: Iterable[Path | str], cache_dir: Path | None = None, jobs: int = 1
