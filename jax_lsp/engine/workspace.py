@@ -379,23 +379,23 @@ class Workspace:
         """The files that could use a policy defined in `paths`: those that could hold a site
         and import something `paths` define (engine.users); found by reading, not parsing.
 
-        With `jobs` > 1, a forked process reads the files (engine.forked) while this one parses
-        the named modules and finds their own sites, which checking them needs next."""
+        With `jobs` > 1, a forked process finds and reads the files (engine.forked) while this
+        one parses the named modules and finds their own sites, which checking them needs next."""
         from jax_lsp.engine.forked import InChild
         from jax_lsp.engine.users import Exported, candidate_users, searched
 
-        # Each under a root, which is absolute and normalized: already as _key gives it.
-        files = discover_names(self.roots, self.settings.exclude) if self.roots else []
-        # Measured on flax: parsing lift.py and finding its sites takes this process as long as
-        # the child takes to read four fifths of the files.
-        here, there = (files[::5], [f for i, f in enumerate(files) if i % 5]) if jobs > 1 else (files, [])
-        with InChild(lambda: searched(there), fork=bool(there)) as child:
+        def read_all() -> tuple[list[str], dict[str, bytes]]:
+            # Each under a root, which is absolute and normalized: already as _key gives it.
+            files = discover_names(self.roots, self.settings.exclude) if self.roots else []
+            return files, searched(files)
+
+        with InChild(read_all, fork=jobs > 1) as child:
             with self._lock:
                 modules = [module for module in (self.load(p) for p in paths) if module is not None]
                 if jobs > 1:
                     for module in modules:
                         self.sites(module)
-            found = {**searched(here), **child.result()}
+            files, found = child.result()
         named = [
             Exported(
                 module.name,
