@@ -60,14 +60,16 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     """The parser of the command line `argv` (None: of any command line).
 
     A subcommand is built in full, and its module imported, only when `argv` names it: argparse
-    takes a subcommand by its exact name, and the others need no more than their help line."""
+    takes a subcommand by its exact name. The others are there, with their help line, only when
+    `argv` names none: for the help and the error that list them (each parser costs ~1 ms)."""
     parser = _Parser(prog="jax-lsp", description="Find broken JAX rematerialization policies.")
     parser.add_argument("--version", action="version", version=f"jax-lsp {__version__}")
     subparsers = parser.add_subparsers(dest="command", metavar="COMMAND")
+    named = [name for name in COMMANDS if argv is None or name in argv]
     for name, help_line in COMMANDS.items():
-        if argv is None or name in argv:
+        if name in named:
             importlib.import_module(f"jax_lsp.cli.commands.{name}").add_parser(subparsers, help_line)
-        else:
+        elif not named:
             subparsers.add_parser(name, help=help_line)
     return parser
 
