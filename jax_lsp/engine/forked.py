@@ -1,11 +1,15 @@
 """Work done beside the caller by a forked process, for a command that would otherwise leave a
 core idle on a short run: a pool of processes (batch) costs more to import and start than such
-a run takes. The child inherits everything imported, does one piece of work and exits; what it
-returns comes back through a pipe, marshalled (plain data: str, bytes, lists, dicts).
+a run takes. The child inherits everything imported, makes the items of one piece of work and
+exits; each item comes back through a pipe as soon as it is made, marshalled (plain data: str,
+bytes, lists, tuples, dicts), so the caller can work on the first while the child makes the
+next.
 
-Only on Linux, where fork is cheap and safe in a process without threads (the command line's).
-Anywhere else, and whenever the child fails, the work is done in the caller instead: the result
-is the same, only later.
+Only on Linux, where fork is cheap, and only in a process of one thread (the command line's):
+a thread holding a lock at the fork (JAX's, in a process that imported it) would leave it held
+in the child. Anywhere else the items are made by the caller as it asks for them; and if the
+child fails, the caller makes those it did not send (the work must give the same items each
+time).
 """
 
 from __future__ import annotations
@@ -13,21 +17,31 @@ from __future__ import annotations
 import marshal
 import os
 import sys
-from collections.abc import Callable
+from collections.abc import Callable, Iterable, Iterator
 from typing import Any, Generic, TypeVar
 
-R = TypeVar("R")
+T = TypeVar("T")
+
+_HEADER_BYTES = 8  # each item is sent as its length, then its marshalled bytes
 
 
-class InChild(Generic[R]):
-    """`work()`, started in a forked process when made; `result()` waits for what it returns.
-    Used as a context manager: a child whose result was not asked for is stopped on exit."""
+def _can_fork() -> bool:
+    try:
+        return sys.platform == "linux" and len(os.listdir("/proc/self/task")) == 1
+    except OSError:
+        return False
 
-    def __init__(self, work: Callable[[], R], fork: bool = True) -> None:
-        """`fork` False: no process, the work is done by `result()` (for little work)."""
+
+class InChild(Generic[T]):
+    """The items of `work()`, made by a forked process started when this is made. Used as a
+    context manager: a child whose items were not all taken is stopped on exit."""
+
+    def __init__(self, work: Callable[[], Iterable[T]], fork: bool = True) -> None:
+        """`fork` False: no process; the items are made as `items()` is iterated."""
         self._work = work
         self._child: tuple[int, int] | None = None  # (process id, the pipe's end to read)
-        if fork and sys.platform == "linux":
+        self._running: int | None = None  # a child whose items are being taken
+        if fork and _can_fork():
             self._child = self._start()
 
     def _start(self) -> tuple[int, int] | None:
@@ -43,36 +57,52 @@ class InChild(Generic[R]):
             try:
                 os.close(read_end)
                 with open(write_end, "wb") as pipe:
-                    value: Any = self._work()  # plain data, as the class says
-                    pipe.write(marshal.dumps(value))
+                    for item in self._work():
+                        value: Any = item  # plain data, as the module says
+                        data = marshal.dumps(value)
+                        pipe.write(len(data).to_bytes(_HEADER_BYTES, "little") + data)
+                        pipe.flush()
                 code = 0
             finally:
                 os._exit(code)
         os.close(write_end)
         return pid, read_end
 
-    def __enter__(self) -> InChild[R]:
+    def items(self) -> Iterator[T]:
+        if self._child is None:
+            yield from self._work()
+            return
+        pid, read_end = self._child
+        self._child, self._running = None, pid
+        received = 0
+        with open(read_end, "rb") as pipe:
+            while len(header := pipe.read(_HEADER_BYTES)) == _HEADER_BYTES:
+                size = int.from_bytes(header, "little")
+                data = pipe.read(size)
+                if len(data) < size:
+                    break
+                received += 1
+                yield marshal.loads(data)
+        self._running = None
+        _, status = os.waitpid(pid, 0)
+        if status != 0:  # the child failed: the items it did not send are made here
+            for index, item in enumerate(self._work()):
+                if index >= received:
+                    yield item
+
+    def __enter__(self) -> InChild[T]:
         return self
 
     def __exit__(self, *exc_info: object) -> None:
         if self._child is not None:
-            import signal  # here: a child is stopped only when its caller failed
+            os.close(self._child[1])
+            self._stop(self._child[0])
+        elif self._running is not None:
+            self._stop(self._running)
 
-            pid, read_end = self._child
-            self._child = None
-            os.close(read_end)
-            os.kill(pid, signal.SIGKILL)
-            os.waitpid(pid, 0)
+    def _stop(self, pid: int) -> None:
+        import signal  # here: a child is stopped only when its caller failed or stopped early
 
-    def result(self) -> R:
-        if self._child is None:
-            return self._work()
-        pid, read_end = self._child
-        self._child = None
-        with open(read_end, "rb") as pipe:
-            data = pipe.read()
-        _, status = os.waitpid(pid, 0)
-        if status != 0:
-            return self._work()
-        value: R = marshal.loads(data)
-        return value
+        self._child = self._running = None
+        os.kill(pid, signal.SIGKILL)
+        os.waitpid(pid, 0)

@@ -134,52 +134,77 @@ class _ImportSearch:
         return words is None or any(word in data for word in words) or str(path).startswith(self.folders)
 
 
-def searched(paths: list[str]) -> dict[str, bytes]:
-    """What `candidate_users` needs of `paths`: the bytes of each file that could hold a policy
-    site (a notebook's without its images), and of each package (`__init__.py`), which may
-    re-export a named module's policies. Plain data, for a forked process to send back."""
-    found = {}
+# How many files of those that could hold a site `searched` gives at once.
+BATCH_FILES = 8
+
+
+def searched(paths: list[str]) -> Iterator[list[tuple[str, bytes]]]:
+    """What the users search needs of `paths`, in batches of (path, bytes): first every package
+    (`__init__.py`), which may re-export a named module's policies, then the other files that
+    could hold a policy site, a few at a time (a notebook's bytes without its images). Plain
+    data, for a forked process to send as it reads; `UserSearch` takes the first batch, then
+    tells each file of the others."""
+    packages = [path for path in paths if os.path.basename(path) == "__init__.py"]
+    yield [(path, data) for path in packages if (data := _read(path)) is not None]
+    batch: list[tuple[str, bytes]] = []
     for path in paths:
-        try:
-            with open(path, "rb") as file:
-                data = file.read()
-        except OSError:
+        if os.path.basename(path) == "__init__.py" or (data := _read(path)) is None:
             continue
-        if is_notebook(path):
-            data = without_images(data)
-        if os.path.basename(path) == "__init__.py" or file_could_hold_site(
-            path, data, policy_sites_only=True
-        ):
-            found[path] = data
-    return found
+        if file_could_hold_site(path, data, policy_sites_only=True):
+            batch.append((path, without_images(data) if is_notebook(path) else data))
+            if len(batch) == BATCH_FILES:
+                yield batch
+                batch = []
+    if batch:
+        yield batch
+
+
+def _read(path: str) -> bytes | None:
+    try:
+        with open(path, "rb") as file:
+            return file.read()
+    except OSError:
+        return None
+
+
+class UserSearch:
+    """Which files could hold a site and import something of the `named` modules, directly or
+    through a package that re-exports it (`from pkg.policies import p as chosen` in
+    pkg/__init__.py). Made from every package's bytes; then told each file's bytes as on disk
+    (a notebook's JSON, its images left out or not)."""
+
+    def __init__(
+        self, packages: dict[Path, bytes], named: list[Exported], module_name: Callable[[Path], str]
+    ) -> None:
+        targets = list(named)
+        added = list(named)
+        while added:  # a package that imports nothing of the targets so far is asked of the new ones
+            search = _ImportSearch(added)
+            known = {t.path for t in targets}
+            added = [
+                Exported(module_name(path), path, frozenset(names))
+                for path, data in packages.items()
+                if path not in known
+                and search.could_import(path, data)
+                and (names := imports_from(data, path, added))
+            ]
+            targets += added
+        self._targets = targets
+        self._search = _ImportSearch(targets)
+
+    def is_user(self, path: Path, data: bytes) -> bool:
+        return (  # the site test first: it lets fewer files through than the words of the targets
+            file_could_hold_site(str(path), data, policy_sites_only=True)
+            and self._search.could_import(path, data)
+            and bool(imports_from(code_for_search(path, data), path, self._targets))
+        )
 
 
 def candidate_users(
     files: dict[Path, bytes], named: list[Exported], module_name: Callable[[Path], str]
 ) -> list[Path]:
-    """The files that could hold a site and import something of the `named` modules, directly
-    or through a package that re-exports it (`from pkg.policies import p as chosen` in
-    pkg/__init__.py). `files` holds each file's bytes as on disk (a notebook's JSON, its images
-    left out or not), for every file that could hold a site and every package (`searched`)."""
-    targets = list(named)
-    packages = [path for path in files if path.name == "__init__.py"]
-    added = list(named)
-    while added:  # a package that imports nothing of the targets so far is asked of the new ones
-        search = _ImportSearch(added)
-        known = {t.path for t in targets}
-        added = [
-            Exported(module_name(path), path, frozenset(names))
-            for path in packages
-            if path not in known
-            and search.could_import(path, files[path])
-            and (names := imports_from(files[path], path, added))
-        ]
-        targets += added
-    search = _ImportSearch(targets)
-    return [  # the site test first: it lets fewer files through than the words of the targets
-        path
-        for path, data in files.items()
-        if file_could_hold_site(str(path), data, policy_sites_only=True)
-        and search.could_import(path, data)
-        and imports_from(code_for_search(path, data), path, targets)
-    ]
+    """The files of `files` that could use the `named` modules' policies (UserSearch); it holds
+    at least every package and every file that could hold a site."""
+    packages = {path: data for path, data in files.items() if path.name == "__init__.py"}
+    search = UserSearch(packages, named, module_name)
+    return [path for path, data in files.items() if search.is_user(path, data)]

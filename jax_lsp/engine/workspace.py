@@ -375,19 +375,20 @@ class Workspace:
             with self._lock:
                 self._index_file(_key(path))
 
-    def users_of(self, paths: Iterable[Path | str], jobs: int = 1) -> list[Path]:
-        """The files that could use a policy defined in `paths`: those that could hold a site
-        and import something `paths` define (engine.users); found by reading, not parsing.
+    def users_of(self, paths: Iterable[Path | str], jobs: int = 1) -> Iterator[Path]:
+        """The files that could use a policy defined in `paths`, as they are found: those that
+        could hold a site and import something `paths` define (engine.users); found by reading,
+        not parsing.
 
         With `jobs` > 1, a forked process finds and reads the files (engine.forked) while this
-        one parses the named modules and finds their own sites, which checking them needs next."""
+        one parses the named modules and finds their own sites, which checking them needs next;
+        then this one tells each file the child sends while it reads the next."""
         from jax_lsp.engine.forked import InChild
-        from jax_lsp.engine.users import Exported, candidate_users, searched
+        from jax_lsp.engine.users import Exported, UserSearch, searched
 
-        def read_all() -> tuple[list[str], dict[str, bytes]]:
+        def read_all() -> Iterator[list[tuple[str, bytes]]]:
             # Each under a root, which is absolute and normalized: already as _key gives it.
-            files = discover_names(self.roots, self.settings.exclude) if self.roots else []
-            return files, searched(files)
+            return searched(discover_names(self.roots, self.settings.exclude) if self.roots else [])
 
         with InChild(read_all, fork=jobs > 1) as child:
             with self._lock:
@@ -395,21 +396,24 @@ class Workspace:
                 if jobs > 1:
                     for module in modules:
                         self.sites(module)
-            files, found = child.result()
-        named = [
-            Exported(
-                module.name,
-                Path(module.path),
-                frozenset(
-                    name
-                    for name, bindings in module.scope.bindings.items()
-                    if any(b.kind != "import" for b in bindings)
-                ),
-            )
-            for module in modules
-        ]
-        kept = {Path(path): found[path] for path in files if path in found}  # in the order found
-        return candidate_users(kept, named, lambda p: self._module_name(str(p))[0])
+            named = [
+                Exported(
+                    module.name,
+                    Path(module.path),
+                    frozenset(
+                        name
+                        for name, bindings in module.scope.bindings.items()
+                        if any(b.kind != "import" for b in bindings)
+                    ),
+                )
+                for module in modules
+            ]
+            batches = child.items()
+            packages = {Path(path): data for path, data in next(batches, [])}
+            search = UserSearch(packages, named, lambda p: self._module_name(str(p))[0])
+            yield from (path for path, data in packages.items() if search.is_user(path, data))
+            for batch in batches:
+                yield from (Path(path) for path, data in batch if search.is_user(Path(path), data))
 
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
         from jax_lsp.core.resolve import PolicyFunction

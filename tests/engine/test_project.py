@@ -2,9 +2,14 @@
 
 from __future__ import annotations
 
+import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 from jax_lsp.engine.project import import_folders, import_root, package_root, project_root, src_folders
+from tests.cli.runner import REPO
 
 
 def _tree(tmp_path: Path) -> Path:
@@ -97,6 +102,27 @@ def test_users_found_with_a_forked_process_are_those_found_alone(tmp_path: Path)
         uses = "from pkg import chosen\nf = jax.checkpoint(g, policy=chosen)\n" if n % 4 == 0 else "x = 1\n"
         (tmp_path / f"m{n}.py").write_text(uses)
     workspace = Workspace([tmp_path])
-    alone = workspace.users_of([tmp_path / "pkg" / "policies.py"], jobs=1)
+    alone = list(workspace.users_of([tmp_path / "pkg" / "policies.py"], jobs=1))
     assert sorted(p.name for p in alone) == sorted(f"m{n}.py" for n in range(0, 30, 4))
-    assert Workspace([tmp_path]).users_of([tmp_path / "pkg" / "policies.py"], jobs=3) == alone
+    # In a fresh interpreter: this one has threads (JAX's), and such a process is never forked.
+    forked = subprocess.run(
+        [sys.executable, "-c", _USERS_WITH_JOBS, str(tmp_path), "3"],
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
+    assert json.loads(forked.stdout) == [str(p) for p in alone]
+
+
+_USERS_WITH_JOBS = """
+import json, sys
+from pathlib import Path
+from jax_lsp.engine import Workspace
+from jax_lsp.engine.forked import _can_fork
+
+assert _can_fork()
+root = Path(sys.argv[1])
+print(json.dumps([str(p) for p in Workspace([root]).users_of([root / "pkg" / "policies.py"], jobs=int(sys.argv[2]))]))
+"""
