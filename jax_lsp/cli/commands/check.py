@@ -66,7 +66,7 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         type=int,
         default=os.cpu_count() or 1,
         metavar="N",
-        help="processes for large trees (default: one per CPU)",
+        help="processes for large trees, and for finding the users of named files (default: one per CPU)",
     )
     parser.add_argument(
         "--verbose",
