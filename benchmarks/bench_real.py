@@ -8,7 +8,8 @@ interpreter, the three alternate, and the medians of --repeat runs are compared.
 - every file checked on its own in this process, with a fresh Workspace each (as when a file
   is opened): the slowest ten, timed again --repeat times;
 - a re-run with nothing changed, when `jax-lsp check` keeps a result cache (--no-cache);
-- one named file of the largest project, from the command line;
+- one named file of the largest project, from the command line (medians of at least
+  ONE_FILE_RUNS runs, alternated with ruff's);
 - the language server (bench_server's client) on the largest module that holds policy sites,
   opened in a copy of its project: first diagnostics, then edits typed from the moment those
   arrive (no settling time). That is a user who opens a file and types at once: the workspace
@@ -86,6 +87,9 @@ SLOWEST = 10
 SERVER_EDITS = 100
 SERVER_SETTLE_S = 0.0  # the first edit follows the first diagnostics at once (see the docstring)
 SERVER_WARM_RUNS = 5
+# A check of one file takes ~0.15 s and ruff's ~15 ms: a few runs of each, alternated, say less
+# than the VM's noise. Their ratio is taken from medians of this many runs at least.
+ONE_FILE_RUNS = 11
 
 
 @dataclass
@@ -274,7 +278,7 @@ def time_each_file(results: list[ProjectResult], repeat: int) -> list[FileTime]:
 def measure_one_file(root: Path, path: Path, repeat: int, cache: bool) -> dict:
     cli, ruff = [], []
     timed(ruff_command(path))
-    for _ in range(repeat):
+    for _ in range(max(repeat, ONE_FILE_RUNS)):
         cli.append(timed(check_command(path, no_cache=cache))[0])
         ruff.append(timed(ruff_command(path))[0])
     return {
@@ -450,7 +454,7 @@ def main() -> int:
         print(
             f"\nOne named file of the largest project ({largest.name}): {one_file['path']} "
             f"({chosen.lines} lines, {chosen.sites} sites): check {one_file['check_s']:.2f}s, ruff {one_file['ruff_s']:.3f}s "
-            "(from the command line, as pre-commit runs it)"
+            f"(from the command line, as pre-commit runs it; medians of {max(args.repeat, ONE_FILE_RUNS)} runs)"
         )
 
     server = None
