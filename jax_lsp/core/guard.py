@@ -3,8 +3,8 @@ exception becomes an `InternalError` that names where it happened."""
 
 from __future__ import annotations
 
+import _thread
 import sys
-import threading
 from collections.abc import Callable
 from typing import TypeVar
 
@@ -19,7 +19,9 @@ T = TypeVar("T")
 # 2,900 branches at the default limit); walking one takes a few Python frames per level.
 DEEP_RECURSION_LIMIT = 200_000
 DEEP_STACK_BYTES = 512 * 1024 * 1024
-_deep_lock = threading.Lock()
+# `_thread`, not `threading`: its locks and ids are the same, and it costs no import (threading,
+# ~1.5 ms, is imported only to start a deep-stack worker).
+_deep_lock = _thread.allocate_lock()
 # A deep-stack worker's thread id -> the id of the thread waiting for it.
 _waiting_for: dict[int, int] = {}
 
@@ -39,12 +41,12 @@ class WorkLock:
     plain RLock would have both threads wait for ever."""
 
     def __init__(self) -> None:
-        self._lock = threading.Lock()
+        self._lock = _thread.allocate_lock()
         self._owner: int | None = None  # the principal thread of the holder
         self._depth = 0
 
     def __enter__(self) -> None:
-        principal = _principal(threading.get_ident())
+        principal = _principal(_thread.get_ident())
         if self._owner != principal:  # only the holder's own threads can read their id here
             self._lock.acquire()
             self._owner = principal
@@ -67,21 +69,23 @@ def deep(function: Callable[[], T]) -> T:
     try:
         return function()
     except RecursionError:
-        if threading.get_ident() in _waiting_for:  # already on a deep stack: too deep even there
+        if _thread.get_ident() in _waiting_for:  # already on a deep stack: too deep even there
             raise
         log.debug("recursion limit reached; running again on a deep stack")
+    import threading
+
     values: list[T] = []
     errors: list[BaseException] = []
-    caller = threading.get_ident()
+    caller = _thread.get_ident()
 
     def run() -> None:
-        _waiting_for[threading.get_ident()] = caller
+        _waiting_for[_thread.get_ident()] = caller
         try:
             values.append(function())
         except BaseException as exc:  # noqa: BLE001 - handed back to the calling thread
             errors.append(exc)
         finally:
-            del _waiting_for[threading.get_ident()]
+            del _waiting_for[_thread.get_ident()]
 
     with _deep_lock:
         limit = sys.getrecursionlimit()

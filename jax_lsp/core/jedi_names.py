@@ -17,9 +17,9 @@ whose context changed keeps its last answer (an edit must not make a finding bli
 
 from __future__ import annotations
 
+import _thread
 import bisect
 import os
-import threading
 import time
 from collections import OrderedDict
 from collections.abc import Callable
@@ -90,7 +90,7 @@ class JediNames:
         self._root = root
         self._interpreter = interpreter
         self._project: jedi.Project | None = None
-        self._lock = threading.Lock()  # guards the dicts below; never held while jedi runs
+        self._lock = _thread.allocate_lock()  # guards the dicts below; never held while jedi runs
         self._scripts: OrderedDict[str, tuple[str, jedi.Script]] = OrderedDict()  # path -> (text, Script)
         self._answers: dict[str, dict[Key, str | None]] = {}
         self._latest: dict[str, dict[str, str | None]] = {}  # path -> callee text -> last answer

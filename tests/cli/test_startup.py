@@ -43,6 +43,7 @@ NEVER_FOR_CHECK = (
     "logging",
     "traceback",
     "subprocess",
+    "threading",  # the locks come from _thread; a thread is started only for a very deep tree
 )
 
 _RUN_AND_LIST_MODULES = """
