@@ -3,7 +3,6 @@ the checkpoint names its users save)."""
 
 from __future__ import annotations
 
-import logging
 import os
 import re
 import sys
@@ -11,7 +10,9 @@ from collections.abc import Iterable, Iterator
 from functools import lru_cache
 from pathlib import Path
 
-log = logging.getLogger(__name__)
+from jax_lsp.core.logger import logger
+
+log = logger(__name__)
 
 # Searched for without `^[ \t]*` (a literal first is found much faster), which
 # _line_starting checks after.

@@ -17,6 +17,7 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from jax_lsp.core.notebook_files import code_for_search, file_could_hold_site, is_notebook, without_images
+from jax_lsp.core.packages import read_file
 from jax_lsp.core.record import Record
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`;
@@ -145,10 +146,10 @@ def searched(paths: list[str]) -> Iterator[list[tuple[str, bytes]]]:
     data, for a forked process to send as it reads; `UserSearch` takes the first batch, then
     tells each file of the others."""
     packages = [path for path in paths if os.path.basename(path) == "__init__.py"]
-    yield [(path, data) for path in packages if (data := _read(path)) is not None]
+    yield [(path, data) for path in packages if (data := read_file(path)) is not None]
     batch: list[tuple[str, bytes]] = []
     for path in paths:
-        if os.path.basename(path) == "__init__.py" or (data := _read(path)) is None:
+        if os.path.basename(path) == "__init__.py" or (data := read_file(path)) is None:
             continue
         if file_could_hold_site(path, data, policy_sites_only=True):
             batch.append((path, without_images(data) if is_notebook(path) else data))
@@ -157,14 +158,6 @@ def searched(paths: list[str]) -> Iterator[list[tuple[str, bytes]]]:
                 batch = []
     if batch:
         yield batch
-
-
-def _read(path: str) -> bytes | None:
-    try:
-        with open(path, "rb") as file:
-            return file.read()
-    except OSError:
-        return None
 
 
 class UserSearch:

@@ -19,6 +19,7 @@ from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.logger import logger
 from jax_lsp.core.model import Finding, InternalError, Position
 from jax_lsp.core.notebook_files import is_notebook, parse_notebook
+from jax_lsp.core.packages import read_file
 from jax_lsp.core.python_version import ProjectPythons
 from jax_lsp.engine.files import discover, discover_names
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
@@ -36,13 +37,6 @@ if TYPE_CHECKING:
     from jax_lsp.core.source import DeferredDefinition, ParseCache, SourceModule
 
 log = logger(__name__)
-
-
-def _read(path: Path) -> bytes | None:
-    try:
-        return path.read_bytes()
-    except OSError:
-        return None
 
 
 def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[DeferredDefinition]] | None:
@@ -232,7 +226,7 @@ class Workspace:
         with self._lock:
             if key in self._overlays:
                 return self._overlays[key].encode("utf-8", "surrogatepass")
-        return _read(Path(key))
+        return read_file(key)
 
     def _read_by_analysis(self, path: str) -> None:
         for recorder in self._load_recorders:
