@@ -2,7 +2,8 @@
 
 It owns what the command line and the language server share: project discovery
 (`project.project_root`), file discovery, noqa/select/ignore and severities, the result cache,
-the process pool of large checks, and the fix loop.
+the process pool of large checks, the forked reader of a check of named files, and the fix
+loop.
 """
 
 from __future__ import annotations
