@@ -191,13 +191,3 @@ class UserSearch:
             and self._search.could_import(path, data)
             and bool(imports_from(code_for_search(path, data), path, self._targets))
         )
-
-
-def candidate_users(
-    files: dict[Path, bytes], named: list[Exported], module_name: Callable[[Path], str]
-) -> list[Path]:
-    """The files of `files` that could use the `named` modules' policies (UserSearch); it holds
-    at least every package and every file that could hold a site."""
-    packages = {path: data for path, data in files.items() if path.name == "__init__.py"}
-    search = UserSearch(packages, named, module_name)
-    return [path for path, data in files.items() if search.is_user(path, data)]

@@ -59,7 +59,7 @@ def test_a_file_outside_every_root_resolves_from_its_own_project(tmp_path: Path)
 
 
 def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
-    from jax_lsp.engine.users import Exported, candidate_users
+    from jax_lsp.engine.users import Exported, UserSearch
 
     pkg = tmp_path / "pkg"
     pkg.mkdir()
@@ -79,9 +79,11 @@ def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
         tmp_path / "other_module.py": b"from other.policies import p\nf = jax.checkpoint(g, policy=p)\n",
     }
     named = [Exported("pkg.policies", policies, frozenset({"p"}))]
-    found = candidate_users(
-        files, named, lambda path: path.parent.name if path.name == "__init__.py" else path.stem
+    packages = {path: data for path, data in files.items() if path.name == "__init__.py"}
+    search = UserSearch(
+        packages, named, lambda path: path.parent.name if path.name == "__init__.py" else path.stem
     )
+    found = [path for path, data in files.items() if search.is_user(path, data)]
     assert sorted(p.name for p in found) == [
         "aliased.py",
         "dotted.py",
