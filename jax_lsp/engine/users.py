@@ -151,8 +151,10 @@ def searched(paths: list[str]) -> Iterator[list[tuple[str, bytes]]]:
     for path in paths:
         if os.path.basename(path) == "__init__.py" or (data := read_file(path)) is None:
             continue
+        if is_notebook(path):
+            data = without_images(data)  # once: the site test finds no image left to empty
         if file_could_hold_site(path, data, policy_sites_only=True):
-            batch.append((path, without_images(data) if is_notebook(path) else data))
+            batch.append((path, data))
             if len(batch) == BATCH_FILES:
                 yield batch
                 batch = []

@@ -510,9 +510,8 @@ class Workspace:
     def python_files(self) -> list[str]:
         """Every Python file under the roots, and the open buffers outside them."""
         with self._lock:
-            found = (
-                discover_names(self.roots, self.settings.exclude) if self.roots else []
-            )  # as _key gives them
+            # Each under a root, which is absolute and normalized: already as _key gives it.
+            found = discover_names(self.roots, self.settings.exclude) if self.roots else []
             return found + sorted(set(self._overlays) - set(found))
 
     def in_roots(self, path: Path | str) -> bool:
