@@ -14,25 +14,29 @@ from jax_lsp.core.logger import logger
 
 log = logger(__name__)
 
-# Searched for without `^[ \t]*` (a literal first is found much faster), which
-# _line_starting checks after.
+# Searched for without `^[ \t]*` (a literal first is found much faster), which at_line_starts
+# checks after.
 _FROM = re.compile(rb"from[ \t]+([A-Za-z_]\w*)")
 _IMPORT = re.compile(rb"import[ \t]+([^\r\n#;]+)")
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
 
 
-def _line_starting(pattern: re.Pattern[bytes], data: bytes) -> Iterator[bytes]:
-    """The first group of each match of `pattern` that only spaces and tabs precede on its line."""
-    for match in pattern.finditer(data):
-        line_start = data.rfind(b"\n", 0, match.start()) + 1
-        if not data[line_start : match.start()].strip(b" \t"):
-            yield match.group(1)
+def at_line_starts(pattern: re.Pattern[bytes], data: bytes) -> Iterator[re.Match[bytes]]:
+    """The matches `^[ \t]*` + `pattern` would find with re.M, many times faster: the regular
+    expression starts with a word, which is searched for, and what precedes it is checked."""
+    position = 0
+    while (match := pattern.search(data, position)) is not None:
+        if data[data.rfind(b"\n", 0, match.start()) + 1 : match.start()].strip(b" \t"):
+            position = match.start() + 1  # not at the start of its line
+        else:
+            yield match
+            position = match.end()
 
 
 def imported_packages(data: bytes) -> set[str]:
     """The top-level names a file imports (`import a.b as c, d` -> {"a", "d"}), stdlib left out."""
-    names = {m.decode() for m in _line_starting(_FROM, data)}
-    for clause in _line_starting(_IMPORT, data):
+    names = {m.group(1).decode() for m in at_line_starts(_FROM, data)}
+    for clause in (m.group(1) for m in at_line_starts(_IMPORT, data)):
         for part in clause.split(b","):
             words = part.split()
             if words and re.fullmatch(rb"[A-Za-z_][\w.]*", words[0]):

@@ -17,11 +17,11 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from jax_lsp.core.notebook_files import code_for_search, file_could_hold_site, is_notebook, without_images
-from jax_lsp.core.packages import read_file
+from jax_lsp.core.packages import at_line_starts, read_file
 from jax_lsp.core.record import Record
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`;
-# `import NAMES`. Each at the start of a line, after its indentation (_at_line_starts).
+# `import NAMES`. Each at the start of a line, after its indentation (at_line_starts).
 _FROM_IMPORT = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)")
 _IMPORT = re.compile(rb"import[ \t]+([^\n]*)")
 _NAME = re.compile(rb"\*|[^\W\d]\w*")
@@ -79,18 +79,6 @@ def _submodule(source: str, name: str) -> str:
     return f"{source}{name}" if source.endswith(".") else f"{source}.{name}"
 
 
-def _at_line_starts(pattern: re.Pattern[bytes], data: bytes) -> Iterator[re.Match[bytes]]:
-    """The matches `^[ \t]*` + `pattern` would find with re.M, many times faster: the regular
-    expression starts with a word, which is searched for, and what precedes it is checked."""
-    position = 0
-    while (match := pattern.search(data, position)) is not None:
-        if data[data.rfind(b"\n", 0, match.start()) + 1 : match.start()].strip(b" \t"):
-            position = match.start() + 1  # not at the start of its line
-        else:
-            yield match
-            position = match.end()
-
-
 def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[str]:
     """The names the file at `importer` imports from `targets` (`*` for a star import, the
     module's own name when it imports the module as a whole)."""
@@ -98,7 +86,7 @@ def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[st
     folder = os.path.dirname(importer)
     # An import names a target by a relative import, or by writing the target's last name.
     lasts = {t.name.rsplit(".", 1)[-1].encode("utf-8", "surrogatepass") for t in targets}
-    for match in _at_line_starts(_FROM_IMPORT, data):
+    for match in at_line_starts(_FROM_IMPORT, data):
         if not match.group(1).startswith(b".") and not any(last in match.group(0) for last in lasts):
             continue
         source, imported = match.group(1).decode("utf-8", "replace"), _imported(match.group(2))
@@ -108,7 +96,7 @@ def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[st
                 found |= imported
             elif last in imported and _is_module(_submodule(source, last), folder, target):
                 found |= imported
-    for match in _at_line_starts(_IMPORT, data):
+    for match in at_line_starts(_IMPORT, data):
         if not any(last in match.group(1) for last in lasts):
             continue
         for part in match.group(1).split(b","):
