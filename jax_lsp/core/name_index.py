@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import bisect
 import difflib
+import functools
 import itertools
 import logging
 import os
@@ -118,10 +119,14 @@ class Suggestion:
     exact: bool  # a name that can replace the one written
 
 
+@functools.lru_cache(maxsize=256)
+def _whole_word(word: str) -> re.Pattern[bytes]:
+    return re.compile(rb"(?<!\w)" + re.escape(word.encode()) + rb"(?!\w)")
+
+
 def _has_word(word: str, data: bytes) -> bool:
     """`word` in `data` as a whole word (the substring test first: it is much faster)."""
-    encoded = word.encode()
-    return encoded in data and re.search(rb"(?<!\w)" + re.escape(encoded) + rb"(?!\w)", data) is not None
+    return word.encode() in data and _whole_word(word).search(data) is not None
 
 
 def _quoted(name: str, data: bytes) -> bool:
@@ -146,8 +151,7 @@ class Corpus:
 
     def files_with(self, word: str, limit: int) -> list[str] | None:
         """The files holding `word` as a whole word, in order; None if more than `limit` do."""
-        encoded = word.encode()
-        whole = re.compile(rb"(?<!\w)" + re.escape(encoded) + rb"(?!\w)")
+        encoded, whole = word.encode(), _whole_word(word)
         found: list[str] = []
         at = self._text.find(encoded)
         while at >= 0:
