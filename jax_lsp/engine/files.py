@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import os
 import stat
-from collections.abc import Iterable
+from collections.abc import Callable, Iterable
 from operator import attrgetter
 from pathlib import Path
 
@@ -118,23 +118,11 @@ def _git_ignored(folder: str) -> set[str]:
 _name = attrgetter("name")
 
 
-def _is_dir(entry: os.DirEntry[str]) -> bool:
+def _entry_is(test: Callable[[], bool]) -> bool:
+    """An `os.DirEntry` test (`entry.is_dir`, ...), False where the entry cannot be examined.
+    `is_dir` follows a symlink, as os.walk sorts names into folders and files."""
     try:
-        return entry.is_dir()  # through a symlink, as os.walk sorts names into folders and files
-    except OSError:
-        return False
-
-
-def _is_file(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_file()
-    except OSError:
-        return False
-
-
-def _is_symlink(entry: os.DirEntry[str]) -> bool:
-    try:
-        return entry.is_symlink()
+        return test()
     except OSError:
         return False
 
@@ -171,18 +159,18 @@ class _Walk:
                 entries = sorted(listing, key=_name)
         except OSError:
             return
-        if relative and any(e.name == "pyvenv.cfg" and _is_file(e) for e in entries):
+        if relative and any(e.name == "pyvenv.cfg" and _entry_is(e.is_file) for e in entries):
             return  # a virtualenv, whatever its name
         folders = []
         for entry in entries:
             name = entry.name
-            if _is_dir(entry):
-                if _is_symlink(entry) or _skipped_dir(name):
+            if _entry_is(entry.is_dir):
+                if _entry_is(entry.is_symlink) or _skipped_dir(name):
                     continue
                 if self._kept(entry, path := os.path.join(relative, name)):
                     folders.append(path)
             elif name.endswith(CHECKED_SUFFIXES) and self._kept(entry, path := os.path.join(relative, name)):
-                found.append((path, _is_symlink(entry)))
+                found.append((path, _entry_is(entry.is_symlink)))
         for path in folders:
             self._collect(path, found)
 
@@ -191,7 +179,7 @@ class _Walk:
             return False
         if not self._exclude:
             return True
-        real = self.real_path(relative, _is_symlink(entry))
+        real = self.real_path(relative, _entry_is(entry.is_symlink))
         return not _is_excluded(entry.name, real, self._base, self._exclude)
 
 
