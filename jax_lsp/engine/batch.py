@@ -55,7 +55,9 @@ class _Digests:
     def of_file(self, path: str, digest_always: bool = False) -> tuple[str | None, bool] | None:
         """(digest, could hold a site) of a file; None when it cannot be read. Without a cache,
         the digest of a file that cannot hold a site is taken only if `digest_always`."""
-        seen = self.vouched(path)
+        # A file vouched for already this run (_from_cache asks each one first) is not stated
+        # again: the cache said nothing of it, or its answer is known (`__call__`).
+        seen = self.vouched(path) if path not in self._stats else None
         if seen is not None:
             return seen
         data = self._sources.read(path)
