@@ -25,8 +25,8 @@ sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
 from corpus import DEFAULT_CACHE, PROJECTS, fetch
 
-from jax_lsp.core.notebook_files import file_could_hold_site
-from jax_lsp.core.resolve import PolicyFunction
+from jax_lsp.core.notebooks.files import file_could_hold_site
+from jax_lsp.core.policies.resolve import PolicyFunction
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.files import discover
 

@@ -10,7 +10,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from jax_lsp.core import Edit
-from jax_lsp.core.notebook_files import is_notebook
+from jax_lsp.core.notebooks.files import is_notebook
 from jax_lsp.engine import Workspace, files
 from jax_lsp.engine.fixes import Findings, Recheck, TextBuffer, fix_until_stable
 
@@ -44,7 +44,7 @@ class _NotebookFile:
     """A notebook: the core sees its joined code cells; edits go into the cells they lie in."""
 
     def __init__(self, data: bytes) -> None:
-        from jax_lsp.core.notebook import Notebook  # only when a notebook is fixed: startup time
+        from jax_lsp.core.notebooks.notebook import Notebook  # only when a notebook is fixed: startup time
 
         self.original = self.notebook = Notebook.read(data)  # raises NotebookError
 
@@ -79,7 +79,7 @@ class _Buffers:
     def target(self, path: str) -> _PythonFile | _NotebookFile | None:
         """The file at `path`, read on first use; None if it cannot be."""
         if path not in self.files:
-            from jax_lsp.core.notebook import NotebookError
+            from jax_lsp.core.notebooks.notebook import NotebookError
 
             try:
                 data = Path(path).read_bytes()

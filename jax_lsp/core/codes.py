@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import enum
 
-from jax_lsp.core.model import Severity
+from jax_lsp.core.findings import Severity
 from jax_lsp.core.record import Record
 
 PROJECT_URL = "https://github.com/jax-lsp/jax-lsp"

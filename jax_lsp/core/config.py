@@ -9,7 +9,7 @@ from pathlib import Path
 from types import ModuleType
 from typing import Any
 
-from jax_lsp.core.model import Severity
+from jax_lsp.core.findings import Severity
 from jax_lsp.core.record import Record
 
 # What a finding's severity may be set to.

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from jax_lsp.core.model import Edit, Position
+from jax_lsp.core.findings import Edit, Position
 
 
 class OverlappingEdits(ValueError):
@@ -21,7 +21,7 @@ def _offset(line_starts: list[int], text: str, position: Position) -> int:
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits of one file. Raises OverlappingEdits otherwise."""
-    from jax_lsp.core.source import split_lines  # here: `jax_lsp.core` is imported without the parser
+    from jax_lsp.core.text.source import split_lines  # here: `jax_lsp.core` is imported without the parser
 
     line_starts = [0]
     for line in split_lines(text)[:-1]:

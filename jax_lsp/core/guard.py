@@ -8,8 +8,8 @@ import sys
 from collections.abc import Callable
 from typing import TypeVar
 
+from jax_lsp.core.findings import InternalError
 from jax_lsp.core.logger import logger
-from jax_lsp.core.model import InternalError
 
 log = logger(__name__)
 

@@ -5,14 +5,14 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.return_paths import return_paths
 from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.config import Settings
+from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.guard import guarded
-from jax_lsp.core.model import Finding, InternalError
-from jax_lsp.core.module import Module
-from jax_lsp.core.paths import return_paths
-from jax_lsp.core.resolve import PolicyFunction, Target, resolve_site
-from jax_lsp.core.sites import Site, find_sites
+from jax_lsp.core.policies.resolve import PolicyFunction, Target, resolve_site
+from jax_lsp.core.policies.sites import Site, find_sites
 from jax_lsp.rules import ALL_RULES, PolicyContext, SiteContext
 
 NOQA_COMMENT = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)

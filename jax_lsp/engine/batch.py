@@ -13,16 +13,16 @@ from collections.abc import Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.model import Finding, InternalError
-from jax_lsp.core.notebook_files import file_could_hold_site
+from jax_lsp.core.findings import Finding, InternalError
+from jax_lsp.core.notebooks.files import file_could_hold_site
 from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 
 # The analysis is imported where it is used: a re-run whose results all come from the cache
 # runs none of it, and start-up time is most of such a run.
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
-    from jax_lsp.core.jedi_names import FileStats
-    from jax_lsp.core.resolve import PolicyFunction
+    from jax_lsp.core.policies.resolve import PolicyFunction
+    from jax_lsp.engine.jedi_names import FileStats
     from jax_lsp.engine.workspace import Workspace
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
@@ -107,7 +107,7 @@ def check_own(
     with their digests, which only the cache needs: the names index reads every file. The file
     is parsed as far as its sites need (a `def` or `class` holding no trigger waits until a site
     leads to it): a syntax error that no site reaches is left to the tools that read it."""
-    from jax_lsp.core.resolve import PolicyFunction
+    from jax_lsp.core.policies.resolve import PolicyFunction
     from jax_lsp.engine.analysis import check_module
 
     with workspace.recording_loads() as loaded:
@@ -264,7 +264,7 @@ def _check_with_users(
 
 def _policies_in(workspace: Workspace, user: str, target: str) -> list[PolicyFunction]:
     """The policy functions defined in `target` that the sites of `user` reach."""
-    from jax_lsp.core.resolve import PolicyFunction
+    from jax_lsp.core.policies.resolve import PolicyFunction
 
     user_module = workspace.load(user, only_if_site=True)  # as its own check loaded it: it has sites
     if user_module is None:

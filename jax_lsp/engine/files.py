@@ -247,7 +247,7 @@ class UndecodableError(ValueError):
 
 def decode(data: bytes) -> Source:
     """Decode as the core does (BOM, coding cookie). Raises UndecodableError when it cannot."""
-    from jax_lsp.core import source  # here: only --fix decodes (start-up time)
+    from jax_lsp.core.text import source  # here: only --fix decodes (start-up time)
 
     raw, encoding, problem = source.decode(data)
     if problem:

@@ -21,10 +21,10 @@ from typing import Any
 
 from jax_lsp import __version__
 from jax_lsp.core.config import Settings
+from jax_lsp.core.findings import Edit, Finding, Fix, Position, Severity, Span
 from jax_lsp.core.logger import logger
-from jax_lsp.core.model import Edit, Finding, Fix, Position, Severity, Span
-from jax_lsp.core.python_version import SkippedStatement
 from jax_lsp.core.record import Record
+from jax_lsp.core.text.python_versions import SkippedStatement
 
 try:  # hashlib's own blake2b, without the OpenSSL bindings hashlib loads (a few ms at every start)
     from _blake2 import blake2b

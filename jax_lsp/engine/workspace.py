@@ -13,15 +13,15 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
-from jax_lsp.core.file_triggers import could_hold_site
+from jax_lsp.core.findings import Finding, InternalError, Position
 from jax_lsp.core.guard import WorkLock, deep, guarded
-from jax_lsp.core.jedi_names import JediNames
 from jax_lsp.core.logger import logger
-from jax_lsp.core.model import Finding, InternalError, Position
-from jax_lsp.core.notebook_files import is_notebook, parse_notebook
-from jax_lsp.core.packages import read_file
-from jax_lsp.core.python_version import ProjectPythons
+from jax_lsp.core.notebooks.files import is_notebook, parse_notebook
+from jax_lsp.core.tags.packages import read_file
+from jax_lsp.core.text.python_versions import ProjectPythons
+from jax_lsp.core.text.triggers import could_hold_site
 from jax_lsp.engine.files import discover, discover_names
+from jax_lsp.engine.jedi_names import JediNames
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
 
 # The parser and the analysis are imported where they are used: a `jax-lsp check` whose results
@@ -29,12 +29,12 @@ from jax_lsp.engine.project import import_folders, import_root, project_root, sr
 if TYPE_CHECKING:
     import ast
 
-    from jax_lsp.core.describe import PolicyDescription
-    from jax_lsp.core.module import Module
-    from jax_lsp.core.name_index import NameIndex
-    from jax_lsp.core.resolve import PolicyFunction, Target
-    from jax_lsp.core.sites import Site
-    from jax_lsp.core.source import DeferredDefinition, ParseCache, SourceModule
+    from jax_lsp.core.binding.module import Module
+    from jax_lsp.core.policies.describe import PolicyDescription
+    from jax_lsp.core.policies.resolve import PolicyFunction, Target
+    from jax_lsp.core.policies.sites import Site
+    from jax_lsp.core.tags.index import NameIndex
+    from jax_lsp.core.text.source import DeferredDefinition, ParseCache, SourceModule
 
 log = logger(__name__)
 
@@ -42,7 +42,7 @@ log = logger(__name__)
 def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[DeferredDefinition]] | None:
     """A file parsed as far as finding its sites needs, with the definitions left for later;
     None when it has to be parsed whole (source.parse_for_sites)."""
-    from jax_lsp.core.source import SourceModule, decode, parse_for_sites
+    from jax_lsp.core.text.source import SourceModule, decode, parse_for_sites
 
     text, encoding, problem = decode(data)
     partial = None if problem else parse_for_sites(text, path)
@@ -147,8 +147,8 @@ class Workspace:
         sites need (source.parse_for_sites): its deferred definitions are parsed when a name leads
         to them, and a syntax error in one that nothing leads to is never reported. Asked whole
         later, the same module object parses the rest: every analysis sees one module per file."""
-        from jax_lsp.core.module import Module
-        from jax_lsp.core.source import ParseCache, parse_bytes, parse_text
+        from jax_lsp.core.binding.module import Module
+        from jax_lsp.core.text.source import ParseCache, parse_bytes, parse_text
 
         key = _key(path)
         with self._lock:
@@ -329,7 +329,7 @@ class Workspace:
             return cached[1]
 
     def _index_file(self, key: str) -> None:
-        from jax_lsp.core.resolve import PolicyFunction
+        from jax_lsp.core.policies.resolve import PolicyFunction
 
         module = self.load(key, only_if_site=True)
         targets: set[str] = set()
@@ -410,7 +410,7 @@ class Workspace:
                 yield from (Path(path) for path, data in batch if search.is_user(Path(path), data))
 
     def _foreign_policies(self, key: str) -> list[PolicyFunction]:
-        from jax_lsp.core.resolve import PolicyFunction
+        from jax_lsp.core.policies.resolve import PolicyFunction
 
         found = []
         for site_file, targets in list(self._site_targets.items()):
@@ -472,8 +472,8 @@ class Workspace:
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""
-        from jax_lsp.core.describe import describe_at
-        from jax_lsp.core.resolve import PolicyFunction
+        from jax_lsp.core.policies.describe import describe_at
+        from jax_lsp.core.policies.resolve import PolicyFunction
 
         key = _key(path)
         with self._lock:
@@ -500,7 +500,7 @@ class Workspace:
     # Checkpoint names ------------------------------------------------------------
     def checkpoint_names(self) -> NameIndex:
         """The `checkpoint_name` tags in reach and the names policies give (built on first use)."""
-        from jax_lsp.core.name_index import NameIndex
+        from jax_lsp.core.tags.index import NameIndex
 
         with self._lock:
             if self._names is None:

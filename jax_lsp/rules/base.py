@@ -6,16 +6,16 @@ import ast
 from collections.abc import Callable, Iterable, Iterator
 from typing import Any, ClassVar
 
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.return_paths import ReturnPaths
+from jax_lsp.core.binding.scopes import FunctionNode
+from jax_lsp.core.binding.values import Kind, classify, leaves
 from jax_lsp.core.codes import CODES, Family
-from jax_lsp.core.model import Edit, Finding, Fix, Located, Severity, Span
-from jax_lsp.core.module import Module
-from jax_lsp.core.paths import ReturnPaths
+from jax_lsp.core.findings import Edit, Finding, Fix, Located, Severity, Span
+from jax_lsp.core.policies.resolve import PolicyFunction, Target
+from jax_lsp.core.policies.sites import Site
+from jax_lsp.core.policies.tables import TableChoice
 from jax_lsp.core.record import Record
-from jax_lsp.core.resolve import PolicyFunction, Target
-from jax_lsp.core.scopes import FunctionNode
-from jax_lsp.core.sites import Site
-from jax_lsp.core.tables import TableChoice
-from jax_lsp.core.values import Kind, classify, leaves
 
 
 class Example(Record):

@@ -19,8 +19,8 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding, Span
-from jax_lsp.core.values import Kind
+from jax_lsp.core.binding.values import Kind
+from jax_lsp.core.findings import Finding, Span
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 

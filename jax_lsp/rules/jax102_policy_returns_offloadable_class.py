@@ -20,8 +20,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding
-from jax_lsp.core.values import Kind
+from jax_lsp.core.binding.values import Kind
+from jax_lsp.core.findings import Finding
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 

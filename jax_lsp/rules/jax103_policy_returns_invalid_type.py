@@ -26,10 +26,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding
-from jax_lsp.core.module import Module
-from jax_lsp.core.names import policy_member
-from jax_lsp.core.values import Kind
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.values import Kind
+from jax_lsp.core.findings import Finding
+from jax_lsp.core.jax_api import policy_member
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 _INVALID = {Kind.INT, Kind.FLOAT, Kind.STR, Kind.CONTAINER, Kind.NUMPY, Kind.POLICY}

@@ -20,9 +20,9 @@ import ast
 from collections.abc import Iterator
 from typing import Any, TypeGuard
 
-from jax_lsp.core.model import Finding
-from jax_lsp.core.module import Module
-from jax_lsp.core.scopes import FunctionNode, Scope
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.scopes import FunctionNode, Scope
+from jax_lsp.core.findings import Finding
 from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
 
 _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)

@@ -27,10 +27,10 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from jax_lsp.core.model import Finding, Fix, Position, Span
-from jax_lsp.core.module import Module
-from jax_lsp.core.names import OFFLOAD_DESTINATION, OFFLOAD_SOURCE, OFFLOADABLE, policy_member
-from jax_lsp.core.scopes import Scope
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.scopes import Scope
+from jax_lsp.core.findings import Finding, Fix, Position, Span
+from jax_lsp.core.jax_api import OFFLOAD_DESTINATION, OFFLOAD_SOURCE, OFFLOADABLE, policy_member
 from jax_lsp.rules.base import Example, Rule, dedent_code
 
 _FACTORY_PARAMETERS = {

@@ -22,9 +22,9 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from jax_lsp.core.model import Finding, Severity
-from jax_lsp.core.module import Module
-from jax_lsp.core.names import READY_MADE_POLICIES, policy_member
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.findings import Finding, Severity
+from jax_lsp.core.jax_api import READY_MADE_POLICIES, policy_member
 from jax_lsp.rules.base import Example, Rule, dedent_code
 
 # What calling each ready-made policy with no arguments does.

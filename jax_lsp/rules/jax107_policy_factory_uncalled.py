@@ -20,9 +20,9 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding
-from jax_lsp.core.names import POLICY_FACTORIES
-from jax_lsp.core.resolve import BuiltinPolicy
+from jax_lsp.core.findings import Finding
+from jax_lsp.core.jax_api import POLICY_FACTORIES
+from jax_lsp.core.policies.resolve import BuiltinPolicy
 from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
 
 

@@ -23,10 +23,10 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Edit, Finding, Position, Span
-from jax_lsp.core.module import Module
-from jax_lsp.core.scopes import Scope
-from jax_lsp.core.sites import Site
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.scopes import Scope
+from jax_lsp.core.findings import Edit, Finding, Position, Span
+from jax_lsp.core.policies.sites import Site
 from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
 
 

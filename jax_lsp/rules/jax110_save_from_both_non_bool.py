@@ -19,10 +19,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding
-from jax_lsp.core.names import NON_BOOL_FACTORIES
-from jax_lsp.core.resolve import BuiltinPolicy
-from jax_lsp.core.values import Kind
+from jax_lsp.core.binding.values import Kind
+from jax_lsp.core.findings import Finding
+from jax_lsp.core.jax_api import NON_BOOL_FACTORIES
+from jax_lsp.core.policies.resolve import BuiltinPolicy
 from jax_lsp.rules.base import Example, PolicyContext, Rule, SiteContext, dedent_code
 
 _NOT_BOOL = {Kind.SAVEABLE, Kind.RECOMPUTE, Kind.OFFLOADABLE}

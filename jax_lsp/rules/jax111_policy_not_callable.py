@@ -23,11 +23,11 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.model import Finding
-from jax_lsp.core.module import Module
-from jax_lsp.core.names import POLICY_FACTORIES, READY_MADE_POLICIES
-from jax_lsp.core.resolve import LiteralValue
-from jax_lsp.core.scopes import Scope
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.scopes import Scope
+from jax_lsp.core.findings import Finding
+from jax_lsp.core.jax_api import POLICY_FACTORIES, READY_MADE_POLICIES
+from jax_lsp.core.policies.resolve import LiteralValue
 from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
 
 _POLICIES_MODULES = {"jax.checkpoint_policies", "jax.ad_checkpoint.checkpoint_policies"}

@@ -36,13 +36,13 @@ import re
 from collections.abc import Iterator
 from typing import TYPE_CHECKING, Any
 
-from jax_lsp.core.checkpoint_names import NameUse, name_uses
-from jax_lsp.core.model import Finding
-from jax_lsp.core.module import Module
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.findings import Finding
+from jax_lsp.core.tags.tags import NameUse, name_uses
 from jax_lsp.rules.base import Example, Rule, dedent_code
 
 if TYPE_CHECKING:
-    from jax_lsp.core.name_index import Suggestion
+    from jax_lsp.core.tags.index import Suggestion
 
 _EFFECT = {
     "save": "saves nothing under it",

@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.core import Finding
-from jax_lsp.core.model import Span
+from jax_lsp.core.findings import Span
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.core import name_help
+from jax_lsp.core.tags import editor_help
 from jax_lsp.server.diagnostics import log
 
 if TYPE_CHECKING:
@@ -28,7 +28,7 @@ def register(server: JaxLanguageServer) -> None:
         if place is None:
             return None
         try:
-            found = await ls.run_core(name_help.complete, ls.core, *place)
+            found = await ls.run_core(editor_help.complete, ls.core, *place)
             if found is None:
                 return None
             edit_range = ls.location(place[0], found.span).range

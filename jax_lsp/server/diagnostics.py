@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from jax_lsp.core.codes import Family, doc_url, family_of
-from jax_lsp.core.model import Finding, Severity
+from jax_lsp.core.findings import Finding, Severity
 from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostic_data import DiagnosticData, FixData, FixEdit
 from jax_lsp.server.documents import core_path, path_to_uri

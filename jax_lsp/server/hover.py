@@ -11,10 +11,10 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.core import name_help
-from jax_lsp.core.describe import PolicyDescription
-from jax_lsp.core.model import Span
-from jax_lsp.core.name_help import NameDescription
+from jax_lsp.core.findings import Span
+from jax_lsp.core.policies.describe import PolicyDescription
+from jax_lsp.core.tags import editor_help
+from jax_lsp.core.tags.editor_help import NameDescription
 from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostics import log
@@ -53,7 +53,7 @@ async def _describe(
     if place is None or core is None:
         return None, None
     description: NameDescription | PolicyDescription | None
-    description = await ls.run_core(name_help.describe, core, *place)
+    description = await ls.run_core(editor_help.describe, core, *place)
     if description is None:
         description = await ls.run_core(core.describe_policy, place[0], place[1].line, place[1].column)
     if description is None:

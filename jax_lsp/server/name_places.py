@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from jax_lsp.core import name_help
-from jax_lsp.core.checkpoint_names import Place
+from jax_lsp.core.tags import editor_help
+from jax_lsp.core.tags.tags import Place
 from jax_lsp.server.diagnostics import log
 
 if TYPE_CHECKING:
@@ -42,7 +42,7 @@ def register(server: JaxLanguageServer) -> None:
     async def definition(
         ls: JaxLanguageServer, params: types.DefinitionParams
     ) -> list[types.Location] | None:
-        return await _locations(ls, params.text_document.uri, params.position, name_help.definitions)
+        return await _locations(ls, params.text_document.uri, params.position, editor_help.definitions)
 
     @server.feature(types.TEXT_DOCUMENT_REFERENCES)
     async def references(ls: JaxLanguageServer, params: types.ReferenceParams) -> list[types.Location] | None:
@@ -51,4 +51,4 @@ def register(server: JaxLanguageServer) -> None:
             params.position,
             params.context.include_declaration,
         )
-        return await _locations(ls, uri, position, name_help.references, declaration)
+        return await _locations(ls, uri, position, editor_help.references, declaration)

@@ -1,6 +1,6 @@
 """Notebooks synced as notebook documents: their Python code cells are checked as one module.
 
-The cells are joined in order as the CLI joins a notebook file's (``jax_lsp.core.notebook``:
+The cells are joined in order as the CLI joins a notebook file's (``jax_lsp.core.notebooks.notebook``:
 each ending with a line break, IPython syntax made opaque), so a policy defined in one cell
 and used in a later one is found. Findings, fix edits and related places are moved between the
 joined text and the cell they lie in; one that crosses cells is dropped. A cell sent only as a
@@ -15,8 +15,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.core.model import Finding, Fix, Span
-from jax_lsp.core.notebook import Layout, join_cells
+from jax_lsp.core.findings import Finding, Fix, Span
+from jax_lsp.core.notebooks.notebook import Layout, join_cells
 from jax_lsp.server.documents import close_in_core, core_path, path_to_uri
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from lsprotocol import types
 from pygls.workspace.position_codec import PositionCodec
 
-from jax_lsp.core.model import Position, Span
+from jax_lsp.core.findings import Position, Span
 
 
 def to_lsp_position(lines: Sequence[str], position: Position, codec: PositionCodec) -> types.Position:

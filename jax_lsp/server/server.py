@@ -15,7 +15,7 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 
 from jax_lsp import __version__
-from jax_lsp.core.model import Position, Span
+from jax_lsp.core.findings import Position, Span
 from jax_lsp.server import notebooks, positions
 from jax_lsp.server.diagnostics import Checker, DiagnosticStore
 from jax_lsp.server.documents import (

@@ -18,7 +18,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from jax_lsp.core.model import Position
+from jax_lsp.core.findings import Position
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import TraceData

@@ -6,7 +6,7 @@ import ast
 from dataclasses import dataclass
 
 from jax_lsp.core import Span
-from jax_lsp.core.resolve import PolicyFunction
+from jax_lsp.core.policies.resolve import PolicyFunction
 from jax_lsp.engine import Workspace
 
 

@@ -9,7 +9,7 @@ import dataclasses
 from dataclasses import dataclass
 from typing import Any
 
-from jax_lsp.core.model import StrEnum
+from jax_lsp.core.findings import StrEnum
 
 
 class TraceStatus(StrEnum):

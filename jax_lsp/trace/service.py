@@ -15,8 +15,8 @@ import weakref
 from concurrent.futures import Future
 from pathlib import Path
 
-from jax_lsp.core.notebook import Notebook, NotebookError
-from jax_lsp.core.notebook_files import is_notebook
+from jax_lsp.core.notebooks.files import is_notebook
+from jax_lsp.core.notebooks.notebook import Notebook, NotebookError
 from jax_lsp.trace.options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from jax_lsp.trace.result import TraceResult, TraceStatus
 

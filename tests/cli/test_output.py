@@ -9,7 +9,7 @@ import pytest
 
 from jax_lsp.cli.output import FORMATS, Report, render
 from jax_lsp.core.codes import CODES
-from jax_lsp.core.model import Edit, Finding, Fix, Severity, Span
+from jax_lsp.core.findings import Edit, Finding, Fix, Severity, Span
 from jax_lsp.rules import ALL_RULES
 
 LINE = 'x = "中文é😀"; y = prim == "dot"\n'

@@ -28,10 +28,10 @@ NEVER_FOR_CHECK = (
     "jax_lsp.trace.check",
     "jax_lsp.trace.service",
     "jax_lsp.trace.result",
-    "jax_lsp.core.notebook",
-    "jax_lsp.core.describe",
-    "jax_lsp.core.name_index",
-    "jax_lsp.core.newer_syntax",  # files that parse need no rewriting
+    "jax_lsp.core.notebooks.notebook",
+    "jax_lsp.core.policies.describe",
+    "jax_lsp.core.tags.index",
+    "jax_lsp.core.text.newer_syntax",  # files that parse need no rewriting
     "jax_lsp.cli.fixing",  # without --fix
     "difflib",
     "multiprocessing",
@@ -103,7 +103,7 @@ def test_a_rerun_with_nothing_changed_imports_only_what_checking_needs(tmp_path:
     assert _unwanted(modules) == []
     assert "tomllib" not in modules  # its pyproject.toml has no [tool.jax-lsp] table
     # Every result comes from the cache: nothing is parsed or analysed.
-    assert {"jax_lsp.core.source", "jax_lsp.engine.analysis", "jax_lsp.rules"}.isdisjoint(modules)
+    assert {"jax_lsp.core.text.source", "jax_lsp.engine.analysis", "jax_lsp.rules"}.isdisjoint(modules)
     # ... and the classes every check defines are no dataclasses (core.record): importing
     # dataclasses (inspect, ast) and generating their methods cost a third of such a run.
     assert {"dataclasses", "inspect", "ast"}.isdisjoint(modules)

@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from jax_lsp.core.file_triggers import could_hold_site, trigger_lines
+from jax_lsp.core.text.triggers import could_hold_site, trigger_lines
 from jax_lsp.engine import analyze_text
 
 BAD_POLICY = "def bad(prim, *avals, **params):\n    if prim.name == 'sin':\n        return True\n"
@@ -91,7 +91,7 @@ def _notebook(source: str, image: str) -> bytes:
 
 
 def test_a_notebooks_images_are_not_searched_and_its_code_is():
-    from jax_lsp.core.notebook_files import file_could_hold_site
+    from jax_lsp.core.notebooks.files import file_could_hold_site
 
     base64 = "iVBORw0KGgo" + "A" * 5000 + "/nothing+saveable/" + "B" * 5000  # a trigger word by chance
     assert not file_could_hold_site("plot.ipynb", _notebook("import matplotlib\nplot()\n", base64))
@@ -105,7 +105,7 @@ def test_a_notebooks_images_are_not_searched_and_its_code_is():
 @pytest.mark.parametrize("as_one_string", [False, True], ids=["source as lines", "source as one string"])
 def test_a_notebooks_escaped_line_breaks_and_tabs_end_identifiers_and_lines(as_one_string: bool):
     """A notebook's JSON is searched without decoding it: `\\n` and `\\t` there are escapes."""
-    from jax_lsp.core.notebook_files import file_could_hold_site
+    from jax_lsp.core.notebooks.files import file_could_hold_site
 
     def notebook(source: str) -> bytes:
         data = json.loads(_notebook(source, ""))

@@ -6,8 +6,8 @@ from __future__ import annotations
 import ast
 import textwrap
 
-from jax_lsp.core.name_flow import FileFacts
-from jax_lsp.core.source import SourceModule
+from jax_lsp.core.tags.flow import FileFacts
+from jax_lsp.core.text.source import SourceModule
 
 CONFIG = textwrap.dedent(
     """

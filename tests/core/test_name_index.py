@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jax_lsp.core.name_index import Corpus
+from jax_lsp.core.tags.index import Corpus
 
 
 def test_a_word_is_found_whole_in_each_file_that_holds_it_in_order():

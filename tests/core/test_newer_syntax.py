@@ -12,7 +12,7 @@ import sys
 
 import pytest
 
-from jax_lsp.core.newer_syntax import downgrade
+from jax_lsp.core.text.newer_syntax import downgrade
 from tests.conftest import parses
 
 # (statement, the oldest Python that parses it, what it is)

@@ -10,16 +10,16 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from jax_lsp.core import Settings
-from jax_lsp.core.ipython import opaque
-from jax_lsp.core.model import Edit, Span
-from jax_lsp.core.notebook import (
+from jax_lsp.core.findings import Edit, Span
+from jax_lsp.core.notebooks.files import file_could_hold_site, parse_notebook
+from jax_lsp.core.notebooks.ipython import opaque
+from jax_lsp.core.notebooks.notebook import (
     CellEditError,
     Notebook,
     NotebookError,
     join_cells,
 )
-from jax_lsp.core.notebook_files import file_could_hold_site, parse_notebook
-from jax_lsp.core.source import split_lines
+from jax_lsp.core.text.source import split_lines
 from jax_lsp.engine import analyze_text
 from tests.conftest import parses
 

@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from jax_lsp.core.source import ParseCache, parse_text
+from jax_lsp.core.text.source import ParseCache, parse_text
 
 MODULE = '''import functools
 import jax
@@ -88,7 +88,7 @@ def cached_and_fresh_parses(text: str, edits):
 
 
 def test_a_large_class_is_parsed_as_a_fresh_parse_parses_it():
-    from jax_lsp.core.source import LARGE_CLASS_LINES
+    from jax_lsp.core.text.source import LARGE_CLASS_LINES
 
     # Without the lines that only look like statements (in a string, after an open bracket).
     text = CLASS_MODULE.replace("    def fake(self):\n", "").replace('",\n"sin"]', '", "sin"]')

@@ -7,7 +7,7 @@ import textwrap
 
 import pytest
 
-from jax_lsp.core.paths import return_paths
+from jax_lsp.core.binding.return_paths import return_paths
 
 
 def falls_off(body: str) -> bool:

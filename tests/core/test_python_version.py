@@ -9,7 +9,7 @@ import pytest
 from packaging.specifiers import SpecifierSet
 
 from jax_lsp.core.config import Settings, SettingsError, settings_from_mapping
-from jax_lsp.core.python_version import ProjectPythons, RequiredPython, declared_python, minimum_python
+from jax_lsp.core.text.python_versions import ProjectPythons, RequiredPython, declared_python, minimum_python
 
 SPECIFIERS = {
     ">=3.12": (3, 12),

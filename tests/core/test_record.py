@@ -17,9 +17,9 @@ import pytest
 from jax_lsp.cli.output import Place, Report
 from jax_lsp.core.codes import Code, Family
 from jax_lsp.core.config import Settings
-from jax_lsp.core.model import Edit, Finding, Fix, InternalError, Position, Severity, Span
-from jax_lsp.core.python_version import RequiredPython, SkippedStatement
+from jax_lsp.core.findings import Edit, Finding, Fix, InternalError, Position, Severity, Span
 from jax_lsp.core.record import OrderedRecord, Record
+from jax_lsp.core.text.python_versions import RequiredPython, SkippedStatement
 from jax_lsp.engine.files import Source
 from jax_lsp.engine.result_cache import FileResult
 

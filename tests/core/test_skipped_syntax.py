@@ -11,8 +11,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from jax_lsp.core import Settings
-from jax_lsp.core.python_version import SkippedStatement
-from jax_lsp.core.source import ParseCache, parse_text
+from jax_lsp.core.text.python_versions import SkippedStatement
+from jax_lsp.core.text.source import ParseCache, parse_text
 from jax_lsp.engine import Workspace
 from tests.core.test_parse_cache_fuzz import cached_and_fresh_parses
 

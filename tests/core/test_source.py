@@ -7,7 +7,7 @@ import threading
 
 from jax_lsp.core import Settings
 from jax_lsp.core.edits import apply_edits
-from jax_lsp.core.source import parse_bytes, split_lines
+from jax_lsp.core.text.source import parse_bytes, split_lines
 from jax_lsp.engine import analyze_text
 
 POLICY = "import jax\n\ndef bad(prim, *a, **k):\n    return None\n\nf = jax.checkpoint(g, policy=bad)\n"
@@ -125,7 +125,7 @@ TRICKY = [
 
 
 def test_parse_cache_gives_the_whole_file_parse_across_edits():
-    from jax_lsp.core.source import ParseCache, parse_text
+    from jax_lsp.core.text.source import ParseCache, parse_text
 
     cache = ParseCache()
     for text in [*TRICKY, *reversed(TRICKY), POLICY.replace("None", "Nonee"), "\n\n" + POLICY]:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.core import source
+from jax_lsp.core.text import source
 from jax_lsp.engine import Workspace, workspace
 from jax_lsp.engine.batch import PARALLEL_MIN_FILES, PARALLEL_MIN_READ_BYTES
 from jax_lsp.engine.workspace import FEW_FILES

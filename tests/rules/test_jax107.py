@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_lsp.core.names import POLICY_FACTORIES
+from jax_lsp.core.jax_api import POLICY_FACTORIES
 from tests.rules.site_rules import anchored_text, findings, grad_of_f
 
 

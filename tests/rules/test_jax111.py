@@ -6,7 +6,7 @@ import re
 
 import pytest
 
-from jax_lsp.core.names import READY_MADE_POLICIES
+from jax_lsp.core.jax_api import READY_MADE_POLICIES
 from tests.rules.site_rules import anchored_text, findings, fixed, grad_of_f
 
 

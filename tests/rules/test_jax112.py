@@ -10,7 +10,8 @@ import textwrap
 
 import pytest
 
-from jax_lsp.core import Settings, name_index
+from jax_lsp.core import Settings
+from jax_lsp.core.tags import index as name_index
 from jax_lsp.engine import Workspace, analyze_text
 from tests.rules.site_rules import anchored_text, fixed
 

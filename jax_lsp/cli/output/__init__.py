@@ -13,12 +13,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.model import Finding, Severity, Span
-from jax_lsp.core.notebook_files import is_notebook
+from jax_lsp.core.findings import Finding, Severity, Span
+from jax_lsp.core.notebooks.files import is_notebook
 from jax_lsp.core.record import Record
 
 if TYPE_CHECKING:
-    from jax_lsp.core.notebook import Notebook
+    from jax_lsp.core.notebooks.notebook import Notebook
 
 FORMATS = ("full", "concise", "json", "github", "sarif")
 # Formats read by programs: nothing but the report goes to stdout.
@@ -98,7 +98,7 @@ def notebook_reader() -> Callable[[str], Notebook | None]:
         if not is_notebook(path):
             return None
         if path not in cache:
-            from jax_lsp.core.notebook import Notebook, NotebookError
+            from jax_lsp.core.notebooks.notebook import Notebook, NotebookError
 
             try:
                 cache[path] = Notebook.read(Path(path).read_bytes())
@@ -118,7 +118,7 @@ def place(report: Report, path: str, span: Span) -> Place:
 
 def cell_lines(report: Report, where: Place) -> list[str]:
     """The lines a place's span counts in: its cell's, or its file's."""
-    from jax_lsp.core.source import split_lines  # here: only a notebook cell is split (start-up time)
+    from jax_lsp.core.text.source import split_lines  # here: only a notebook cell is split (start-up time)
 
     notebook = report.notebook(where.path)
     if where.cell is None or notebook is None:

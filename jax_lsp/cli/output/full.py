@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from jax_lsp.cli.output import Place, Report, cell_lines, place, summary
-from jax_lsp.core.model import Finding
+from jax_lsp.core.findings import Finding
 
 TAB = "    "
 

@@ -7,7 +7,7 @@ with the cell position (`model.ipynb:cell 3:4:5: ...`) that Jupyter users look f
 from __future__ import annotations
 
 from jax_lsp.cli.output import Report, display_path, file_span, one_based, place
-from jax_lsp.core.model import Severity
+from jax_lsp.core.findings import Severity
 
 
 def _data(text: str) -> str:

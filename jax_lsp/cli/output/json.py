@@ -8,7 +8,7 @@ from __future__ import annotations
 import json
 
 from jax_lsp.cli.output import Report, display_path, one_based, place
-from jax_lsp.core.model import Edit, Finding, Span
+from jax_lsp.core.findings import Edit, Finding, Span
 
 
 def _location(report: Report, path: str, span: Span) -> dict:

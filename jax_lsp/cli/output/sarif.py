@@ -16,7 +16,7 @@ from typing import Any
 from jax_lsp import __version__, rules
 from jax_lsp.cli.output import Report, display_path, file_span, one_based, place
 from jax_lsp.core.codes import CODES, Code
-from jax_lsp.core.model import Finding, Severity, Span
+from jax_lsp.core.findings import Finding, Severity, Span
 
 SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 

@@ -2,7 +2,7 @@
 and the names a policy factory is given (`save_only_these_names("attn_out")`).
 
 A tag whose name is not a plain string is a `Tag` with a shape (an f-string, a concatenation)
-or with no name at all (a wildcard: any name may be tagged there). name_flow.py follows the
+or with no name at all (a wildcard: any name may be tagged there). flow.py follows the
 parameters and attributes a tag's name comes from.
 """
 
@@ -12,12 +12,12 @@ import ast
 import re
 from collections.abc import Callable, Iterable, Iterator
 
-from jax_lsp.core.model import Span
-from jax_lsp.core.module import MAX_DEPTH, Module
-from jax_lsp.core.names import policy_member
+from jax_lsp.core.binding.module import MAX_DEPTH, Module
+from jax_lsp.core.binding.scopes import FunctionNode, Scope, dotted
+from jax_lsp.core.findings import Span
+from jax_lsp.core.jax_api import policy_member
 from jax_lsp.core.record import OrderedRecord, Record
-from jax_lsp.core.scopes import FunctionNode, Scope, dotted
-from jax_lsp.core.source import SourceModule, holds_line
+from jax_lsp.core.text.source import SourceModule, holds_line
 
 TAG_FUNCTIONS = {"jax.ad_checkpoint.checkpoint_name", "jax._src.ad_checkpoint.checkpoint_name"}
 TAG_FUNCTION = "checkpoint_name"

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 import ast
 
-from jax_lsp.core.model import Span
-from jax_lsp.core.module import MAX_DEPTH, Module
-from jax_lsp.core.names import PARTIAL, SAVE_FROM_BOTH, policy_member
-from jax_lsp.core.paths import return_paths
-from jax_lsp.core.reaching import reaching_values
+from jax_lsp.core.binding.module import MAX_DEPTH, Module
+from jax_lsp.core.binding.reaching import reaching_values
+from jax_lsp.core.binding.return_paths import return_paths
+from jax_lsp.core.binding.scopes import FunctionNode, Scope
+from jax_lsp.core.findings import Span
+from jax_lsp.core.jax_api import PARTIAL, SAVE_FROM_BOTH, policy_member
+from jax_lsp.core.policies.sites import Site
+from jax_lsp.core.policies.tables import TableChoice, find_table, lookup
 from jax_lsp.core.record import Record
-from jax_lsp.core.scopes import FunctionNode, Scope
-from jax_lsp.core.sites import Site
-from jax_lsp.core.tables import TableChoice, find_table, lookup
 
 
 class PolicyFunction(Record):

@@ -10,7 +10,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from jax_lsp.core.checkpoint_names import (
+from jax_lsp.core.findings import Position, Span
+from jax_lsp.core.tags.tags import (
     KEYWORD_ROLES,
     NAME_FACTORIES,
     POSITIONAL_ROLES,
@@ -20,12 +21,11 @@ from jax_lsp.core.checkpoint_names import (
     Tag,
     callee_names,
 )
-from jax_lsp.core.model import Position, Span
-from jax_lsp.core.source import split_lines
+from jax_lsp.core.text.source import split_lines
 
 if TYPE_CHECKING:
-    from jax_lsp.core.module import Module
-    from jax_lsp.core.name_index import NameIndex
+    from jax_lsp.core.binding.module import Module
+    from jax_lsp.core.tags.index import NameIndex
 
 
 class Workspace(Protocol):

@@ -33,7 +33,7 @@ if TYPE_CHECKING:
 
     import jedi
 
-    from jax_lsp.core.module import Module
+    from jax_lsp.core.binding.module import Module
 
 log = logger(__name__)
 
@@ -60,7 +60,7 @@ def callee_key(module: Module, node: ast.expr) -> Key:
     import ast  # here, as hashlib and scopes: only when jedi is asked (start-up time of `jax-lsp check`)
     import hashlib
 
-    from jax_lsp.core.scopes import dotted
+    from jax_lsp.core.binding.scopes import dotted
 
     source, body = module.source, module.source.tree.body
     starts = [statement.lineno for statement in body]

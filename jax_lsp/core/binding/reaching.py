@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import ast
 
-from jax_lsp.core.scopes import Scope
+from jax_lsp.core.binding.scopes import Scope
 
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
 

@@ -6,12 +6,12 @@ import ast
 import os
 from dataclasses import dataclass
 
-from jax_lsp.core.model import Position, Span
-from jax_lsp.core.module import Module
-from jax_lsp.core.paths import return_paths
-from jax_lsp.core.resolve import BuiltinPolicy, LiteralValue, PolicyFunction, Target
-from jax_lsp.core.scopes import FunctionNode
-from jax_lsp.core.values import Kind, classify
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.return_paths import return_paths
+from jax_lsp.core.binding.scopes import FunctionNode
+from jax_lsp.core.binding.values import Kind, classify
+from jax_lsp.core.findings import Position, Span
+from jax_lsp.core.policies.resolve import BuiltinPolicy, LiteralValue, PolicyFunction, Target
 
 BUILTIN_POLICIES = {
     "everything_saveable": "saves every intermediate value (no recomputation, most memory)",

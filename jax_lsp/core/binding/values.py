@@ -6,8 +6,9 @@ import ast
 import enum
 from collections.abc import Iterator
 
-from jax_lsp.core.module import Module
-from jax_lsp.core.names import (
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.scopes import Scope
+from jax_lsp.core.jax_api import (
     NUMPY_MODULES,
     NUMPY_VALUED_FUNCTIONS,
     OFFLOADABLE,
@@ -16,7 +17,6 @@ from jax_lsp.core.names import (
     SAVEABLE,
     policy_member,
 )
-from jax_lsp.core.scopes import Scope
 
 
 class Kind(enum.Enum):

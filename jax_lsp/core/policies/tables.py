@@ -7,10 +7,10 @@ import ast
 import os
 from typing import TypeGuard
 
-from jax_lsp.core.model import Span
-from jax_lsp.core.module import Module
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.scopes import Scope, dotted
+from jax_lsp.core.findings import Span
 from jax_lsp.core.record import Record
-from jax_lsp.core.scopes import Scope, dotted
 
 
 class TableChoice(Record):

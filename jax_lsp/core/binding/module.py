@@ -8,13 +8,13 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any, Protocol
 
-from jax_lsp.core.names import CHECKPOINT_FUNCTION_NAMES
-from jax_lsp.core.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
-from jax_lsp.core.source import DeferredDefinition, SourceModule
+from jax_lsp.core.binding.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
+from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES
+from jax_lsp.core.text.source import DeferredDefinition, SourceModule
 
 if TYPE_CHECKING:
-    from jax_lsp.core.name_index import NameIndex
-    from jax_lsp.core.python_version import ProjectPythons
+    from jax_lsp.core.tags.index import NameIndex
+    from jax_lsp.core.text.python_versions import ProjectPythons
 
 MAX_DEPTH = 12
 

@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import ast
 
-from jax_lsp.core.module import Module
-from jax_lsp.core.names import CHECKPOINT_FUNCTION_NAMES, CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.scopes import Scope, dotted
+from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES, CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
 from jax_lsp.core.record import Record
-from jax_lsp.core.scopes import Scope, dotted
 
 # The name of the wrapped-function parameter, when passed by keyword.
 _FUNCTION_KEYWORDS = {"fun", "target", "fn", "f"}

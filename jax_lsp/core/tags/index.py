@@ -20,7 +20,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from jax_lsp.core.checkpoint_names import (
+from jax_lsp.core.findings import Position
+from jax_lsp.core.guard import guarded
+from jax_lsp.core.tags.flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
+from jax_lsp.core.tags.packages import imported_packages, package_files, read_file, search_path
+from jax_lsp.core.tags.tags import (
     TAG_FUNCTION,
     USE_MARKERS,
     NameUse,
@@ -30,14 +34,10 @@ from jax_lsp.core.checkpoint_names import (
     name_uses,
     tag_calls,
 )
-from jax_lsp.core.guard import guarded
-from jax_lsp.core.model import Position
-from jax_lsp.core.name_flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
-from jax_lsp.core.packages import imported_packages, package_files, read_file, search_path
 
 if TYPE_CHECKING:
-    from jax_lsp.core.model import InternalError
-    from jax_lsp.core.module import Module
+    from jax_lsp.core.binding.module import Module
+    from jax_lsp.core.findings import InternalError
 
 
 class NameSources(Protocol):

@@ -18,9 +18,9 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from jax_lsp.core.checkpoint_names import Place, Tag
-from jax_lsp.core.scopes import FunctionNode, iter_parameters
-from jax_lsp.core.source import (
+from jax_lsp.core.binding.scopes import FunctionNode, iter_parameters
+from jax_lsp.core.tags.tags import Place, Tag
+from jax_lsp.core.text.source import (
     SourceModule,
     _closes_within,
     _statement_chunks,

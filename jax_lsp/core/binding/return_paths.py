@@ -6,8 +6,8 @@ import ast
 import sys
 from collections.abc import Iterator
 
+from jax_lsp.core.binding.scopes import FunctionNode
 from jax_lsp.core.record import Record
-from jax_lsp.core.scopes import FunctionNode
 
 if sys.version_info >= (3, 11):
     _TRY_STATEMENTS = (ast.Try, ast.TryStar)

@@ -6,14 +6,14 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.file_triggers import could_hold_site
-from jax_lsp.core.model import Finding, Span
+from jax_lsp.core.findings import Finding, Span
+from jax_lsp.core.text.triggers import could_hold_site
 
 # The parser too is imported where it is used: a re-run whose results all come from the cache
 # reads no file.
 if TYPE_CHECKING:
-    from jax_lsp.core.python_version import ProjectPythons
-    from jax_lsp.core.source import SourceModule
+    from jax_lsp.core.text.python_versions import ProjectPythons
+    from jax_lsp.core.text.source import SourceModule
 
 SUFFIX = ".ipynb"
 # An output's image: base64 text in a JSON string, keyed by its MIME type.
@@ -75,8 +75,8 @@ def parse_notebook(
     """A notebook file as the module of its code cells; an unreadable one as an empty module
     with a JAX002 finding. None when ``only_if_site`` and the cells cannot hold a site."""
     from jax_lsp.core.codes import CODES, DECODE_ERROR
-    from jax_lsp.core.notebook import Notebook, NotebookError
-    from jax_lsp.core.source import parse_text
+    from jax_lsp.core.notebooks.notebook import Notebook, NotebookError
+    from jax_lsp.core.text.source import parse_text
 
     try:
         text = Notebook.read(data).layout.text

@@ -4,7 +4,7 @@ Half-typed code is the normal case in an editor: when the whole file does not
 parse, each top-level statement is parsed on its own so that a syntax error in
 one function hides only that function. A statement that only a newer Python
 parses (newer_syntax.py), or any that fails in a project requiring a newer
-Python than the running one (python_version.py), is no syntax error: it is
+Python than the running one (python_versions.py), is no syntax error: it is
 skipped, and recorded in `SourceModule.skipped`.
 """
 
@@ -20,14 +20,14 @@ from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
-from jax_lsp.core.file_triggers import trigger_lines
-from jax_lsp.core.model import Finding, Located, Position, Span
-from jax_lsp.core.python_version import RUNNING, SkippedStatement
+from jax_lsp.core.findings import Finding, Located, Position, Span
 from jax_lsp.core.record import Record
+from jax_lsp.core.text.python_versions import RUNNING, SkippedStatement
+from jax_lsp.core.text.triggers import trigger_lines
 
 if TYPE_CHECKING:
-    from jax_lsp.core.newer_syntax import Construct
-    from jax_lsp.core.python_version import ProjectPythons
+    from jax_lsp.core.text.newer_syntax import Construct
+    from jax_lsp.core.text.python_versions import ProjectPythons
 
 # A line that starts a new top-level statement: not indented, not blank, not a comment,
 # and not a clause that continues the statement above (else/elif/except/finally/case).
@@ -85,7 +85,7 @@ class SourceModule:
             self._marker_lines = sorted(more.union(marker_lines))
 
     def could_hold_site(self, node: Located) -> bool:
-        """Whether the lines of `node` hold a trigger (file_triggers) or a marked name."""
+        """Whether the lines of `node` hold a trigger (triggers.py) or a marked name."""
         return holds_line(self._triggers(), node.lineno, node.end_lineno or node.lineno)
 
     def line_text(self, line: int) -> str:
@@ -330,7 +330,9 @@ def _at_line(chunk: str, start: int) -> str:
 
 
 def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> ChunkError:
-    from jax_lsp.core.newer_syntax import downgrade  # here: a file that parses never needs it (start-up time)
+    from jax_lsp.core.text.newer_syntax import (
+        downgrade,  # here: a file that parses never needs it (start-up time)
+    )
 
     newer = downgrade(chunk)
     if newer is not None:
@@ -411,7 +413,7 @@ def _parse_whole(
     If the text fails, the statements found newer on their own are parsed as rewritten for the
     running Python; then, if it still fails in a statement cut in two (an unbalanced chunk) that
     may hold newer syntax, the whole text is rewritten: that costs a good part of a parse."""
-    from jax_lsp.core.newer_syntax import downgrade, might_be_newer
+    from jax_lsp.core.text.newer_syntax import downgrade, might_be_newer
 
     try:
         if error is None:
@@ -566,7 +568,7 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
     and `class`es left for later; None when none is left (the caller parses the file whole),
     or when the rest does not parse.
 
-    A `def` or `class` is left out when no line of it holds a trigger (file_triggers): the scope
+    A `def` or `class` is left out when no line of it holds a trigger (triggers.py): the scope
     builder would not walk it for calls, and only its name binds at module level. It is left
     out only when it, and all above it, close every string and bracket they open, so that it
     surely starts a statement; its lines are parsed as blank."""

@@ -16,7 +16,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass, field
 
-from jax_lsp.core.python_version import RUNNING, Version
+from jax_lsp.core.text.python_versions import RUNNING, Version
 
 
 @dataclass(frozen=True)

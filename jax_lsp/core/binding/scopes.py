@@ -11,7 +11,7 @@ import ast
 from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
-from jax_lsp.core.model import Located
+from jax_lsp.core.findings import Located
 from jax_lsp.core.record import Record
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda

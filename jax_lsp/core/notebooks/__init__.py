@@ -1,0 +1,1 @@
+"""Jupyter notebooks and IPython syntax, as one Python module for the analysis."""
