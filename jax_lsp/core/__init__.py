@@ -5,8 +5,8 @@ runs the rules over a workspace. It knows nothing of LSP and never imports JAX.
 """
 
 from jax_lsp.core.config import Settings, SettingsError
-from jax_lsp.core.edits import OverlappingEdits, apply_edits
 from jax_lsp.core.findings import Edit, Finding, Fix, Position, Severity, Span
+from jax_lsp.core.text.edits import OverlappingEdits, apply_edits
 
 __all__ = [
     "Edit",

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from jax_lsp.rules.base import Example, PolicyContext, Rule, SiteContext
+from jax_lsp.rules.base import Example, ModuleContext, PolicyContext, Rule, SiteContext
 from jax_lsp.rules.jax101_policy_returns_none import PolicyReturnsNone
 from jax_lsp.rules.jax102_policy_returns_offloadable_class import PolicyReturnsOffloadableClass
 from jax_lsp.rules.jax103_policy_returns_invalid_type import PolicyReturnsInvalidType
@@ -38,4 +38,4 @@ def get_rule(code: str) -> Rule | None:
     return _BY_CODE.get(code.upper())
 
 
-__all__ = ["ALL_RULES", "Example", "PolicyContext", "Rule", "SiteContext", "get_rule"]
+__all__ = ["ALL_RULES", "Example", "ModuleContext", "PolicyContext", "Rule", "SiteContext", "get_rule"]

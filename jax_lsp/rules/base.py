@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.return_paths import ReturnPaths
@@ -16,6 +16,9 @@ from jax_lsp.core.policies.resolve import PolicyFunction, Target
 from jax_lsp.core.policies.sites import Site
 from jax_lsp.core.policies.tables import TableChoice
 from jax_lsp.core.record import Record
+
+if TYPE_CHECKING:
+    from jax_lsp.core.tags.index import NameIndex  # annotations only: it imports difflib
 
 
 class Example(Record):
@@ -112,6 +115,18 @@ class SiteContext:
         return target.chosen_by.note(self.module.path) if target.chosen_by else ""
 
 
+class ModuleContext:
+    """One file, for checks that are not about a `policy=` site, and what is in reach of it."""
+
+    def __init__(self, module: Module, tags: Callable[[], NameIndex]) -> None:
+        self.module = module
+        self._tags = tags
+
+    def tags(self) -> NameIndex:
+        """Every checkpoint-name tag in reach: the workspace's and its installed packages'."""
+        return self._tags()
+
+
 class Rule:
     code: ClassVar[str]
     # Taken from the registry of codes (core.codes) by `code`: one place to keep them.
@@ -138,7 +153,7 @@ class Rule:
     def check_site(self, site: SiteContext) -> Iterable[Finding]:
         return ()
 
-    def check_module(self, module: Module) -> Iterable[Finding]:
+    def check_module(self, context: ModuleContext) -> Iterable[Finding]:
         return ()
 
     # Helpers ---------------------------------------------------------------

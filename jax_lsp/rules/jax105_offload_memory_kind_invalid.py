@@ -31,7 +31,7 @@ from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import Scope
 from jax_lsp.core.findings import Finding, Fix, Position, Span
 from jax_lsp.core.jax_api import OFFLOAD_DESTINATION, OFFLOAD_SOURCE, OFFLOADABLE, policy_member
-from jax_lsp.rules.base import Example, Rule, dedent_code
+from jax_lsp.rules.base import Example, ModuleContext, Rule, dedent_code
 
 _FACTORY_PARAMETERS = {
     "offload_dot_with_no_batch_dims": (("offload_src", "offload_dst"), 2),
@@ -73,7 +73,8 @@ def _residuals_stay_on_device(namespace: dict[str, Any]) -> None:
 class OffloadMemoryKindInvalid(Rule):
     code = "JAX105"
 
-    def check_module(self, module: Module) -> Iterator[Finding]:
+    def check_module(self, context: ModuleContext) -> Iterator[Finding]:
+        module = context.module
         # Every spelling of these callees comes from an import or assignment naming "offload".
         if "ffload" not in module.source.text:
             return

@@ -22,10 +22,9 @@ import ast
 from collections.abc import Iterator
 from typing import Any
 
-from jax_lsp.core.binding.module import Module
 from jax_lsp.core.findings import Finding, Severity
 from jax_lsp.core.jax_api import READY_MADE_POLICIES, policy_member
-from jax_lsp.rules.base import Example, Rule, dedent_code
+from jax_lsp.rules.base import Example, ModuleContext, Rule, dedent_code
 
 # What calling each ready-made policy with no arguments does.
 _OUTCOME = {
@@ -50,7 +49,8 @@ def _policy_reaching_jax_is_false(namespace: dict[str, Any]) -> None:
 class ReadyMadePolicyCalled(Rule):
     code = "JAX106"
 
-    def check_module(self, module: Module) -> Iterator[Finding]:
+    def check_module(self, context: ModuleContext) -> Iterator[Finding]:
+        module = context.module
         for call, scope in module.calls:
             if call.args or call.keywords or not isinstance(call.func, (ast.Name, ast.Attribute)):
                 continue

@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.findings import Finding
 from jax_lsp.core.tags.tags import NameUse, name_uses
-from jax_lsp.rules.base import Example, Rule, dedent_code
+from jax_lsp.rules.base import Example, ModuleContext, Rule, dedent_code
 
 if TYPE_CHECKING:
     from jax_lsp.core.tags.index import Suggestion
@@ -67,11 +67,12 @@ class CheckpointNameNotTagged(Rule):
     code = "JAX112"
     traceable = False  # the trace tags every name the policy mentions on its probe function
 
-    def check_module(self, module: Module) -> Iterator[Finding]:
+    def check_module(self, context: ModuleContext) -> Iterator[Finding]:
+        module = context.module
         uses = name_uses(module)
         if not uses:
             return
-        tags = module.loader.checkpoint_names().tags_carrying(use.name for use in uses)
+        tags = context.tags().tags_carrying(use.name for use in uses)
         for use in uses:
             if tags.carries(use.name):
                 continue

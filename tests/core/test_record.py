@@ -136,7 +136,14 @@ def _records(cls: type[Record] = Record) -> list[type[Record]]:
 
 def test_every_record_stores_each_argument_in_its_field() -> None:
     # The records of the analysis too: the policies, sites, tables and rule examples.
-    for module in ("core.resolve", "core.sites", "core.tables", "core.names", "core.paths", "rules.base"):
+    for module in (
+        "core.policies.resolve",
+        "core.policies.sites",
+        "core.policies.tables",
+        "core.jax_api",
+        "core.binding.return_paths",
+        "rules.base",
+    ):
         importlib.import_module(f"jax_lsp.{module}")
     records = _records()
     assert {"Finding", "Settings", "Site", "PolicyFunction", "Example"} <= {cls.__name__ for cls in records}

@@ -7,6 +7,7 @@ import textwrap
 import pytest
 
 from jax_lsp.engine import Workspace, analyze_text
+from jax_lsp.engine.batch import check_paths
 
 BROKEN = """
 def bad(prim, *avals, **params):
@@ -99,7 +100,7 @@ def test_policy_in_another_module_is_reported_in_its_own_file(tmp_path):
     (tmp_path / "train.py").write_text(
         "import jax\nimport pkg.policies as P\nh = jax.remat(g, policy=P.bad)\n"
     )
-    results = Workspace([tmp_path]).check_paths([tmp_path])
+    results = check_paths(Workspace([tmp_path]), [tmp_path])
     assert [(f.code, f.span.start.line) for f in results[str(tmp_path / "pkg" / "policies.py")]] == [
         ("JAX101", 1)
     ]

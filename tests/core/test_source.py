@@ -6,7 +6,7 @@ import ast
 import threading
 
 from jax_lsp.core import Settings
-from jax_lsp.core.edits import apply_edits
+from jax_lsp.core.text.edits import apply_edits
 from jax_lsp.core.text.source import parse_bytes, split_lines
 from jax_lsp.engine import analyze_text
 

@@ -6,34 +6,20 @@ import ast
 import bisect
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any, Protocol
+from typing import TYPE_CHECKING, Any
 
 from jax_lsp.core.binding.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES
 from jax_lsp.core.text.source import DeferredDefinition, SourceModule
 
 if TYPE_CHECKING:
-    from jax_lsp.core.tags.index import NameIndex
-    from jax_lsp.core.text.python_versions import ProjectPythons
+    from jax_lsp.core.binding.loader import ModuleLoader
 
 MAX_DEPTH = 12
 
 # Where a name is defined: (module, node, scope of the binding). The node is a
 # FunctionDef/Lambda/ClassDef, or the expression assigned to the name.
 Definition = tuple["Module", BoundNode, Scope]
-
-
-class ModuleLoader(Protocol):
-    """What a module needs from the workspace to follow names across files."""
-
-    def module(self, name: str, importer: Module) -> Module | None: ...
-
-    def jedi_qualname(self, module: Module, node: ast.expr) -> str | None: ...
-
-    def checkpoint_names(self) -> NameIndex: ...
-
-    @property
-    def pythons(self) -> ProjectPythons: ...
 
 
 class _Line:

@@ -18,10 +18,10 @@ from collections.abc import Callable, Iterable
 from json.decoder import scanstring  # type: ignore[attr-defined]  # public, but not in typeshed
 from typing import Generic, TypeVar
 
-from jax_lsp.core.edits import apply_edits
 from jax_lsp.core.findings import Edit, Span
 from jax_lsp.core.notebooks import ipython
 from jax_lsp.core.record import Record
+from jax_lsp.core.text.edits import apply_edits
 from jax_lsp.core.text.source import split_lines
 
 _DECODER = json.JSONDecoder()

@@ -12,7 +12,6 @@ import bisect
 import difflib
 import functools
 import itertools
-import logging
 import os
 import re
 from collections.abc import Callable, Iterable
@@ -22,6 +21,7 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from jax_lsp.core.findings import Position
 from jax_lsp.core.guard import guarded
+from jax_lsp.core.logger import logger
 from jax_lsp.core.tags.flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
 from jax_lsp.core.tags.packages import imported_packages, package_files, read_file, search_path
 from jax_lsp.core.tags.tags import (
@@ -64,7 +64,7 @@ class NameSources(Protocol):
     def note_reads(self, paths: Iterable[str]) -> None: ...
 
 
-log = logging.getLogger(__name__)
+log = logger(__name__)
 T = TypeVar("T")
 
 
