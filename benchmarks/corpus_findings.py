@@ -28,6 +28,7 @@ from corpus import DEFAULT_CACHE, PROJECTS, fetch
 from jax_lsp.core.notebooks.files import file_could_hold_site
 from jax_lsp.core.policies.resolve import PolicyFunction
 from jax_lsp.engine import Workspace
+from jax_lsp.engine.batch import check_part, check_paths
 from jax_lsp.engine.files import discover
 
 # As `jax-lsp check FILE` runs by default: a forked process reads part of the project (engine.forked).
@@ -44,7 +45,7 @@ def project_results(root: Path) -> Results:
     out: Results = {}
     internal = f"internal errors in {root.name}"
     whole = Workspace(roots=[root])
-    for path, findings in whole.check_paths([root], None, 1).items():
+    for path, findings in check_paths(whole, [root], None, 1).items():
         out.setdefault(str(path), []).append(["check", _finding_rows(findings)])
     parsed = Workspace(roots=[root])
     policy_modules = set()  # the modules that define a policy some site reaches
@@ -60,7 +61,7 @@ def project_results(root: Path) -> Results:
             }
     for path in sorted(set(out) | {p for p in policy_modules if parsed.in_roots(p)}):
         alone = Workspace(roots=[root])
-        findings = alone.check_part([path], jobs=JOBS).get(path, [])
+        findings = check_part(alone, [path], jobs=JOBS).get(path, [])
         out.setdefault(path, []).append(["check FILE", _finding_rows(findings)])
         if errors := alone.take_internal_errors():
             out.setdefault(internal, []).extend(str(e) for e in errors)

@@ -9,12 +9,13 @@ from __future__ import annotations
 import contextlib
 import gc
 import os
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.notebooks.files import file_could_hold_site
+from jax_lsp.engine.files import discover_names
 from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 
 # The analysis is imported where it is used: a re-run whose results all come from the cache
@@ -100,6 +101,39 @@ class _Digests:
             return None
 
 
+# Entry points ---------------------------------------------------------------------------------
+# Up to this many files named, the files that could use their policies are found by a text
+# search; the search grows with the files named, and past it the whole project is cheaper.
+FEW_FILES = 16
+
+
+def check_paths(
+    workspace: Workspace, paths: Iterable[Path | str], cache_dir: Path | None = None, jobs: int = 1
+) -> dict[str, list[Finding]]:
+    """Findings per file for the given files and folders (folders are walked), reusing the
+    results kept in `cache_dir` and checking on `jobs` processes."""
+    return check_tree(
+        workspace, discover_names([Path(p) for p in paths], workspace.settings.exclude), cache_dir, jobs
+    )
+
+
+def check_part(
+    workspace: Workspace, files: Sequence[Path | str], cache_dir: Path | None = None, jobs: int = 1
+) -> dict[str, list[Finding]]:
+    """`check_tree` for some files of the project, and only theirs reported: a site in
+    another file may use their policies. A few files (pre-commit names the changed ones) are
+    checked one by one, once the files a text search finds could use them are indexed;
+    more (a folder below the root) with the whole project, as a check of the root would,
+    and its cache."""
+    named = {os.path.abspath(p) for p in files}
+    if len(named) <= FEW_FILES:
+        workspace.index_users(files, jobs)
+        found = {key: workspace.check_file(key) for key in named}
+    else:
+        found = check_tree(workspace, workspace.python_files(), cache_dir, jobs)
+    return {key: findings for key, findings in found.items() if key in named and findings}
+
+
 def check_own(
     workspace: Workspace, key: str, own_digest: str, digests: _Digests, for_cache: bool = True
 ) -> FileResult:
@@ -115,7 +149,9 @@ def check_own(
         if module is None:
             return FileResult(own_digest, {}, (), ())
         sites = workspace.sites(module)
-        findings = check_module(module, sites, (), workspace.settings, workspace.internal_errors)
+        findings = check_module(
+            module, sites, (), workspace.settings, workspace.internal_errors, workspace.checkpoint_names
+        )
     targets = {
         t.module.path
         for _, resolved in sites
@@ -128,8 +164,11 @@ def check_own(
 
 
 def check_tree(
-    workspace: Workspace, keys: list[str], cache_dir: Path | None, jobs: int
+    workspace: Workspace, files: Iterable[Path | str], cache_dir: Path | None = None, jobs: int = 1
 ) -> dict[str, list[Finding]]:
+    """Findings per file for files already discovered (the CLI discovers them to report a
+    missing path), reusing the results kept in `cache_dir` and checking on `jobs` processes."""
+    keys = [os.path.abspath(os.fspath(p)) for p in files]
     cache = ResultCache(cache_dir, workspace.settings, keys) if cache_dir is not None else None
     digests = _Digests(workspace, cache)
     own, todo = _from_cache(keys, cache, digests)
@@ -255,7 +294,12 @@ def _check_with_users(
             reached = _policies_in(workspace, user, target)
         foreign += reached
     findings = check_module(
-        module, workspace.sites(module), foreign, workspace.settings, workspace.internal_errors
+        module,
+        workspace.sites(module),
+        foreign,
+        workspace.settings,
+        workspace.internal_errors,
+        workspace.checkpoint_names,
     )
     if cache is not None:
         cache.store_combined(target, key, findings)

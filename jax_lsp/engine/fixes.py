@@ -16,8 +16,8 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 from typing import Protocol
 
-from jax_lsp.core.edits import apply_edits
 from jax_lsp.core.findings import Edit, Finding, Fix
+from jax_lsp.core.text.edits import apply_edits
 from jax_lsp.engine.workspace import Workspace
 
 MAX_ROUNDS = 10

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -50,11 +50,6 @@ def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[Deferre
         return None
     tree, deferred = partial
     return SourceModule(path, text, tree, encoding=encoding), deferred
-
-
-# Up to this many files named, the files that could use their policies are found by a text
-# search; the search grows with the files named, and past it the whole project is cheaper.
-FEW_FILES = 16
 
 
 def _key(path: Path | str) -> str:
@@ -435,40 +430,14 @@ class Workspace:
             if module is None:
                 return []
             foreign = self._foreign_policies(key)
-            return check_module(module, self.sites(module), foreign, self.settings, self.internal_errors)
-
-    def check_paths(
-        self, paths: Iterable[Path | str], cache_dir: Path | None = None, jobs: int = 1
-    ) -> dict[str, list[Finding]]:
-        """Findings per file for the given files and folders (folders are walked), reusing the
-        results kept in `cache_dir` and checking on `jobs` processes (see core.batch)."""
-        return self.check_files(
-            discover_names([Path(p) for p in paths], self.settings.exclude), cache_dir, jobs
-        )
-
-    def check_files(
-        self, files: Iterable[Path | str], cache_dir: Path | None = None, jobs: int = 1
-    ) -> dict[str, list[Finding]]:
-        """`check_paths` for files already discovered (the CLI discovers them to report a missing path)."""
-        from jax_lsp.engine.batch import check_tree
-
-        return check_tree(self, [_key(p) for p in files], cache_dir, jobs)
-
-    def check_part(
-        self, files: Sequence[Path | str], cache_dir: Path | None = None, jobs: int = 1
-    ) -> dict[str, list[Finding]]:
-        """`check_files` for some files of the project, and only theirs reported: a site in
-        another file may use their policies. A few files (pre-commit names the changed ones) are
-        checked one by one, once the files a text search finds could use them are indexed;
-        more (a folder below the root) with the whole project, as a check of the root would,
-        and its cache."""
-        named = {_key(p) for p in files}
-        if len(named) <= FEW_FILES:
-            self.index_users(files, jobs)
-            found = {key: self.check_file(key) for key in named}
-        else:
-            found = self.check_files(self.python_files(), cache_dir, jobs)
-        return {key: findings for key, findings in found.items() if key in named and findings}
+            return check_module(
+                module,
+                self.sites(module),
+                foreign,
+                self.settings,
+                self.internal_errors,
+                self.checkpoint_names,
+            )
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
         """The policy (site value or `def`) at a 0-based line and code-point column, for hover."""

@@ -13,6 +13,7 @@ import pytest
 
 from jax_lsp.cli.fixing import fix_all
 from jax_lsp.engine import Workspace
+from jax_lsp.engine.batch import check_paths
 from tests.cli.runner import REPO, run_check, run_jax_lsp
 
 BROKEN = """import jax
@@ -116,9 +117,9 @@ def test_fix_leaves_alone_a_file_changed_on_disk_meanwhile(tmp_path: Path) -> No
 
     def recheck_while_an_editor_saves():
         path.write_text(BROKEN + "# saved meanwhile\n")
-        return ws.check_paths([path]), []
+        return check_paths(ws, [path]), []
 
-    outcome = fix_all(ws, ws.check_paths([path]), [], False, recheck_while_an_editor_saves)
+    outcome = fix_all(ws, check_paths(ws, [path]), [], False, recheck_while_an_editor_saves)
     assert path.read_text() == BROKEN + "# saved meanwhile\n"
     assert outcome.written == [] and outcome.fixed == 0
     assert outcome.errors == [f"{path}: changed on disk while fixing; not written"]

@@ -14,6 +14,7 @@ from hypothesis import settings
 from jax_lsp.core import apply_edits
 from jax_lsp.core.text.source import split_lines
 from jax_lsp.engine import Workspace
+from jax_lsp.engine.batch import check_paths
 from jax_lsp.engine.fixes import choose_fixes
 
 # A longer, random hunt: JAX_LSP_CRASH_HUNT_EXAMPLES=5000 pytest tests/crash_hunt
@@ -64,7 +65,7 @@ def survives(files: dict[str, str]) -> None:
             for line, column in hover_positions(text):
                 workspace.describe_policy(root / name, line, column)
         together = Workspace([root])
-        together.check_paths([root])
+        check_paths(together, [root])
         assert workspace.take_internal_errors() == [] and together.take_internal_errors() == []
 
         for name, text in files.items():

@@ -19,6 +19,7 @@ import pytest
 
 from jax_lsp.core import Settings
 from jax_lsp.engine import Workspace
+from jax_lsp.engine.batch import check_paths
 
 HEADER = "import functools\nimport jax\nimport numpy as np\nfrom jax.ad_checkpoint import Offloadable\n\n\n"
 SITE = "\n\nf = jax.checkpoint(abs, policy=policy)\n"
@@ -63,7 +64,7 @@ def check(tmp_path: Path, text: str) -> list:
     def analyse() -> None:
         workspace.index()
         outcome["findings"] = workspace.check_file(path)
-        outcome["together"] = workspace.check_paths([tmp_path]).get(str(path), [])
+        outcome["together"] = check_paths(workspace, [tmp_path]).get(str(path), [])
         lines = text.count("\n") + 1
         for line in sorted({*range(0, lines, max(1, lines // 100)), lines - 3, lines - 2}):  # ~100 hovers
             workspace.describe_policy(path, line, 4)

@@ -11,8 +11,7 @@ import pytest
 
 from jax_lsp.core.text import source
 from jax_lsp.engine import Workspace, workspace
-from jax_lsp.engine.batch import PARALLEL_MIN_FILES, PARALLEL_MIN_READ_BYTES
-from jax_lsp.engine.workspace import FEW_FILES
+from jax_lsp.engine.batch import FEW_FILES, PARALLEL_MIN_FILES, PARALLEL_MIN_READ_BYTES, check_paths
 from tests.cli.runner import run_check
 
 BROKEN = 'def p(prim, *a, **k):\n    if prim.name == "sin":\n        return True\n'
@@ -34,7 +33,7 @@ def _tree(tmp_path: Path, users: int = 1) -> Path:
 
 
 def _check(root: Path, cache: Path | None, jobs: int = 1) -> dict[str, list[tuple[str, int]]]:
-    results = Workspace([root]).check_paths([root], cache, jobs)
+    results = check_paths(Workspace([root]), [root], cache, jobs)
     return {Path(path).name: [(f.code, f.span.start.line) for f in found] for path, found in results.items()}
 
 
@@ -106,7 +105,7 @@ def test_a_new_module_or_other_settings_start_a_new_store(tmp_path, parses):
     _check(root, cache)
     assert "user0.py" in parses  # a new file can change what an import resolves to
     ws = Workspace([root], settings=Workspace([root]).settings.merged(ignore=("JAX101",)))
-    assert ws.check_paths([root], cache, 1) == {}
+    assert check_paths(ws, [root], cache, 1) == {}
 
 
 def test_a_corrupt_cache_is_ignored(tmp_path):

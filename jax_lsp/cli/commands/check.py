@@ -28,6 +28,7 @@ from jax_lsp.core.config import (
 )
 from jax_lsp.core.logger import logger
 from jax_lsp.engine import Workspace, files
+from jax_lsp.engine.batch import check_part, check_tree
 from jax_lsp.engine.files import CACHE_DIR_NAME
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.options import add_trace_arguments
@@ -108,16 +109,16 @@ def _check(
     """Findings per file, and the internal errors met (each costs one site, policy or file).
 
     When only part of the project is named (pre-commit passes the changed files), a site in
-    another file may use their policies: Workspace.check_part takes those files into account.
+    another file may use their policies: batch.check_part takes those files into account.
     If checking together fails, the files are checked one at a time.
     """
     errors = []
     results: dict[str, list[Finding]] | None = None
     try:
         if whole_project:
-            results = ws.check_files(paths, cache_dir, jobs)
+            results = check_tree(ws, paths, cache_dir, jobs)
         else:
-            results = ws.check_part(paths, cache_dir, jobs)
+            results = check_part(ws, paths, cache_dir, jobs)
     except Exception:
         log.debug("checking the paths together failed; now one at a time", exc_info=True)
     if results is None:
