@@ -1,6 +1,8 @@
-"""The packages of jax_lsp import one way: core <- rules <- engine <- (trace, server, cli).
+"""The packages of jax_lsp import one way: core <- rules <- engine <- (trace, server, cli); inside
+core, its sub-packages import one way too; and no module takes part in an import cycle.
 
-Checked on the source, every import statement included (those inside functions too)."""
+Checked on the source, every import statement included (those inside functions too; those under
+`TYPE_CHECKING` count for the layers, not for cycles)."""
 
 from __future__ import annotations
 
@@ -21,19 +23,44 @@ ALLOWED = {
     "server": {"core", "rules", "engine", "trace"},
     "cli": {"core", "rules", "engine", "trace", "server"},
 }
+# Inside core: what each sub-package may import of core, beside itself. "core" stands for the
+# modules directly in core/ (findings, codes, config, guard, JAX's API catalogue); core's
+# __init__ is its public face, which re-exports from every sub-package.
+CORE_ALLOWED = {
+    "core": set(),
+    "text": {"core"},
+    "notebooks": {"core", "text"},
+    "binding": {"core", "text"},
+    "policies": {"core", "text", "binding"},
+    "tags": {"core", "text", "binding"},
+}
 # The trace agent runs in the user's interpreter, where jax-lsp may not be installed.
 AGENT_MAY_IMPORT = {"jax", "numpy"}
 
 
-def _imports(path: Path) -> list[tuple[int, str]]:
+def _type_checking_only(tree: ast.Module) -> set[int]:
+    """The ids of the import statements under `if TYPE_CHECKING:` (never run)."""
+    return {
+        id(node)
+        for block in ast.walk(tree)
+        if isinstance(block, ast.If) and ast.unparse(block.test) in {"TYPE_CHECKING", "typing.TYPE_CHECKING"}
+        for statement in block.body
+        for node in ast.walk(statement)
+    }
+
+
+def _imports(path: Path, run_time_only: bool = False) -> list[tuple[int, str]]:
     found = []
-    for node in ast.walk(ast.parse(path.read_bytes())):
+    tree = ast.parse(path.read_bytes())
+    skipped = _type_checking_only(tree) if run_time_only else set()
+    for node in ast.walk(tree):
+        if id(node) in skipped:
+            continue
         if isinstance(node, ast.Import):
             found += [(node.lineno, alias.name) for alias in node.names]
-        elif isinstance(node, ast.ImportFrom) and node.module == "jax_lsp":
-            found += [(node.lineno, f"jax_lsp.{alias.name}") for alias in node.names]
         elif isinstance(node, ast.ImportFrom) and node.level == 0 and node.module:
-            found.append((node.lineno, node.module))
+            # `from package import module` imports that module; `from module import name` only module
+            found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
             found.append((node.lineno, "." * node.level + (node.module or "")))
     return found
@@ -46,6 +73,35 @@ def _layer_of(module: str) -> str | None:
     return parts[1]
 
 
+def _core_part_of(module: str) -> str | None:
+    parts = module.split(".")
+    if parts[:2] != ["jax_lsp", "core"] or len(parts) < 3:
+        return None
+    return parts[2] if parts[2] in CORE_ALLOWED and parts[2] != "core" else "core"
+
+
+def _module_name(path: Path) -> str:
+    parts = path.relative_to(PACKAGE.parent).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def _modules() -> dict[str, Path]:
+    return {_module_name(path): path for path in sorted(PACKAGE.rglob("*.py"))}
+
+
+def _imported_modules(path: Path, modules: dict[str, Path]) -> set[str]:
+    """The modules of jax_lsp that `path` imports (the longest known prefix of each import)."""
+    found = set()
+    for _, name in _imports(path, run_time_only=True):
+        parts = name.split(".")
+        for end in range(len(parts), 0, -1):
+            candidate = ".".join(parts[:end])
+            if candidate in modules:
+                found.add(candidate)
+                break
+    return found
+
+
 @pytest.mark.parametrize("layer", sorted(ALLOWED))
 def test_a_layer_imports_only_the_layers_below_it(layer):
     wrong = []
@@ -56,6 +112,71 @@ def test_a_layer_imports_only_the_layers_below_it(layer):
             if used is not None and used != layer and used not in ALLOWED[layer]:
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: imports {module}")
     assert not wrong, "\n".join(wrong)
+
+
+def test_the_sub_packages_of_core_import_only_those_below_them():
+    wrong = []
+    for path in sorted((PACKAGE / "core").rglob("*.py")):
+        if path == PACKAGE / "core" / "__init__.py":
+            continue
+        part = _core_part_of(_module_name(path)) or "core"
+        for line, module in _imports(path):
+            used = _core_part_of(module)
+            if used is not None and used != part and used not in CORE_ALLOWED[part]:
+                wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: imports {module}")
+    assert not wrong, "\n".join(wrong)
+
+
+def test_every_core_module_sits_in_a_known_sub_package():
+    unknown = {p.parent.name for p in (PACKAGE / "core").glob("*/*.py")} - set(CORE_ALLOWED)
+    assert not unknown, f"sub-packages of core missing from CORE_ALLOWED: {sorted(unknown)}"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """The strongly connected components of more than one module, or of one that imports itself."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found = []
+
+    def visit(node: str) -> None:
+        index[node] = low[node] = len(index)
+        stack.append(node)
+        on_stack.add(node)
+        for other in sorted(graph.get(node, ())):
+            if other not in index:
+                visit(other)
+                low[node] = min(low[node], low[other])
+            elif other in on_stack:
+                low[node] = min(low[node], index[other])
+        if low[node] == index[node]:
+            component = []
+            while True:
+                member = stack.pop()
+                on_stack.discard(member)
+                component.append(member)
+                if member == node:
+                    break
+            if len(component) > 1:
+                found.append(sorted(component))
+
+    for node in sorted(graph):
+        if node not in index:
+            visit(node)
+    return found
+
+
+def test_no_module_takes_part_in_an_import_cycle():
+    """Function-level imports count; those under `TYPE_CHECKING` (annotations only) do not."""
+    modules = _modules()
+    # A package's __init__ that re-exports its modules is imported with them: not a cycle.
+    graph = {
+        name: {m for m in _imported_modules(path, modules) if m != name and not name.startswith(m + ".")}
+        for name, path in modules.items()
+    }
+    cycles = _cycles(graph)
+    assert not cycles, "import cycles:\n" + "\n".join(" <-> ".join(c) for c in cycles)
 
 
 def test_the_trace_agent_imports_only_the_standard_library_and_jax():
@@ -73,8 +194,16 @@ def test_every_module_sits_in_a_layer():
     assert not loose, f"modules outside the layers: {sorted(loose)}"
 
 
-def test_the_layer_test_sees_a_wrong_import(tmp_path):
+def test_the_layer_tests_see_a_wrong_import_and_a_cycle(tmp_path):
     wrong = tmp_path / "m.py"
     wrong.write_text("from jax_lsp import files\ndef f():\n    from jax_lsp.server import x\n")
-    assert _imports(wrong) == [(1, "jax_lsp.files"), (3, "jax_lsp.server")]
+    assert _imports(wrong) == [(1, "jax_lsp.files"), (3, "jax_lsp.server.x")]
     assert _layer_of("jax_lsp.server.x") == "server"
+    assert _core_part_of("jax_lsp.core.tags.index") == "tags"
+    assert _core_part_of("jax_lsp.core.findings") == "core"
+    assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
+    assert _cycles({"a": {"b"}, "b": set()}) == []
+    hinted = tmp_path / "hinted.py"
+    hinted.write_text("from typing import TYPE_CHECKING\nif TYPE_CHECKING:\n    import jax_lsp.core.x\n")
+    assert _imports(hinted, run_time_only=True) == [(1, "typing.TYPE_CHECKING")]
+    assert (3, "jax_lsp.core.x") in _imports(hinted)

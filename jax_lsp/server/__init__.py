@@ -10,7 +10,8 @@ server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature
 
 - `server.add_feature(feature)`: a `jax_lsp.server.features.LanguageFeature`, whose hooks
   add to the one hover (`hover(params)`), hear of Python buffers changing, saved and closed
-  (`did_change(params)`, `did_save(uri)`, `did_close(uri)`) and of the shutdown (`shutdown()`).
+  (`did_change(params)`, `did_save(uri)`, `did_close(uri)`), of each new workspace
+  (`workspace_built()`) and of the shutdown (`shutdown()`).
 - `server.settings`: the current `ServerSettings` (`.interpreter`: the python to trace in,
   None for the server's own; `.trace.on_save`, `.trace.timeout` (s), `.trace.memory_limit_mb`;
   `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when settings change.

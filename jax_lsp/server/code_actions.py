@@ -18,8 +18,9 @@ from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import DiagnosticData
-from jax_lsp.server.diagnostics import SOURCE, diagnostic_data, log, shown, to_diagnostic
+from jax_lsp.server.diagnostics import SOURCE, diagnostic_data, shown, to_diagnostic
 from jax_lsp.server.documents import core_path, split_lines
+from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
     from jax_lsp.server.documents import LspTextDocument

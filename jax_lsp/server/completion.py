@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.core.tags import editor_help
-from jax_lsp.server.diagnostics import log
+from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer

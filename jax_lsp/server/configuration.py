@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from jax_lsp.server import logs
-from jax_lsp.server.diagnostics import log
 from jax_lsp.server.documents import core_path, uri_to_path
+from jax_lsp.server.logs import log
 from jax_lsp.server.settings import ServerSettings, resolve
 
 if TYPE_CHECKING:
@@ -116,9 +116,7 @@ async def apply(
     ls.settings_ready.set()
     if rebuild:
         ls.checker.schedule_all()
-        from jax_lsp.server.indexing import start_index
-
-        start_index(ls)
+        ls.features.workspace_built()
 
 
 def register(server: JaxLanguageServer) -> None:

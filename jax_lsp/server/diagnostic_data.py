@@ -7,16 +7,15 @@ actions are built from the request's diagnostics alone (no `codeAction/resolve`)
 
 from __future__ import annotations
 
-import logging
 from typing import TYPE_CHECKING, Any
 
 import attrs
 from lsprotocol import types
 
+from jax_lsp.server.logs import log
+
 if TYPE_CHECKING:
     from cattrs import Converter
-
-log = logging.getLogger("jax_lsp.server")
 
 
 @attrs.frozen

@@ -8,16 +8,16 @@ failure is logged and the others still answer.
 from __future__ import annotations
 
 import asyncio
-import logging
 from collections.abc import Callable, Coroutine
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
 
+from jax_lsp.server.logs import log
+
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
 
-log = logging.getLogger("jax_lsp.server")
 T = TypeVar("T")
 HOVER_SEPARATOR = "\n\n---\n\n"
 
@@ -40,6 +40,9 @@ class LanguageFeature:
 
     def did_close(self, uri: str) -> None:
         """A Python buffer was closed."""
+
+    def workspace_built(self) -> None:
+        """A new analysis workspace (`server.core`) was built: the settings or the roots changed."""
 
     def shutdown(self) -> None:
         """The server stops: end what the feature started (may be called more than once)."""
@@ -76,6 +79,9 @@ class Features:
 
     def did_close(self, uri: str) -> None:
         self._each("didClose", lambda feature: feature.did_close(uri))
+
+    def workspace_built(self) -> None:
+        self._each("workspace_built", lambda feature: feature.workspace_built())
 
     def shutdown(self) -> None:
         self._each("shutdown", lambda feature: feature.shutdown())

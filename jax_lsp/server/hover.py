@@ -17,9 +17,9 @@ from jax_lsp.core.tags import editor_help
 from jax_lsp.core.tags.editor_help import NameDescription
 from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
-from jax_lsp.server.diagnostics import log
 from jax_lsp.server.documents import core_path
 from jax_lsp.server.features import LanguageFeature
+from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer

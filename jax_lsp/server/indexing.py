@@ -10,8 +10,9 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from jax_lsp.server.configuration import reload, supports
-from jax_lsp.server.diagnostics import INDEX_IDLE_S, INDEX_WAIT_AT_MOST_S, log
 from jax_lsp.server.documents import path_to_uri, uri_to_path
+from jax_lsp.server.features import LanguageFeature
+from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -20,6 +21,10 @@ WATCHERS = [
     types.FileSystemWatcher(glob_pattern=pattern)
     for pattern in ("**/*.py", "**/*.ipynb", "**/pyproject.toml")
 ]
+# The workspace index goes on once no buffer has been checked for this long (it holds the GIL
+# and the core's lock for a file at a time), and under sustained typing after this at most.
+INDEX_IDLE_S = 0.2
+INDEX_WAIT_AT_MOST_S = 2.0
 # The index's modules live until their files change, and refcounting frees them then (indexing
 # maxtext's 385 files leaves 18 objects in cycles): every this many files, what is loaded is moved
 # out of the cyclic GC's reach. Else each full collection while typing walks every tree indexed
@@ -27,11 +32,15 @@ WATCHERS = [
 FREEZE_EVERY_FILES = 20
 
 
-def start_index(ls: JaxLanguageServer) -> None:
-    previous = ls.index_task
-    if previous is not None and not previous.done():
-        previous.cancel()
-    ls.index_task = asyncio.ensure_future(_index(ls, ls.core))
+class WorkspaceIndex(LanguageFeature):
+    """Indexes each new workspace in the background, the previous index cancelled."""
+
+    def workspace_built(self) -> None:
+        ls = self.server
+        previous = ls.index_task
+        if previous is not None and not previous.done():
+            previous.cancel()
+        ls.index_task = asyncio.ensure_future(_index(ls, ls.core))
 
 
 async def _index(ls: JaxLanguageServer, core: Any) -> None:
@@ -113,6 +122,8 @@ def _files_changed(core: Any, paths: list) -> set:
 
 
 def register(server: JaxLanguageServer) -> None:
+    server.add_feature(WorkspaceIndex(server))
+
     @server.feature(types.WORKSPACE_DID_CHANGE_WATCHED_FILES)
     async def did_change_watched_files(
         ls: JaxLanguageServer, params: types.DidChangeWatchedFilesParams

@@ -11,8 +11,9 @@ from lsprotocol import types
 
 from jax_lsp.server import logs
 from jax_lsp.server.configuration import reload, supports
-from jax_lsp.server.diagnostics import log, pull
+from jax_lsp.server.diagnostics import pull
 from jax_lsp.server.indexing import register_watchers
+from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer

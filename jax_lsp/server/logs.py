@@ -15,6 +15,8 @@ if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
 
 LOGGER = logging.getLogger("jax_lsp")
+# The one logger of the server's modules.
+log = logging.getLogger("jax_lsp.server")
 _LEVELS = {"error": logging.ERROR, "warning": logging.WARNING, "info": logging.INFO, "debug": logging.DEBUG}
 _MESSAGE_TYPES = {
     logging.ERROR: types.MessageType.Error,

@@ -13,7 +13,7 @@ from lsprotocol import types
 
 from jax_lsp.core.tags import editor_help
 from jax_lsp.core.tags.tags import Place
-from jax_lsp.server.diagnostics import log
+from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer

@@ -17,7 +17,8 @@ from pygls.lsp.server import LanguageServer
 from jax_lsp import __version__
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.server import notebooks, positions
-from jax_lsp.server.diagnostics import Checker, DiagnosticStore
+from jax_lsp.server.checker import Checker
+from jax_lsp.server.diagnostics import DiagnosticStore
 from jax_lsp.server.documents import (
     LspTextDocument,
     core_path,
@@ -26,6 +27,7 @@ from jax_lsp.server.documents import (
     uri_to_path,
 )
 from jax_lsp.server.features import Features, LanguageFeature
+from jax_lsp.server.logs import log
 from jax_lsp.server.protocol import SYNC_KIND, JaxLanguageServerProtocol
 from jax_lsp.server.settings import ServerSettings
 
@@ -34,7 +36,6 @@ if TYPE_CHECKING:
 
     from jax_lsp.engine import Workspace
 
-log = logging.getLogger("jax_lsp.server")
 T = TypeVar("T")
 
 

@@ -6,8 +6,8 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.server.diagnostics import log
 from jax_lsp.server.documents import close_in_core, core_path, path_to_uri
+from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer

@@ -10,7 +10,6 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import itertools
-import logging
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -25,6 +24,7 @@ from jax_lsp.server.diagnostic_data import TraceData
 from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
 from jax_lsp.server.documents import path_to_uri, uri_to_path
 from jax_lsp.server.features import HOVER_SEPARATOR, LanguageFeature
+from jax_lsp.server.logs import log
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit, hover_markdown, trace_notes
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
@@ -33,7 +33,6 @@ from jax_lsp.trace.service import TraceService
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
 
-log = logging.getLogger("jax_lsp.server")
 
 SOURCE = "jax-lsp trace"
 COMMAND = "jax-lsp.tracePolicy"
