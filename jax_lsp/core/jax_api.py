@@ -67,34 +67,120 @@ POLICY_NAMESPACES = (
     "jax._src.ad_checkpoint.",
 )
 
-READY_MADE_POLICIES = {
-    "everything_saveable",
-    "nothing_saveable",
-    "dots_saveable",
-    "checkpoint_dots",
-    "dots_with_no_batch_dims_saveable",
-    "checkpoint_dots_with_no_batch_dims",
-}
+
+class ReadyMadePolicy(Record):
+    """A member of `jax.checkpoint_policies` that is a policy itself, passed uncalled."""
+
+    __slots__ = ("name", "does", "decision", "called")
+    name: str
+    does: str  # what it saves, for hovers
+    # The constant decision it stands for (`False` for nothing_saveable), when it has one.
+    decision: str | None
+    # What calling it with no arguments does (JAX106); None: it raises at once.
+    called: str | None
+
+    def __init__(self, name: str, does: str, decision: str | None = None, called: str | None = None) -> None:
+        self._assign(name, does, decision, called)
+
+
+class PolicyFactory(Record):
+    """A member of `jax.checkpoint_policies` that makes a policy when called."""
+
+    __slots__ = ("name", "does", "takes", "decides_with", "offload_parameters")
+    name: str
+    does: str  # what its policies save, for hovers
+    takes: str  # what it must be called with (JAX107, JAX111)
+    # What its policies return when that is not a bool (JAX110); None: plain bools.
+    decides_with: str | None
+    # (parameter names, how many may be passed positionally) of the memory kinds it offloads
+    # between (JAX105); None when it does not offload.
+    offload_parameters: tuple[tuple[str, ...], int] | None
+
+    def __init__(
+        self,
+        name: str,
+        does: str,
+        takes: str,
+        decides_with: str | None = None,
+        offload_parameters: tuple[tuple[str, ...], int] | None = None,
+    ) -> None:
+        self._assign(name, does, takes, decides_with, offload_parameters)
+
+
+def _by_name(*members: ReadyMadePolicy) -> dict[str, ReadyMadePolicy]:
+    return {member.name: member for member in members}
+
+
+# The one catalogue of `jax.checkpoint_policies`: the rules and the hover read it.
+READY_MADE_POLICIES = _by_name(
+    ReadyMadePolicy(
+        "everything_saveable",
+        "saves every intermediate value (no recomputation, most memory)",
+        decision="True",
+        called="returns `True`, which JAX then calls as the policy: "
+        "`TypeError: 'bool' object is not callable` at the first grad",
+    ),
+    ReadyMadePolicy(
+        "nothing_saveable",
+        "saves nothing: every intermediate is recomputed in the backward pass",
+        decision="False",
+        called="returns `False`, which works only because JAX reads a false policy as 'save nothing'",
+    ),
+    ReadyMadePolicy(
+        "dots_saveable", "saves the results of matrix multiplications (`dot_general`), recomputes the rest"
+    ),
+    ReadyMadePolicy("checkpoint_dots", "same as `dots_saveable`"),
+    ReadyMadePolicy(
+        "dots_with_no_batch_dims_saveable", "saves `dot_general` results that have no batch dimensions"
+    ),
+    ReadyMadePolicy("checkpoint_dots_with_no_batch_dims", "same as `dots_with_no_batch_dims_saveable`"),
+)
 
 POLICY_FACTORIES = {
-    "save_only_these_names": 'names of values tagged with `checkpoint_name`, e.g. `save_only_these_names("attn_out")`',
-    "save_any_names_but_these": 'the names it must not save, e.g. `save_any_names_but_these("big")`',
-    "save_anything_except_these_names": 'the names it must not save, e.g. `save_anything_except_these_names("big")`',
-    "save_from_both_policies": "two policies, e.g. `save_from_both_policies(dots_saveable, my_policy)`",
-    "offload_dot_with_no_batch_dims": 'the memory kinds, e.g. `offload_dot_with_no_batch_dims("device", "pinned_host")`',
-    "save_and_offload_only_these_names": (
-        "keyword arguments `names_which_can_be_saved=[...], names_which_can_be_offloaded=[...], "
-        'offload_src="device", offload_dst="pinned_host"`'
-    ),
+    factory.name: factory
+    for factory in (
+        PolicyFactory(
+            "save_only_these_names",
+            "saves only values tagged with `checkpoint_name` under the given names",
+            'names of values tagged with `checkpoint_name`, e.g. `save_only_these_names("attn_out")`',
+        ),
+        PolicyFactory(
+            "save_any_names_but_these",
+            "saves every named value except the given names",
+            'the names it must not save, e.g. `save_any_names_but_these("big")`',
+        ),
+        PolicyFactory(
+            "save_anything_except_these_names",
+            "saves everything except values tagged with the given names",
+            'the names it must not save, e.g. `save_anything_except_these_names("big")`',
+        ),
+        PolicyFactory(
+            "save_from_both_policies",
+            "saves what either of two policies saves (both must return plain bools)",
+            "two policies, e.g. `save_from_both_policies(dots_saveable, my_policy)`",
+        ),
+        PolicyFactory(
+            "offload_dot_with_no_batch_dims",
+            "offloads `dot_general` results without batch dims to another memory",
+            'the memory kinds, e.g. `offload_dot_with_no_batch_dims("device", "pinned_host")`',
+            decides_with="`Offloadable(...)` or `Recompute`",
+            offload_parameters=(("offload_src", "offload_dst"), 2),
+        ),
+        PolicyFactory(
+            "save_and_offload_only_these_names",
+            "saves some named values and offloads others to host memory",
+            "keyword arguments `names_which_can_be_saved=[...], names_which_can_be_offloaded=[...], "
+            'offload_src="device", offload_dst="pinned_host"`',
+            decides_with="`Saveable`, `Offloadable(...)` or `Recompute`",
+            offload_parameters=(
+                ("names_which_can_be_saved", "names_which_can_be_offloaded", "offload_src", "offload_dst"),
+                0,  # keyword-only
+            ),
+        ),
+    )
 }
 
 SAVE_FROM_BOTH = "save_from_both_policies"
-
-# Factories whose policies decide with Saveable/Recompute/Offloadable, not bools: what they return.
-NON_BOOL_FACTORIES = {
-    "save_and_offload_only_these_names": "`Saveable`, `Offloadable(...)` or `Recompute`",
-    "offload_dot_with_no_batch_dims": "`Offloadable(...)` or `Recompute`",
-}
 
 _PE = ("jax.ad_checkpoint.", "jax._src.interpreters.partial_eval.", "jax.interpreters.partial_eval.")
 OFFLOADABLE = {p + "Offloadable" for p in _PE}

@@ -1,35 +1,42 @@
-"""The JAX1xx rules: one module per rule, each with its docs and VALID/INVALID examples."""
+"""The JAX1xx rules: one module per rule, each with its docs and VALID/INVALID examples.
+
+The registry of codes (`jax_lsp.core.codes.CODES`) is the one list of rules: each rule code
+there names its module, `jax_lsp.rules.<code>_<name>` (`jax101_policy_returns_none`), which holds
+one `Rule` subclass with that code. Nothing else lists them: the README's table, the docs pages
+and the examples are generated from the registry and the modules (`python -m
+jax_lsp.rules.generate`), and the tests hold them to it."""
 
 from __future__ import annotations
 
-from jax_lsp.rules.base import Example, ModuleContext, PolicyContext, Rule, SiteContext
-from jax_lsp.rules.jax101_policy_returns_none import PolicyReturnsNone
-from jax_lsp.rules.jax102_policy_returns_offloadable_class import PolicyReturnsOffloadableClass
-from jax_lsp.rules.jax103_policy_returns_invalid_type import PolicyReturnsInvalidType
-from jax_lsp.rules.jax104_primitive_compared_with_string import PrimitiveComparedWithString
-from jax_lsp.rules.jax105_offload_memory_kind_invalid import OffloadMemoryKindInvalid
-from jax_lsp.rules.jax106_ready_made_policy_called import ReadyMadePolicyCalled
-from jax_lsp.rules.jax107_policy_factory_uncalled import PolicyFactoryUncalled
-from jax_lsp.rules.jax108_policy_signature_incompatible import PolicySignatureIncompatible
-from jax_lsp.rules.jax109_checkpoint_without_function import CheckpointWithoutFunction
-from jax_lsp.rules.jax110_save_from_both_non_bool import SaveFromBothNonBool
-from jax_lsp.rules.jax111_policy_not_callable import PolicyNotCallable
-from jax_lsp.rules.jax112_checkpoint_name_not_tagged import CheckpointNameNotTagged
+import importlib
 
-ALL_RULES: list[Rule] = [
-    PolicyReturnsNone(),
-    PolicyReturnsOffloadableClass(),
-    PolicyReturnsInvalidType(),
-    PrimitiveComparedWithString(),
-    OffloadMemoryKindInvalid(),
-    ReadyMadePolicyCalled(),
-    PolicyFactoryUncalled(),
-    PolicySignatureIncompatible(),
-    CheckpointWithoutFunction(),
-    SaveFromBothNonBool(),
-    PolicyNotCallable(),
-    CheckpointNameNotTagged(),
-]
+from jax_lsp.core.codes import CODES, Family
+from jax_lsp.rules.base import Example, ModuleContext, PolicyContext, Rule, SiteContext
+
+
+def module_name(code: str, name: str) -> str:
+    """`jax_lsp.rules.jax101_policy_returns_none` for JAX101, policy-returns-none."""
+    return f"jax_lsp.rules.{code.lower()}_{name.replace('-', '_')}"
+
+
+def _load_rules() -> list[Rule]:
+    rules = []
+    for code in CODES.values():
+        if code.family is not Family.RULE:
+            continue
+        module = importlib.import_module(module_name(code.code, code.name))
+        classes = [
+            value
+            for value in vars(module).values()
+            if isinstance(value, type) and issubclass(value, Rule) and value.__module__ == module.__name__
+        ]
+        if len(classes) != 1 or classes[0].code != code.code:
+            raise TypeError(f"{module.__name__} must define one Rule subclass with code {code.code}")
+        rules.append(classes[0]())
+    return rules
+
+
+ALL_RULES: list[Rule] = _load_rules()
 
 _BY_CODE = {rule.code: rule for rule in ALL_RULES}
 

@@ -24,7 +24,8 @@ if TYPE_CHECKING:
 class Example(Record):
     """A complete module. Runtime tests exec it and take `jax.grad` of its `f` at ones((4, 4)).
 
-    For INVALID examples, `fixed` is the text after applying every fix of this rule
+    `code` and `fixed` may be written indented, inside the rule module: they are stored flush
+    left, without the blank lines around them. For INVALID examples, `fixed` is the text after applying every fix of this rule
     (None when the rule has no fix for it) and `error` a piece of the exception JAX
     raises; a silent mistake names instead a `misbehaves` check that proves it."""
 
@@ -43,7 +44,9 @@ class Example(Record):
         misbehaves: Callable[[dict[str, Any]], None] | None = None,
         lines: tuple[int, ...] = (),
     ) -> None:
-        self._assign(code, fixed, error, misbehaves, lines)
+        self._assign(
+            dedent_code(code), None if fixed is None else dedent_code(fixed), error, misbehaves, lines
+        )
 
 
 class PolicyContext:
@@ -168,8 +171,14 @@ class Rule:
         span = where if isinstance(where, Span) else module.source.span(where)
         return Finding(module.path, self.code, severity or self.severity, message, span, tuple(fixes))
 
-    def fix(self, title: str, safe: bool, *edits: Edit) -> Fix:
-        return Fix(title, safe, tuple(edits))
+    def safe_fix(self, title: str, *edits: Edit) -> Fix:
+        """A fix that cannot change what the program computes beyond the mistake (applied by
+        `check --fix`, preferred in the editor)."""
+        return Fix(title, True, tuple(edits))
+
+    def unsafe_fix(self, title: str, *edits: Edit) -> Fix:
+        """A fix that may change what the program computes: offered, applied only on request."""
+        return Fix(title, False, tuple(edits))
 
     @staticmethod
     def replace(module: Module, where: Located | Span, new_text: str) -> Edit:

@@ -1,5 +1,6 @@
 """Write docs/rules/JAX1xx.md and examples/JAX1xx_*.py from the rules themselves, and the
-index of every code, docs/rules/README.md, from the registry of codes.
+index of every code, docs/rules/README.md, and the rules' table in README.md from the registry
+of codes.
 
 The pages of the codes that are not rules (JAX001, JAX002, JAX190) are written by hand.
 
@@ -13,7 +14,7 @@ from __future__ import annotations
 import sys
 from pathlib import Path
 
-from jax_lsp.core.codes import CODES
+from jax_lsp.core.codes import CODES, Family
 from jax_lsp.rules import ALL_RULES
 
 
@@ -38,9 +39,29 @@ def rule_files() -> dict[str, str]:
     return files
 
 
+TABLE_START = "<!-- The rules' table: written by `python -m jax_lsp.rules.generate` from the registry. -->\n"
+TABLE_END = "\n<!-- End of the rules' table. -->"
+
+
+def readme_with_rules_table(readme: str) -> str:
+    """README.md with its table of rules (between the two markers) written from the registry."""
+    start = readme.index(TABLE_START) + len(TABLE_START)
+    end = readme.index(TABLE_END, start)
+    rows = ["| code | name | severity | finding |", "|---|---|---|---|"]
+    for code in CODES.values():
+        if code.family is Family.RULE:
+            rows.append(
+                f"| [{code.code}](docs/rules/{code.code}.md) | {code.name} | {code.severity.value} "
+                f"| {code.summary} |"
+            )
+    return readme[:start] + "\n".join(rows) + readme[end:]
+
+
 def main(argv: list[str]) -> int:
     root = Path(argv[0]) if argv else Path.cwd()
-    for relative, content in rule_files().items():
+    files = rule_files()
+    files["README.md"] = readme_with_rules_table((root / "README.md").read_text(encoding="utf-8"))
+    for relative, content in files.items():
         path = root / relative
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_text(content, encoding="utf-8")

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from jax_lsp.core.binding.values import Kind
 from jax_lsp.core.findings import Finding, Span
-from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
+from jax_lsp.rules.base import Example, PolicyContext, Rule
 
 
 class PolicyReturnsNone(Rule):
@@ -36,7 +36,7 @@ class PolicyReturnsNone(Rule):
                     anchor,
                     "Bare `return` gives JAX `None` as the policy's decision; return `False` (recompute) "
                     "or `True` (save)",
-                    [self.fix("Return `False`", True, self.replace(module, anchor, "return False"))],
+                    [self.safe_fix("Return `False`", self.replace(module, anchor, "return False"))],
                 )
         for leaf, kind in policy.returned_values():
             if kind is Kind.NONE:
@@ -45,7 +45,7 @@ class PolicyReturnsNone(Rule):
                     leaf,
                     "The policy returns `None`; JAX accepts only a bool, `Saveable`, `Recompute` or "
                     "`Offloadable(...)`: return `False` (recompute) or `True` (save)",
-                    [self.fix("Return `False`", True, self.replace(module, leaf, "False"))],
+                    [self.safe_fix("Return `False`", self.replace(module, leaf, "False"))],
                 )
         node = policy.node
         if policy.paths.falls_off_end and not isinstance(node, ast.Lambda):  # a lambda returns its body
@@ -61,13 +61,12 @@ class PolicyReturnsNone(Rule):
                 policy.anchor_span(),
                 f"`{node.name}` can reach the end of its body and return `None`; JAX accepts only a bool, "
                 "`Saveable`, `Recompute` or `Offloadable(...)`: end it with `return False`",
-                [self.fix("Append `return False`", True, self.replace(module, Span(end, end), new_text))],
+                [self.safe_fix("Append `return False`", self.replace(module, Span(end, end), new_text))],
             )
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -80,11 +79,9 @@ class PolicyReturnsNone(Rule):
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
                 """
-            )
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -122,13 +119,11 @@ class PolicyReturnsNone(Rule):
                 h = jax.checkpoint(lambda x: jnp.sin(x), policy=by_match)
                 k = jax.checkpoint(lambda x: jnp.sin(x), policy=asserting)
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -139,10 +134,8 @@ class PolicyReturnsNone(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
@@ -154,14 +147,12 @@ class PolicyReturnsNone(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(5,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import functools
 
                 import jax
@@ -177,10 +168,8 @@ class PolicyReturnsNone(Rule):
                 @functools.partial(jax.checkpoint, policy=policy)
                 def f(x):
                     return jnp.sin(jnp.cos(x))
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import functools
 
                 import jax
@@ -196,56 +185,46 @@ class PolicyReturnsNone(Rule):
                 @functools.partial(jax.checkpoint, policy=policy)
                 def f(x):
                     return jnp.sin(jnp.cos(x))
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(9, 10),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=lambda prim, *a, **k: None)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=lambda prim, *a, **k: False)
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(4,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 save_all_but_sin = lambda prim, *_, **__: None if prim.name == "sin" else True
                 f = jax.remat(lambda x: jnp.sin(jnp.cos(x)), policy=save_all_but_sin)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 save_all_but_sin = lambda prim, *_, **__: False if prim.name == "sin" else True
                 f = jax.remat(lambda x: jnp.sin(jnp.cos(x)), policy=save_all_but_sin)
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(4,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -256,10 +235,8 @@ class PolicyReturnsNone(Rule):
 
                 POLICIES = {"skip_sin": Policies.skip_sin}
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=POLICIES["skip_sin"])
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
@@ -270,8 +247,7 @@ class PolicyReturnsNone(Rule):
 
                 POLICIES = {"skip_sin": Policies.skip_sin}
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=POLICIES["skip_sin"])
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(6,),
         ),

@@ -22,7 +22,7 @@ from collections.abc import Iterator
 
 from jax_lsp.core.binding.values import Kind
 from jax_lsp.core.findings import Finding
-from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
+from jax_lsp.rules.base import Example, PolicyContext, Rule
 
 
 class PolicyReturnsOffloadableClass(Rule):
@@ -39,13 +39,12 @@ class PolicyReturnsOffloadableClass(Rule):
                     leaf,
                     f"`{spelled}` is the class, not an instance; return `{new_text}` to offload "
                     "the residual to host memory",
-                    [self.fix(f"Return `{new_text}`", False, self.replace(module, leaf, new_text))],
+                    [self.unsafe_fix(f"Return `{new_text}`", self.replace(module, leaf, new_text))],
                 )
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Offloadable
@@ -59,13 +58,11 @@ class PolicyReturnsOffloadableClass(Rule):
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Offloadable
@@ -78,10 +75,8 @@ class PolicyReturnsOffloadableClass(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Offloadable
@@ -94,14 +89,12 @@ class PolicyReturnsOffloadableClass(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(8,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax._src.interpreters import partial_eval as pe
@@ -110,10 +103,8 @@ class PolicyReturnsOffloadableClass(Rule):
                     lambda x: jnp.sin(jnp.sin(x)),
                     policy=lambda prim, *a, **k: pe.Offloadable if prim.name == "sin" else False,
                 )
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 from jax._src.interpreters import partial_eval as pe
@@ -122,8 +113,7 @@ class PolicyReturnsOffloadableClass(Rule):
                     lambda x: jnp.sin(jnp.sin(x)),
                     policy=lambda prim, *a, **k: pe.Offloadable(src="device", dst="pinned_host") if prim.name == "sin" else False,
                 )
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(7,),
         ),

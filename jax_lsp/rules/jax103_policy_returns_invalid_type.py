@@ -29,12 +29,11 @@ from collections.abc import Iterator
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.values import Kind
 from jax_lsp.core.findings import Finding
-from jax_lsp.core.jax_api import policy_member
-from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
+from jax_lsp.core.jax_api import READY_MADE_POLICIES, policy_member
+from jax_lsp.rules.base import Example, PolicyContext, Rule
 
 _INVALID = {Kind.INT, Kind.FLOAT, Kind.STR, Kind.CONTAINER, Kind.NUMPY, Kind.POLICY}
 # Ready-made policies whose decision does not depend on the primitive.
-_CONSTANT_DECISION = {"nothing_saveable": "False", "everything_saveable": "True"}
 
 
 def _delegation(policy: PolicyContext) -> str | None:
@@ -63,7 +62,8 @@ class PolicyReturnsInvalidType(Rule):
         named = isinstance(leaf, (ast.Name, ast.Attribute))
         member = policy_member(module.qualname(leaf, module.function_scope(policy.node))) if named else None
         arguments = _delegation(policy)
-        fixed = _CONSTANT_DECISION.get(member or "")
+        ready_made = READY_MADE_POLICIES.get(member or "")
+        fixed = ready_made.decision if ready_made is not None else None
         if fixed is None and arguments is not None and not isinstance(leaf, ast.Lambda):
             fixed = f"{text}({arguments})"
         message = (
@@ -76,7 +76,7 @@ class PolicyReturnsInvalidType(Rule):
             module,
             leaf,
             f"{message}: return `{fixed}`",
-            [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))],
+            [self.safe_fix(f"Return `{fixed}`", self.replace(module, leaf, fixed))],
         )
 
     def _finding(self, module: Module, leaf: ast.expr, kind: Kind) -> Finding:
@@ -88,7 +88,7 @@ class PolicyReturnsInvalidType(Rule):
                 module,
                 leaf,
                 message,
-                [self.fix(f"Wrap in `{fixed}`", True, self.replace(module, leaf, fixed))],
+                [self.safe_fix(f"Wrap in `{fixed}`", self.replace(module, leaf, fixed))],
             )
         if kind is Kind.INT and isinstance(leaf, ast.Constant) and leaf.value in (0, 1):  # not `0 or 1`
             fixed = "True" if leaf.value else "False"
@@ -97,7 +97,7 @@ class PolicyReturnsInvalidType(Rule):
                 module,
                 leaf,
                 message,
-                [self.fix(f"Return `{fixed}`", True, self.replace(module, leaf, fixed))],
+                [self.safe_fix(f"Return `{fixed}`", self.replace(module, leaf, fixed))],
             )
         message = (
             f"The policy returns `{text}` ({kind.value}); JAX accepts only a bool, `Saveable`, "
@@ -107,8 +107,7 @@ class PolicyReturnsInvalidType(Rule):
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 import numpy as np
@@ -120,11 +119,9 @@ class PolicyReturnsInvalidType(Rule):
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
                 """
-            )
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax import lax
@@ -136,13 +133,11 @@ class PolicyReturnsInvalidType(Rule):
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 import numpy as np
@@ -153,10 +148,8 @@ class PolicyReturnsInvalidType(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 import numpy as np
@@ -167,14 +160,12 @@ class PolicyReturnsInvalidType(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(7,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -186,10 +177,8 @@ class PolicyReturnsInvalidType(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
@@ -201,27 +190,23 @@ class PolicyReturnsInvalidType(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(7, 8),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=lambda prim, *a, **k: "save")
-                """
-            ),
+                """,
             fixed=None,
             error="Value returned by a remat policy should be a bool",
             lines=(4,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -235,10 +220,8 @@ class PolicyReturnsInvalidType(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)) @ x, policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
@@ -252,8 +235,7 @@ class PolicyReturnsInvalidType(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)) @ x, policy=policy)
-                """
-            ),
+                """,
             error="Value returned by a remat policy should be a bool",
             lines=(9, 10),
         ),

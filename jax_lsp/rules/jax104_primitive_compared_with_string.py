@@ -21,17 +21,13 @@ from collections.abc import Iterator
 from typing import Any, TypeGuard
 
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.scopes import FunctionNode, Scope
+from jax_lsp.core.binding.scopes import FunctionNode, Scope, string_constant
 from jax_lsp.core.findings import Finding
-from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
+from jax_lsp.rules.base import Example, PolicyContext, Rule
 
 _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 _MEMBERSHIP = (ast.In, ast.NotIn)
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
-
-
-def _is_str(node: ast.expr) -> bool:
-    return isinstance(node, ast.Constant) and isinstance(node.value, str)
 
 
 def _body_nodes(node: FunctionNode) -> Iterator[ast.AST]:
@@ -59,7 +55,10 @@ class PrimitiveComparedWithString(Rule):
             for op, left, right in zip(node.ops, operands, operands[1:]):
                 if isinstance(op, _EQUALITY):
                     pairs = [(left, right), (right, left)]
-                    prim_side = next((a for a, b in pairs if self._is_prim(a, prim) and _is_str(b)), None)
+                    prim_side = next(
+                        (a for a, b in pairs if self._is_prim(a, prim) and string_constant(b) is not None),
+                        None,
+                    )
                 elif isinstance(op, _MEMBERSHIP) and self._is_prim(left, prim):
                     prim_side = left if self._strings(module, right, scope) else None
                 else:
@@ -81,7 +80,7 @@ class PrimitiveComparedWithString(Rule):
         return (
             isinstance(node, (ast.Tuple, ast.List, ast.Set))
             and bool(node.elts)
-            and all(_is_str(e) for e in node.elts)
+            and all(string_constant(e) is not None for e in node.elts)
         )
 
     def _finding(self, module: Module, compare: ast.Compare, prim_side: ast.Name, op: ast.cmpop) -> Finding:
@@ -91,15 +90,14 @@ class PrimitiveComparedWithString(Rule):
             f"`{text}` is always {outcome}: `{prim_side.id}` is a jax.core.Primitive, never equal to a "
             f"string, so the policy silently decides the same for every primitive; compare `{prim_side.id}.name`"
         )
-        fix = self.fix(
-            f"Compare `{prim_side.id}.name`", False, self.replace(module, prim_side, f"{prim_side.id}.name")
+        fix = self.unsafe_fix(
+            f"Compare `{prim_side.id}.name`", self.replace(module, prim_side, f"{prim_side.id}.name")
         )
         return self.finding(module, compare, message, [fix])
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax import lax
@@ -111,7 +109,6 @@ class PrimitiveComparedWithString(Rule):
 
                 f = jax.checkpoint(lambda x: jnp.exp(jnp.sin(jnp.cos(x))), policy=policy)
                 """
-            )
         ),
     ]
 
@@ -126,8 +123,7 @@ class PrimitiveComparedWithString(Rule):
 
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -137,10 +133,8 @@ class PrimitiveComparedWithString(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
@@ -150,14 +144,12 @@ class PrimitiveComparedWithString(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
+                """,
             misbehaves=_saves_no_primitive_output,
             lines=(6,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import functools
 
                 import jax
@@ -175,10 +167,8 @@ class PrimitiveComparedWithString(Rule):
                 @functools.partial(jax.checkpoint, policy=policy)
                 def f(x):
                     return jnp.sin(jnp.cos(x))
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import functools
 
                 import jax
@@ -196,30 +186,25 @@ class PrimitiveComparedWithString(Rule):
                 @functools.partial(jax.checkpoint, policy=policy)
                 def f(x):
                     return jnp.sin(jnp.cos(x))
-                """
-            ),
+                """,
             misbehaves=_saves_no_primitive_output,
             lines=(10,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 save_cos = lambda prim, *_, **__: prim == "cos"
                 f = jax.remat(lambda x: jnp.sin(jnp.cos(x)), policy=save_cos)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 save_cos = lambda prim, *_, **__: prim.name == "cos"
                 f = jax.remat(lambda x: jnp.sin(jnp.cos(x)), policy=save_cos)
-                """
-            ),
+                """,
             misbehaves=_saves_no_primitive_output,
             lines=(4,),
         ),

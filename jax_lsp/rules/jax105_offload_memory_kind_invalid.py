@@ -28,18 +28,16 @@ from collections.abc import Iterator
 from typing import Any
 
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.scopes import Scope
+from jax_lsp.core.binding.scopes import Scope, string_constant
 from jax_lsp.core.findings import Finding, Fix, Position, Span
-from jax_lsp.core.jax_api import OFFLOAD_DESTINATION, OFFLOAD_SOURCE, OFFLOADABLE, policy_member
-from jax_lsp.rules.base import Example, ModuleContext, Rule, dedent_code
-
-_FACTORY_PARAMETERS = {
-    "offload_dot_with_no_batch_dims": (("offload_src", "offload_dst"), 2),
-    "save_and_offload_only_these_names": (
-        ("names_which_can_be_saved", "names_which_can_be_offloaded", "offload_src", "offload_dst"),
-        0,  # keyword-only
-    ),
-}
+from jax_lsp.core.jax_api import (
+    OFFLOAD_DESTINATION,
+    OFFLOAD_SOURCE,
+    OFFLOADABLE,
+    POLICY_FACTORIES,
+    policy_member,
+)
+from jax_lsp.rules.base import Example, ModuleContext, Rule
 
 
 def _parameters(module: Module, call: ast.Call, scope: Scope) -> tuple[str, tuple[str, ...], int] | None:
@@ -47,14 +45,10 @@ def _parameters(module: Module, call: ast.Call, scope: Scope) -> tuple[str, tupl
     qualname = module.qualname(call.func, scope)
     if qualname in OFFLOADABLE:
         return module.source.segment(call.func), ("src", "dst"), 2
-    member = policy_member(qualname)
-    if member in _FACTORY_PARAMETERS:
-        return (member, *_FACTORY_PARAMETERS[member])
+    factory = POLICY_FACTORIES.get(policy_member(qualname) or "")
+    if factory is not None and factory.offload_parameters is not None:
+        return (factory.name, *factory.offload_parameters)
     return None
-
-
-def _kind(expr: ast.expr | None) -> str | None:
-    return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
 
 
 def _residuals_stay_on_device(namespace: dict[str, Any]) -> None:
@@ -104,7 +98,7 @@ class OffloadMemoryKindInvalid(Rule):
             close = difflib.get_close_matches(keyword.arg, parameters, n=1)
             if close:
                 message = f"`{callee}` takes no keyword `{keyword.arg}` (it takes {takes}); did you mean `{close[0]}`?"
-                fixes = [self.fix(f"Rename to `{close[0]}`", False, self.replace(module, name, close[0]))]
+                fixes = [self.unsafe_fix(f"Rename to `{close[0]}`", self.replace(module, name, close[0]))]
             else:
                 message = f"`{callee}` takes no keyword `{keyword.arg}`: it takes {takes}"
                 fixes = []
@@ -121,7 +115,7 @@ class OffloadMemoryKindInvalid(Rule):
             bound[name] = argument
         bound.update((k.arg, k.value) for k in call.keywords if k.arg in parameters)
         src, dst = bound.get(src_name), bound.get(dst_name)
-        src_kind, dst_kind = _kind(src), _kind(dst)
+        src_kind, dst_kind = string_constant(src), string_constant(dst)
         if src and dst and src_kind == OFFLOAD_DESTINATION and dst_kind == OFFLOAD_SOURCE:
             yield self.finding(
                 module,
@@ -129,9 +123,8 @@ class OffloadMemoryKindInvalid(Rule):
                 f"`{src_name}` and `{dst_name}` are swapped: residuals are produced in device memory and "
                 f'offloaded to "pinned_host"; as written JAX fails with a bare `AssertionError`',
                 [
-                    self.fix(
+                    self.unsafe_fix(
                         f"Swap `{src_name}` and `{dst_name}`",
-                        False,
                         self.replace(module, src, module.source.segment(dst)),
                         self.replace(module, dst, module.source.segment(src)),
                     )
@@ -160,12 +153,12 @@ class OffloadMemoryKindInvalid(Rule):
 
     def _set_kind(self, module: Module, expr: ast.expr, kind: str, safe: bool) -> Fix:
         quote = "'" if module.source.segment(expr).startswith("'") else '"'
-        return self.fix(f'Use "{kind}"', safe, self.replace(module, expr, f"{quote}{kind}{quote}"))
+        make = self.safe_fix if safe else self.unsafe_fix
+        return make(f'Use "{kind}"', self.replace(module, expr, f"{quote}{kind}{quote}"))
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Offloadable
@@ -179,11 +172,9 @@ class OffloadMemoryKindInvalid(Rule):
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
                 """
-            )
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax._src.interpreters import partial_eval as pe
@@ -201,13 +192,11 @@ class OffloadMemoryKindInvalid(Rule):
                 g = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
                 f = jax.checkpoint(lambda x: g(jnp.sin(x @ x)), policy=offload_dots)
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Offloadable
@@ -220,10 +209,8 @@ class OffloadMemoryKindInvalid(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Offloadable
@@ -236,14 +223,12 @@ class OffloadMemoryKindInvalid(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
+                """,
             misbehaves=_residuals_stay_on_device,
             lines=(8,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Offloadable as O
@@ -256,10 +241,8 @@ class OffloadMemoryKindInvalid(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Offloadable as O
@@ -272,30 +255,25 @@ class OffloadMemoryKindInvalid(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
+                """,
             error="unexpected keyword argument 'dest'",
             lines=(8,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 cp = jax.checkpoint_policies
                 f = jax.checkpoint(lambda x: jnp.sin(x @ x), policy=cp.offload_dot_with_no_batch_dims("host", "cpu"))
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 cp = jax.checkpoint_policies
                 f = jax.checkpoint(lambda x: jnp.sin(x @ x), policy=cp.offload_dot_with_no_batch_dims("device", "pinned_host"))
-                """
-            ),
+                """,
             misbehaves=_residuals_stay_on_device,
             lines=(5, 5),
         ),

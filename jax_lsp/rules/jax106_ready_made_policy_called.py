@@ -24,15 +24,8 @@ from typing import Any
 
 from jax_lsp.core.findings import Finding, Severity
 from jax_lsp.core.jax_api import READY_MADE_POLICIES, policy_member
-from jax_lsp.rules.base import Example, ModuleContext, Rule, dedent_code
+from jax_lsp.rules.base import Example, ModuleContext, Rule
 
-# What calling each ready-made policy with no arguments does.
-_OUTCOME = {
-    "everything_saveable": "returns `True`, which JAX then calls as the policy: "
-    "`TypeError: 'bool' object is not callable` at the first grad",
-    "nothing_saveable": "returns `False`, which works only because JAX reads a false policy as "
-    "'save nothing'",
-}
 _RAISES = "raises `TypeError` at once (it needs the primitive JAX passes)"
 
 
@@ -63,26 +56,23 @@ class ReadyMadePolicyCalled(Rule):
             yield self.finding(
                 module,
                 call,
-                f"`{member}` is a ready-made policy: `{spelled}()` {_OUTCOME.get(member, _RAISES)}; "
+                f"`{member}` is a ready-made policy: `{spelled}()` {READY_MADE_POLICIES[member].called or _RAISES}; "
                 f"pass `{spelled}` without calling it",
-                [self.fix(f"Pass `{spelled}` uncalled", True, self.replace(module, call, spelled))],
+                [self.safe_fix(f"Pass `{spelled}` uncalled", self.replace(module, call, spelled))],
                 severity=Severity.WARNING if member == "nothing_saveable" else None,
             )
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.dots_saveable)
                 """
-            )
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax import checkpoint_policies as cp
@@ -100,33 +90,27 @@ class ReadyMadePolicyCalled(Rule):
                 def f(x):
                     return jax.checkpoint(block, policy=policy)(x)
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.dots_saveable())
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.dots_saveable)
-                """
-            ),
+                """,
             error="missing 1 required positional argument: 'prim'",
             lines=(4,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax import checkpoint_policies as cp
@@ -138,10 +122,8 @@ class ReadyMadePolicyCalled(Rule):
 
                 def f(x):
                     return block(x)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 from jax import checkpoint_policies as cp
@@ -153,52 +135,43 @@ class ReadyMadePolicyCalled(Rule):
 
                 def f(x):
                     return block(x)
-                """
-            ),
+                """,
             error="missing 1 required positional argument: 'prim'",
             lines=(6,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 SAVE_ALL = jax.checkpoint_policies.everything_saveable()
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=SAVE_ALL)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 SAVE_ALL = jax.checkpoint_policies.everything_saveable
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=SAVE_ALL)
-                """
-            ),
+                """,
             error="'bool' object is not callable",
             lines=(4,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import checkpoint_policies
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=checkpoint_policies.nothing_saveable())
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import checkpoint_policies
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=checkpoint_policies.nothing_saveable)
-                """
-            ),
+                """,
             misbehaves=_policy_reaching_jax_is_false,
             lines=(5,),
         ),

@@ -23,7 +23,7 @@ from collections.abc import Iterator
 from jax_lsp.core.findings import Finding
 from jax_lsp.core.jax_api import POLICY_FACTORIES
 from jax_lsp.core.policies.resolve import BuiltinPolicy
-from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
+from jax_lsp.rules.base import Example, Rule, SiteContext
 
 
 class PolicyFactoryUncalled(Rule):
@@ -39,14 +39,13 @@ class PolicyFactoryUncalled(Rule):
                 site.module,
                 site.anchor(target.module, target.expr),
                 f"`{target.member}` makes a policy and must be called: call it with "
-                f"{POLICY_FACTORIES[target.member]}; passed uncalled, JAX calls it with each primitive "
+                f"{POLICY_FACTORIES[target.member].takes}; passed uncalled, JAX calls it with each primitive "
                 f"and raises `TypeError` at the first grad{site.chosen(target)}",
             )
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import checkpoint_name
@@ -58,11 +57,9 @@ class PolicyFactoryUncalled(Rule):
 
                 f = jax.checkpoint(g, policy=jax.checkpoint_policies.save_only_these_names("inner"))
                 """
-            )
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import functools
 
                 import jax
@@ -76,25 +73,21 @@ class PolicyFactoryUncalled(Rule):
                 def f(x):
                     return jnp.sin(jnp.sin(x))
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.save_only_these_names)
-                """
-            ),
+                """,
             error="save_only_these_names() got an unexpected keyword argument",
             lines=(4,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import functools
 
                 import jax
@@ -107,8 +100,7 @@ class PolicyFactoryUncalled(Rule):
                 @functools.partial(jax.checkpoint, policy=policy)
                 def f(x):
                     return jnp.sin(jnp.sin(x))
-                """
-            ),
+                """,
             error="save_anything_except_these_names() got an unexpected keyword argument",
             lines=(10,),
         ),

@@ -21,7 +21,7 @@ from collections.abc import Iterator
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.findings import Finding, Located, Span
-from jax_lsp.rules.base import Example, PolicyContext, Rule, dedent_code
+from jax_lsp.rules.base import Example, PolicyContext, Rule
 
 
 def _end_of(module: Module, node: Located) -> Span:
@@ -66,7 +66,7 @@ class PolicySignatureIncompatible(Rule):
         fixes = []
         if edits and not required_kwonly and (free or args.vararg is not None):
             title = "Add " + " and ".join(f"`{e.new_text[2:]}`" for e in edits)
-            fixes.append(self.fix(title, True, *edits))
+            fixes.append(self.safe_fix(title, *edits))
         label = "lambda" if isinstance(policy.node, ast.Lambda) else f"`{policy.node.name}`"
         yield self.finding(
             module,
@@ -90,8 +90,7 @@ class PolicySignatureIncompatible(Rule):
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import functools
 
                 import jax
@@ -107,13 +106,11 @@ class PolicySignatureIncompatible(Rule):
                 )
                 g = jax.checkpoint(lambda x: jnp.sin(x), policy=lambda *args, **kwargs: False)
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -123,10 +120,8 @@ class PolicySignatureIncompatible(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
@@ -136,50 +131,41 @@ class PolicySignatureIncompatible(Rule):
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
-                """
-            ),
+                """,
             error="got an unexpected keyword argument",
             lines=(5,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 save_sin = lambda prim: prim.name == "sin"
                 f = jax.remat(lambda x: jnp.sin(jnp.sin(x)), policy=save_sin)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 save_sin = lambda prim, *avals, **params: prim.name == "sin"
                 f = jax.remat(lambda x: jnp.sin(jnp.sin(x)), policy=save_sin)
-                """
-            ),
+                """,
             error="got an unexpected keyword argument",
             lines=(4,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=lambda prim, *avals: False)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=lambda prim, *avals, **params: False)
-                """
-            ),
+                """,
             error="got an unexpected keyword argument",
             lines=(4,),
         ),

@@ -27,7 +27,7 @@ from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import Scope
 from jax_lsp.core.findings import Edit, Finding, Position, Span
 from jax_lsp.core.policies.sites import Site
-from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
+from jax_lsp.rules.base import Example, Rule, SiteContext
 
 
 def _partial_name(module: Module, scope: Scope) -> str | None:
@@ -120,7 +120,7 @@ class CheckpointWithoutFunction(Rule):
             call,
             f"`{func}(...)` is called without the function to wrap and raises `TypeError` "
             f"(missing the required first argument); as a decorator use `@{new_text}`",
-            [self.fix(f"Use `{partial}({func}, ...)`", True, *edits)],
+            [self.safe_fix(f"Use `{partial}({func}, ...)`", *edits)],
         )
 
     def _positional(self, site: Site, value: ast.expr) -> Finding:
@@ -130,7 +130,7 @@ class CheckpointWithoutFunction(Rule):
         if len(site.call.args) == 2:
             start = _argument_start(module, site.call.args[0], value)
             fixes.append(
-                self.fix(f"Pass `policy={spelled}`", True, Edit(module.path, Span(start, start), "policy="))
+                self.safe_fix(f"Pass `policy={spelled}`", Edit(module.path, Span(start, start), "policy="))
             )
         return self.finding(
             module,
@@ -142,8 +142,7 @@ class CheckpointWithoutFunction(Rule):
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import functools
 
                 import jax
@@ -161,11 +160,9 @@ class CheckpointWithoutFunction(Rule):
 
                 f = jax.remat(g, policy=policy)
                 """
-            )
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import equinox as eqx
                 import jax
                 import jax.numpy as jnp
@@ -185,13 +182,11 @@ class CheckpointWithoutFunction(Rule):
                 def f(x):
                     return g(x) * 2
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                '''
+            '''
                 """A block that saves only what the sine produces."""
 
                 from __future__ import annotations
@@ -207,10 +202,8 @@ class CheckpointWithoutFunction(Rule):
                 @jax.checkpoint(policy=policy)
                 def f(x):
                     return jnp.sin(jnp.sin(x))
-                '''
-            ),
-            fixed=dedent_code(
-                '''
+                ''',
+            fixed='''
                 """A block that saves only what the sine produces."""
 
                 from __future__ import annotations
@@ -227,14 +220,12 @@ class CheckpointWithoutFunction(Rule):
                 @functools.partial(jax.checkpoint, policy=policy)
                 def f(x):
                     return jnp.sin(jnp.sin(x))
-                '''
-            ),
+                ''',
             error="missing 1 required positional argument: 'fun'",
             lines=(13,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 from functools import partial
 
                 import flax.linen as nn
@@ -251,10 +242,8 @@ class CheckpointWithoutFunction(Rule):
 
                 def f(x):
                     return Block().apply({}, x)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 from functools import partial
 
                 import flax.linen as nn
@@ -271,14 +260,12 @@ class CheckpointWithoutFunction(Rule):
 
                 def f(x):
                     return Block().apply({}, x)
-                """
-            ),
+                """,
             error="missing 1 required positional argument: 'target'",
             lines=(8,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax import checkpoint_policies as cp
@@ -289,10 +276,8 @@ class CheckpointWithoutFunction(Rule):
 
 
                 f = jax.checkpoint(g, cp.dots_saveable)
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 from jax import checkpoint_policies as cp
@@ -303,8 +288,7 @@ class CheckpointWithoutFunction(Rule):
 
 
                 f = jax.checkpoint(g, policy=cp.dots_saveable)
-                """
-            ),
+                """,
             error="takes 1 positional argument but 2 were given",
             lines=(10,),
         ),

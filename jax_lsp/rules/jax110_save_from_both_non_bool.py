@@ -21,9 +21,9 @@ from collections.abc import Iterator
 
 from jax_lsp.core.binding.values import Kind
 from jax_lsp.core.findings import Finding
-from jax_lsp.core.jax_api import NON_BOOL_FACTORIES
+from jax_lsp.core.jax_api import POLICY_FACTORIES
 from jax_lsp.core.policies.resolve import BuiltinPolicy
-from jax_lsp.rules.base import Example, PolicyContext, Rule, SiteContext, dedent_code
+from jax_lsp.rules.base import Example, PolicyContext, Rule, SiteContext
 
 _NOT_BOOL = {Kind.SAVEABLE, Kind.RECOMPUTE, Kind.OFFLOADABLE}
 
@@ -50,7 +50,8 @@ class SaveFromBothNonBool(Rule):
                 isinstance(target, BuiltinPolicy) and target.in_save_from_both and target.call is not None
             ):
                 continue
-            returns = NON_BOOL_FACTORIES.get(target.member)
+            factory = POLICY_FACTORIES.get(target.member)
+            returns = factory.decides_with if factory is not None else None
             if returns is None:
                 continue
             yield self.finding(
@@ -63,8 +64,7 @@ class SaveFromBothNonBool(Rule):
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -79,13 +79,11 @@ class SaveFromBothNonBool(Rule):
                     lambda x: jnp.sin(x) @ x, policy=cp.save_from_both_policies(cp.dots_saveable, sines)
                 )
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import Recompute, Saveable
@@ -100,14 +98,12 @@ class SaveFromBothNonBool(Rule):
                 f = jax.checkpoint(
                     lambda x: jnp.sin(x) @ x, policy=cp.save_from_both_policies(cp.dots_saveable, sines)
                 )
-                """
-            ),
+                """,
             error="The return value of the policies should be a boolean",
             lines=(9, 9),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
@@ -117,8 +113,7 @@ class SaveFromBothNonBool(Rule):
                     lambda x: jnp.sin(x) @ x,
                     policy=cp.save_from_both_policies(cp.offload_dot_with_no_batch_dims("device", "pinned_host"), cp.dots_saveable),
                 )
-                """
-            ),
+                """,
             error="The return value of the policies should be a boolean",
             lines=(8,),
         ),

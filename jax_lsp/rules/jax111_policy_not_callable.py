@@ -24,11 +24,11 @@ import ast
 from collections.abc import Iterator
 
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.scopes import Scope
+from jax_lsp.core.binding.scopes import Scope, string_constant
 from jax_lsp.core.findings import Finding
 from jax_lsp.core.jax_api import POLICY_FACTORIES, READY_MADE_POLICIES
 from jax_lsp.core.policies.resolve import LiteralValue
-from jax_lsp.rules.base import Example, Rule, SiteContext, dedent_code
+from jax_lsp.rules.base import Example, Rule, SiteContext
 
 _POLICIES_MODULES = {"jax.checkpoint_policies", "jax.ad_checkpoint.checkpoint_policies"}
 
@@ -66,7 +66,7 @@ class PolicyNotCallable(Rule):
             if not isinstance(target, LiteralValue):
                 continue
             expr = target.expr
-            name = expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
+            name = string_constant(expr)
             kind = _kind(expr)
             where = site.anchor(target.module, expr)
             fixes = []
@@ -75,14 +75,13 @@ class PolicyNotCallable(Rule):
                 prefix = _policies_prefix(target.module, target.scope) if where is expr else None
                 if prefix is not None:
                     fixes.append(
-                        self.fix(
+                        self.safe_fix(
                             f"Pass `{prefix}{name}`",
-                            True,
                             self.replace(target.module, expr, f"{prefix}{name}"),
                         )
                     )
             elif name in POLICY_FACTORIES:
-                advice = f"call `jax.checkpoint_policies.{name}` with {POLICY_FACTORIES[name]}"
+                advice = f"call `jax.checkpoint_policies.{name}` with {POLICY_FACTORIES[name].takes}"
             else:
                 advice = (
                     "pass a function or a member of `jax.checkpoint_policies` (to choose one by "
@@ -98,19 +97,16 @@ class PolicyNotCallable(Rule):
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 NAME = "dots_saveable"  # a policy chosen by name, e.g. in a config
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=getattr(jax.checkpoint_policies, NAME))
                 """
-            )
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import checkpoint_name
@@ -122,33 +118,27 @@ class PolicyNotCallable(Rule):
 
                 f = jax.checkpoint(g, policy=jax.checkpoint_policies.save_only_these_names("inner"))
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy="dots_saveable")
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.dots_saveable)
-                """
-            ),
+                """,
             error="'str' object is not callable",
             lines=(4,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import functools
 
                 import jax.numpy as jnp
@@ -160,10 +150,8 @@ class PolicyNotCallable(Rule):
                 @functools.partial(checkpoint, policy=REMAT_POLICY)
                 def f(x):
                     return jnp.sin(jnp.sin(x))
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import functools
 
                 import jax.numpy as jnp
@@ -175,20 +163,17 @@ class PolicyNotCallable(Rule):
                 @functools.partial(checkpoint, policy=REMAT_POLICY)
                 def f(x):
                     return jnp.sin(jnp.sin(x))
-                """
-            ),
+                """,
             error="'str' object is not callable",
             lines=(6,),
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=True)
-                """
-            ),
+                """,
             error="'bool' object is not callable",
             lines=(4,),
         ),

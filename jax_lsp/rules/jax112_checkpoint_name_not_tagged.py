@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.findings import Finding
 from jax_lsp.core.tags.tags import NameUse, name_uses
-from jax_lsp.rules.base import Example, ModuleContext, Rule, dedent_code
+from jax_lsp.rules.base import Example, ModuleContext, Rule
 
 if TYPE_CHECKING:
     from jax_lsp.core.tags.index import Suggestion
@@ -99,14 +99,13 @@ class CheckpointNameNotTagged(Rule):
             if literal == f"{prefix}{mark}{use.name}{mark}":  # one plain literal, nothing escaped
                 new_text = f"{prefix}{mark}{closest.text}{mark}"
                 fixes.append(
-                    self.fix(f'Replace with "{closest.text}"', False, self.replace(module, span, new_text))
+                    self.unsafe_fix(f'Replace with "{closest.text}"', self.replace(module, span, new_text))
                 )
         return self.finding(module, span, message, fixes)
 
     VALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import checkpoint_name
@@ -119,11 +118,9 @@ class CheckpointNameNotTagged(Rule):
 
                 f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names("attn_out"))
                 """
-            )
         ),
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import checkpoint_name as name
@@ -139,13 +136,11 @@ class CheckpointNameNotTagged(Rule):
 
                 f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_any_names_but_these("layer_1"))
                 """
-            )
         ),
     ]
     INVALID = [
         Example(
-            dedent_code(
-                """
+            """
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import checkpoint_name
@@ -157,10 +152,8 @@ class CheckpointNameNotTagged(Rule):
 
 
                 f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names("attn_outt"))
-                """
-            ),
-            fixed=dedent_code(
-                """
+                """,
+            fixed="""
                 import jax
                 import jax.numpy as jnp
                 from jax.ad_checkpoint import checkpoint_name
@@ -172,8 +165,7 @@ class CheckpointNameNotTagged(Rule):
 
 
                 f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names("attn_out"))
-                """
-            ),
+                """,
             misbehaves=_residual_named_attn_out_is_missing,
             lines=(11,),
         ),

@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.cli.fixing import fix_all
+from jax_lsp.core.codes import CODES, Family
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.batch import check_paths
 from tests.cli.runner import REPO, run_check, run_jax_lsp
@@ -172,7 +173,9 @@ def test_rule_prints_the_documentation(tmp_path: Path) -> None:
     for section in ("# JAX104", "## What it does", "## Why is this bad?", "## Example", "## Use instead"):
         assert section in done.stdout
     every = run_jax_lsp(tmp_path, "rule", "--all")
-    assert every.returncode == 0 and all(f"# JAX1{n:02d}" in every.stdout for n in range(1, 11))
+    assert every.returncode == 0
+    headings = [line.split()[1] for line in every.stdout.splitlines() if line.startswith("# JAX")]
+    assert headings == [c.code for c in CODES.values() if c.family is Family.RULE], headings
     traced = run_jax_lsp(tmp_path, "rule", "JAX190")
     assert traced.returncode == 0 and traced.stdout.startswith("# JAX190 (unpredicted-trace-failure)\n")
     assert traced.stdout.endswith("/docs/rules/JAX190.md\n")

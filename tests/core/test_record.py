@@ -148,7 +148,18 @@ def test_every_record_stores_each_argument_in_its_field() -> None:
     records = _records()
     assert {"Finding", "Settings", "Site", "PolicyFunction", "Example"} <= {cls.__name__ for cls in records}
     for cls in records:
+        if cls.__name__ == "Example":  # stores its code flush left: the test below
+            continue
         values = [object() for _ in cls.__slots__]
         record = cls(*values)
         assert [getattr(record, name) for name in cls.__slots__] == values, cls.__qualname__
         assert list(inspect.signature(cls).parameters) == list(cls.__slots__), cls.__qualname__
+
+
+def test_an_example_stores_its_code_and_fixed_text_flush_left() -> None:
+    from jax_lsp.rules.base import Example
+
+    example = Example("\n    a = 1\n    if a:\n        b = 2\n", fixed="\n    a = 2\n", error="E", lines=(2,))
+    assert (example.code, example.fixed) == ("a = 1\nif a:\n    b = 2\n", "a = 2\n")
+    assert (example.error, example.misbehaves, example.lines) == ("E", None, (2,))
+    assert Example("x = 1\n").fixed is None

@@ -5,7 +5,7 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.rules import ALL_RULES
-from jax_lsp.rules.generate import rule_files
+from jax_lsp.rules.generate import readme_with_rules_table, rule_files
 
 # The sections of every code's doc page, in the shape of ruff's rule docs.
 DOC_SECTIONS = ("## What it does", "## Why is this bad?", "## Example", "## Use instead", "## Fix safety")
@@ -20,6 +20,15 @@ def test_generated_file_is_current(relative, content):
     assert path.read_text(encoding="utf-8") == content, (
         f"run `python -m jax_lsp.rules.generate`: {relative} is stale"
     )
+
+
+def test_the_readmes_table_of_rules_is_the_registrys():
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert readme_with_rules_table(readme) == readme, (
+        "run `python -m jax_lsp.rules.generate`: README.md is stale"
+    )
+    for rule in ALL_RULES:
+        assert f"| [{rule.code}](docs/rules/{rule.code}.md) | {rule.name} |" in readme
 
 
 def test_every_rule_has_docs_sections_and_examples():

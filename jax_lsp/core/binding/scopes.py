@@ -364,3 +364,8 @@ def dotted(expr: ast.AST) -> list[str] | None:
         parts.append(expr.id)
         return parts[::-1]
     return None
+
+
+def string_constant(expr: ast.AST | None) -> str | None:
+    """The text of a string constant (`"q"`); None for any other expression."""
+    return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None

@@ -11,22 +11,8 @@ from jax_lsp.core.binding.return_paths import return_paths
 from jax_lsp.core.binding.scopes import FunctionNode
 from jax_lsp.core.binding.values import Kind, classify
 from jax_lsp.core.findings import Position, Span
+from jax_lsp.core.jax_api import POLICY_FACTORIES, READY_MADE_POLICIES
 from jax_lsp.core.policies.resolve import BuiltinPolicy, LiteralValue, PolicyFunction, Target
-
-BUILTIN_POLICIES = {
-    "everything_saveable": "saves every intermediate value (no recomputation, most memory)",
-    "nothing_saveable": "saves nothing: every intermediate is recomputed in the backward pass",
-    "dots_saveable": "saves the results of matrix multiplications (`dot_general`), recomputes the rest",
-    "checkpoint_dots": "same as `dots_saveable`",
-    "dots_with_no_batch_dims_saveable": "saves `dot_general` results that have no batch dimensions",
-    "checkpoint_dots_with_no_batch_dims": "same as `dots_with_no_batch_dims_saveable`",
-    "save_only_these_names": "factory: saves only values tagged with `checkpoint_name` under the given names",
-    "save_any_names_but_these": "factory: saves every named value except the given names",
-    "save_anything_except_these_names": "factory: saves everything except values tagged with the given names",
-    "save_from_both_policies": "factory: saves what either of two policies saves (both must return plain bools)",
-    "offload_dot_with_no_batch_dims": "factory: offloads `dot_general` results without batch dims to another memory",
-    "save_and_offload_only_these_names": "factory: saves some named values and offloads others to host memory",
-}
 
 
 @dataclass(frozen=True)
@@ -87,9 +73,18 @@ def describe_function(function: PolicyFunction, span: Span) -> PolicyDescription
     return PolicyDescription(name, span, module.path, tuple(returns))
 
 
+def builtin_description(member: str) -> str:
+    """What a member of `jax.checkpoint_policies` saves, from JAX's API catalogue."""
+    if member in READY_MADE_POLICIES:
+        return READY_MADE_POLICIES[member].does
+    if member in POLICY_FACTORIES:
+        return "factory: " + POLICY_FACTORIES[member].does
+    return ""
+
+
 def describe_target(target: PolicyFunction | BuiltinPolicy, span: Span) -> PolicyDescription:
     if isinstance(target, BuiltinPolicy):
-        return PolicyDescription(target.member, span, builtin=BUILTIN_POLICIES.get(target.member, ""))
+        return PolicyDescription(target.member, span, builtin=builtin_description(target.member))
     return describe_function(target, span)
 
 

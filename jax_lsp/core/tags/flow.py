@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass, field
 
-from jax_lsp.core.binding.scopes import FunctionNode, iter_parameters
+from jax_lsp.core.binding.scopes import FunctionNode, iter_parameters, string_constant
 from jax_lsp.core.tags.tags import Place, Tag
 from jax_lsp.core.text.source import (
     SourceModule,
@@ -264,9 +264,8 @@ class Tables:
 
 def written_tag(path: str, source: SourceModule, expr: ast.expr) -> Tag | None:
     """The tag of a name written as a string constant; None for any other expression."""
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-        return Tag(Place(path, source.span(expr)), name=expr.value, text=repr(expr.value))
-    return None
+    name = string_constant(expr)
+    return None if name is None else Tag(Place(path, source.span(expr)), name=name, text=repr(name))
 
 
 def _last_name(expr: ast.expr) -> str | None:
@@ -589,32 +588,27 @@ def _parts(expr: ast.expr) -> list[Part] | None:
 def _stringy(expr: ast.expr) -> bool:
     """A `+` chain that is not arithmetic: some operand is a string or a string expression."""
     while isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Add):
-        if _string(expr.right) is not None or isinstance(expr.right, ast.JoinedStr):
+        if string_constant(expr.right) is not None or isinstance(expr.right, ast.JoinedStr):
             return True
         expr = expr.left
-    return _string(expr) is not None or isinstance(expr, (ast.JoinedStr, ast.Name, ast.Attribute))
+    return string_constant(expr) is not None or isinstance(expr, (ast.JoinedStr, ast.Name, ast.Attribute))
 
 
 def _shape(expr: ast.expr) -> str | None:
     """A regular expression for `"%s_out" % x` or `"{}_out".format(x)`; None for anything else."""
     if isinstance(expr, ast.BinOp) and isinstance(expr.op, ast.Mod):
-        template = _string(expr.left)
+        template = string_constant(expr.left)
         if template is not None:
             return ".*".join(re.escape(p) for p in _PERCENT.split(template))
     if isinstance(expr, ast.Call) and isinstance(expr.func, ast.Attribute) and expr.func.attr == "format":
-        template = _string(expr.func.value)
+        template = string_constant(expr.func.value)
         if template is not None:
             return ".*".join(re.escape(p) for p in _BRACES.split(template))
     return None
 
 
-def _string(expr: ast.expr) -> str | None:
-    """The text of a string constant; None for any other expression."""
-    return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
-
-
 def _piece(expr: ast.expr) -> Part:
-    text = _string(expr)
+    text = string_constant(expr)
     return expr if text is None else text
 
 

@@ -13,7 +13,7 @@ import re
 from collections.abc import Callable, Iterable, Iterator
 
 from jax_lsp.core.binding.module import MAX_DEPTH, Module
-from jax_lsp.core.binding.scopes import FunctionNode, Scope, dotted
+from jax_lsp.core.binding.scopes import FunctionNode, Scope, dotted, string_constant
 from jax_lsp.core.findings import Span
 from jax_lsp.core.jax_api import policy_member
 from jax_lsp.core.record import OrderedRecord, Record
@@ -219,8 +219,8 @@ def string_literals(
     `A + B`, and what a name bound once to one of those holds (in whichever module binds it)."""
     if depth > MAX_DEPTH:
         return
-    if isinstance(expr, ast.Constant) and isinstance(expr.value, str):
-        yield module, expr, expr.value
+    if isinstance(expr, ast.Constant) and (text := string_constant(expr)) is not None:
+        yield module, expr, text
     elif isinstance(expr, (ast.List, ast.Tuple, ast.Set)):
         for item in expr.elts:
             yield from string_literals(module, item, scope, depth + 1)
