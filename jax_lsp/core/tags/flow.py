@@ -20,15 +20,9 @@ from dataclasses import dataclass, field
 
 from jax_lsp.core.binding.scopes import FunctionNode, iter_parameters, string_constant
 from jax_lsp.core.tags.tags import Place, Tag
-from jax_lsp.core.text.source import (
-    SourceModule,
-    _closes_within,
-    _statement_chunks,
-    decode,
-    holds_line,
-    parse_bytes,
-    split_lines,
-)
+from jax_lsp.core.text.chunks import LazyStatements, holds_line
+from jax_lsp.core.text.decoding import decode, split_lines
+from jax_lsp.core.text.source import SourceModule, parse_bytes
 
 MAX_STEPS = 6  # parameters and attributes followed, one into the other
 MAX_FILES = 64  # a word found in more files than this is too common to follow
@@ -56,7 +50,7 @@ class FileFacts:
         # The statements known now: a module that parses more of itself later keeps these nodes,
         # and the flow compares enclosing functions by identity.
         self._statements = list(source.tree.body)
-        self._gaps: list[_Gap] | None = None
+        self._gaps: list[LazyStatements] | None = None
         self._tables: dict[str, Tables] = {}
         self._line_starts: list[int] | None = None  # the offset of each line in the text
         self._non_ascii: list[int] = []  # the lines with a non-ASCII character
@@ -68,7 +62,7 @@ class FileFacts:
         one of them leaves open, a NUL byte, an undecodable byte)."""
         text, encoding, problem = decode(data)
         lines = split_lines(text)
-        whole = _Gap(0, len(lines), lines)
+        whole = LazyStatements(0, len(lines), lines)
         if problem or "\0" in text or not whole.cut_at_statements():
             return cls(path, parse_bytes(data, path))
         facts = cls(path, SourceModule(path, text, ast.Module(body=[], type_ignores=[]), encoding=encoding))
@@ -107,54 +101,16 @@ class FileFacts:
                 found += gap.statements(self.source.path, lines)
         return sorted(found, key=_first_line) if len(found) > 1 else found
 
-    def _gaps_of(self) -> list[_Gap]:
+    def _gaps_of(self) -> list[LazyStatements]:
         if self._gaps is None:
             lines = self.source.lines
             covered = sorted((_first_line(s) - 1, s.end_lineno or s.lineno) for s in self._statements)
             self._gaps, at = [], 0
             for start, end in [*covered, (len(lines), len(lines))]:
                 if start > at:
-                    self._gaps.append(_Gap(at, start, lines[at:start]))
+                    self._gaps.append(LazyStatements(at, start, lines[at:start]))
                 at = max(at, end)
         return self._gaps
-
-
-class _Gap:
-    """Lines that no statement of the tree covers, cut into top-level statements parsed on demand."""
-
-    def __init__(self, start: int, end: int, lines: list[str]):
-        self.start, self.end = start, end  # 0-based, end excluded
-        self._lines = lines
-        self._chunks = [(start + first, start + last) for first, last in _statement_chunks(lines)]
-        self._parsed: dict[int, list[ast.stmt]] = {}
-
-    def cut_at_statements(self) -> bool:
-        """Whether each chunk closes every string, bracket and line continuation it opens: then
-        each starts a statement (a line inside a string may look like one)."""
-        return all(_closes_within(self._text(start, end)) for start, end in self._chunks)
-
-    def _text(self, start: int, end: int) -> str:
-        return "".join(self._lines[start - self.start : end - self.start])
-
-    def statements(self, path: str, wanted: list[int]) -> list[ast.stmt]:
-        """The statements of the chunks that span one of the 1-based `wanted` lines; a chunk that
-        leaves a string or bracket open, or does not parse, has none (as when the tree was read)."""
-        found = []
-        for start, end in self._chunks:
-            if not holds_line(wanted, start + 1, end):
-                continue
-            if start not in self._parsed:
-                chunk = self._text(start, end)
-                self._parsed[start] = _parsed_chunk(chunk, path, start) if _closes_within(chunk) else []
-            found += self._parsed[start]
-        return found
-
-
-def _parsed_chunk(chunk: str, path: str, start: int) -> list[ast.stmt]:
-    try:
-        return ast.parse("\n" * start + chunk, filename=path).body
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
 
 
 def _first_line(statement: ast.stmt) -> int:

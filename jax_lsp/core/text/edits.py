@@ -21,7 +21,7 @@ def _offset(line_starts: list[int], text: str, position: Position) -> int:
 
 def apply_edits(text: str, edits: Iterable[Edit]) -> str:
     """Apply non-overlapping edits of one file. Raises OverlappingEdits otherwise."""
-    from jax_lsp.core.text.source import split_lines  # here: `jax_lsp.core` is imported without the parser
+    from jax_lsp.core.text.decoding import split_lines  # here: `jax_lsp.core` is imported without the parser
 
     line_starts = [0]
     for line in split_lines(text)[:-1]:

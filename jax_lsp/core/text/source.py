@@ -11,8 +11,6 @@ skipped, and recorded in `SourceModule.skipped`.
 from __future__ import annotations
 
 import ast
-import bisect
-import codecs
 import functools
 import io
 import re
@@ -22,17 +20,21 @@ from typing import TYPE_CHECKING
 from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
 from jax_lsp.core.findings import Finding, Located, Position, Span
 from jax_lsp.core.record import Record
+from jax_lsp.core.text.chunks import (
+    at_line,
+    body_statements,
+    class_body,
+    holds_line,
+    in_a_class,
+    statement_chunks,
+)
+from jax_lsp.core.text.decoding import decode, split_lines
 from jax_lsp.core.text.python_versions import RUNNING, SkippedStatement
 from jax_lsp.core.text.triggers import trigger_lines
 
 if TYPE_CHECKING:
     from jax_lsp.core.text.newer_syntax import Construct
     from jax_lsp.core.text.python_versions import ProjectPythons
-
-# A line that starts a new top-level statement: not indented, not blank, not a comment,
-# and not a clause that continues the statement above (else/elif/except/finally/case).
-_TOP_LEVEL = re.compile(r"(?!(else|elif|except|finally)\b)[^\s#)\]}]")
-_NOT_A_STATEMENT_START = frozenset(["", " ", "\t", "\n", "\r", "\f", "#", ")", "]", "}"])
 
 
 class SourceModule:
@@ -133,66 +135,8 @@ class SourceModule:
         return "\n".join(parts)
 
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
-
-
-def split_lines(text: str) -> list[str]:
-    """Lines with their endings, split only where Python and LSP split (\n, \r\n, \r).
-
-    str.splitlines also splits at form feeds and U+2028, which would shift every line after."""
-    if "\r" not in text:  # most files: a split at \n alone, ~3x faster than the expression
-        lines = text.split("\n")
-        last = lines.pop()
-        lines = [line + "\n" for line in lines]
-        lines.append(last)  # "" after a final line break, as below
-        return lines
-    lines = _LINE.findall(text)
-    if not lines or lines[-1].endswith(("\n", "\r")):
-        lines.append("")
-    return lines
-
-
 def _is_name_char(char: str) -> bool:
     return char.isidentifier() or char.isdigit()
-
-
-def _detect_encoding(data: bytes) -> str:
-    """tokenize.detect_encoding's encoding for `data` (raising SyntaxError as it does); without
-    tokenize (~2 ms to import) when the first two lines are UTF-8 and declare no encoding."""
-    first = data.find(b"\n")
-    second = -1 if first < 0 else data.find(b"\n", first + 1)
-    head = data if second < 0 else data[: second + 1]
-    if b"coding" not in head:
-        try:
-            head.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        else:
-            return "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
-    import tokenize
-
-    return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
-
-
-def decode(data: bytes) -> tuple[str, str, str | None]:
-    """Bytes -> (text, encoding, problem). Never raises: undecodable bytes become U+FFFD."""
-    try:
-        encoding = _detect_encoding(data)
-    except SyntaxError as exc:
-        return data.decode("utf-8", "replace"), "utf-8", f"Cannot detect the encoding: {exc}"
-    try:
-        codecs.lookup(encoding)
-    except LookupError:
-        return data.decode("utf-8", "replace"), "utf-8", f"Unknown encoding {encoding!r}"
-    try:
-        text = data.decode(encoding)
-    except UnicodeDecodeError as exc:
-        line = data[: exc.start].count(b"\n") + 1
-        text = data.decode(encoding, "replace")
-        return text, encoding, f"Not valid {encoding} (line {line}); undecodable bytes were replaced"
-    if text.startswith("\ufeff"):
-        text = text[1:]
-    return text, encoding, None
 
 
 def _problem(path: str, code: str, message: str, line: int, column: int, text: str) -> Finding:
@@ -201,21 +145,6 @@ def _problem(path: str, code: str, message: str, line: int, column: int, text: s
     column = min(max(column, 0), len(lines[line]))
     span = Span.of(line, column, line, len(lines[line]))
     return Finding(path, code, CODES[code].severity, message, span)
-
-
-def _statement_chunks(lines: list[str]) -> list[tuple[int, int]]:
-    """[start, end) line ranges of top-level statements, decorators kept with their def."""
-    starts: list[int] = []
-    pending_decorator = False
-    for number, line in enumerate(lines):
-        if line[:1] in _NOT_A_STATEMENT_START or not _TOP_LEVEL.match(line):  # most lines: the first test
-            continue
-        if not pending_decorator:
-            starts.append(number)
-        pending_decorator = line.startswith("@")
-    if not starts or starts[0] != 0:
-        starts.insert(0, 0)
-    return list(zip(starts, starts[1:] + [len(lines)]))
 
 
 class ChunkError(Record):
@@ -261,7 +190,7 @@ class ParseCache:
         members: dict[tuple[int, str], list[ast.stmt]] = {}
         body: list[ast.stmt] = []
         failures: list[ChunkError] = []
-        for start, end in _statement_chunks(lines):
+        for start, end in statement_chunks(lines):
             key = (start, "".join(lines[start:end]))
             parsed = self._statements.get(key)
             if parsed is None and end - start >= LARGE_CLASS_LINES:
@@ -285,12 +214,12 @@ class ParseCache:
         the class is not laid out plainly, or a statement does not parse alone (the caller then
         parses the class whole, and reports any error as before)."""
         header = next(n for n in range(start, end) if not lines[n].startswith("@"))
-        body = _body_statements(lines, header, end) if lines[header].startswith("class") else None
+        body = body_statements(lines, header, end) if lines[header].startswith("class") else None
         if body is None:
             return None
         indent, body_starts = body
         try:
-            shell = ast.parse(_at_line("".join(lines[start : header + 1]) + indent + "pass\n", start), path)
+            shell = ast.parse(at_line("".join(lines[start : header + 1]) + indent + "pass\n", start), path)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         node = shell.body[0] if len(shell.body) == 1 else None
@@ -302,7 +231,7 @@ class ParseCache:
             statements = self._members.get(key)
             if statements is None:
                 try:
-                    statements = _class_body(ast.parse(_in_a_class(key[1], first), path))
+                    statements = class_body(ast.parse(in_a_class(key[1], first), path))
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     return None
             kept[key] = statements
@@ -316,17 +245,11 @@ class ParseCache:
 def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | ChunkError:
     """The statements of `chunk`, numbered as if it started at 0-based line `start`."""
     try:
-        return ast.parse(_at_line(chunk, start), filename=path).body
+        return ast.parse(at_line(chunk, start), filename=path).body
     except SyntaxError as exc:
         return _chunk_error(chunk, path, start, exc)
     except (ValueError, RecursionError, MemoryError) as exc:
         return ChunkError(SyntaxError(str(exc)), False, start, chunk)
-
-
-def _at_line(chunk: str, start: int) -> str:
-    """`chunk` preceded by `start` empty lines: parsed, its nodes and errors carry the file's line
-    numbers, which costs the parser next to nothing (ast.increment_lineno walks every node)."""
-    return "\n" * start + chunk
 
 
 def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> ChunkError:
@@ -337,7 +260,7 @@ def _chunk_error(chunk: str, path: str, start: int, error: SyntaxError) -> Chunk
     newer = downgrade(chunk)
     if newer is not None:
         try:
-            ast.parse(_at_line(newer.text, start), filename=path)
+            ast.parse(at_line(newer.text, start), filename=path)
         except SyntaxError as remaining:
             error = remaining  # what fails once the newer syntax is set aside: a real error
         except (ValueError, RecursionError, MemoryError):
@@ -461,198 +384,6 @@ def _parse_whole(
         else:
             kept.append(statement)
     return ast.Module(body=kept, type_ignores=[]), sorted(skipped, key=lambda statement: statement.line), None
-
-
-# The line of a top-level `def` or `class`, and the name it binds.
-_DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
-# The line of a method (after its indentation), and the name it binds.
-_METHOD = re.compile(r"(?:async[ \t]+def|def)[ \t]+([A-Za-z_]\w*)")
-# A statement holding one may bind a name in an unusual place (a walrus in a decorator).
-_WALRUS = ":="
-# What can hide a bracket, a quote or a line break from a plain search: strings and comments.
-# Each string is matched as runs of plain characters between escapes and lone quotes ("unrolled"),
-# not one character at a time: about twice as fast, and the same matches.
-_STRING_OR_COMMENT = re.compile(
-    "|".join(
-        [
-            r"#[^\r\n]*",
-            r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""',
-            r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''",
-            r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"',
-            r"'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'",
-        ]
-    ),
-    re.S,
-)
-_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
-
-
-class DeferredDefinition(Record):
-    """A top-level `def` or `class`, or a method of a top-level class, left unparsed: its lines
-    hold no trigger word, so it can matter only through its name (a policy or factory defined
-    there), when that is looked up."""
-
-    __slots__ = ("name", "start", "end", "text", "owner")
-    name: str
-    start: int  # its first line, 0-based
-    end: int  # the line after its last
-    text: str
-    owner: int | None  # a method's: the 1-based line of its class's `class` keyword
-
-    def __init__(self, name: str, start: int, end: int, text: str, owner: int | None = None) -> None:
-        self._assign(name, start, end, text, owner)
-
-    def parse(self, path: str, pythons: ProjectPythons | None = None) -> SourceModule:
-        """Its source, at its lines in the file, with its syntax error or newer syntax; a
-        method (indented) inside a class statement of its own, on the line above it."""
-        if self.owner is None:
-            return parse_text("\n" * self.start + self.text, path, pythons=pythons)
-        parsed = parse_text(_in_a_class(self.text, self.start), path, pythons=pythons)
-        parsed.skipped = [
-            s.replace(line=self.start) if s.line == self.start - 1 else s for s in parsed.skipped
-        ]
-        return parsed
-
-    def statements(self, parsed: SourceModule) -> list[ast.stmt]:
-        """What `parse` gave of it: a method's statements are those of its class of its own."""
-        return parsed.tree.body if self.owner is None else _class_body(parsed.tree)
-
-
-def _in_a_class(statements: str, start: int) -> str:
-    """Indented statements of a class body, starting at 0-based line `start`, inside a class of
-    their own on the line above: parsed, they keep their lines and columns in the file."""
-    return _at_line("class _:\n" + statements, start - 1)
-
-
-def _class_body(tree: ast.Module) -> list[ast.stmt]:
-    """The statements `_in_a_class` put in its class."""
-    return [statement for c in tree.body if isinstance(c, ast.ClassDef) for statement in c.body]
-
-
-def _definition_name(chunk: str, indent: str = "", definition: re.Pattern[str] = _DEFINITION) -> str | None:
-    """The name a chunk of one-line decorators and a `def` or `class` binds (`definition`), all
-    indented by `indent`; else None."""
-    for line in chunk.splitlines():
-        if not line.startswith("@", len(indent)):
-            match = definition.match(line, len(indent))
-            return match.group(1) if match else None
-    return None
-
-
-def _closes_within(chunk: str) -> bool:
-    """Whether every string, bracket and line continuation that `chunk` opens closes within
-    it, and it closes none opened before it: then the chunk is a whole statement. Strict: a
-    quote it cannot pair (an f-string of Python 3.12 nesting its own quotes) makes it False,
-    and so does a bracket closed by one of another kind."""
-    has_string_or_comment = "#" in chunk or '"' in chunk or "'" in chunk  # a search is cheaper than the sub
-    code = _STRING_OR_COMMENT.sub(" ", chunk) if has_string_or_comment else chunk
-    if '"' in code or "'" in code:  # a stray quote: only an unterminated string leaves one
-        return False
-    brackets = _NOT_BRACKET.sub("", code)
-    while brackets:  # pairs removed from the inside out, a level at a time
-        inner_removed = brackets.replace("()", "").replace("[]", "").replace("{}", "")
-        if len(inner_removed) == len(brackets):
-            return False
-        brackets = inner_removed
-    return not chunk.rstrip().endswith("\\")
-
-
-def holds_line(lines: Sequence[int], first: int, last: int) -> bool:
-    """Whether the sorted `lines` hold one in first..last."""
-    index = bisect.bisect_left(lines, first)
-    return index < len(lines) and lines[index] <= last
-
-
-def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefinition]] | None:
-    """The top-level statements of `text` that finding its policy sites needs, and the `def`s
-    and `class`es left for later; None when none is left (the caller parses the file whole),
-    or when the rest does not parse.
-
-    A `def` or `class` is left out when no line of it holds a trigger (triggers.py): the scope
-    builder would not walk it for calls, and only its name binds at module level. It is left
-    out only when it, and all above it, close every string and bracket they open, so that it
-    surely starts a statement; its lines are parsed as blank."""
-    if "\0" in text:
-        return None
-    triggers = trigger_lines(text)
-    lines = split_lines(text)
-    kept = list(lines)
-    deferred: list[DeferredDefinition] = []
-    checked_to = 0  # the lines above this one are whole statements
-    for start, end in _statement_chunks(lines):
-        chunk = "".join(lines[start:end])
-        name = _definition_name(chunk)
-        if name is None or not chunk.isascii() or _WALRUS in chunk:
-            continue
-        whole = not holds_line(triggers, start + 1, end)
-        header = next(n for n in range(start, end) if not lines[n].startswith("@"))
-        if not whole and not lines[header].startswith("class"):
-            continue
-        if not (_closes_within(chunk) and _closes_within("".join(lines[checked_to:start]))):
-            continue
-        found = (
-            [DeferredDefinition(name, start, end, chunk)] if whole else _methods(lines, header, end, triggers)
-        )
-        if not found:
-            continue
-        for definition in found:
-            deferred.append(definition)
-            kept[definition.start : definition.end] = ["\n"] * (definition.end - definition.start)
-        checked_to = end
-    if not deferred:
-        return None
-    try:
-        return ast.parse("".join(kept), filename=path), deferred
-    except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return None
-
-
-def _methods(lines: list[str], header: int, end: int, triggers: Sequence[int]) -> list[DeferredDefinition]:
-    """The methods of the top-level class whose `class` line is `header` (a whole statement
-    ending before line `end`) that hold no trigger, left out as `parse_for_sites` leaves out
-    top-level definitions; none when the class is not laid out plainly (a header of one line,
-    an indented body), and never its last statement (a class body cannot be empty)."""
-    body = _body_statements(lines, header, end)
-    if body is None:
-        return []
-    indent, starts = body
-    methods = []
-    for first, after in zip(starts, [*starts[1:], end]):  # each closes what it opens
-        member = "".join(lines[first:after])
-        name = _definition_name(member, indent, _METHOD)
-        if name is not None and not holds_line(triggers, first + 1, after):
-            methods.append(DeferredDefinition(name, first, after, member, owner=header + 1))
-    return methods if len(methods) < len(starts) else methods[:-1]
-
-
-def _body_statements(lines: list[str], header: int, end: int) -> tuple[str, list[int]] | None:
-    """The indentation of a class body in lines (header, end), and the first lines of its
-    statements, decorators kept with their definition; None when the header is not one line ending with `:`, or the
-    body's last statement leaves a string or bracket open. A line at the body's indentation
-    inside a string or brackets (a docstring's last line) starts no statement: pieces are joined
-    until they close what they open."""
-    if not _STRING_OR_COMMENT.sub(" ", lines[header]).rstrip().endswith(":"):
-        return None
-    body = [n for n in range(header + 1, end) if lines[n].strip() and not lines[n].lstrip().startswith("#")]
-    indent = lines[body[0]][: len(lines[body[0]]) - len(lines[body[0]].lstrip())] if body else ""
-    if not indent or not _closes_within(lines[header]):
-        return None
-    candidates: list[int] = []
-    pending_decorator = False
-    for n in body:
-        line = lines[n]
-        if line.startswith(indent) and _TOP_LEVEL.match(line, len(indent)):
-            if not pending_decorator:
-                candidates.append(n)
-            pending_decorator = line.startswith("@", len(indent))
-    starts: list[int] = []
-    statement_start: int | None = None
-    for first, after in zip(candidates, [*candidates[1:], end]):
-        statement_start = first if statement_start is None else statement_start
-        if _closes_within("".join(lines[statement_start:after])):
-            starts.append(statement_start)
-            statement_start = None
-    return (indent, starts) if statement_start is None and starts else None
 
 
 def parse_text(

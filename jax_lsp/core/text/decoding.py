@@ -1,0 +1,64 @@
+"""Bytes to text and text to lines, as Python and LSP count them."""
+
+from __future__ import annotations
+
+import codecs
+import io
+import re
+
+_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+
+
+def split_lines(text: str) -> list[str]:
+    """Lines with their endings, split only where Python and LSP split (\n, \r\n, \r).
+
+    str.splitlines also splits at form feeds and U+2028, which would shift every line after."""
+    if "\r" not in text:  # most files: a split at \n alone, ~3x faster than the expression
+        lines = text.split("\n")
+        last = lines.pop()
+        lines = [line + "\n" for line in lines]
+        lines.append(last)  # "" after a final line break, as below
+        return lines
+    lines = _LINE.findall(text)
+    if not lines or lines[-1].endswith(("\n", "\r")):
+        lines.append("")
+    return lines
+
+
+def _detect_encoding(data: bytes) -> str:
+    """tokenize.detect_encoding's encoding for `data` (raising SyntaxError as it does); without
+    tokenize (~2 ms to import) when the first two lines are UTF-8 and declare no encoding."""
+    first = data.find(b"\n")
+    second = -1 if first < 0 else data.find(b"\n", first + 1)
+    head = data if second < 0 else data[: second + 1]
+    if b"coding" not in head:
+        try:
+            head.decode("utf-8")
+        except UnicodeDecodeError:
+            pass
+        else:
+            return "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    import tokenize
+
+    return tokenize.detect_encoding(io.BytesIO(data).readline)[0]
+
+
+def decode(data: bytes) -> tuple[str, str, str | None]:
+    """Bytes -> (text, encoding, problem). Never raises: undecodable bytes become U+FFFD."""
+    try:
+        encoding = _detect_encoding(data)
+    except SyntaxError as exc:
+        return data.decode("utf-8", "replace"), "utf-8", f"Cannot detect the encoding: {exc}"
+    try:
+        codecs.lookup(encoding)
+    except LookupError:
+        return data.decode("utf-8", "replace"), "utf-8", f"Unknown encoding {encoding!r}"
+    try:
+        text = data.decode(encoding)
+    except UnicodeDecodeError as exc:
+        line = data[: exc.start].count(b"\n") + 1
+        text = data.decode(encoding, "replace")
+        return text, encoding, f"Not valid {encoding} (line {line}); undecodable bytes were replaced"
+    if text.startswith("\ufeff"):
+        text = text[1:]
+    return text, encoding, None

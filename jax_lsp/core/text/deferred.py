@@ -1,0 +1,139 @@
+"""Definitions left unparsed: a top-level `def` or `class`, or a method of a large class, whose
+lines hold no trigger word is kept as text and parsed only when its name is looked up."""
+
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
+
+from jax_lsp.core.record import Record
+from jax_lsp.core.text.chunks import (
+    body_statements,
+    class_body,
+    closes_within,
+    holds_line,
+    in_a_class,
+    statement_chunks,
+)
+from jax_lsp.core.text.decoding import split_lines
+from jax_lsp.core.text.source import SourceModule, parse_text
+from jax_lsp.core.text.triggers import trigger_lines
+
+if TYPE_CHECKING:
+    from jax_lsp.core.text.python_versions import ProjectPythons
+
+# The line of a top-level `def` or `class`, and the name it binds.
+_DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
+
+
+# The line of a method (after its indentation), and the name it binds.
+_METHOD = re.compile(r"(?:async[ \t]+def|def)[ \t]+([A-Za-z_]\w*)")
+
+
+# A statement holding one may bind a name in an unusual place (a walrus in a decorator).
+_WALRUS = ":="
+
+
+class DeferredDefinition(Record):
+    """A top-level `def` or `class`, or a method of a top-level class, left unparsed: its lines
+    hold no trigger word, so it can matter only through its name (a policy or factory defined
+    there), when that is looked up."""
+
+    __slots__ = ("name", "start", "end", "text", "owner")
+    name: str
+    start: int  # its first line, 0-based
+    end: int  # the line after its last
+    text: str
+    owner: int | None  # a method's: the 1-based line of its class's `class` keyword
+
+    def __init__(self, name: str, start: int, end: int, text: str, owner: int | None = None) -> None:
+        self._assign(name, start, end, text, owner)
+
+    def parse(self, path: str, pythons: ProjectPythons | None = None) -> SourceModule:
+        """Its source, at its lines in the file, with its syntax error or newer syntax; a
+        method (indented) inside a class statement of its own, on the line above it."""
+        if self.owner is None:
+            return parse_text("\n" * self.start + self.text, path, pythons=pythons)
+        parsed = parse_text(in_a_class(self.text, self.start), path, pythons=pythons)
+        parsed.skipped = [
+            s.replace(line=self.start) if s.line == self.start - 1 else s for s in parsed.skipped
+        ]
+        return parsed
+
+    def statements(self, parsed: SourceModule) -> list[ast.stmt]:
+        """What `parse` gave of it: a method's statements are those of its class of its own."""
+        return parsed.tree.body if self.owner is None else class_body(parsed.tree)
+
+
+def _definition_name(chunk: str, indent: str = "", definition: re.Pattern[str] = _DEFINITION) -> str | None:
+    """The name a chunk of one-line decorators and a `def` or `class` binds (`definition`), all
+    indented by `indent`; else None."""
+    for line in chunk.splitlines():
+        if not line.startswith("@", len(indent)):
+            match = definition.match(line, len(indent))
+            return match.group(1) if match else None
+    return None
+
+
+def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefinition]] | None:
+    """The top-level statements of `text` that finding its policy sites needs, and the `def`s
+    and `class`es left for later; None when none is left (the caller parses the file whole),
+    or when the rest does not parse.
+
+    A `def` or `class` is left out when no line of it holds a trigger (triggers.py): the scope
+    builder would not walk it for calls, and only its name binds at module level. It is left
+    out only when it, and all above it, close every string and bracket they open, so that it
+    surely starts a statement; its lines are parsed as blank."""
+    if "\0" in text:
+        return None
+    triggers = trigger_lines(text)
+    lines = split_lines(text)
+    kept = list(lines)
+    deferred: list[DeferredDefinition] = []
+    checked_to = 0  # the lines above this one are whole statements
+    for start, end in statement_chunks(lines):
+        chunk = "".join(lines[start:end])
+        name = _definition_name(chunk)
+        if name is None or not chunk.isascii() or _WALRUS in chunk:
+            continue
+        whole = not holds_line(triggers, start + 1, end)
+        header = next(n for n in range(start, end) if not lines[n].startswith("@"))
+        if not whole and not lines[header].startswith("class"):
+            continue
+        if not (closes_within(chunk) and closes_within("".join(lines[checked_to:start]))):
+            continue
+        found = (
+            [DeferredDefinition(name, start, end, chunk)] if whole else _methods(lines, header, end, triggers)
+        )
+        if not found:
+            continue
+        for definition in found:
+            deferred.append(definition)
+            kept[definition.start : definition.end] = ["\n"] * (definition.end - definition.start)
+        checked_to = end
+    if not deferred:
+        return None
+    try:
+        return ast.parse("".join(kept), filename=path), deferred
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+
+
+def _methods(lines: list[str], header: int, end: int, triggers: Sequence[int]) -> list[DeferredDefinition]:
+    """The methods of the top-level class whose `class` line is `header` (a whole statement
+    ending before line `end`) that hold no trigger, left out as `parse_for_sites` leaves out
+    top-level definitions; none when the class is not laid out plainly (a header of one line,
+    an indented body), and never its last statement (a class body cannot be empty)."""
+    body = body_statements(lines, header, end)
+    if body is None:
+        return []
+    indent, starts = body
+    methods = []
+    for first, after in zip(starts, [*starts[1:], end]):  # each closes what it opens
+        member = "".join(lines[first:after])
+        name = _definition_name(member, indent, _METHOD)
+        if name is not None and not holds_line(triggers, first + 1, after):
+            methods.append(DeferredDefinition(name, first, after, member, owner=header + 1))
+    return methods if len(methods) < len(starts) else methods[:-1]
