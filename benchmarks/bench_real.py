@@ -379,7 +379,7 @@ def print_projects(results: list[ProjectResult], cache: bool) -> None:
 
 
 def print_findings(results: list[ProjectResult]) -> None:
-    from jax_lsp.core.text.source import decode, split_lines
+    from jax_lsp.core.text.decoding import decode, split_lines
 
     print("\nEvery internal error, JAX001 and finding (file:line code message, then the source line):")
     if not any(r.internal_errors or r.findings for r in results):

@@ -247,9 +247,9 @@ class UndecodableError(ValueError):
 
 def decode(data: bytes) -> Source:
     """Decode as the core does (BOM, coding cookie). Raises UndecodableError when it cannot."""
-    from jax_lsp.core.text import source  # here: only --fix decodes (start-up time)
+    from jax_lsp.core.text import decoding  # here: only --fix decodes (start-up time)
 
-    raw, encoding, problem = source.decode(data)
+    raw, encoding, problem = decoding.decode(data)
     if problem:
         raise UndecodableError(problem)
     newline = "\n"

@@ -34,7 +34,8 @@ if TYPE_CHECKING:
     from jax_lsp.core.policies.resolve import PolicyFunction, Target
     from jax_lsp.core.policies.sites import Site
     from jax_lsp.core.tags.index import NameIndex
-    from jax_lsp.core.text.source import DeferredDefinition, ParseCache, SourceModule
+    from jax_lsp.core.text.deferred import DeferredDefinition
+    from jax_lsp.core.text.source import ParseCache, SourceModule
 
 log = logger(__name__)
 
@@ -42,7 +43,9 @@ log = logger(__name__)
 def _parse_for_sites(data: bytes, path: str) -> tuple[SourceModule, list[DeferredDefinition]] | None:
     """A file parsed as far as finding its sites needs, with the definitions left for later;
     None when it has to be parsed whole (source.parse_for_sites)."""
-    from jax_lsp.core.text.source import SourceModule, decode, parse_for_sites
+    from jax_lsp.core.text.decoding import decode
+    from jax_lsp.core.text.deferred import parse_for_sites
+    from jax_lsp.core.text.source import SourceModule
 
     text, encoding, problem = decode(data)
     partial = None if problem else parse_for_sites(text, path)

@@ -14,7 +14,7 @@ from urllib.parse import quote, unquote
 from pygls.uris import from_fs_path, to_fs_path
 from pygls.workspace import TextDocument, Workspace
 
-from jax_lsp.core.text.source import split_lines
+from jax_lsp.core.text.decoding import split_lines
 
 
 class LspTextDocument(TextDocument):

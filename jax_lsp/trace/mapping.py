@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 
 from jax_lsp.core import Finding, Severity, Span
 from jax_lsp.core.codes import UNPREDICTED, Family, family_of
-from jax_lsp.core.text.source import split_lines
+from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
 
 SILENT_RULES = {"string_compare": "JAX104", "device_offload": "JAX105", "falsy_policy": "JAX106"}

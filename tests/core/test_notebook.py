@@ -19,7 +19,7 @@ from jax_lsp.core.notebooks.notebook import (
     NotebookError,
     join_cells,
 )
-from jax_lsp.core.text.source import split_lines
+from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.engine import analyze_text
 from tests.conftest import parses
 

@@ -6,8 +6,9 @@ import ast
 import threading
 
 from jax_lsp.core import Settings
+from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.core.text.edits import apply_edits
-from jax_lsp.core.text.source import parse_bytes, split_lines
+from jax_lsp.core.text.source import parse_bytes
 from jax_lsp.engine import analyze_text
 
 POLICY = "import jax\n\ndef bad(prim, *a, **k):\n    return None\n\nf = jax.checkpoint(g, policy=bad)\n"

@@ -12,7 +12,7 @@ from pathlib import Path
 from hypothesis import settings
 
 from jax_lsp.core import apply_edits
-from jax_lsp.core.text.source import split_lines
+from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.batch import check_paths
 from jax_lsp.engine.fixes import choose_fixes

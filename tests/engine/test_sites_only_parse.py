@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.core.policies.resolve import PolicyFunction
-from jax_lsp.core.text.source import parse_for_sites
+from jax_lsp.core.text.deferred import parse_for_sites
 from jax_lsp.engine import Workspace
 
 KEEP = '\ndef keep(prim, *args, **params):\n    if prim.name == "sin":\n        return True\n'

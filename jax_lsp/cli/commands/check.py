@@ -140,7 +140,7 @@ def _lines_reader() -> Callable[[str], list[str]]:
     cache: dict[str, list[str]] = {}
 
     def lines(path: str) -> list[str]:
-        from jax_lsp.core.text.source import decode, split_lines  # here: read only to show findings
+        from jax_lsp.core.text.decoding import decode, split_lines  # here: read only to show findings
 
         if path not in cache:
             try:

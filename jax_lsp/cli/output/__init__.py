@@ -118,7 +118,7 @@ def place(report: Report, path: str, span: Span) -> Place:
 
 def cell_lines(report: Report, where: Place) -> list[str]:
     """The lines a place's span counts in: its cell's, or its file's."""
-    from jax_lsp.core.text.source import split_lines  # here: only a notebook cell is split (start-up time)
+    from jax_lsp.core.text.decoding import split_lines  # here: only a notebook cell is split (start-up time)
 
     notebook = report.notebook(where.path)
     if where.cell is None or notebook is None:

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING, Any
 
 from jax_lsp.core.binding.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES
-from jax_lsp.core.text.source import DeferredDefinition, SourceModule
+from jax_lsp.core.text.deferred import DeferredDefinition
+from jax_lsp.core.text.source import SourceModule
 
 if TYPE_CHECKING:
     from jax_lsp.core.binding.loader import ModuleLoader

@@ -14,7 +14,7 @@ from __future__ import annotations
 import keyword
 import re
 
-from jax_lsp.core.text.source import split_lines
+from jax_lsp.core.text.decoding import split_lines
 
 # Cell magics whose body is Python code (the rest of the cell is checked).
 PYTHON_CELL_MAGICS = frozenset({"capture", "debug", "prun", "pypy", "python", "python3", "time", "timeit"})

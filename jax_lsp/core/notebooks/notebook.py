@@ -21,8 +21,8 @@ from typing import Generic, TypeVar
 from jax_lsp.core.findings import Edit, Span
 from jax_lsp.core.notebooks import ipython
 from jax_lsp.core.record import Record
+from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.core.text.edits import apply_edits
-from jax_lsp.core.text.source import split_lines
 
 _DECODER = json.JSONDecoder()
 _SPACE = re.compile(r"[ \t\n\r]*")

@@ -21,7 +21,7 @@ from jax_lsp.core.tags.tags import (
     Tag,
     callee_names,
 )
-from jax_lsp.core.text.source import split_lines
+from jax_lsp.core.text.decoding import split_lines
 
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module

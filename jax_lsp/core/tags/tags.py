@@ -17,7 +17,8 @@ from jax_lsp.core.binding.scopes import FunctionNode, Scope, dotted, string_cons
 from jax_lsp.core.findings import Span
 from jax_lsp.core.jax_api import policy_member
 from jax_lsp.core.record import OrderedRecord, Record
-from jax_lsp.core.text.source import SourceModule, holds_line
+from jax_lsp.core.text.chunks import holds_line
+from jax_lsp.core.text.source import SourceModule
 
 TAG_FUNCTIONS = {"jax.ad_checkpoint.checkpoint_name", "jax._src.ad_checkpoint.checkpoint_name"}
 TAG_FUNCTION = "checkpoint_name"
