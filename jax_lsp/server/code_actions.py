@@ -137,7 +137,7 @@ def whole_document_edit(ls: JaxLanguageServer, doc: LspTextDocument, new_text: s
 
 
 async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.CodeAction | None:
-    path, core = core_path(doc.uri), ls.core
+    path, core = core_path(doc.uri), await ls.built_core()
     if path is None or core is None:
         return None
     version, text = doc.version, doc.source

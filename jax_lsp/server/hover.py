@@ -67,8 +67,11 @@ async def _describe(
 class PolicyHover(LanguageFeature):
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         ls, uri = self.server, params.text_document.uri
-        doc, path = ls.document(uri), core_path(uri)
-        if doc is None or path is None or ls.core is None:
+        path = core_path(uri)
+        if ls.document(uri) is None or path is None or await ls.built_core() is None:
+            return None
+        doc = ls.document(uri)
+        if doc is None:  # closed meanwhile
             return None
         position = ls.to_core_position(uri, params.position)
         if position.line >= len(doc.lines):

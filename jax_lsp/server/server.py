@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import logging
 from collections.abc import Callable
 from concurrent.futures import ThreadPoolExecutor
@@ -37,6 +38,10 @@ if TYPE_CHECKING:
     from jax_lsp.engine import Workspace
 
 T = TypeVar("T")
+
+
+# How long a request waits for the workspace to be built (the client's configuration reply).
+CORE_WAIT_S = 10.0
 
 
 class JaxLanguageServer(LanguageServer):
@@ -122,12 +127,21 @@ class JaxLanguageServer(LanguageServer):
     def to_core_position(self, uri: str, position: types.Position) -> Position:
         return positions.to_core_position(self.lines_of(uri), position, self.workspace.position_codec)
 
+    async def built_core(self) -> Any:
+        """The workspace, once it is built. A request that comes before the client has answered
+        workspace/configuration (a hover or completion right after didOpen) waits for it, at
+        most CORE_WAIT_S, rather than answering nothing; None if it is still not built."""
+        if self.core is None:
+            with contextlib.suppress(asyncio.TimeoutError):
+                await asyncio.wait_for(self.settings_ready.wait(), CORE_WAIT_S)
+        return self.core
+
     async def core_place(self, uri: str, position: types.Position) -> tuple[str, Position] | None:
         """The core's path and position for a position in an open buffer (a synced notebook
         cell is a part of its notebook's joined text), once the core has the buffer's current
         text; None for any other buffer."""
         path = core_path(uri)
-        if self.document(uri) is None or path is None or self.core is None:
+        if self.document(uri) is None or path is None or await self.built_core() is None:
             return None
         await self.checker.findings(uri)
         core_position = self.to_core_position(uri, position)

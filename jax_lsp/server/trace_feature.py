@@ -62,7 +62,7 @@ class TraceFeature(LanguageFeature):
     # -- code lens -----------------------------------------------------------------------
     async def code_lenses(self, uri: str) -> list[types.CodeLens]:
         ls, path = self.server, uri_to_path(uri)
-        if not self.trusted or ls.core is None or path is None or ls.document(uri) is None:
+        if not self.trusted or path is None or ls.document(uri) is None or await ls.built_core() is None:
             return []
         anchors = await ls.run_core(policy_anchors, ls.core, str(path))
         title = self.lens_title()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import sys
 
 from lsp_harness import start_session
@@ -89,3 +90,29 @@ async def test_target_version_tells_which_python_the_code_is_for(tmp_path):
         assert len(await lsp.diagnostics(uri)) == 2
         line = next(m.message for m in lsp.client.log_messages if "not checked" in m.message)
         assert line.endswith(f"(line 1: target-version '{newer}')")
+
+
+async def test_requests_before_the_settings_are_read_wait_for_the_workspace(tmp_path):
+    """A hover, a completion and a definition sent right after didOpen, while the client has not
+    yet answered workspace/configuration, are answered once the workspace is built: not null."""
+    from lsp_harness import position_of
+
+    (tmp_path / "model.py").write_text(
+        'import jax\nfrom jax.ad_checkpoint import checkpoint_name\n\n\ndef block(x):\n    return checkpoint_name(x, "attn_out")\n',
+        encoding="utf-8",
+    )
+    text = POLICY + 'SAVE = jax.checkpoint_policies.save_only_these_names("attn_out")\n'
+    async with start_session("neovim", tmp_path, configuration={}, configuration_delay=1.0) as lsp:
+        uri = lsp.open("train.py", text)
+        document = types.TextDocumentIdentifier(uri)
+        at = position_of(text, "first", lsp.encoding, 1)
+        name = position_of(text, '"attn_out"', lsp.encoding)
+        name.character += 2
+        hover, completion, definition = await asyncio.gather(
+            lsp.client.text_document_hover_async(types.HoverParams(document, at)),
+            lsp.client.text_document_completion_async(types.CompletionParams(document, name)),
+            lsp.client.text_document_definition_async(types.DefinitionParams(document, name)),
+        )
+        assert hover is not None and "first" in hover.contents.value
+        assert completion is not None and "attn_out" in [item.label for item in completion.items]
+        assert definition and definition[0].uri == (tmp_path / "model.py").as_uri()
