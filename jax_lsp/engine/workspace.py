@@ -21,8 +21,8 @@ from jax_lsp.core.tags.packages import read_file
 from jax_lsp.core.text.python_versions import ProjectPythons
 from jax_lsp.core.text.triggers import could_hold_site
 from jax_lsp.engine.files import discover, discover_names
+from jax_lsp.engine.imports import ImportResolver
 from jax_lsp.engine.jedi_names import JediNames
-from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
 
 # The parser and the analysis are imported where they are used: a `jax-lsp check` whose results
 # all come from the cache runs none of them, and start-up time is most of such a run.
@@ -77,7 +77,7 @@ class Workspace:
         self.pythons = ProjectPythons(self.roots, self.settings.target_version, self._read_by_analysis)
         self._modules: dict[str, tuple[object, Module | None]] = {}
         self._for_sites: dict[str, tuple[object, Module | None]] = {}  # parsed only as far as sites need
-        self._by_name: dict[tuple[str, str], str | None] = {}
+        self.imports = ImportResolver(self.roots, self.settings.src, self._overlays.__contains__)
         # path of a module with sites -> paths of the modules its sites' policies live in
         self._site_targets: dict[str, set[str]] = {}
         # targets a file's sites had before its latest change, until affected_files() is asked
@@ -88,7 +88,6 @@ class Workspace:
         self.jedi = JediNames(
             self.roots[0] if self.roots else None, interpreter, self.settings.jedi_budget, jedi_in_background
         )
-        self._src_folders: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
         self.internal_errors: list[InternalError] = []
         self._load_recorders: list[set[str]] = []
@@ -120,7 +119,7 @@ class Workspace:
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
         self._for_sites.pop(key, None)
-        self._by_name.clear()
+        self.imports.forget()
         self._site_cache.clear()  # sites elsewhere may resolve into this module
         self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
         if self._indexed:
@@ -192,7 +191,7 @@ class Workspace:
                     source = None
                 if source is None:
                     return None
-            name, is_package = self._module_name(key)
+            name, is_package = self.imports.module_name(key)
             module = guarded(
                 lambda: Module(source, name, is_package, self, deferred),
                 None,
@@ -250,50 +249,11 @@ class Workspace:
             self._for_sites.pop(_key(path), None)
             self._site_cache.pop(_key(path), None)
 
-    def _src(self) -> list[Path]:
-        if self._src_folders is None:
-            self._src_folders = src_folders(self.roots, self.settings.src)
-        return self._src_folders
-
-    def _root_of(self, path: Path) -> Path:
-        """The project root of a file: the deepest root holding it, else what project_root finds
-        (a file opened outside every workspace folder)."""
-        return project_root(path, self.roots)
-
-    def _module_name(self, key: str) -> tuple[str, bool]:
-        path = Path(key)
-        is_package = path.name == "__init__.py"
-        parts = list(path.relative_to(import_root(path, self._src())).with_suffix("").parts)
-        if is_package:
-            parts = parts[:-1]
-        return ".".join(parts), is_package
-
-    def import_root(self, path: Path | str) -> Path:
-        """The folder the module at `path` is imported from (what a trace puts on sys.path)."""
-        return import_root(Path(_key(path)), self._src())
-
     def module(self, name: str, importer: Module) -> Module | None:
         """Find a module by dotted name where Python would, seen from the importing file."""
-        folder = Path(importer.path).parent
         with self._lock:
-            cache_key = (name, str(folder))
-            if cache_key not in self._by_name:
-                path = Path(importer.path)
-                folders = import_folders(path, self._src(), self._root_of(path))
-                self._by_name[cache_key] = self._find_module_file(name, folders)
-            found = self._by_name[cache_key]
+            found = self.imports.find(name, importer.path)
         return self.load(found, partially=True) if found else None
-
-    def _find_module_file(self, name: str, folders: list[Path]) -> str | None:
-        if not all(part.isidentifier() for part in name.split(".")):
-            return None
-        relative = Path(*name.split("."))
-        for folder in folders:
-            for candidate in (folder / relative.with_suffix(".py"), folder / relative / "__init__.py"):
-                key = _key(candidate)
-                if key in self._overlays or candidate.is_file():
-                    return key
-        return None
 
     def jedi_qualname(self, module: Module, node: ast.expr) -> str | None:
         """What jedi says a callee is, when the file's imports cannot tell (see jedi_names)."""
@@ -402,7 +362,7 @@ class Workspace:
             ]
             batches = child.items()
             packages = {Path(path): data for path, data in next(batches, [])}
-            search = UserSearch(packages, named, lambda p: self._module_name(str(p))[0])
+            search = UserSearch(packages, named, lambda p: self.imports.module_name(str(p))[0])
             yield from (path for path, data in packages.items() if search.is_user(path, data))
             for batch in batches:
                 yield from (Path(path) for path, data in batch if search.is_user(Path(path), data))
@@ -487,7 +447,7 @@ class Workspace:
             return found + sorted(set(self._overlays) - set(found))
 
     def in_roots(self, path: Path | str) -> bool:
-        return self._root_of(Path(_key(path))) is not None
+        return self.imports.root_of(Path(_key(path))) is not None
 
     def note_reads(self, paths: Iterable[str]) -> None:
         """An analysis depends on these files too, though it did not load them as modules."""

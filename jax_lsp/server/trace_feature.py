@@ -127,7 +127,7 @@ class TraceFeature(LanguageFeature):
         ls = self.server
         settings = ls.settings
         root = project_root(path, ls.roots)
-        import_root = ls.core.import_root(path) if ls.core is not None else None
+        import_root = ls.core.imports.import_root(path) if ls.core is not None else None
         if ls.document(path_to_uri(path)) is not None:
             self._warn_unsaved(path)
         token = await self._begin_progress(path, position) if progress else None

@@ -56,7 +56,10 @@ def trace_check(
                 if anchor.kind != "site":
                     continue
                 result: TraceResult = service.trace(
-                    path, anchor.line, anchor.column, **trace_options(args, root, ws.import_root(path))
+                    path,
+                    anchor.line,
+                    anchor.column,
+                    **trace_options(args, root, ws.imports.import_root(path)),
                 )
                 if result.status in NOT_RUN:
                     errors.append(f"{path}:{anchor.line}: trace {result.status}: {result.message}")

@@ -103,7 +103,9 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     try:
         for line, column in targets:
-            result = service.trace(path, line, column, **trace_options(args, root, ws.import_root(path)))
+            result = service.trace(
+                path, line, column, **trace_options(args, root, ws.imports.import_root(path))
+            )
             reports.append((line, column, result, trace_notes(result, static)))
     finally:
         service.shutdown()
