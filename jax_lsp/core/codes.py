@@ -139,6 +139,14 @@ CODES: dict[str, Code] = {
             "A policy names a checkpoint name that no checkpoint_name tag in reach carries",
         ),
         Code(
+            "JAX115",
+            "policy-ignored-by-new-remat",
+            _RULE,
+            _WARNING,
+            "Under JAX's new remat (jax_remat3), a policy written as a function is ignored and "
+            "everything is recomputed",
+        ),
+        Code(
             UNPREDICTED,
             "unpredicted-trace-failure",
             Family.TRACE,

@@ -12,12 +12,22 @@ from typing import Any
 from jax_lsp.core.findings import Severity
 from jax_lsp.core.record import Record
 
+NEW_REMAT_MODES = ("detect", "always")
 # What a finding's severity may be set to.
 _FINDING_SEVERITIES = {s.value: s for s in (Severity.ERROR, Severity.WARNING)}
 
 
 class Settings(Record):
-    __slots__ = ("select", "ignore", "exclude", "src", "severity", "target_version", "jedi_budget")
+    __slots__ = (
+        "select",
+        "ignore",
+        "exclude",
+        "src",
+        "severity",
+        "target_version",
+        "jedi_budget",
+        "new_remat",
+    )
     select: tuple[str, ...]
     ignore: tuple[str, ...]
     exclude: tuple[str, ...]
@@ -27,6 +37,9 @@ class Settings(Record):
     target_version: tuple[int, int] | None
     # Seconds jedi may spend on one file's callees that its imports cannot name; 0: no jedi.
     jedi_budget: float
+    # JAX's new remat (`jax_remat3`): "detect" where the project turns it on, or "always" (a
+    # project preparing for the switch has every callable policy reported).
+    new_remat: str
 
     def __init__(
         self,
@@ -37,9 +50,10 @@ class Settings(Record):
         severity: Mapping[str, Severity] | None = None,  # None: a new empty dict
         target_version: tuple[int, int] | None = None,
         jedi_budget: float = 1.0,
+        new_remat: str = "detect",
     ) -> None:
         severity = {} if severity is None else severity
-        self._assign(select, ignore, exclude, src, severity, target_version, jedi_budget)
+        self._assign(select, ignore, exclude, src, severity, target_version, jedi_budget, new_remat)
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
@@ -114,6 +128,10 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise SettingsError(f"`jedi-budget` must be a number of seconds >= 0, got {value!r}")
             changes["jedi_budget"] = float(value)
+        elif key == "new-remat":
+            if value not in NEW_REMAT_MODES:
+                raise SettingsError(f"`new-remat` must be one of {', '.join(NEW_REMAT_MODES)}, got {value!r}")
+            changes["new_remat"] = value
         # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
     return settings.replace(**changes)
 

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.binding.module import Module
@@ -14,10 +14,10 @@ from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.policies.resolve import PolicyFunction, Target, resolve_site
 from jax_lsp.core.policies.sites import Site, find_sites
-from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, SiteContext
+from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, Project, SiteContext
 
 if TYPE_CHECKING:
-    from jax_lsp.core.tags.index import NameIndex  # annotations only: it imports difflib
+    pass  # annotations only: it imports difflib
 
 NOQA_COMMENT = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
 
@@ -58,7 +58,7 @@ def check_module(
     foreign_policies: Iterable[PolicyFunction],
     settings: Settings,
     errors: list[InternalError],
-    tags: Callable[[], NameIndex],
+    project: Project,
 ) -> list[Finding]:
     """Every finding anchored in `module`.
 
@@ -112,9 +112,13 @@ def check_module(
             findings.extend(f.replace(related=related, message=f.message + note) for f in found)
         for site, targets in sites:
             findings.extend(
-                run(lambda: rule.check_site(SiteContext(site, targets)), site.call.lineno - 1, "a site")
+                run(
+                    lambda: rule.check_site(SiteContext(site, targets, project)),
+                    site.call.lineno - 1,
+                    "a site",
+                )
             )
-        for finding in run(lambda: rule.check_module(ModuleContext(module, tags)), 0, "the module"):
+        for finding in run(lambda: rule.check_module(ModuleContext(module, project)), 0, "the module"):
             note = "".join(
                 c.note(module.path) for c in entries if c.entry.start <= finding.span.start <= c.entry.end
             )

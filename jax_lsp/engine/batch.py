@@ -150,7 +150,7 @@ def check_own(
             return FileResult(own_digest, {}, (), ())
         sites = workspace.sites(module)
         findings = check_module(
-            module, sites, (), workspace.settings, workspace.internal_errors, workspace.checkpoint_names
+            module, sites, (), workspace.settings, workspace.internal_errors, workspace.project()
         )
     targets = {
         t.module.path
@@ -299,7 +299,7 @@ def _check_with_users(
         foreign,
         workspace.settings,
         workspace.internal_errors,
-        workspace.checkpoint_names,
+        workspace.project(),
     )
     if cache is not None:
         cache.store_combined(target, key, findings)

@@ -31,11 +31,13 @@ if TYPE_CHECKING:
 
     from jax_lsp.core.binding.module import Module
     from jax_lsp.core.policies.describe import PolicyDescription
+    from jax_lsp.core.policies.new_remat import NewRematSwitch
     from jax_lsp.core.policies.resolve import PolicyFunction, Target
     from jax_lsp.core.policies.sites import Site
     from jax_lsp.core.tags.index import NameIndex
     from jax_lsp.core.text.deferred import DeferredDefinition
     from jax_lsp.core.text.source import ParseCache, SourceModule
+    from jax_lsp.rules import Project
 
 log = logger(__name__)
 
@@ -92,6 +94,7 @@ class Workspace:
         self.internal_errors: list[InternalError] = []
         self._load_recorders: list[set[str]] = []
         self._names: NameIndex | None = None
+        self._new_remat: tuple[NewRematSwitch | None] | None = None  # (the answer,) once asked
 
     def take_internal_errors(self) -> list[InternalError]:
         """The analysis bugs met since the last call (each cost one site, policy or file)."""
@@ -126,6 +129,14 @@ class Workspace:
             self._index_file(key)
         if self._names is not None:
             self._names.invalidate(key)
+        if self._new_remat is not None and (self._new_remat[0] is not None or self._may_switch(key)):
+            self._new_remat = None
+
+    def _may_switch(self, key: str) -> bool:
+        from jax_lsp.core.policies.new_remat import could_turn_on
+
+        data = self.read(key)
+        return data is not None and could_turn_on(data)
 
     # Loading modules -----------------------------------------------------------
     def _stamp(self, key: str):
@@ -399,7 +410,7 @@ class Workspace:
                 foreign,
                 self.settings,
                 self.internal_errors,
-                self.checkpoint_names,
+                self.project(),
             )
 
     def describe_policy(self, path: Path | str, line: int, column: int) -> PolicyDescription | None:
@@ -428,6 +439,35 @@ class Workspace:
             users = {site for site, targets in self._site_targets.items() if key in targets}
             naming = self._names.affected_by(key) if self._names is not None else set()
         return {Path(p) for p in (before | after | users | naming) if p != key}
+
+    # What rules know of the project -----------------------------------------------------
+    def project(self) -> Project:
+        from jax_lsp.rules import Project
+
+        return Project(self.checkpoint_names, self.new_remat_switch)
+
+    def new_remat_switch(self) -> NewRematSwitch | None:
+        """Where the project turns on JAX's new remat (`jax_remat3`): the first switch in its
+        files (read once, and again when one that may hold a switch changes), else None; with
+        the setting `new-remat = "always"`, that setting."""
+        from jax_lsp.core.policies.new_remat import NewRematSwitch, could_turn_on, switches_in
+
+        if self.settings.new_remat == "always":
+            return NewRematSwitch(None, None)
+        with self._lock:
+            if self._new_remat is None:
+                found = None
+                for key in self.python_files():
+                    data = self.read(key)
+                    if data is None or not could_turn_on(data):
+                        continue
+                    module = self.load(key)
+                    switches = [] if module is None else switches_in(module.source.tree)
+                    if module is not None and switches:
+                        found = NewRematSwitch(key, module.source.span(switches[0]))
+                        break
+                self._new_remat = (found,)
+            return self._new_remat[0]
 
     # Checkpoint names ------------------------------------------------------------
     def checkpoint_names(self) -> NameIndex:

@@ -11,7 +11,7 @@ from __future__ import annotations
 import importlib
 
 from jax_lsp.core.codes import CODES, Family
-from jax_lsp.rules.base import Example, ModuleContext, PolicyContext, Rule, SiteContext
+from jax_lsp.rules.base import Example, ModuleContext, PolicyContext, Project, Rule, SiteContext
 
 
 def module_name(code: str, name: str) -> str:
@@ -45,4 +45,13 @@ def get_rule(code: str) -> Rule | None:
     return _BY_CODE.get(code.upper())
 
 
-__all__ = ["ALL_RULES", "Example", "ModuleContext", "PolicyContext", "Rule", "SiteContext", "get_rule"]
+__all__ = [
+    "ALL_RULES",
+    "Example",
+    "ModuleContext",
+    "PolicyContext",
+    "Project",
+    "Rule",
+    "SiteContext",
+    "get_rule",
+]

@@ -18,6 +18,7 @@ from jax_lsp.core.policies.tables import TableChoice
 from jax_lsp.core.record import Record
 
 if TYPE_CHECKING:
+    from jax_lsp.core.policies.new_remat import NewRematSwitch
     from jax_lsp.core.tags.index import NameIndex  # annotations only: it imports difflib
 
 
@@ -99,9 +100,10 @@ class PolicyContext:
 
 
 class SiteContext:
-    def __init__(self, site: Site, targets: list[Target]) -> None:
+    def __init__(self, site: Site, targets: list[Target], project: Project) -> None:
         self.site = site
         self.targets = targets
+        self.project = project
 
     @property
     def module(self) -> Module:
@@ -118,16 +120,33 @@ class SiteContext:
         return target.chosen_by.note(self.module.path) if target.chosen_by else ""
 
 
-class ModuleContext:
-    """One file, for checks that are not about a `policy=` site, and what is in reach of it."""
+class Project:
+    """What a check knows of the project beyond the file at hand, each computed when a rule
+    first asks: the checkpoint-name tags in reach, and where JAX's new remat is turned on."""
 
-    def __init__(self, module: Module, tags: Callable[[], NameIndex]) -> None:
-        self.module = module
+    def __init__(
+        self,
+        tags: Callable[[], NameIndex],
+        new_remat: Callable[[], NewRematSwitch | None] = lambda: None,
+    ) -> None:
         self._tags = tags
+        self._new_remat = new_remat
 
     def tags(self) -> NameIndex:
         """Every checkpoint-name tag in reach: the workspace's and its installed packages'."""
         return self._tags()
+
+    def new_remat(self) -> NewRematSwitch | None:
+        """Where the project turns on `jax_remat3` (or the setting that says to assume it)."""
+        return self._new_remat()
+
+
+class ModuleContext:
+    """One file, for checks that are not about a `policy=` site, and the project around it."""
+
+    def __init__(self, module: Module, project: Project) -> None:
+        self.module = module
+        self.project = project
 
 
 class Rule:

@@ -72,7 +72,7 @@ class CheckpointNameNotTagged(Rule):
         uses = name_uses(module)
         if not uses:
             return
-        tags = context.tags().tags_carrying(use.name for use in uses)
+        tags = context.project.tags().tags_carrying(use.name for use in uses)
         for use in uses:
             if tags.carries(use.name):
                 continue

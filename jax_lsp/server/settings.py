@@ -129,6 +129,8 @@ def resolve(editor: Any, roots: Sequence[Path], trusted: bool = True) -> tuple[S
                 core = settings_from_mapping({key: value}, base=core)
             elif key == "jediBudget":  # `jedi-budget` of [tool.jax-lsp]
                 core = core.merged(jedi_budget=float(_number(value, key, 0)))
+            elif key == "newRemat":  # `new-remat` of [tool.jax-lsp]
+                core = settings_from_mapping({"new-remat": value}, base=core)
             elif key == "interpreter":
                 values["interpreter"] = _interpreter(value)
             elif key == "trace":

@@ -14,6 +14,21 @@ INVALID = [(rule, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.INVAL
 VALID = [(rule, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.VALID)]
 
 
+# Flags an example may turn on for itself (JAX115's `jax.config.update("jax_remat3", True)`).
+EXAMPLE_FLAGS = ("jax_remat3",)
+
+
+@pytest.fixture(autouse=True)
+def _jax_flags_restored():
+    """Each example runs, and is judged, with the flags it sets; the next starts from JAX's own."""
+    import jax
+
+    saved = {name: getattr(jax.config, name) for name in EXAMPLE_FLAGS if hasattr(jax.config, name)}
+    yield
+    for name, value in saved.items():
+        jax.config.update(name, value)
+
+
 def _id(case) -> str:
     rule, index, _ = case
     return f"{rule.code}-{index}"

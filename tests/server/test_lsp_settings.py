@@ -116,3 +116,14 @@ async def test_requests_before_the_settings_are_read_wait_for_the_workspace(tmp_
         assert hover is not None and "first" in hover.contents.value
         assert completion is not None and "attn_out" in [item.label for item in completion.items]
         assert definition and definition[0].uri == (tmp_path / "model.py").as_uri()
+
+
+async def test_new_remat_always_reports_callable_policies_and_a_bad_value_is_said(tmp_path):
+    async with start_session("vscode", tmp_path, configuration={"newRemat": "always"}) as lsp:
+        uri = lsp.open("model.py", POLICY)
+        diagnostics = await lsp.diagnostics(uri)
+        assert [d.code for d in diagnostics].count("JAX115") == 2, [d.code for d in diagnostics]
+    async with start_session("vscode", tmp_path, configuration={"newRemat": "sometimes"}) as lsp:
+        uri = lsp.open("model.py", POLICY)
+        assert "JAX115" not in [d.code for d in await lsp.diagnostics(uri)]
+        assert any("`new-remat` must be one of" in m.message for m in lsp.client.messages)

@@ -24,6 +24,7 @@ export interface ServerSettings {
     ignore?: string[];
     src?: string[];
     jediBudget?: number;
+    newRemat?: string;
     'target-version'?: string;
     severity?: Record<string, string>;
     interpreter?: string;
@@ -83,6 +84,10 @@ export function serverSettings(get: SettingReader, interpreter: string | undefin
     const jediBudget = get('jediBudget');
     if (jediBudget !== undefined && jediBudget !== null) {
         result.jediBudget = jediBudget as number;
+    }
+    const newRemat = get('newRemat');
+    if (newRemat !== undefined && newRemat !== null) {
+        result.newRemat = newRemat as string;
     }
     const targetVersion = get('targetVersion');
     if (targetVersion !== undefined && targetVersion !== null) {

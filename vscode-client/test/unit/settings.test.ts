@@ -13,7 +13,7 @@ function reader(user: Record<string, unknown> = {}): SettingReader {
     return (key) => user[key];
 }
 
-const CONTRACT_KEYS = ['select', 'ignore', 'src', 'jediBudget', 'target-version', 'severity', 'interpreter', 'trace', 'showNotifications', 'logLevel'];
+const CONTRACT_KEYS = ['select', 'ignore', 'src', 'jediBudget', 'newRemat', 'target-version', 'severity', 'interpreter', 'trace', 'showNotifications', 'logLevel'];
 
 test('nothing set: only the interpreter, so [tool.jax-lsp] and the server defaults apply', () => {
     assert.deepEqual(serverSettings(reader(), '/usr/bin/python3'), { interpreter: '/usr/bin/python3' });
@@ -22,7 +22,7 @@ test('nothing set: only the interpreter, so [tool.jax-lsp] and the server defaul
 test('everything set: exactly the contract keys, trace options nested', () => {
     const settings = serverSettings(
         reader({
-            select: ['JAX1'], ignore: ['JAX106'], src: ['.', 'libs'], jediBudget: 0.5, targetVersion: 'py312', severity: { JAX104: 'error' }, importStrategy: 'fromEnvironment',
+            select: ['JAX1'], ignore: ['JAX106'], src: ['.', 'libs'], jediBudget: 0.5, newRemat: 'always', targetVersion: 'py312', severity: { JAX104: 'error' }, importStrategy: 'fromEnvironment',
             'trace.onSave': true, 'trace.timeout': 5, 'trace.memoryLimitMb': 1024, showNotifications: 'off', logLevel: 'debug',
         }),
         '/venv/bin/python',
@@ -50,6 +50,7 @@ test('the manifest contributes every setting, with the server\'s defaults', () =
     }
     assert.deepEqual(properties['jax-lsp.logLevel'].enum, ['error', 'warning', 'info', 'debug']);
     assert.deepEqual(properties['jax-lsp.showNotifications'].enum, ['off', 'onError', 'always']);
+    assert.deepEqual(properties['jax-lsp.newRemat'].enum, ['detect', 'always']);
     for (const key of ['select', 'ignore', 'src', 'interpreter', 'importStrategy', 'severity']) {
         assert.ok(`jax-lsp.${key}` in properties, key);
     }

@@ -1,0 +1,88 @@
+"""Where a project turns on JAX's new remat (`jax_remat3`), under which JAX ignores every callable
+policy and `save_from_both_policies`: only data policies (`dots_saveable`, the names policies)
+still choose what is saved.
+
+JAX reads the flag as every boolean option: `jax.config.update("jax_remat3", True)`, the
+environment variable `JAX_REMAT3` (set in code: `os.environ["JAX_REMAT3"] = "1"`), the
+`--jax_remat3` command-line flag, and the context manager of its state (`config.remat3(True)`).
+The string names nothing else, so a call or assignment that writes it is taken as the switch,
+whatever the receiver is called.
+"""
+
+from __future__ import annotations
+
+import ast
+
+from jax_lsp.core.binding.scopes import string_constant
+from jax_lsp.core.findings import Span
+from jax_lsp.core.record import Record
+
+FLAG = "jax_remat3"
+ENVIRONMENT_VARIABLE = "JAX_REMAT3"
+# How JAX reads a boolean option from the environment (its strtobool).
+_TRUE_STRINGS = frozenset({"y", "yes", "t", "true", "on", "1"})
+
+
+class NewRematSwitch(Record):
+    """Where the new remat is turned on: a place in the project, or the `new-remat` setting."""
+
+    __slots__ = ("path", "span")
+    path: str | None  # None: the setting `new-remat = "always"`
+    span: Span | None
+
+    def __init__(self, path: str | None, span: Span | None) -> None:
+        self._assign(path, span)
+
+    def where(self) -> str:
+        if self.path is None or self.span is None:
+            return 'the setting `new-remat = "always"`'
+        return f"{self.path}:{self.span.start.line + 1}"
+
+
+def could_turn_on(data: bytes) -> bool:
+    """A byte search: whether a file may hold a switch (only those are parsed)."""
+    return b"remat3" in data or b"REMAT3" in data
+
+
+def _true(expr: ast.expr | None) -> bool:
+    if (
+        isinstance(expr, ast.Constant)
+        and isinstance(expr.value, (bool, int))
+        and not isinstance(expr.value, str)
+    ):
+        return bool(expr.value)
+    text = string_constant(expr)
+    return text is not None and text.strip().lower() in _TRUE_STRINGS
+
+
+def _names_flag(expr: ast.expr | None) -> bool:
+    return string_constant(expr) in (FLAG, ENVIRONMENT_VARIABLE, "--" + FLAG)
+
+
+def _switches_on(node: ast.AST) -> bool:
+    if isinstance(node, ast.Call):
+        func = node.func
+        name = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        args = node.args
+        if name in ("update", "setdefault", "putenv") and len(args) >= 2:
+            return _names_flag(args[0]) and _true(args[1])  # config.update(...), os.environ.setdefault(...)
+        if name == "update" and len(args) == 1 and isinstance(args[0], ast.Dict):
+            return any(_names_flag(k) and _true(v) for k, v in zip(args[0].keys, args[0].values))
+        if name == "update" and not args:
+            return any(k.arg == ENVIRONMENT_VARIABLE and _true(k.value) for k in node.keywords)
+        if name == "remat3" and len(args) == 1:  # the state's context manager
+            return _true(args[0])
+        return False
+    if isinstance(node, ast.Assign):
+        return _true(node.value) and any(
+            isinstance(t, ast.Subscript) and _names_flag(t.slice) for t in node.targets
+        )
+    return False
+
+
+def switches_in(tree: ast.AST) -> list[ast.Call | ast.Assign]:
+    """The calls and assignments in `tree` that turn the new remat on, in source order."""
+    found = [
+        node for node in ast.walk(tree) if isinstance(node, (ast.Call, ast.Assign)) and _switches_on(node)
+    ]
+    return sorted(found, key=lambda node: (node.lineno, node.col_offset))

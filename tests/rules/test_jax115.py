@@ -1,0 +1,90 @@
+"""JAX115: callable policies under JAX's new remat, turned on anywhere in the project or assumed
+by the `new-remat` setting."""
+
+from __future__ import annotations
+
+import ast
+
+import pytest
+
+from jax_lsp.core import Settings
+from jax_lsp.core.config import SettingsError, settings_from_mapping
+from jax_lsp.core.policies.new_remat import switches_in
+from jax_lsp.engine import Workspace
+
+MODEL = """import jax
+import jax.numpy as jnp
+
+cp = jax.checkpoint_policies
+
+
+def save_dots(prim, *avals, **params):
+    return prim.name == "dot_general"
+
+
+f = jax.checkpoint(lambda y: jnp.sin(y @ y) @ y, policy=save_dots)
+g = jax.checkpoint(lambda y: y, policy=cp.save_from_both_policies(cp.dots_saveable, save_dots))
+h = jax.checkpoint(lambda y: y, policy=cp.save_only_these_names("a"))
+"""
+
+
+def _jax115(tmp_path, files: dict[str, str], settings: Settings | None = None) -> list[tuple[int, str]]:
+    for name, text in files.items():
+        (tmp_path / name).write_text(text, encoding="utf-8")
+    workspace = Workspace([tmp_path], settings)
+    found = workspace.check_file(tmp_path / "model.py")
+    return [(f.span.start.line + 1, f.message) for f in found if f.code == "JAX115"]
+
+
+def test_a_switch_in_another_module_reports_every_callable_policy(tmp_path):
+    found = _jax115(
+        tmp_path, {"model.py": MODEL, "train.py": 'import jax\njax.config.update("jax_remat3", True)\n'}
+    )
+    assert [line for line, _ in found] == [11, 12]
+    assert all(f"turned on by {tmp_path / 'train.py'}:2" in message for _, message in found)
+    assert "a policy written as a function" in found[0][1]
+    assert "`save_from_both_policies(...)`" in found[1][1]
+
+
+def test_no_switch_no_finding_and_the_setting_reports_anyway(tmp_path):
+    assert _jax115(tmp_path, {"model.py": MODEL}) == []
+    off = 'import jax\njax.config.update("jax_remat3", False)\n'
+    assert _jax115(tmp_path, {"model.py": MODEL, "train.py": off}) == []
+    always = settings_from_mapping({"new-remat": "always"})
+    found = _jax115(tmp_path, {"model.py": MODEL, "train.py": off}, always)
+    assert [line for line, _ in found] == [11, 12]
+    assert 'the setting `new-remat = "always"`' in found[0][1]
+
+
+def test_the_setting_takes_known_modes_only():
+    with pytest.raises(SettingsError, match="`new-remat` must be one of detect, always"):
+        settings_from_mapping({"new-remat": "yes"})
+
+
+def test_a_switch_found_after_the_first_check_is_seen(tmp_path):
+    workspace = Workspace([tmp_path])
+    (tmp_path / "model.py").write_text(MODEL, encoding="utf-8")
+    assert not [f for f in workspace.check_file(tmp_path / "model.py") if f.code == "JAX115"]
+    workspace.set_document(tmp_path / "train.py", 'import os\nos.environ["JAX_REMAT3"] = "true"\n')
+    assert len([f for f in workspace.check_file(tmp_path / "model.py") if f.code == "JAX115"]) == 2
+
+
+@pytest.mark.parametrize(
+    "source, switches",
+    [
+        ('jax.config.update("jax_remat3", True)', 1),
+        ('config.update("jax_remat3", 1)', 1),
+        ('jax.config.update("jax_remat3", False)', 0),
+        ('jax.config.update("jax_remat", True)', 0),
+        ('os.environ["JAX_REMAT3"] = "1"', 1),
+        ('os.environ["JAX_REMAT3"] = "0"', 0),
+        ('os.environ.setdefault("JAX_REMAT3", "yes")', 1),
+        ('os.environ.update({"JAX_REMAT3": "True"})', 1),
+        ('os.environ.update(JAX_REMAT3="on")', 1),
+        ("with config.remat3(True):\n    pass", 1),
+        ("jax.remat3(f)", 0),
+        ('def main():\n    jax.config.update("jax_remat3", True)', 1),
+    ],
+)
+def test_the_ways_a_project_turns_the_new_remat_on(source, switches):
+    assert len(switches_in(ast.parse(source))) == switches
