@@ -74,7 +74,7 @@ def rejection_of(value):
         return None
     # This JAX checks with a bare `assert` (no message of its own): say what it refuses.
     return (
-        f"{show(value)} of type {type(value).__name__} is not a value a remat policy may return "
+        f"{show(value)} of type {classify(value)[1]['type']} is not a value a remat policy may return "
         f"(a bool, Saveable, Recompute or Offloadable(...)); jax {jax.__version__} rejects it with "
         "a bare AssertionError"
     )
