@@ -9,7 +9,7 @@ import time
 
 import pytest
 
-from jax_lsp.trace import TraceService
+from tests.trace.conftest import AgentTraceService as TraceService
 from tests.trace.conftest import descendants, line_of, needs_linux
 
 pytestmark = needs_linux
