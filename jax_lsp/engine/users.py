@@ -17,8 +17,8 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 from jax_lsp.core.notebooks.files import code_for_search, file_could_hold_site, is_notebook, without_images
+from jax_lsp.core.packages import at_line_starts, read_file
 from jax_lsp.core.record import Record
-from jax_lsp.core.tags.packages import at_line_starts, read_file
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`;
 # `import NAMES`. Each at the start of a line, after its indentation (at_line_starts).

@@ -17,7 +17,7 @@ from jax_lsp.core.findings import Finding, InternalError, Position
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.logger import logger
 from jax_lsp.core.notebooks.files import is_notebook, parse_notebook
-from jax_lsp.core.tags.packages import read_file
+from jax_lsp.core.packages import read_file
 from jax_lsp.core.text.python_versions import ProjectPythons
 from jax_lsp.core.text.triggers import could_hold_site
 from jax_lsp.engine.files import discover, discover_names
@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     import ast
 
     from jax_lsp.core.binding.module import Module
+    from jax_lsp.core.jax_facts import JaxFacts
     from jax_lsp.core.policies.describe import PolicyDescription
     from jax_lsp.core.policies.new_remat import NewRematSwitch
     from jax_lsp.core.policies.resolve import PolicyFunction, Target
@@ -95,6 +96,7 @@ class Workspace:
         self._load_recorders: list[set[str]] = []
         self._names: NameIndex | None = None
         self._new_remat: tuple[NewRematSwitch | None] | None = None  # (the answer,) once asked
+        self._jax_facts: JaxFacts | None = None
 
     def take_internal_errors(self) -> list[InternalError]:
         """The analysis bugs met since the last call (each cost one site, policy or file)."""
@@ -444,7 +446,15 @@ class Workspace:
     def project(self) -> Project:
         from jax_lsp.rules import Project
 
-        return Project(self.checkpoint_names, self.new_remat_switch)
+        return Project(self.checkpoint_names, self.jax_facts, self.new_remat_switch)
+
+    def jax_facts(self) -> JaxFacts:
+        """The facts of the JAX release installed for the project (read from its metadata once)."""
+        from jax_lsp.core.jax_facts import facts_for, installed_jax_version
+
+        if self._jax_facts is None:
+            self._jax_facts = facts_for(installed_jax_version(self.interpreter))
+        return self._jax_facts
 
     def new_remat_switch(self) -> NewRematSwitch | None:
         """Where the project turns on JAX's new remat (`jax_remat3`): the first switch in its

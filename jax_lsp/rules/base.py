@@ -18,6 +18,7 @@ from jax_lsp.core.policies.tables import TableChoice
 from jax_lsp.core.record import Record
 
 if TYPE_CHECKING:
+    from jax_lsp.core.jax_facts import JaxFacts
     from jax_lsp.core.policies.new_remat import NewRematSwitch
     from jax_lsp.core.tags.index import NameIndex  # annotations only: it imports difflib
 
@@ -122,15 +123,23 @@ class SiteContext:
 
 class Project:
     """What a check knows of the project beyond the file at hand, each computed when a rule
-    first asks: the checkpoint-name tags in reach, and where JAX's new remat is turned on."""
+    first asks: the checkpoint-name tags in reach, the facts of the JAX release it runs on, and
+    where JAX's new remat is turned on."""
 
     def __init__(
         self,
         tags: Callable[[], NameIndex],
-        new_remat: Callable[[], NewRematSwitch | None] = lambda: None,
+        jax: Callable[[], JaxFacts],
+        new_remat: Callable[[], NewRematSwitch | None],
     ) -> None:
         self._tags = tags
+        self._jax = jax
         self._new_remat = new_remat
+
+    def jax(self) -> JaxFacts:
+        """The facts of the JAX installed for the project (the `interpreter` setting's, else
+        this Python's; the newest supported release when none is found)."""
+        return self._jax()
 
     def tags(self) -> NameIndex:
         """Every checkpoint-name tag in reach: the workspace's and its installed packages'."""

@@ -1,5 +1,6 @@
 """## What it does
-Finds a remat policy written as a function (a `def`, a lambda, a `functools.partial` or a
+In the JAX releases whose new remat ignores them (0.10.2 to 0.11, by the facts of each release;
+0.12 honours them), finds a remat policy written as a function (a `def`, a lambda, a `functools.partial` or a
 factory's closure) or made by `save_from_both_policies(...)`, in a project that turns on JAX's new
 remat: `jax.config.update("jax_remat3", True)`, `JAX_REMAT3=1` set in code, or the state's
 context manager (`config.remat3(True)`). With the setting `new-remat = "always"` (for a project
@@ -74,6 +75,18 @@ def _saves_only_dot_general(function: PolicyFunction) -> bool:
     return False
 
 
+def _dot_results_not_saved(namespace: dict[str, Any]) -> None:
+    """What JAX keeps for the backward pass: the argument alone, not the `dot_general` result the
+    policy asks for."""
+    import jax.numpy as jnp
+    from jax.ad_checkpoint import print_saved_residuals
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_saved_residuals(namespace["f"], jnp.ones((4, 4)))  # type: ignore[no-untyped-call, unused-ignore]  # unannotated in jax 0.10
+    assert "dot_general" not in printed.getvalue(), printed.getvalue()
+
+
 class PolicyIgnoredByNewRemat(Rule):
     code = "JAX115"
 
@@ -83,12 +96,17 @@ class PolicyIgnoredByNewRemat(Rule):
         value = site.site.value
         if value is None or not (functions or combined):
             return
+        facts = site.project.jax()
+        ignored = facts.remat3.ignored if facts.remat3 is not None else frozenset()
+        if not ("save_from_both_policies" in ignored if combined else "callable" in ignored):
+            return  # this release has no new remat, or its new remat honours such policies
         switch = site.project.new_remat()
         if switch is None:
             return
         what = "`save_from_both_policies(...)`" if combined else "a policy written as a function"
         message = (
-            f"JAX's new remat (`jax_remat3`, turned on by {switch.where()}) ignores {what}: nothing "
+            f"In jax {facts.version}, the new remat (`jax_remat3`, turned on by {switch.where()}) "
+            f"ignores {what}: nothing "
             "is saved and everything is recomputed in the backward pass; use a data policy "
             "(`jax.checkpoint_policies.dots_saveable`, or `save_only_these_names(...)` over "
             "`checkpoint_name` tags)"
@@ -170,7 +188,7 @@ class PolicyIgnoredByNewRemat(Rule):
             def f(x):
                 return jax.checkpoint(lambda y: jnp.sin(y @ y) @ y, policy=jax.checkpoint_policies.dots_saveable)(x)
             """,
-            misbehaves=lambda namespace: _dot_results_not_saved(namespace),
+            misbehaves=_dot_results_not_saved,
             lines=(12,),
         ),
         Example(
@@ -190,19 +208,7 @@ class PolicyIgnoredByNewRemat(Rule):
                 policy = cp.save_from_both_policies(cp.dots_saveable, is_sin)
                 return jax.checkpoint(lambda y: jnp.sin(y @ y) @ y, policy=policy)(x)
             """,
-            misbehaves=lambda namespace: _dot_results_not_saved(namespace),
+            misbehaves=_dot_results_not_saved,
             lines=(14,),
         ),
     ]
-
-
-def _dot_results_not_saved(namespace: dict[str, Any]) -> None:
-    """What JAX keeps for the backward pass: the argument alone, not the `dot_general` result the
-    policy asks for."""
-    import jax.numpy as jnp
-    from jax.ad_checkpoint import print_saved_residuals
-
-    printed = io.StringIO()
-    with contextlib.redirect_stdout(printed):
-        print_saved_residuals(namespace["f"], jnp.ones((4, 4)))  # type: ignore[no-untyped-call, unused-ignore]  # unannotated in jax 0.10
-    assert "dot_general" not in printed.getvalue(), printed.getvalue()

@@ -83,6 +83,8 @@ class TraceFeature(LanguageFeature):
 
     async def learn_environment(self) -> None:
         """Start the agent and learn its jax version and platform, for the lens titles."""
+        # The `interpreter` setting names the agent's Python: never start one in another.
+        await self.server.settings_ready.wait()
         if not self.trusted:
             return
         before = self.lens_title()
@@ -104,6 +106,7 @@ class TraceFeature(LanguageFeature):
 
     # -- tracing -------------------------------------------------------------------------
     async def trace_command(self, *arguments: Any) -> dict:
+        await self.server.settings_ready.wait()  # the `interpreter` and trace settings apply
         if not self.trusted:
             raise JsonRpcException("Tracing is disabled: the workspace is not trusted", REQUEST_FAILED)
         try:

@@ -235,7 +235,8 @@ def decision_rows(result: TraceResult) -> list[tuple[str, str, str, str, str]]:
     rows = []
     for d in result.decisions:
         where = f"{d.line}" if d.line else "(JAX)"
-        decision = d.decision + (f" ({d.dst_space} memory)" if d.decision == "offloaded" else "")
+        where = f"{d.dst_space} memory" if d.dst_space else f"to {d.dst!r}"  # older JAX maps no kind itself
+        decision = d.decision + (f" ({where})" if d.decision == "offloaded" else "")
         rows.append((d.label, decision, d.value, where, str(d.count)))
     return rows
 
@@ -258,7 +259,12 @@ def _header(result: TraceResult) -> list[str]:
     lines.append(f"Status: {result.status}: {result.message}")
     if result.residuals is not None:
         r = result.residuals
-        lines.append(f"Residuals kept: {r.count} ({_size(r.bytes)}; {_size(r.host_bytes)} in host memory)")
+        host = (
+            "host memory not reported by this jax"
+            if r.host_bytes is None
+            else f"{_size(r.host_bytes)} in host memory"
+        )
+        lines.append(f"Residuals kept: {r.count} ({_size(r.bytes)}; {host})")
     if result.names:
         lines.append("Probe names: " + ", ".join(result.names))
     for line, text in result.skipped:

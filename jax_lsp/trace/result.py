@@ -60,7 +60,7 @@ class Decision:
     line: int | None = None  # the `return` that produced it; None inside JAX's own policies
     tag: str | None = None  # the checkpoint_name of a `name` primitive
     dst: str | None = None  # offloads: the destination memory kind...
-    dst_space: str | None = None  # ...and the memory JAX maps it to ("host" or "device")
+    dst_space: str | None = None  # ...and the memory JAX maps it to ("host" or "device"; None: JAX maps none)
 
     @property
     def label(self) -> str:
@@ -101,7 +101,7 @@ class SilentMistake:
 class Residuals:
     count: int
     bytes: int
-    host_bytes: int
+    host_bytes: int | None  # None: this JAX does not say which memory a residual is in
     items: tuple[tuple[str, str], ...] = ()
 
 

@@ -15,6 +15,7 @@ import weakref
 from concurrent.futures import Future
 from pathlib import Path
 
+from jax_lsp.core.jax_facts import facts_for, supported_releases
 from jax_lsp.core.notebooks.files import is_notebook
 from jax_lsp.core.notebooks.notebook import Notebook, NotebookError
 from jax_lsp.trace.options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
@@ -81,6 +82,19 @@ class AgentProcess:
                 message,
                 python=self.interpreter,
                 python_version=self.hello.get("python_version"),
+            )
+        version = self.hello.get("jax_version")
+        if version and not facts_for(version).supported:
+            self.kill()
+            return TraceResult.failure(
+                TraceStatus.ERROR,
+                f"jax {version} in {self.interpreter} is older than jax {supported_releases()[0]}, the "
+                f"oldest release jax-lsp traces under: upgrade it (`{self.interpreter} -m pip install -U "
+                f"'jax>={supported_releases()[0]}'`) or set the `interpreter` setting to a Python with a "
+                "newer jax",
+                python=self.interpreter,
+                python_version=self.hello.get("python_version"),
+                jax_version=version,
             )
         return None
 

@@ -16,13 +16,22 @@ import jax.numpy as jnp
 import numpy as np
 from jax import lax
 from jax._src import core as jax_core
-from jax._src.interpreters.partial_eval import ensure_enum
 from jax.ad_checkpoint import Offloadable, Recompute, Saveable, checkpoint_name
 
-try:  # public in some releases, private in others (jax 0.10 keeps it in jax._src)
+# What moves between JAX releases is found by looking for it, never by version number (the
+# agent runs on every release from the oldest supported one, see docs/trace.md).
+try:  # public in some releases, private in others (jax 0.4.30 .. 0.12 keep it in jax._src)
     from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined, unused-ignore]
 except ImportError:
     from jax._src.ad_checkpoint import saved_residuals
+try:  # JAX's own check of a policy's value (jax 0.4.30 has it, but it does not raise)
+    from jax._src.interpreters.partial_eval import ensure_enum
+except ImportError:
+    ensure_enum = None  # type: ignore[assignment]  # older JAX: the check is a bare assert
+# Where JAX maps a memory kind to a memory space itself (not in jax 0.4.30: see
+# `host_memory_kinds` in jax_lsp/core/jax_facts.json); else the kind goes to XLA as written
+_MEM_KIND_TO_SPACE = getattr(jax_core, "mem_kind_to_space", None)
+_HOST_SPACE = getattr(getattr(jax_core, "MemorySpace", None), "Host", None)
 
 MAX_NAMES = 12
 # The probe is tiny: XLA's backend optimisations would cost more than they ever save.
@@ -39,12 +48,36 @@ def classify(value):
     if isinstance(value, type(Recompute)):
         return "recomputed", None
     if isinstance(value, Offloadable):
-        return "offloaded", {
-            "src": value.src,
-            "dst": value.dst,
-            "dst_space": jax_core.mem_kind_to_space(value.dst).name.lower(),
-        }
+        return "offloaded", {"src": value.src, "dst": value.dst, "dst_space": memory_space(value.dst)}
     return "invalid", {"type": type(value).__module__ + "." + type(value).__qualname__}
+
+
+def memory_space(kind):
+    """ "host" or "device": where JAX puts memory kind ``kind``; None where this JAX does not map
+    kinds itself (it hands the string to XLA as written)."""
+    if _MEM_KIND_TO_SPACE is None:
+        return None
+    try:
+        return _MEM_KIND_TO_SPACE(kind).name.lower()
+    except Exception:  # a kind this JAX refuses outright: it is not host memory either
+        return None
+
+
+def rejection_of(value):
+    """JAX's message for a value it refuses from a policy; None for a value it accepts."""
+    if ensure_enum is not None:
+        try:
+            ensure_enum(value)  # JAX's own check, for JAX's own message
+        except TypeError as exc:
+            return str(exc)
+    if classify(value)[0] != "invalid":
+        return None
+    # This JAX checks with a bare `assert` (no message of its own): say what it refuses.
+    return (
+        f"{show(value)} of type {classify(value)[1]['type']} is not a value a remat policy may return "
+        f"(a bool, Saveable, Recompute or Offloadable(...)); jax {jax.__version__} rejects it with "
+        "a bare AssertionError"
+    )
 
 
 def show(value):
@@ -97,11 +130,7 @@ class Recorder:
             raise
         sys.setprofile(previous)
         path, line, code = returns[-1] if returns else (None, None, None)
-        try:
-            ensure_enum(value)  # JAX's own check, for JAX's own message
-            rejection = None
-        except TypeError as exc:
-            rejection = str(exc)
+        rejection = rejection_of(value)
         self.calls.append(
             {
                 "primitive": prim.name,
@@ -221,8 +250,16 @@ def _policy_for_jax(value):
     return value or jax.checkpoint_policies.nothing_saveable
 
 
-def _run_modes(recorder, probe, params, x, timings):
-    """Trace under ``jax.grad`` (abstractly) and run under ``jax.jit(jax.grad)``."""
+def _platform_cannot_offload(mode, exc):
+    """Older JAX cannot move residuals between memory kinds on some platforms (jax 0.4.30 on CPU:
+    "Passing memory_kind to device_put via Shardings is not supported on platforms ('cpu',)").
+    That says nothing about the policy, which offloads where the model runs."""
+    return mode != "grad" and isinstance(exc, NotImplementedError) and "memory_kind" in str(exc)
+
+
+def _run_modes(recorder, probe, params, x, timings, skipped_modes=None):
+    """Trace under ``jax.grad`` (abstractly) and run under ``jax.jit(jax.grad)``. A mode this
+    JAX cannot run on this platform is left out, with why, in ``skipped_modes``."""
     modes = {
         "grad": lambda f: jax.make_jaxpr(jax.grad(f))(params, x),
         "jit(grad)": lambda f: jax.block_until_ready(
@@ -239,6 +276,9 @@ def _run_modes(recorder, probe, params, x, timings):
         except MemoryError:
             raise
         except Exception as exc:
+            if skipped_modes is not None and _platform_cannot_offload(mode, exc):
+                skipped_modes.append({"mode": mode, "reason": f"{type(exc).__name__}: {exc}"})
+                continue
             return done, mode, exc
         done.append(mode)
     return done, None, None
@@ -420,9 +460,11 @@ def _residuals(policy_value, probe, params, x):
     for aval, source in items:
         size = int(aval.size) * aval.dtype.itemsize
         total += size
-        if getattr(aval, "memory_space", None) == jax_core.MemorySpace.Host:
+        if _HOST_SPACE is not None and getattr(aval, "memory_space", None) == _HOST_SPACE:
             host += size
         listed.append([aval.str_short(short_dtypes=True), source])
+    # Residuals carry their memory space only where JAX maps kinds to spaces: else unknown.
+    host = host if _HOST_SPACE is not None else None
     return {"count": len(items), "bytes": total, "host_bytes": host, "items": listed}
 
 
@@ -471,7 +513,8 @@ def trace(policy, user_paths):
     recorder = Recorder(_policy_for_jax(policy.value), user_paths)
 
     started = time.perf_counter()
-    done, failed_mode, exc = _run_modes(recorder, probe, params, x, timings)
+    skipped_modes = []
+    done, failed_mode, exc = _run_modes(recorder, probe, params, x, timings, skipped_modes)
     timings["probe_s"] = time.perf_counter() - started
     _fix_fall_through(recorder.calls, policy)
     rows = _aggregate(recorder.calls)
@@ -485,6 +528,7 @@ def trace(policy, user_paths):
         "error": None,
         "residuals": None,
         "timings": timings,
+        "skipped_modes": skipped_modes,
     }
     if policy.value is None or policy.value is False:
         result["silent"].append(
@@ -499,7 +543,7 @@ def trace(policy, user_paths):
         path, line = _error_anchor(recorder, exc, policy)
         result["error"] = {
             "type": type(exc).__name__,
-            "text": str(exc),
+            "text": str(exc) or _unexplained(recorder, exc),
             "mode": failed_mode,
             "path": path,
             "line": line,
@@ -509,7 +553,9 @@ def trace(policy, user_paths):
             result["decisions"] = _aggregate(survey)
             result["rejected"] = _rejected(survey)
         result["status"] = "jax_error"
-        result["message"] = f"The policy failed under {failed_mode}: {type(exc).__name__}: {exc}"
+        result["message"] = (
+            f"The policy failed under {failed_mode}: {type(exc).__name__}: {result['error']['text']}"
+        )
         return result
     started = time.perf_counter()
     result["residuals"] = _residuals(policy.value, probe, params, x)
@@ -519,7 +565,20 @@ def trace(policy, user_paths):
         f"Traced under {' and '.join(done)}: {sum(r['count'] for r in rows)} policy calls, "
         f"{result['residuals']['count']} residuals kept ({result['residuals']['bytes']} bytes)"
     )
+    for skipped in skipped_modes:
+        result["message"] += (
+            f"; not run under {skipped['mode']}: jax {jax.__version__} on {device.platform} "
+            f"cannot offload ({skipped['reason']})"
+        )
     return result
+
+
+def _unexplained(recorder, exc):
+    """A message for an exception JAX raised without one (a bare ``assert`` in older JAX)."""
+    for call in recorder.calls:
+        if call["rejection"] and classify(call["value"])[0] == "invalid":
+            return f"(JAX gave no message) {call['rejection']}"
+    return f"(JAX gave no message: a bare {type(exc).__name__} in jax {jax.__version__})"
 
 
 def user_paths_for(policy, root):

@@ -1,6 +1,6 @@
 from __future__ import annotations
 
-from jax_lsp.core.tags.packages import imported_packages, package_files
+from jax_lsp.core.packages import imported_packages, package_files
 
 
 def test_imports_are_read_only_where_a_statement_starts_a_line():

@@ -3,30 +3,30 @@
 from __future__ import annotations
 
 import ast
+import inspect
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import types
+from pathlib import Path
 
 import pytest
 
 from jax_lsp.core import Settings, apply_edits
+from jax_lsp.core.jax_facts import facts_for, installed_jax_version
 from jax_lsp.engine import analyze_text
 from jax_lsp.rules import ALL_RULES
+from tests.jax_premises import missing_premise, not_installed
+from tests.rules import example_runner
+
+# The Python whose JAX proves the examples: this one, or JAX_LSP_TEST_INTERPRETER (.ci/jax_ends.sh).
+EXAMPLE_PYTHON = os.environ.get("JAX_LSP_TEST_INTERPRETER")
+EXAMPLE_FACTS = facts_for(installed_jax_version(EXAMPLE_PYTHON))
 
 INVALID = [(rule, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.INVALID)]
 VALID = [(rule, i, ex) for rule in ALL_RULES for i, ex in enumerate(rule.VALID)]
-
-
-# Flags an example may turn on for itself (JAX115's `jax.config.update("jax_remat3", True)`).
-EXAMPLE_FLAGS = ("jax_remat3",)
-
-
-@pytest.fixture(autouse=True)
-def _jax_flags_restored():
-    """Each example runs, and is judged, with the flags it sets; the next starts from JAX's own."""
-    import jax
-
-    saved = {name: getattr(jax.config, name) for name in EXAMPLE_FLAGS if hasattr(jax.config, name)}
-    yield
-    for name, value in saved.items():
-        jax.config.update(name, value)
 
 
 def _id(case) -> str:
@@ -37,17 +37,6 @@ def _id(case) -> str:
 def _analyze(tmp_path, code: str, rule=None):
     settings = Settings(select=(rule.code,)) if rule else Settings()
     return analyze_text(code, str(tmp_path / "example.py"), settings)
-
-
-def run_example(code: str):
-    """Exec the example as a module and differentiate its `f`: where JAX calls the policy."""
-    import jax
-    import jax.numpy as jnp
-
-    namespace: dict = {"__name__": "example"}
-    exec(compile(code, "example.py", "exec"), namespace)
-    jax.grad(lambda x: jnp.sum(namespace["f"](x)))(jnp.ones((4, 4)))
-    return namespace
 
 
 @pytest.mark.parametrize("case", INVALID, ids=_id)
@@ -77,30 +66,84 @@ def test_valid_example_has_no_findings(case, tmp_path):
     assert _analyze(tmp_path, example.code) == []
 
 
+@pytest.fixture(scope="session")
+def prove():
+    """prove(code, check) -> {"error", "check"}: run the example under JAX (tests/rules/example_runner.py),
+    in this process, or in JAX_LSP_TEST_INTERPRETER when set (CI: the oldest and the newest
+    supported JAX, .ci/jax_ends.sh)."""
+    if EXAMPLE_PYTHON is None:
+        yield lambda code, check=None: example_runner.prove({"code": code}, check)
+        return
+    runner = subprocess.Popen(
+        [EXAMPLE_PYTHON, str(Path(example_runner.__file__))],
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        text=True,
+    )
+
+    def remote(code, check=None):
+        runner.stdin.write(json.dumps({"code": code, "check": check and _shipped(check)}) + "\n")
+        runner.stdin.flush()
+        answer = runner.stdout.readline()
+        assert answer, f"the example runner in {EXAMPLE_PYTHON} exited"
+        return json.loads(answer)
+
+    yield remote
+    runner.stdin.close()
+    runner.wait(30)
+
+
+def _shipped(check):
+    """A `misbehaves` check as the runner rebuilds it: its source and its module's modules."""
+    function = getattr(check, "__func__", check)  # a staticmethod of the rule class
+    lines = textwrap.dedent(inspect.getsource(function)).splitlines()
+    source = "\n".join(line for line in lines if not line.startswith("@")) + "\n"
+    scope = vars(sys.modules[function.__module__])
+    modules = {
+        alias: module.__name__
+        for alias, module in scope.items()
+        if isinstance(module, types.ModuleType) and not module.__name__.startswith("jax_lsp")
+    }
+    return {"source": source, "name": function.__name__, "modules": modules}
+
+
+def _expect(rule, kind, example, text, request):
+    """Skip an example that needs a package the interpreter lacks; mark one that stands on a fact
+    its JAX lacks as an expected failure (tests/jax_premises.py)."""
+    missing = not_installed(text, EXAMPLE_PYTHON)
+    if missing:
+        pytest.skip(f"{EXAMPLE_PYTHON or sys.executable} lacks {', '.join(missing)}")
+    premise = missing_premise(rule.code, kind, example, text, EXAMPLE_FACTS)
+    if premise:
+        request.applymarker(pytest.mark.xfail(reason=premise, strict=True))
+
+
 @pytest.mark.parametrize("case", INVALID, ids=_id)
-def test_invalid_example_fails_under_jax(case):
-    _, _, example = case
+def test_invalid_example_fails_under_jax(case, prove, request):
+    rule, _, example = case
     assert example.error or example.misbehaves, "an INVALID example must say how JAX fails"
+    _expect(rule, "INVALID", example, example.code, request)
+    outcome = prove(example.code, None if example.error else example.misbehaves)
     if example.error:
-        with pytest.raises(Exception) as raised:
-            run_example(example.code)
-        assert example.error in f"{raised.type.__name__}: {raised.value}"
+        assert outcome["error"] and example.error in outcome["error"], outcome
     else:
-        example.misbehaves(run_example(example.code))
+        assert outcome == {"error": None, "check": "ok"}, outcome
 
 
 @pytest.mark.parametrize("case", INVALID, ids=_id)
-def test_fixed_example_runs_under_jax(case):
-    _, _, example = case
+def test_fixed_example_runs_under_jax(case, prove, request):
+    rule, _, example = case
     if example.fixed is None:
         pytest.skip("this example has no fix")
-    namespace = run_example(example.fixed)
-    if example.misbehaves:
-        with pytest.raises(AssertionError):
-            example.misbehaves(namespace)
+    _expect(rule, "fixed", example, example.fixed, request)
+    outcome = prove(example.fixed, example.misbehaves)
+    assert outcome["error"] is None, outcome
+    if example.misbehaves:  # the fixed module no longer misbehaves: the check fails
+        assert outcome["check"].startswith("AssertionError"), outcome
 
 
 @pytest.mark.parametrize("case", VALID, ids=_id)
-def test_valid_example_runs_under_jax(case):
-    _, _, example = case
-    run_example(example.code)
+def test_valid_example_runs_under_jax(case, prove, request):
+    rule, _, example = case
+    _expect(rule, "VALID", example, example.code, request)
+    assert prove(example.code)["error"] is None

@@ -5,6 +5,7 @@ from pathlib import Path
 
 import pytest
 
+from jax_lsp.core.jax_facts import facts_for, installed_jax_version
 from jax_lsp.trace import TraceService
 
 pytest.importorskip("jax")
@@ -32,9 +33,43 @@ def descendants(pid: int | None = None) -> set[int]:
     return found
 
 
+# The Python the trace agent runs in: this one, or JAX_LSP_TEST_INTERPRETER (CI points it at a
+# venv holding the oldest or the newest supported JAX: .ci/jax_ends.sh). The tests themselves,
+# the server and the CLI run here; only the agent runs there.
+AGENT_PYTHON = os.environ.get("JAX_LSP_TEST_INTERPRETER") or sys.executable
+
+
+class AgentTraceService(TraceService):
+    """The service, tracing in AGENT_PYTHON unless a test names another interpreter."""
+
+    def agent(self, interpreter=None, cwd=None):
+        return super().agent(interpreter or AGENT_PYTHON, cwd)
+
+    def environment(self, interpreter=None):
+        return super().environment(interpreter or AGENT_PYTHON)
+
+    def submit(self, path, line, column=None, *, interpreter=None, **options):
+        return super().submit(path, line, column, interpreter=interpreter or AGENT_PYTHON, **options)
+
+
+AGENT_FACTS = facts_for(installed_jax_version(AGENT_PYTHON))
+
+
+def invalid_value_text() -> str:
+    """A piece of what a trace reports for a policy that returns None, under the agent's JAX: JAX's
+    TypeError, or (older JAX, a bare assert) the agent's own words for it."""
+    error = AGENT_FACTS.invalid_return_error
+    return error.split(": ", 1)[1][:48] if ": " in error else f"bare {error}"
+
+
+def agent_options() -> list[str]:
+    """The CLI options that trace in AGENT_PYTHON."""
+    return ["--interpreter", AGENT_PYTHON]
+
+
 @pytest.fixture(scope="session")
 def service():
-    svc = TraceService()
+    svc = AgentTraceService()
     yield svc
     svc.shutdown()
 

@@ -2,7 +2,8 @@
 
 import pytest
 
-from tests.trace.conftest import line_of
+from jax_lsp.core.jax_facts import installed_jax_version
+from tests.trace.conftest import AGENT_FACTS, AGENT_PYTHON, line_of
 
 
 def test_only_definitions_imports_and_needed_assignments_run(service, write, tmp_path):
@@ -157,13 +158,21 @@ def test_return_lines_and_offload_memory(service, write):
     result = service.trace(path, line_of(path, "def policy"))
     assert result.ok, result.message
     rows = {(d.primitive, d.decision, d.line, d.dst_space) for d in result.decisions}
-    assert ("dot_general", "offloaded", 6, "host") in rows
+    # Where the agent's JAX maps memory kinds itself, "pinned_host" is host memory and residuals
+    # say where they are; older JAX hands the kind to XLA as written (facts: host_memory_kinds).
+    mapped = AGENT_FACTS.host_memory_kinds is not None
+    assert ("dot_general", "offloaded", 6, "host" if mapped else None) in rows
     assert ("sin", "saved", 8, None) in rows
     assert ("exp", "recomputed", 9, None) in rows
-    assert result.residuals.host_bytes > 0
+    assert result.residuals.host_bytes > 0 if mapped else result.residuals.host_bytes is None
     assert result.residuals.count == len(result.residuals.items)
-    assert result.modes == ("grad", "jit(grad)")
-    assert (result.jax_version, result.platform) == (__import__("jax").__version__, "cpu")
+    if AGENT_FACTS.offload_under_jit_on_cpu_error is None:
+        assert result.modes == ("grad", "jit(grad)")
+    else:  # this JAX cannot offload under jit on CPU: the trace says so, and is no failure
+        assert result.modes == ("grad",)
+        assert "not run under jit(grad)" in result.message
+        assert AGENT_FACTS.offload_under_jit_on_cpu_error in result.message
+    assert (result.jax_version, result.platform) == (installed_jax_version(AGENT_PYTHON), "cpu")
 
 
 def test_probe_covers_the_primitive_kinds(service, write):
@@ -226,6 +235,10 @@ def test_offload_to_a_kind_jax_maps_to_device_memory(service, write, dst):
     )
     result = service.trace(path, 4)
     assert result.ok
+    if AGENT_FACTS.host_memory_kinds is None:  # this JAX maps no kind itself: nothing to claim
+        assert not result.silent
+        assert {d.dst_space for d in result.decisions if d.decision == "offloaded"} == {None}
+        return
     [mistake] = result.silent
     assert (mistake.kind, mistake.line) == ("device_offload", 6)
     assert f"memory kind {dst!r} to device memory" in mistake.message

@@ -6,8 +6,9 @@ import time
 import pytest
 from lsprotocol import types
 
+from jax_lsp.core.jax_facts import installed_jax_version
 from tests.server.lsp_harness import position_of, start_session
-from tests.trace.conftest import descendants, needs_linux
+from tests.trace.conftest import AGENT_PYTHON, descendants, invalid_value_text, needs_linux
 
 pytestmark = needs_linux
 
@@ -35,6 +36,12 @@ QUICK = """import jax
 
 f = jax.checkpoint(lambda x: x, policy=lambda *args, **params: True)
 """
+
+
+def _traced_in_agent_python(**settings):
+    """start_session's options for a server that traces in AGENT_PYTHON."""
+    settings = {"interpreter": AGENT_PYTHON, **settings}
+    return {"configuration": settings, "initialization_options": {"settings": settings}}
 
 
 async def _until(check, seconds=30.0):
@@ -75,7 +82,7 @@ def _execute(session, lens, msg_id=None):
 
 @pytest.mark.parametrize("profile", ["vscode", "neovim"])
 async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
-    async with start_session(profile, tmp_path) as session:
+    async with start_session(profile, tmp_path, **_traced_in_agent_python()) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
         lenses = await _until(lambda: _lenses(session, uri))
@@ -89,7 +96,7 @@ async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
         assert {l.command.command for l in lenses} == {"jax-lsp.tracePolicy"}
         # Once the agent is up, the title names its jax and platform.
         titled = await _until(lambda: _lenses_titled(session, uri))
-        assert titled == f"Trace policy (jax {__import__('jax').__version__}, cpu)"
+        assert titled == f"Trace policy (jax {installed_jax_version(AGENT_PYTHON)}, cpu)"
 
         [lens] = [l for l in lenses if l.range.start == other_site]
         result = await asyncio.wait_for(asyncio.wrap_future(_execute(session, lens)), 60)
@@ -97,7 +104,7 @@ async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
         [lens] = [l for l in lenses if l.range.start == site]
         result = await asyncio.wait_for(asyncio.wrap_future(_execute(session, lens)), 60)
         assert result["status"] == "jax_error"
-        assert "Value returned by a remat policy should be a bool" in result["error"]["text"]
+        assert invalid_value_text() in result["error"]["text"]
         assert [n["code"] for n in result["notes"] if n["severity"] == "error"] == ["JAX101"]
 
         diagnostics = await _trace_diagnostics(session, uri)
@@ -118,7 +125,7 @@ async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
 
 @pytest.mark.parametrize("profile", ["vscode", "neovim"])
 async def test_trace_diagnostics_follow_edits(profile, tmp_path):
-    async with start_session(profile, tmp_path) as session:
+    async with start_session(profile, tmp_path, **_traced_in_agent_python()) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
         site = position_of(BROKEN, "policy),", session.encoding)
@@ -186,7 +193,7 @@ async def test_untrusted_workspace_refuses(tmp_path, capfd):
 
 async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
     before = descendants()
-    async with start_session("neovim", tmp_path) as session:
+    async with start_session("neovim", tmp_path, **_traced_in_agent_python()) as session:
         session.write("helper.py", "while True:\n    pass\n")
         uri = session.write("model.py", LOOPING)
         session.open("model.py")
@@ -203,7 +210,7 @@ async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
 
 
 async def test_cancel_while_the_agent_starts_kills_the_run_it_starts(tmp_path):
-    async with start_session("neovim", tmp_path) as session:
+    async with start_session("neovim", tmp_path, **_traced_in_agent_python()) as session:
         session.write("helper.py", "while True:\n    pass\n")
         uri = session.write("model.py", LOOPING)
         quick_uri = session.write("quick.py", QUICK)
@@ -273,9 +280,8 @@ def _shrank_to(before, family):
 
 
 async def test_trace_on_save(tmp_path):
-    settings = {"trace": {"onSave": True}}
     async with start_session(
-        "neovim", tmp_path, configuration=settings, initialization_options={"settings": settings}
+        "neovim", tmp_path, **_traced_in_agent_python(trace={"onSave": True})
     ) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")

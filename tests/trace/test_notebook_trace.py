@@ -7,6 +7,7 @@ import json
 
 from tests.cli.runner import run_check
 from tests.cli.test_notebooks import _write
+from tests.trace.conftest import agent_options
 
 POLICY = "import jax\nimport jax.numpy as jnp\n\n\ndef policy(prim, *args, **params):\n    if prim.name == 'sin':\n        return True"
 SIDE_EFFECTS = (
@@ -17,7 +18,7 @@ SITE = "f = jax.checkpoint(lambda x: jnp.cos(jnp.sin(x)), policy=policy)\nf(1.0)
 
 def test_check_trace_confirms_a_notebook_policy_without_running_its_cells(tmp_path):
     _write(tmp_path / "train.ipynb", ("markdown", "# Train"), POLICY, SIDE_EFFECTS, SITE)
-    done = run_check(tmp_path, "--trace", "--no-cache", "--output-format", "json")
+    done = run_check(tmp_path, "--trace", *agent_options(), "--no-cache", "--output-format", "json")
     assert done.returncode == 1, done.stderr
     [finding] = json.loads(done.stdout)
     assert (finding["code"], finding["cell"], finding["line"], finding["column"]) == ("JAX101", 2, 5, 5)

@@ -9,8 +9,10 @@ import time
 
 import pytest
 
-from jax_lsp.trace import TraceService
-from tests.trace.conftest import descendants, line_of, needs_linux
+from jax_lsp.core import jax_facts
+from jax_lsp.core.jax_facts import installed_jax_version
+from tests.trace.conftest import AGENT_PYTHON, descendants, line_of, needs_linux
+from tests.trace.conftest import AgentTraceService as TraceService
 
 pytestmark = needs_linux
 
@@ -180,3 +182,30 @@ def test_a_child_that_dies_without_a_result(service, write, exit_code):
     result = service.trace(path, line_of(path, "def policy"))
     assert result.status == "crashed"
     assert ("code 3" in result.message) if "_exit" in exit_code else ("SIGKILL" in result.message)
+
+
+def test_jax_older_than_the_oldest_supported_release(write, monkeypatch):
+    """Below the supported range (here the range is moved past the agent's real JAX): no trace
+    runs, and the error says which jax, where, and what to do."""
+    real = jax_facts._data()
+    moved = {
+        "releases": ["99.0"],
+        "python": [{"from": "99.0", "to": "99.0", "value": "3.12"}],
+        "facts": {
+            name: [{"from": "99.0", "to": "99.0", "value": ranges[-1]["value"]}]
+            for name, ranges in real["facts"].items()
+        },
+    }
+    monkeypatch.setattr(jax_facts, "_data", lambda: moved)
+    jax_facts._facts.cache_clear()
+    path = _module(write)
+    svc = TraceService()
+    try:
+        result = svc.trace(path, line_of(path, "def policy"))
+    finally:
+        svc.shutdown()
+        jax_facts._facts.cache_clear()
+    assert result.status == "error"
+    assert result.message.startswith(f"jax {installed_jax_version(AGENT_PYTHON)} in {AGENT_PYTHON} is older")
+    assert "older than jax 99.0, the oldest release jax-lsp traces under" in result.message
+    assert "-m pip install -U 'jax>=99.0'" in result.message

@@ -22,8 +22,8 @@ from typing import TYPE_CHECKING, Protocol, TypeVar
 from jax_lsp.core.findings import Position
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.logger import logger
+from jax_lsp.core.packages import imported_packages, package_files, read_file, search_path
 from jax_lsp.core.tags.flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
-from jax_lsp.core.tags.packages import imported_packages, package_files, read_file, search_path
 from jax_lsp.core.tags.tags import (
     TAG_FUNCTION,
     USE_MARKERS,
