@@ -49,10 +49,21 @@ _CONTAINERS = (
 
 
 def leaves(expr: ast.expr) -> Iterator[ast.expr]:
-    """The expressions a value can come from: both branches of `a if c else b`."""
+    """The expressions a value can come from: both branches of `a if c else b`, and each operand
+    of `a or b` / `a and b` that can be the result: the last one always, an earlier one when it
+    ends the chain (`or` stops at a true operand, `and` at a false one). So `x or None` can be
+    `None`, while the `None` of `None or x` never is."""
     if isinstance(expr, ast.IfExp):
         yield from leaves(expr.body)
         yield from leaves(expr.orelse)
+    elif isinstance(expr, ast.BoolOp):
+        ends_chain = isinstance(expr.op, ast.Or)  # the truth value that makes an operand the result
+        *first, last = expr.values
+        for operand in first:
+            if isinstance(operand, ast.Constant) and bool(operand.value) is not ends_chain:
+                continue  # a constant that never ends the chain is never the result
+            yield from leaves(operand)
+        yield from leaves(last)
     else:
         yield expr
 
