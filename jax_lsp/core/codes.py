@@ -139,6 +139,13 @@ CODES: dict[str, Code] = {
             "A policy names a checkpoint name that no checkpoint_name tag in reach carries",
         ),
         Code(
+            "JAX116",
+            "names-passed-as-one-container",
+            _RULE,
+            _WARNING,
+            "A tuple or list of checkpoint names is given as one name to a factory of names",
+        ),
+        Code(
             UNPREDICTED,
             "unpredicted-trace-failure",
             Family.TRACE,

@@ -86,7 +86,7 @@ class ReadyMadePolicy(Record):
 class PolicyFactory(Record):
     """A member of `jax.checkpoint_policies` that makes a policy when called."""
 
-    __slots__ = ("name", "does", "takes", "decides_with", "offload_parameters")
+    __slots__ = ("name", "does", "takes", "decides_with", "offload_parameters", "hashes_names")
     name: str
     does: str  # what its policies save, for hovers
     takes: str  # what it must be called with (JAX107, JAX111)
@@ -95,6 +95,9 @@ class PolicyFactory(Record):
     # (parameter names, how many may be passed positionally) of the memory kinds it offloads
     # between (JAX105); None when it does not offload.
     offload_parameters: tuple[tuple[str, ...], int] | None
+    # Whether it takes names as `*names` and makes a frozenset of them (JAX116): a tuple given
+    # as one name is one member that no tag carries, a list raises `unhashable type` at once.
+    hashes_names: bool
 
     def __init__(
         self,
@@ -103,8 +106,9 @@ class PolicyFactory(Record):
         takes: str,
         decides_with: str | None = None,
         offload_parameters: tuple[tuple[str, ...], int] | None = None,
+        hashes_names: bool = False,
     ) -> None:
-        self._assign(name, does, takes, decides_with, offload_parameters)
+        self._assign(name, does, takes, decides_with, offload_parameters, hashes_names)
 
 
 def _by_name(*members: ReadyMadePolicy) -> dict[str, ReadyMadePolicy]:
@@ -143,13 +147,15 @@ POLICY_FACTORIES = {
             "save_only_these_names",
             "saves only values tagged with `checkpoint_name` under the given names",
             'names of values tagged with `checkpoint_name`, e.g. `save_only_these_names("attn_out")`',
+            hashes_names=True,
         ),
         PolicyFactory(
             "save_any_names_but_these",
             "saves every named value except the given names",
             'the names it must not save, e.g. `save_any_names_but_these("big")`',
+            hashes_names=True,
         ),
-        PolicyFactory(
+        PolicyFactory(  # in jax 0.10.2 and 0.12 it ignores its names: not hashes_names
             "save_anything_except_these_names",
             "saves everything except values tagged with the given names",
             'the names it must not save, e.g. `save_anything_except_these_names("big")`',
