@@ -146,6 +146,13 @@ CODES: dict[str, Code] = {
             "A tuple or list of checkpoint names is given as one name to a factory of names",
         ),
         Code(
+            "JAX117",
+            "static-argnums-out-of-range",
+            _RULE,
+            _ERROR,
+            "static_argnums of a checkpoint points past the positional parameters of its function",
+        ),
+        Code(
             UNPREDICTED,
             "unpredicted-trace-failure",
             Family.TRACE,

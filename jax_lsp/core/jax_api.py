@@ -56,6 +56,54 @@ CHECKPOINT_FUNCTIONS: dict[str, CheckpointFunction] = {
         policy_position=None,
     ),
 }
+
+
+class StaticArgnums(Record):
+    """How a checkpoint function counts `static_argnums` (JAX117), checked under jax 0.10.2 and
+    flax 0.12."""
+
+    __slots__ = ("self_counted", "negative", "raises", "effect")
+    # Of a Module class's `__call__`: whether `self` is argument 0 (None: functions only).
+    self_counted: bool | None
+    negative: bool  # whether negative indices count from the end of the call's arguments
+    raises: bool  # whether an index out of range raises (else it is silently ignored)
+    effect: str  # what happens to an index out of range
+
+    def __init__(self, self_counted: bool | None, negative: bool, raises: bool, effect: str) -> None:
+        self._assign(self_counted, negative, raises, effect)
+
+
+_JAX_COUNTING = StaticArgnums(
+    None, True, True, "JAX raises `ValueError` when the checkpointed function is called"
+)
+STATIC_ARGNUMS_COUNTING: dict[str, StaticArgnums] = {
+    **{name: _JAX_COUNTING for name in CHECKPOINT_FUNCTIONS if name.startswith("jax.")},
+    "flax.nnx.remat": _JAX_COUNTING,
+    "flax.nnx.transforms.autodiff.remat": _JAX_COUNTING,
+    **{
+        name: StaticArgnums(
+            True,
+            False,
+            True,
+            "Flax passes it on to `jax.checkpoint`, shifted by its own arguments, which raises "
+            "`ValueError` when the module is called",
+        )
+        for name in (
+            "flax.linen.remat",
+            "flax.linen.checkpoint",
+            "flax.linen.transforms.checkpoint",
+            "flax.linen.transforms.remat",
+        )
+    },
+    "flax.linen.partitioning.remat": StaticArgnums(
+        False,
+        False,
+        False,
+        "`partitioning.remat` does not count `self`, and silently makes nothing static for an index "
+        "out of range: the argument meant to be static is traced",
+    ),
+}
+
 # The names they are called by: `checkpoint`, `remat`, `filter_checkpoint`.
 CHECKPOINT_FUNCTION_NAMES = frozenset(name.rsplit(".", 1)[1] for name in CHECKPOINT_FUNCTIONS)
 
