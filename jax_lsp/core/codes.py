@@ -153,6 +153,13 @@ CODES: dict[str, Code] = {
             "static_argnums of a checkpoint points past the positional parameters of its function",
         ),
         Code(
+            "JAX118",
+            "decisions-combined-with-or",
+            _RULE,
+            _WARNING,
+            "Policy decisions that are always true (Saveable, Recompute, Offloadable) combined with or/and",
+        ),
+        Code(
             UNPREDICTED,
             "unpredicted-trace-failure",
             Family.TRACE,
