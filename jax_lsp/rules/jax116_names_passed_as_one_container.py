@@ -65,6 +65,7 @@ def _h_is_saved(namespace: dict[str, Any]) -> None:
 
 class NamesPassedAsOneContainer(Rule):
     code = "JAX116"
+    traceable = False  # silent: the probe's names and primitives cannot show what the model loses
 
     def check_module(self, context: ModuleContext) -> Iterator[Finding]:
         module = context.module

@@ -77,6 +77,7 @@ def _walk(node: ast.AST) -> Iterator[ast.AST]:
 
 class DecisionsCombinedWithOr(Rule):
     code = "JAX118"
+    traceable = False  # silent: the trace reports what is kept, not which policy should have decided
 
     def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
         module, node = policy.module, policy.node
