@@ -140,3 +140,21 @@ def test_int_valued_boolean_operation_is_reported_at_the_operand_it_returns(tmp_
         ("0", ["Return `False`"]),
         ("1", ["Return `True`"]),
     ]
+
+
+def test_an_operand_that_cannot_be_the_result_is_not_reported(tmp_path):
+    # `np.any(...) and Saveable or Recompute`: a false `np.any` ends the `and`, and the `or` then
+    # moves on to `Recompute`, so the NumPy value is never what the policy returns.
+    code = """
+    import jax
+    import numpy as np
+    from jax.ad_checkpoint import Recompute, Saveable
+
+    def policy(prim, *avals, **params):
+        return np.any([a.ndim > 1 for a in avals]) and Saveable or Recompute
+
+
+    f = jax.checkpoint(abs, policy=policy)
+    """
+    assert findings(code, tmp_path, "JAX103") == []
+    grad_of_f(code.replace("abs", "jax.numpy.sin"))
