@@ -12,6 +12,7 @@ by JAX's words) only on those marked `traced`.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from typing import Any
 
@@ -31,6 +32,13 @@ class Premise:
         self.applies = applies  # (rule code, kind "INVALID"/"VALID"/"fixed", example, text run)
         self.holds = holds
         self.traced = traced
+
+
+# What offloads a value: an Offloadable decision (or its class, aliased), the dot offloading factory, or a names policy
+# with a name to offload (an empty list offloads nothing).
+_OFFLOADS = re.compile(
+    r"Offloadable|offload_dot_with_no_batch_dims\(|names_which_can_be_offloaded=\[\s*\S*[\"'\w]"
+)
 
 
 def _error(example: Any) -> str:
@@ -95,7 +103,7 @@ PREMISES = (
     Premise(
         "offload_under_grad",
         lambda code, kind, example, text: (
-            ("Offloadable" in text or "offload_" in text) and (kind != "INVALID" or not _error(example))
+            _OFFLOADS.search(text) is not None and (kind != "INVALID" or not _error(example))
         ),
         lambda facts, example: facts.offload_under_grad_error is None,
     ),

@@ -147,6 +147,27 @@ CODES: dict[str, Code] = {
             "everything is recomputed",
         ),
         Code(
+            "JAX116",
+            "names-passed-as-one-container",
+            _RULE,
+            _WARNING,
+            "A tuple or list of checkpoint names is given as one name to a factory of names",
+        ),
+        Code(
+            "JAX117",
+            "static-argnums-out-of-range",
+            _RULE,
+            _ERROR,
+            "static_argnums of a checkpoint points past the positional parameters of its function",
+        ),
+        Code(
+            "JAX118",
+            "decisions-combined-with-or",
+            _RULE,
+            _WARNING,
+            "Policy decisions that are always true (Saveable, Recompute, Offloadable) combined with or/and",
+        ),
+        Code(
             UNPREDICTED,
             "unpredicted-trace-failure",
             Family.TRACE,

@@ -56,6 +56,54 @@ CHECKPOINT_FUNCTIONS: dict[str, CheckpointFunction] = {
         policy_position=None,
     ),
 }
+
+
+class StaticArgnums(Record):
+    """How a checkpoint function counts `static_argnums` (JAX117), checked under jax 0.10.2 and
+    flax 0.12."""
+
+    __slots__ = ("self_counted", "negative", "raises", "effect")
+    # Of a Module class's `__call__`: whether `self` is argument 0 (None: functions only).
+    self_counted: bool | None
+    negative: bool  # whether negative indices count from the end of the call's arguments
+    raises: bool  # whether an index out of range raises (else it is silently ignored)
+    effect: str  # what happens to an index out of range
+
+    def __init__(self, self_counted: bool | None, negative: bool, raises: bool, effect: str) -> None:
+        self._assign(self_counted, negative, raises, effect)
+
+
+_JAX_COUNTING = StaticArgnums(
+    None, True, True, "JAX raises `ValueError` when the checkpointed function is called"
+)
+STATIC_ARGNUMS_COUNTING: dict[str, StaticArgnums] = {
+    **{name: _JAX_COUNTING for name in CHECKPOINT_FUNCTIONS if name.startswith("jax.")},
+    "flax.nnx.remat": _JAX_COUNTING,
+    "flax.nnx.transforms.autodiff.remat": _JAX_COUNTING,
+    **{
+        name: StaticArgnums(
+            True,
+            False,
+            True,
+            "Flax passes it on to `jax.checkpoint`, shifted by its own arguments, which raises "
+            "`ValueError` when the module is called",
+        )
+        for name in (
+            "flax.linen.remat",
+            "flax.linen.checkpoint",
+            "flax.linen.transforms.checkpoint",
+            "flax.linen.transforms.remat",
+        )
+    },
+    "flax.linen.partitioning.remat": StaticArgnums(
+        False,
+        False,
+        False,
+        "`partitioning.remat` does not count `self`, and silently makes nothing static for an index "
+        "out of range: the argument meant to be static is traced",
+    ),
+}
+
 # The names they are called by: `checkpoint`, `remat`, `filter_checkpoint`.
 CHECKPOINT_FUNCTION_NAMES = frozenset(name.rsplit(".", 1)[1] for name in CHECKPOINT_FUNCTIONS)
 
@@ -86,7 +134,7 @@ class ReadyMadePolicy(Record):
 class PolicyFactory(Record):
     """A member of `jax.checkpoint_policies` that makes a policy when called."""
 
-    __slots__ = ("name", "does", "takes", "decides_with", "offload_parameters")
+    __slots__ = ("name", "does", "takes", "decides_with", "offload_parameters", "hashes_names")
     name: str
     does: str  # what its policies save, for hovers
     takes: str  # what it must be called with (JAX107, JAX111)
@@ -95,6 +143,9 @@ class PolicyFactory(Record):
     # (parameter names, how many may be passed positionally) of the memory kinds it offloads
     # between (JAX105); None when it does not offload.
     offload_parameters: tuple[tuple[str, ...], int] | None
+    # Whether it takes names as `*names` and makes a frozenset of them (JAX116): a tuple given
+    # as one name is one member that no tag carries, a list raises `unhashable type` at once.
+    hashes_names: bool
 
     def __init__(
         self,
@@ -103,8 +154,9 @@ class PolicyFactory(Record):
         takes: str,
         decides_with: str | None = None,
         offload_parameters: tuple[tuple[str, ...], int] | None = None,
+        hashes_names: bool = False,
     ) -> None:
-        self._assign(name, does, takes, decides_with, offload_parameters)
+        self._assign(name, does, takes, decides_with, offload_parameters, hashes_names)
 
 
 def _by_name(*members: ReadyMadePolicy) -> dict[str, ReadyMadePolicy]:
@@ -143,13 +195,15 @@ POLICY_FACTORIES = {
             "save_only_these_names",
             "saves only values tagged with `checkpoint_name` under the given names",
             'names of values tagged with `checkpoint_name`, e.g. `save_only_these_names("attn_out")`',
+            hashes_names=True,
         ),
         PolicyFactory(
             "save_any_names_but_these",
             "saves every named value except the given names",
             'the names it must not save, e.g. `save_any_names_but_these("big")`',
+            hashes_names=True,
         ),
-        PolicyFactory(
+        PolicyFactory(  # in jax 0.10.2 and 0.12 it ignores its names: not hashes_names
             "save_anything_except_these_names",
             "saves everything except values tagged with the given names",
             'the names it must not save, e.g. `save_anything_except_these_names("big")`',

@@ -149,8 +149,45 @@ class JaxFacts(Record):
     invalid_return_error: str  # what JAX raises for a policy that returns None
     remat3: Remat3 | None  # None: no such flag
 
-    def __init__(self, *values: Any) -> None:
-        self._assign(*values)
+    def __init__(
+        self,
+        version: str,
+        requested: str | None,
+        supported: bool,
+        policies: Mapping[str, PolicyMember],
+        offloadable_fields: tuple[str, ...],
+        host_memory_kinds: frozenset[str] | None,
+        offload_under_jit_on_cpu_error: str | None,
+        offload_under_grad_error: str | None,
+        policy_keyword_params: frozenset[str],
+        save_anything_except_these_names_saves_everything: bool,
+        names_as_one_tuple: NamesAsOne,
+        names_as_one_list: NamesAsOne,
+        ad_checkpoint_exports: frozenset[str],
+        checkpoint_parameters: tuple[Parameter, ...],
+        save_from_both_non_bool_error: str | None,
+        invalid_return_error: str,
+        remat3: Remat3 | None,
+    ) -> None:
+        self._assign(
+            version,
+            requested,
+            supported,
+            policies,
+            offloadable_fields,
+            host_memory_kinds,
+            offload_under_jit_on_cpu_error,
+            offload_under_grad_error,
+            policy_keyword_params,
+            save_anything_except_these_names_saves_everything,
+            names_as_one_tuple,
+            names_as_one_list,
+            ad_checkpoint_exports,
+            checkpoint_parameters,
+            save_from_both_non_bool_error,
+            invalid_return_error,
+            remat3,
+        )
 
     @property
     def exact(self) -> bool:

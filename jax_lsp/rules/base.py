@@ -235,6 +235,22 @@ class Rule:
         return head + doc + "\n\n" + blocks
 
 
+def saved_residuals_of_f(namespace: dict[str, Any]) -> str:
+    """What `print_saved_residuals` lists for an example's `f` at ones((4, 4)): what JAX keeps for
+    the backward pass (`named 'h'`, `output of sin`...), for `misbehaves` checks. The tests run it
+    in another interpreter too, by its source: it imports what it uses."""
+    import contextlib
+    import io
+
+    import jax.numpy as jnp
+    from jax.ad_checkpoint import print_saved_residuals
+
+    printed = io.StringIO()
+    with contextlib.redirect_stdout(printed):
+        print_saved_residuals(namespace["f"], jnp.ones((4, 4)))  # type: ignore[no-untyped-call, unused-ignore]  # unannotated in jax 0.10
+    return printed.getvalue()
+
+
 def dedent_code(text: str) -> str:
     """Examples are written indented inside the rule module; store them flush left."""
     lines = text.strip("\n").splitlines()

@@ -1,6 +1,7 @@
 """## What it does
 Finds remat policies with a path that returns `None`: a bare `return`, `return None`,
-falling off the end of the body, or a lambda whose body is `None`.
+falling off the end of the body, a lambda whose body is `None`, or an `or`/`and` whose result
+can be a `None` operand (`return x or None` when `x` is false, `x and None` when it is true).
 
 ## Why is this bad?
 JAX calls the policy once per primitive while differentiating and accepts only a `bool`,
@@ -75,6 +76,19 @@ class PolicyReturnsNone(Rule):
                     if prim.name == "sin":
                         return True
                     return False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
+                """
+        ),
+        Example(
+            """
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    return None or prim.name == "sin"  # `or` moves past None: the result is a bool
 
 
                 f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=policy)
@@ -250,5 +264,55 @@ class PolicyReturnsNone(Rule):
                 """,
             error="Value returned by a remat policy should be a bool",
             lines=(6,),
+        ),
+        Example(
+            """
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    return prim.name == "sin" or None
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
+                """,
+            fixed="""
+                import jax
+                import jax.numpy as jnp
+
+
+                def policy(prim, *avals, **params):
+                    return prim.name == "sin" or False
+
+
+                f = jax.checkpoint(lambda x: jnp.sin(jnp.cos(x)), policy=policy)
+                """,
+            error="Value returned by a remat policy should be a bool",
+            lines=(6,),
+        ),
+        Example(
+            """
+                import jax
+                import jax.numpy as jnp
+
+                NAMES = ("sin",)
+                f = jax.checkpoint(
+                    lambda x: jnp.sin(jnp.cos(x)),
+                    policy=lambda prim, *_, **__: prim.name in NAMES and None,
+                )
+                """,
+            fixed="""
+                import jax
+                import jax.numpy as jnp
+
+                NAMES = ("sin",)
+                f = jax.checkpoint(
+                    lambda x: jnp.sin(jnp.cos(x)),
+                    policy=lambda prim, *_, **__: prim.name in NAMES and False,
+                )
+                """,
+            error="Value returned by a remat policy should be a bool",
+            lines=(7,),
         ),
     ]

@@ -27,6 +27,9 @@ KEPT = {
     "offload factory": (
         "import jax\np = jax.checkpoint_policies.offload_dot_with_no_batch_dims('device', 'host')\n"
     ),
+    "partial without a policy": (
+        "import functools, jax\ng = functools.partial(jax.checkpoint, static_argnums=(1,))(lambda x: x)\n"
+    ),
 }
 
 # Real code from the corpus, in short: nothing here is a site or a call a rule checks.

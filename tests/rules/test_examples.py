@@ -94,17 +94,23 @@ def prove():
 
 
 def _shipped(check):
-    """A `misbehaves` check as the runner rebuilds it: its source and its module's modules."""
+    """A `misbehaves` check as the runner rebuilds it: its source, the sources of the module-level
+    functions it calls (`saved_residuals_of_f`...), and the modules their modules had bound."""
     function = getattr(check, "__func__", check)  # a staticmethod of the rule class
-    lines = textwrap.dedent(inspect.getsource(function)).splitlines()
-    source = "\n".join(line for line in lines if not line.startswith("@")) + "\n"
-    scope = vars(sys.modules[function.__module__])
-    modules = {
-        alias: module.__name__
-        for alias, module in scope.items()
-        if isinstance(module, types.ModuleType) and not module.__name__.startswith("jax_lsp")
-    }
-    return {"source": source, "name": function.__name__, "modules": modules}
+    todo, seen, sources, modules = [function], {function.__name__}, [], {}
+    while todo:
+        current = todo.pop()
+        lines = textwrap.dedent(inspect.getsource(current)).splitlines()
+        sources.append("\n".join(line for line in lines if not line.startswith("@")) + "\n")
+        scope = current.__globals__
+        for alias, value in scope.items():
+            if isinstance(value, types.ModuleType) and not value.__name__.startswith("jax_lsp"):
+                modules[alias] = value.__name__
+        for name in current.__code__.co_names:
+            if isinstance(scope.get(name), types.FunctionType) and name not in seen:
+                seen.add(name)
+                todo.append(scope[name])
+    return {"source": "\n".join(reversed(sources)), "name": function.__name__, "modules": modules}
 
 
 def _expect(rule, kind, example, text, request):

@@ -120,9 +120,10 @@ def test_delegating_and_returning_decisions_is_silent(tmp_path):
     assert findings(code, tmp_path, "JAX103") == []
 
 
-def test_int_valued_boolean_operation_is_reported_without_the_constant_fix(tmp_path):
+def test_int_valued_boolean_operation_is_reported_at_the_operand_it_returns(tmp_path):
     # Found by the crash hunt: `0 or 0` is an int, and the fix for a returned 0 or 1 read its
-    # `.value` as if it were the constant itself (AttributeError: 'BoolOp' object ...).
+    # `.value` as if it were the constant itself (AttributeError: 'BoolOp' object ...). The
+    # operands of `or` that can be the result are the values now: only the last `0` can be.
     code = """
     import jax
 
@@ -136,6 +137,24 @@ def test_int_valued_boolean_operation_is_reported_without_the_constant_fix(tmp_p
     """
     found = findings(code, tmp_path, "JAX103")
     assert [(anchored_text(code, f), [fix.title for fix in f.fixes]) for f in found] == [
-        ("0 or 0", []),
+        ("0", ["Return `False`"]),
         ("1", ["Return `True`"]),
     ]
+
+
+def test_an_operand_that_cannot_be_the_result_is_not_reported(tmp_path):
+    # `np.any(...) and Saveable or Recompute`: a false `np.any` ends the `and`, and the `or` then
+    # moves on to `Recompute`, so the NumPy value is never what the policy returns.
+    code = """
+    import jax
+    import numpy as np
+    from jax.ad_checkpoint import Recompute, Saveable
+
+    def policy(prim, *avals, **params):
+        return np.any([a.ndim > 1 for a in avals]) and Saveable or Recompute
+
+
+    f = jax.checkpoint(abs, policy=policy)
+    """
+    assert findings(code, tmp_path, "JAX103") == []
+    grad_of_f(code.replace("abs", "jax.numpy.sin"))

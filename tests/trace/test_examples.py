@@ -17,13 +17,14 @@ CASES = [
 ]
 
 
-def _trace_sites(service, tmp_path, code):
+def _trace_sites(service, tmp_path, code, traceable=True):
     path = tmp_path / "example.py"
     path.write_text(code, encoding="utf-8")
     workspace = Workspace([tmp_path])
     static = workspace.check_file(str(path))
     sites = [a for a in policy_anchors(workspace, str(path)) if a.kind == "site"]
-    assert sites, "every example passes a policy somewhere"
+    # A rule that no trace can confirm (static_argnums, JAX117) may have examples without a policy.
+    assert sites or not traceable, "every example passes a policy somewhere"
     results = [service.trace(path, a.line, a.column, root=tmp_path) for a in sites]
     notes = [n for r in results for n in trace_notes(r, static)]
     return results, notes
@@ -37,9 +38,14 @@ def test_example(service, tmp_path, rule, kind, example, request):
     premise = missing_premise(rule.code, kind, example, example.code, AGENT_FACTS, traced=True)
     if premise:
         request.applymarker(pytest.mark.xfail(reason=premise, strict=True))
-    results, notes = _trace_sites(service, tmp_path, example.code)
-    if kind == "INVALID" and not rule.traceable:  # the mistake is in the model, which a trace does not run
-        assert [r.status for r in results] == ["ok"] * len(results), [r.message for r in results]
+    results, notes = _trace_sites(service, tmp_path, example.code, rule.traceable)
+    if kind == "INVALID" and not rule.traceable:
+        # The mistake is in the model, or silent where the probe cannot see it: the trace need not
+        # show it, but must not contradict it. What it does see (a list of names that raises when
+        # the module is loaded, JAX116) confirms the rule.
+        if any(r.status != "ok" for r in results):
+            confirmed = {n.span.start.line + 1 for n in notes if n.confirms == rule.code}
+            assert set(example.lines) <= confirmed, [r.message for r in results]
         assert not [n for n in notes if n.code == "JAX190"]
     elif kind == "INVALID":
         confirmed = {n.span.start.line + 1 for n in notes if n.confirms == rule.code}

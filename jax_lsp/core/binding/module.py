@@ -8,6 +8,7 @@ import functools
 from collections.abc import Callable, Sequence
 from typing import TYPE_CHECKING, Any
 
+from jax_lsp.core.binding.return_paths import return_paths
 from jax_lsp.core.binding.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES
 from jax_lsp.core.text.deferred import DeferredDefinition
@@ -84,6 +85,7 @@ class Module:
         self.scope_of = builder.scope_of
         self.calls = builder.calls
         self._deferred = builder.deferred
+        self._lazy_imports: dict[int, str | None] = {}  # by id of a def: what it imports and returns
 
     def _build_with_deferred(self, builder: ScopeBuilder, deferred: Sequence[DeferredDefinition]) -> Scope:
         """Build as `builder.build` would over the whole file, each deferred definition (at the
@@ -207,8 +209,10 @@ class Module:
         Names defined in this module get `<module>.<name>`; names imported from a
         workspace module are followed into that module."""
         parts = dotted(expr)
-        if parts is None or depth > MAX_DEPTH:
+        if depth > MAX_DEPTH:
             return None
+        if parts is None:
+            return self._through_lazy_import(expr, scope, depth)
         binding, owner = scope.lookup(parts[0])
         if binding is None or owner is None:
             return None
@@ -216,6 +220,52 @@ class Module:
         if base is None:
             return None
         return self.canonical(".".join([base, *parts[1:]]), depth)
+
+    def _through_lazy_import(self, expr: ast.expr, scope: Scope, depth: int) -> str | None:
+        """`_jax().checkpoint`, `_jax().numpy`, `_jax()`: the attributes of a call, with no
+        arguments, of a lazy-import helper (`def _jax(): import jax; return jax`)."""
+        attributes: list[str] = []
+        while isinstance(expr, ast.Attribute):
+            attributes.append(expr.attr)
+            expr = expr.value
+        if not isinstance(expr, ast.Call) or expr.args or expr.keywords or dotted(expr.func) is None:
+            return None
+        base = self.lazy_import(expr.func, scope, depth + 1)
+        if base is None:
+            return None
+        return self.canonical(".".join([base, *reversed(attributes)]), depth)
+
+    def lazy_import(self, func: ast.expr, scope: Scope, depth: int = 0) -> str | None:
+        """The module a module-level function imports in its body and returns on every path
+        (`def _jax(): import jax; return jax` gives `jax`), as libraries where JAX is optional
+        write; None for any other function."""
+        found = self.definition(func, scope, depth)
+        if found is None:
+            return None
+        module, node, owner = found
+        if not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) or owner is not module.scope:
+            return None
+        key = id(node)
+        if key not in module._lazy_imports:
+            module._lazy_imports[key] = module._returned_import(node)
+        return module._lazy_imports[key]
+
+    def _returned_import(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
+        if isinstance(node, ast.AsyncFunctionDef):
+            return None  # calling it gives a coroutine, not the module
+        paths = return_paths(node)
+        if paths.falls_off_end or not paths.returns:
+            return None
+        body = self.function_scope(node)
+        targets = set()
+        for statement in paths.returns:
+            if not isinstance(statement.value, ast.Name):
+                return None
+            binding, owner = body.lookup(statement.value.id)
+            if binding is None or owner is not body or binding.kind != "import":
+                return None
+            targets.add(binding.target)
+        return targets.pop() if len(targets) == 1 else None
 
     def _binding_qualname(self, name: str, binding: Binding, owner: Scope, depth: int) -> str | None:
         if binding.kind == "import":

@@ -48,12 +48,23 @@ _CONTAINERS = (
 )
 
 
-def leaves(expr: ast.expr) -> Iterator[ast.expr]:
-    """The expressions a value can come from: both branches of `a if c else b`."""
+def leaves(expr: ast.expr, truth: bool | None = None) -> Iterator[ast.expr]:
+    """The expressions a value can come from: both branches of `a if c else b`, and each operand
+    of `a or b` / `a and b` that can be the result: the last one, and an earlier one when it
+    ends the chain (`or` stops at a true operand, `and` at a false one). So `x or None` can be
+    `None`, while the `None` of `None or x` never is, nor the `c` of `(c and Saveable) or
+    Recompute`. `truth`: the truth value the result must have to get this far (None: any)."""
     if isinstance(expr, ast.IfExp):
-        yield from leaves(expr.body)
-        yield from leaves(expr.orelse)
-    else:
+        yield from leaves(expr.body, truth)
+        yield from leaves(expr.orelse, truth)
+    elif isinstance(expr, ast.BoolOp):
+        ends_chain = isinstance(expr.op, ast.Or)  # the truth of an operand that is the result
+        *first, last = expr.values
+        if truth is None or truth is ends_chain:
+            for operand in first:
+                yield from leaves(operand, ends_chain)
+        yield from leaves(last, truth)
+    elif not (truth is not None and isinstance(expr, ast.Constant) and bool(expr.value) is not truth):
         yield expr
 
 

@@ -2,7 +2,8 @@
 rule checks anywhere, can be written without.
 
 A file is parsed only if it holds one of: a `policy=` keyword; a call of a checkpoint function,
-which may take its policy positionally, or an alias of one (`ckpt = jax.checkpoint`,
+which may take its policy positionally, a `functools.partial` of one (JAX117 checks its
+`static_argnums`), or an alias of one (`ckpt = jax.checkpoint`,
 `from jax import checkpoint as c`); the names of the ready-made policies and of the offloading
 API, which JAX105 and JAX106 check anywhere; the factories of names, whose names JAX112 checks
 anywhere. Each is matched as a whole identifier, and a ready-made name right after a quote is a
@@ -38,6 +39,8 @@ _CALLED = re.compile(rb"\s*\(")
 _IMPORTED_AS = re.compile(rb"\s+as\b")
 _LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:[\r\n]|\\[nr]|\"|\Z)")  # `"`: a cell's last line, in JSON
 _ASSIGNED_FROM = re.compile(rb"=[ \t]*(?:[\w.]+\.)?\Z")  # the line before `name`: `x = jax.`
+_PASSED_ON = re.compile(rb"\s*[,)]")
+_PARTIAL_OF = re.compile(rb"partial\(\s*(?:[\w.]+\.)?\Z")  # before `name`: `functools.partial(jax.`
 
 _OFFLOADING = {b"Offloadable", b"offload_dot_with_no_batch_dims", b"save_and_offload_only_these_names"}
 _CHECKPOINT_FUNCTIONS = {b"checkpoint", b"filter_checkpoint"}
@@ -63,12 +66,15 @@ def _after_quote(data: bytes, start: int) -> bool:
 
 
 def _function_or_alias(names: set[bytes]) -> Callable[[bytes, bytes, int, int], bool]:
-    """A call of one of `names`, an import of it under another name, or an assignment of it."""
+    """A call of one of `names`, a `functools.partial` of it (which JAX117 checks without a
+    `policy=`), an import of it under another name, or an assignment of it."""
 
     def found(data: bytes, identifier: bytes, start: int, end: int) -> bool:
         if identifier not in names:
             return False
         if _CALLED.match(data, end):
+            return True
+        if _PASSED_ON.match(data, end) and _PARTIAL_OF.search(data, max(0, start - 200), start):
             return True
         if _IMPORTED_AS.match(data, end):
             return not (start and data[start - 1] == _DOT)  # `import orbax.checkpoint as ocp`
