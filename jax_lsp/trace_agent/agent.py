@@ -132,7 +132,7 @@ class Agent:
         return True
 
     def _fork(self, request_id, method, params):
-        timeout = float(params.get("timeout") or 20.0) if method == "trace" else INFO_TIMEOUT_S
+        timeout = float(params.get("timeout") or 20.0) if method in ("trace", "advise") else INFO_TIMEOUT_S
         limits = {"timeout": timeout, "memory_mb": int(params.get("memory_mb") or 4096)}
         read_fd, write_fd = os.pipe()
         agent_pid = os.getpid()
@@ -342,8 +342,10 @@ def main():
         return 0
     load, probe = _sibling("load"), _sibling("probe")
     probe.warm_up()
+    handlers = _handlers(load, probe, sys.modules["jax"])
+    handlers["advise"] = _sibling("advise").handler(load)
     try:
-        Agent(out, _handlers(load, probe, sys.modules["jax"]), common).serve()
+        Agent(out, handlers, common).serve()
     except KeyboardInterrupt:
         pass
     return 0
