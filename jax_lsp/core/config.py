@@ -17,7 +17,16 @@ _FINDING_SEVERITIES = {s.value: s for s in (Severity.ERROR, Severity.WARNING)}
 
 
 class Settings(Record):
-    __slots__ = ("select", "ignore", "exclude", "src", "severity", "target_version", "jedi_budget")
+    __slots__ = (
+        "select",
+        "ignore",
+        "exclude",
+        "src",
+        "severity",
+        "target_version",
+        "jedi_budget",
+        "examples",
+    )
     select: tuple[str, ...]
     ignore: tuple[str, ...]
     exclude: tuple[str, ...]
@@ -27,6 +36,9 @@ class Settings(Record):
     target_version: tuple[int, int] | None
     # Seconds jedi may spend on one file's callees that its imports cannot name; 0: no jedi.
     jedi_budget: float
+    # `jax-lsp advise`: example specs (MODULE:FUNCTION) by site ("model.py:12") or file ("model.py"),
+    # paths relative to the project root.
+    examples: Mapping[str, str]
 
     def __init__(
         self,
@@ -37,9 +49,11 @@ class Settings(Record):
         severity: Mapping[str, Severity] | None = None,  # None: a new empty dict
         target_version: tuple[int, int] | None = None,
         jedi_budget: float = 1.0,
+        examples: Mapping[str, str] | None = None,  # None: a new empty dict
     ) -> None:
         severity = {} if severity is None else severity
-        self._assign(select, ignore, exclude, src, severity, target_version, jedi_budget)
+        examples = {} if examples is None else examples
+        self._assign(select, ignore, exclude, src, severity, target_version, jedi_budget, examples)
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
@@ -114,6 +128,14 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
             if isinstance(value, bool) or not isinstance(value, (int, float)) or value < 0:
                 raise SettingsError(f"`jedi-budget` must be a number of seconds >= 0, got {value!r}")
             changes["jedi_budget"] = float(value)
+        elif key == "examples":
+            if not isinstance(value, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) and ":" in v for k, v in value.items()
+            ):
+                raise SettingsError(
+                    f'`examples` must map "file.py" or "file.py:LINE" to "MODULE:FUNCTION", got {value!r}'
+                )
+            changes["examples"] = dict(value)
         # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
     return settings.replace(**changes)
 
