@@ -158,6 +158,7 @@ class Advice:
     error_path: str | None = None  # where the failure is anchored (the example's or the user's line)
     error_line: int | None = None
     duration_s: float | None = None
+    timings: tuple[tuple[str, Any], ...] = ()  # the agent's: load_s, forward_s, max_rss_mb...
 
     @property
     def ok(self) -> bool:
@@ -243,6 +244,7 @@ class Advice:
             error_path=error.get("path") or (None if data.get("status") == "ok" else path),
             error_line=_int(error.get("line")),
             duration_s=data.get("duration_s"),
+            timings=tuple(_table(data, "timings").items()),
         )
 
 

@@ -160,8 +160,9 @@ def _top_statement(tree, node_line):
 
 
 def _register(module, names):
+    """Under each name: an import of the site's module by the example gets this (marked) one."""
     for name in names:
-        if name and name not in sys.modules:
+        if name:
             sys.modules[name] = module
 
 
@@ -337,9 +338,31 @@ def _short_error(exc):
     return f"{type(exc).__name__}: {head}" if head else type(exc).__name__
 
 
+def _staged(function):
+    """Call the example under ``make_jaxpr``, so that what it computes (``jax.random.key(0)``,
+    ``jnp.ones``) is traced, never run: no backend starts and nothing is compiled or allocated.
+    None when that fails or when the example returns traced values: then it is run as written."""
+    box = []
+
+    def staged():
+        box.append(function())
+        return ()
+
+    try:
+        jax.make_jaxpr(staged)()
+    except MemoryError:
+        raise
+    except Exception:
+        return None
+    if not box or any(isinstance(leaf, jax_core.Tracer) for leaf in jax.tree_util.tree_leaves(box[0])):
+        return None
+    return box
+
+
 def run_example(function, spec, example_file, site, root):
     try:
-        value = function()
+        staged = _staged(function)
+        value = staged[0] if staged is not None else function()
     except MemoryError:
         raise
     except Exception as exc:
@@ -801,6 +824,16 @@ def advise_one(candidate, closed, leaves, arg_names, frames):
     }
 
 
+def _max_rss_mb():
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    except (ImportError, OSError):
+        return None
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
+
+
 def _platform():
     device = jax.devices()[0]
     try:
@@ -833,8 +866,9 @@ def advise(load, params):
         load, path, int(params["line"]), params.get("column"), import_root, params.get("source"), extra
     )
     function = load_example_function(load, example_file, function_name, site, import_root)
-    fn, args, kwargs, form = run_example(function, spec, example_file, site, root)
     timings = {"load_s": time.perf_counter() - started}
+    fn, args, kwargs, form = run_example(function, spec, example_file, site, root)
+    timings["example_s"] = time.perf_counter() - started - timings["load_s"]
 
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
     what = f"the example {spec}"
@@ -844,7 +878,7 @@ def advise(load, params):
         raise
     except Exception as exc:
         raise _trace_error(exc, site, example_file, root, what) from None
-    timings["forward_s"] = time.perf_counter() - started - timings["load_s"]
+    timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
     if not markers_in(closed.jaxpr):
         raise AdviseError(
             "not_reached",
@@ -858,8 +892,9 @@ def advise(load, params):
     candidates, errors = build_candidates(site, params.get("policies") or [], names, memories)
     arg_names = _arg_names(fn, args, kwargs, len(leaves))
     frames = Frames(root, [path, example_file])
-    entries = []
+    entries, per_policy = [], []
     for candidate in candidates:
+        begun = time.perf_counter()
         try:
             entries.append(advise_one(candidate, closed, leaves, arg_names, frames))
         except MemoryError:
@@ -877,7 +912,10 @@ def advise(load, params):
                     "error": {"message": str(error), "path": error.path, "line": error.line},
                 }
             )
-    timings["advise_s"] = time.perf_counter() - started - timings["load_s"] - timings["forward_s"]
+        per_policy.append(time.perf_counter() - begun)
+    timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
+    timings["per_policy_s"] = per_policy
+    timings["max_rss_mb"] = _max_rss_mb()
     return {
         "status": "ok",
         "message": "",
@@ -897,13 +935,74 @@ def advise(load, params):
 
 def handler(load):
     def run(params):
+        before = set(sys.modules)
         try:
-            return advise(load, params)
+            result = advise(load, params)
         except AdviseError as exc:
-            return {
+            result = {
                 "status": exc.status,
                 "message": str(exc),
                 "error": {"type": exc.error_type, "text": str(exc), "path": exc.path, "line": exc.line},
             }
+        result["preload"] = installed_imports(before, params.get("root"))
+        return result
 
     return run
+
+
+# ---------------------------------------------------------------------------------------------
+# Warm children: installed packages the user's code imported are imported by the agent too
+
+
+_PRELOAD = {"enabled": True}
+
+
+def _installed(module, root):
+    filename = getattr(module, "__file__", None) or ""
+    if not ("site-packages" in filename or "dist-packages" in filename):
+        return False
+    return not (root and os.path.realpath(filename).startswith(os.path.realpath(root) + os.sep))
+
+
+def installed_imports(before, root):
+    """Top-level installed packages (site-packages, never the project) imported since ``before``."""
+    names = set()
+    for name in set(sys.modules) - before:
+        top = name.partition(".")[0]
+        module = sys.modules.get(top)
+        if top not in before and module is not None and not top.startswith("_") and _installed(module, root):
+            names.add(top)
+    return sorted(names)
+
+
+def preload_from(result):
+    """In the agent, after a child's answer: import the installed packages it names, so that the
+    next child forks with them loaded (flax, equinox: seconds each). Stops for good if an import
+    starts a thread or a JAX backend, which would make forking unsafe."""
+    import threading
+
+    names = result.pop("preload", None) or ()
+    if not _PRELOAD["enabled"]:
+        return
+    import importlib
+
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: BLE001 (an installed package's import failing is its own)
+            continue
+        if threading.active_count() > 1 or _backend_started():
+            _PRELOAD["enabled"] = False
+            print(f"jax-lsp advise: importing {name} started a thread; no more preloading", file=sys.stderr)
+            return
+
+
+def _backend_started():
+    try:
+        from jax._src import xla_bridge
+
+        return bool(getattr(xla_bridge, "_backends", {}))
+    except Exception:
+        return False

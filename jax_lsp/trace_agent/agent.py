@@ -64,6 +64,7 @@ class Agent:
         self.parent = os.getppid()
         self.pending = b""
         self.info = None
+        self.on_result = None  # called with each child's answer once it is sent
 
     def send(self, message):
         self.out.write(json.dumps(message, default=str) + "\n")
@@ -214,6 +215,8 @@ class Agent:
             self.info = {"status": "ok", "platform": result["platform"], "device": result.get("device")}
             self.info.update(self.common)
         self.send({"id": child.request_id, "result": result})
+        if self.on_result is not None:
+            self.on_result(result)
 
 
 def _death_result(status, limits):
@@ -343,9 +346,12 @@ def main():
     load, probe = _sibling("load"), _sibling("probe")
     probe.warm_up()
     handlers = _handlers(load, probe, sys.modules["jax"])
-    handlers["advise"] = _sibling("advise").handler(load)
+    advise = _sibling("advise")
+    handlers["advise"] = advise.handler(load)
     try:
-        Agent(out, handlers, common).serve()
+        agent = Agent(out, handlers, common)
+        agent.on_result = advise.preload_from
+        agent.serve()
     except KeyboardInterrupt:
         pass
     return 0
