@@ -824,6 +824,16 @@ def advise_one(candidate, closed, leaves, arg_names, frames):
     }
 
 
+def _remat3_on():
+    try:
+        from jax._src import config
+
+        flag = getattr(config, "remat3", None)
+        return bool(flag.value) if flag is not None else False
+    except Exception:
+        return False
+
+
 def _max_rss_mb():
     try:
         import resource
@@ -857,6 +867,14 @@ def advise(load, params):
             f"No example for the checkpoint at {os.path.basename(path)}:{params['line']}: give one with "
             "--example MODULE:FUNCTION, a `# jax-lsp: example=...` comment on the site's line, or "
             "[tool.jax-lsp.examples] in pyproject.toml",
+            path,
+            params["line"],
+        )
+    if _remat3_on():
+        raise AdviseError(
+            "unsupported",
+            "jax_remat3 is on: the advisor reads the classic remat's checkpoint equations, which "
+            "the new remat does not make; advise with jax_remat3 off",
             path,
             params["line"],
         )

@@ -146,3 +146,17 @@ def test_a_module_from_an_example_module(service, tmp_path):
     advice = _advise(service, path, "examples:make")
     assert advice.ok, advice.message
     assert advice.example == "examples:make"
+
+
+def test_the_new_remat_is_said_to_be_unsupported(tmp_path, monkeypatch):
+    from jax_lsp.trace import TraceService
+
+    monkeypatch.setenv("JAX_REMAT3", "1")
+    path = _model(tmp_path)
+    service = TraceService()
+    try:
+        advice = _advise(service, path, "model.py:good")
+    finally:
+        service.shutdown()
+    assert advice.status == "unsupported"
+    assert "jax_remat3" in advice.message
