@@ -1024,3 +1024,33 @@ def _backend_started():
         return bool(getattr(xla_bridge, "_backends", {}))
     except Exception:
         return False
+
+
+def warm_up():
+    """In the agent, before any fork: run the advisor's own tracing once on a small built-in
+    function (shapes only: no backend starts), so that every child starts with JAX's code paths
+    for ``vjp``, remat and scans warm. Never raises."""
+    import jax.numpy as jnp
+    from jax.ad_checkpoint import checkpoint_name
+
+    try:
+        policy = jax.checkpoint_policies
+
+        def layer(h, w):
+            h = checkpoint_name(jnp.tanh(h @ w), "h")
+            return h, jnp.sum(h * h)
+
+        def body(h, w):
+            return jax.checkpoint(layer, policy=Marker(policy.dots_saveable))(h, w)
+
+        def entry(ws, x):
+            h, losses = jax.lax.scan(body, x, ws)
+            return jnp.mean(h.astype(jnp.float32) ** 2) + jnp.sum(losses)
+
+        leaves = [jax.ShapeDtypeStruct((2, 8, 8), jnp.bfloat16), jax.ShapeDtypeStruct((4, 8), jnp.bfloat16)]
+        closed = jax.make_jaxpr(entry)(*leaves)
+        frames = Frames(None, [])
+        for value in (policy.nothing_saveable, policy.save_only_these_names("h")):
+            advise_one(Candidate("warm-up", value), closed, leaves, ("ws", "x"), frames)
+    except Exception:  # a JAX release where this does not trace: children start colder
+        pass

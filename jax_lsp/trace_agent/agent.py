@@ -347,6 +347,7 @@ def main():
     probe.warm_up()
     handlers = _handlers(load, probe, sys.modules["jax"])
     advise = _sibling("advise")
+    advise.warm_up()
     handlers["advise"] = advise.handler(load)
     try:
         agent = Agent(out, handlers, common)
