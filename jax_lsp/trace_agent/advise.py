@@ -230,7 +230,7 @@ def example_path(spec, root, site_path):
             "example_error",
             f"Cannot read the example {spec!r}: write MODULE:FUNCTION or path/to/file.py:FUNCTION",
         )
-    if target.endswith(".py") or "/" in target or os.sep in target:
+    if target.endswith((".py", ".ipynb")) or "/" in target or os.sep in target:
         bases = [root, os.path.dirname(site_path), os.getcwd()]
         for base in bases:
             candidate = os.path.realpath(os.path.join(base or "", target))

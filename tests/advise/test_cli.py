@@ -204,3 +204,9 @@ def test_the_root_defaults_to_the_project(capsys, tmp_path):
     code, data = _json(capsys, f"{path}:{site_line(path)}", "--example", "pkg/mlp.py:example")
     assert code == 0, data
     assert data["target"]["path"] == "pkg/mlp.py"
+
+
+def test_the_line_of_a_checkpointed_def_advises_its_site(capsys):
+    code, data = _json(capsys, f"{MLP}:{site_line(MLP, 'def mlp(')}", "--example", "mlp.py:example")
+    assert code == 0
+    assert data["target"]["line"] == site_line(MLP)

@@ -179,3 +179,19 @@ async def test_a_failing_example_is_a_message_not_an_error(tmp_path):
         assert result["error"]["status"] == "example_error"
         assert result["error"]["line"] == text.split("\n").index("    raise ValueError('no shapes yet')") + 1
         await session.diagnostics(uri)  # the static findings are still served
+
+
+async def test_nothing_is_advised_without_a_request(tmp_path):
+    """Opening, editing and saving a file with an example runs nothing without advise.onSave."""
+    before = descendants()
+    async with start_session("neovim", tmp_path) as session:
+        uri = _model(session, _mlp())
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        session.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
+        )
+        await session.diagnostics(uri)
+        await asyncio.sleep(1.0)
+        [lens] = await _advise_lenses(session, uri)
+        assert lens.command.title == "Advise policy"  # not advised: no result was stored
+    assert descendants() <= before
