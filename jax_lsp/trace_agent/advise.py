@@ -954,6 +954,7 @@ def advise(load, params):
 def handler(load):
     def run(params):
         before = set(sys.modules)
+        cpu = time.process_time()
         try:
             result = advise(load, params)
         except AdviseError as exc:
@@ -963,6 +964,7 @@ def handler(load):
                 "error": {"type": exc.error_type, "text": str(exc), "path": exc.path, "line": exc.line},
             }
         result["preload"] = installed_imports(before, params.get("root"))
+        result.setdefault("timings", {})["cpu_s"] = time.process_time() - cpu  # the child's own CPU
         return result
 
     return run
