@@ -238,7 +238,7 @@ def example_path(spec, root, site_path):
                 return candidate, function
         raise AdviseError("example_error", f"The example file {target} does not exist", None, None)
     relative = target.replace(".", os.sep)
-    for base in [root, os.path.dirname(site_path), *sys.path]:
+    for base in [root, os.path.dirname(site_path)]:  # the project's own modules, not installed ones
         if not base or not os.path.isdir(base):
             continue
         for candidate in (relative + ".py", os.path.join(relative, "__init__.py")):
@@ -247,8 +247,8 @@ def example_path(spec, root, site_path):
                 return os.path.realpath(full), function
     raise AdviseError(
         "example_error",
-        f"The example module {target} was not found (looked in {root or os.path.dirname(site_path)} "
-        "and sys.path)",
+        f"The example module {target} was not found in the project "
+        f"({root or os.path.dirname(site_path)}) or beside {os.path.basename(site_path)}",
     )
 
 

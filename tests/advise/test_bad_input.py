@@ -160,3 +160,12 @@ def test_the_new_remat_is_said_to_be_unsupported(tmp_path, monkeypatch):
         service.shutdown()
     assert advice.status == "unsupported"
     assert "jax_remat3" in advice.message
+
+
+def test_an_example_in_a_package_by_its_dotted_name(service, tmp_path):
+    path = _model(tmp_path)
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "examples.py").write_text("import model\n\n\ndef make():\n    return model.good()\n")
+    advice = _advise(service, path, "pkg.examples:make")
+    assert advice.ok, advice.message
