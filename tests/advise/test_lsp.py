@@ -195,3 +195,24 @@ async def test_nothing_is_advised_without_a_request(tmp_path):
         [lens] = await _advise_lenses(session, uri)
         assert lens.command.title == "Advise policy"  # not advised: no result was stored
     assert descendants() <= before
+
+
+async def test_advice_moves_with_its_lines(tmp_path):
+    text = _mlp()
+    async with start_session("neovim", tmp_path) as session:
+        uri = _model(session, text)
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        await _execute(session, ADVISE, lens.command.arguments)
+        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        line = lens.range.start.line
+        session.change(uri, types.Position(0, 0), types.Position(0, 0), "# one\n# two\n")
+        [moved] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        assert moved.range.start.line == line + 2
+        hints = await session.client.text_document_inlay_hint_async(
+            types.InlayHintParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                range=types.Range(types.Position(0, 0), types.Position(60, 0)),
+            )
+        )
+        lines = session.texts[uri].split("\n")
+        assert hints and all("@" in lines[h.position.line] for h in hints)  # the matmul lines
