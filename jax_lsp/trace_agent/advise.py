@@ -16,6 +16,7 @@ whose operands do not depend on the cotangents are primal work done again.
 from __future__ import annotations
 
 import ast
+import functools
 import math
 import os
 import sys
@@ -401,9 +402,7 @@ def _checkpointed_callable(site):
             return value
     if len(site.captured) == 1 and callable(site.captured[0]) and not isinstance(site.captured[0], type):
         value = site.captured[0]
-        import functools
-
-        if not isinstance(value, functools.partial):
+        if not isinstance(value, functools.partial):  # partial(jax.checkpoint, policy=...): a decorator
             return value
     raise AdviseError(
         "example_error",

@@ -169,3 +169,16 @@ def test_an_example_in_a_package_by_its_dotted_name(service, tmp_path):
     (tmp_path / "pkg" / "examples.py").write_text("import model\n\n\ndef make():\n    return model.good()\n")
     advice = _advise(service, path, "pkg.examples:make")
     assert advice.ok, advice.message
+
+
+def test_positional_arguments_for_a_checkpoint_made_inside_a_function(service, tmp_path):
+    path = tmp_path / "model.py"
+    path.write_text(
+        "import jax\nimport jax.numpy as jnp\n\n\n"
+        "def forward(x):\n"
+        "    return jax.checkpoint(jnp.sin, policy=jax.checkpoint_policies.dots_saveable)(x)\n\n\n"
+        "def example():\n    return (jax.ShapeDtypeStruct((4,), jnp.float32),)\n"
+    )
+    advice = _advise(service, path, "model.py:example")
+    assert advice.status == "example_error"
+    assert '{"fn": entry' in advice.message and advice.error_line == site_line(path)
