@@ -21,7 +21,7 @@ from jax_lsp.core.codes import PROJECT_URL
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.documents import uri_to_path
+from jax_lsp.server.documents import path_to_uri, uri_to_path
 from jax_lsp.server.features import LanguageFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.trace_feature import REQUEST_FAILED, TraceFeature
@@ -238,6 +238,7 @@ class AdviseFeature(LanguageFeature):
             None,
         )
         line = anchor.line if anchor is not None else position.line + 1
+        self._warn_unsaved(path)
         token = await self._begin_progress(path, line) if progress else None
         job = await asyncio.to_thread(
             submit_advise,
@@ -288,6 +289,17 @@ class AdviseFeature(LanguageFeature):
                 message += f" ({DOCS})"
             ls.notify_user(message, types.MessageType.Error)
         return advice
+
+    def _warn_unsaved(self, path: Path) -> None:
+        doc = self.server.document(path_to_uri(path))
+        if doc is None:
+            return
+        try:
+            on_disk = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        if doc.source != on_disk:
+            self.server.notify_user(f"{path.name} has unsaved changes: the advice traces the file on disk")
 
     async def _begin_progress(self, path: Path, line: int) -> str | None:
         ls = self.server

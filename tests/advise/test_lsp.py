@@ -216,3 +216,36 @@ async def test_advice_moves_with_its_lines(tmp_path):
         )
         lines = session.texts[uri].split("\n")
         assert hints and all("@" in lines[h.position.line] for h in hints)  # the matmul lines
+
+
+async def test_cancel_request_kills_the_run(tmp_path):
+    from tests.trace.test_lsp import _grew, _shrank_to
+
+    text = (
+        _mlp(comment=False).replace("dots_saveable)", "dots_saveable)  # jax-lsp: example=mlp.py:forever", 1)
+        + "\n\ndef forever():\n    while True:\n        pass\n"
+    )
+    before = descendants()
+    async with start_session("neovim", tmp_path) as session:
+        uri = _model(session, text)
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+
+        async def agent_ready():  # the trace's lens names jax once the agent is up and idle
+            result = await session.client.text_document_code_lens_async(
+                types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
+            )
+            return any("(jax " in lens.command.title for lens in result or [])
+
+        await _until(agent_ready)
+        family = descendants() - before
+        future = session.client.protocol.send_request(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command=ADVISE, arguments=lens.command.arguments),
+            msg_id="advise-1",
+        )
+        await _until(_grew(before, family, 1), 30)  # the advise's child is running
+        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="advise-1"))
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(asyncio.wrap_future(future), 10)
+        await _until(_shrank_to(before, family), 10)
+    await _until(_shrank_to(before, set()), 10)
