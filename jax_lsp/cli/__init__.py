@@ -14,6 +14,7 @@ from jax_lsp import __version__
 
 # Each module exposes `add_parser(subparsers, help)` and `run(args) -> int` (the exit code).
 COMMANDS = {
+    "advise": "show what each remat policy would save and recompute at a site",
     "check": "check files and folders for broken remat policies",
     "rule": "show a rule's documentation",
     "serve": "run the language server",

@@ -27,6 +27,7 @@ class Settings(Record):
         "target_version",
         "jedi_budget",
         "new_remat",
+        "examples",
     )
     select: tuple[str, ...]
     ignore: tuple[str, ...]
@@ -40,6 +41,9 @@ class Settings(Record):
     # JAX's new remat (`jax_remat3`): "detect" where the project turns it on, or "always" (a
     # project preparing for the switch has every callable policy reported).
     new_remat: str
+    # `jax-lsp advise`: example specs (MODULE:FUNCTION) by site ("model.py:12") or file ("model.py"),
+    # paths relative to the project root.
+    examples: Mapping[str, str]
 
     def __init__(
         self,
@@ -51,9 +55,11 @@ class Settings(Record):
         target_version: tuple[int, int] | None = None,
         jedi_budget: float = 1.0,
         new_remat: str = "detect",
+        examples: Mapping[str, str] | None = None,  # None: a new empty dict
     ) -> None:
         severity = {} if severity is None else severity
-        self._assign(select, ignore, exclude, src, severity, target_version, jedi_budget, new_remat)
+        examples = {} if examples is None else examples
+        self._assign(select, ignore, exclude, src, severity, target_version, jedi_budget, new_remat, examples)
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
@@ -132,6 +138,14 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
             if value not in NEW_REMAT_MODES:
                 raise SettingsError(f"`new-remat` must be one of {', '.join(NEW_REMAT_MODES)}, got {value!r}")
             changes["new_remat"] = value
+        elif key == "examples":
+            if not isinstance(value, Mapping) or not all(
+                isinstance(k, str) and isinstance(v, str) and ":" in v for k, v in value.items()
+            ):
+                raise SettingsError(
+                    f'`examples` must map "file.py" or "file.py:LINE" to "MODULE:FUNCTION", got {value!r}'
+                )
+            changes["examples"] = dict(value)
         # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
     return settings.replace(**changes)
 

@@ -33,6 +33,7 @@ import gc
 
 def create_server():
     from jax_lsp.server import (
+        advise_feature,
         code_actions,
         completion,
         configuration,
@@ -61,6 +62,7 @@ def create_server():
         completion,
         name_places,
         trace_feature,
+        advise_feature,
     ):
         module.register(server)
     return server

@@ -223,4 +223,5 @@ def register(server: JaxLanguageServer) -> None:
                 actions.append(action)
         except Exception:
             log.exception("Code actions for %s failed", doc.uri)
+        actions += await ls.features.code_actions(params)  # each feature's failure is its own
         return actions or None

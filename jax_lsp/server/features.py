@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
 
 T = TypeVar("T")
+F = TypeVar("F", bound="LanguageFeature")
 HOVER_SEPARATOR = "\n\n---\n\n"
 
 
@@ -31,6 +32,14 @@ class LanguageFeature:
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         """Markdown for the position; every feature's are shown, in order, as one hover."""
         return None
+
+    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
+        """Code lenses of the buffer; every feature's are shown."""
+        return []
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """Code actions beside the static fixes (asked after them)."""
+        return []
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         """A Python buffer changed (called in order, before the next message is handled)."""
@@ -69,6 +78,28 @@ class Features:
             if hover is not None:
                 hovers.append(hover)
         return merged(hovers)
+
+    def find(self, kind: type[F]) -> F | None:
+        """The feature of class ``kind``, if added (features that share a service find each other)."""
+        return next((f for f in self._features if isinstance(f, kind)), None)
+
+    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
+        lenses: list[types.CodeLens] = []
+        for feature in self._features:
+            try:
+                lenses += await feature.code_lenses(uri)
+            except Exception:
+                log.exception("Code lenses of %s for %s failed", type(feature).__name__, uri)
+        return lenses
+
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        actions: list[types.CodeAction] = []
+        for feature in self._features:
+            try:
+                actions += await feature.code_actions(params)
+            except Exception:
+                log.exception("Code actions of %s failed", type(feature).__name__)
+        return actions
 
     def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
         self._each("didChange", lambda feature: feature.did_change(params))
@@ -124,3 +155,7 @@ def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: JaxLanguageServer, params: types.HoverParams) -> types.Hover | None:
         return await ls.features.hover(params)
+
+    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
+    async def code_lens(ls: JaxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
+        return await ls.features.code_lenses(params.text_document.uri)

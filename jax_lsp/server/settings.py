@@ -41,11 +41,18 @@ class TraceOptions:
 
 
 @dataclass(frozen=True)
+class AdviseOptions:
+    on_save: bool = False
+    budget: int | None = None  # bytes; None: what the current policy keeps on the device
+
+
+@dataclass(frozen=True)
 class ServerSettings:
     core: Settings = field(default_factory=Settings)
     # The python that jedi resolves imports with and the trace runs in; None: the server's own.
     interpreter: str | None = None
     trace: TraceOptions = field(default_factory=TraceOptions)
+    advise: AdviseOptions = field(default_factory=AdviseOptions)
     show_notifications: str = "onError"
     log_level: str = "info"
     trusted: bool = True
@@ -84,6 +91,22 @@ def _trace(value: Any, problems: list[str]) -> TraceOptions:
     return TraceOptions(**{**defaults.__dict__, **options})
 
 
+def _advise(value: Any) -> AdviseOptions:
+    """`advise.onSave` (bool) and `advise.budget` ("24GiB", "600000B")."""
+    if not isinstance(value, Mapping):
+        raise SettingsError(f"`advise` must be an object, got {value!r}")
+    on_save = _boolean(value.get("onSave", False), "advise.onSave")
+    budget = value.get("budget")
+    if budget is not None:
+        from jax_lsp.trace.advice import parse_size  # only when a budget is set
+
+        try:
+            budget = parse_size(str(budget))
+        except ValueError as exc:
+            raise SettingsError(f"`advise.budget`: {exc}") from None
+    return AdviseOptions(on_save=on_save, budget=budget)
+
+
 def _boolean(value: Any, key: str) -> bool:
     if not isinstance(value, bool):
         raise SettingsError(f"`{key}` must be true or false, got {value!r}")
@@ -116,7 +139,10 @@ def resolve(editor: Any, roots: Sequence[Path], trusted: bool = True) -> tuple[S
     if editor is None or editor == []:  # Lua's empty table `{}` reaches us as a JSON `[]`
         editor = {}
     editor = (
-        {key: {} if value == [] and key in ("severity", "trace") else value for key, value in editor.items()}
+        {
+            key: {} if value == [] and key in ("severity", "trace", "advise") else value
+            for key, value in editor.items()
+        }
         if isinstance(editor, Mapping)
         else editor
     )
@@ -135,6 +161,8 @@ def resolve(editor: Any, roots: Sequence[Path], trusted: bool = True) -> tuple[S
                 values["interpreter"] = _interpreter(value)
             elif key == "trace":
                 values["trace"] = _trace(value, problems)
+            elif key == "advise":
+                values["advise"] = _advise(value)
             elif key == "showNotifications":
                 values["show_notifications"] = _choice(value, key, NOTIFICATIONS)
             elif key == "logLevel":

@@ -335,14 +335,6 @@ def register(server: JaxLanguageServer) -> None:
     feature = TraceFeature(server)
     server.add_feature(feature)
 
-    @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
-    async def code_lens(ls: JaxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        try:
-            return await feature.code_lenses(params.text_document.uri)
-        except Exception:
-            log.exception("Code lenses for %s failed", params.text_document.uri)
-            return []
-
     @server.command(COMMAND)
     async def trace_policy(ls, *arguments):  # pygls resolves annotations here: keep none
         return await feature.trace_command(*arguments)

@@ -41,6 +41,7 @@ class AgentProcess:
         self.info: dict | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, Future] = {}
+        self._raw: set[int] = set()  # requests answered with the agent's dict as it is
         self._lock = threading.Lock()
         self._hello_seen = threading.Event()
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
@@ -98,11 +99,15 @@ class AgentProcess:
             )
         return None
 
-    def request(self, method: str, params: dict) -> tuple[int, Future]:
+    def request(self, method: str, params: dict, *, raw: bool = False) -> tuple[int, Future]:
+        """Send a request; its future gets a TraceResult, or with ``raw`` the agent's dict (a
+        TraceResult still when the agent dies)."""
         future: Future = Future()
         with self._lock:
             request_id = next(self._ids)
             self._pending[request_id] = future
+            if raw:
+                self._raw.add(request_id)
         if not self._send({"id": request_id, "method": method, "params": params}):
             self._resolve(request_id, self._died_result())
         return request_id, future
@@ -140,9 +145,10 @@ class AgentProcess:
         except (OSError, ValueError):  # the agent is gone, or its stdin is closed
             return False
 
-    def _resolve(self, request_id: int, result: TraceResult) -> None:
+    def _resolve(self, request_id: int, result: TraceResult | dict) -> None:
         with self._lock:
             future = self._pending.pop(request_id, None)
+            self._raw.discard(request_id)
         if future is not None and not future.done():
             future.set_result(result)
 
@@ -168,6 +174,12 @@ class AgentProcess:
                 self.hello = message
                 self._hello_seen.set()
             elif isinstance(message.get("result"), dict):
+                request_id = message.get("id")
+                with self._lock:
+                    wants_raw = request_id in self._raw
+                if wants_raw and isinstance(request_id, int):
+                    self._resolve(request_id, message["result"])
+                    continue
                 result = TraceResult.from_json(message["result"])
                 if result.platform and self.info is None:
                     self.info = {"platform": result.platform, "device": result.device}

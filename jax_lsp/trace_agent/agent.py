@@ -64,6 +64,7 @@ class Agent:
         self.parent = os.getppid()
         self.pending = b""
         self.info = None
+        self.on_result = None  # called with each child's answer once it is sent
 
     def send(self, message):
         self.out.write(json.dumps(message, default=str) + "\n")
@@ -132,7 +133,7 @@ class Agent:
         return True
 
     def _fork(self, request_id, method, params):
-        timeout = float(params.get("timeout") or 20.0) if method == "trace" else INFO_TIMEOUT_S
+        timeout = float(params.get("timeout") or 20.0) if method in ("trace", "advise") else INFO_TIMEOUT_S
         limits = {"timeout": timeout, "memory_mb": int(params.get("memory_mb") or 4096)}
         read_fd, write_fd = os.pipe()
         agent_pid = os.getpid()
@@ -214,6 +215,8 @@ class Agent:
             self.info = {"status": "ok", "platform": result["platform"], "device": result.get("device")}
             self.info.update(self.common)
         self.send({"id": child.request_id, "result": result})
+        if self.on_result is not None:
+            self.on_result(result)
 
 
 def _death_result(status, limits):
@@ -342,8 +345,14 @@ def main():
         return 0
     load, probe = _sibling("load"), _sibling("probe")
     probe.warm_up()
+    handlers = _handlers(load, probe, sys.modules["jax"])
+    advise = _sibling("advise")
+    advise.warm_up()
+    handlers["advise"] = advise.handler(load)
     try:
-        Agent(out, _handlers(load, probe, sys.modules["jax"]), common).serve()
+        agent = Agent(out, handlers, common)
+        agent.on_result = advise.preload_from
+        agent.serve()
     except KeyboardInterrupt:
         pass
     return 0

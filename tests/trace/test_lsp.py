@@ -55,10 +55,11 @@ async def _until(check, seconds=30.0):
 
 
 async def _lenses(session, uri):
+    """The trace's code lenses (the advisor adds its own at the sites)."""
     result = await session.client.text_document_code_lens_async(
         types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
     )
-    return list(result or [])
+    return [lens for lens in result or [] if lens.command.command == "jax-lsp.tracePolicy"]
 
 
 async def _trace_diagnostics(session, uri):

@@ -1,11 +1,19 @@
 // The language client: runs the jax-lsp server over stdio and answers its configuration requests.
-import type { LogOutputChannel, Uri } from 'vscode';
+import { commands, workspace, type LogOutputChannel, type Uri } from 'vscode';
 import { CloseAction, LanguageClient, RevealOutputChannelOn, type ErrorHandler, type LanguageClientOptions } from 'vscode-languageclient/node';
 import * as readline from 'node:readline';
 import { stderrLevel } from './log';
 import type { ServerCommand } from './python';
 import { SECTION, type ServerSettings } from './settings';
 import type { InitializationOptions } from './trust';
+
+export const COMPARE_POLICIES = 'jax-lsp.comparePolicies';
+
+/** Markdown in a read-only preview beside the editor. */
+async function showMarkdown(markdown: string): Promise<void> {
+    const document = await workspace.openTextDocument({ language: 'markdown', content: markdown });
+    await commands.executeCommand('markdown.showPreviewToSide', document.uri);
+}
 
 export const DOCUMENT_SELECTOR = [
     { scheme: 'file', language: 'python' },
@@ -42,6 +50,14 @@ export function createClient(
         },
         initializationOptions,
         middleware: {
+            // "Compare policies" answers Markdown: show it beside the code.
+            executeCommand: async (command, args, next) => {
+                const result = await next(command, args);
+                if (command === COMPARE_POLICIES && typeof result?.markdown === 'string') {
+                    await showMarkdown(result.markdown);
+                }
+                return result;
+            },
             workspace: {
                 configuration: async (params, token, next) => {
                     const answers = await next(params, token);

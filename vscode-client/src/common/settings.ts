@@ -29,6 +29,7 @@ export interface ServerSettings {
     severity?: Record<string, string>;
     interpreter?: string;
     trace?: { onSave?: boolean; timeout?: number; memoryLimitMb?: number };
+    advise?: { onSave?: boolean; budget?: string };
     showNotifications?: string;
     logLevel?: string;
 }
@@ -109,6 +110,16 @@ export function serverSettings(get: SettingReader, interpreter: string | undefin
     }
     if (Object.keys(trace).length > 0) {
         result.trace = trace;
+    }
+    const advise: ServerSettings['advise'] = {};
+    for (const key of ['onSave', 'budget'] as const) {
+        const value = get(`advise.${key}`);
+        if (value !== undefined && value !== null) {
+            (advise as Record<string, unknown>)[key] = value;
+        }
+    }
+    if (Object.keys(advise).length > 0) {
+        result.advise = advise;
     }
     for (const key of ['showNotifications', 'logLevel'] as const) {
         const value = get(key);

@@ -13,7 +13,7 @@ function reader(user: Record<string, unknown> = {}): SettingReader {
     return (key) => user[key];
 }
 
-const CONTRACT_KEYS = ['select', 'ignore', 'src', 'jediBudget', 'newRemat', 'target-version', 'severity', 'interpreter', 'trace', 'showNotifications', 'logLevel'];
+const CONTRACT_KEYS = ['select', 'ignore', 'src', 'jediBudget', 'newRemat', 'target-version', 'severity', 'interpreter', 'trace', 'advise', 'showNotifications', 'logLevel'];
 
 test('nothing set: only the interpreter, so [tool.jax-lsp] and the server defaults apply', () => {
     assert.deepEqual(serverSettings(reader(), '/usr/bin/python3'), { interpreter: '/usr/bin/python3' });
@@ -24,11 +24,13 @@ test('everything set: exactly the contract keys, trace options nested', () => {
         reader({
             select: ['JAX1'], ignore: ['JAX106'], src: ['.', 'libs'], jediBudget: 0.5, newRemat: 'always', targetVersion: 'py312', severity: { JAX104: 'error' }, importStrategy: 'fromEnvironment',
             'trace.onSave': true, 'trace.timeout': 5, 'trace.memoryLimitMb': 1024, showNotifications: 'off', logLevel: 'debug',
+            'advise.onSave': true, 'advise.budget': '24GiB',
         }),
         '/venv/bin/python',
     );
     assert.deepEqual(Object.keys(settings).sort(), [...CONTRACT_KEYS].sort());
     assert.deepEqual(settings.trace, { onSave: true, timeout: 5, memoryLimitMb: 1024 });
+    assert.deepEqual(settings.advise, { onSave: true, budget: '24GiB' });
     assert.equal(settings.logLevel, 'debug');
 });
 
@@ -42,6 +44,8 @@ test('the manifest contributes every setting, with the server\'s defaults', () =
         'trace.onSave': false,
         'trace.timeout': 20,
         'trace.memoryLimitMb': 4096,
+        'advise.onSave': false,
+        'advise.budget': null,
         showNotifications: 'onError',
         logLevel: 'info',
     };

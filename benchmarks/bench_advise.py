@@ -1,0 +1,232 @@
+"""The policy advisor on a Flax transformer block with the shapes of a 70B-parameter model.
+
+    python benchmarks/bench_advise.py [--runs 5]
+
+d_model 8192, MLP 28672 (SwiGLU), 64 heads, sequence 4096, batch 1, bf16, under `nn.remat`.
+Nothing is compiled or allocated at full size: the example gives `jax.eval_shape` parameters.
+
+- baseline: JAX's own `saved_residuals` of the same function (the block under `nn.remat` with
+  each candidate policy), in this warm process; median per policy;
+- the advisor's own work per policy, in this process (the agent's code, called directly):
+  the forward trace (once per advise, shared by all candidates) divided by the number of
+  candidates, plus the median per-candidate replay; its ratio to the baseline (target <= 1.5x);
+- warm advise of all candidates through the trace agent (the agent started and the installed
+  packages the model imports loaded by a first advise): wall time from request to answer and
+  the child's peak memory (targets <= 0.5 s, <= 500 MB);
+- cold: a new agent (a new interpreter importing jax), one advise, wall time.
+Medians over --runs.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib.util
+import os
+import statistics
+import sys
+import tempfile
+import textwrap
+import time
+from pathlib import Path
+
+MODEL = textwrap.dedent("""
+    import flax.linen as nn
+    import jax
+    import jax.numpy as jnp
+    from jax.ad_checkpoint import checkpoint_name
+
+    D, F, H, S = 8192, 28672, 64, 4096
+    BF16 = dict(dtype=jnp.bfloat16, param_dtype=jnp.bfloat16, use_bias=False)
+
+
+    class Block(nn.Module):
+        @nn.compact
+        def __call__(self, x):
+            h = nn.RMSNorm(dtype=jnp.bfloat16, param_dtype=jnp.bfloat16)(x)
+            q = checkpoint_name(nn.DenseGeneral((H, D // H), **BF16)(h), "q")
+            k = checkpoint_name(nn.DenseGeneral((H, D // H), **BF16)(h), "k")
+            v = checkpoint_name(nn.DenseGeneral((H, D // H), **BF16)(h), "v")
+            a = checkpoint_name(nn.dot_product_attention(q, k, v), "attn")
+            x = x + nn.DenseGeneral(D, axis=(-2, -1), **BF16)(a)
+            h = nn.RMSNorm(dtype=jnp.bfloat16, param_dtype=jnp.bfloat16)(x)
+            m = checkpoint_name(nn.silu(nn.Dense(F, **BF16)(h)) * nn.Dense(F, **BF16)(h), "mlp")
+            return x + nn.Dense(D, **BF16)(m)
+
+
+    POLICY = jax.checkpoint_policies.dots_with_no_batch_dims_saveable
+    Remat = nn.remat(Block, policy=POLICY)
+
+
+    def loss(params, x):
+        return jnp.mean(Remat().apply(params, x).astype(jnp.float32) ** 2)
+
+
+    def example():
+        x = jax.ShapeDtypeStruct((1, S, D), jnp.bfloat16)
+        params = jax.eval_shape(Remat().init, jax.random.key(0), x)
+        return {"fn": loss, "args": (params, x)}
+""").lstrip()
+SITE_LINE = next(i for i, line in enumerate(MODEL.splitlines(), 1) if "policy=POLICY" in line)
+AGENT = Path(__file__).resolve().parent.parent / "jax_lsp" / "trace_agent"
+
+
+def _load_agent_modules():
+    modules = []
+    for name in ("load", "advise"):
+        spec = importlib.util.spec_from_file_location(f"_bench_{name}", AGENT / f"{name}.py")
+        assert spec is not None and spec.loader is not None
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[spec.name] = module
+        spec.loader.exec_module(module)
+        modules.append(module)
+    return modules
+
+
+def _median_ms(times: list[float]) -> str:
+    return f"{statistics.median(times) * 1000:.1f} ms"
+
+
+def in_process(folder: Path, runs: int) -> None:
+    import jax
+
+    try:
+        from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined, unused-ignore]
+    except ImportError:
+        from jax._src.ad_checkpoint import saved_residuals
+
+    load, advise = _load_agent_modules()
+    path = folder / "block70b.py"
+    params = {"path": str(path), "line": SITE_LINE, "root": str(folder), "example": "block70b.py:example"}
+    advise.advise(load, params)  # warm: flax imported, JAX's tracing caches as a user would have them
+    results, advisor_cpu = [], []
+    for _ in range(runs):
+        started_cpu = time.process_time()
+        results.append(advise.advise(load, params))
+        advisor_cpu.append(time.process_time() - started_cpu - results[-1]["timings"]["example_s"])
+    result = results[-1]
+    policies = [p["policy"] for p in result["policies"]]
+    n = len(policies)
+
+    sys.path.insert(0, str(folder))
+    import block70b  # the same function, loaded as Python loads it
+
+    example = block70b.example()
+    fn_args = example["args"]
+    baseline: dict[str, list[float]] = {}
+    baseline_cpu: dict[str, list[float]] = {}
+    for text in policies:
+        policy = eval(text, {"jax": jax, **vars(block70b)})  # noqa: S307 (the benchmark's own text)
+        import flax.linen as nn
+
+        remat = nn.remat(block70b.Block, policy=policy)
+
+        def loss(p, x, remat=remat):
+            return block70b.jnp.mean(remat().apply(p, x).astype(block70b.jnp.float32) ** 2)
+
+        saved_residuals(loss, *fn_args)
+        times, cpu = [], []
+        for _ in range(runs):
+            started, started_cpu = time.perf_counter(), time.process_time()
+            saved_residuals(loss, *fn_args)
+            times.append(time.perf_counter() - started)
+            cpu.append(time.process_time() - started_cpu)
+        baseline[text] = times
+        baseline_cpu[text] = cpu
+
+    base = statistics.median([statistics.median(t) for t in baseline.values()])
+    forward = statistics.median([r["timings"]["forward_s"] for r in results])
+    replay = statistics.median([t for r in results for t in r["timings"]["per_policy_s"]])
+    per_policy = forward / n + replay
+    total = statistics.median([r["timings"]["forward_s"] + r["timings"]["advise_s"] for r in results])
+    print(f"{n} candidate policies at the 70B-shaped block; medians of {runs} runs")
+    print(f"{'policy':<62} {'device':>10} {'host':>10} {'recompute':>12} {'saved_residuals':>16}")
+    for entry in result["policies"]:
+        short = entry["policy"].removeprefix("jax.checkpoint_policies.")
+        short = short if len(short) <= 60 else short[:57] + "..."
+        mark = "*" if entry["current"] else " "
+        print(
+            f"{mark}{short:<61} {entry['device_bytes'] / 2**30:>7.2f} GiB {entry['host_bytes'] / 2**30:>6.2f} GiB "
+            f"{(entry['recompute_flops'] or 0) / 1e12:>8.2f} TFLOP {_median_ms(baseline[entry['policy']]):>16}"
+        )
+    print()
+    print(f"baseline, JAX's saved_residuals per policy (warm):  {base * 1000:.1f} ms")
+    print(f"advisor: forward trace once per advise:            {forward * 1000:.1f} ms")
+    print(f"advisor: per-candidate replay:                     {replay * 1000:.1f} ms")
+    print(
+        f"advisor's own work per policy (forward/{n} + replay): {per_policy * 1000:.1f} ms "
+        f"= {per_policy / base:.2f}x the baseline (target <= 1.5x)"
+    )
+    print(f"advisor: all {n} candidates in process:              {total * 1000:.1f} ms")
+    base_cpu = statistics.median([statistics.median(t) for t in baseline_cpu.values()])
+    own_cpu = statistics.median(advisor_cpu) / n
+    print(
+        f"CPU time (robust to a loaded machine): baseline {base_cpu * 1000:.1f} ms per policy, advisor "
+        f"{own_cpu * 1000:.1f} ms per policy (all its work but the example, / {n}) = {own_cpu / base_cpu:.2f}x"
+    )
+    print(
+        f"example (eval_shape of init, the user's code):     {result['timings']['example_s'] * 1000:.1f} ms"
+    )
+
+
+def through_agent(folder: Path, runs: int) -> None:
+    from jax_lsp.trace import TraceService
+    from jax_lsp.trace.advice import advise
+
+    path = folder / "block70b.py"
+    options = {"example": "block70b.py:example", "root": folder, "timeout": 120}
+    cold = []
+    for _ in range(max(1, runs // 2)):
+        service = TraceService()
+        try:
+            started = time.perf_counter()
+            advice = advise(service, path, SITE_LINE, **options)
+            cold.append(time.perf_counter() - started)
+            if not advice.ok:
+                raise SystemExit(f"advise failed: {advice.status}: {advice.message}")
+        finally:
+            service.shutdown()
+
+    service = TraceService()
+    try:
+        advise(service, path, SITE_LINE, **options)  # the agent loads what the model imports
+        time.sleep(2)  # ... after it answered: let it finish
+        warm, rss, cpu = [], [], []
+        for _ in range(runs):
+            started = time.perf_counter()
+            advice = advise(service, path, SITE_LINE, **options)
+            warm.append(time.perf_counter() - started)
+            rss.append(dict(advice.timings).get("max_rss_mb"))
+            cpu.append(dict(advice.timings).get("cpu_s"))
+        n = len(advice.policies)
+    finally:
+        service.shutdown()
+    print()
+    print(f"warm advise of all {n} candidates through the agent: {_median_ms(warm)} (target <= 500 ms)")
+    used = [c for c in cpu if c is not None]
+    if used:
+        print(f"  the child's CPU time (robust to a loaded machine): {statistics.median(used) * 1000:.1f} ms")
+    peaks = [r for r in rss if r is not None]
+    if peaks:
+        print(
+            f"  child's peak memory (RSS):                       {statistics.median(peaks):.0f} MB (target <= 500 MB)"
+        )
+    print(f"cold advise (a new interpreter importing jax):     {statistics.median(cold):.2f} s")
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--part", choices=("all", "process", "agent"), default="all")
+    args = parser.parse_args()
+    if hasattr(os, "getloadavg"):
+        print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
+    with tempfile.TemporaryDirectory() as folder:
+        (Path(folder) / "block70b.py").write_text(MODEL, encoding="utf-8")
+        if args.part in ("all", "process"):
+            in_process(Path(folder), args.runs)
+        if args.part in ("all", "agent"):
+            through_agent(Path(folder), args.runs)
+
+
+if __name__ == "__main__":
+    main()

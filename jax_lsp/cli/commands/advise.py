@@ -1,0 +1,139 @@
+"""`jax-lsp advise FILE[:LINE]`: what each remat policy would save and recompute at a site.
+
+Traces an example of the site (shapes only: nothing is compiled or allocated at full size)
+once per candidate policy, in the trace agent. Without LINE, every policy site of the file is
+advised. Exit 0 when every site was advised (and, with --budget, some policy fits), 1 when a
+--budget fits no policy, 2 when a site could not be advised.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import sys
+from pathlib import Path
+
+from jax_lsp.cli.output import display_path
+from jax_lsp.core import Settings, SettingsError
+from jax_lsp.core.config import find_pyproject, load_pyproject
+from jax_lsp.engine import Workspace
+from jax_lsp.engine.project import project_root
+from jax_lsp.trace.advice import Advice, advise, example_for, format_markdown, format_table, parse_size
+from jax_lsp.trace.locations import policy_anchors
+from jax_lsp.trace.options import add_trace_arguments
+from jax_lsp.trace.service import TraceService
+
+TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
+
+
+def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
+    parser = subparsers.add_parser(
+        "advise",
+        help=help_line,
+        description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "target",
+        metavar="FILE[:LINE]",
+        help="1-based line of a policy= argument or of a checkpointed def; without it, every site",
+    )
+    parser.add_argument(
+        "--example",
+        metavar="SPEC",
+        help="MODULE:FUNCTION or path/to/file.py:FUNCTION: a function without arguments returning the "
+        'checkpointed callable\'s positional arguments, or {"fn": entry, "args": (...), "kwargs": {...}} '
+        "(default: a `# jax-lsp: example=SPEC` comment on the site's line, or [tool.jax-lsp.examples])",
+    )
+    parser.add_argument(
+        "--budget", metavar="SIZE", help="device memory for the residuals (24GiB, 600000B): suggest a policy"
+    )
+    parser.add_argument(
+        "--policies",
+        metavar="EXPR",
+        action="append",
+        default=[],
+        help="a candidate policy (dots_saveable, save_only_these_names('h'), any expression of the "
+        "site's module); repeat it for several (default: the ready-made ones, the names the code tags, "
+        "the offload variants where the backend has pinned_host memory)",
+    )
+    parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
+    parser.add_argument(
+        "--root",
+        type=Path,
+        help="folder put on sys.path for project imports (default: the project root)",
+    )
+    add_trace_arguments(parser, flag=False)
+    parser.set_defaults(run=run)
+
+
+def _fail(args: argparse.Namespace, message: str) -> int:
+    if args.output_format == "json":
+        sys.stdout.write("null\n")
+    print(f"jax-lsp: error: {message}", file=sys.stderr)
+    return 2
+
+
+def run(args: argparse.Namespace) -> int:
+    match = TARGET.match(args.target)
+    if match is None:
+        return _fail(args, f"{args.target!r}: expected PATH[:LINE]")
+    path = Path(match["path"]).resolve()
+    if not path.is_file():
+        return _fail(args, f"{match['path']}: no such file")
+    try:
+        budget = parse_size(args.budget) if args.budget else None
+    except ValueError as exc:
+        return _fail(args, f"--budget: {exc}")
+    root = (args.root or project_root(path)).resolve()
+    pyproject = find_pyproject(path)
+    try:
+        settings = load_pyproject(pyproject) if pyproject else Settings()
+    except SettingsError as exc:
+        return _fail(args, str(exc))
+    examples_root = pyproject.parent if pyproject else root
+    ws = Workspace(roots=[root], settings=settings)
+    if match["line"]:
+        column = int(match["column"]) - 1 if match["column"] else None
+        targets = [(int(match["line"]), column)]
+    else:
+        targets = [(a.line, a.column) for a in policy_anchors(ws, str(path)) if a.kind == "site"]
+        if not targets:
+            return _fail(args, f"{display_path(str(path))}: no policy site to advise")
+    service = TraceService()
+    results: list[Advice] = []
+    try:
+        for line, column in targets:
+            example = args.example or example_for(path, line, dict(settings.examples), examples_root)
+            results.append(
+                advise(
+                    service,
+                    path,
+                    line,
+                    column=column,
+                    example=example,
+                    policies=args.policies,
+                    root=root,
+                    import_root=ws.imports.import_root(path),
+                    interpreter=args.interpreter,
+                    timeout=args.trace_timeout,
+                    memory_mb=args.trace_memory_mb,
+                )
+            )
+    finally:
+        service.shutdown()
+
+    cwd = Path.cwd()
+    if args.output_format == "json":
+        documents = [a.to_contract(root, budget) for a in results]
+        out = documents[0] if match["line"] else documents
+        sys.stdout.write(json.dumps(out, indent=2) + "\n")
+    else:
+        render = format_markdown if args.output_format == "markdown" else format_table
+        sys.stdout.write("\n\n".join(render(a, cwd, budget) for a in results).rstrip("\n") + "\n")
+    if any(not a.ok for a in results):
+        return 2
+    if budget is not None and any(a.suggest(budget) is None for a in results):
+        return 1
+    return 0

@@ -1,0 +1,430 @@
+"""The policy advisor in the editor: a code lens per site, inlay hints on the lines that make
+saved residuals, "Compare policies" (Markdown), the quick fix "Use the suggested policy".
+
+Advising runs workspace code, so it only starts on a user's request (lens, command) or on save
+when `advise.onSave` is set, and never in an untrusted workspace. It shares the trace's agent.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import itertools
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from jax_lsp.core.codes import PROJECT_URL
+from jax_lsp.core.findings import Position, Span
+from jax_lsp.engine.project import project_root
+from jax_lsp.server.configuration import supports
+from jax_lsp.server.documents import path_to_uri, uri_to_path
+from jax_lsp.server.features import LanguageFeature
+from jax_lsp.server.logs import log
+from jax_lsp.server.trace_feature import REQUEST_FAILED, TraceFeature
+from jax_lsp.trace.advice import (
+    Advice,
+    PolicyAdvice,
+    example_for,
+    format_bytes,
+    format_markdown,
+    relative,
+    submit_advise,
+)
+from jax_lsp.trace.locations import PolicyAnchor, policy_anchors
+from jax_lsp.trace.mapping import LineEdit
+from jax_lsp.trace.service import TraceService
+
+if TYPE_CHECKING:
+    from jax_lsp.server.server import JaxLanguageServer
+
+ADVISE = "jax-lsp.advisePolicy"
+COMPARE = "jax-lsp.comparePolicies"
+DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
+QUICK_FIX = "Use the suggested policy"
+
+
+@dataclass(frozen=True)
+class Advised:
+    """An advice and where its site's `policy=` value is in the buffer (followed through edits)."""
+
+    advice: Advice
+    span: Span  # the policy= value, 0-based code points
+    residual_lines: tuple[int, ...]  # 0-based lines of the current policy's residuals, in this file
+
+    def moved(self, shift: int) -> Advised:
+        """The site's span ``shift`` lines down (its residual lines move on their own)."""
+        span = Span(
+            Position(self.span.start.line + shift, self.span.start.column),
+            Position(self.span.end.line + shift, self.span.end.column),
+        )
+        return replace(self, span=span)
+
+
+class AdviseFeature(LanguageFeature):
+    def __init__(self, server: JaxLanguageServer):
+        super().__init__(server)
+        self._own_service: TraceService | None = None
+        self.results: dict[str, dict[int, Advised]] = {}  # path -> first line of the site -> advice
+        self._tokens = itertools.count(1)
+
+    @property
+    def service(self) -> TraceService:
+        """The trace's service (one warm agent for both), or one of its own."""
+        trace = self.server.features.find(TraceFeature)
+        if trace is not None:
+            return trace.service
+        if self._own_service is None:
+            self._own_service = TraceService()
+        return self._own_service
+
+    @property
+    def trusted(self) -> bool:
+        return self.server.settings.trusted
+
+    # -- code lenses and inlay hints ---------------------------------------------------
+    async def sites(self, path: Path) -> list[PolicyAnchor]:
+        ls = self.server
+        core = await ls.built_core()
+        if core is None:
+            return []
+        anchors = await ls.run_core(policy_anchors, core, str(path))
+        return [a for a in anchors if a.kind == "site"]
+
+    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
+        ls, path = self.server, uri_to_path(uri)
+        if not self.trusted or path is None or ls.document(uri) is None:
+            return []
+        advised = self.results.get(str(path), {})
+        lenses = []
+        for anchor in await self.sites(path):
+            lsp_range = ls.to_lsp_range(uri, anchor.span)
+            arguments = [uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
+            found = advised.get(anchor.span.start.line)
+            if found is not None and found.advice.ok and found.advice.current is not None:
+                title = f"{found.advice.current.summary()} · Compare policies"
+                command = types.Command(title=title, command=COMPARE, arguments=arguments)
+            elif self._example(path, anchor.line) is None:
+                title = "Advise policy: give an example (see docs/advise.md)"
+                command = types.Command(title=title, command=ADVISE, arguments=arguments)
+            else:
+                command = types.Command(title="Advise policy", command=ADVISE, arguments=arguments)
+            lenses.append(types.CodeLens(range=lsp_range, command=command))
+        return lenses
+
+    def inlay_hints(self, uri: str, lsp_range: types.Range) -> list[types.InlayHint]:
+        ls, path = self.server, uri_to_path(uri)
+        doc = ls.document(uri)
+        if path is None or doc is None:
+            return []
+        by_line: dict[int, list[str]] = {}
+        for advised in self.results.get(str(path), {}).values():
+            current = advised.advice.current
+            if current is None:
+                continue
+            residuals = [r for r in current.residuals if r.path == str(path) and r.line is not None]
+            for residual, line in zip(residuals, advised.residual_lines):
+                text = f"saved {residual.label} {format_bytes(residual.bytes)}"
+                if residual.memory == "host":
+                    text += " → pinned_host"
+                if residual.iterations is not None:
+                    text += f" ×{residual.iterations}"
+                by_line.setdefault(line, []).append(text)
+        hints = []
+        lines = doc.lines
+        for line, texts in sorted(by_line.items()):
+            if not (lsp_range.start.line <= line <= lsp_range.end.line) or line >= len(lines):
+                continue
+            end = Position(line, len(lines[line].rstrip("\r\n")))
+            position = ls.to_lsp_range(uri, Span(end, end)).start
+            hints.append(
+                types.InlayHint(
+                    position=position,
+                    label=" " + ", ".join(texts),
+                    kind=types.InlayHintKind.Type,
+                    padding_left=True,
+                )
+            )
+        return hints
+
+    def _example(self, path: Path, line: int) -> str | None:
+        ls = self.server
+        settings = ls.settings
+        pyproject = settings.pyproject
+        root = pyproject.parent if pyproject is not None else project_root(path, ls.roots)
+        return example_for(path, line, dict(settings.core.examples), root)
+
+    def refresh(self) -> None:
+        caps = self.server.client_capabilities
+        if supports(caps, "workspace.code_lens.refresh_support"):
+            self.server.workspace_code_lens_refresh(None)
+        if supports(caps, "workspace.inlay_hint.refresh_support"):
+            self.server.workspace_inlay_hint_refresh(None)
+
+    # -- commands ------------------------------------------------------------------------
+    def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[str, Path, Position]:
+        if not self.trusted:
+            raise JsonRpcException("Advising is disabled: the workspace is not trusted", REQUEST_FAILED)
+        try:
+            uri, position = arguments
+            lsp = types.Position(line=int(position["line"]), character=int(position["character"]))
+        except (TypeError, ValueError, KeyError):
+            raise JsonRpcException(
+                f"{command} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
+            ) from None
+        path = uri_to_path(uri)
+        if path is None or not path.is_file():
+            raise JsonRpcException(f"Cannot advise {uri}: not a file", REQUEST_FAILED)
+        return uri, path, self.server.to_core_position(uri, lsp)
+
+    async def advise_command(self, *arguments: Any) -> dict:
+        uri, path, position = self._arguments(ADVISE, arguments)
+        with self.server.protocol.cancellation() as cancelled:
+            advice = await self.advise(path, position, cancelled=cancelled, progress=True)
+        return advice.to_contract(self._root(path), self._budget(advice))
+
+    async def compare_command(self, *arguments: Any) -> dict:
+        """The Markdown table of the site's advice (advised first if it has none)."""
+        uri, path, position = self._arguments(COMPARE, arguments)
+        advised = self.results.get(str(path), {}).get(position.line)
+        if advised is None:
+            with self.server.protocol.cancellation() as cancelled:
+                advice = await self.advise(path, position, cancelled=cancelled, progress=True)
+        else:
+            advice = advised.advice
+        markdown = format_markdown(advice, self._root(path), self._budget(advice))
+        return {"markdown": markdown, "advice": advice.to_contract(self._root(path), self._budget(advice))}
+
+    def _root(self, path: Path) -> Path:
+        return project_root(path, self.server.roots)
+
+    def _budget(self, advice: Advice) -> int | None:
+        """The `advise.budget` setting, else what the current policy keeps on the device."""
+        budget = self.server.settings.advise.budget
+        if budget is None and advice.current is not None and advice.current.error is None:
+            return advice.current.device_bytes
+        return budget
+
+    def suggestion(self, advice: Advice) -> PolicyAdvice | None:
+        budget = self._budget(advice)
+        if budget is None or not advice.ok:
+            return None
+        suggested = advice.suggest(budget)
+        if suggested is None or suggested.current:
+            return None
+        current = advice.current
+        if (
+            current is not None
+            and current.recompute_flops == suggested.recompute_flops
+            and (current.device_bytes <= suggested.device_bytes)
+        ):
+            return None  # no better than what the site has
+        return suggested
+
+    async def advise(
+        self,
+        path: Path,
+        position: Position,
+        cancelled: asyncio.Future | None = None,
+        progress: bool = False,
+    ) -> Advice:
+        ls = self.server
+        settings = ls.settings
+        root = self._root(path)
+        anchor = next(
+            (a for a in await self.sites(path) if a.span.start.line == position.line),
+            None,
+        )
+        line = anchor.line if anchor is not None else position.line + 1
+        self._warn_unsaved(path)
+        token = await self._begin_progress(path, line) if progress else None
+        job = await asyncio.to_thread(
+            submit_advise,
+            self.service,
+            path,
+            line,
+            anchor.column if anchor is not None else position.column,
+            example=self._example(path, line),
+            root=root,
+            import_root=ls.core.imports.import_root(path) if ls.core is not None else None,
+            interpreter=settings.interpreter,
+            timeout=settings.trace.timeout,
+            memory_mb=settings.trace.memory_limit_mb,
+        )
+
+        def cancel_job(future: asyncio.Future[Any] | concurrent.futures.Future[Any]) -> None:
+            if future.cancelled():
+                job.cancel()
+
+        for future in (cancelled, ls.work_done_progress.tokens.get(token) if token else None):
+            if future is not None:
+                future.add_done_callback(cancel_job)
+        try:
+            advice: Advice = await asyncio.wrap_future(job.future)
+        except asyncio.CancelledError:
+            job.cancel()
+            raise
+        finally:
+            if token is not None:
+                ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+        if anchor is not None and advice.ok:
+            current = advice.current
+            lines = tuple(
+                r.line - 1
+                for r in (current.residuals if current is not None else ())
+                if r.path == str(path) and r.line is not None
+            )
+            self.results.setdefault(str(path), {})[anchor.span.start.line] = Advised(
+                advice, anchor.span, lines
+            )
+            self.refresh()
+        elif not advice.ok and advice.status != "cancelled":
+            where = relative(advice.error_path, root) if advice.error_path else path.name
+            message = (
+                f"Advice for {path.name}:{line} failed: {where}:{advice.error_line or line}: {advice.message}"
+            )
+            if advice.status == "no_example":
+                message += f" ({DOCS})"
+            ls.notify_user(message, types.MessageType.Error)
+        return advice
+
+    def _warn_unsaved(self, path: Path) -> None:
+        doc = self.server.document(path_to_uri(path))
+        if doc is None:
+            return
+        try:
+            on_disk = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        if doc.source != on_disk:
+            self.server.notify_user(f"{path.name} has unsaved changes: the advice traces the file on disk")
+
+    async def _begin_progress(self, path: Path, line: int) -> str | None:
+        ls = self.server
+        if not supports(ls.client_capabilities, "window.work_done_progress"):
+            return None
+        token = f"jax-lsp-advise-{next(self._tokens)}"
+        try:
+            await ls.work_done_progress.create_async(token)
+        except Exception as exc:
+            log.debug("The client refused a progress token: %s", exc)
+            return None
+        ls.work_done_progress.begin(
+            token,
+            types.WorkDoneProgressBegin(
+                title="jax-lsp advise", message=f"{path.name}:{line}", cancellable=True
+            ),
+        )
+        return token
+
+    # -- quick fix -----------------------------------------------------------------------
+    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+        uri = params.text_document.uri
+        path, doc = uri_to_path(uri), self.server.document(uri)
+        if path is None or doc is None:
+            return []
+        if params.context.only and not any(
+            kind.startswith(types.CodeActionKind.QuickFix) for kind in params.context.only
+        ):
+            return []
+        first = self.server.to_core_position(uri, params.range.start).line
+        last = self.server.to_core_position(uri, params.range.end).line
+        actions = []
+        for advised in self.results.get(str(path), {}).values():
+            if not (advised.span.start.line <= last and first <= advised.span.end.line):
+                continue
+            suggested = self.suggestion(advised.advice)
+            if suggested is None:
+                continue
+            edit = types.TextEdit(
+                range=self.server.to_lsp_range(uri, advised.span), new_text=suggested.policy
+            )
+            actions.append(
+                types.CodeAction(
+                    title=f"{QUICK_FIX}: {suggested.policy.removeprefix('jax.checkpoint_policies.')}",
+                    kind=types.CodeActionKind.QuickFix,
+                    edit=types.WorkspaceEdit(
+                        document_changes=[
+                            types.TextDocumentEdit(
+                                text_document=types.OptionalVersionedTextDocumentIdentifier(
+                                    uri=uri, version=doc.version
+                                ),
+                                edits=[edit],
+                            )
+                        ]
+                    ),
+                )
+            )
+        return actions
+
+    # -- buffer events -------------------------------------------------------------------
+    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+        """Advice follows the lines it is on; an edit of the site or of a residual's line drops it."""
+        path = uri_to_path(params.text_document.uri)
+        if path is None or str(path) not in self.results:
+            return
+        advised = self.results[str(path)]
+        for change in params.content_changes:
+            edit = (
+                LineEdit.of(
+                    (change.range.start.line, change.range.start.character),
+                    (change.range.end.line, change.range.end.character),
+                    change.text,
+                )
+                if isinstance(change, types.TextDocumentContentChangePartial)
+                else LineEdit.whole_text()
+            )
+            kept = {}
+            for item in advised.values():
+                shift = edit.moved(item.span.start.line, item.span.end.line)
+                line_shifts = [edit.moved(line, line) for line in item.residual_lines]
+                if shift is None or None in line_shifts:
+                    continue  # what was advised changed: the advice no longer describes it
+                lines = tuple(line + (s or 0) for line, s in zip(item.residual_lines, line_shifts))
+                moved = replace(item.moved(shift), residual_lines=lines)
+                kept[moved.span.start.line] = moved
+            advised = kept
+        self.results[str(path)] = advised
+
+    async def did_save(self, uri: str) -> None:
+        """`advise.onSave`: advise every site of the saved file that has an example."""
+        ls, path = self.server, uri_to_path(uri)
+        await ls.settings_ready.wait()
+        if not (self.trusted and ls.settings.advise.on_save) or path is None:
+            return
+        for anchor in await self.sites(path):
+            if self._example(path, anchor.line) is not None:
+                await self.advise(path, anchor.span.start)
+
+    def did_close(self, uri: str) -> None:
+        path = uri_to_path(uri)
+        if path is not None:
+            self.results.pop(str(path), None)
+
+    def shutdown(self) -> None:
+        if self._own_service is not None:
+            self._own_service.shutdown()
+
+
+def register(server: JaxLanguageServer) -> None:
+    feature = AdviseFeature(server)
+    server.add_feature(feature)
+
+    @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
+    def inlay_hint(ls: JaxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+        try:
+            return feature.inlay_hints(params.text_document.uri, params.range)
+        except Exception:
+            log.exception("Inlay hints for %s failed", params.text_document.uri)
+            return []
+
+    @server.command(ADVISE)
+    async def advise_policy(ls, *arguments):  # pygls resolves annotations here: keep none
+        return await feature.advise_command(*arguments)
+
+    @server.command(COMPARE)
+    async def compare_policies(ls, *arguments):
+        return await feature.compare_command(*arguments)

@@ -1,0 +1,212 @@
+"""`jax-lsp advise`: the JSON contract, the table, Markdown, --budget, exit codes, examples
+from a comment or pyproject.toml, and no process left behind."""
+
+from __future__ import annotations
+
+import json
+import shutil
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.cli import main
+from jax_lsp.trace.advice import Advice, PolicyAdvice, parse_size
+from tests.advise.conftest import FIXTURES, site_line
+from tests.trace.conftest import descendants
+
+pytest.importorskip("jax")
+
+MLP = FIXTURES / "mlp.py"
+TOP = {"target", "jax", "platform", "policies", "suggested"}
+POLICY = {"policy", "current", "device_bytes", "host_bytes", "recompute_flops", "residuals"}
+RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
+
+
+def _json(capsys, *argv):
+    code = main(["advise", *argv, "--output-format", "json"])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def _is_int(value):
+    return isinstance(value, int) and not isinstance(value, bool)
+
+
+def test_the_json_contract(capsys):
+    line = site_line(MLP)
+    code, data = _json(
+        capsys, f"{MLP}:{line}", "--example", "mlp.py:example", "--root", str(FIXTURES), "--budget", "5600B"
+    )
+    assert code == 0
+    assert set(data) == TOP
+    assert data["target"] == {"path": "mlp.py", "line": line}
+    assert data["jax"] == __import__("jax").__version__
+    assert data["platform"] == "cpu"
+    assert [p["current"] for p in data["policies"]].count(True) == 1
+    for entry in data["policies"]:
+        assert set(entry) == POLICY
+        assert isinstance(entry["policy"], str) and isinstance(entry["current"], bool)
+        assert all(_is_int(entry[k]) for k in ("device_bytes", "host_bytes", "recompute_flops"))
+        assert entry["device_bytes"] == sum(r["bytes"] for r in entry["residuals"] if r["memory"] == "device")
+        assert entry["host_bytes"] == sum(r["bytes"] for r in entry["residuals"] if r["memory"] == "host")
+        for residual in entry["residuals"]:
+            assert set(residual) == RESIDUAL
+            assert all(_is_int(d) for d in residual["shape"]) and _is_int(residual["bytes"])
+            assert residual["memory"] in ("device", "host")
+            assert residual["kind"] in ("argument", "computed")
+            assert residual["name"] is None or isinstance(residual["name"], str)
+            if residual["kind"] == "computed":
+                assert residual["path"] == "mlp.py" and _is_int(residual["line"])
+            assert residual["iterations"] is None
+    suggested = data["suggested"]
+    assert set(suggested) == {"policy", "device_bytes", "host_bytes", "recompute_flops", "budget"}
+    assert suggested["budget"] == 5600 and suggested["device_bytes"] <= 5600
+    fitting = [p for p in data["policies"] if p["device_bytes"] <= 5600]
+    assert suggested["recompute_flops"] == min(p["recompute_flops"] for p in fitting)
+
+
+def test_a_budget_no_policy_fits_exits_1(capsys):
+    code, data = _json(capsys, f"{MLP}:{site_line(MLP)}", "--example", "mlp.py:example", "--budget", "1B")
+    assert code == 1 and data["suggested"] is None
+
+
+def test_a_site_that_cannot_be_advised_exits_2_with_its_error(capsys):
+    code, data = _json(capsys, f"{MLP}:{site_line(MLP)}", "--example", "mlp.py:nowhere")
+    assert code == 2
+    assert data["policies"] == [] and data["error"]["status"] == "example_error"
+
+
+def test_chosen_policies_and_the_table(capsys):
+    code = main(
+        [
+            "advise",
+            f"{MLP}:{site_line(MLP)}",
+            "--example",
+            "mlp.py:example",
+            "--policies",
+            "nothing_saveable",
+            "--policies",
+            "save_only_these_names('h')",
+            "--budget",
+            "24GiB",
+        ]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    rows = [
+        row for row in out.splitlines() if ("saveable" in row or "names(" in row) and "policy=" not in row
+    ]
+    assert len(rows) == 3  # the current policy and the two asked for
+    assert rows[0].startswith("*") and "dots_saveable" in rows[0]
+    assert "The current policy keeps" in out and "f32[8,32]" in out
+    assert "policy=jax.checkpoint_policies.dots_saveable" in out
+
+
+def test_markdown(capsys):
+    code = main(
+        ["advise", f"{MLP}:{site_line(MLP)}", "--example", "mlp.py:example", "--output-format", "markdown"]
+    )
+    out = capsys.readouterr().out
+    assert code == 0
+    assert "| | policy | saves | device | host | recompute |" in out
+    assert "| current | `dots_saveable` |" in out
+    assert "not XLA's peak memory" in out
+
+
+def test_every_site_of_a_file_from_a_comment_and_from_pyproject(tmp_path, capsys):
+    shutil.copy(MLP, tmp_path / "mlp.py")
+    text = (tmp_path / "mlp.py").read_text()
+    text = text.replace("dots_saveable)\n", "dots_saveable)  # jax-lsp: example=mlp.py:example\n", 1)
+    text += "\n\nother = jax.checkpoint(mlp, policy=jax.checkpoint_policies.nothing_saveable)\n"
+    (tmp_path / "mlp.py").write_text(text)
+    line = site_line(tmp_path / "mlp.py", "other = ")
+    (tmp_path / "pyproject.toml").write_text(f'[tool.jax-lsp.examples]\n"mlp.py:{line}" = "mlp.py:example"\n')
+    code, data = _json(capsys, str(tmp_path / "mlp.py"))
+    assert code == 0, data
+    assert [d["target"]["line"] for d in data] == [site_line(tmp_path / "mlp.py"), line]
+    assert all(d["policies"] for d in data)
+
+
+def test_bad_options(capsys):
+    assert main(["advise", f"{MLP}:1", "--budget", "lots"]) == 2
+    assert "--budget" in capsys.readouterr().err
+    assert main(["advise", "no/such/file.py:3"]) == 2
+
+
+def _entry(policy, device, flops, error=None):
+    return PolicyAdvice(policy, False, device, 0, flops, (), error)
+
+
+def test_the_suggestion_least_recompute_that_fits_then_name_based():
+    advice = Advice(
+        "ok",
+        "",
+        "m.py",
+        3,
+        policies=(
+            _entry("jax.checkpoint_policies.everything_saveable", 900, 0),
+            _entry("jax.checkpoint_policies.dots_saveable", 500, 10),
+            _entry("jax.checkpoint_policies.save_only_these_names('h')", 600, 10),
+            _entry("jax.checkpoint_policies.nothing_saveable", 100, 50),
+            _entry("broken", 0, 0, error="TypeError"),
+        ),
+    )
+    assert advice.suggest(1000).policy.endswith("everything_saveable")
+    assert advice.suggest(800).policy.endswith("save_only_these_names('h')")
+    assert advice.suggest(550).policy.endswith("dots_saveable")
+    assert advice.suggest(100).policy.endswith("nothing_saveable")
+    assert advice.suggest(99) is None
+
+
+def test_sizes():
+    assert parse_size("24GiB") == 24 * 2**30
+    assert parse_size("600000B") == 600000
+    assert parse_size("1.5 GB") == 1_500_000_000
+    assert parse_size("4096") == 4096
+    with pytest.raises(ValueError):
+        parse_size("24 gigs")
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+def test_no_process_is_left_behind(tmp_path, capsys):
+    before = descendants()
+    assert main(["advise", f"{MLP}:{site_line(MLP)}", "--example", "mlp.py:example"]) == 0
+    path = tmp_path / "loop.py"
+    path.write_text(
+        "import jax\n\nblock = jax.checkpoint(lambda x: x, policy=None)\n\n\n"
+        "def example():\n    while True:\n        pass\n"
+    )
+    started = time.monotonic()
+    assert main(["advise", f"{path}:3", "--example", "loop.py:example", "--timeout", "2"]) == 2
+    assert time.monotonic() - started < 30
+    assert "timeout" in capsys.readouterr().out
+    deadline = time.monotonic() + 10
+    while descendants() - before and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert descendants() <= before
+
+
+def test_nothing_runs_without_a_request():
+    """Importing the CLI, the host side and the server's modules starts no agent."""
+    before = descendants()
+    import jax_lsp.cli.commands.advise  # noqa: F401
+    import jax_lsp.trace.advice  # noqa: F401
+
+    assert descendants() == before
+
+
+def test_the_root_defaults_to_the_project(capsys, tmp_path):
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
+    (tmp_path / "pkg").mkdir()
+    shutil.copy(MLP, tmp_path / "pkg" / "mlp.py")
+    path = Path(tmp_path / "pkg" / "mlp.py")
+    code, data = _json(capsys, f"{path}:{site_line(path)}", "--example", "pkg/mlp.py:example")
+    assert code == 0, data
+    assert data["target"]["path"] == "pkg/mlp.py"
+
+
+def test_the_line_of_a_checkpointed_def_advises_its_site(capsys):
+    code, data = _json(capsys, f"{MLP}:{site_line(MLP, 'def mlp(')}", "--example", "mlp.py:example")
+    assert code == 0
+    assert data["target"]["line"] == site_line(MLP)

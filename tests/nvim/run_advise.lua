@@ -1,0 +1,69 @@
+-- Driven by tests/advise/test_neovim.py: Neovim's own LSP client asks jax-lsp for the advisor's
+-- code lens, runs it, and reads the lens and the inlay hints again; writes $JAX_LSP_RESULT.
+local result = { log = {} }
+local function finish()
+  local f = io.open(os.getenv('JAX_LSP_RESULT'), 'w')
+  f:write(vim.json.encode(result))
+  f:close()
+  vim.cmd('qall!')
+end
+
+local buf = vim.api.nvim_get_current_buf()
+local client
+if not vim.wait(30000, function()
+  client = vim.lsp.get_clients({ bufnr = buf, name = 'jax_lsp' })[1]
+  return client ~= nil and client.initialized
+end, 50) then
+  result.error = 'jax-lsp did not attach'
+  return finish()
+end
+result.offset_encoding = client.offset_encoding
+
+local function advise_lenses()
+  local answer = client:request_sync('textDocument/codeLens', { textDocument = vim.lsp.util.make_text_document_params(buf) }, 30000, buf)
+  local found = {}
+  for _, lens in ipairs((answer and answer.result) or {}) do
+    if lens.command and lens.command.command:match('^jax%-lsp%.[ac][do][vm]') then
+      table.insert(found, lens)
+    end
+  end
+  return found
+end
+
+local lenses
+if not vim.wait(30000, function() lenses = advise_lenses(); return #lenses > 0 end, 200) then
+  result.error = 'no advisor lens'
+  return finish()
+end
+result.before = lenses[1].command.title
+result.lens_line = lenses[1].range.start.line
+local answer = client:request_sync('workspace/executeCommand', lenses[1].command, 120000, buf)
+if not answer or answer.err then
+  result.error = 'advise failed: ' .. vim.inspect(answer and answer.err)
+  return finish()
+end
+result.policies = #answer.result.policies
+result.after = advise_lenses()[1].command.title
+
+-- The lenses as Neovim shows them.
+vim.lsp.codelens.refresh({ bufnr = buf })
+vim.wait(10000, function() return #vim.lsp.codelens.get(buf) > 0 end, 50)
+result.shown = {}
+for _, lens in ipairs(vim.lsp.codelens.get(buf)) do
+  if lens.command then table.insert(result.shown, lens.command.title) end
+end
+
+local lines = vim.api.nvim_buf_line_count(buf)
+local hints = client:request_sync('textDocument/inlayHint', {
+  textDocument = vim.lsp.util.make_text_document_params(buf),
+  range = { start = { line = 0, character = 0 }, ['end'] = { line = lines, character = 0 } },
+}, 30000, buf)
+result.hints = {}
+for _, hint in ipairs((hints and hints.result) or {}) do
+  table.insert(result.hints, { line = hint.position.line, character = hint.position.character, label = hint.label })
+end
+vim.lsp.inlay_hint.enable(true, { bufnr = buf })
+vim.wait(10000, function() return #vim.lsp.inlay_hint.get({ bufnr = buf }) > 0 end, 50)
+result.shown_hints = #vim.lsp.inlay_hint.get({ bufnr = buf })
+result.messages = vim.fn.execute('messages')
+finish()
