@@ -139,6 +139,20 @@ CODES: dict[str, Code] = {
             "A policy names a checkpoint name that no checkpoint_name tag in reach carries",
         ),
         Code(
+            "JAX113",
+            "policy-member-missing",
+            _RULE,
+            _ERROR,
+            "A member of jax.checkpoint_policies that the installed JAX does not have",
+        ),
+        Code(
+            "JAX114",
+            "excluded-names-still-saved",
+            _RULE,
+            _WARNING,
+            "save_anything_except_these_names saves everything, its names included, in the installed JAX",
+        ),
+        Code(
             "JAX115",
             "policy-ignored-by-new-remat",
             _RULE,

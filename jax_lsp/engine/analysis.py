@@ -85,7 +85,7 @@ def check_module(
             )
             if paths is None:
                 continue
-            context = policies[function.key] = PolicyContext(function, paths, False)
+            context = policies[function.key] = PolicyContext(function, paths, False, project)
         context.in_save_from_both |= function.in_save_from_both
         if function.reached_from not in context.reached_from:
             context.reached_from.append(function.reached_from)

@@ -59,10 +59,12 @@ class PolicyContext:
         function: PolicyFunction,
         paths: ReturnPaths,
         in_save_from_both: bool,
+        project: Project,
         reached_from: list[tuple[str, Span]] | None = None,
         chosen_by: list[TableChoice] | None = None,
     ) -> None:
         self.function = function
+        self.project = project
         self.paths = paths
         self.in_save_from_both = in_save_from_both
         self.reached_from: list[tuple[str, Span]] = [] if reached_from is None else reached_from

@@ -14,6 +14,9 @@ is produced, which is always device memory, so `src="pinned_host"` (or the pair 
 at the first `jax.grad` with a bare `AssertionError` and no message. A misspelt keyword of
 `Offloadable` raises `TypeError` only when the policy first runs.
 
+Memory kinds are read this way from jax 0.7.1 (the facts of each release); before it JAX hands
+the string to XLA, and only the swapped pair is reported.
+
 ## Fix safety
 Setting `src` to `"device"` is safe: JAX already reads every other source but `"pinned_host"`
 as device memory, and `"pinned_host"` fails. Setting `dst` to `"pinned_host"` and swapping the
@@ -82,7 +85,10 @@ class OffloadMemoryKindInvalid(Rule):
                 continue
             callee, parameters, positional = found
             yield from self._keywords(module, call, callee, parameters)
-            yield from self._kinds(module, call, parameters, positional)
+            # Releases before 0.7.1 map no memory kind themselves (XLA reads the string): only the
+            # swapped pair is known to fail there.
+            maps_kinds = context.project.jax().host_memory_kinds is not None
+            yield from self._kinds(module, call, parameters, positional, maps_kinds)
 
     def _keywords(
         self, module: Module, call: ast.Call, callee: str, parameters: tuple[str, ...]
@@ -105,7 +111,7 @@ class OffloadMemoryKindInvalid(Rule):
             yield self.finding(module, keyword, message, fixes)
 
     def _kinds(
-        self, module: Module, call: ast.Call, parameters: tuple[str, ...], positional: int
+        self, module: Module, call: ast.Call, parameters: tuple[str, ...], positional: int, maps_kinds: bool
     ) -> Iterator[Finding]:
         src_name, dst_name = parameters[-2:]
         bound: dict[str, ast.expr] = {}
@@ -130,6 +136,8 @@ class OffloadMemoryKindInvalid(Rule):
                     )
                 ],
             )
+            return
+        if not maps_kinds:
             return
         if dst and dst_kind is not None and dst_kind != OFFLOAD_DESTINATION:
             yield self.finding(

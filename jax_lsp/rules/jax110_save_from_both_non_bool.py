@@ -10,6 +10,9 @@ offloading factories make (`save_and_offload_only_these_names(...)`,
 Anything else raises `ValueError: The return value of the policies should be a boolean` at the
 first `jax.grad`, although the same policy works when passed alone.
 
+From jax 0.4.38 (the facts of each release); before it, `save_from_both_policies` reads any
+decision by its truth value, and nothing is reported.
+
 ## Fix safety
 No fix: `Recompute` maps to `False` and `Saveable` to `True`, but an `Offloadable` decision
 cannot be expressed through this helper; write a single policy instead.
@@ -32,7 +35,7 @@ class SaveFromBothNonBool(Rule):
     code = "JAX110"
 
     def check_policy(self, policy: PolicyContext) -> Iterator[Finding]:
-        if not policy.in_save_from_both:
+        if not policy.in_save_from_both or policy.project.jax().save_from_both_non_bool_error is None:
             return
         for leaf, kind in policy.returned_values():
             if kind in _NOT_BOOL:
@@ -45,6 +48,8 @@ class SaveFromBothNonBool(Rule):
                 )
 
     def check_site(self, site: SiteContext) -> Iterator[Finding]:
+        if site.project.jax().save_from_both_non_bool_error is None:
+            return  # before jax 0.4.38, save_from_both_policies takes any truthy decision
         for target in site.targets:
             if not (
                 isinstance(target, BuiltinPolicy) and target.in_save_from_both and target.call is not None
