@@ -9,7 +9,6 @@ the release an interpreter would import, from package metadata, never by importi
 
 from __future__ import annotations
 
-import json
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -225,6 +224,8 @@ def _key(release: str) -> Release:
 
 @lru_cache(maxsize=1)
 def _data() -> dict[str, Any]:
+    import json  # here: a check that asks no fact reads no JSON (start-up time)
+
     data: dict[str, Any] = json.loads(DATA.read_text(encoding="utf-8"))
     return data
 

@@ -169,7 +169,11 @@ def check_tree(
     """Findings per file for files already discovered (the CLI discovers them to report a
     missing path), reusing the results kept in `cache_dir` and checking on `jobs` processes."""
     keys = [os.path.abspath(os.fspath(p)) for p in files]
-    cache = ResultCache(cache_dir, workspace.settings, keys) if cache_dir is not None else None
+    cache = (
+        ResultCache(cache_dir, workspace.settings, keys, workspace.jax_version())
+        if cache_dir is not None
+        else None
+    )
     digests = _Digests(workspace, cache)
     own, todo = _from_cache(keys, cache, digests)
     if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):

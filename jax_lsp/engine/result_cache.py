@@ -62,12 +62,17 @@ class FileResult(Record):
 
 
 class ResultCache:
-    def __init__(self, folder: Path, settings: Settings, files: Iterable[str]):
+    def __init__(
+        self, folder: Path, settings: Settings, files: Iterable[str], jax_version: str | None = None
+    ):
+        """`jax_version`: the JAX installed for the project, whose facts the findings speak for."""
         import json  # here: a check without the cache (--no-cache, or a file named alone) reads no JSON
 
         self.folder = folder
         context = json.dumps(
-            [__version__, sys.version, repr(settings), sorted(files)], sort_keys=True, default=str
+            [__version__, sys.version, repr(settings), sorted(files), jax_version],
+            sort_keys=True,
+            default=str,
         )
         self.path = folder / f"{digest(context.encode())}.json"
         self._files: dict[str, dict] = {}

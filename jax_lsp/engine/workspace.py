@@ -97,6 +97,7 @@ class Workspace:
         self._names: NameIndex | None = None
         self._new_remat: tuple[NewRematSwitch | None] | None = None  # (the answer,) once asked
         self._jax_facts: JaxFacts | None = None
+        self._jax_version: tuple[str | None] | None = None  # (the version,) once read
 
     def take_internal_errors(self) -> list[InternalError]:
         """The analysis bugs met since the last call (each cost one site, policy or file)."""
@@ -448,12 +449,20 @@ class Workspace:
 
         return Project(self.checkpoint_names, self.jax_facts, self.new_remat_switch)
 
+    def jax_version(self) -> str | None:
+        """The JAX release installed for the project (the interpreter's), from its metadata."""
+        from jax_lsp.core.jax_facts import installed_jax_version
+
+        if self._jax_version is None:
+            self._jax_version = (installed_jax_version(self.interpreter),)
+        return self._jax_version[0]
+
     def jax_facts(self) -> JaxFacts:
-        """The facts of the JAX release installed for the project (read from its metadata once)."""
-        from jax_lsp.core.jax_facts import facts_for, installed_jax_version
+        """The facts of the JAX release installed for the project (the newest when none is)."""
+        from jax_lsp.core.jax_facts import facts_for
 
         if self._jax_facts is None:
-            self._jax_facts = facts_for(installed_jax_version(self.interpreter))
+            self._jax_facts = facts_for(self.jax_version())
         return self._jax_facts
 
     def new_remat_switch(self) -> NewRematSwitch | None:
@@ -468,7 +477,9 @@ class Workspace:
             if self._new_remat is None:
                 found = None
                 for key in self.python_files():
-                    data = self.read(key)
+                    # A byte search of each file, as the prefilter's: not a read for the analysis.
+                    overlay = self._overlays.get(key)
+                    data = overlay.encode() if overlay is not None else read_file(key)
                     if data is None or not could_turn_on(data):
                         continue
                     module = self.load(key)

@@ -20,7 +20,9 @@ def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
             help="also run each policy under real JAX in a subprocess (this executes the project's imports)",
         )
     parser.add_argument(
-        "--interpreter", metavar="PYTHON", help="the Python (with jax) to trace in (default: this one)"
+        "--interpreter",
+        metavar="PYTHON",
+        help="the project's Python: its JAX is the release the findings speak for, and a trace runs in it (default: this one)",
     )
     prefix = "--trace-" if flag else "--"
     parser.add_argument(

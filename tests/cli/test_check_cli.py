@@ -311,3 +311,19 @@ def test_a_changed_requires_python_is_not_answered_from_the_cache(tmp_path: Path
         (tmp_path / "pyproject.toml").write_text(f'[project]\nname = "p"\nrequires-python = "{requires}"\n')
         done = run_check(tmp_path, "--output-format", "json")
         assert [f["code"] for f in json.loads(done.stdout)] == ([code] if code else [])
+
+
+def test_a_jax_below_the_supported_range_is_said_once(tmp_path: Path) -> None:
+    import venv
+
+    venv.create(tmp_path / "env", with_pip=False)  # a Python whose jax is 0.4.26, by its metadata
+    [site] = (tmp_path / "env").glob("lib/python*/site-packages")
+    (site / "jax-0.4.26.dist-info").mkdir()
+    (site / "jax-0.4.26.dist-info" / "METADATA").write_text("Name: jax\nVersion: 0.4.26\n")
+    project = tmp_path / "project"
+    project.mkdir()
+    _project(project, **{"m.py": "import jax\nf = jax.checkpoint(lambda x: x, policy=lambda p: True)\n"})
+    python = str(tmp_path / "env" / "bin" / "python")
+    done = run_check(project, "m.py", "--interpreter", python, "--output-format", "concise")
+    assert done.returncode == 1, done.stderr
+    assert done.stderr.count("jax 0.4.26 is older than jax 0.4.30, the oldest release jax-lsp knows") == 1

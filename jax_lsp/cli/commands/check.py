@@ -179,7 +179,7 @@ def _run(args: argparse.Namespace) -> int:
     except (SettingsError, files.MissingPathError) as exc:
         return _fail(args, str(exc))
     root = config_dir or project_root(start)
-    ws = Workspace(roots=[root], settings=settings)
+    ws = Workspace(roots=[root], settings=settings, interpreter=args.interpreter)
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
     cache_dir = None if args.no_cache else (args.cache_dir or root / CACHE_DIR_NAME)
     jobs = max(1, args.jobs)
@@ -222,6 +222,13 @@ def _run(args: argparse.Namespace) -> int:
     skipped = ws.pythons.summary(targets)  # not findings: no effect on the exit code
     if skipped:
         print(f"jax-lsp: note: {skipped}", file=sys.stderr)
+    jax = ws.jax_facts() if findings else None  # read only when there is something it spoke for
+    if jax is not None and not jax.supported:
+        print(
+            f"jax-lsp: note: jax {jax.requested} is older than jax {jax.version}, the oldest release "
+            f"jax-lsp knows: the findings speak for jax {jax.version}",
+            file=sys.stderr,
+        )
     if args.verbose:
         for line in ws.jedi.summary(display_path):
             print(f"jax-lsp: {line}", file=sys.stderr)
