@@ -46,9 +46,10 @@ Key = tuple[str, str]  # (the callee's dotted text, a digest of what its meaning
 
 
 class FileStats:
-    __slots__ = ("asked", "unnamed", "skipped", "seconds")
+    __slots__ = ("asked", "unnamed", "skipped", "seconds", "not_needed")
 
     def __init__(self) -> None:
+        self.not_needed = 0  # callees jedi was not asked about: nothing in reach leads to JAX
         self.asked = 0  # callees jedi was asked about
         self.unnamed = 0  # ... that it could not name
         self.skipped = 0  # callees left unknown because the budget was spent
@@ -146,6 +147,11 @@ class JediNames:
                 if other != path:
                     del self._answers[other]
 
+    def not_needed(self, path: str) -> None:
+        """A callee of `path` that jedi was not asked about: nothing in reach leads to JAX."""
+        with self._lock:
+            self.stats.setdefault(path, FileStats()).not_needed += 1
+
     def summary(self, display: Callable[[str], str] = str) -> list[str]:
         """For `check --verbose`: each file that spent its budget, then the totals."""
         if self.budget <= 0:
@@ -157,9 +163,11 @@ class JediNames:
         ]
         every = self.stats.values()
         lines.append(
-            f"jedi: asked about {sum(s.asked for s in every)} callee(s) in {len(self.stats)} file(s) "
+            f"jedi: asked about {sum(s.asked for s in every)} callee(s) in "
+            f"{sum(1 for s in every if s.asked or s.skipped)} file(s) "
             f"in {sum(s.seconds for s in every):.2f} s; {sum(s.unnamed for s in every)} it could not name, "
-            f"{sum(s.skipped for s in every)} left unknown past the budget"
+            f"{sum(s.skipped for s in every)} left unknown past the budget; "
+            f"{sum(s.not_needed for s in every)} not asked (nothing in reach leads to JAX)"
         )
         return lines
 

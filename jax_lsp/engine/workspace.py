@@ -21,6 +21,7 @@ from jax_lsp.core.tags.packages import read_file
 from jax_lsp.core.text.python_versions import ProjectPythons
 from jax_lsp.core.text.triggers import could_hold_site
 from jax_lsp.engine.files import discover, discover_names
+from jax_lsp.engine.jax_reach import JaxReach
 from jax_lsp.engine.jedi_names import JediNames
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
 
@@ -85,6 +86,15 @@ class Workspace:
         self.jedi = JediNames(
             self.roots[0] if self.roots else None, interpreter, self.settings.jedi_budget, jedi_in_background
         )
+        # Whether jedi could name a callee a checkpoint function at all (nothing in reach leads to JAX).
+        self.reach = JaxReach(
+            lambda path: self.read(path),
+            self.import_folders,
+            lambda path: path in self._overlays,
+            self.python_files,
+            self._module_name,
+            interpreter,
+        )
         self._src_folders: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
         self.internal_errors: list[InternalError] = []
@@ -113,11 +123,13 @@ class Workspace:
         with self._lock:
             self._forget(_key(path))
             self.jedi.file_changed(_key(path))
+            self.reach.forget(None)  # a new or deleted file changes what imports resolve to
 
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
         self._for_sites.pop(key, None)
         self._by_name.clear()
+        self.reach.forget(key)
         self._site_cache.clear()  # sites elsewhere may resolve into this module
         self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
         if self._indexed:
@@ -271,15 +283,24 @@ class Workspace:
 
     def module(self, name: str, importer: Module) -> Module | None:
         """Find a module by dotted name where Python would, seen from the importing file."""
-        folder = Path(importer.path).parent
+        found = self.module_path(name, importer.path)
+        return self.load(found, partially=True) if found else None
+
+    def import_folders(self, importer: str) -> list[str]:
+        """Where the imports of the file at `importer` are looked for, first match wins."""
+        path = Path(importer)
+        return [str(folder) for folder in import_folders(path, self._src(), self._root_of(path))]
+
+    def module_path(self, name: str, importer: str) -> str | None:
+        """The project file (or open buffer) of a module by dotted name, seen from `importer`."""
+        folder = os.path.dirname(importer)
         with self._lock:
-            cache_key = (name, str(folder))
+            cache_key = (name, folder)
             if cache_key not in self._by_name:
-                path = Path(importer.path)
+                path = Path(importer)
                 folders = import_folders(path, self._src(), self._root_of(path))
                 self._by_name[cache_key] = self._find_module_file(name, folders)
-            found = self._by_name[cache_key]
-        return self.load(found, partially=True) if found else None
+            return self._by_name[cache_key]
 
     def _find_module_file(self, name: str, folders: list[Path]) -> str | None:
         if not all(part.isidentifier() for part in name.split(".")):
@@ -293,7 +314,11 @@ class Workspace:
         return None
 
     def jedi_qualname(self, module: Module, node: ast.expr) -> str | None:
-        """What jedi says a callee is, when the file's imports cannot tell (see jedi_names)."""
+        """What jedi says a callee is, when the file's imports cannot tell (see jedi_names);
+        not asked where nothing in reach leads to JAX (see jax_reach)."""
+        if self.jedi.budget > 0 and not self.reach.jedi_could_name(module, node):
+            self.jedi.not_needed(module.path)
+            return None
         return self.jedi.qualname(module, node)
 
     def refine_with_jedi(self, path: Path | str, text: str) -> bool:
