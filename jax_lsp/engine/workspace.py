@@ -21,7 +21,6 @@ from jax_lsp.core.tags.packages import read_file
 from jax_lsp.core.text.python_versions import ProjectPythons
 from jax_lsp.core.text.triggers import could_hold_site
 from jax_lsp.engine.files import discover, discover_names
-from jax_lsp.engine.jax_reach import JaxReach
 from jax_lsp.engine.jedi_names import JediNames
 from jax_lsp.engine.project import import_folders, import_root, project_root, src_folders
 
@@ -36,6 +35,7 @@ if TYPE_CHECKING:
     from jax_lsp.core.policies.sites import Site
     from jax_lsp.core.tags.index import NameIndex
     from jax_lsp.core.text.source import DeferredDefinition, ParseCache, SourceModule
+    from jax_lsp.engine.jax_reach import JaxReach
 
 log = logger(__name__)
 
@@ -86,15 +86,8 @@ class Workspace:
         self.jedi = JediNames(
             self.roots[0] if self.roots else None, interpreter, self.settings.jedi_budget, jedi_in_background
         )
-        # Whether jedi could name a callee a checkpoint function at all (nothing in reach leads to JAX).
-        self.reach = JaxReach(
-            lambda path: self.read(path),
-            self.import_folders,
-            lambda path: path in self._overlays,
-            self.python_files,
-            self._module_name,
-            interpreter,
-        )
+        self.jedi.depends = self.note_reads  # an answer depends on what jedi read for it
+        self._reach: JaxReach | None = None
         self._src_folders: list[Path] | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
         self.internal_errors: list[InternalError] = []
@@ -123,13 +116,15 @@ class Workspace:
         with self._lock:
             self._forget(_key(path))
             self.jedi.file_changed(_key(path))
-            self.reach.forget(None)  # a new or deleted file changes what imports resolve to
+            if self._reach is not None:
+                self._reach.forget(None)  # a new or deleted file changes what imports resolve to
 
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
         self._for_sites.pop(key, None)
         self._by_name.clear()
-        self.reach.forget(key)
+        if self._reach is not None:
+            self._reach.forget(key)
         self._site_cache.clear()  # sites elsewhere may resolve into this module
         self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
         if self._indexed:
@@ -312,6 +307,24 @@ class Workspace:
                 if key in self._overlays or candidate.is_file():
                     return key
         return None
+
+    @property
+    def reach(self) -> JaxReach:
+        """Whether jedi could name a callee a checkpoint function at all (built on first use:
+        a check whose results all come from the cache imports none of it)."""
+        from jax_lsp.engine.jax_reach import JaxReach
+
+        with self._lock:
+            if self._reach is None:
+                self._reach = JaxReach(
+                    lambda path: self.read(path),
+                    self.import_folders,
+                    lambda path: path in self._overlays,
+                    self.python_files,
+                    self._module_name,
+                    self.interpreter,
+                )
+            return self._reach
 
     def jedi_qualname(self, module: Module, node: ast.expr) -> str | None:
         """What jedi says a callee is, when the file's imports cannot tell (see jedi_names);
