@@ -160,14 +160,29 @@ class JaxReach:
         self._installed: _Installed | None = None
 
     def forget(self, path: str | None = None) -> None:
-        """A file changed (None: any may have): what was concluded from it goes."""
-        self._local.pop(path, None) if path is not None else self._local.clear()
+        """A file's content changed (None: any file may have, or been added or deleted): what
+        was concluded from it goes. An edit that leaves a module's own facts (its imports, its
+        mentions of JAX) as they were keeps what was concluded of the others (each keystroke in
+        the server comes here)."""
         if path is None:
+            self._local.clear()
             self._folders.clear()
             self._listings.clear()
             self._found.clear()
+            self._reaches.clear()
+            self._project_texts = self._reaching_files = None
+            return
+        if self._project_texts is not None and path in self._project_texts:
+            data = self._read(path)
+            if data is None:
+                del self._project_texts[path]
+            else:
+                self._project_texts[path] = data
+        before = self._local.pop(path, None)
+        if before is not None and self._local_facts(path) == before:
+            return
         self._reaches.clear()
-        self._project_texts = self._reaching_files = None
+        self._reaching_files = None
 
     # Whether jedi is needed ----------------------------------------------------------
     def jedi_could_name(self, module: Module, node: ast.expr) -> bool:

@@ -58,6 +58,11 @@ def test_a_stdlib_callee_with_policy_asks_no_jedi(tmp_path, inferred):
     assert workspace.check_file(tmp_path / "mail.py") == []
     assert inferred == []
     assert workspace.jedi.stats[str(tmp_path / "mail.py")].not_needed == 2
+    # An edit that imports JAX (an open buffer) leaves the callees to jedi again.
+    text = (tmp_path / "mail.py").read_text()
+    workspace.set_document(tmp_path / "mail.py", "import jax\n" + text)
+    assert workspace.check_file(tmp_path / "mail.py") == []
+    assert len(inferred) == 2
 
 
 def test_a_checkpoint_re_exported_through_project_modules_is_still_found(tmp_path, inferred):
