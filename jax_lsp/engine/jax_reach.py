@@ -149,6 +149,7 @@ class JaxReach:
         self._folders: dict[str, list[str]] = {}  # a file's folder -> where its imports are found
         self._listings: dict[str, set[str]] = {}
         self._found: dict[tuple[str, str], str | None] = {}  # (importer's folder, module) -> file
+        self._packages: dict[str, list[str]] = {}  # a folder -> the dotted package its modules are in
         self._project_files = project_files
         self._module_name = module_name
         self._interpreter = interpreter
@@ -169,6 +170,7 @@ class JaxReach:
             self._folders.clear()
             self._listings.clear()
             self._found.clear()
+            self._packages.clear()
             self._reaches.clear()
             self._project_texts = self._reaching_files = None
             return
@@ -310,7 +312,7 @@ class JaxReach:
         return facts
 
     def _imports_facts(self, path: str, data: bytes) -> tuple[bool, tuple[str, ...]]:
-        name, is_package = self._module_name(path)
+        name, is_package = self._name_of(path)
         modules = imported_modules(data, name, is_package)
         if modules is None:
             return True, ()
@@ -327,6 +329,20 @@ class JaxReach:
             elif self._leads_to_jax(imported.split(".", 1)[0]):
                 return True, ()
         return False, tuple(dict.fromkeys(project))
+
+    def _name_of(self, path: str) -> tuple[str, bool]:
+        """`module_name(path)`, its package's part found once per folder (it depends on the
+        folder alone)."""
+        folder, base = os.path.split(path)
+        package = self._packages.get(folder)
+        if package is None:
+            name, is_package = self._module_name(path)
+            parts = name.split(".") if name else []
+            self._packages[folder] = parts if is_package else parts[:-1]
+            return name, is_package
+        if base == "__init__.py":
+            return ".".join(package), True
+        return ".".join([*package, base.rsplit(".", 1)[0]]), False
 
     def _project_modules(self, name: str, importer: str) -> list[str]:
         """The project files that importing `name` runs (each package on the way)."""
