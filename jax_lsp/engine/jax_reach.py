@@ -334,15 +334,16 @@ class JaxReach:
         """`module_name(path)`, its package's part found once per folder (it depends on the
         folder alone)."""
         folder, base = os.path.split(path)
+        stem = os.path.splitext(base)[0]  # may hold dots (`math.filecheck.py`), as the name then does
         package = self._packages.get(folder)
         if package is None:
             name, is_package = self._module_name(path)
-            parts = name.split(".") if name else []
-            self._packages[folder] = parts if is_package else parts[:-1]
+            prefix = name if is_package else name[: len(name) - len(stem)].rstrip(".")
+            self._packages[folder] = prefix.split(".") if prefix else []
             return name, is_package
         if base == "__init__.py":
             return ".".join(package), True
-        return ".".join([*package, base.rsplit(".", 1)[0]]), False
+        return ".".join([*package, stem]), False
 
     def _project_modules(self, name: str, importer: str) -> list[str]:
         """The project files that importing `name` runs (each package on the way)."""

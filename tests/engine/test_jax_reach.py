@@ -138,3 +138,11 @@ def test_imports_are_read_from_the_text_in_every_scope():
     assert imported_modules(text, "p.m.n", False) == {
         "os", "a.b", "p.m", "p.m.x", "p.m.y", "p.q", "p.q.z", "jax", "foo", "foo.bar"
     }  # fmt: skip
+
+
+def test_module_names_found_once_per_folder_are_the_workspace_s(tmp_path):
+    write(tmp_path, {"pkg/__init__.py": "", "pkg/math.filecheck.py": "", "pkg/mod.py": "", "top.py": ""})
+    workspace = Workspace([tmp_path])
+    for name in ("pkg/math.filecheck.py", "pkg/mod.py", "pkg/__init__.py", "top.py"):
+        path = str(tmp_path / name)
+        assert workspace.reach._name_of(path) == workspace._module_name(path)
