@@ -6,11 +6,14 @@ modules it imports (which jedi follows), or of the project files its dynamic-par
 reads for the callers of a function (and pytest's `conftest.py`, for a test's fixtures). So:
 
 - A module *reaches JAX* when its text names a JAX package (a literal in `import_module("jax")`
-  counts: any mention does), asks for a module by a computed name, imports a package installed
-  here that is or requires a JAX package (extras included), imports one that is not installed
-  here and is not the standard library (`interpreter` set: every installed package counts), or
-  imports a project module that reaches JAX. A project module named like a standard module (a
-  `test/` folder) is the project's.
+  counts: any mention does), or it imports (in any scope, or by a literal name in
+  `import_module`) a project module that reaches JAX, or a package installed for this Python
+  whose distribution is or requires a JAX package (extras included), or one whose distribution
+  cannot be told (a namespace package). A package that is not installed is one jedi cannot read
+  either; a relative import above the top package finds nothing. Where jedi reads another
+  environment (`interpreter` set, another virtual environment active), every import from
+  outside the project and the standard library counts. A project module named like a standard
+  module (a `test/` folder) is the project's.
 - A callee in a module that does not reach JAX needs no jedi when no project file that reaches
   JAX mentions a function or class the module defines (a caller passing a JAX function in) and
   no `conftest.py` that reaches JAX could give its tests a fixture.
@@ -57,10 +60,10 @@ _IMPORTS = re.compile(
 _DEFINED = re.compile(rb"\b(?:def|class)[ \t]+(\w+)|\b(\w+)[ \t]*=[ \t]*lambda\b")
 
 
-def imported_modules(data: bytes, name: str, is_package: bool) -> set[str] | None:
+def imported_modules(data: bytes, name: str, is_package: bool) -> set[str]:
     """The absolute dotted names of the modules the text imports, and of what could be a
-    submodule (`from pkg import mod`); None when a relative import climbs above the top.
-    Lines holding `import` are read, with their continuation lines."""
+    submodule (`from pkg import mod`), as the module `name` sees them. Lines holding `import`
+    are read, with their continuation lines."""
     found: set[str] = set()
     package = name.split(".") if name else []
     if not is_package:
@@ -72,8 +75,7 @@ def imported_modules(data: bytes, name: str, is_package: bool) -> set[str] | Non
         position = end + 1
         line = data[start:end].replace(b"\\\n", b" ").replace(b"\\\r\n", b" ").decode("utf-8", "replace")
         for match in _IMPORTS.finditer(line):
-            if not _add_imports(found, match, package):
-                return None
+            _add_imports(found, match, package)
     return found
 
 
@@ -97,29 +99,28 @@ def _logical_line_end(data: bytes, at: int) -> int:
     return end
 
 
-def _add_imports(found: set[str], match: re.Match[str], package: list[str]) -> bool:
+def _add_imports(found: set[str], match: re.Match[str], package: list[str]) -> None:
     dots, base, names, plain = match.groups()
     if plain is not None:
         for item in plain.split(","):
             words = item.strip("() \t\r\n").split()
             if words and _is_dotted(words[0]):
                 found.add(words[0])
-        return True
+        return
     if dots:
         up = len(dots) - 1
         if up > len(package):
-            return True  # above the top package: nothing jedi can find either ("from ... import *" in prose)
+            return  # above the top package: nothing jedi can find either ("from ... import *" in prose)
         prefix = package[: len(package) - up]
         base = ".".join([*prefix, base] if base else prefix)
     if base and not _is_dotted(base):
-        return True
+        return
     if base:
         found.add(base)
     for item in names.strip("() \t\r\n").split(","):
         words = item.strip("() \t\r\n").split()
         if words and words[0].isidentifier():
             found.add(f"{base}.{words[0]}" if base else words[0])
-    return True
 
 
 def _is_dotted(name: str) -> bool:
@@ -314,8 +315,6 @@ class JaxReach:
     def _imports_facts(self, path: str, data: bytes) -> tuple[bool, tuple[str, ...]]:
         name, is_package = self._name_of(path)
         modules = imported_modules(data, name, is_package)
-        if modules is None:
-            return True, ()
         by_name = b"__import__" in data or b"import_module" in data
         for match in _IMPORT_BY_NAME.finditer(data) if by_name else ():
             if match.group(1) is None or match.group(1).startswith(b"."):
