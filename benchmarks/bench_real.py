@@ -1,14 +1,20 @@
 """Real JAX projects as the yardstick for `jax-lsp check` and `jax-lsp serve`.
 
 The corpus is the pinned released sources listed in benchmarks/corpus.py, downloaded once into
---cache-dir. Per project it prints the files, internal errors, syntax errors (JAX001), findings
-by code, and the time of `jax-lsp check` beside two baselines measured in the same run:
-`ast.parse` of every .py file, and `ruff check`. Each command is a subprocess from a cold
-interpreter, the three alternate, and the medians of --repeat runs are compared. Then:
+--cache-dir, and the jax repository's own tree at a pinned release (corpus.JAX_REPO: read from a
+local folder, skipped with a printed line where it is missing; --jax-repo DIR names another).
+CPython's standard library (corpus.CPYTHON_LIB: this Python's, copied into the cache) is measured
+beside the corpus, not in its totals. Per project it prints the files, internal errors, syntax
+errors (JAX001), findings by code, and the time of `jax-lsp check` beside three baselines
+measured in the same run: `ast.parse` of every .py file, `ruff check` with its default rules, and
+`ruff check --select RET503` (one rule: the lightest pass of the peer). Each command is a
+subprocess from a cold interpreter, the four alternate, and the medians of --repeat runs are
+compared. Then:
 - every file checked on its own in this process, with a fresh Workspace each (as when a file
   is opened): the slowest ten, timed again --repeat times;
 - a re-run with nothing changed, when `jax-lsp check` keeps a result cache (--no-cache);
-- one named file of the largest project, from the command line (medians of at least
+- one named file of the largest project, and `jax/_src/dtypes.py` of the jax repository (one
+  changed file, as pre-commit checks it), from the command line (medians of at least
   ONE_FILE_RUNS runs, alternated with ruff's);
 - the language server (bench_server's client) on the largest module that holds policy sites,
   opened in a copy of its project: first diagnostics, then edits typed from the moment those
@@ -23,7 +29,8 @@ jax-lsp runs byte-compiled, as `pip install` leaves it: where PYTHONDONTWRITEBYT
 each jax-lsp process would otherwise compile its own sources again (a third of a second).
 
 ruff runs as `ruff check --no-cache --isolated --config "include=['*.py']"`, with its default
-rules (E4, E7, E9, F): they are what `ruff check` does for a user who configured nothing.
+rules (E4, E7, E9, F): they are what `ruff check` does for a user who configured nothing; and
+again with `--select RET503`.
 --isolated keeps the projects' own ruff settings (other rules and excludes in each) from
 changing the work measured; `include` limits it to .py files, as jax-lsp (by default ruff
 also reads notebooks and stubs).
@@ -31,8 +38,9 @@ also reads notebooks and stubs).
 Each target is printed as a ratio or a time with PASS or FAIL; the exit status is 1 if any
 fails. Output meant to be kept goes to benchmarks/out/ (ignored by git and by jax-lsp).
 
-    python benchmarks/bench_real.py [--projects jax,flax] [--repeat 3] [--no-server]
-                                    [--json benchmarks/out/real.json] [--cache-dir DIR]
+    python benchmarks/bench_real.py [--projects jax,flax,jax-repo,cpython-lib] [--repeat 3]
+                                    [--no-server] [--json benchmarks/out/real.json]
+                                    [--cache-dir DIR] [--jax-repo DIR]
 """
 
 from __future__ import annotations
@@ -59,7 +67,17 @@ REPO = BENCHMARKS.parent
 sys.path[:0] = [str(REPO), str(BENCHMARKS)]  # this checkout's jax_lsp, and the sibling modules
 
 from bench_server import JAX_LSP, change_latency, first_diagnostics, percentile
-from corpus import DEFAULT_CACHE, PROJECTS, Project, fetch
+from corpus import (
+    CPYTHON_LIB,
+    DEFAULT_CACHE,
+    JAX_REPO,
+    LOCAL,
+    PROJECTS,
+    LocalProject,
+    Project,
+    fetch,
+    local_root,
+)
 
 RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
 # Every jax-lsp subprocess (check and serve) runs this checkout's code.
@@ -90,12 +108,17 @@ SERVER_WARM_RUNS = 5
 # A check of one file takes ~0.15 s and ruff's ~15 ms: a few runs of each, alternated, say less
 # than the VM's noise. Their ratio is taken from medians of this many runs at least.
 ONE_FILE_RUNS = 11
+# One changed file of the jax repository (what pre-commit checks), and the rule of the lightest
+# ruff baseline.
+JAX_REPO_FILE = "jax/_src/dtypes.py"
+RET503 = "RET503"
 
 
 @dataclass
 class Timing:
     parse: list[float] = field(default_factory=list)
     ruff: list[float] = field(default_factory=list)
+    ret503: list[float] = field(default_factory=list)  # ruff check --select RET503
     check: list[float] = field(default_factory=list)
     check_warm: list[float] = field(default_factory=list)
 
@@ -144,7 +167,7 @@ def check_command(target: Path, no_cache: bool) -> list[str]:
     ]
 
 
-def ruff_command(target: Path) -> list[str]:
+def ruff_command(target: Path, select: str | None = None) -> list[str]:
     return [
         RUFF,
         "check",
@@ -152,6 +175,7 @@ def ruff_command(target: Path) -> list[str]:
         "--isolated",
         "--config",
         "include=['*.py']",
+        *(["--select", select] if select else []),
         "--exit-zero",
         "--output-format",
         "concise",
@@ -199,7 +223,9 @@ def read_findings(done: subprocess.CompletedProcess, root: Path) -> list[dict]:
 
 
 # The whole-project runs -------------------------------------------------------------------
-def measure_project(project: Project, root: Path, kind: str, repeat: int, cache: bool) -> ProjectResult:
+def measure_project(
+    project: Project | LocalProject, root: Path, kind: str, repeat: int, cache: bool
+) -> ProjectResult:
     from jax_lsp.engine.files import discover
 
     files = discover([root])
@@ -216,6 +242,7 @@ def measure_project(project: Project, root: Path, kind: str, repeat: int, cache:
         for name, command in (
             ("parse", parse_command(root)),
             ("ruff", ruff_command(root)),
+            ("ret503", ruff_command(root, RET503)),
             ("check", check_command(root, cache)),
         ):
             seconds, done = timed(command)
@@ -276,15 +303,17 @@ def time_each_file(results: list[ProjectResult], repeat: int) -> list[FileTime]:
 
 # One named file, from the command line ---------------------------------------------------
 def measure_one_file(root: Path, path: Path, repeat: int, cache: bool) -> dict:
-    cli, ruff = [], []
+    cli, ruff, ret503 = [], [], []
     timed(ruff_command(path))
     for _ in range(max(repeat, ONE_FILE_RUNS)):
         cli.append(timed(check_command(path, no_cache=cache))[0])
         ruff.append(timed(ruff_command(path))[0])
+        ret503.append(timed(ruff_command(path, RET503))[0])
     return {
         "path": os.path.relpath(path, root),
         "check_s": statistics.median(cli),
         "ruff_s": statistics.median(ruff),
+        "ret503_s": statistics.median(ret503),
     }
 
 
@@ -358,8 +387,8 @@ def verdict(value: float, limit: float) -> str:
 def print_projects(results: list[ProjectResult], cache: bool) -> None:
     print(
         f"{'project':<18}{'version':<26}{'from':<6}{'files':>6}{'.py':>6}{'bad':>4}{'MB':>6}{'sites':>6}{'in':>4}"
-        f"{'intl':>5}{'JAX001':>7}{'parse':>8}{'ruff':>8}{'check':>8}{'/parse':>7}{'/ruff':>7}"
-        f"{'warm':>8}  findings by code"
+        f"{'intl':>5}{'JAX001':>7}{'parse':>8}{'ruff':>8}{'RET503':>8}{'check':>8}{'/parse':>7}{'/ruff':>7}"
+        f"{'/RET':>7}{'warm':>8}  findings by code"
     )
     for r in results:
         codes = Counter(f["code"] for f in r.findings)
@@ -368,13 +397,15 @@ def print_projects(results: list[ProjectResult], cache: bool) -> None:
         print(
             f"{r.name:<18}{r.version:<26}{r.kind:<6}{r.files:>6}{r.py_files:>6}{r.unparsable:>4}"
             f"{r.py_bytes / 1e6:6.1f}{r.sites:>6}{r.files_with_sites:>4}{len(r.internal_errors):>5}{codes.get('JAX001', 0):>7}"
-            f"{r.timing.median('parse'):7.2f}s{r.timing.median('ruff'):7.2f}s{r.timing.median('check'):7.2f}s"
+            f"{r.timing.median('parse'):7.2f}s{r.timing.median('ruff'):7.2f}s{r.timing.median('ret503'):7.2f}s"
+            f"{r.timing.median('check'):7.2f}s"
             f"{r.timing.median('check') / r.timing.median('parse'):6.2f}x{r.timing.median('check') / r.timing.median('ruff'):6.2f}x"
-            f"{warm}  {by_code}"
+            f"{r.timing.median('check') / r.timing.median('ret503'):6.2f}x{warm}  {by_code}"
         )
     print(
         "files: what jax-lsp checks; .py: every .py file the parse baseline reads; bad: of those, files this "
-        "Python cannot parse; sites: policy sites found, in how many files; intl: internal errors; times: medians"
+        "Python cannot parse; sites: policy sites found, in how many files; intl: internal errors; "
+        "ruff: default rules; RET503: `--select RET503`; times: medians"
     )
 
 
@@ -399,9 +430,10 @@ def print_findings(results: list[ProjectResult]) -> None:
 
 
 def main() -> int:
+    every = [*PROJECTS, *LOCAL]
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument(
-        "--projects", help="comma-separated names (default: all): " + ",".join(p.name for p in PROJECTS)
+        "--projects", help="comma-separated names (default: all): " + ",".join(p.name for p in every)
     )
     parser.add_argument("--repeat", type=int, default=3)
     parser.add_argument("--no-server", action="store_true", help="skip the language server measures")
@@ -412,9 +444,15 @@ def main() -> int:
         default=DEFAULT_CACHE,
         help=f"downloads and sources (default {DEFAULT_CACHE})",
     )
+    parser.add_argument(
+        "--jax-repo",
+        type=Path,
+        metavar="DIR",
+        help=f"the jax repository's tree (default: {JAX_REPO.folder} below the cache's src/)",
+    )
     args = parser.parse_args()
-    wanted = set(args.projects.split(",")) if args.projects else {p.name for p in PROJECTS}
-    unknown = wanted - {p.name for p in PROJECTS}
+    wanted = set(args.projects.split(",")) if args.projects else {p.name for p in every}
+    unknown = wanted - {p.name for p in every}
     if unknown:
         parser.error(f"unknown projects: {', '.join(sorted(unknown))}")
     compile_jax_lsp()
@@ -424,16 +462,37 @@ def main() -> int:
         f"medians of {args.repeat} runs; result cache: {'cold runs use --no-cache' if cache else 'not supported yet'}\n"
     )
 
-    results = []
+    results = []  # the corpus: its totals are the targets
     for project in (p for p in PROJECTS if p.name in wanted):
         root, kind = fetch(project, args.cache_dir)
         print(f"  {project.name} {project.version} ({kind}) ...", file=sys.stderr, flush=True)
         results.append(measure_project(project, root, kind, args.repeat, cache))
+    jax_repo = None
+    if JAX_REPO.name in wanted:
+        jax_root = local_root(JAX_REPO, args.cache_dir, args.jax_repo)
+        if jax_root is None:
+            print(
+                f"jax-repo: skipped, no folder {args.jax_repo or args.cache_dir / 'src' / JAX_REPO.folder} ({JAX_REPO.how})"
+            )
+        else:
+            print(f"  {JAX_REPO.name} {JAX_REPO.version} ...", file=sys.stderr, flush=True)
+            jax_repo = measure_project(JAX_REPO, jax_root, "git", args.repeat, cache)
+            results.append(jax_repo)
+    lib = None
+    if CPYTHON_LIB.name in wanted:
+        lib_root = local_root(CPYTHON_LIB, args.cache_dir)
+        assert lib_root is not None  # made from this Python's own
+        print(f"  {CPYTHON_LIB.name} {CPYTHON_LIB.version} ...", file=sys.stderr, flush=True)
+        lib = measure_project(CPYTHON_LIB, lib_root, "local", args.repeat, cache)
     times = time_each_file(results, args.repeat)
     for r in results:
         r.sites = sum(t.sites for t in times if t.project == r.name)
         r.files_with_sites = sum(1 for t in times if t.project == r.name and t.sites)
-    print_projects(results, cache)
+    print_projects([*results, *([lib] if lib else [])], cache)
+    if lib:
+        print(
+            f"{CPYTHON_LIB.name}: the standard library of {CPYTHON_LIB.version} ({sys.executable}), beside the corpus"
+        )
 
     print(
         f"\nEach file checked alone, in-process (fresh Workspace): the {SLOWEST} slowest (median of {args.repeat})"
@@ -445,16 +504,27 @@ def main() -> int:
     for t in file_errors:
         print(f"  in-process error [{t.project}] {t.path}: {t.error}")
 
-    largest = max(results, key=lambda r: r.py_bytes)
-    with_sites = [t for t in times if t.sites and t.project == largest.name]
+    released = [r for r in results if r is not jax_repo]
+    largest = max(released or results, key=lambda r: r.py_bytes) if results else None
+    with_sites = [t for t in times if t.sites and largest and t.project == largest.name]
     one_file = None
-    if with_sites:
+    if with_sites and largest:
         chosen = max(with_sites, key=lambda t: (t.sites, t.lines))
         one_file = measure_one_file(Path(largest.root), Path(largest.root) / chosen.path, args.repeat, cache)
         print(
             f"\nOne named file of the largest project ({largest.name}): {one_file['path']} "
             f"({chosen.lines} lines, {chosen.sites} sites): check {one_file['check_s']:.2f}s, ruff {one_file['ruff_s']:.3f}s "
             f"(from the command line, as pre-commit runs it; medians of {max(args.repeat, ONE_FILE_RUNS)} runs)"
+        )
+    jax_file = None
+    if jax_repo is not None and (Path(jax_repo.root) / JAX_REPO_FILE).is_file():
+        jax_file = measure_one_file(
+            Path(jax_repo.root), Path(jax_repo.root) / JAX_REPO_FILE, args.repeat, cache
+        )
+        print(
+            f"One changed file of the jax repository: {JAX_REPO_FILE}: check {jax_file['check_s']:.2f}s, "
+            f"ruff {jax_file['ruff_s']:.3f}s, ruff --select RET503 {jax_file['ret503_s']:.3f}s "
+            f"(medians of {max(args.repeat, ONE_FILE_RUNS)} runs)"
         )
 
     server = None
@@ -475,11 +545,13 @@ def main() -> int:
         )
 
     total = {
-        name: sum(r.timing.median(name) for r in results) for name in ("parse", "ruff", "check", "check_warm")
+        name: sum(r.timing.median(name) for r in results)
+        for name in ("parse", "ruff", "ret503", "check", "check_warm")
     }
     targets = [
         ("check / parse-everything, all projects", total["check"] / total["parse"], 0.25, "x"),
         ("check / ruff, all projects", total["check"] / total["ruff"], 3.0, "x"),
+        ("check / ruff RET503, all projects", total["check"] / total["ret503"], 3.0, "x"),
         ("slowest single file", slowest[0].seconds if slowest else 0.0, 0.5, "s"),
     ]
     if cache:
@@ -489,6 +561,29 @@ def main() -> int:
             ("one named file, cold", one_file["check_s"], 0.5, "s"),
             ("one named file / ruff of it", one_file["check_s"] / one_file["ruff_s"], 10.0, "x"),
         ]
+    either = []  # (label, value, limit, unit) pairs of which one passing passes the target
+    if jax_repo is not None:
+        targets.append(("jax repository, whole tree", jax_repo.timing.median("check"), 1.0, "s"))
+    if jax_file:
+        either = [
+            (f"jax repository, {JAX_REPO_FILE}", jax_file["check_s"], 0.5, "s"),
+            ("  or / ruff of it", jax_file["check_s"] / jax_file["ruff_s"], 10.0, "x"),
+        ]
+    if lib:
+        targets += [
+            (
+                "CPython Lib/: check / parse-everything",
+                lib.timing.median("check") / lib.timing.median("parse"),
+                0.25,
+                "x",
+            ),
+            (
+                "CPython Lib/: check / ruff RET503",
+                lib.timing.median("check") / lib.timing.median("ret503"),
+                3.0,
+                "x",
+            ),
+        ]
     if server:
         parse_ms = server["parse_ms"]
         targets += [
@@ -497,13 +592,19 @@ def main() -> int:
             ("server didChange p95 / ast.parse", server["change_p95_ms"] / parse_ms, 3.0, "x"),
         ]
     print(
-        f"\nTotals: parse {total['parse']:.2f}s, ruff {total['ruff']:.2f}s, check {total['check']:.2f}s"
+        f"\nTotals (the corpus{', jax repository included' if jax_repo else ''}): parse {total['parse']:.2f}s, "
+        f"ruff {total['ruff']:.2f}s, ruff RET503 {total['ret503']:.2f}s, check {total['check']:.2f}s"
         + (f", re-run {total['check_warm']:.2f}s" if cache else ", re-run: not supported yet")
     )
     print(f"{'target':<42}{'measured':>13}{'limit':>13}")
     for label, value, limit, unit in targets:
         print(f"{label:<42}{value:>10.2f} {unit:<2}{limit:>10.2f} {unit:<2}  {verdict(value, limit)}")
-    print_findings(results)
+    either_passes = any(value <= limit for _, value, limit, _ in either)
+    for label, value, limit, unit in either:
+        print(
+            f"{label:<42}{value:>10.2f} {unit:<2}{limit:>10.2f} {unit:<2}  {'PASS' if either_passes else 'FAIL'}"
+        )
+    print_findings([*results, *([lib] if lib else [])])
     if args.json:
         args.json.parent.mkdir(parents=True, exist_ok=True)
         args.json.write_text(
@@ -513,20 +614,27 @@ def main() -> int:
                     "repeat": args.repeat,
                     "cache_supported": cache,
                     "projects": [asdict(r) for r in results],
+                    "cpython_lib": asdict(lib) if lib else None,
                     "slowest_files": [asdict(t) for t in slowest],
                     "file_errors": [asdict(t) for t in file_errors],
                     "files_with_sites": [asdict(t) for t in times if t.sites],
                     "one_file": one_file,
+                    "jax_repo_file": jax_file,
                     "server": server,
                     "targets": [
                         {"target": label, "measured": value, "limit": limit, "pass": value <= limit}
                         for label, value, limit, _ in targets
+                    ]
+                    + [
+                        {"target": label, "measured": value, "limit": limit, "pass": either_passes}
+                        for label, value, limit, _ in either
                     ],
                 },
                 indent=2,
             )
         )
-    return 0 if all(value <= limit for _, value, limit, _ in targets) else 1
+    passed = all(value <= limit for _, value, limit, _ in targets) and (either_passes or not either)
+    return 0 if passed else 1
 
 
 if __name__ == "__main__":

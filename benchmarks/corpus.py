@@ -1,8 +1,22 @@
-"""The real-code corpus: released sources of JAX projects from PyPI, pinned and cached.
+"""The real-code corpus: released sources of JAX projects from PyPI, pinned and cached, and
+two trees from local folders.
 
-Each project is fetched once with `pip download --no-deps` (its sdist where PyPI has one that
-pip can prepare, else its wheel: wheels of pure-Python projects hold the sources) and unpacked
-under the cache folder, outside the repository.
+Each PyPI project is fetched once with `pip download --no-deps` (its sdist where PyPI has one
+that pip can prepare, else its wheel: wheels of pure-Python projects hold the sources) and
+unpacked under the cache folder, outside the repository.
+
+The local ones (`LOCAL`):
+- `jax-repo`: the jax repository's own tree at a pinned release, tests included (the sdist
+  holds only the package; the tests are where jedi spent seconds naming nothing). PyPI does not
+  serve it and CI reaches nothing else, so it is read from a folder that is made by hand, once:
+
+      git clone --bare https://github.com/jax-ml/jax jax.git    # or any copy of the history
+      mkdir -p ~/.cache/jax-lsp-corpus/src/jax-repo-jax-v0.10.2
+      git --git-dir=jax.git archive jax-v0.10.2 | tar -x -C ~/.cache/jax-lsp-corpus/src/jax-repo-jax-v0.10.2
+
+  and skipped, with a printed line, where that folder is missing.
+- `cpython-lib`: the standard library of the Python running this (CPython's `Lib/`, where
+  `policy=` is the email package's keyword), copied into the cache without its site-packages.
 """
 
 from __future__ import annotations
@@ -10,6 +24,7 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
+import sysconfig
 import tarfile
 import zipfile
 from dataclasses import dataclass
@@ -46,6 +61,58 @@ PROJECTS = (
     Project("transformer-engine", "transformer-engine", "2.20.2"),
     Project("jax", "jax", "0.10.2"),
 )
+
+
+@dataclass(frozen=True)
+class LocalProject:
+    """Sources from a local folder (`folder` below the cache's `src/`), not from PyPI."""
+
+    name: str
+    version: str
+    folder: str
+    how: str  # how the folder is made, for the line that says it is missing
+
+
+JAX_REPO_TAG = "jax-v0.10.2"
+JAX_REPO = LocalProject(
+    "jax-repo",
+    JAX_REPO_TAG,
+    f"jax-repo-{JAX_REPO_TAG}",
+    f"`git archive {JAX_REPO_TAG}` of github.com/jax-ml/jax (benchmarks/corpus.py says how)",
+)
+PYTHON_VERSION = ".".join(map(str, sys.version_info[:3]))
+CPYTHON_LIB = LocalProject(
+    "cpython-lib",
+    f"{sys.implementation.name} {PYTHON_VERSION}",
+    f"cpython-Lib-{PYTHON_VERSION}",
+    "copied from this Python's standard library",
+)
+LOCAL = (JAX_REPO, CPYTHON_LIB)
+
+
+def local_root(project: LocalProject, cache: Path, folder: Path | None = None) -> Path | None:
+    """The project's folder (`folder` if given); None, when it is missing and cannot be made."""
+    root = folder if folder is not None else cache / "src" / project.folder
+    if root.is_dir():
+        return root
+    if project is CPYTHON_LIB and folder is None:
+        return _copy_standard_library(root)
+    return None
+
+
+def _copy_standard_library(target: Path) -> Path:
+    """The running Python's standard library, without site-packages and byte code."""
+    partial = target.with_name(target.name + ".partial")
+    if partial.exists():
+        shutil.rmtree(partial)
+    shutil.copytree(
+        sysconfig.get_paths()["stdlib"],
+        partial,
+        ignore=shutil.ignore_patterns("site-packages", "dist-packages", "__pycache__"),
+        symlinks=True,
+    )
+    partial.rename(target)
+    return target
 
 
 def _pip_download(project: Project, folder: Path, kind: str) -> Path | None:

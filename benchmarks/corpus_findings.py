@@ -10,7 +10,9 @@ message), the policy sites of every file a full parse gives (line of the call, h
 policies it resolves to), the findings of `check FILE` for each file that holds a site or a
 finding or defines a policy that a site reaches (pre-commit's path: the files that could use
 its policies, found by a text search, are checked with it), and every
-internal error. Runs in this process, on the corpus bench_real downloads (it must be there).
+internal error. Runs in this process, on the corpus bench_real downloads (it must be there),
+and on the local trees of corpus.LOCAL (the jax repository's, skipped with a printed line where
+its folder is missing; this Python's standard library).
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
-from corpus import DEFAULT_CACHE, PROJECTS, fetch
+from corpus import DEFAULT_CACHE, LOCAL, PROJECTS, LocalProject, fetch, local_root
 
 from jax_lsp.core.notebooks.files import file_could_hold_site
 from jax_lsp.core.policies.resolve import PolicyFunction
@@ -91,10 +93,17 @@ def main() -> int:
     if args.output is None:
         parser.error("name the output file, or --compare two of them")
     results: Results = {}
-    for project in PROJECTS:
+    for project in (*PROJECTS, *LOCAL):
         if args.projects and project.name not in args.projects:
             continue
-        root, _ = fetch(project, args.cache_dir)
+        if isinstance(project, LocalProject):
+            local = local_root(project, args.cache_dir)
+            if local is None:
+                print(f"{project.name}: skipped, no folder ({project.how})", file=sys.stderr)
+                continue
+            root = local
+        else:
+            root, _ = fetch(project, args.cache_dir)
         found = project_results(root)
         print(f"{project.name}: {len(found)} files with sites or findings", file=sys.stderr)
         results.update(found)

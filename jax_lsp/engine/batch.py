@@ -23,7 +23,9 @@ from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
     from jax_lsp.core.policies.resolve import PolicyFunction
+    from jax_lsp.engine.jedi_names import Answer as JediAnswer
     from jax_lsp.engine.jedi_names import FileStats
+    from jax_lsp.engine.jedi_names import Key as JediKey
     from jax_lsp.engine.workspace import Workspace
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
@@ -175,6 +177,8 @@ def check_tree(
         else None
     )
     digests = _Digests(workspace, cache)
+    if cache is not None:
+        workspace.jedi.preload(cache.jedi_answers(digests))
     own, todo = _from_cache(keys, cache, digests)
     if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):
         checked = _check_on_processes(workspace, todo, cache is not None, own, digests, jobs)
@@ -196,8 +200,18 @@ def check_tree(
         if target in wanted:
             results[target] = _check_with_users(workspace, target, users, own, cache, digests)
     if cache is not None:
+        _store_jedi_answers(workspace, cache, digests)
         cache.save()
     return {key: results[key] for key in keys if results.get(key)}
+
+
+def _store_jedi_answers(workspace: Workspace, cache: ResultCache, digests: _Digests) -> None:
+    """Keep what jedi answered in this run (here and on other processes), with the digests
+    of the files it read for each answer."""
+    for path, answers in workspace.jedi.take_fresh().items():
+        for key, (answer, read) in answers.items():
+            if read is not None:
+                cache.store_jedi(path, key, answer, {dep: digests(dep) for dep in sorted(read)})
 
 
 # A file to check, with its digest; None when it is still to be read (and filtered).
@@ -330,7 +344,11 @@ _worker: Workspace | None = None
 
 
 def _start_worker(
-    roots: list[Path], settings: Settings, interpreter: str | None, buffers: dict[str, str]
+    roots: list[Path],
+    settings: Settings,
+    interpreter: str | None,
+    buffers: dict[str, str],
+    jedi_answers: dict[str, dict[JediKey, JediAnswer]],
 ) -> None:
     global _worker
     from jax_lsp.engine.workspace import Workspace
@@ -339,11 +357,19 @@ def _start_worker(
     _worker = Workspace(roots, settings, interpreter)
     for path, text in buffers.items():
         _worker.set_document(path, text)
+    _worker.jedi.preload(jedi_answers)
 
 
 def _check_in_worker(
     item: tuple[str, str | None, bool],
-) -> tuple[str, tuple[str | None, bool] | None, FileResult | None, list[InternalError], FileStats | None]:
+) -> tuple[
+    str,
+    tuple[str | None, bool] | None,
+    FileResult | None,
+    list[InternalError],
+    FileStats | None,
+    dict[str, dict[JediKey, JediAnswer]],
+]:
     """One file's result; a file the parent did not read (its digest None) is read and filtered
     here first, and its (digest, could hold a site) returned too."""
     assert _worker is not None
@@ -352,12 +378,13 @@ def _check_in_worker(
     if key_digest is None:
         found = _Digests(_worker).of_file(key, digest_always)
         if found is None or not found[1]:
-            return key, found, None, [], None
+            return key, found, None, [], None, {}
         key_digest = found[0]
         assert key_digest is not None
     result = check_own(_worker, key, key_digest, _Digests(_worker), for_cache=digest_always)
     _worker.release(key)
-    return key, found, result, _worker.take_internal_errors(), _worker.jedi.stats.pop(key, None)
+    errors = _worker.take_internal_errors()
+    return key, found, result, errors, _worker.jedi.stats.pop(key, None), _worker.jedi.take_fresh()
 
 
 def _check_on_processes(
@@ -383,9 +410,15 @@ def _check_on_processes(
         max_workers=jobs,
         mp_context=context,
         initializer=_start_worker,
-        initargs=(workspace.roots, workspace.settings, workspace.interpreter, workspace.buffers()),
+        initargs=(
+            workspace.roots,
+            workspace.settings,
+            workspace.interpreter,
+            workspace.buffers(),
+            workspace.jedi.preloaded(),
+        ),
     ) as pool:
-        for key, found, result, errors, jedi_stats in pool.map(
+        for key, found, result, errors, jedi_stats, jedi_answers in pool.map(
             _check_in_worker, ordered, chunksize=WORKER_CHUNK
         ):
             if found is not None:
@@ -396,6 +429,7 @@ def _check_on_processes(
             workspace.internal_errors.extend(errors)
             if jedi_stats is not None:  # for `check --verbose`
                 workspace.jedi.stats[key] = jedi_stats
+            workspace.jedi.add_fresh(jedi_answers)  # for the result cache
     return checked
 
 

@@ -49,13 +49,16 @@ class ImportResolver:
         """The folder the module at `path` is imported from (what a trace puts on sys.path)."""
         return import_root(Path(os.path.abspath(path)), self._src_folders())
 
+    def folders(self, importer: str) -> list[Path]:
+        """Where the imports of the file at `importer` are looked for, first match wins."""
+        path = Path(importer)
+        return import_folders(path, self._src_folders(), self.root_of(path))
+
     def find(self, name: str, importer: str) -> str | None:
         """The file `import name` finds from the file at `importer`, where Python would look."""
         key = (name, os.path.dirname(importer))
         if key not in self._found:
-            path = Path(importer)
-            folders = import_folders(path, self._src_folders(), self.root_of(path))
-            self._found[key] = self._find_module_file(name, folders)
+            self._found[key] = self._find_module_file(name, self.folders(importer))
         return self._found[key]
 
     def _find_module_file(self, name: str, folders: list[Path]) -> str | None:

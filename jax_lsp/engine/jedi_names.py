@@ -9,6 +9,11 @@
   top-level statement around it and the module-level statements binding its first name: an edit
   elsewhere in the file reuses them.
 
+What jedi read for an answer (the modules it followed, the files its search for callers opened,
+as parso's FileIO reads or stats them) is kept with it: `check` keeps answers in its result cache,
+valid while those files are unchanged (`preload`, `take_fresh`), and a file's result depends on
+them as on the modules its analysis read. Where parso offers no such FileIO, answers are not kept.
+
 Inline (the CLI, the API): jedi is asked while the sites are found. In the background (the
 server): finding sites only reads answers and notes the callees still to ask; `refine` asks jedi
 about them later, on another thread, and the server checks the file again. Meanwhile a callee
@@ -22,7 +27,7 @@ import bisect
 import os
 import time
 from collections import OrderedDict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -43,12 +48,46 @@ SCRIPTS_KEPT = 4
 ANSWERS_KEPT = 512
 
 Key = tuple[str, str]  # (the callee's dotted text, a digest of what its meaning depends on)
+# An answer with the files jedi read for it (None: not known, so never kept between runs).
+Answer = tuple[str | None, frozenset[str] | None]
+
+_reads = _thread._local()  # (threading.local, without importing threading) .paths: the set the current thread's jedi reads are added to
+
+
+def _record_jedi_reads() -> bool:
+    """Make parso's FileIO (through which jedi reads and stats every source file) note the
+    files it is asked about in `_reads.paths`; False when this parso has no such class."""
+    try:
+        from parso import file_io
+    except ImportError:
+        return False
+    io = getattr(file_io, "FileIO", None)
+    if io is None or not all(hasattr(io, name) for name in ("read", "get_last_modified")):
+        return False
+    if getattr(io, "_jax_lsp_noted", False):
+        return True
+    read, modified = io.read, io.get_last_modified
+
+    def noted(method):
+        def wrapper(self):
+            paths = getattr(_reads, "paths", None)
+            if paths is not None:
+                paths.add(os.fspath(self.path))
+            return method(self)
+
+        return wrapper
+
+    io.read, io.get_last_modified = noted(read), noted(modified)
+    io._jax_lsp_noted = True
+    return True
 
 
 class FileStats:
-    __slots__ = ("asked", "unnamed", "skipped", "seconds")
+    __slots__ = ("asked", "unnamed", "skipped", "seconds", "not_needed", "cached")
 
     def __init__(self) -> None:
+        self.not_needed = 0  # callees jedi was not asked about: nothing in reach leads to JAX
+        self.cached = 0  # callees answered from the result cache (an earlier run's jedi)
         self.asked = 0  # callees jedi was asked about
         self.unnamed = 0  # ... that it could not name
         self.skipped = 0  # callees left unknown because the budget was spent
@@ -93,6 +132,13 @@ class JediNames:
         self._lock = _thread.allocate_lock()  # guards the dicts below; never held while jedi runs
         self._scripts: OrderedDict[str, tuple[str, jedi.Script]] = OrderedDict()  # path -> (text, Script)
         self._answers: dict[str, dict[Key, str | None]] = {}
+        self._read_for: dict[str, dict[Key, frozenset[str] | None]] = {}  # what jedi read per answer
+        self._stored: dict[str, dict[Key, Answer]] = {}  # from the result cache, still valid
+        self._fresh: dict[str, dict[Key, Answer]] = {}  # asked in this process, for the cache
+        self._script_reads: dict[str, set[str]] = {}  # path -> what jedi read for its Script
+        self._recorded: bool | None = None  # whether jedi's reads are noted (known once jedi runs)
+        # Told of the files each answer used depends on (Workspace.note_reads).
+        self.depends: Callable[[Iterable[str]], None] = lambda paths: None
         self._latest: dict[str, dict[str, str | None]] = {}  # path -> callee text -> last answer
         self._waiting: dict[str, tuple[int, dict[Key, tuple[int, int]]]] = {}  # path -> (text hash, callees)
         self._spent: dict[str, tuple[int, float]] = {}  # path -> (text hash, seconds spent on it)
@@ -107,17 +153,70 @@ class JediNames:
         key = callee_key(module, node)
         end = module.source.span(node).end
         position = (end.line + 1, max(end.column - 1, 0))  # jedi: 1-based lines, code points
+        known = self._known(path, key)
+        if known is not None:
+            self._depend(path, key)
+            return known[0]
         with self._lock:
-            answers = self._answers.setdefault(path, {})
-            if key in answers:
-                return answers[key]
             if self.background:
                 token = hash(text)
                 if self._waiting.get(path, (None,))[0] != token:
                     self._waiting[path] = (token, {})
                 self._waiting[path][1][key] = position
                 return self._latest.get(path, {}).get(key[0])
-        return self._ask(path, text, {key: position})[key]
+        answer = self._ask(path, text, {key: position})[key]
+        self._depend(path, key)
+        return answer
+
+    def _known(self, path: str, key: Key) -> tuple[str | None] | None:
+        """(answer,) when jedi answered the callee before, in this process or a kept run."""
+        with self._lock:
+            answers = self._answers.setdefault(path, {})
+            if key in answers:
+                return (answers[key],)
+            stored = self._stored.get(path, {}).get(key)
+            if stored is None:
+                return None
+            answers[key] = stored[0]
+            self._read_for.setdefault(path, {})[key] = stored[1]
+            self.stats.setdefault(path, FileStats()).cached += 1
+            return (stored[0],)
+
+    def _depend(self, path: str, key: Key) -> None:
+        """Tell `depends` what the answer used depends on (outside the lock: it takes the
+        workspace's)."""
+        with self._lock:
+            read = self._read_for.get(path, {}).get(key)
+        if read:
+            self.depends(read)
+
+    # Kept between runs (engine.batch, with the result cache) -------------------------
+    def preload(self, answers: dict[str, dict[Key, Answer]]) -> None:
+        """Answers an earlier run kept, each still valid (the files jedi read are unchanged)."""
+        with self._lock:
+            for path, kept in answers.items():
+                self._stored.setdefault(path, {}).update(kept)
+
+    def preloaded(self) -> dict[str, dict[Key, Answer]]:
+        """The answers `preload` gave (for the processes a check starts)."""
+        with self._lock:
+            return {path: dict(kept) for path, kept in self._stored.items()}
+
+    def add_fresh(self, answers: dict[str, dict[Key, Answer]]) -> None:
+        """Answers another process's jedi gave, to be kept as this one's (`take_fresh`)."""
+        with self._lock:
+            for path, kept in answers.items():
+                self._fresh.setdefault(path, {}).update(kept)
+
+    def take_fresh(self, path: str | None = None) -> dict[str, dict[Key, Answer]]:
+        """The answers jedi gave in this process since the last call (of `path`, or all) that
+        can be kept: those whose reads were noted."""
+        with self._lock:
+            if path is not None:
+                found = self._fresh.pop(path, None)
+                return {path: found} if found else {}
+            fresh, self._fresh = self._fresh, {}
+            return fresh
 
     def waiting(self, path: Path | str, text: str) -> bool:
         """Whether finding the sites of `path` (as `text`) left callees for `refine`."""
@@ -145,6 +244,12 @@ class JediNames:
             for other in list(self._answers):
                 if other != path:
                     del self._answers[other]
+            self._stored.clear()
+
+    def not_needed(self, path: str) -> None:
+        """A callee of `path` that jedi was not asked about: nothing in reach leads to JAX."""
+        with self._lock:
+            self.stats.setdefault(path, FileStats()).not_needed += 1
 
     def summary(self, display: Callable[[str], str] = str) -> list[str]:
         """For `check --verbose`: each file that spent its budget, then the totals."""
@@ -157,9 +262,12 @@ class JediNames:
         ]
         every = self.stats.values()
         lines.append(
-            f"jedi: asked about {sum(s.asked for s in every)} callee(s) in {len(self.stats)} file(s) "
+            f"jedi: asked about {sum(s.asked for s in every)} callee(s) in "
+            f"{sum(1 for s in every if s.asked or s.skipped)} file(s) "
             f"in {sum(s.seconds for s in every):.2f} s; {sum(s.unnamed for s in every)} it could not name, "
-            f"{sum(s.skipped for s in every)} left unknown past the budget"
+            f"{sum(s.skipped for s in every)} left unknown past the budget; "
+            f"{sum(s.cached for s in every)} answered from the result cache, "
+            f"{sum(s.not_needed for s in every)} not asked (nothing in reach leads to JAX)"
         )
         return lines
 
@@ -169,11 +277,15 @@ class JediNames:
         spent = self._spent[path][1] if self._spent.get(path, (None,))[0] == token else 0.0
         stats = self.stats.setdefault(path, FileStats())
         project = self._jedi_project(path)  # once per workspace, not charged to this file
+        if self._recorded is None:  # here: parso is imported only when jedi is asked (start-up time)
+            self._recorded = _record_jedi_reads()
         answers: dict[Key, str | None] = {}
+        past_budget = set()  # unknown for want of time, not jedi's answer: never kept
         for key, (line, column) in requests.items():
             if spent >= self.budget:
                 stats.skipped += 1
                 answers[key] = None
+                past_budget.add(key)
                 continue
             started = time.perf_counter()
             answers[key] = self._infer(project, path, text, line, column)
@@ -191,16 +303,29 @@ class JediNames:
             latest = self._latest.setdefault(path, {})
             for (callee, _), answer in answers.items():
                 latest[callee] = answer
+            # Each answer depends on everything jedi read for this text's Script so far: an
+            # inference reuses what an earlier one loaded without reading it again.
+            read = frozenset(self._script_reads.get(path, set()) - {path}) if self._recorded else None
+            reads = self._read_for.setdefault(path, {})
+            for key_asked, answer in answers.items():
+                if key_asked in past_budget:
+                    continue
+                reads[key_asked] = read
+                if read is not None:
+                    self._fresh.setdefault(path, {})[key_asked] = (answer, read)
         return answers
 
     def _infer(
         self, project: jedi.Project | None, path: str, text: str, line: int, column: int
     ) -> str | None:
+        _reads.paths = self._script_reads.setdefault(path, set())
         try:
             names = self._script(project, path, text).infer(line, column)
         except Exception:  # jedi is best effort: a failure means "unknown", never an error
             log.debug("jedi could not infer %s:%d:%d", path, line, column, exc_info=True)
             return None
+        finally:
+            _reads.paths = None
         return next((name.full_name for name in names if name.full_name), None)
 
     def _jedi_project(self, path: str) -> jedi.Project | None:
@@ -222,9 +347,10 @@ class JediNames:
         if kept is not None and kept[0] == text:
             self._scripts.move_to_end(path)
             return kept[1]
+        self._script_reads[path] = _reads.paths = set()  # a new Script reads everything again
         script = jedi.Script(code=text, path=path, project=project)
         self._scripts[path] = (text, script)
         self._scripts.move_to_end(path)
         while len(self._scripts) > SCRIPTS_KEPT:
-            self._scripts.popitem(last=False)
+            self._script_reads.pop(self._scripts.popitem(last=False)[0], None)
         return script

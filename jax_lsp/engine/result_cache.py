@@ -7,6 +7,10 @@ users' entries. The whole store is keyed on jax-lsp's version, the Python that p
 settings and the list of files (a new or deleted module can change what an import resolves to).
 Stored as JSON: a cache folder committed by someone else is never executed.
 
+A third kind holds jedi's answers (a callee's qualified name, or that jedi could not name it), by
+file and callee (jedi_names.callee_key), each with the digests of the files jedi read for it:
+valid while those are unchanged.
+
 As ruff does, a file whose modification time and size are those it had when it was last read
 is not read again: its digest (or that it cannot hold a site) is taken from the store.
 """
@@ -77,6 +81,7 @@ class ResultCache:
         self.path = folder / f"{digest(context.encode())}.json"
         self._files: dict[str, dict] = {}
         self._combined: dict[str, dict] = {}
+        self._jedi: dict[str, dict[str, list]] = {}  # path -> "callee\0context" -> [answer, deps]
         # path -> [mtime_ns, size, digest, whether it could hold a site] when it was last read
         self._seen: dict[str, list] = {}
         self._dirty = False
@@ -84,6 +89,7 @@ class ResultCache:
             data = json.loads(self.path.read_text(encoding="utf-8"))
             self._files, self._combined = data["files"], data["combined"]
             self._seen = data.get("seen", {})
+            self._jedi = data.get("jedi", {})
         except FileNotFoundError:
             pass
         except (OSError, ValueError, KeyError, TypeError) as exc:
@@ -157,6 +163,38 @@ class ResultCache:
         self._combined[path] = {"key": key, "findings": [_finding_json(f) for f in findings]}
         self._dirty = True
 
+    # jedi's answers ---------------------------------------------------------------------
+    def jedi_answers(
+        self, digest_of
+    ) -> dict[str, dict[tuple[str, str], tuple[str | None, frozenset[str] | None]]]:
+        """The answers whose files jedi read are unchanged (`digest_of` as for `file_result`),
+        by file and callee key; the others are dropped."""
+        valid: dict[str, dict[tuple[str, str], tuple[str | None, frozenset[str] | None]]] = {}
+        for path, answers in list(self._jedi.items()):
+            for key, entry in list(answers.items()):
+                try:
+                    answer, deps = entry
+                    callee, context = key.split("\0")
+                    if answer is not None and not isinstance(answer, str):
+                        raise TypeError(answer)
+                    fresh = all(digest_of(dep) == dep_digest for dep, dep_digest in deps.items())
+                except (TypeError, ValueError, AttributeError):
+                    fresh = False
+                if fresh:
+                    valid.setdefault(path, {})[(callee, context)] = (answer, frozenset(deps))
+                else:
+                    del answers[key]
+                    self._dirty = True
+            if not answers:
+                del self._jedi[path]
+        return valid
+
+    def store_jedi(
+        self, path: str, key: tuple[str, str], answer: str | None, deps: dict[str, str | None]
+    ) -> None:
+        self._jedi.setdefault(path, {})["\0".join(key)] = [answer, deps]
+        self._dirty = True
+
     def save(self) -> None:
         """Write the store atomically, and drop old stores (other settings, other file lists)."""
         if not self._dirty:
@@ -171,7 +209,15 @@ class ResultCache:
                 ignore.write_text("# Automatically created by jax-lsp.\n*\n", encoding="utf-8")
             handle, temporary = tempfile.mkstemp(dir=self.folder, suffix=".tmp")
             with os.fdopen(handle, "w", encoding="utf-8") as out:
-                json.dump({"files": self._files, "combined": self._combined, "seen": self._seen}, out)
+                json.dump(
+                    {
+                        "files": self._files,
+                        "combined": self._combined,
+                        "seen": self._seen,
+                        "jedi": self._jedi,
+                    },
+                    out,
+                )
             os.replace(temporary, self.path)
             stores = sorted(self.folder.glob("*.json"), key=lambda p: p.stat().st_mtime, reverse=True)
             for old in stores[KEEP_STORES + 1 :]:

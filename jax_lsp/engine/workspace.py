@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from jax_lsp.core.tags.index import NameIndex
     from jax_lsp.core.text.deferred import DeferredDefinition
     from jax_lsp.core.text.source import ParseCache, SourceModule
+    from jax_lsp.engine.jax_reach import JaxReach
     from jax_lsp.rules import Project
 
 log = logger(__name__)
@@ -91,6 +92,8 @@ class Workspace:
         self.jedi = JediNames(
             self.roots[0] if self.roots else None, interpreter, self.settings.jedi_budget, jedi_in_background
         )
+        self.jedi.depends = self.note_reads  # an answer depends on what jedi read for it
+        self._reach: JaxReach | None = None
         self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
         self.internal_errors: list[InternalError] = []
         self._load_recorders: list[set[str]] = []
@@ -121,11 +124,15 @@ class Workspace:
         with self._lock:
             self._forget(_key(path))
             self.jedi.file_changed(_key(path))
+            if self._reach is not None:
+                self._reach.forget(None)  # a new or deleted file changes what imports resolve to
 
     def _forget(self, key: str) -> None:
         self._modules.pop(key, None)
         self._for_sites.pop(key, None)
         self.imports.forget()
+        if self._reach is not None:
+            self._reach.forget(key)
         self._site_cache.clear()  # sites elsewhere may resolve into this module
         self._previous_targets.setdefault(key, set()).update(self._site_targets.get(key, ()))
         if self._indexed:
@@ -269,8 +276,30 @@ class Workspace:
             found = self.imports.find(name, importer.path)
         return self.load(found, partially=True) if found else None
 
+    @property
+    def reach(self) -> JaxReach:
+        """Whether jedi could name a callee a checkpoint function at all (built on first use:
+        a check whose results all come from the cache imports none of it)."""
+        from jax_lsp.engine.jax_reach import JaxReach
+
+        with self._lock:
+            if self._reach is None:
+                self._reach = JaxReach(
+                    lambda path: self.read(path),
+                    lambda importer: [str(folder) for folder in self.imports.folders(importer)],
+                    lambda path: path in self._overlays,
+                    self.python_files,
+                    self.imports.module_name,
+                    self.interpreter,
+                )
+            return self._reach
+
     def jedi_qualname(self, module: Module, node: ast.expr) -> str | None:
-        """What jedi says a callee is, when the file's imports cannot tell (see jedi_names)."""
+        """What jedi says a callee is, when the file's imports cannot tell (see jedi_names);
+        not asked where nothing in reach leads to JAX (see jax_reach)."""
+        if self.jedi.budget > 0 and not self.reach.jedi_could_name(module, node):
+            self.jedi.not_needed(module.path)
+            return None
         return self.jedi.qualname(module, node)
 
     def refine_with_jedi(self, path: Path | str, text: str) -> bool:
