@@ -14,6 +14,7 @@ from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.policies.resolve import PolicyFunction, Target, resolve_site
 from jax_lsp.core.policies.sites import Site, find_sites
+from jax_lsp.core.policies.tables import TableChoice, choices_note
 from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, Project, SiteContext
 
 if TYPE_CHECKING:
@@ -50,6 +51,32 @@ def resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Si
         )
         for site in sites
     ]
+
+
+def _one_per_place(found: list[Finding], targets: list[Target], here: str) -> list[Finding]:
+    """A rule's findings at one site, with the findings that table entries chosen by a run-time
+    key give at one place (the site, when the table is in another file) merged into one that
+    names every such key. A finding of a chosen entry ends with that entry's note."""
+    choices = list(dict.fromkeys(t.chosen_by for t in targets if t.chosen_by is not None))
+    if len(choices) < 2:
+        return found
+    merged: dict[tuple[str, object], tuple[Finding, list[TableChoice]]] = {}
+    result: list[Finding] = []
+    for finding in found:
+        choice = next((c for c in choices if finding.message.endswith(c.note(here))), None)
+        if choice is None:
+            result.append(finding)
+            continue
+        place = (finding.code, finding.span)
+        if place not in merged:
+            merged[place] = (finding.replace(message=finding.message[: -len(choice.note(here))]), [])
+        if choice not in merged[place][1]:
+            merged[place][1].append(choice)
+    for first, chosen in merged.values():
+        # The first entry's fix would mend one key of several: offered only for a lone key.
+        fixes = first.fixes if len(chosen) == 1 else ()
+        result.append(first.replace(message=first.message + choices_note(chosen, here), fixes=fixes))
+    return result
 
 
 def check_module(
@@ -96,31 +123,28 @@ def check_module(
         return guarded(lambda: list(check()), [], errors, module.path, line, f"{rule.code} on {what}")
 
     # Table entries of this module that lookups with an unknown key may choose.
-    entries = {
+    entries = dict.fromkeys(
         t.chosen_by
         for _, targets in sites
         for t in targets
         if t.chosen_by and t.chosen_by.path == module.path
-    }
+    )
 
     for rule in rules:
         for context in policies.values():
             related = tuple(context.reached_from)
             line = context.node.lineno - 1
             found = run(lambda: rule.check_policy(context), line, "a policy")
-            note = "".join(choice.note(module.path) for choice in context.chosen_by)
+            note = choices_note(context.chosen_by, module.path)
             findings.extend(f.replace(related=related, message=f.message + note) for f in found)
         for site, targets in sites:
-            findings.extend(
-                run(
-                    lambda: rule.check_site(SiteContext(site, targets, project)),
-                    site.call.lineno - 1,
-                    "a site",
-                )
+            found = run(
+                lambda: rule.check_site(SiteContext(site, targets, project)), site.call.lineno - 1, "a site"
             )
+            findings.extend(_one_per_place(found, targets, module.path))
         for finding in run(lambda: rule.check_module(ModuleContext(module, project)), 0, "the module"):
-            note = "".join(
-                c.note(module.path) for c in entries if c.entry.start <= finding.span.start <= c.entry.end
+            note = choices_note(
+                [c for c in entries if c.entry.start <= finding.span.start <= c.entry.end], module.path
             )
             findings.append(finding.replace(message=finding.message + note) if note else finding)
 

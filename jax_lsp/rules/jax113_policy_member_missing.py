@@ -127,23 +127,17 @@ class PolicyMemberMissing(Rule):
             import jax
             import jax.numpy as jnp
 
-            policy = jax.checkpoint_policies.save_only_these_name("attn")
-
-
-            def f(x):
-                return jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), policy=policy)(x)
+            save = jax.checkpoint_policies
+            f = jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), policy=save.save_only_these_name("attn"))
             """,
             fixed="""
             import jax
             import jax.numpy as jnp
 
-            policy = jax.checkpoint_policies.save_only_these_names("attn")
-
-
-            def f(x):
-                return jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), policy=policy)(x)
+            save = jax.checkpoint_policies
+            f = jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), policy=save.save_only_these_names("attn"))
             """,
             error="has no attribute 'save_only_these_name'",
-            lines=(4,),
+            lines=(5,),
         ),
     ]

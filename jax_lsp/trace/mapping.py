@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import sys
 from collections import defaultdict
 from collections.abc import Iterable
@@ -98,6 +99,17 @@ def _static_on(static: Iterable[Finding], path: str, line: int, codes: Iterable[
     ]
 
 
+# The agent's own files: a frame there is the agent calling the policy, never the user's line.
+AGENT_FOLDER = os.path.realpath(os.path.join(os.path.dirname(__file__), os.pardir, "trace_agent")) + os.sep
+
+
+def _not_users(path: str) -> bool:
+    """A file of the agent, or of an installed package (JAX's): no place for a note."""
+    real = os.path.realpath(path)
+    parts = real.split(os.sep)
+    return real.startswith(AGENT_FOLDER) or "site-packages" in parts or "dist-packages" in parts
+
+
 def _plural(count: int) -> str:
     return f" ×{count}" if count > 1 else ""
 
@@ -115,9 +127,14 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
     error = result.error
     if result.status in FAILED_UNDER_JAX and error is not None and error.path and error.line:
         under = f" under {error.mode}" if error.mode else ""
-        failures = {(error.path, error.line): f"{error.type}: {error.text}"}
-        for rejection in result.rejected:
-            failures.setdefault((rejection.path, rejection.line), f"TypeError: {rejection.text}")
+        failures: dict[tuple[str, int], str] = {}
+        placed = [(error.path, error.line, f"{error.type}: {error.text}")]
+        placed += [(r.path, r.line, f"TypeError: {r.text}") for r in result.rejected]
+        for path, line, text in placed:
+            if _not_users(path) and policy is not None:
+                # A frame of the agent or of JAX is no user's line: the `policy=` line is.
+                path, line = policy.path, policy.line
+            failures.setdefault((path, line), text)
         for (path, line), text in failures.items():
             agreeing = _static_on(static, path, line)
             for finding in agreeing:

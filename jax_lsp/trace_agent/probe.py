@@ -354,6 +354,36 @@ def _fix_fall_through(calls, policy):
                 and node.lineno <= (call["line"] or 0) <= node.end_lineno
             ):
                 call["line"] = node.lineno
+    # A policy defined in another of the user's files (imported where the site is).
+    foreign = {}
+    for call in calls:
+        code = call.get("code")
+        if call["value"] is not None or not call["path"] or call["path"] == policy.path or code is None:
+            continue
+        node = _function_of(code, foreign)
+        if node is not None and call["line"] not in _returns_in(node):
+            call["line"] = node.lineno
+
+
+def _function_of(code, trees):
+    """The ``def`` whose body ``code`` runs, parsed from its file (None if it cannot be read)."""
+    path = code.co_filename
+    if path not in trees:
+        try:
+            with open(path, encoding="utf-8") as handle:
+                trees[path] = ast.parse(handle.read(), path)
+        except (OSError, SyntaxError, UnicodeDecodeError, ValueError):
+            trees[path] = None
+    tree = trees[path]
+    for node in ast.walk(tree) if tree is not None else ():
+        if (
+            isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))
+            and node.name == code.co_name
+            # A code object starts at its first decorator.
+            and min([node.lineno, *(d.lineno for d in node.decorator_list)]) == code.co_firstlineno
+        ):
+            return node
+    return None
 
 
 def _string_comparisons(policy, primitives):
@@ -581,6 +611,15 @@ def _unexplained(recorder, exc):
     return f"(JAX gave no message: a bare {type(exc).__name__} in jax {jax.__version__})"
 
 
+# Never the user's, even under the project's root (a checkout of jax-lsp or of JAX itself): a
+# frame in them is the agent calling the policy, or JAX inside it.
+NOT_USER = tuple(
+    os.path.dirname(os.path.realpath(filename)) + os.sep
+    for filename in (__file__, getattr(jax, "__file__", None))
+    if filename
+)
+
+
 def user_paths_for(policy, root):
     """File names (as code objects carry them) whose ``return`` lines belong to the user."""
     paths = {policy.path}
@@ -588,7 +627,12 @@ def user_paths_for(policy, root):
         root = os.path.realpath(root)
         for module in list(sys.modules.values()):
             filename = getattr(module, "__file__", None) or ""
-            if filename.startswith(root + os.sep) and "site-packages" not in filename:
+            real = os.path.realpath(filename) if filename else ""
+            if (
+                filename.startswith(root + os.sep)
+                and "site-packages" not in filename
+                and not real.startswith(NOT_USER)
+            ):
                 paths.add(filename)
-                paths.add(os.path.realpath(filename))
+                paths.add(real)
     return paths

@@ -152,3 +152,114 @@ def test_a_table_in_another_module_is_reported_at_the_site_with_where_the_entry_
     assert sorted(in_table) == ["JAX101", "JAX103", "JAX106"]
     assert "(chosen by the key 'falls' of `POLICIES`)" in in_table["JAX101"]
     assert "(chosen by the key 'numbers' of `POLICIES`)" in in_table["JAX103"]
+
+
+HELPERS = """
+import jax
+
+cp = jax.checkpoint_policies
+
+
+def bad_one(prim, *avals, **params):
+    return 1
+
+
+POLICIES = dict(
+    nothing_saveable=cp.nothing_saveable,
+    save_only_these_names=cp.save_only_these_names,
+    by_name="dots_saveable",
+    also_names=cp.save_any_names_but_these,
+    numbers=bad_one,
+    more_numbers=bad_one,
+)
+
+
+def get_policy(name):
+    return POLICIES[name]
+
+
+def by_default(name="by_name"):
+    return POLICIES[name]
+
+
+def through(name):
+    return get_policy(name)
+
+
+def or_dots(name):
+    return POLICIES.get(name, cp.dots_saveable)
+
+
+def rebound(name):
+    name = name.upper()
+    return POLICIES[name]
+"""
+
+
+@pytest.mark.parametrize(
+    "call, expected",
+    [
+        ('get_policy("nothing_saveable")', []),
+        ('through("nothing_saveable")', []),
+        ('or_dots("missing")', []),
+        ('get_policy("missing")', []),
+        ('get_policy(name="by_name")', ["JAX111"]),
+        ("by_default()", ["JAX111"]),
+        ('through("save_only_these_names")', ["JAX107"]),
+        ('rebound("nothing_saveable")', ["JAX107", "JAX111"]),
+    ],
+)
+def test_a_literal_key_given_to_a_helper_selects_its_member_only(tmp_path, call, expected):
+    (tmp_path / "policies.py").write_text(textwrap.dedent(HELPERS))
+    code = f"""
+    import jax
+    from policies import by_default, get_policy, or_dots, rebound, through
+
+    f = jax.checkpoint(abs, policy={call})
+    """
+    found = _findings(code, tmp_path, "model.py")
+    assert sorted(f.code for f in found) == expected
+    assert all("chosen by" not in f.message for f in found if call != 'rebound("nothing_saveable")')
+
+
+def test_the_member_a_literal_key_selects_runs_or_fails_under_jax():
+    grad_of_f(HELPERS + 'f = jax.checkpoint(jax.numpy.sin, policy=through("nothing_saveable"))\n')
+    grad_of_f(HELPERS + 'f = jax.checkpoint(jax.numpy.sin, policy=or_dots("missing"))\n')
+    with pytest.raises(TypeError, match="'str' object is not callable"):
+        grad_of_f(HELPERS + 'f = jax.checkpoint(jax.numpy.sin, policy=get_policy(name="by_name"))\n')
+    with pytest.raises(TypeError, match="unexpected keyword argument"):
+        grad_of_f(HELPERS + 'f = jax.checkpoint(jax.numpy.sin, policy=get_policy("also_names"))\n')
+
+
+def test_a_literal_key_selecting_a_broken_member_of_a_table_in_the_file_is_reported_at_the_entry(
+    tmp_path,
+):
+    code = HELPERS + 'f = jax.checkpoint(abs, policy=get_policy("by_name"))\n'
+    [finding] = _findings(code, tmp_path)
+    assert (finding.code, finding.span.start.line) == ("JAX111", _entry_line(code, "by_name="))
+
+
+def test_a_run_time_key_gives_one_finding_per_site_and_rule_naming_every_key(tmp_path):
+    (tmp_path / "policies.py").write_text(textwrap.dedent(HELPERS))
+    code = """
+    import jax
+    from policies import get_policy
+
+    f = jax.checkpoint(abs, policy=get_policy(REMAT))
+    """
+    found = _findings(code, tmp_path, "model.py")
+    assert sorted((f.code, f.span.start.line + 1) for f in found) == [("JAX107", 5), ("JAX111", 5)]
+    jax107 = next(f for f in found if f.code == "JAX107")
+    first, second = (_entry_line(textwrap.dedent(HELPERS), k) + 1 for k in ("save_only", "also_names"))
+    assert jax107.message.endswith(
+        f"(chosen by the key 'save_only_these_names' of `POLICIES` in policies.py:{first};"
+        f" the same mistake under the key 'also_names' of `POLICIES` in policies.py:{second})"
+    )
+    # Two keys choose the same broken function: one note names both.
+    (tmp_path / "model.py").write_text(textwrap.dedent(code))
+    workspace = Workspace([tmp_path])
+    workspace.index()
+    [jax103] = [f for f in workspace.check_file(tmp_path / "policies.py") if f.code == "JAX103"]
+    assert jax103.message.endswith(
+        "(chosen by the key 'numbers' of `POLICIES`; the same mistake under the key 'more_numbers' of `POLICIES`)"
+    )

@@ -3,6 +3,7 @@
 import json
 import subprocess
 import sys
+from pathlib import Path
 
 from tests.trace.conftest import agent_options, invalid_value_text
 
@@ -156,3 +157,19 @@ def test_trace_a_policy_from_a_table_and_a_name_based_policy(write):
         assert proc.returncode == 0
     check = _run("check", "--no-cache", "--output-format", "concise", path)
     assert ":6:91: JAX107" in check.stdout and "(chosen by the key 'broken' of `POLICIES`)" in check.stdout
+
+
+def test_check_with_trace_from_a_folder_holding_the_agent_lands_only_in_the_checked_files():
+    """Run from this repository's root, the agent's own files (and JAX's) lie under the project
+    root: a traceback frame there is never the anchor, and failures the rules predicted
+    (JAX101/107/108/110/111 in examples/) are confirmations, not JAX190."""
+    root = Path(__file__).resolve().parents[2]
+    proc = _run("check", "--trace", "--output-format", "json", "examples", cwd=root)
+    assert proc.returncode == 1, proc.stdout + proc.stderr
+    found = json.loads(proc.stdout)
+    examples = root / "examples"
+    outside = [f for f in found if not (root / f["path"]).resolve().is_relative_to(examples)]
+    assert outside == []
+    assert [f for f in found if f["code"] == "JAX190"] == []
+    confirmed = {f["code"] for f in found if "[Confirmed by trace (jax " in f["message"]}
+    assert {"JAX101", "JAX107", "JAX108", "JAX110", "JAX111"} <= confirmed

@@ -96,7 +96,11 @@ class Module:
         The tree and the source change only at the end: guard.deep runs a build again from
         the start when it runs out of stack."""
         tree = self.source.tree
-        scope = builder.build(ast.Module(body=[], type_ignores=[]))
+        empty = ast.Module(body=[], type_ignores=[])
+        scope = builder.build(empty)
+        # Keyed by id: once `empty` is freed a definition parsed later may take its id, and
+        # would be given the module's scope as its own.
+        del builder.scope_of[id(empty)]
         scope.node = tree
         builder.scope_of[id(tree)] = scope
         self._waiting: dict[tuple[int, str], list[DeferredDefinition]] = {}  # (id(parent), name)

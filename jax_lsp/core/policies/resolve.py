@@ -128,7 +128,10 @@ def resolve_site(site: Site) -> list[Target]:
 class _Resolver:
     def __init__(self, reached_from: tuple[str, Span]):
         self.reached_from = reached_from
-        self.seen: set[tuple[int, int, bool]] = set()
+        self.seen: set[tuple[int, int, bool, tuple[tuple[int, str, object], ...]]] = set()
+        # The parameters of the helpers being followed that their call binds to a literal:
+        # id(def) -> {parameter: value}.
+        self.literals: dict[int, dict[str, object]] = {}
 
     def resolve(
         self,
@@ -140,7 +143,10 @@ class _Resolver:
         in_both: bool,
         depth: int,
     ) -> list[Target]:
-        visit = (id(expr), bound, in_both)
+        frame = tuple(
+            sorted((f, name, value) for f, named in self.literals.items() for name, value in named.items())
+        )
+        visit = (id(expr), bound, in_both, frame)
         if depth > MAX_DEPTH or visit in self.seen:
             return []
         self.seen.add(visit)
@@ -203,8 +209,9 @@ class _Resolver:
             if default is not None
             else []
         )
-        if isinstance(key, ast.Constant):
-            entry = table.entry(key.value)
+        known, value = self._constant(key, scope)
+        if known:
+            entry = table.entry(value)
             if entry is None:
                 return more
             return self.resolve(table.module, entry, table.scope, bound, keywords, in_both, step) + more
@@ -248,10 +255,61 @@ class _Resolver:
         factory_module, factory_def = factory
         factory_scope = factory_module.function_scope(factory_def)
         targets = []
-        for _, value in return_paths(factory_def).values():
-            if value is not None:
-                targets += self.resolve(factory_module, value, factory_scope, bound, keywords, in_both, step)
+        outer = self.literals
+        self.literals = {**outer, id(factory_def): self._literal_arguments(call, factory_def, scope)}
+        try:
+            for _, value in return_paths(factory_def).values():
+                if value is not None:
+                    targets += self.resolve(
+                        factory_module, value, factory_scope, bound, keywords, in_both, step
+                    )
+        finally:
+            self.literals = outer
         return targets
+
+    def _constant(self, expr: ast.expr, scope: Scope) -> tuple[bool, object]:
+        """(True, value) for a literal, or a parameter of a helper being followed whose call
+        binds it to a literal (and that the helper does not rebind); else (False, None)."""
+        if isinstance(expr, ast.Constant):
+            return True, expr.value
+        if isinstance(expr, ast.Name):
+            binding, owner = scope.lookup(expr.id)
+            if binding is not None and owner is not None and binding.kind == "param":
+                named = self.literals.get(id(owner.node), {})
+                if expr.id in named:
+                    return True, named[expr.id]
+        return False, None
+
+    def _literal_arguments(
+        self, call: ast.Call, function: ast.FunctionDef | ast.AsyncFunctionDef, scope: Scope
+    ) -> dict[str, object]:
+        """The parameters of `function` that `call` binds to a literal: an argument written as
+        one (or itself a parameter bound so), else a literal default the call leaves alone."""
+        args = function.args
+        positional = [*args.posonlyargs, *args.args]
+        given: dict[str, ast.expr] = {}
+        for index, argument in enumerate(call.args):
+            if isinstance(argument, ast.Starred):
+                return {}  # which parameter gets what is unknown from here on
+            if index < len(positional):
+                given[positional[index].arg] = argument
+        for keyword in call.keywords:
+            if keyword.arg is None:
+                return {}  # `**kwargs`: any parameter may be given
+            given[keyword.arg] = keyword.value
+        defaults = dict(
+            zip([p.arg for p in positional[len(positional) - len(args.defaults) :]], args.defaults)
+        )
+        defaults.update((p.arg, d) for p, d in zip(args.kwonlyargs, args.kw_defaults) if d is not None)
+        literals: dict[str, object] = {}
+        for name, default in defaults.items():
+            if name not in given and isinstance(default, ast.Constant):
+                literals[name] = default.value
+        for name, argument in given.items():
+            known, value = self._constant(argument, scope)
+            if known:
+                literals[name] = value
+        return literals
 
     def _callee(
         self, module: Module, func: ast.expr, scope: Scope, depth: int = 0

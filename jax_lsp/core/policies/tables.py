@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import os
+from collections.abc import Sequence
 from typing import TypeGuard
 
 from jax_lsp.core.binding.module import Module
@@ -27,8 +28,24 @@ class TableChoice(Record):
 
     def note(self, here: str) -> str:
         """Appended to a finding in the file `here`: which lookup chooses the entry."""
-        where = "" if here == self.path else f" in {os.path.basename(self.path)}:{self.entry.start.line + 1}"
-        return f" (chosen by the key {self.key} of `{self.table}`{where})"
+        return f" (chosen by the key {self.key} of `{self.table}`{self.where(here)})"
+
+    def where(self, here: str) -> str:
+        """Where the entry is, seen from the file `here`: nothing when it is there."""
+        return "" if here == self.path else f" in {os.path.basename(self.path)}:{self.entry.start.line + 1}"
+
+
+def choices_note(choices: Sequence[TableChoice], here: str) -> str:
+    """Appended to one finding that several keys lead to, in the file `here`: the first key's
+    note (the message speaks of its entry), then every other key with the same mistake."""
+    if not choices:
+        return ""
+    first, *others = choices
+    if not others:
+        return first.note(here)
+    also = ", ".join(f"{c.key} of `{c.table}`{c.where(here)}" for c in others)
+    keys = "key" if len(others) == 1 else "keys"
+    return f" (chosen by the key {first.key} of `{first.table}`{first.where(here)}; the same mistake under the {keys} {also})"
 
 
 class Table(Record):
