@@ -2,8 +2,8 @@
 In the JAX releases whose new remat ignores them (0.10.2 to 0.11, by the facts of each release;
 0.12 honours them), finds a remat policy written as a function (a `def`, a lambda, a `functools.partial` or a
 factory's closure) or made by `save_from_both_policies(...)`, in a project that turns on JAX's new
-remat: `jax.config.update("jax_remat3", True)`, `JAX_REMAT3=1` set in code, or the state's
-context manager (`config.remat3(True)`). With the setting `new-remat = "always"` (for a project
+remat for the process: `jax.config.update("jax_remat3", True)` or `JAX_REMAT3=1` set in code
+(the scoped forms, `with config.remat3(True):` and test decorators, are not the project's switch). With the setting `new-remat = "always"` (for a project
 preparing for the switch, which JAX describes as the coming default), every such policy is
 reported.
 

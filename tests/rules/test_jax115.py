@@ -81,7 +81,8 @@ def test_a_switch_found_after_the_first_check_is_seen(tmp_path):
         ('os.environ.setdefault("JAX_REMAT3", "yes")', 1),
         ('os.environ.update({"JAX_REMAT3": "True"})', 1),
         ('os.environ.update(JAX_REMAT3="on")', 1),
-        ("with config.remat3(True):\n    pass", 1),
+        ("with config.remat3(True):\n    pass", 0),  # for its block alone (JAX's own tests)
+        ("@jtu.with_config(jax_remat3=True)\nclass T:\n    pass", 0),
         ("jax.remat3(f)", 0),
         ('def main():\n    jax.config.update("jax_remat3", True)', 1),
     ],

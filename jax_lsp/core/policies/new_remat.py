@@ -4,9 +4,11 @@ still choose what is saved.
 
 JAX reads the flag as every boolean option: `jax.config.update("jax_remat3", True)`, the
 environment variable `JAX_REMAT3` (set in code: `os.environ["JAX_REMAT3"] = "1"`), the
-`--jax_remat3` command-line flag, and the context manager of its state (`config.remat3(True)`).
-The string names nothing else, so a call or assignment that writes it is taken as the switch,
-whatever the receiver is called.
+`--jax_remat3` command-line flag. Those turn it on for the process: they are the project's
+switch. The string names nothing else, so a call or assignment that writes it is taken as the
+switch, whatever the receiver is called. The scoped forms, the state's context manager
+(`with config.remat3(True):`) and test decorators (`@jtu.with_config(jax_remat3=True)`), turn it
+on for their block alone, as JAX's own tests do: they are no project's switch.
 """
 
 from __future__ import annotations
@@ -70,8 +72,6 @@ def _switches_on(node: ast.AST) -> bool:
             return any(_names_flag(k) and _true(v) for k, v in zip(args[0].keys, args[0].values))
         if name == "update" and not args:
             return any(k.arg == ENVIRONMENT_VARIABLE and _true(k.value) for k in node.keywords)
-        if name == "remat3" and len(args) == 1:  # the state's context manager
-            return _true(args[0])
         return False
     if isinstance(node, ast.Assign):
         return _true(node.value) and any(
