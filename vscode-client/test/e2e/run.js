@@ -2,7 +2,8 @@
 // workbench and Node extension host) driven by Chromium through playwright-core.
 // Two windows on fresh copies of test/fixtures/workspace: a trusted one and an untrusted one
 // (Restricted Mode). In each: a UI check (squiggles, Problems panel, quick-fix menu or the
-// trace refusal, with a screenshot) and suite.js run inside the extension host.
+// trace refusal; in the trusted one also the policy advisor's lens and inlay hints on mlp.py,
+// with screenshots) and suite.js run inside the extension host.
 // Prints one line per check and `N passed, N failed`; exits 1 on any failure.
 //
 // Environment: CODE_SERVER (the code-server executable), VSIX, PYTHON (the user's interpreter in
@@ -192,6 +193,28 @@ async function uiTrusted(dir, workspace) {
                 if (!text.includes(title)) throw new Error(`quick-fix menu lacks "${title}"`);
             }
             await page.screenshot({ path: path.join(OUT, 'screenshot.png') });
+        }, page);
+        await check('trusted UI: clicking Advise policy on mlp.py shows the lens summary and the inlay hints', async () => {
+            await page.keyboard.press('Escape');
+            await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'mlp.py' }).click({ timeout: 20000 });
+            const advise = page.locator('.monaco-editor .codelens-decoration a', { hasText: /^Advise policy$/ });
+            await advise.click({ timeout: 60000 });
+            // The first advise starts JAX in the trace agent: give it time on a busy machine.
+            const summary = page.locator('.monaco-editor .codelens-decoration', { hasText: /saves\s5\sarrays,\s38\sMiB\s·\srecomputes\s4\.29\sGFLOP/ });
+            await summary.waitFor({ timeout: 120000 });
+            await page.waitForFunction(() => {
+                const text = Array.from(document.querySelectorAll('.monaco-editor .view-lines'), (e) => e.textContent).join('\n').replace(/\s/g, ' ');
+                return text.includes('saved f32[256,4096] 4 MiB') && text.includes('saved f32[256,1024] 1 MiB');
+            }, null, { timeout: 30000 });
+            log('Advisor lens:', JSON.stringify(await summary.innerText()));
+            // docs/advise.md shows this one: the editor without the (empty) Problems panel, wide
+            // enough for the site's line, no hover card over the code.
+            await page.keyboard.press('Control+J');
+            await page.setViewportSize({ width: 1560, height: 640 });
+            await page.mouse.move(0, 0);
+            await page.waitForTimeout(1000);
+            await page.screenshot({ path: path.join(OUT, 'advise-vscode.png') });
+            await page.setViewportSize({ width: 1400, height: 860 });
         }, page);
     } finally {
         await context.close();

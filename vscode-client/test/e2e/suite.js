@@ -113,6 +113,101 @@ async function waitForStatus(state, timeoutMs = 60000) {
     return waitFor(() => api.status().state === state && api.status(), timeoutMs, `server state ${state} (now ${JSON.stringify(api.status())})`);
 }
 
+const ADVISE = 'jax-lsp.advisePolicy';
+const COMPARE = 'jax-lsp.comparePolicies';
+const SHORT = (policy) => policy.replace(/^jax\.checkpoint_policies\./, '');
+
+/** The advisor's lens on mlp.py's `policy=` site, once `probe(title)` holds (polled: the server refreshes lenses). */
+async function adviseLens(uri, probe, timeoutMs, what) {
+    let titles = [];
+    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline;) {
+        const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
+        const found = lenses.filter((lens) => lens.command && [ADVISE, COMPARE].includes(lens.command.command));
+        titles = found.map((lens) => lens.command.title);
+        if (found.length === 1 && probe(found[0].command.title)) return found[0];
+        await new Promise((resolve) => setTimeout(resolve, 250));
+    }
+    throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}; advisor lenses: ${JSON.stringify(titles)}`);
+}
+
+/** mlp.py (test/fixtures/workspace): an MLP with checkpoint_name tags and an example comment on its site. */
+async function adviseChecks(folder, modelDoc) {
+    const uri = vscode.Uri.joinPath(folder, 'mlp.py');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const siteLine = doc.getText().split('\n').findIndex((line) => line.includes('policy='));
+    const summary = /^saves 5 arrays, 38 MiB · recomputes 4\.29 GFLOP · Compare policies$/;
+    let lens;
+    let compared;
+
+    await check('trusted: advisor: the Advise policy lens advises the site (JAX traced), then reads saves · recomputes', async () => {
+        const asked = await adviseLens(uri, (title) => title === 'Advise policy', 30000, 'the "Advise policy" lens');
+        assert.strictEqual(asked.range.start.line, siteLine);
+        const result = await vscode.commands.executeCommand(asked.command.command, ...asked.command.arguments);
+        assert.ok(result && !result.error, JSON.stringify(result).slice(0, 600));
+        assert.strictEqual(result.target.line, siteLine + 1);
+        lens = await adviseLens(uri, (title) => summary.test(title), 30000, `a lens matching ${summary}`);
+        assert.strictEqual(lens.command.command, COMPARE);
+    });
+
+    await check('trusted: advisor: inlay hints on the lines that make the saved residuals', async () => {
+        const hints = await vscode.commands.executeCommand('vscode.executeInlayHintProvider', uri, new vscode.Range(0, 0, doc.lineCount, 0));
+        const label = (hint) => (typeof hint.label === 'string' ? hint.label : hint.label.map((part) => part.value).join(''));
+        const seen = hints.map((hint) => `${hint.position.line}:${hint.position.character} ${label(hint).trim()}`);
+        const lines = doc.getText().split('\n');
+        const hidden = lines.findIndex((line) => line.includes('"hidden"'));
+        const out = lines.findIndex((line) => line.includes('"out"'));
+        assert.deepStrictEqual(seen, [
+            `${hidden}:${lines[hidden].length} saved f32[256,4096] 4 MiB`,
+            `${out}:${lines[out].length} saved f32[256,1024] 1 MiB`,
+        ]);
+    });
+
+    await check('trusted: advisor: Compare policies opens the Markdown table of every candidate', async () => {
+        assert.ok(lens, 'not advised');
+        compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments);
+        const { markdown, advice } = compared;
+        assert.match(markdown, /^\| \| policy \| saves \| device \| host \| recompute \|$/m);
+        const policies = advice.policies.map((p) => SHORT(p.policy));
+        for (const ready of ['nothing_saveable', 'dots_saveable', 'dots_with_no_batch_dims_saveable', 'everything_saveable',
+            'save_only_these_names(\'hidden\', \'out\')']) {
+            assert.ok(policies.includes(ready), `${ready} is not a candidate: ${JSON.stringify(policies)}`);
+        }
+        for (const policy of policies) {
+            assert.ok(markdown.includes(`| \`${policy}\` |`), `no table row for ${policy}:\n${markdown}`);
+        }
+        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 38 MiB \| 0 \| 4\.29 GFLOP \|$/m);
+        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [\d.]+ MiB \| [^|]+ \| 0 \|$/m);
+        assert.ok(advice.suggested && advice.suggested.recompute_flops === 0, JSON.stringify(advice.suggested));
+        // The client shows it beside the code, as a Markdown document.
+        await waitFor(() => vscode.workspace.textDocuments.some((d) => d.languageId === 'markdown' && d.getText() === markdown),
+            10000, 'the Markdown document of the comparison');
+    });
+
+    await check('trusted: advisor: the quick fix "Use the suggested policy" rewrites the policy= argument', async () => {
+        assert.ok(compared, 'not compared');
+        const suggested = compared.advice.suggested.policy;
+        await vscode.window.showTextDocument(doc);
+        const range = new vscode.Range(siteLine, 0, siteLine, 0);
+        const actions = await vscode.commands.executeCommand('vscode.executeCodeActionProvider', uri, range, vscode.CodeActionKind.QuickFix.value);
+        const titles = actions.map((a) => a.title);
+        const fix = actions.find((a) => a.title.startsWith('Use the suggested policy'));
+        assert.ok(fix && fix.edit, JSON.stringify(titles));
+        assert.strictEqual(fix.title, `Use the suggested policy: ${SHORT(suggested)}`);
+        assert.ok(await vscode.workspace.applyEdit(fix.edit), 'applyEdit refused the edit');
+        const line = doc.lineAt(siteLine).text;
+        assert.ok(line.startsWith(`block = jax.checkpoint(mlp, policy=${suggested})  # jax-lsp: example=`), line);
+        // The site's line changed: its advice is dropped and the lens asks again.
+        await adviseLens(uri, (title) => title === 'Advise policy', 20000, 'the lens to ask again');
+    });
+
+    await vscode.window.showTextDocument(doc);
+    await vscode.commands.executeCommand('workbench.action.files.revert');
+    // Back to model.py for the checks below (the comparison's preview stays open beside it).
+    await vscode.window.showTextDocument(modelDoc, vscode.ViewColumn.One);
+    await waitForDiagnostics(modelDoc.uri, EXPECTED);
+}
+
 async function run() {
     const folder = vscode.workspace.workspaceFolders[0].uri;
     const uri = vscode.Uri.joinPath(folder, 'model.py');
@@ -180,6 +275,23 @@ async function run() {
             const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', uri);
             const titles = lenses.map((lens) => lens.command && lens.command.title);
             assert.ok(titles.some((title) => /^Trace policy \(jax [\d.]+, \w+\)$/.test(title)), JSON.stringify(titles));
+        });
+    }
+
+    if (MODE === 'trusted') {
+        await adviseChecks(folder, doc);
+    } else {
+        await check('untrusted: no Advise policy lens, and the advisor refuses to run', async () => {
+            const mlp = vscode.Uri.joinPath(folder, 'mlp.py');
+            await vscode.workspace.openTextDocument(mlp);
+            await waitForStatus('ready');
+            const lenses = await vscode.commands.executeCommand('vscode.executeCodeLensProvider', mlp);
+            const advise = lenses.filter((lens) => lens.command && /^jax-lsp\.(advisePolicy|comparePolicies)$/.test(lens.command.command));
+            assert.deepStrictEqual(advise.map((lens) => lens.command.title), []);
+            await assert.rejects(
+                vscode.commands.executeCommand(ADVISE, mlp.toString(), { line: 13, character: 40 }),
+                (error) => /not trusted/i.test(String(error && error.message)) || assert.fail(String(error)),
+            );
         });
     }
 
