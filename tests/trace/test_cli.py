@@ -5,7 +5,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.trace.conftest import agent_options, invalid_value_text
+from tests.trace.conftest import AGENT_FACTS, agent_options, invalid_value_text
 
 BROKEN = """
 import jax
@@ -172,4 +172,7 @@ def test_check_with_trace_from_a_folder_holding_the_agent_lands_only_in_the_chec
     assert outside == []
     assert [f for f in found if f["code"] == "JAX190"] == []
     confirmed = {f["code"] for f in found if "[Confirmed by trace (jax " in f["message"]}
-    assert {"JAX101", "JAX107", "JAX108", "JAX110", "JAX111"} <= confirmed
+    predicted = {"JAX101", "JAX107", "JAX108", "JAX111"}
+    if AGENT_FACTS.save_from_both_non_bool_error is not None:  # from jax 0.4.38
+        predicted.add("JAX110")
+    assert predicted <= confirmed
