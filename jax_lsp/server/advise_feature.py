@@ -21,7 +21,7 @@ from jax_lsp.core.codes import PROJECT_URL
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.documents import path_to_uri, uri_to_path
+from jax_lsp.server.documents import uri_to_path
 from jax_lsp.server.features import LanguageFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.trace_feature import REQUEST_FAILED, TraceFeature
@@ -239,8 +239,14 @@ class AdviseFeature(LanguageFeature):
             None,
         )
         line = anchor.line if anchor is not None else position.line + 1
-        self._warn_unsaved(path)
-        token = await self._begin_progress(path, line) if progress else None
+        self.warn_unsaved(path, "the advice traces")
+        token = (
+            await self.begin_progress(
+                f"jax-lsp-advise-{next(self._tokens)}", "jax-lsp advise", f"{path.name}:{line}"
+            )
+            if progress
+            else None
+        )
         job = await asyncio.to_thread(
             submit_advise,
             self.service,
@@ -291,36 +297,6 @@ class AdviseFeature(LanguageFeature):
             ls.notify_user(message, types.MessageType.Error)
         return advice
 
-    def _warn_unsaved(self, path: Path) -> None:
-        doc = self.server.document(path_to_uri(path))
-        if doc is None:
-            return
-        try:
-            on_disk = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return
-        if doc.source != on_disk:
-            self.server.notify_user(f"{path.name} has unsaved changes: the advice traces the file on disk")
-
-    async def _begin_progress(self, path: Path, line: int) -> str | None:
-        ls = self.server
-        if not supports(ls.client_capabilities, "window.work_done_progress"):
-            return None
-        token = f"jax-lsp-advise-{next(self._tokens)}"
-        try:
-            await ls.work_done_progress.create_async(token)
-        except Exception as exc:
-            log.debug("The client refused a progress token: %s", exc)
-            return None
-        ls.work_done_progress.begin(
-            token,
-            types.WorkDoneProgressBegin(
-                title="jax-lsp advise", message=f"{path.name}:{line}", cancellable=True
-            ),
-        )
-        return token
-
-    # -- quick fix -----------------------------------------------------------------------
     async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
         uri = params.text_document.uri
         path, doc = uri_to_path(uri), self.server.document(uri)

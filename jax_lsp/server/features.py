@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 from collections.abc import Callable, Coroutine
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
@@ -28,6 +29,36 @@ class LanguageFeature:
 
     def __init__(self, server: JaxLanguageServer) -> None:
         self.server = server
+
+    # -- for features that run the user's code (trace, advise) -----------------------------
+    def warn_unsaved(self, path: Path, what: str) -> None:
+        """Tell the user that `what` ("the trace runs") reads the file on disk, not the buffer."""
+        from jax_lsp.server.documents import path_to_uri
+
+        doc = self.server.document(path_to_uri(path))
+        try:
+            on_disk = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            return
+        if doc is not None and doc.source != on_disk:
+            self.server.notify_user(f"{path.name} has unsaved changes: {what} the file on disk")
+
+    async def begin_progress(self, token: str, title: str, message: str) -> str | None:
+        """A cancellable $/progress under `token`, if the client shows them; None otherwise."""
+        from jax_lsp.server.configuration import supports
+
+        ls = self.server
+        if not supports(ls.client_capabilities, "window.work_done_progress"):
+            return None
+        try:
+            await ls.work_done_progress.create_async(token)
+        except Exception as exc:
+            log.debug("The client refused a progress token: %s", exc)
+            return None
+        ls.work_done_progress.begin(
+            token, types.WorkDoneProgressBegin(title=title, message=message, cancellable=True)
+        )
+        return token
 
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         """Markdown for the position; every feature's are shown, in order, as one hover."""

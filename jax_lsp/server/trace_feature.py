@@ -132,8 +132,14 @@ class TraceFeature(LanguageFeature):
         root = project_root(path, ls.roots)
         import_root = ls.core.imports.import_root(path) if ls.core is not None else None
         if ls.document(path_to_uri(path)) is not None:
-            self._warn_unsaved(path)
-        token = await self._begin_progress(path, position) if progress else None
+            self.warn_unsaved(path, "the trace runs")
+        token = (
+            await self.begin_progress(
+                f"jax-lsp-trace-{next(self._tokens)}", "jax-lsp trace", f"{path.name}:{position.line + 1}"
+            )
+            if progress
+            else None
+        )
         job = await asyncio.to_thread(
             self.service.submit,
             path,
@@ -171,33 +177,6 @@ class TraceFeature(LanguageFeature):
                 f"Trace of {path.name}:{position.line + 1} failed: {result.message}", types.MessageType.Error
             )
         return result, notes
-
-    def _warn_unsaved(self, path: Path) -> None:
-        doc = self.server.document(path_to_uri(path))
-        try:
-            on_disk = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            return
-        if doc is not None and doc.source != on_disk:
-            self.server.notify_user(f"{path.name} has unsaved changes: the trace runs the file on disk")
-
-    async def _begin_progress(self, path: Path, position: Position) -> str | None:
-        ls = self.server
-        if not supports(ls.client_capabilities, "window.work_done_progress"):
-            return None
-        token = f"jax-lsp-trace-{next(self._tokens)}"
-        try:
-            await ls.work_done_progress.create_async(token)
-        except Exception as exc:
-            log.debug("The client refused a progress token: %s", exc)
-            return None
-        ls.work_done_progress.begin(
-            token,
-            types.WorkDoneProgressBegin(
-                title="jax-lsp trace", message=f"{path.name}:{position.line + 1}", cancellable=True
-            ),
-        )
-        return token
 
     async def did_save(self, uri: str) -> None:
         """`trace.onSave`: trace every policy site of the saved file."""

@@ -5,10 +5,15 @@ Apart from the service, so that building the command line imports nothing of the
 from __future__ import annotations
 
 import argparse
+import re
 from pathlib import Path
 
 DEFAULT_TIMEOUT_S = 20.0
 DEFAULT_MEMORY_MB = 4096
+
+
+# A command line's target: FILE, FILE:LINE or FILE:LINE:COLUMN (1-based).
+TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:

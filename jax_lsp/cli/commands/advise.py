@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -21,10 +20,8 @@ from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.advice import Advice, advise, example_for, format_markdown, format_table, parse_size
 from jax_lsp.trace.locations import policy_anchors
-from jax_lsp.trace.options import add_trace_arguments
+from jax_lsp.trace.options import TARGET, add_trace_arguments
 from jax_lsp.trace.service import TraceService
-
-TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:

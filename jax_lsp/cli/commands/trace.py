@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import re
 import sys
 from pathlib import Path
 
@@ -19,11 +18,9 @@ from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import TraceNote, format_table, trace_notes
-from jax_lsp.trace.options import add_trace_arguments, trace_options
+from jax_lsp.trace.options import TARGET, add_trace_arguments, trace_options
 from jax_lsp.trace.result import NOT_RUN
 from jax_lsp.trace.service import TraceService
-
-TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
