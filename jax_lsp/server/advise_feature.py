@@ -8,7 +8,6 @@ when `advise.onSave` is set, and never in an untrusted workspace. It shares the 
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import itertools
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -261,13 +260,7 @@ class AdviseFeature(LanguageFeature):
             memory_mb=settings.trace.memory_limit_mb,
         )
 
-        def cancel_job(future: asyncio.Future[Any] | concurrent.futures.Future[Any]) -> None:
-            if future.cancelled():
-                job.cancel()
-
-        for future in (cancelled, ls.work_done_progress.tokens.get(token) if token else None):
-            if future is not None:
-                future.add_done_callback(cancel_job)
+        self.cancel_on(job, cancelled, token)
         try:
             advice: Advice = await asyncio.wrap_future(job.future)
         except asyncio.CancelledError:

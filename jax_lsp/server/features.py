@@ -43,6 +43,18 @@ class LanguageFeature:
         if doc is not None and doc.source != on_disk:
             self.server.notify_user(f"{path.name} has unsaved changes: {what} the file on disk")
 
+    def cancel_on(self, job: Any, cancelled: Any, token: str | None) -> None:
+        """Cancel `job` when the request is cancelled ($/cancelRequest cancels `cancelled`) or the
+        progress under `token` is (its cancel button)."""
+
+        def cancel_job(future: Any) -> None:
+            if future.cancelled():
+                job.cancel()
+
+        for future in (cancelled, self.server.work_done_progress.tokens.get(token) if token else None):
+            if future is not None:
+                future.add_done_callback(cancel_job)
+
     async def begin_progress(self, token: str, title: str, message: str) -> str | None:
         """A cancellable $/progress under `token`, if the client shows them; None otherwise."""
         from jax_lsp.server.configuration import supports

@@ -8,7 +8,6 @@ on save when `trace.onSave` is set, and never in an untrusted workspace.
 from __future__ import annotations
 
 import asyncio
-import concurrent.futures
 import itertools
 from dataclasses import replace
 from pathlib import Path
@@ -152,15 +151,7 @@ class TraceFeature(LanguageFeature):
             memory_mb=settings.trace.memory_limit_mb,
         )
 
-        # $/cancelRequest cancels `cancelled`, and the progress cancel its token's future:
-        # either kills the run.
-        def cancel_job(future: asyncio.Future[Any] | concurrent.futures.Future[Any]) -> None:
-            if future.cancelled():
-                job.cancel()
-
-        for future in (cancelled, ls.work_done_progress.tokens.get(token) if token else None):
-            if future is not None:
-                future.add_done_callback(cancel_job)
+        self.cancel_on(job, cancelled, token)  # either cancel kills the run
         try:
             result = await asyncio.wrap_future(job.future)
         except asyncio.CancelledError:
