@@ -182,8 +182,12 @@ class JaxLsp {
             throw error;
         }
         this.log.info(`Starting: ${[launch.command, ...launch.args].join(' ')}`);
+        let exited = false;
         const client = createClient(launch, extensionRoot, { settings: this.settingsFor(root), trusted }, this.log, {
             settingsFor: (scope) => this.settingsFor(scope),
+            onClosed: () => {
+                exited = true;
+            },
             onGaveUp: (message) => this.fail(message, false),
         });
         client.onDidChangeState((event) => {
@@ -197,7 +201,15 @@ class JaxLsp {
             }
         });
         this.client = client;
-        await client.start();
+        try {
+            await client.start();
+        } catch (error) {
+            if (!exited) {
+                throw error;
+            }
+            // The server died while starting: the client restarts it, and says when it gives up.
+            this.log.warn(`The server exited while starting (${errorText(error)}); restarting it.`);
+        }
     }
 
     private fail(message: string, offerInterpreter: boolean): void {

@@ -24,6 +24,8 @@ export const DOCUMENT_SELECTOR = [
 export interface ClientHooks {
     /** The contract's settings object for a scope (the `workspace/configuration` reply). */
     settingsFor(scope: Uri | undefined): ServerSettings;
+    /** The server's connection closed (it exited); called before the client decides to restart it. */
+    onClosed(): void;
     /** The server stopped for good after crashing repeatedly. */
     onGaveUp(message: string): void;
 }
@@ -75,6 +77,9 @@ export function createClient(
         errorHandler: {
             error: (error, message, count) => fallback!.error(error, message, count),
             closed: async () => {
+                // Synchronously, before the pending `initialize` of a server that died while
+                // starting rejects: the extension must know that this was a crash, not a refusal.
+                hooks.onClosed();
                 const result = await fallback!.closed();
                 if (result.action === CloseAction.DoNotRestart) {
                     hooks.onGaveUp(result.message ?? 'The jax-lsp server crashed.');
