@@ -38,6 +38,16 @@ function userValues(config: WorkspaceConfiguration): (key: string) => unknown {
     };
 }
 
+// How long after a failed start the server's exit may still be reported.
+const EXIT_GRACE_MS = 2000;
+
+/** Whether `promise` settles within `ms` milliseconds. */
+function settlesWithin(promise: Promise<unknown>, ms: number): Promise<boolean> {
+    let timer: NodeJS.Timeout | undefined;
+    const timeout = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(false), ms)));
+    return Promise.race([promise.then(() => true), timeout]).finally(() => clearTimeout(timer));
+}
+
 class JaxLsp {
     private client: LanguageClient | undefined;
     private interpreter: string | undefined;
@@ -182,12 +192,11 @@ class JaxLsp {
             throw error;
         }
         this.log.info(`Starting: ${[launch.command, ...launch.args].join(' ')}`);
-        let exited = false;
+        let closed: () => void = () => undefined;
+        const exited = new Promise<void>((resolve) => (closed = resolve));
         const client = createClient(launch, extensionRoot, { settings: this.settingsFor(root), trusted }, this.log, {
             settingsFor: (scope) => this.settingsFor(scope),
-            onClosed: () => {
-                exited = true;
-            },
+            onClosed: () => closed(),
             onGaveUp: (message) => this.fail(message, false),
         });
         client.onDidChangeState((event) => {
@@ -204,10 +213,12 @@ class JaxLsp {
         try {
             await client.start();
         } catch (error) {
-            if (!exited) {
+            // A server that dies while starting fails the start first (its pipe breaks, or the
+            // pending `initialize` is dropped), its exit comes after: the client restarts it then,
+            // and says when it gives up. Any other failure is the start's own.
+            if (!(await settlesWithin(exited, EXIT_GRACE_MS))) {
                 throw error;
             }
-            // The server died while starting: the client restarts it, and says when it gives up.
             this.log.warn(`The server exited while starting (${errorText(error)}); restarting it.`);
         }
     }
