@@ -512,7 +512,7 @@ class Workspace:
                     if data is None or not could_turn_on(data):
                         continue
                     module = self.load(key)
-                    switches = [] if module is None else switches_in(module.source.tree)
+                    switches = [] if module is None else switches_in(module.source.tree, module.source.text)
                     if module is not None and switches:
                         found = NewRematSwitch(key, module.source.span(switches[0]))
                         break

@@ -31,7 +31,7 @@ import ast
 from collections.abc import Iterator
 
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.scopes import Scope
+from jax_lsp.core.binding.scopes import Scope, walk_spanning
 from jax_lsp.core.findings import Finding, Severity
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTIONS, PARTIAL, STATIC_ARGNUMS_COUNTING
 from jax_lsp.rules.base import Example, ModuleContext, Rule
@@ -259,7 +259,7 @@ def _applied_to(tree: ast.Module, wrappers: dict[int, tuple[ast.Call, str, Scope
     """For each wrapper call: the def or class it decorates as the innermost decorator, or the
     call that applies it (`partial(jax.checkpoint, ...)(f)`)."""
     applied: dict[int, ast.AST] = {}
-    for node in ast.walk(tree):
+    for node in walk_spanning(tree, [call.lineno for call, _, _ in wrappers.values()]):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
             innermost = node.decorator_list[-1]
             if id(innermost) in wrappers:

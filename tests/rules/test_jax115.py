@@ -9,7 +9,7 @@ import pytest
 
 from jax_lsp.core import Settings
 from jax_lsp.core.config import SettingsError, settings_from_mapping
-from jax_lsp.core.policies.new_remat import switches_in
+from jax_lsp.core.policies.new_remat import could_turn_on, switches_in
 from jax_lsp.engine import Workspace
 
 MODEL = """import jax
@@ -88,4 +88,26 @@ def test_a_switch_found_after_the_first_check_is_seen(tmp_path):
     ],
 )
 def test_the_ways_a_project_turns_the_new_remat_on(source, switches):
-    assert len(switches_in(ast.parse(source))) == switches
+    assert len(switches_in(ast.parse(source), source)) == switches
+    if switches:  # the byte search lets every file with a switch through
+        assert could_turn_on(source.encode())
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        "remat3 = config.bool_flag(default=False)",
+        "with config.remat3(True):\n    pass",
+        "@jtu.with_config(jax_remat3=True)\ndef test(self):\n    pass",
+        "# JAX_REMAT3 is read at import",
+    ],
+)
+def test_a_file_that_only_names_the_new_remat_is_not_parsed_for_switches(source):
+    assert not could_turn_on(source.encode())
+
+
+def test_a_switch_deep_in_a_large_module_is_found():
+    source = "\n".join(f"def f{i}(x):\n    return x + {i}\n" for i in range(300))
+    source += '\nclass Run:\n    def main(self):\n        if True:\n            os.environ.update(\n                JAX_REMAT3="1")\n'
+    (switch,) = switches_in(ast.parse(source), source)
+    assert isinstance(switch, ast.Call) and switch.lineno == source.count("\n") - 1

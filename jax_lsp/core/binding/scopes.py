@@ -8,7 +8,9 @@ several assignments) is unknown, and unknown values are never reported.
 from __future__ import annotations
 
 import ast
-from collections.abc import Callable, Iterator, Sequence
+import bisect
+from collections import deque
+from collections.abc import Callable, Collection, Iterator, Sequence
 from typing import Any
 
 from jax_lsp.core.findings import Located
@@ -369,3 +371,24 @@ def dotted(expr: ast.AST) -> list[str] | None:
 def string_constant(expr: ast.AST | None) -> str | None:
     """The text of a string constant (`"q"`); None for any other expression."""
     return expr.value if isinstance(expr, ast.Constant) and isinstance(expr.value, str) else None
+
+
+def walk_spanning(tree: ast.AST, lines: Collection[int]) -> Iterator[ast.AST]:
+    """`ast.walk` that enters only the nodes whose lines (a def's or class's from its first
+    decorator) span one of `lines`: what is around a few lines of a large tree, unvisited rest."""
+    wanted = sorted(set(lines))
+    todo: deque[ast.AST] = deque([tree])
+    while todo:
+        node = todo.popleft()
+        yield node
+        for child in ast.iter_child_nodes(node):
+            first = getattr(child, "lineno", None)
+            if first is None:  # arguments, comprehensions: inside a node already entered
+                todo.append(child)
+                continue
+            decorators = getattr(child, "decorator_list", None)
+            if decorators:
+                first = min(first, decorators[0].lineno)
+            at = bisect.bisect_left(wanted, first)
+            if at < len(wanted) and wanted[at] <= (child.end_lineno or first):
+                todo.append(child)

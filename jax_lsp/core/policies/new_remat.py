@@ -14,8 +14,9 @@ on for their block alone, as JAX's own tests do: they are no project's switch.
 from __future__ import annotations
 
 import ast
+import re
 
-from jax_lsp.core.binding.scopes import string_constant
+from jax_lsp.core.binding.scopes import string_constant, walk_spanning
 from jax_lsp.core.findings import Span
 from jax_lsp.core.record import Record
 
@@ -41,9 +42,22 @@ class NewRematSwitch(Record):
         return f"{self.path}:{self.span.start.line + 1}"
 
 
+# What no switch can be written without: the flag's name in quotes (`"jax_remat3"`,
+# `"JAX_REMAT3"`, `"--jax_remat3"`), or the variable as a keyword (`os.environ.update(JAX_REMAT3="1")`).
+# `jtu.with_config(jax_remat3=True)` and `config.remat3(True)` are scoped: no switch.
+_SWITCH_TEXT = r"""["'](?:--)?(?:jax_remat3|JAX_REMAT3)["']|\bJAX_REMAT3\s*=(?!=)"""
+_SWITCH_BYTES = re.compile(_SWITCH_TEXT.encode())
+_SWITCH = re.compile(_SWITCH_TEXT)
+
+
 def could_turn_on(data: bytes) -> bool:
     """A byte search: whether a file may hold a switch (only those are parsed)."""
-    return b"remat3" in data or b"REMAT3" in data
+    return (b"remat3" in data or b"REMAT3" in data) and _SWITCH_BYTES.search(data) is not None
+
+
+def switch_lines(text: str) -> list[int]:
+    """The 1-based lines of `text` that may hold part of a switch: a switch spans one of them."""
+    return [text.count("\n", 0, match.start()) + 1 for match in _SWITCH.finditer(text)]
 
 
 def _true(expr: ast.expr | None) -> bool:
@@ -80,9 +94,12 @@ def _switches_on(node: ast.AST) -> bool:
     return False
 
 
-def switches_in(tree: ast.AST) -> list[ast.Call | ast.Assign]:
-    """The calls and assignments in `tree` that turn the new remat on, in source order."""
+def switches_in(tree: ast.AST, text: str) -> list[ast.Call | ast.Assign]:
+    """The calls and assignments in `tree` (parsed from `text`) that turn the new remat on, in
+    source order."""
     found = [
-        node for node in ast.walk(tree) if isinstance(node, (ast.Call, ast.Assign)) and _switches_on(node)
+        node
+        for node in walk_spanning(tree, switch_lines(text))
+        if isinstance(node, (ast.Call, ast.Assign)) and _switches_on(node)
     ]
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
