@@ -5,7 +5,9 @@ sites in files it does not name. No file is parsed here.
 A file can import a module only by writing its name (`from pkg import policies`, `from
 .policies import p`), or, inside a package, by a relative import of the package itself (`from .
 import p`): a plain search for those words skips most files before any import is read, and a
-notebook's cells are read out of its JSON only when it passes.
+notebook's cells are read out of its JSON only when it passes. A file that imports them is a
+user only if a statement its policy sites can read writes what it imports (core.text.site_reads):
+most files that import a module use it for something else.
 """
 
 from __future__ import annotations
@@ -19,12 +21,13 @@ from pathlib import Path
 from jax_lsp.core.notebooks.files import code_for_search, file_could_hold_site, is_notebook, without_images
 from jax_lsp.core.packages import at_line_starts, read_file
 from jax_lsp.core.record import Record
+from jax_lsp.core.text.site_reads import sites_could_read
 
 # `from SOURCE import NAMES`, NAMES in parentheses over several lines or continued with `\`;
 # `import NAMES`. Each at the start of a line, after its indentation (at_line_starts).
 _FROM_IMPORT = re.compile(rb"from[ \t]+(\.*[\w.]*)[ \t]+import[ \t]+(\([^)]*\)|[^\n]*(?:\\\n[^\n]*)*)")
 _IMPORT = re.compile(rb"import[ \t]+([^\n]*)")
-_NAME = re.compile(rb"\*|[^\W\d]\w*")
+_COMMENT = re.compile(rb"#[^\n]*")
 
 
 class Exported(Record):
@@ -52,10 +55,6 @@ class Exported(Record):
         return self.path.parent if self.path.name == "__init__.py" else None
 
 
-def _imported(names: bytes) -> set[str]:
-    return {n.decode("utf-8", "replace") for n in _NAME.findall(names)} - {"as"}
-
-
 @functools.lru_cache(maxsize=4096)
 def _relative_files(source: str, level: int, folder: str) -> tuple[str, str]:
     """The two files a relative import `source` in a module of `folder` may name (as strings:
@@ -79,30 +78,62 @@ def _submodule(source: str, name: str) -> str:
     return f"{source}{name}" if source.endswith(".") else f"{source}.{name}"
 
 
-def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> set[str]:
-    """The names the file at `importer` imports from `targets` (`*` for a star import, the
-    module's own name when it imports the module as a whole)."""
-    found: set[str] = set()
+class Imported(Record):
+    """What a file imports from the targets: the names they bind (as imported and as bound
+    there; a star import's are those the target binds), and each name the file gives a target
+    module imported whole (`from pkg import policies`, `import pkg.policies as P`) with the
+    names that module binds."""
+
+    __slots__ = ("names", "modules")
+    names: set[str]
+    modules: dict[str, set[str]]
+
+    def __init__(self) -> None:
+        self._assign(set(), {})
+
+    def __bool__(self) -> bool:
+        return bool(self.names or self.modules)
+
+
+def _items(names: bytes) -> list[tuple[str, str]]:
+    """The (name, bound as) of each item of an import list: `(a as b, c)` -> (a, b), (c, c)."""
+    items = []
+    for part in _COMMENT.sub(b"", names).replace(b"\\", b" ").strip(b"() \t\r\n").split(b","):
+        words = part.split()
+        if words:
+            decoded = [word.decode("utf-8", "replace") for word in words]
+            items.append((decoded[0], decoded[2] if len(decoded) == 3 and decoded[1] == "as" else decoded[0]))
+    return items
+
+
+def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> Imported:
+    """What the file at `importer` imports from `targets`."""
+    found = Imported()
     folder = os.path.dirname(importer)
     # An import names a target by a relative import, or by writing the target's last name.
     lasts = {t.name.rsplit(".", 1)[-1].encode("utf-8", "surrogatepass") for t in targets}
     for match in at_line_starts(_FROM_IMPORT, data):
         if not match.group(1).startswith(b".") and not any(last in match.group(0) for last in lasts):
             continue
-        source, imported = match.group(1).decode("utf-8", "replace"), _imported(match.group(2))
+        source, items = match.group(1).decode("utf-8", "replace"), _items(match.group(2))
+        imported = {name for item in items for name in item}
         for target in targets:
             last = target.name.rsplit(".", 1)[-1]
-            if _is_module(source, folder, target) and (imported & target.names or "*" in imported):
-                found |= imported
+            if _is_module(source, folder, target):
+                found.names.update(target.names if "*" in imported else imported & target.names)
+                found.names.update(bound for name, bound in items if name in target.names)
             elif last in imported and _is_module(_submodule(source, last), folder, target):
-                found |= imported
+                for name, bound in items:
+                    if name == last:
+                        found.modules.setdefault(bound, set()).update(target.names)
     for match in at_line_starts(_IMPORT, data):
         if not any(last in match.group(1) for last in lasts):
             continue
-        for part in match.group(1).split(b","):
-            words = part.split()
-            if words and any(_is_module(words[0].decode("utf-8", "replace"), folder, t) for t in targets):
-                found |= _imported(part)
+        for name, bound in _items(match.group(1)):
+            used_as = bound if bound != name else name.rsplit(".", 1)[-1]  # `a.b.c` is used as `a.b.c.x`
+            for target in targets:
+                if _is_module(name, folder, target):
+                    found.modules.setdefault(used_as, set()).update(target.names)
     return found
 
 
@@ -169,15 +200,22 @@ class UserSearch:
                 for path, data in packages.items()
                 if path not in known
                 and search.could_import(path, data)
-                and (names := imports_from(data, path, added))
+                and (imported := imports_from(data, path, added))
+                for names in [imported.names | set(imported.modules)]
             ]
             targets += added
         self._targets = targets
         self._search = _ImportSearch(targets)
 
     def is_user(self, path: Path, data: bytes) -> bool:
-        return (  # the site test first: it lets fewer files through than the words of the targets
+        # The site test first: it lets fewer files through than the words of the targets.
+        if not (
             file_could_hold_site(str(path), data, policy_sites_only=True)
             and self._search.could_import(path, data)
-            and bool(imports_from(code_for_search(path, data), path, self._targets))
+        ):
+            return False
+        code = code_for_search(path, data)
+        imported = imports_from(code, path, self._targets)
+        return bool(imported) and sites_could_read(
+            code.decode("utf-8", "replace"), imported.names, imported.modules
         )

@@ -87,6 +87,13 @@ def closes_within(chunk: str) -> bool:
     return not chunk.rstrip().endswith("\\")
 
 
+def without_comments(chunk: str) -> str:
+    """`chunk` with each comment blanked, its strings kept (an f-string's fields hold names)."""
+    if "#" not in chunk:
+        return chunk
+    return _STRING_OR_COMMENT.sub(lambda m: " " if m.group(0).startswith("#") else m.group(0), chunk)
+
+
 def holds_line(lines: Sequence[int], first: int, last: int) -> bool:
     """Whether the sorted `lines` hold one in first..last."""
     index = bisect.bisect_left(lines, first)
@@ -101,18 +108,26 @@ def body_statements(lines: list[str], header: int, end: int) -> tuple[str, list[
     until they close what they open."""
     if not _STRING_OR_COMMENT.sub(" ", lines[header]).rstrip().endswith(":"):
         return None
-    body = [n for n in range(header + 1, end) if lines[n].strip() and not lines[n].lstrip().startswith("#")]
-    indent = lines[body[0]][: len(lines[body[0]]) - len(lines[body[0]].lstrip())] if body else ""
+    first = next(
+        (n for n in range(header + 1, end) if lines[n].strip() and not lines[n].lstrip().startswith("#")),
+        None,
+    )
+    indent = lines[first][: len(lines[first]) - len(lines[first].lstrip())] if first is not None else ""
     if not indent or not closes_within(lines[header]):
         return None
+    width = len(indent)
     candidates: list[int] = []
     pending_decorator = False
-    for n in body:
+    for n in range(header + 1, end):  # blank and comment lines start nothing (TOP_LEVEL)
         line = lines[n]
-        if line.startswith(indent) and TOP_LEVEL.match(line, len(indent)):
+        if (
+            line[width : width + 1] not in _NOT_A_STATEMENT_START
+            and line.startswith(indent)
+            and TOP_LEVEL.match(line, width)
+        ):
             if not pending_decorator:
                 candidates.append(n)
-            pending_decorator = line.startswith("@", len(indent))
+            pending_decorator = line.startswith("@", width)
     starts: list[int] = []
     statement_start: int | None = None
     for first, after in zip(candidates, [*candidates[1:], end]):

@@ -159,3 +159,32 @@ def trigger_lines(text: str) -> tuple[int, ...]:
         counted_to = offset
         lines.add(newlines_before + 1)
     return tuple(sorted(lines))
+
+
+_ALIAS_IMPORTED = re.compile(rb"\s+as\s+([^\W\d]\w*)")
+_ALIAS_ASSIGNED = re.compile(rb"[ \t]*([^\W\d]\w*)[ \t]*=")
+
+
+def site_trigger_lines(data: bytes) -> tuple[list[int], set[bytes]]:
+    """The sorted 1-based lines of `data` that hold a policy-site trigger, and the names a
+    checkpoint function is given (`ckpt = jax.checkpoint`, `import ... checkpoint as ckpt`,
+    `ckpt = partial(jax.checkpoint, ...)`): their calls hold no trigger of their own."""
+    lines: set[int] = set()
+    aliases: set[bytes] = set()
+    newlines_before, counted_to = 0, 0
+    for offset in sorted(_triggers(data, _SITE_TRIGGERS)):
+        newlines_before += data.count(b"\n", counted_to, offset)
+        counted_to = offset
+        lines.add(newlines_before + 1)
+        if data.startswith(b"policy", offset):
+            continue
+        end = offset
+        while end < len(data) and data[end] in _IDENTIFIER_BYTES:
+            end += 1
+        if _CALLED.match(data, end):
+            continue
+        imported = _ALIAS_IMPORTED.match(data, end)
+        assigned = _ALIAS_ASSIGNED.match(data, data.rfind(b"\n", 0, offset) + 1)
+        if imported or assigned:
+            aliases.add((imported or assigned).group(1))  # type: ignore[union-attr]
+    return sorted(lines), aliases
