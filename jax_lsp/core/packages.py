@@ -103,10 +103,33 @@ def _add_python_files(folder: str, found: list[str]) -> None:
         _add_python_files(path, found)
 
 
+# While files do not change (a batch run), each under these folders is read once: the project's
+# files are searched by several analyses (tags, JAX's reach, the new-remat switch) and checked.
+_READ_ONCE_UNDER: tuple[str, ...] = ()
+_read_once: dict[str, bytes | None] = {}
+
+
 def read_file(path: str) -> bytes | None:
     """A file's bytes; None when it cannot be read (open and read, without pathlib's cost)."""
+    if _READ_ONCE_UNDER and path in _read_once:
+        return _read_once[path]
     try:
         with open(path, "rb") as file:
-            return file.read()
+            data: bytes | None = file.read()
     except OSError:
-        return None
+        data = None
+    if _READ_ONCE_UNDER and path.startswith(_READ_ONCE_UNDER):
+        _read_once[path] = data
+    return data
+
+
+def read_once_under(folders: Iterable[str]) -> None:
+    """From now on, read each file under `folders` once (until `read_always`)."""
+    global _READ_ONCE_UNDER
+    _READ_ONCE_UNDER = tuple(os.path.join(os.path.abspath(folder), "") for folder in folders)
+
+
+def read_always() -> None:
+    global _READ_ONCE_UNDER
+    _READ_ONCE_UNDER = ()
+    _read_once.clear()

@@ -129,8 +129,9 @@ def check_part(
     and its cache."""
     named = {os.path.abspath(p) for p in files}
     if len(named) <= FEW_FILES:
-        workspace.index_users(files, jobs)
-        found = {key: workspace.check_file(key) for key in named}
+        with workspace.unchanging():
+            workspace.index_users(files, jobs)
+            found = {key: workspace.check_file(key) for key in named}
     else:
         found = check_tree(workspace, workspace.python_files(), cache_dir, jobs)
     return {key: findings for key, findings in found.items() if key in named and findings}
@@ -170,6 +171,13 @@ def check_tree(
 ) -> dict[str, list[Finding]]:
     """Findings per file for files already discovered (the CLI discovers them to report a
     missing path), reusing the results kept in `cache_dir` and checking on `jobs` processes."""
+    with workspace.unchanging():
+        return _check_tree(workspace, files, cache_dir, jobs)
+
+
+def _check_tree(
+    workspace: Workspace, files: Iterable[Path | str], cache_dir: Path | None, jobs: int
+) -> dict[str, list[Finding]]:
     keys = [os.path.abspath(os.fspath(p)) for p in files]
     cache = (
         ResultCache(cache_dir, workspace.settings, keys, workspace.jax_version())
@@ -357,6 +365,7 @@ def _start_worker(
     _worker = Workspace(roots, settings, interpreter)
     for path, text in buffers.items():
         _worker.set_document(path, text)
+    _worker.assume_unchanging()  # as its parent's check_tree does
     _worker.jedi.preload(jedi_answers)
 
 

@@ -17,7 +17,7 @@ from jax_lsp.core.findings import Finding, InternalError, Position
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.logger import logger
 from jax_lsp.core.notebooks.files import is_notebook, parse_notebook
-from jax_lsp.core.packages import read_file
+from jax_lsp.core.packages import read_always, read_file, read_once_under
 from jax_lsp.core.text.python_versions import ProjectPythons
 from jax_lsp.core.text.triggers import could_hold_site
 from jax_lsp.engine.files import discover, discover_names
@@ -101,6 +101,7 @@ class Workspace:
         self._new_remat: tuple[NewRematSwitch | None] | None = None  # (the answer,) once asked
         self._jax_facts: JaxFacts | None = None
         self._jax_version: tuple[str | None] | None = None  # (the version,) once read
+        self._files_unchanged: list[str] | None = None  # python_files(), inside unchanging()
 
     def take_internal_errors(self) -> list[InternalError]:
         """The analysis bugs met since the last call (each cost one site, policy or file)."""
@@ -532,9 +533,28 @@ class Workspace:
     def python_files(self) -> list[str]:
         """Every Python file under the roots, and the open buffers outside them."""
         with self._lock:
+            if self._files_unchanged is not None:
+                return list(self._files_unchanged)
             # Each under a root, which is absolute and normalized: already as _key gives it.
             found = discover_names(self.roots, self.settings.exclude) if self.roots else []
             return found + sorted(set(self._overlays) - set(found))
+
+    @contextlib.contextmanager
+    def unchanging(self) -> Iterator[None]:
+        """A block in which no file under the roots changes (a batch run): the files are found,
+        and each is read, once. Not for the server, whose files change."""
+        self.assume_unchanging()
+        try:
+            yield
+        finally:
+            self._files_unchanged = None
+            read_always()
+
+    def assume_unchanging(self) -> None:
+        """`unchanging` for the rest of this process (a batch's worker)."""
+        self._files_unchanged = None
+        self._files_unchanged = self.python_files()
+        read_once_under(map(str, self.roots))
 
     def in_roots(self, path: Path | str) -> bool:
         return self.imports.root_of(Path(_key(path))) is not None

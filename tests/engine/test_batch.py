@@ -176,3 +176,25 @@ def test_part_of_a_project_is_checked_together_with_the_users_of_its_policies(tm
     done = run_check(root / "pkg", ".", "--output-format", "json")  # as from inside the package
     assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("policies.py", "JAX101")]
     assert (root / ".jax-lsp-cache").exists()
+
+
+def test_a_batch_finds_and_reads_the_files_under_its_roots_once(tmp_path):
+    from jax_lsp.core.packages import read_file
+
+    root, outside = tmp_path / "proj", tmp_path / "site-packages"
+    root.mkdir()
+    outside.mkdir()
+    (root / "a.py").write_text("x = 1\n")
+    (outside / "lib.py").write_text("y = 1\n")
+    workspace = Workspace([root])
+    with workspace.unchanging():
+        assert read_file(str(root / "a.py")) == b"x = 1\n"
+        (root / "a.py").write_text("x = 2\n")
+        (root / "b.py").write_text("")
+        assert read_file(str(root / "a.py")) == b"x = 1\n"  # as first read: nothing changes meanwhile
+        assert workspace.python_files() == [str(root / "a.py")]
+        assert read_file(str(outside / "lib.py")) == b"y = 1\n"
+        (outside / "lib.py").write_text("y = 2\n")
+        assert read_file(str(outside / "lib.py")) == b"y = 2\n"  # packages: read as they are
+    assert read_file(str(root / "a.py")) == b"x = 2\n"
+    assert workspace.python_files() == [str(root / "a.py"), str(root / "b.py")]

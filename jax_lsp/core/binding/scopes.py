@@ -390,5 +390,5 @@ def walk_spanning(tree: ast.AST, lines: Collection[int]) -> Iterator[ast.AST]:
             if decorators:
                 first = min(first, decorators[0].lineno)
             at = bisect.bisect_left(wanted, first)
-            if at < len(wanted) and wanted[at] <= (child.end_lineno or first):
+            if at < len(wanted) and wanted[at] <= (getattr(child, "end_lineno", None) or first):
                 todo.append(child)
