@@ -93,7 +93,9 @@ def test_a_file_whose_sites_cannot_reach_the_module_is_not_parsed(tmp_path, name
 
 def test_a_call_of_an_alias_is_a_site_though_no_trigger_is_on_its_line(tmp_path):
     user = tmp_path / "user.py"
-    user.write_text("import jax\nimport pol\nckpt = jax.checkpoint\n\n\ndef run(g):\n    return ckpt(g, pol.p)\n")
+    user.write_text(
+        "import jax\nimport pol\nckpt = jax.checkpoint\n\n\ndef run(g):\n    return ckpt(g, pol.p)\n"
+    )
     assert _search(tmp_path).is_user(user, user.read_bytes())
     assert _reaches(tmp_path, user)
 
