@@ -88,8 +88,8 @@ class Imported(Record):
     names: set[str]
     modules: dict[str, set[str]]
 
-    def __init__(self) -> None:
-        self._assign(set(), {})
+    def __init__(self, names: set[str] | None = None, modules: dict[str, set[str]] | None = None) -> None:
+        self._assign(set() if names is None else names, {} if modules is None else modules)
 
     def __bool__(self) -> bool:
         return bool(self.names or self.modules)

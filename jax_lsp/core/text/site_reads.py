@@ -19,7 +19,6 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Set
 
-from jax_lsp.core.record import Record
 from jax_lsp.core.text.chunks import (
     body_statements,
     closes_within,
@@ -42,22 +41,17 @@ _HEADER = re.compile(r"(?m)^(?:async[ \t]+)?(def|class)[ \t]+([^\W\d]\w*)")
 _BINDS = re.compile(r"(?m)^[ \t]*(?:(?:async[ \t]+)?(?:def|class)[ \t]+)?([^\W\d]\w*)[ \t]*(?:[:=(]|$)")
 
 
-class _Statement(Record):
+class _Statement:
     """Lines [start, end) of a statement and its text; the names it binds for its module (none
     for a member of a class); whether it is a `def` or `class`; the class it is a member of,
-    and the members of a class (split only where a site is)."""
+    and the members of a class (split only where a site is; filled as they are found)."""
 
     __slots__ = ("start", "end", "text", "binds", "definition", "owner", "members")
-    start: int
-    end: int
-    text: str
-    binds: frozenset[str]
-    definition: bool
-    owner: int | None
-    members: list[int]
 
     def __init__(self, start: int, end: int, text: str, binds: frozenset[str], owner: int | None) -> None:
-        self._assign(start, end, text, binds, bool(_DEFINITION_START.match(text)), owner, [])
+        self.start, self.end, self.text, self.binds, self.owner = start, end, text, binds, owner
+        self.definition = bool(_DEFINITION_START.match(text))
+        self.members: list[int] = []
 
 
 def _statements(lines: list[str], seed_lines: list[int]) -> list[_Statement]:
