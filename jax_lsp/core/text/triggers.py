@@ -23,7 +23,7 @@ from __future__ import annotations
 
 import functools
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 
 # Bytes that continue an identifier (a non-ASCII byte is part of a non-ASCII letter).
 _IDENTIFIER_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_") | frozenset(
@@ -152,13 +152,16 @@ def trigger_lines(text: str) -> tuple[int, ...]:
     """The 1-based lines of `text` that hold a trigger or a tag, in order: a site, a checked
     call or a tag spans at least one of them."""
     data = text.encode("utf-8", "surrogatepass")
-    lines: set[int] = set()
+    return tuple(sorted({line for _, line in _with_lines(data, _triggers(data, _LINE_TRIGGERS))}))
+
+
+def _with_lines(data: bytes, offsets: Iterable[int]) -> Iterator[tuple[int, int]]:
+    """Each of `offsets` in `data`, in order, with its 1-based line (counted as they go)."""
     newlines_before, counted_to = 0, 0
-    for offset in sorted(_triggers(data, _LINE_TRIGGERS)):
+    for offset in sorted(offsets):
         newlines_before += data.count(b"\n", counted_to, offset)
         counted_to = offset
-        lines.add(newlines_before + 1)
-    return tuple(sorted(lines))
+        yield offset, newlines_before + 1
 
 
 _ALIAS_IMPORTED = re.compile(rb"\s+as\s+([^\W\d]\w*)")
@@ -171,11 +174,8 @@ def site_trigger_lines(data: bytes) -> tuple[list[int], set[bytes]]:
     `ckpt = partial(jax.checkpoint, ...)`): their calls hold no trigger of their own."""
     lines: set[int] = set()
     aliases: set[bytes] = set()
-    newlines_before, counted_to = 0, 0
-    for offset in sorted(_triggers(data, _SITE_TRIGGERS)):
-        newlines_before += data.count(b"\n", counted_to, offset)
-        counted_to = offset
-        lines.add(newlines_before + 1)
+    for offset, line in _with_lines(data, _triggers(data, _SITE_TRIGGERS)):
+        lines.add(line)
         if data.startswith(b"policy", offset):
             continue
         end = offset
