@@ -13,7 +13,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
-from jax_lsp.core.findings import Finding, InternalError, Position
+from jax_lsp.core.findings import Finding, InternalError, Position, Span
 from jax_lsp.core.guard import WorkLock, deep, guarded
 from jax_lsp.core.logger import logger
 from jax_lsp.core.notebooks.files import is_notebook, parse_notebook
@@ -196,9 +196,8 @@ class Workspace:
                     text, key, cache=self._parse_caches.setdefault(key, ParseCache()), pythons=self.pythons
                 )
             else:
-                try:
-                    data = Path(key).read_bytes()
-                except OSError:
+                data = read_file(key)
+                if data is None:
                     self._modules[key] = (stamp, None)
                     return None
                 if is_notebook(key):
@@ -498,8 +497,9 @@ class Workspace:
     def new_remat_switch(self) -> NewRematSwitch | None:
         """Where the project turns on JAX's new remat (`jax_remat3`): the first switch in its
         files (read once, and again when one that may hold a switch changes), else None; with
-        the setting `new-remat = "always"`, that setting."""
-        from jax_lsp.core.policies.new_remat import NewRematSwitch, could_turn_on, switches_in
+        the setting `new-remat = "always"`, that setting. A check that asks depends on every
+        file: any may come to hold a switch (the result cache is told so)."""
+        from jax_lsp.core.policies.new_remat import NewRematSwitch, could_turn_on
 
         if self.settings.new_remat == "always":
             return NewRematSwitch(None, None)
@@ -512,13 +512,24 @@ class Workspace:
                     data = overlay.encode() if overlay is not None else read_file(key)
                     if data is None or not could_turn_on(data):
                         continue
-                    module = self.load(key)
-                    switches = [] if module is None else switches_in(module.source.tree, module.source.text)
-                    if module is not None and switches:
-                        found = NewRematSwitch(key, module.source.span(switches[0]))
+                    span = self._first_switch(key, overlay, data)
+                    if span is not None:
+                        found = NewRematSwitch(key, span)
                         break
                 self._new_remat = (found,)
+            self.note_reads(self.python_files())
             return self._new_remat[0]
+
+    def _first_switch(self, key: str, overlay: str | None, data: bytes) -> Span | None:
+        """Where a file's first new-remat switch is (a notebook is loaded whole: its cells place it)."""
+        from jax_lsp.core.policies.new_remat import first_switch, switches_in
+        from jax_lsp.core.text.decoding import decode
+
+        if is_notebook(key):
+            module = self.load(key)
+            switches = [] if module is None else switches_in(module.source.tree, module.source.text)
+            return module.source.span(switches[0]) if module is not None and switches else None
+        return first_switch(overlay if overlay is not None else decode(data)[0], key)
 
     # Checkpoint names ------------------------------------------------------------
     def checkpoint_names(self) -> NameIndex:

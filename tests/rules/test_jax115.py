@@ -111,3 +111,41 @@ def test_a_switch_deep_in_a_large_module_is_found():
     source += '\nclass Run:\n    def main(self):\n        if True:\n            os.environ.update(\n                JAX_REMAT3="1")\n'
     (switch,) = switches_in(ast.parse(source), source)
     assert isinstance(switch, ast.Call) and switch.lineno == source.count("\n") - 1
+
+
+def test_a_switch_added_in_another_file_reaches_a_cached_check(tmp_path):
+    from jax_lsp.engine.batch import check_paths
+
+    # No names policy: the tag index, which depends on every file too, is never asked.
+    model = 'import jax\n\n\ndef save_dots(prim, *_, **__):\n    return prim.name == "dot_general"\n\n\n'
+    (tmp_path / "model.py").write_text(model + "f = jax.checkpoint(g, policy=save_dots)\n", encoding="utf-8")
+    (tmp_path / "train.py").write_text("import os\n", encoding="utf-8")
+    cache = tmp_path / "cache"
+
+    def jax115() -> int:
+        found = check_paths(Workspace([tmp_path]), [tmp_path], cache)
+        return len([f for f in found.get(str(tmp_path / "model.py"), []) if f.code == "JAX115"])
+
+    assert jax115() == 0
+    (tmp_path / "train.py").write_text('import os\nos.environ["JAX_REMAT3"] = "1"\n', encoding="utf-8")
+    assert jax115() == 1
+    (tmp_path / "train.py").write_text('import os\nos.environ["JAX_REMAT3"] = "0"\n', encoding="utf-8")
+    assert jax115() == 0
+
+
+@pytest.mark.parametrize(
+    "source",
+    [
+        'import jax\nü = 1; jax.config.update("jax_remat3", True)\n',
+        "class Run:\n    def main(self):\n        os.environ.update(\n            JAX_REMAT3='1')\n",
+        'DOC = """\nx = 1\n"""\nos.environ["JAX_REMAT3"] = "1"\n',  # `x = 1` looks like a statement
+        'jax.config.update("jax_remat3", False)\n',
+    ],
+)
+def test_a_switch_is_placed_as_a_whole_parse_places_it(source):
+    from jax_lsp.core.policies.new_remat import first_switch
+    from jax_lsp.core.text.source import parse_text
+
+    whole = parse_text(source, "m.py")
+    switches = switches_in(whole.tree, source)
+    assert first_switch(source, "m.py") == (whole.span(switches[0]) if switches else None)

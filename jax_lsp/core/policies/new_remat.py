@@ -19,6 +19,9 @@ import re
 from jax_lsp.core.binding.scopes import string_constant, walk_spanning
 from jax_lsp.core.findings import Span
 from jax_lsp.core.record import Record
+from jax_lsp.core.text.chunks import at_line, closes_within, holds_line, statement_chunks
+from jax_lsp.core.text.decoding import split_lines
+from jax_lsp.core.text.source import parse_text
 
 FLAG = "jax_remat3"
 ENVIRONMENT_VARIABLE = "JAX_REMAT3"
@@ -103,3 +106,21 @@ def switches_in(tree: ast.AST, text: str) -> list[ast.Call | ast.Assign]:
         if isinstance(node, (ast.Call, ast.Assign)) and _switches_on(node)
     ]
     return sorted(found, key=lambda node: (node.lineno, node.col_offset))
+
+
+def first_switch(text: str, path: str) -> Span | None:
+    """Where the first switch of a Python file's `text` is, if any: only the statements holding
+    a line that may be part of one are parsed (the whole file, if such a statement does not
+    close what it opens: a line in a string may look like a statement's first)."""
+    wanted = switch_lines(text)
+    lines = split_lines(text) if wanted else []
+    for start, end in statement_chunks(lines):
+        if not holds_line(wanted, start + 1, end):
+            continue
+        chunk = "".join(lines[start:end])
+        whole = not closes_within(chunk)
+        source = parse_text(text if whole else at_line(chunk, start), path)
+        found = switches_in(source.tree, source.text)
+        if found or whole:
+            return source.span(found[0]) if found else None
+    return None
