@@ -48,6 +48,7 @@ class _Digests:
         self._sources = workspace
         self._cache = cache
         self._known: dict[str, str | None] = {}
+        self._read: dict[str, tuple[str | None, bool]] = {}  # what of_file found, by reading
         self._stats: dict[str, os.stat_result | None] = {}
         self._buffers = workspace.buffers() if cache is not None else {}
 
@@ -63,12 +64,16 @@ class _Digests:
         seen = self.vouched(path) if path not in self._stats else None
         if seen is not None:
             return seen
+        found = self._read.get(path)  # read already, as another file's dependency
+        if found is not None and (found[0] is not None or not digest_always):
+            return found
         data = self._sources.read(path)
         if data is None:
             return None
         could_hold = file_could_hold_site(path, data)
         value = digest(data) if could_hold or digest_always or self._cache is not None else None
         self.learn(path, value, could_hold)
+        self._read[path] = (value, could_hold)
         return value, could_hold
 
     def vouched(self, path: str) -> tuple[str, bool] | None:
