@@ -517,7 +517,8 @@ class Workspace:
                         found = NewRematSwitch(key, span)
                         break
                 self._new_remat = (found,)
-            self.note_reads(self.python_files())
+            if self._load_recorders:  # a batch's check, for the result cache (the server keeps none)
+                self.note_reads(self.python_files())
             return self._new_remat[0]
 
     def _first_switch(self, key: str, overlay: str | None, data: bytes) -> Span | None:

@@ -149,3 +149,24 @@ def test_a_switch_is_placed_as_a_whole_parse_places_it(source):
     whole = parse_text(source, "m.py")
     switches = switches_in(whole.tree, source)
     assert first_switch(source, "m.py") == (whole.span(switches[0]) if switches else None)
+
+
+def test_the_server_does_not_list_the_project_again_for_each_site(tmp_path, monkeypatch):
+    # The dependency on every file is for the batch's result cache; an editor's check of a
+    # module with many callable-policy sites must not walk the project again for each.
+    from jax_lsp.engine import workspace as workspace_module
+
+    walks = []
+    real = workspace_module.discover_names
+    monkeypatch.setattr(workspace_module, "discover_names", lambda *a, **k: walks.append(1) or real(*a, **k))
+    (tmp_path / "train.py").write_text('import os\nos.environ["JAX_REMAT3"] = "1"\n', encoding="utf-8")
+
+    def walks_for(sites: int) -> int:
+        walks.clear()
+        extra = "".join(f"f{n} = jax.checkpoint(g, policy=save_dots)\n" for n in range(sites))
+        (tmp_path / "model.py").write_text(MODEL + extra, encoding="utf-8")
+        found = Workspace([tmp_path]).check_file(tmp_path / "model.py")
+        assert len([f for f in found if f.code == "JAX115"]) == 2 + sites
+        return len(walks)
+
+    assert walks_for(0) == walks_for(6)
