@@ -414,6 +414,10 @@ def _check_on_processes(
     import multiprocessing  # here: a re-run that checks few files starts no process (start-up time)
     from concurrent.futures import ProcessPoolExecutor
 
+    # Imported once here, before the fork, rather than by each process: the processes would
+    # import it at the same time, and it is most of the time before their first file.
+    import jax_lsp.engine.analysis  # noqa: F401
+
     # The largest files first, so that no process is left with a big one at the end.
     ordered = sorted(((key, d, digest_always) for key, d in todo), key=lambda item: -_size(item[0]))
     context = multiprocessing.get_context(

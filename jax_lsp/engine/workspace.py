@@ -101,7 +101,8 @@ class Workspace:
         self._new_remat: tuple[NewRematSwitch | None] | None = None  # (the answer,) once asked
         self._jax_facts: JaxFacts | None = None
         self._jax_version: tuple[str | None] | None = None  # (the version,) once read
-        self._files_unchanged: list[str] | None = None  # python_files(), inside unchanging()
+        self._unchanging = False  # inside unchanging(), or a batch's worker
+        self._files_unchanged: list[str] | None = None  # python_files(), once asked while unchanging
 
     def take_internal_errors(self) -> list[InternalError]:
         """The analysis bugs met since the last call (each cost one site, policy or file)."""
@@ -549,23 +550,26 @@ class Workspace:
                 return list(self._files_unchanged)
             # Each under a root, which is absolute and normalized: already as _key gives it.
             found = discover_names(self.roots, self.settings.exclude) if self.roots else []
-            return found + sorted(set(self._overlays) - set(found))
+            found += sorted(set(self._overlays) - set(found))
+            if self._unchanging:
+                self._files_unchanged = list(found)
+            return found
 
     @contextlib.contextmanager
     def unchanging(self) -> Iterator[None]:
-        """A block in which no file under the roots changes (a batch run): the files are found,
-        and each is read, once. Not for the server, whose files change."""
+        """A block in which no file under the roots changes (a batch run): the files are found
+        once, when first asked for (a check that needs no list of them walks no folder), and each
+        is read once. Not for the server, whose files change."""
         self.assume_unchanging()
         try:
             yield
         finally:
-            self._files_unchanged = None
+            self._unchanging, self._files_unchanged = False, None
             read_always()
 
     def assume_unchanging(self) -> None:
         """`unchanging` for the rest of this process (a batch's worker)."""
-        self._files_unchanged = None
-        self._files_unchanged = self.python_files()
+        self._unchanging, self._files_unchanged = True, None
         read_once_under(map(str, self.roots))
 
     def in_roots(self, path: Path | str) -> bool:

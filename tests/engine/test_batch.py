@@ -192,6 +192,7 @@ def test_a_batch_finds_and_reads_the_files_under_its_roots_once(tmp_path):
     workspace = Workspace([root])
     with workspace.unchanging():
         assert read_file(str(root / "a.py")) == b"x = 1\n"
+        assert workspace.python_files() == [str(root / "a.py")]
         (root / "a.py").write_text("x = 2\n")
         (root / "b.py").write_text("")
         assert read_file(str(root / "a.py")) == b"x = 1\n"  # as first read: nothing changes meanwhile
