@@ -576,3 +576,33 @@ def test_a_file_of_tags_is_parsed_only_where_its_tags_and_the_names_they_follow_
     assert 'did you mean "attn_out"?' in finding.message
     assert any("def model" in source for source in sources)
     assert not any("unrelated_" in source for source in sources)
+
+
+def test_a_function_holding_only_tags_waits_in_a_check_and_the_index_still_reads_its_tags(tmp_path):
+    # The model file holds a site: its check parses it as far as the site needs, and the block
+    # that only tags a value waits. The index, asked for the tags, parses and walks the block.
+    (tmp_path / "model.py").write_text(
+        textwrap.dedent("""
+        import jax
+        from jax.ad_checkpoint import checkpoint_name
+
+
+        def block(x):
+            return checkpoint_name(x * 2, "attn_out")
+
+
+        def wrapped(f):
+            return jax.checkpoint(f, policy=jax.checkpoint_policies.nothing_saveable)
+    """)
+    )
+    workspace = Workspace([tmp_path])
+    module = workspace.load(tmp_path / "model.py", only_if_site=True)
+    assert module is not None and module.unwalked_tags
+    assert not any(isinstance(s, ast.FunctionDef) and s.name == "block" for s in module.source.tree.body)
+    calls_of_the_check = list(module.calls)
+    tags = workspace.checkpoint_names().tags()
+    assert tags.carries("attn_out") and not module.unwalked_tags
+    assert module.calls == calls_of_the_check  # what the rules read is as the check left it
+    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
+    [finding] = jax112(train, tmp_path, "train.py")
+    assert 'did you mean "attn_out"?' in finding.message

@@ -78,6 +78,11 @@ class Module:
         builder = ScopeBuilder(name, is_package, source.could_hold_site, source.mark_name)
         # The bindings of the module and of each class that left definitions unparsed.
         self._deferred_bindings: list[tuple[ast.Module | ast.ClassDef, _DeferredBindings]] = []
+        # A definition left unparsed in its turn holds a tag (walk_tags parses it), and the calls
+        # walked in definitions parsed after their turn: the names index reads their tags. The
+        # rules read `calls` alone, as the build left it.
+        self.unwalked_tags = False
+        self.late_calls: list[tuple[ast.Call, Scope]] = []
         if deferred:
             self.scope = self._build_with_deferred(builder, deferred)
         else:
@@ -89,9 +94,10 @@ class Module:
 
     def _build_with_deferred(self, builder: ScopeBuilder, deferred: Sequence[DeferredDefinition]) -> Scope:
         """Build as `builder.build` would over the whole file, each deferred definition (at the
-        top level, or a method) taking its turn in line order: one whose lines hold a marker by
-        then (a name marked by a statement above) is parsed and walked now; the others wait for
-        their name.
+        top level, or a method) taking its turn in line order: one whose lines hold a site line
+        by then (a name marked by a statement above) is parsed and walked now; the others wait
+        for their name. One that holds only tags waits too, unlike in a whole build
+        (`unwalked_tags`): no site or checked call is among its calls.
 
         The tree and the source change only at the end: guard.deep runs a build again from
         the start when it runs out of stack."""
@@ -117,12 +123,14 @@ class Module:
             first_line = _first_line(statement) if statement is not None else None
             while waiting and (first_line is None or waiting[0].start < first_line):
                 definition = waiting.pop(0)
-                if self.source.could_hold_site(_Line(definition.start, definition.end)):
+                lines = _Line(definition.start, definition.end)
+                if self.source.holds_site_line(lines):
                     parsed_now.append(definition.parse(self.path, self.loader.pythons))
                     inserted_now.append((parent, definition.statements(parsed_now[-1])))
                     for parsed in inserted_now[-1][1]:
                         builder.visit(parsed)
                 else:
+                    self.unwalked_tags = self.unwalked_tags or self.source.could_hold_site(lines)
                     self._wait_for_name(builder.current, parent, definition)
 
         builder.before_class_statement = lambda node, statement: (
@@ -153,9 +161,9 @@ class Module:
 
     def _parse_waiting(self, scope: Scope, parent: ast.Module | ast.ClassDef, name: str) -> None:
         """Bind `name` in `scope` from the definitions waiting for it, as the builder would
-        have: no marker was in their lines when their turn came, so nothing in them is walked
-        for calls."""
-        builder = ScopeBuilder(self.name, self.is_package, lambda node: False)
+        have. No site line was in their lines when their turn came: what holds a marker now
+        (a tag) is walked for `late_calls`, not for the rules' `calls`."""
+        builder = ScopeBuilder(self.name, self.is_package, self.source.could_hold_site)
         builder.current = scope
         for definition in self._waiting.pop((id(parent), name), []):
             parsed_source = definition.parse(self.path, self.loader.pythons)
@@ -166,6 +174,7 @@ class Module:
                 builder.visit(statement)
         self.scope_of.update(builder.scope_of)
         self._deferred.update(builder.deferred)
+        self.late_calls += builder.calls
         if name in scope.bindings:
             scope.bindings[name].sort(key=lambda binding: _first_line(binding.node))
 
@@ -181,6 +190,16 @@ class Module:
         for _, bindings in self._deferred_bindings:
             for name in sorted(bindings.deferred):
                 bindings.get(name)
+
+    def walk_tags(self) -> None:
+        """Parse every definition still waiting for its name that holds a tag: `calls` and
+        `late_calls` then hold every call a whole build walks for its tags."""
+        self.unwalked_tags = False
+        for parent, bindings in self._deferred_bindings:
+            for name in sorted(bindings.deferred):
+                waiting = self._waiting.get((id(parent), name), [])
+                if any(self.source.could_hold_site(_Line(d.start, d.end)) for d in waiting):
+                    bindings.get(name)
 
     def parse_methods(self) -> None:
         """Parse every method still waiting for its name: each class of the tree is then whole,

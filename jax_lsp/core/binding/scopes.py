@@ -85,7 +85,7 @@ class ScopeBuilder(ast.NodeVisitor):
         module_name: str,
         is_package: bool,
         could_hold_site: Callable[[Located], bool] | None = None,
-        mark_name: Callable[[str], None] | None = None,
+        mark_name: Callable[[str, Located], None] | None = None,
     ) -> None:
         self.module_name = module_name
         self.is_package = is_package
@@ -141,7 +141,7 @@ class ScopeBuilder(ast.NodeVisitor):
             and self.could_hold_site(statement)
         ):
             for name in names:
-                self.mark_name(name)
+                self.mark_name(name, statement)
 
     def visit_Import(self, node: ast.Import) -> None:
         self._mark_aliases(node, [a.asname or a.name.split(".")[0] for a in node.names])

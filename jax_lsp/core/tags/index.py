@@ -272,8 +272,8 @@ class NameIndex:
         self._read.add(path)
         if path not in self._facts:
             # A file of tags: the module its tags were read from (the flow compares the functions
-            # they sit in by identity), parsed as far as its sites need; the rest on demand.
-            module = self._sources.load(path, partially=True) if self._mentions_tag(path) else None
+            # they sit in by identity), parsed as far as its sites and tags need; the rest on demand.
+            module = self._tag_module(path) if self._mentions_tag(path) else None
             if module is not None:
                 module.parse_methods()  # FileFacts reads what the tree leaves out only between its statements
                 self._facts[path] = FileFacts(path, module.source)
@@ -281,6 +281,14 @@ class NameIndex:
                 data = self._sources.read(path)
                 self._facts[path] = FileFacts.unparsed(path, data) if data is not None else None
         return self._facts[path]
+
+    def _tag_module(self, path: str, whole: bool = False) -> Module | None:
+        """The module of a file of tags, every `checkpoint_name` call walked, parsed as far as
+        its sites and tags need (or `whole`)."""
+        module = self._sources.load(path, partially=True)
+        if module is not None and module.unwalked_tags:
+            guarded(module.walk_tags, None, self._sources.internal_errors, path, 0, "reading its tags")
+        return self._sources.load(path) if whole and module is not None else module
 
     def _read_bytes(self, path: str) -> bytes | None:
         """A file's bytes, read once per build (the word searches read every file), through the
@@ -378,9 +386,8 @@ class NameIndex:
 
     def _written_in(self, path: str) -> list[Tag]:
         def collect() -> list[Tag]:
-            # Parsed as far as finding sites needs: a definition left out holds no trigger line,
-            # and a `checkpoint_name` call is one.
-            module = self._sources.load(path, partially=True)
+            # Parsed as far as finding sites and tags needs: a `checkpoint_name` call is walked.
+            module = self._tag_module(path)
             if module is None:
                 return []
             found = (written_tag(path, module.source, expr) for _, expr, _ in tag_calls(module))
@@ -419,9 +426,9 @@ class NameIndex:
             # A name written in the call needs no name flow, nor the file parsed past its tags:
             # the whole file is parsed (the same module, completed) only for a name to follow,
             # or when `checkpoint_name` goes by another name (a call of which holds no trigger).
-            module = self._sources.load(path, partially=True)
+            module = self._tag_module(path)
             if module is not None and callee_names(module, [TAG_FUNCTION]) != {TAG_FUNCTION}:
-                module = self._sources.load(path)
+                module = self._tag_module(path, whole=True)
             if module is None:
                 return []
             flow = NameFlow(self._file_facts, files_with)

@@ -19,7 +19,7 @@ from jax_lsp.core.text.chunks import (
 )
 from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.core.text.source import SourceModule, parse_text
-from jax_lsp.core.text.triggers import trigger_lines
+from jax_lsp.core.text.triggers import site_lines
 
 if TYPE_CHECKING:
     from jax_lsp.core.text.python_versions import ProjectPythons
@@ -82,13 +82,14 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
     and `class`es left for later; None when none is left (the caller parses the file whole),
     or when the rest does not parse.
 
-    A `def` or `class` is left out when no line of it holds a trigger (triggers.py): the scope
-    builder would not walk it for calls, and only its name binds at module level. It is left
+    A `def` or `class` is left out when no line of it holds a trigger (triggers.py `site_lines`:
+    a tag is none): the scope builder would walk it for no site or checked call, and only its
+    name binds at module level. It is left
     out only when it, and all above it, close every string and bracket they open, so that it
     surely starts a statement; its lines are parsed as blank."""
     if "\0" in text:
         return None
-    triggers = trigger_lines(text)
+    triggers = site_lines(text)
     lines = split_lines(text)
     kept = list(lines)
     deferred: list[DeferredDefinition] = []

@@ -30,7 +30,7 @@ from jax_lsp.core.text.chunks import (
 )
 from jax_lsp.core.text.decoding import decode, split_lines
 from jax_lsp.core.text.python_versions import RUNNING, SkippedStatement
-from jax_lsp.core.text.triggers import trigger_lines
+from jax_lsp.core.text.triggers import site_lines, trigger_lines
 
 if TYPE_CHECKING:
     from jax_lsp.core.text.newer_syntax import Construct
@@ -54,8 +54,13 @@ class SourceModule:
         self.encoding = encoding
         self.skipped: list[SkippedStatement] = [] if skipped is None else skipped  # need a newer Python
         self._utf8_lines: dict[int, bytes] = {}
+        # Lines worth walking for calls: triggers, tags and the lines naming a marked name. The
+        # site lines leave out the tags and the names that only a tag's statement marked: a
+        # partial parse keeps (and the module parses in its turn) a definition that holds one.
         self._marker_lines: Sequence[int] | None = None
+        self._site_lines: Sequence[int] | None = None
         self._marked_names: set[str] = set()
+        self._site_marked_names: set[str] = set()
 
     @functools.cached_property
     def lines(self) -> list[str]:
@@ -66,14 +71,31 @@ class SourceModule:
             self._marker_lines = trigger_lines(self.text)
         return self._marker_lines
 
-    def mark_name(self, name: str) -> None:
-        """Treat `name` as a trigger too: it was bound to something that holds one
-        (`ds = jax.checkpoint_policies.dots_saveable`), so lines using it may hold a site."""
+    def _sites(self) -> Sequence[int]:
+        if self._site_lines is None:
+            self._site_lines = site_lines(self.text)
+        return self._site_lines
+
+    def mark_name(self, name: str, statement: Located) -> None:
+        """Treat `name` as a trigger too: `statement`, which holds one, bound it to something
+        (`ds = jax.checkpoint_policies.dots_saveable`), so lines using it may hold a site. A name
+        bound by a statement that holds only a tag (`from jax.ad_checkpoint import checkpoint_name`)
+        marks lines to walk, not lines that hold a site."""
         marker_lines = self._triggers()
-        if name in self._marked_names:  # bound again (`f = ...` in each branch of an `elif` chain)
-            return
-        self._marked_names.add(name)
-        text, more, line, counted = self.text, set(), 1, 0
+        site = holds_line(self._sites(), statement.lineno, statement.end_lineno or statement.lineno)
+        if name in self._marked_names and (name in self._site_marked_names or not site):
+            return  # bound again (`f = ...` in each branch of an `elif` chain)
+        more = self._lines_naming(name)
+        if name not in self._marked_names:
+            self._marked_names.add(name)
+            self._marker_lines = sorted(more.union(marker_lines))
+        if site:
+            self._site_marked_names.add(name)
+            self._site_lines = sorted(more.union(self._sites()))
+
+    def _lines_naming(self, name: str) -> set[int]:
+        """The 1-based lines where `name` stands as a whole word."""
+        text, found, line, counted = self.text, set(), 1, 0
         position = text.find(name)
         while position != -1:
             before = text[position - 1] if position else " "
@@ -81,14 +103,17 @@ class SourceModule:
             if not (_is_name_char(before) or _is_name_char(after)):
                 line += text.count("\n", counted, position)
                 counted = position
-                more.add(line)
+                found.add(line)
             position = text.find(name, position + len(name))
-        if more:
-            self._marker_lines = sorted(more.union(marker_lines))
+        return found
 
     def could_hold_site(self, node: Located) -> bool:
-        """Whether the lines of `node` hold a trigger (triggers.py) or a marked name."""
+        """Whether the lines of `node` hold a trigger (triggers.py), a tag or a marked name."""
         return holds_line(self._triggers(), node.lineno, node.end_lineno or node.lineno)
+
+    def holds_site_line(self, node: Located) -> bool:
+        """Whether the lines of `node` hold a trigger or a name marked by one: tags left out."""
+        return holds_line(self._sites(), node.lineno, node.end_lineno or node.lineno)
 
     def line_text(self, line: int) -> str:
         """0-based line, without its line break."""

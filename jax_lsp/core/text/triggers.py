@@ -98,10 +98,6 @@ def _names_factory(data: bytes, name: bytes, start: int, end: int) -> bool:
     return b"these_names" in name or b"names_but_these" in name
 
 
-def _tag(data: bytes, name: bytes, start: int, end: int) -> bool:
-    return name == b"checkpoint_name"
-
-
 # Each trigger: the word to search for, and whether an identifier holding it is one. Each word
 # costs a search of the whole file, so words are shared: `checkpoint` finds `checkpoint_dots`,
 # and `_these` the factories of names (`save_only_these_names`, `save_any_names_but_these`).
@@ -123,13 +119,6 @@ _SITE_TRIGGERS: _Triggers = (
 )
 
 
-# Lines that tag a value with a name (`checkpoint_name`) are walked too, for JAX112's tags; a
-# file of tags alone holds nothing to report (the names index reads it on its own).
-_LINE_TRIGGERS: _Triggers = tuple(
-    (word, _any_of(found, _tag) if word == b"checkpoint" else found) for word, found in _TRIGGERS
-)
-
-
 def _triggers(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[int]:
     """The offset of each trigger in `data`, trigger by trigger."""
     for word, found in triggers:
@@ -145,14 +134,28 @@ def could_hold_site(data: bytes, policy_sites_only: bool = False) -> bool:
     return next(_triggers(data, _SITE_TRIGGERS if policy_sites_only else _TRIGGERS), None) is not None
 
 
-# Asked twice of a file parsed for its sites: to choose the definitions to parse, then by the
+_TAG = b"checkpoint_name"
+
+
+# Each asked of a file parsed for its sites: to choose the definitions to parse, then by the
 # scope builder. A text's hash is kept by the string, and equal texts are the same object.
 @functools.lru_cache(maxsize=4)
-def trigger_lines(text: str) -> tuple[int, ...]:
-    """The 1-based lines of `text` that hold a trigger or a tag, in order: a site, a checked
-    call or a tag spans at least one of them."""
+def site_lines(text: str) -> tuple[int, ...]:
+    """The 1-based lines of `text` that hold a trigger, in order: a site or a checked call
+    spans at least one of them. A partial parse keeps the definitions that hold one."""
     data = text.encode("utf-8", "surrogatepass")
-    return tuple(sorted({line for _, line in _with_lines(data, _triggers(data, _LINE_TRIGGERS))}))
+    return tuple(sorted({line for _, line in _with_lines(data, _triggers(data))}))
+
+
+@functools.lru_cache(maxsize=4)
+def trigger_lines(text: str) -> tuple[int, ...]:
+    """`site_lines` and the lines that tag a value with a name (`checkpoint_name`), in order: the
+    lines the scope builder walks for calls, the tags' for the names index (JAX112). A file of
+    tags alone holds nothing to report (the index reads it on its own), and a partial parse
+    leaves out a definition that holds tags only (the index parses such a file whole)."""
+    data = text.encode("utf-8", "surrogatepass")
+    tags = (start for name, start, _ in _identifiers_holding(data, _TAG) if name == _TAG)
+    return tuple(sorted({*site_lines(text), *(line for _, line in _with_lines(data, tags))}))
 
 
 def _with_lines(data: bytes, offsets: Iterable[int]) -> Iterator[tuple[int, int]]:
