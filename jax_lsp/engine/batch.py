@@ -47,8 +47,9 @@ class _Digests:
     def __init__(self, workspace: Workspace, cache: ResultCache | None = None) -> None:
         self._sources = workspace
         self._cache = cache
-        self._known: dict[str, str | None] = {}
-        self._read: dict[str, tuple[str | None, bool]] = {}  # what of_file found, by reading
+        # (digest, could hold a site) by path, as the cache, a read here or another process's
+        # found it; the digest None when none was needed, the whole None when it cannot be read.
+        self._found: dict[str, tuple[str | None, bool] | None] = {}
         self._stats: dict[str, os.stat_result | None] = {}
         self._buffers = workspace.buffers() if cache is not None else {}
 
@@ -60,20 +61,21 @@ class _Digests:
         """(digest, could hold a site) of a file; None when it cannot be read. Without a cache,
         the digest of a file that cannot hold a site is taken only if `digest_always`."""
         # A file vouched for already this run (_from_cache asks each one first) is not stated
-        # again: the cache said nothing of it, or its answer is known (`__call__`).
+        # again: the cache said nothing of it, or its answer is known.
         seen = self.vouched(path) if path not in self._stats else None
         if seen is not None:
             return seen
-        found = self._read.get(path)  # read already, as another file's dependency
-        if found is not None and (found[0] is not None or not digest_always):
-            return found
+        if path in self._found:  # found already: read as another file's dependency, or elsewhere
+            found = self._found[path]
+            if found is None or found[0] is not None or not digest_always:
+                return found
         data = self._sources.read(path)
         if data is None:
+            self._found[path] = None
             return None
         could_hold = file_could_hold_site(path, data)
         value = digest(data) if could_hold or digest_always or self._cache is not None else None
         self.learn(path, value, could_hold)
-        self._read[path] = (value, could_hold)
         return value, could_hold
 
     def vouched(self, path: str) -> tuple[str, bool] | None:
@@ -81,22 +83,21 @@ class _Digests:
         stat = self._stats[path] = self._stat(path)  # before the file is read: a change after it shows
         seen = self._cache.seen(path, stat) if stat is not None else None  # type: ignore[union-attr]
         if seen is not None:
-            self._known[path] = seen[0]
+            self._found[path] = seen
         return seen
 
     def learn(self, path: str, value: str | None, could_hold: bool) -> None:
         """What reading the file (here or on another process) found, after `vouched` said nothing."""
-        if value is not None:
-            self._known[path] = value
+        self._found[path] = (value, could_hold)
         stat = self._stats.get(path)
         if stat is not None:
             self._cache.remember(path, stat, value, could_hold)  # type: ignore[union-attr, arg-type]
 
     def __call__(self, path: str) -> str | None:
-        if path not in self._known:
+        found = self._found.get(path) if path in self._found else self.of_file(path, digest_always=True)
+        if found is not None and found[0] is None:
             found = self.of_file(path, digest_always=True)
-            self._known[path] = None if found is None else found[0]
-        return self._known[path]
+        return None if found is None else found[0]
 
     def _stat(self, path: str) -> os.stat_result | None:
         """The file's status, when the cache may vouch for its content (not an open buffer)."""

@@ -216,6 +216,4 @@ class UserSearch:
             return False
         code = code_for_search(path, data)
         imported = imports_from(code, path, self._targets)
-        return bool(imported) and sites_could_read(
-            code.decode("utf-8", "replace"), imported.names, imported.modules
-        )
+        return bool(imported) and sites_could_read(code, imported.names, imported.modules)

@@ -518,8 +518,7 @@ class Workspace:
                         found = NewRematSwitch(key, span)
                         break
                 self._new_remat = (found,)
-            if self._load_recorders:  # a batch's check, for the result cache (the server keeps none)
-                self.note_reads(self.python_files())
+            self.depends_on_every_file()
             return self._new_remat[0]
 
     def _first_switch(self, key: str, overlay: str | None, data: bytes) -> Span | None:
@@ -580,3 +579,11 @@ class Workspace:
         with self._lock:
             for recorder in self._load_recorders:
                 recorder.update(paths)
+
+    def depends_on_every_file(self) -> None:
+        """`note_reads` of every file of the project, for an answer that any file may change (the
+        tags, the new-remat switch); only where an analysis is recorded: the server keeps no
+        record, and would list the project for nothing."""
+        with self._lock:
+            if self._load_recorders:
+                self.note_reads(self.python_files())

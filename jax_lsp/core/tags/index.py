@@ -63,6 +63,8 @@ class NameSources(Protocol):
 
     def note_reads(self, paths: Iterable[str]) -> None: ...
 
+    def depends_on_every_file(self) -> None: ...
+
 
 log = logger(__name__)
 T = TypeVar("T")
@@ -328,7 +330,8 @@ class NameIndex:
         come to tag a name) and on the package files read: the workspace is told so."""
         if self._tags is None:
             self._tags = self._reading(self._build)
-        self._sources.note_reads([*self._root_files(), *self._read_packages])
+        self._sources.depends_on_every_file()
+        self._sources.note_reads(self._read_packages)
         return self._tags
 
     def tags_carrying(self, names: Iterable[str]) -> TagSet:
@@ -340,7 +343,7 @@ class NameIndex:
             for build in (lambda: self._written_carrying(wanted), lambda: shapes_of(self._own())):
                 found = TagSet(self._reading(build))
                 if all(found.carries(name) for name in wanted):
-                    self._sources.note_reads(self._root_files())
+                    self._sources.depends_on_every_file()
                     return found
         return self.tags()
 

@@ -82,12 +82,13 @@ def _statements(lines: list[str], seed_lines: list[int]) -> list[_Statement]:
     return found
 
 
-def sites_could_read(text: str, names: Set[str], attributes: Mapping[str, Set[str]]) -> bool:
-    """Whether a statement that the policy sites of `text` can read writes one of `names`, or
+def sites_could_read(data: bytes, names: Set[str], attributes: Mapping[str, Set[str]]) -> bool:
+    """Whether a statement that the policy sites of `data` (a file's code) can read writes one of `names`, or
     `module.attribute` for a module and one of its attributes in `attributes`; True also when
     one of those statements may be cut inside a string or brackets (a line in a string may
     look like a statement's first)."""
-    trigger_lines, aliases = site_trigger_lines(text.encode("utf-8", "surrogatepass"))
+    trigger_lines, aliases = site_trigger_lines(data)
+    text = data.decode("utf-8", "replace")
     seed_lines = set(trigger_lines)
     if aliases:  # a call of an alias may pass a policy positionally, and holds no trigger
         called = "|".join(re.escape(alias.decode("utf-8", "replace")) for alias in sorted(aliases))
