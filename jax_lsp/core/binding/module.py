@@ -78,9 +78,9 @@ class Module:
         builder = ScopeBuilder(name, is_package, source.could_hold_site, source.mark_name)
         # The bindings of the module and of each class that left definitions unparsed.
         self._deferred_bindings: list[tuple[ast.Module | ast.ClassDef, _DeferredBindings]] = []
-        # A definition left unparsed in its turn holds a tag (walk_tags parses it), and the calls
-        # walked in definitions parsed after their turn: the names index reads their tags. The
-        # rules read `calls` alone, as the build left it.
+        # Whether a definition that holds a tag waits for its name (walk_tags parses it), and
+        # the calls walked in definitions parsed after their turn: the names index reads their
+        # tags; the rules read `calls` alone, as the build left it.
         self.unwalked_tags = False
         self.late_calls: list[tuple[ast.Call, Scope]] = []
         if deferred:
