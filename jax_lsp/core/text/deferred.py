@@ -103,7 +103,10 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
         header = next(n for n in range(start, end) if not lines[n].startswith("@"))
         if not whole and not lines[header].startswith("class"):
             continue
-        if not (closes_within(chunk) and closes_within("".join(lines[checked_to:start]))):
+        # A class whose methods may be left out has each member checked (body_statements):
+        # of the rest, only its decorators are not.
+        checked = chunk if whole else "".join(lines[start:header])
+        if not (closes_within(checked) and closes_within("".join(lines[checked_to:start]))):
             continue
         found = (
             [DeferredDefinition(name, start, end, chunk)] if whole else _methods(lines, header, end, triggers)
