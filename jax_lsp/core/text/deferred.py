@@ -67,14 +67,10 @@ class DeferredDefinition(Record):
         return parsed.tree.body if self.owner is None else class_body(parsed.tree)
 
 
-def _definition_name(chunk: str, indent: str = "", definition: re.Pattern[str] = _DEFINITION) -> str | None:
-    """The name a chunk of one-line decorators and a `def` or `class` binds (`definition`), all
-    indented by `indent`; else None."""
-    for line in chunk.splitlines():
-        if not line.startswith("@", len(indent)):
-            match = definition.match(line, len(indent))
-            return match.group(1) if match else None
-    return None
+def _definition_line(lines: list[str], start: int, end: int, indent: int = 0) -> int:
+    """The line of lines[start:end] (one-line decorators, then a statement, all indented by
+    `indent`) after the decorators: the `def` or `class` line, if the statement is one."""
+    return next((n for n in range(start, end) if not lines[n].startswith("@", indent)), end - 1)
 
 
 def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefinition]] | None:
@@ -95,12 +91,15 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
     deferred: list[DeferredDefinition] = []
     checked_to = 0  # the lines above this one are whole statements
     for start, end in statement_chunks(lines):
-        chunk = "".join(lines[start:end])
-        name = _definition_name(chunk)
-        if name is None or not chunk.isascii() or _WALRUS in chunk:
+        header = _definition_line(lines, start, end)
+        binds = _DEFINITION.match(lines[header])  # most chunks are no `def` or `class`
+        if binds is None:
             continue
+        chunk = "".join(lines[start:end])
+        if not chunk.isascii() or _WALRUS in chunk:
+            continue
+        name = binds.group(1)
         whole = not holds_line(triggers, start + 1, end)
-        header = next(n for n in range(start, end) if not lines[n].startswith("@"))
         if not whole and not lines[header].startswith("class"):
             continue
         # A class whose methods may be left out has each member checked (body_statements):
@@ -136,8 +135,8 @@ def _methods(lines: list[str], header: int, end: int, triggers: Sequence[int]) -
     indent, starts = body
     methods = []
     for first, after in zip(starts, [*starts[1:], end]):  # each closes what it opens
-        member = "".join(lines[first:after])
-        name = _definition_name(member, indent, _METHOD)
-        if name is not None and not holds_line(triggers, first + 1, after):
-            methods.append(DeferredDefinition(name, first, after, member, owner=header + 1))
+        method = _METHOD.match(lines[_definition_line(lines, first, after, len(indent))], len(indent))
+        if method is not None and not holds_line(triggers, first + 1, after):
+            member = "".join(lines[first:after])
+            methods.append(DeferredDefinition(method.group(1), first, after, member, owner=header + 1))
     return methods if len(methods) < len(starts) else methods[:-1]
