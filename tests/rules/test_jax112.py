@@ -606,3 +606,29 @@ def test_a_function_holding_only_tags_waits_in_a_check_and_the_index_still_reads
     train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
     [finding] = jax112(train, tmp_path, "train.py")
     assert 'did you mean "attn_out"?' in finding.message
+
+
+def test_a_tag_under_another_name_in_a_function_that_waits_is_read(tmp_path):
+    # `cn` is bound by a line that holds only a tag: lines naming it are walked for the index,
+    # and the block that calls it waits in the check of the file (it holds no site).
+    (tmp_path / "model.py").write_text(
+        textwrap.dedent("""
+        import jax
+        from jax.ad_checkpoint import checkpoint_name as cn
+
+
+        def block(x):
+            return cn(x * 2, "attn_out")
+
+
+        def wrapped(f):
+            return jax.checkpoint(f, policy=jax.checkpoint_policies.nothing_saveable)
+    """)
+    )
+    workspace = Workspace([tmp_path])
+    module = workspace.load(tmp_path / "model.py", only_if_site=True)
+    assert module is not None and module.unwalked_tags
+    assert workspace.checkpoint_names().tags().carries("attn_out")
+    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
+    [finding] = jax112(train, tmp_path, "train.py")
+    assert 'did you mean "attn_out"?' in finding.message
