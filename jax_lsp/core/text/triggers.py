@@ -152,7 +152,7 @@ def trigger_lines(text: str) -> tuple[int, ...]:
     """`site_lines` and the lines that tag a value with a name (`checkpoint_name`), in order: the
     lines the scope builder walks for calls, the tags' for the names index (JAX112). A file of
     tags alone holds nothing to report (the index reads it on its own), and a partial parse
-    leaves out a definition that holds tags only (the index parses such a file whole)."""
+    leaves out a definition that holds tags only (the index parses it when it reads the tags)."""
     data = text.encode("utf-8", "surrogatepass")
     tags = (start for name, start, _ in _identifiers_holding(data, _TAG) if name == _TAG)
     return tuple(sorted({*site_lines(text), *(line for _, line in _with_lines(data, tags))}))
