@@ -578,17 +578,24 @@ def test_a_file_of_tags_is_parsed_only_where_its_tags_and_the_names_they_follow_
     assert not any("unrelated_" in source for source in sources)
 
 
-def test_a_function_holding_only_tags_waits_in_a_check_and_the_index_still_reads_its_tags(tmp_path):
+@pytest.mark.parametrize(
+    ("imported", "called"), [("checkpoint_name", "checkpoint_name"), ("checkpoint_name as cn", "cn")]
+)
+def test_a_function_holding_only_tags_waits_in_a_check_and_the_index_still_reads_its_tags(
+    tmp_path, imported, called
+):
     # The model file holds a site: its check parses it as far as the site needs, and the block
     # that only tags a value waits. The index, asked for the tags, parses and walks the block.
+    # Under another name (`cn`), bound by a line that holds only a tag, the lines naming it are
+    # walked for the index, not kept for the check.
     (tmp_path / "model.py").write_text(
-        textwrap.dedent("""
+        textwrap.dedent(f"""
         import jax
-        from jax.ad_checkpoint import checkpoint_name
+        from jax.ad_checkpoint import {imported}
 
 
         def block(x):
-            return checkpoint_name(x * 2, "attn_out")
+            return {called}(x * 2, "attn_out")
 
 
         def wrapped(f):
@@ -603,32 +610,6 @@ def test_a_function_holding_only_tags_waits_in_a_check_and_the_index_still_reads
     tags = workspace.checkpoint_names().tags()
     assert tags.carries("attn_out") and not module.unwalked_tags
     assert module.calls == calls_of_the_check  # what the rules read is as the check left it
-    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
-    [finding] = jax112(train, tmp_path, "train.py")
-    assert 'did you mean "attn_out"?' in finding.message
-
-
-def test_a_tag_under_another_name_in_a_function_that_waits_is_read(tmp_path):
-    # `cn` is bound by a line that holds only a tag: lines naming it are walked for the index,
-    # and the block that calls it waits in the check of the file (it holds no site).
-    (tmp_path / "model.py").write_text(
-        textwrap.dedent("""
-        import jax
-        from jax.ad_checkpoint import checkpoint_name as cn
-
-
-        def block(x):
-            return cn(x * 2, "attn_out")
-
-
-        def wrapped(f):
-            return jax.checkpoint(f, policy=jax.checkpoint_policies.nothing_saveable)
-    """)
-    )
-    workspace = Workspace([tmp_path])
-    module = workspace.load(tmp_path / "model.py", only_if_site=True)
-    assert module is not None and module.unwalked_tags
-    assert workspace.checkpoint_names().tags().carries("attn_out")
     train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
     [finding] = jax112(train, tmp_path, "train.py")
     assert 'did you mean "attn_out"?' in finding.message
