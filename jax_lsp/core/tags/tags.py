@@ -153,9 +153,10 @@ def tag_calls(module: Module) -> Iterator[tuple[ast.Call, ast.expr, tuple[Functi
     The module's recorded calls are enough: a line that calls it names `checkpoint_name` or an
     alias bound by a line that does, so the scope builder walked it."""
     candidates = callee_names(module, [TAG_FUNCTION])
-    # In the file's order: a definition walked after its turn has its calls in `late_calls`.
-    calls = module.calls + module.late_calls if module.late_calls else module.calls
-    for call, scope in sorted(calls, key=lambda item: (item[0].lineno, item[0].col_offset)):
+    calls = module.calls
+    if module.late_calls:  # walked after their turn: merged in the file's order
+        calls = sorted(calls + module.late_calls, key=lambda item: (item[0].lineno, item[0].col_offset))
+    for call, scope in calls:
         name = tag_name_argument(call)
         if (
             name is not None
