@@ -40,13 +40,13 @@ def _check_module(
     return check_module(module, sites, foreign, settings, errors, project)
 
 
+# Hover's describer is the server's alone: a check never imports it (tests/cli/test_startup.py).
 def _describe(
     module: Module,
     here: list[tuple[ast.expr, list[Target]]],
     functions: list[PolicyFunction],
     position: Position,
 ) -> PolicyDescription | None:
-    # Hover's describer is the server's alone: a check never imports it.
     from jax_lsp.core.policies.describe import describe_at
 
     return deep(lambda: describe_at(module, here, functions, position))

@@ -18,9 +18,9 @@ if TYPE_CHECKING:
     from jax_lsp.engine.jax_reach import JaxReach
 
 
+# The reach is imported when a callee is first asked about: a check whose results all come from
+# the cache asks about none, and the module imports `ast` (start-up time).
 def _jax_reach() -> type[JaxReach]:
-    # Imported when a callee is first asked about: a check whose results all come from the cache
-    # asks none, and the module imports `ast` (start-up time).
     from jax_lsp.engine.jax_reach import JaxReach
 
     return JaxReach

@@ -34,12 +34,14 @@ def _resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[S
 
 
 def policy_function() -> type[PolicyFunction]:
-    """The class of a resolved policy `def` (imported with the analysis, as `_resolved_sites`)."""
+    """The class of a resolved policy `def` (imported with the analysis, for the same reason)."""
     from jax_lsp.core.policies.resolve import PolicyFunction
 
     return PolicyFunction
 
 
+# The forked reader and the search for users are imported where they are used: only a check of
+# named files uses them.
 def _search_users(
     files: Callable[[], list[str]],
     fork: bool,
@@ -47,8 +49,7 @@ def _search_users(
     module_name: Callable[[Path], str],
 ) -> Iterator[Path]:
     """The `files` that could use a policy that the modules `parse_named` gives
-    define (engine.users); with `fork`, read by a forked process while this one parses.
-    The forked reader and the search are imported here: only a check of named files uses them."""
+    define (engine.users); with `fork`, read by a forked process while this one parses."""
     from jax_lsp.engine.forked import InChild
     from jax_lsp.engine.users import Exported, UserSearch, searched
 
