@@ -61,6 +61,9 @@ def _project(workspace: Workspace) -> Project:
 
 
 class Workspace:
+    """The parts above, built together; the workspace keeps them consistent when a file changes
+    (`_forget`) and answers for them."""
+
     def __init__(
         self,
         roots: Iterable[Path] = (),
