@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.core.text import source
-from jax_lsp.engine import Workspace, workspace
+from jax_lsp.engine import Workspace, module_cache
 from jax_lsp.engine.batch import FEW_FILES, PARALLEL_MIN_FILES, PARALLEL_MIN_READ_BYTES, check_paths
+from jax_lsp.engine.project_files import ProjectFiles
 from tests.cli.runner import run_check
 
 BROKEN = 'def p(prim, *a, **k):\n    if prim.name == "sin":\n        return True\n'
@@ -41,7 +42,7 @@ def _check(root: Path, cache: Path | None, jobs: int = 1) -> dict[str, list[tupl
 def parses(monkeypatch) -> list[str]:
     """The files the core parses, whole or as far as their sites need (the real parser, counted)."""
     parsed: list[str] = []
-    real, real_partially = source.parse_bytes, workspace._parse_for_sites
+    real, real_partially = source.parse_bytes, module_cache._parse_for_sites
 
     def counting(data: bytes, path: str, *args, **kwargs):
         parsed.append(Path(path).name)
@@ -53,8 +54,8 @@ def parses(monkeypatch) -> list[str]:
             parsed.append(Path(path).name)
         return found
 
-    monkeypatch.setattr(source, "parse_bytes", counting)  # the workspace imports it where it parses
-    monkeypatch.setattr(workspace, "_parse_for_sites", counting_partially)
+    monkeypatch.setattr(source, "parse_bytes", counting)  # the module cache imports it where it parses
+    monkeypatch.setattr(module_cache, "_parse_for_sites", counting_partially)
     return parsed
 
 
@@ -72,9 +73,9 @@ def test_a_file_of_unchanged_time_and_size_is_not_read_again(tmp_path, monkeypat
     root, cache = _tree(tmp_path), tmp_path / "cache"
     first = _check(root, cache)
     reads: list[str] = []
-    real = Workspace.read
+    real = ProjectFiles.read
     monkeypatch.setattr(
-        Workspace, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
+        ProjectFiles, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
     )
     assert _check(root, cache) == first
     assert reads == []
@@ -137,9 +138,9 @@ def test_processes_read_a_large_new_tree_and_the_cache_keeps_what_they_read(tmp_
         (root / f"plain{n}.py").write_text("x = 1\n" * (PARALLEL_MIN_READ_BYTES // 4 // 6 + 1))
     expected = _check(root, None, jobs=1)
     reads: list[str] = []  # in this process: forked processes append to their own copy
-    real = Workspace.read
+    real = ProjectFiles.read
     monkeypatch.setattr(
-        Workspace, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
+        ProjectFiles, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
     )
     assert (
         _check(root, cache, jobs=2)

@@ -145,4 +145,4 @@ def test_module_names_found_once_per_folder_are_the_workspace_s(tmp_path):
     workspace = Workspace([tmp_path])
     for name in ("pkg/math.filecheck.py", "pkg/mod.py", "pkg/__init__.py", "top.py"):
         path = str(tmp_path / name)
-        assert workspace.reach._name_of(path) == workspace.imports.module_name(path)
+        assert workspace.callees.reach._name_of(path) == workspace.imports.module_name(path)

@@ -58,7 +58,7 @@ CASES = {
 }
 
 
-def _sites(module) -> list[tuple[int, list[tuple[str, int]]]]:
+def _sites(workspace: Workspace, module) -> list[tuple[int, list[tuple[str, int]]]]:
     return [
         (
             site.call.lineno,
@@ -67,7 +67,7 @@ def _sites(module) -> list[tuple[int, list[tuple[str, int]]]]:
                 for target in targets
             ],
         )
-        for site, targets in module.loader.sites(module)
+        for site, targets in workspace.sites(module)
     ]
 
 
@@ -79,13 +79,14 @@ def test_sites_are_those_of_a_whole_parse(tmp_path: Path, name: str):
     parsed = parse_for_sites(text, str(path))
     assert ([] if parsed is None else [d.name for d in parsed[1]]) == deferred
 
-    partial = Workspace([tmp_path]).load(path, only_if_site=True)
-    whole = Workspace([tmp_path]).load(path)
+    partial_workspace, whole_workspace = Workspace([tmp_path]), Workspace([tmp_path])
+    partial = partial_workspace.load(path, only_if_site=True)
+    whole = whole_workspace.load(path)
     assert partial is not None and whole is not None
-    assert _sites(partial) == _sites(whole)
-    assert bool(_sites(whole)) == (name != "alias_marked_below")
+    assert _sites(partial_workspace, partial) == _sites(whole_workspace, whole)
+    assert bool(_sites(whole_workspace, whole)) == (name != "alias_marked_below")
     # Asked whole later, the same module object becomes the module a whole parse gives.
-    completed = partial.loader.load(path)
+    completed = partial_workspace.load(path)
     assert completed is partial
     assert ast.dump(completed.source.tree, include_attributes=True) == ast.dump(
         whole.source.tree, include_attributes=True
@@ -94,9 +95,10 @@ def test_sites_are_those_of_a_whole_parse(tmp_path: Path, name: str):
 
 def test_a_deferred_definition_found_by_name_is_parsed_in_place(tmp_path: Path):
     (tmp_path / "mod.py").write_text(CASES["defined_apart"][0])
-    module = Workspace([tmp_path]).load(tmp_path / "mod.py", only_if_site=True)
+    workspace = Workspace([tmp_path])
+    module = workspace.load(tmp_path / "mod.py", only_if_site=True)
     assert [type(s).__name__ for s in module.source.tree.body] == ["Import", "Assign"]
-    [(_, [policy])] = module.loader.sites(module)
+    [(_, [policy])] = workspace.sites(module)
     assert isinstance(policy.node, ast.FunctionDef) and policy.node.name == "keep"
     assert module.source.segment(policy.node).startswith("def keep(prim")
     assert [type(s).__name__ for s in module.source.tree.body] == ["Import", "FunctionDef", "Assign"]

@@ -154,11 +154,11 @@ def test_a_switch_is_placed_as_a_whole_parse_places_it(source):
 def test_the_server_does_not_list_the_project_again_for_each_site(tmp_path, monkeypatch):
     # The dependency on every file is for the batch's result cache; an editor's check of a
     # module with many callable-policy sites must not walk the project again for each.
-    from jax_lsp.engine import workspace as workspace_module
+    from jax_lsp.engine import project_files
 
     walks = []
-    real = workspace_module.discover_names
-    monkeypatch.setattr(workspace_module, "discover_names", lambda *a, **k: walks.append(1) or real(*a, **k))
+    real = project_files.discover_names
+    monkeypatch.setattr(project_files, "discover_names", lambda *a, **k: walks.append(1) or real(*a, **k))
     (tmp_path / "train.py").write_text('import os\nos.environ["JAX_REMAT3"] = "1"\n', encoding="utf-8")
 
     def walks_for(sites: int) -> int:
