@@ -256,8 +256,7 @@ class AdviseFeature(LanguageFeature):
             root=root,
             import_root=ls.core.imports.import_root(path) if ls.core is not None else None,
             interpreter=settings.interpreter,
-            timeout=settings.trace.timeout,
-            memory_mb=settings.trace.memory_limit_mb,
+            options=settings.trace.options,
         )
 
         self.cancel_on(job, cancelled, token)

@@ -10,15 +10,13 @@ from __future__ import annotations
 
 import os
 import re
-import threading
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jax_lsp.trace.options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.result import TraceResult
-from jax_lsp.trace.service import GRACE_S, TraceJob, TraceService, _module_source
+from jax_lsp.trace.service import TraceJob, TraceService, site_params
 
 NAME_BASED = ("save_only_these_names", "save_and_offload_only_these_names")
 EXAMPLE_COMMENT = re.compile(r"#\s*jax-lsp:\s*example\s*=\s*(?P<spec>[^\s#]+)")
@@ -332,50 +330,24 @@ def submit_advise(
     root: str | os.PathLike | None = None,
     import_root: str | os.PathLike | None = None,
     interpreter: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    memory_mb: int = DEFAULT_MEMORY_MB,
-) -> TraceJob:
-    """Start advising the site at 1-based ``line`` of ``path``; the job's result is an `Advice`."""
-    path = os.path.realpath(path)
-    root_dir = os.path.realpath(root) if root else os.path.dirname(path)
-    advice: Future = Future()
-    agent = service.agent(interpreter, root_dir)
-    if isinstance(agent, TraceResult):
-        advice.set_result(Advice.from_agent(agent, path, line))
-        return TraceJob(("advise", path, line), None, None, advice)
-    params = {
-        "path": path,
-        "line": line,
-        "column": column,
-        "root": root_dir,
-        "source": _module_source(path),
-        "import_root": os.path.realpath(import_root) if import_root else None,
-        "example": example,
-        "policies": list(policies),
-        "timeout": timeout,
-        "memory_mb": memory_mb,
-    }
-    request_id, raw = agent.request("advise", params, raw=True)
-
-    def overdue() -> None:  # the agent missed its own deadline: kill it (and so its children)
-        if not raw.done():
-            agent.kill()
-
-    timer = threading.Timer(timeout + GRACE_S, overdue)
-    timer.daemon = True
-    timer.start()
-
-    def finished(done: Future) -> None:
-        timer.cancel()
-        advice.set_result(Advice.from_agent(done.result(), path, line))
-
-    raw.add_done_callback(finished)
-    return TraceJob(("advise", path, line), agent, request_id, advice)
+    options: TraceOptions | None = None,
+) -> TraceJob[Advice]:
+    """Start advising the site at 1-based ``line`` of ``path`` (`site_params`); the job's result
+    is an `Advice`."""
+    site = site_params(path, line, column, root, import_root)
+    return service.submit(
+        "advise",
+        {**site, "example": example, "policies": list(policies)},
+        options or TraceOptions(),
+        interpreter=interpreter,
+        cwd=site["root"],
+        answer=lambda answer: Advice.from_agent(answer, site["path"], line),
+    )
 
 
-def advise(service: TraceService, path: str | os.PathLike, line: int, **options: Any) -> Advice:
-    result: Advice = submit_advise(service, path, line, **options).future.result()
-    return result
+def advise(service: TraceService, path: str | os.PathLike, line: int, **request: Any) -> Advice:
+    """`submit_advise`, waited for."""
+    return submit_advise(service, path, line, **request).result()
 
 
 # ---------------------------------------------------------------------------------------------

@@ -14,13 +14,14 @@ import sys
 from pathlib import Path
 
 from jax_lsp.cli.output import display_path
+from jax_lsp.cli.target import TARGET
+from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.core import Settings, SettingsError
 from jax_lsp.core.config import find_pyproject, load_pyproject
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.advice import Advice, advise, example_for, format_markdown, format_table, parse_size
 from jax_lsp.trace.locations import policy_anchors
-from jax_lsp.trace.options import TARGET, add_trace_arguments
 from jax_lsp.trace.service import TraceService
 
 
@@ -114,8 +115,7 @@ def run(args: argparse.Namespace) -> int:
                     root=root,
                     import_root=ws.imports.import_root(path),
                     interpreter=args.interpreter,
-                    timeout=args.trace_timeout,
-                    memory_mb=args.trace_memory_mb,
+                    options=trace_options(args),
                 )
             )
     finally:

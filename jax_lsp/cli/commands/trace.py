@@ -12,13 +12,14 @@ import sys
 from pathlib import Path
 
 from jax_lsp.cli.output import display_path
+from jax_lsp.cli.target import TARGET
+from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.core import Settings, SettingsError, Severity
 from jax_lsp.core.config import find_pyproject, load_pyproject
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import TraceNote, format_table, trace_notes
-from jax_lsp.trace.options import TARGET, add_trace_arguments, trace_options
 from jax_lsp.trace.result import NOT_RUN
 from jax_lsp.trace.service import TraceService
 
@@ -101,7 +102,13 @@ def run(args: argparse.Namespace) -> int:
     try:
         for line, column in targets:
             result = service.trace(
-                path, line, column, **trace_options(args, root, ws.imports.import_root(path))
+                path,
+                line,
+                column,
+                root=root,
+                import_root=ws.imports.import_root(path),
+                interpreter=args.interpreter,
+                options=trace_options(args),
             )
             reports.append((line, column, result, trace_notes(result, static)))
     finally:
