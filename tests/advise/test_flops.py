@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_lsp.trace.advice import advise
+from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
 from tests.advise.conftest import FIXTURES, site_line
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.trace.advice import advise
+from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
 from tests.advise.conftest import FIXTURES, site_line
 

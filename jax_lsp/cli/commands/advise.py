@@ -14,13 +14,16 @@ import sys
 from pathlib import Path
 
 from jax_lsp.cli.output import display_path
+from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import TARGET
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.core import Settings, SettingsError
 from jax_lsp.core.config import find_pyproject, load_pyproject
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advice import Advice, advise, example_for, format_markdown, format_table, parse_size
+from jax_lsp.trace.advisor.advice import Advice, parse_size
+from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.service import TraceService
 
@@ -127,7 +130,7 @@ def run(args: argparse.Namespace) -> int:
         out = documents[0] if match["line"] else documents
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
-        render = format_markdown if args.output_format == "markdown" else format_table
+        render = format_markdown if args.output_format == "markdown" else advice_table
         sys.stdout.write("\n\n".join(render(a, cwd, budget) for a in results).rstrip("\n") + "\n")
     if any(not a.ok for a in results):
         return 2

@@ -12,6 +12,7 @@ import sys
 from pathlib import Path
 
 from jax_lsp.cli.output import display_path
+from jax_lsp.cli.output.trace_table import trace_table
 from jax_lsp.cli.target import TARGET
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.core import Settings, SettingsError, Severity
@@ -19,7 +20,7 @@ from jax_lsp.core.config import find_pyproject, load_pyproject
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.locations import policy_anchors
-from jax_lsp.trace.mapping import TraceNote, format_table, trace_notes
+from jax_lsp.trace.mapping import TraceNote, trace_notes
 from jax_lsp.trace.result import NOT_RUN
 from jax_lsp.trace.service import TraceService
 
@@ -139,7 +140,7 @@ def run(args: argparse.Namespace) -> int:
                 "\n".join(
                     [
                         f"== {display_path(str(path))}:{line}",
-                        format_table(result),
+                        trace_table(result),
                         *(["", *problems] if problems else []),
                     ]
                 )
