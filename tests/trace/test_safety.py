@@ -100,6 +100,16 @@ def test_a_new_trace_of_the_same_policy_cancels_the_old_one(service, write):
     assert new.result(10).status == "timeout"
 
 
+@pytest.mark.parametrize("method", ["trace", "advise"])
+def test_the_agent_refuses_a_request_without_its_limits(service, write, method):
+    """The agent states no timeout or memory limit of its own: the host sends them every time."""
+    path = _module(write)
+    _, reply = service.agent().request(method, {"path": path, "line": line_of(path, "def policy")})
+    answer = reply.result(30)
+    assert answer["status"] == "error"
+    assert answer["message"] == f"A {method!r} request must give a number `timeout` and `memory_mb`"
+
+
 def test_shutdown_leaves_no_process(write):
     path = _module(write, "import helper", helper="while True:\n    pass\n")
     before = descendants()
