@@ -291,7 +291,7 @@ def report_header(result: TraceResult) -> list[str]:
 
 
 def hover_markdown(result: TraceResult) -> str:
-    """The same report as Markdown, for editor hovers."""
+    """A trace's report as Markdown, for editor hovers (the terminal's: `cli/output/trace_table.py`)."""
     parts = [f"**jax-lsp trace** ({result.environment or 'no JAX'})", ""]
     parts += [f"- {line}" for line in report_header(result)]
     if result.error is not None and result.status in FAILED_UNDER_JAX:
