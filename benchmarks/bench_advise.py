@@ -170,10 +170,11 @@ def in_process(folder: Path, runs: int) -> None:
 
 def through_agent(folder: Path, runs: int) -> None:
     from jax_lsp.trace import TraceService
-    from jax_lsp.trace.advice import advise
+    from jax_lsp.trace.advisor.request import advise
+    from jax_lsp.trace.options import TraceOptions
 
     path = folder / "block70b.py"
-    options = {"example": "block70b.py:example", "root": folder, "timeout": 120}
+    options = {"example": "block70b.py:example", "root": folder, "options": TraceOptions(timeout=120)}
     cold = []
     for _ in range(max(1, runs // 2)):
         service = TraceService()

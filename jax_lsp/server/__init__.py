@@ -13,8 +13,9 @@ server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature
   (`did_change(params)`, `did_save(uri)`, `did_close(uri)`), of each new workspace
   (`workspace_built()`) and of the shutdown (`shutdown()`).
 - `server.settings`: the current `ServerSettings` (`.interpreter`: the python to trace in,
-  None for the server's own; `.trace.on_save`, `.trace.timeout` (s), `.trace.memory_limit_mb`;
-  `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when settings change.
+  None for the server's own; `.trace.on_save`; `.trace.options`, the `TraceOptions` of every
+  trace and advice; `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when
+  settings change.
 - `server.core`: the `jax_lsp.engine.Workspace` (None until the settings are read after
   `initialized`); `await server.run_core(fn, *args)` runs `fn(*args)` on the core's thread.
 - `server.document(uri)`: the open Python buffer (a pygls `TextDocument`) or None.

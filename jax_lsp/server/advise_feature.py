@@ -24,15 +24,9 @@ from jax_lsp.server.documents import uri_to_path
 from jax_lsp.server.features import LanguageFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.trace_feature import REQUEST_FAILED, TraceFeature
-from jax_lsp.trace.advice import (
-    Advice,
-    PolicyAdvice,
-    example_for,
-    format_bytes,
-    format_markdown,
-    relative,
-    submit_advise,
-)
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, relative
+from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.request import example_for, submit_advise
 from jax_lsp.trace.locations import PolicyAnchor, policy_anchors
 from jax_lsp.trace.mapping import LineEdit
 from jax_lsp.trace.service import TraceService
@@ -256,8 +250,7 @@ class AdviseFeature(LanguageFeature):
             root=root,
             import_root=ls.core.imports.import_root(path) if ls.core is not None else None,
             interpreter=settings.interpreter,
-            timeout=settings.trace.timeout,
-            memory_mb=settings.trace.memory_limit_mb,
+            options=settings.trace.options,
         )
 
         self.cancel_on(job, cancelled, token)

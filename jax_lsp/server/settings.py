@@ -18,6 +18,7 @@ from jax_lsp.core.config import (
     load_pyproject,
     settings_from_mapping,
 )
+from jax_lsp.trace.options import TraceOptions
 
 CORE_KEYS = (
     "select",
@@ -34,10 +35,9 @@ LOG_LEVELS = ("error", "warning", "info", "debug")
 
 
 @dataclass(frozen=True)
-class TraceOptions:
+class TraceSettings:
     on_save: bool = False
-    timeout: float = 20.0
-    memory_limit_mb: int = 4096
+    options: TraceOptions = field(default_factory=TraceOptions)  # of every trace and advice
 
 
 @dataclass(frozen=True)
@@ -51,7 +51,7 @@ class ServerSettings:
     core: Settings = field(default_factory=Settings)
     # The python that jedi resolves imports with and the trace runs in; None: the server's own.
     interpreter: str | None = None
-    trace: TraceOptions = field(default_factory=TraceOptions)
+    trace: TraceSettings = field(default_factory=TraceSettings)
     advise: AdviseOptions = field(default_factory=AdviseOptions)
     show_notifications: str = "onError"
     log_level: str = "info"
@@ -71,24 +71,24 @@ def _choice(value: Any, key: str, choices: Sequence[str]) -> str:
     return value
 
 
-def _trace(value: Any, problems: list[str]) -> TraceOptions:
+def _trace(value: Any, problems: list[str]) -> TraceSettings:
     """Each trace option on its own: a bad timeout keeps a good onSave."""
     if not isinstance(value, Mapping):
         raise SettingsError(f"`trace` must be an object, got {value!r}")
-    defaults = TraceOptions()
     checks = {
         "onSave": ("on_save", lambda v: _boolean(v, "trace.onSave")),
         "timeout": ("timeout", lambda v: _number(v, "trace.timeout", 0.1)),
-        "memoryLimitMb": ("memory_limit_mb", lambda v: int(_number(v, "trace.memoryLimitMb", 64))),
+        "memoryLimitMb": ("memory_mb", lambda v: int(_number(v, "trace.memoryLimitMb", 64))),
     }
-    options: dict[str, Any] = {}
+    found: dict[str, Any] = {}
     for key, (name, check) in checks.items():
         if key in value:
             try:
-                options[name] = check(value[key])
+                found[name] = check(value[key])
             except SettingsError as exc:
                 problems.append(str(exc))
-    return TraceOptions(**{**defaults.__dict__, **options})
+    limits = {name: found.pop(name) for name in ("timeout", "memory_mb") if name in found}
+    return TraceSettings(**found, options=TraceOptions().replace(**limits))
 
 
 def _advise(value: Any) -> AdviseOptions:
@@ -98,7 +98,7 @@ def _advise(value: Any) -> AdviseOptions:
     on_save = _boolean(value.get("onSave", False), "advise.onSave")
     budget = value.get("budget")
     if budget is not None:
-        from jax_lsp.trace.advice import parse_size  # only when a budget is set
+        from jax_lsp.trace.advisor.advice import parse_size  # only when a budget is set
 
         try:
             budget = parse_size(str(budget))

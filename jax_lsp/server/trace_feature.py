@@ -140,15 +140,14 @@ class TraceFeature(LanguageFeature):
             else None
         )
         job = await asyncio.to_thread(
-            self.service.submit,
+            self.service.submit_trace,
             path,
             position.line + 1,
             position.column,
             root=root,
             import_root=import_root,
             interpreter=settings.interpreter,
-            timeout=settings.trace.timeout,
-            memory_mb=settings.trace.memory_limit_mb,
+            options=settings.trace.options,
         )
 
         self.cancel_on(job, cancelled, token)  # either cancel kills the run

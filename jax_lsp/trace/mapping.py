@@ -258,7 +258,8 @@ def decision_rows(result: TraceResult) -> list[tuple[str, str, str, str, str]]:
     return rows
 
 
-def _header(result: TraceResult) -> list[str]:
+def report_header(result: TraceResult) -> list[str]:
+    """The policy, environment, status and residuals of a trace, a line each (the table and the hover)."""
     lines = []
     if result.policy is not None:
         lines.append(f"Policy: {result.policy.text} ({result.policy.kind}, line {result.policy.line})")
@@ -289,27 +290,10 @@ def _header(result: TraceResult) -> list[str]:
     return lines
 
 
-def format_table(result: TraceResult) -> str:
-    """Plain-text report for the terminal."""
-    lines = _header(result)
-    if result.error is not None and result.status in FAILED_UNDER_JAX:
-        lines.append(f"Error at line {result.error.line}: {result.error.text}")
-    for mistake in result.silent:
-        lines.append(f"Silent mistake at line {mistake.line}: {mistake.message}")
-    rows = decision_rows(result)
-    if rows:
-        head = ("primitive", "decision", "returned", "line", "count")
-        widths = [max(len(r[i]) for r in [head, *rows]) for i in range(len(head))]
-        lines.append("")
-        for row in [head, *rows]:
-            lines.append("  ".join(cell.ljust(w) for cell, w in zip(row, widths)).rstrip())
-    return "\n".join(lines)
-
-
 def hover_markdown(result: TraceResult) -> str:
-    """The same report as Markdown, for editor hovers."""
+    """A trace's report as Markdown, for editor hovers (the terminal's: `cli/output/trace_table.py`)."""
     parts = [f"**jax-lsp trace** ({result.environment or 'no JAX'})", ""]
-    parts += [f"- {line}" for line in _header(result)]
+    parts += [f"- {line}" for line in report_header(result)]
     if result.error is not None and result.status in FAILED_UNDER_JAX:
         parts += ["", f"JAX raised at line {result.error.line}:", "```text", result.error.text, "```"]
     for mistake in result.silent:

@@ -12,18 +12,23 @@ import sys
 import tempfile
 import threading
 import weakref
+from collections.abc import Callable
 from concurrent.futures import Future
 from pathlib import Path
+from typing import Any, Generic, TypeVar
 
 from jax_lsp.core.jax_facts import facts_for, supported_releases
 from jax_lsp.core.notebooks.files import is_notebook
 from jax_lsp.core.notebooks.notebook import Notebook, NotebookError
-from jax_lsp.trace.options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
+from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.result import TraceResult, TraceStatus
 
 AGENT = Path(__file__).parent.parent / "trace_agent" / "agent.py"
 START_TIMEOUT_S = 120.0  # importing jax on a cold disk can be slow
 GRACE_S = 10.0  # the agent enforces the timeout; this backstop covers an agent that hangs
+INFO_OPTIONS = TraceOptions(timeout=60.0)  # of an `info` request: the agent's platform and memories
+
+Answer = TypeVar("Answer")
 
 
 def default_cache_dir() -> str:
@@ -41,7 +46,6 @@ class AgentProcess:
         self.info: dict | None = None
         self._ids = itertools.count(1)
         self._pending: dict[int, Future] = {}
-        self._raw: set[int] = set()  # requests answered with the agent's dict as it is
         self._lock = threading.Lock()
         self._hello_seen = threading.Event()
         self._stderr: collections.deque[str] = collections.deque(maxlen=40)
@@ -99,17 +103,15 @@ class AgentProcess:
             )
         return None
 
-    def request(self, method: str, params: dict, *, raw: bool = False) -> tuple[int, Future]:
-        """Send a request; its future gets a TraceResult, or with ``raw`` the agent's dict (a
-        TraceResult still when the agent dies)."""
+    def request(self, method: str, params: dict) -> tuple[int, Future]:
+        """Send a request; its future gets the agent's answer (a dict), or a TraceResult when the
+        agent cannot answer."""
         future: Future = Future()
         with self._lock:
             request_id = next(self._ids)
             self._pending[request_id] = future
-            if raw:
-                self._raw.add(request_id)
         if not self._send({"id": request_id, "method": method, "params": params}):
-            self._resolve(request_id, self._died_result())
+            self.settle(request_id, self._died_result())
         return request_id, future
 
     def cancel(self, request_id: int) -> None:
@@ -145,12 +147,14 @@ class AgentProcess:
         except (OSError, ValueError):  # the agent is gone, or its stdin is closed
             return False
 
-    def _resolve(self, request_id: int, result: TraceResult | dict) -> None:
+    def settle(self, request_id: int, answer: TraceResult | dict) -> bool:
+        """Give the request ``answer`` unless it has one already; True if it had none."""
         with self._lock:
             future = self._pending.pop(request_id, None)
-            self._raw.discard(request_id)
-        if future is not None and not future.done():
-            future.set_result(result)
+        if future is None or future.done():
+            return False
+        future.set_result(answer)
+        return True
 
     def _died_result(self) -> TraceResult:
         code = self.proc.poll()
@@ -175,33 +179,26 @@ class AgentProcess:
                 self._hello_seen.set()
             elif isinstance(message.get("result"), dict):
                 request_id = message.get("id")
-                with self._lock:
-                    wants_raw = request_id in self._raw
-                if wants_raw and isinstance(request_id, int):
-                    self._resolve(request_id, message["result"])
-                    continue
-                result = TraceResult.from_json(message["result"])
-                if result.platform and self.info is None:
-                    self.info = {"platform": result.platform, "device": result.device}
-                request_id = message.get("id")
                 if isinstance(request_id, int):  # any other id matches no request
-                    self._resolve(request_id, result)
+                    self.settle(request_id, message["result"])
         self.proc.wait()
         self._hello_seen.set()
         with self._lock:
             pending = list(self._pending)
         for request_id in pending:
-            self._resolve(request_id, self._died_result())
+            self.settle(request_id, self._died_result())
 
     def _read_stderr(self) -> None:
         for raw in self._agent_log:
             self._stderr.append(raw.decode("utf-8", "replace").rstrip())
 
 
-class TraceJob:
-    """A running trace: ``result()`` waits for it, ``cancel()`` kills it."""
+class TraceJob(Generic[Answer]):
+    """A running request: ``result()`` waits for its answer, ``cancel()`` kills it."""
 
-    def __init__(self, key: tuple, agent: AgentProcess | None, request_id: int | None, future: Future):
+    def __init__(
+        self, key: tuple | None, agent: AgentProcess | None, request_id: int | None, future: Future
+    ) -> None:
         self.key = key
         self._agent = agent
         self._request_id = request_id
@@ -214,8 +211,9 @@ class TraceJob:
     def done(self) -> bool:
         return self.future.done()
 
-    def result(self, timeout: float | None = None) -> TraceResult:
-        return self.future.result(timeout)
+    def result(self, timeout: float | None = None) -> Answer:
+        answer: Answer = self.future.result(timeout)
+        return answer
 
 
 class TraceService:
@@ -267,16 +265,60 @@ class TraceService:
     def probe_environment(self, interpreter: str | None = None, cwd: str | None = None) -> dict | None:
         """Start the agent if needed and ask it for its platform (one short child process)."""
         agent = self.agent(interpreter, cwd)
-        if isinstance(agent, TraceResult):
-            return None
-        if agent.info is None:
-            _, future = agent.request("info", {})
-            info = future.result(START_TIMEOUT_S)
-            if info.ok:
-                agent.info = {"platform": info.platform, "device": info.device}
+        if isinstance(agent, AgentProcess) and agent.info is None:
+            self.submit(
+                "info", {}, INFO_OPTIONS, interpreter=interpreter, cwd=cwd, answer=as_trace_result
+            ).result()
         return self.environment(interpreter)
 
     def submit(
+        self,
+        method: str,
+        params: dict[str, Any],
+        options: TraceOptions,
+        *,
+        interpreter: str | None,
+        cwd: str | None,
+        answer: Callable[[dict | TraceResult], Answer],
+        key: tuple | None = None,
+    ) -> TraceJob[Answer]:
+        """Send a request to the warm agent of ``interpreter`` (started in ``cwd``), to run under
+        ``options``: every request to the agent goes this way. The job's result is what ``answer``
+        makes of the agent's answer, or of the `TraceResult` that says why there is none. A job
+        with a ``key`` cancels the running job of the same key."""
+        if key is not None:
+            with self._lock:
+                previous = self._jobs.get(key)
+            if previous is not None:
+                previous.cancel()
+        agent = self.agent(interpreter, cwd)
+        if isinstance(agent, TraceResult):
+            failed: Future = Future()
+            failed.set_result(answer(agent))
+            return TraceJob(key, None, None, failed)
+        request_id, reply = agent.request(method, {**params, **options.to_params()})
+        job: TraceJob[Answer] = TraceJob(key, agent, request_id, Future())
+        if key is not None:
+            with self._lock:
+                self._jobs[key] = job
+        timer = threading.Timer(
+            options.timeout + GRACE_S, self._overdue, (agent, request_id, options.timeout)
+        )
+        timer.daemon = True
+        timer.start()
+
+        def finished(done: Future) -> None:
+            timer.cancel()
+            self._forget(job)
+            result = answer(done.result())
+            if isinstance(result, TraceResult) and result.platform and agent.info is None:
+                agent.info = {"platform": result.platform, "device": result.device}
+            job.future.set_result(result)
+
+        reply.add_done_callback(finished)
+        return job
+
+    def submit_trace(
         self,
         path: str | os.PathLike,
         line: int,
@@ -285,53 +327,26 @@ class TraceService:
         root: str | os.PathLike | None = None,
         import_root: str | os.PathLike | None = None,
         interpreter: str | None = None,
-        timeout: float = DEFAULT_TIMEOUT_S,
-        memory_mb: int = DEFAULT_MEMORY_MB,
-    ) -> TraceJob:
-        """Start tracing the policy at 1-based ``line`` (0-based character ``column``) of ``path``.
+        options: TraceOptions | None = None,
+    ) -> TraceJob[TraceResult]:
+        """Start tracing the policy at 1-based ``line`` (0-based character ``column``) of ``path``
+        (`site_params`); a new trace of the same policy cancels the old one."""
+        site = site_params(path, line, column, root, import_root)
+        return self.submit(
+            "trace",
+            {**site, "cache_dir": self.cache_dir},
+            options or TraceOptions(),
+            interpreter=interpreter,
+            cwd=site["root"],
+            answer=as_trace_result,
+            key=(interpreter or sys.executable, site["path"], line),
+        )
 
-        The agent runs in ``root`` (the project root) and imports ``path`` as a module of
-        ``import_root`` (the folder above its outermost package; ``root`` when not given)."""
-        path = os.path.realpath(path)
-        key = (interpreter or sys.executable, path, line)
-        with self._lock:
-            previous = self._jobs.get(key)
-        if previous is not None:
-            previous.cancel()
-        root_dir = os.path.realpath(root) if root else os.path.dirname(path)
-        agent = self.agent(interpreter, root_dir)
-        if isinstance(agent, TraceResult):
-            future: Future = Future()
-            future.set_result(agent)
-            return TraceJob(key, None, None, future)
-        params = {
-            "path": path,
-            "line": line,
-            "column": column,
-            "root": root_dir,
-            "source": _module_source(path),
-            "import_root": os.path.realpath(import_root) if import_root else None,
-            "timeout": timeout,
-            "memory_mb": memory_mb,
-            "cache_dir": self.cache_dir,
-        }
-        request_id, future = agent.request("trace", params)
-        job = TraceJob(key, agent, request_id, future)
-        with self._lock:
-            self._jobs[key] = job
-        timer = threading.Timer(timeout + GRACE_S, self._overdue, (agent, job, timeout))
-        timer.daemon = True
-        timer.start()
-
-        def finished(_: Future) -> None:
-            timer.cancel()
-            self._forget(job)
-
-        future.add_done_callback(finished)
-        return job
-
-    def trace(self, path, line, column=None, **options) -> TraceResult:
-        return self.submit(path, line, column, **options).result()
+    def trace(
+        self, path: str | os.PathLike, line: int, column: int | None = None, **request: Any
+    ) -> TraceResult:
+        """`submit_trace`, waited for."""
+        return self.submit_trace(path, line, column, **request).result()
 
     def shutdown(self) -> None:
         with self._lock:
@@ -340,26 +355,47 @@ class TraceService:
 
     def _forget(self, job: TraceJob) -> None:
         with self._lock:
-            if self._jobs.get(job.key) is job:
+            if job.key is not None and self._jobs.get(job.key) is job:
                 del self._jobs[job.key]
 
-    def _overdue(self, agent: AgentProcess, job: TraceJob, timeout: float) -> None:
-        """The agent missed its own deadline: kill it (and so its children) and report the timeout."""
-        if job.done():
-            return
-        agent.kill()
-        if not job.future.done():
-            try:
-                job.future.set_result(
-                    TraceResult.failure(
-                        TraceStatus.TIMEOUT,
-                        f"The trace ran past its {timeout:g} s timeout and the agent was killed",
-                        python=agent.interpreter,
-                        jax_version=agent.hello.get("jax_version"),
-                    )
-                )
-            except Exception:  # resolved meanwhile by the reader thread
-                pass
+    def _overdue(self, agent: AgentProcess, request_id: int, timeout: float) -> None:
+        """The agent missed its own deadline: the request times out, and the agent is killed (and
+        so its children)."""
+        timed_out = TraceResult.failure(
+            TraceStatus.TIMEOUT,
+            f"The trace ran past its {timeout:g} s timeout and the agent was killed",
+            python=agent.interpreter,
+            jax_version=agent.hello.get("jax_version"),
+        )
+        if agent.settle(request_id, timed_out):
+            agent.kill()
+
+
+def as_trace_result(answer: dict | TraceResult) -> TraceResult:
+    """A trace's (or an info request's) answer, typed."""
+    return answer if isinstance(answer, TraceResult) else TraceResult.from_json(answer)
+
+
+def site_params(
+    path: str | os.PathLike,
+    line: int,
+    column: int | None,
+    root: str | os.PathLike | None,
+    import_root: str | os.PathLike | None,
+) -> dict[str, Any]:
+    """What a request about the site at 1-based ``line`` (0-based character ``column``) of ``path``
+    tells the agent: it runs in ``root`` (the project root; the file's folder when not given) and
+    imports ``path`` as a module of ``import_root`` (the folder above its outermost package;
+    ``root`` when not given)."""
+    path = os.path.realpath(path)
+    return {
+        "path": path,
+        "line": line,
+        "column": column,
+        "root": os.path.realpath(root) if root else os.path.dirname(path),
+        "source": _module_source(path),
+        "import_root": os.path.realpath(import_root) if import_root else None,
+    }
 
 
 def _module_source(path: str) -> str | None:

@@ -6,7 +6,8 @@ agent (``PR_SET_PDEATHSIG`` on Linux), and is killed at its deadline or on cance
 exits, killing every child, when its stdin closes, on ``shutdown``, or when its parent dies.
 
 Protocol: JSON lines. The agent first writes ``{"event": "hello", "ok": ...}``; then requests
-``{"id", "method": "trace"|"info", "params"}`` get ``{"id", "result"}``; ``{"method": "cancel",
+``{"id", "method": "trace"|"advise"|"info", "params"}`` get ``{"id", "result"}`` (``params`` always
+hold the run's ``timeout`` and ``memory_mb``: the host states them); ``{"method": "cancel",
 "params": {"id"}}`` kills a running request (which answers ``status: "cancelled"``);
 ``{"method": "shutdown"}`` ends the agent.
 """
@@ -31,7 +32,6 @@ import traceback  # noqa: E402
 
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.5
-INFO_TIMEOUT_S = 60.0
 
 
 def _sibling(name):
@@ -133,8 +133,13 @@ class Agent:
         return True
 
     def _fork(self, request_id, method, params):
-        timeout = float(params.get("timeout") or 20.0) if method in ("trace", "advise") else INFO_TIMEOUT_S
-        limits = {"timeout": timeout, "memory_mb": int(params.get("memory_mb") or 4096)}
+        try:  # no defaults here: the host sends them (jax_lsp/trace/options.py)
+            timeout = float(params["timeout"])
+            limits = {"timeout": timeout, "memory_mb": int(params["memory_mb"])}
+        except (KeyError, TypeError, ValueError):
+            message = f"A {method!r} request must give a number `timeout` and `memory_mb`"
+            self.send({"id": request_id, "result": {"status": "error", "message": message}})
+            return
         read_fd, write_fd = os.pipe()
         agent_pid = os.getpid()
         pid = os.fork()

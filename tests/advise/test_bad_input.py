@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.trace.advice import advise
+from jax_lsp.trace.advisor.request import advise
 from tests.advise.conftest import site_line
 
 pytest.importorskip("jax")

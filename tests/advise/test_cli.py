@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.cli import main
-from jax_lsp.trace.advice import Advice, PolicyAdvice, parse_size
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, parse_size
 from tests.advise.conftest import FIXTURES, site_line
 from tests.trace.conftest import descendants
 
@@ -191,7 +191,7 @@ def test_nothing_runs_without_a_request():
     """Importing the CLI, the host side and the server's modules starts no agent."""
     before = descendants()
     import jax_lsp.cli.commands.advise  # noqa: F401
-    import jax_lsp.trace.advice  # noqa: F401
+    import jax_lsp.trace.advisor.request  # noqa: F401
 
     assert descendants() == before
 

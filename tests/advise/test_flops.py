@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from jax_lsp.trace.advice import advise
+from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.options import TraceOptions
 from tests.advise.conftest import FIXTURES, site_line
 
 pytest.importorskip("jax")
@@ -67,7 +68,12 @@ def test_a_70b_shaped_layer_is_advised_without_allocating_it(service, tmp_path):
         "    return x, w_up, jax.ShapeDtypeStruct((28672, 8192), jnp.bfloat16)\n"
     )
     advice = advise(
-        service, path, site_line(path), example="big.py:example", root=tmp_path, memory_mb=2048, timeout=120
+        service,
+        path,
+        site_line(path),
+        example="big.py:example",
+        root=tmp_path,
+        options=TraceOptions(timeout=120, memory_mb=2048),
     )
     assert advice.ok, advice.message
     everything = next(p for p in advice.policies if p.policy.endswith("everything_saveable"))

@@ -13,7 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.trace.advice import advise
+from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.options import TraceOptions
 from tests.advise.conftest import FIXTURES, site_line
 
 jax = pytest.importorskip("jax")
@@ -77,7 +78,9 @@ def _host(aval) -> bool:
 def test_every_policy_keeps_what_jax_lists(service, name):
     path = FIXTURES / name
     line = site_line(path)
-    advice = advise(service, path, line, example=f"{name}:example", root=FIXTURES, timeout=120)
+    advice = advise(
+        service, path, line, example=f"{name}:example", root=FIXTURES, options=TraceOptions(timeout=120)
+    )
     assert advice.ok, advice.message
     assert len(advice.policies) >= 5
     assert sum(p.current for p in advice.policies) == 1

@@ -25,7 +25,7 @@ NEVER_FOR_CHECK = (
     "jax_lsp.cli.commands.rule",
     "jax_lsp.cli.commands.serve",
     "jax_lsp.cli.commands.trace",
-    "jax_lsp.trace.check",
+    "jax_lsp.cli.tracing",
     "jax_lsp.trace.service",
     "jax_lsp.trace.result",
     "jax_lsp.core.notebooks.notebook",

@@ -48,9 +48,6 @@ class AgentTraceService(TraceService):
     def environment(self, interpreter=None):
         return super().environment(interpreter or AGENT_PYTHON)
 
-    def submit(self, path, line, column=None, *, interpreter=None, **options):
-        return super().submit(path, line, column, interpreter=interpreter or AGENT_PYTHON, **options)
-
 
 AGENT_FACTS = facts_for(installed_jax_version(AGENT_PYTHON))
 

@@ -11,6 +11,7 @@ import pytest
 
 from jax_lsp.core import jax_facts
 from jax_lsp.core.jax_facts import installed_jax_version
+from jax_lsp.trace.options import TraceOptions
 from tests.trace.conftest import AGENT_PYTHON, descendants, line_of, needs_linux
 from tests.trace.conftest import AgentTraceService as TraceService
 
@@ -48,7 +49,7 @@ def test_infinite_loop_at_import_is_killed_at_the_timeout(service, write):
     service.agent()  # warm: the agent itself is expected to stay
     before = descendants()
     started = time.monotonic()
-    result = service.trace(path, line_of(path, "def policy"), timeout=2)
+    result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(timeout=2))
     elapsed = time.monotonic() - started
     assert result.status == "timeout"
     assert "2 s timeout" in result.message
@@ -58,18 +59,18 @@ def test_infinite_loop_at_import_is_killed_at_the_timeout(service, write):
 
 def test_memory_hog_is_stopped_by_the_address_space_limit(service, write):
     path = _module(write, "import helper", helper="HOG = bytearray(3 * 1024 ** 3)\n")
-    result = service.trace(path, line_of(path, "def policy"), memory_mb=2048)
+    result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(memory_mb=2048))
     assert result.status == "memory"
     assert "2048 MiB" in result.message
     # The same limit leaves room for a trace without the hog, and the agent survived its child.
     ok = _module(write)
-    assert service.trace(ok, line_of(ok, "def policy"), memory_mb=2048).ok
+    assert service.trace(ok, line_of(ok, "def policy"), options=TraceOptions(memory_mb=2048)).ok
 
 
 def test_two_concurrent_traces(service, write):
     first = write("a.py", POLICY.format(extra=""))
     second = write("b.py", POLICY.format(extra="").replace('"sin"', '"cos"'))
-    jobs = [service.submit(p, line_of(p, "def policy")) for p in (first, second)]
+    jobs = [service.submit_trace(p, line_of(p, "def policy")) for p in (first, second)]
     results = [job.result(60) for job in jobs]
     assert [r.status for r in results] == ["ok", "ok"]
     saved = [{d.primitive for d in r.decisions if d.decision == "saved"} for r in results]
@@ -80,7 +81,7 @@ def test_cancel_kills_the_run(service, write):
     path = _module(write, "import helper", helper="while True:\n    pass\n")
     service.agent()
     before = descendants()
-    job = service.submit(path, line_of(path, "def policy"), timeout=60)
+    job = service.submit_trace(path, line_of(path, "def policy"), options=TraceOptions(timeout=60))
     assert _wait_until(lambda: len(descendants() - before) >= 1, 10)
     started = time.monotonic()
     job.cancel()
@@ -93,17 +94,27 @@ def test_cancel_kills_the_run(service, write):
 def test_a_new_trace_of_the_same_policy_cancels_the_old_one(service, write):
     path = _module(write, "import helper", helper="while True:\n    pass\n")
     line = line_of(path, "def policy")
-    old = service.submit(path, line, timeout=60)
-    new = service.submit(path, line, timeout=1)
+    old = service.submit_trace(path, line, options=TraceOptions(timeout=60))
+    new = service.submit_trace(path, line, options=TraceOptions(timeout=1))
     assert old.result(10).status == "cancelled"
     assert new.result(10).status == "timeout"
+
+
+@pytest.mark.parametrize("method", ["trace", "advise"])
+def test_the_agent_refuses_a_request_without_its_limits(service, write, method):
+    """The agent states no timeout or memory limit of its own: the host sends them every time."""
+    path = _module(write)
+    _, reply = service.agent().request(method, {"path": path, "line": line_of(path, "def policy")})
+    answer = reply.result(30)
+    assert answer["status"] == "error"
+    assert answer["message"] == f"A {method!r} request must give a number `timeout` and `memory_mb`"
 
 
 def test_shutdown_leaves_no_process(write):
     path = _module(write, "import helper", helper="while True:\n    pass\n")
     before = descendants()
     svc = TraceService()
-    job = svc.submit(path, line_of(path, "def policy"), timeout=60)
+    job = svc.submit_trace(path, line_of(path, "def policy"), options=TraceOptions(timeout=60))
     assert _wait_until(lambda: len(descendants() - before) >= 2, 30)  # the agent and its child
     svc.shutdown()
     assert job.result(10).status in ("crashed", "cancelled")
@@ -114,7 +125,7 @@ def test_children_die_with_a_killed_agent(write):
     path = _module(write, "import helper", helper="while True:\n    pass\n")
     svc = TraceService()
     try:
-        job = svc.submit(path, line_of(path, "def policy"), timeout=60)
+        job = svc.submit_trace(path, line_of(path, "def policy"), options=TraceOptions(timeout=60))
         agent = svc.agent()
         assert _wait_until(lambda: descendants(agent.proc.pid), 30)
         children = descendants(agent.proc.pid)
@@ -141,8 +152,9 @@ def test_agent_and_children_die_with_the_host(write, tmp_path):
     host = textwrap.dedent(f"""
         import sys, time
         from jax_lsp.trace import TraceService
+        from jax_lsp.trace.options import TraceOptions
         svc = TraceService()
-        job = svc.submit({path!r}, {line_of(path, "def policy")}, timeout=60)
+        job = svc.submit_trace({path!r}, {line_of(path, "def policy")}, options=TraceOptions(timeout=60))
         print(svc.agent().proc.pid, flush=True)
         time.sleep(60)
     """)

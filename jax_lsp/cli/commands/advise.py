@@ -1,4 +1,4 @@
-"""`jax-lsp advise FILE[:LINE]`: what each remat policy would save and recompute at a site.
+"""`jax-lsp advise FILE[:LINE[:COLUMN]]`: what each remat policy would save and recompute at a site.
 
 Traces an example of the site (shapes only: nothing is compiled or allocated at full size)
 once per candidate policy, in the trace agent. Without LINE, every policy site of the file is
@@ -13,14 +13,12 @@ import json
 import sys
 from pathlib import Path
 
-from jax_lsp.cli.output import display_path
-from jax_lsp.core import Settings, SettingsError
-from jax_lsp.core.config import find_pyproject, load_pyproject
-from jax_lsp.engine import Workspace
-from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advice import Advice, advise, example_for, format_markdown, format_table, parse_size
-from jax_lsp.trace.locations import policy_anchors
-from jax_lsp.trace.options import TARGET, add_trace_arguments
+from jax_lsp.cli.output.advisor_table import advice_table
+from jax_lsp.cli.target import METAVAR, Project, Target, TargetError
+from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
+from jax_lsp.trace.advisor.advice import Advice, parse_size
+from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.service import TraceService
 
 
@@ -33,8 +31,8 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     )
     parser.add_argument(
         "target",
-        metavar="FILE[:LINE]",
-        help="1-based line of a policy= argument or of a checkpointed def; without it, every site",
+        metavar=METAVAR,
+        help="1-based line (and column) of a policy= argument or of a checkpointed def; without it, every site",
     )
     parser.add_argument(
         "--example",
@@ -73,36 +71,25 @@ def _fail(args: argparse.Namespace, message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    match = TARGET.match(args.target)
-    if match is None:
-        return _fail(args, f"{args.target!r}: expected PATH[:LINE]")
-    path = Path(match["path"]).resolve()
-    if not path.is_file():
-        return _fail(args, f"{match['path']}: no such file")
     try:
+        advised = Target.parse(args.target)
         budget = parse_size(args.budget) if args.budget else None
+    except TargetError as exc:
+        return _fail(args, str(exc))
     except ValueError as exc:
         return _fail(args, f"--budget: {exc}")
-    root = (args.root or project_root(path)).resolve()
-    pyproject = find_pyproject(path)
     try:
-        settings = load_pyproject(pyproject) if pyproject else Settings()
-    except SettingsError as exc:
+        project = Project.open(advised.path, args.root)
+        positions = advised.positions(project.workspace, "advise")
+    except TargetError as exc:
         return _fail(args, str(exc))
-    examples_root = pyproject.parent if pyproject else root
-    ws = Workspace(roots=[root], settings=settings)
-    if match["line"]:
-        column = int(match["column"]) - 1 if match["column"] else None
-        targets = [(int(match["line"]), column)]
-    else:
-        targets = [(a.line, a.column) for a in policy_anchors(ws, str(path)) if a.kind == "site"]
-        if not targets:
-            return _fail(args, f"{display_path(str(path))}: no policy site to advise")
+    path, root, ws = advised.path, project.root, project.workspace
+    examples_root = project.pyproject.parent if project.pyproject else root
     service = TraceService()
     results: list[Advice] = []
     try:
-        for line, column in targets:
-            example = args.example or example_for(path, line, dict(settings.examples), examples_root)
+        for line, column in positions:
+            example = args.example or example_for(path, line, dict(project.settings.examples), examples_root)
             results.append(
                 advise(
                     service,
@@ -114,8 +101,7 @@ def run(args: argparse.Namespace) -> int:
                     root=root,
                     import_root=ws.imports.import_root(path),
                     interpreter=args.interpreter,
-                    timeout=args.trace_timeout,
-                    memory_mb=args.trace_memory_mb,
+                    options=trace_options(args),
                 )
             )
     finally:
@@ -124,10 +110,10 @@ def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     if args.output_format == "json":
         documents = [a.to_contract(root, budget) for a in results]
-        out = documents[0] if match["line"] else documents
+        out = documents[0] if advised.line is not None else documents
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
-        render = format_markdown if args.output_format == "markdown" else format_table
+        render = format_markdown if args.output_format == "markdown" else advice_table
         sys.stdout.write("\n\n".join(render(a, cwd, budget) for a in results).rstrip("\n") + "\n")
     if any(not a.ok for a in results):
         return 2

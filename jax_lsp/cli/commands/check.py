@@ -18,6 +18,7 @@ from jax_lsp.cli.output import (
     notebook_reader,
     render,
 )
+from jax_lsp.cli.trace_arguments import add_trace_arguments
 from jax_lsp.core import Finding
 from jax_lsp.core.config import (
     Settings,
@@ -31,7 +32,6 @@ from jax_lsp.engine import Workspace, files
 from jax_lsp.engine.batch import check_part, check_tree
 from jax_lsp.engine.files import CACHE_DIR_NAME
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.options import add_trace_arguments
 
 log = logger(__name__)
 
@@ -198,7 +198,7 @@ def _run(args: argparse.Namespace) -> int:
         by_path, errors = outcome.findings, outcome.errors
         fixed, written = outcome.fixed, len(outcome.written)
     if args.trace:
-        from jax_lsp.trace.check import trace_check
+        from jax_lsp.cli.tracing import trace_check  # here: only --trace runs the trace (start-up time)
 
         by_path, trace_errors = trace_check(ws, by_path, args, root)
         errors += trace_errors

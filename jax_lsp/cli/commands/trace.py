@@ -12,13 +12,11 @@ import sys
 from pathlib import Path
 
 from jax_lsp.cli.output import display_path
-from jax_lsp.core import Settings, SettingsError, Severity
-from jax_lsp.core.config import find_pyproject, load_pyproject
-from jax_lsp.engine import Workspace
-from jax_lsp.engine.project import project_root
-from jax_lsp.trace.locations import policy_anchors
-from jax_lsp.trace.mapping import TraceNote, format_table, trace_notes
-from jax_lsp.trace.options import TARGET, add_trace_arguments, trace_options
+from jax_lsp.cli.output.trace_table import trace_table
+from jax_lsp.cli.target import METAVAR, Project, Target, TargetError
+from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
+from jax_lsp.core import Severity
+from jax_lsp.trace.mapping import TraceNote, trace_notes
 from jax_lsp.trace.result import NOT_RUN
 from jax_lsp.trace.service import TraceService
 
@@ -32,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     )
     parser.add_argument(
         "target",
-        metavar="FILE[:LINE[:COLUMN]]",
+        metavar=METAVAR,
         help="1-based line (and column) of a policy= argument, a policy def or a lambda",
     )
     parser.add_argument("--output-format", choices=("table", "json"), default="table")
@@ -75,33 +73,26 @@ def _fail(args: argparse.Namespace, message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
-    match = TARGET.match(args.target)
-    if match is None:
-        return _fail(args, f"{args.target!r}: expected PATH[:LINE[:COLUMN]]")
-    path = Path(match["path"]).resolve()
-    if not path.is_file():
-        return _fail(args, f"{match['path']}: no such file")
-    root = (args.root or project_root(path)).resolve()
-    pyproject = find_pyproject(path)
     try:
-        settings = load_pyproject(pyproject) if pyproject else Settings()
-    except SettingsError as exc:
+        traced = Target.parse(args.target)
+        project = Project.open(traced.path, args.root)
+        positions = traced.positions(project.workspace, "trace")
+    except TargetError as exc:
         return _fail(args, str(exc))
-    ws = Workspace(roots=[root], settings=settings)
-    if match["line"]:
-        column = int(match["column"]) - 1 if match["column"] else None
-        targets = [(int(match["line"]), column)]
-    else:
-        targets = [(a.line, a.column) for a in policy_anchors(ws, str(path)) if a.kind == "site"]
-        if not targets:
-            return _fail(args, f"{display_path(str(path))}: no policy site to trace")
+    path, ws = traced.path, project.workspace
     static = ws.check_file(path)
     service = TraceService()
     reports = []
     try:
-        for line, column in targets:
+        for line, column in positions:
             result = service.trace(
-                path, line, column, **trace_options(args, root, ws.imports.import_root(path))
+                path,
+                line,
+                column,
+                root=project.root,
+                import_root=ws.imports.import_root(path),
+                interpreter=args.interpreter,
+                options=trace_options(args),
             )
             reports.append((line, column, result, trace_notes(result, static)))
     finally:
@@ -132,7 +123,7 @@ def run(args: argparse.Namespace) -> int:
                 "\n".join(
                     [
                         f"== {display_path(str(path))}:{line}",
-                        format_table(result),
+                        trace_table(result),
                         *(["", *problems] if problems else []),
                     ]
                 )

@@ -1,4 +1,5 @@
-"""Renderers for `jax-lsp check`: one module per `--output-format`.
+"""Renderers for `jax-lsp check`: one module per `--output-format`; and the tables of `jax-lsp
+trace` (`trace_table`) and `jax-lsp advise` (`advisor_table`).
 
 Each module exposes ``render(report: Report) -> str``. Lines and columns are printed
 1-based, columns counted in characters (the core's code points plus one). A finding in a

@@ -5,12 +5,12 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
+from jax_lsp.cli.trace_arguments import trace_options
 from jax_lsp.core import Finding
 from jax_lsp.core.codes import UNPREDICTED
 from jax_lsp.engine import Workspace
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import TraceNote, trace_notes
-from jax_lsp.trace.options import trace_options
 from jax_lsp.trace.result import NOT_RUN, TraceResult, TraceStatus
 from jax_lsp.trace.service import TraceService
 
@@ -59,7 +59,10 @@ def trace_check(
                     path,
                     anchor.line,
                     anchor.column,
-                    **trace_options(args, root, ws.imports.import_root(path)),
+                    root=root,
+                    import_root=ws.imports.import_root(path),
+                    interpreter=args.interpreter,
+                    options=trace_options(args),
                 )
                 if result.status in NOT_RUN:
                     errors.append(f"{path}:{anchor.line}: trace {result.status}: {result.message}")

@@ -1,27 +1,21 @@
-"""The policy advisor, host side: ask the trace agent what each policy keeps at one site.
+"""The advisor's answer: what each policy keeps at one site, as an `Advice`.
 
-`advise()` sends an ``advise`` request to the warm trace agent (same subprocess, fork per
-request, timeout and memory limit as a trace); the answer becomes an `Advice`, whose
-`to_contract()` is the JSON of `jax-lsp advise --output-format json` (docs/advise.md).
-Lines are 1-based, as Python numbers them.
+`Advice.from_agent` reads the trace agent's answer to an ``advise`` request; `to_contract()` is
+the JSON of `jax-lsp advise --output-format json` (docs/advise.md). Sizes are bytes, read from
+and written for people here (`parse_size`, `format_bytes`). Lines are 1-based, as Python
+numbers them.
 """
 
 from __future__ import annotations
 
-import os
 import re
-import threading
-from concurrent.futures import Future
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jax_lsp.trace.options import DEFAULT_MEMORY_MB, DEFAULT_TIMEOUT_S
 from jax_lsp.trace.result import TraceResult
-from jax_lsp.trace.service import GRACE_S, TraceJob, TraceService, _module_source
 
 NAME_BASED = ("save_only_these_names", "save_and_offload_only_these_names")
-EXAMPLE_COMMENT = re.compile(r"#\s*jax-lsp:\s*example\s*=\s*(?P<spec>[^\s#]+)")
 _SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]i?b|b)?\s*$", re.IGNORECASE)
 _UNITS = {
     "b": 1,
@@ -34,8 +28,6 @@ _UNITS = {
     "gib": 2**30,
     "tib": 2**40,
 }
-# Statuses the agent gives besides a trace's (`TraceStatus`): the advice could not be made.
-NO_EXAMPLE = "no_example"
 
 
 def parse_size(text: str) -> int:
@@ -293,204 +285,3 @@ def relative(path: str | None, root: Path | None) -> str | None:
         return Path(path).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return path
-
-
-# ---------------------------------------------------------------------------------------------
-# Which example a site uses
-
-
-def example_for(path: Path, line: int, examples: dict[str, str], root: Path | None) -> str | None:
-    """The example for the site at ``line``: a ``# jax-lsp: example=SPEC`` comment on the line,
-    else ``[tool.jax-lsp.examples]`` by ``"file.py:LINE"``, then by ``"file.py"``."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        lines = []
-    if 1 <= line <= len(lines):
-        match = EXAMPLE_COMMENT.search(lines[line - 1])
-        if match:
-            return match["spec"]
-    rel = relative(str(path), root) or str(path)
-    for key in (f"{rel}:{line}", rel):
-        if key in examples:
-            return examples[key]
-    return None
-
-
-# ---------------------------------------------------------------------------------------------
-# Asking the agent
-
-
-def submit_advise(
-    service: TraceService,
-    path: str | os.PathLike,
-    line: int,
-    column: int | None = None,
-    *,
-    example: str | None,
-    policies: list[str] | tuple[str, ...] = (),
-    root: str | os.PathLike | None = None,
-    import_root: str | os.PathLike | None = None,
-    interpreter: str | None = None,
-    timeout: float = DEFAULT_TIMEOUT_S,
-    memory_mb: int = DEFAULT_MEMORY_MB,
-) -> TraceJob:
-    """Start advising the site at 1-based ``line`` of ``path``; the job's result is an `Advice`."""
-    path = os.path.realpath(path)
-    root_dir = os.path.realpath(root) if root else os.path.dirname(path)
-    advice: Future = Future()
-    agent = service.agent(interpreter, root_dir)
-    if isinstance(agent, TraceResult):
-        advice.set_result(Advice.from_agent(agent, path, line))
-        return TraceJob(("advise", path, line), None, None, advice)
-    params = {
-        "path": path,
-        "line": line,
-        "column": column,
-        "root": root_dir,
-        "source": _module_source(path),
-        "import_root": os.path.realpath(import_root) if import_root else None,
-        "example": example,
-        "policies": list(policies),
-        "timeout": timeout,
-        "memory_mb": memory_mb,
-    }
-    request_id, raw = agent.request("advise", params, raw=True)
-
-    def overdue() -> None:  # the agent missed its own deadline: kill it (and so its children)
-        if not raw.done():
-            agent.kill()
-
-    timer = threading.Timer(timeout + GRACE_S, overdue)
-    timer.daemon = True
-    timer.start()
-
-    def finished(done: Future) -> None:
-        timer.cancel()
-        advice.set_result(Advice.from_agent(done.result(), path, line))
-
-    raw.add_done_callback(finished)
-    return TraceJob(("advise", path, line), agent, request_id, advice)
-
-
-def advise(service: TraceService, path: str | os.PathLike, line: int, **options: Any) -> Advice:
-    result: Advice = submit_advise(service, path, line, **options).future.result()
-    return result
-
-
-# ---------------------------------------------------------------------------------------------
-# Rendering
-
-
-def _where(residual: Residual, root: Path | None) -> str:
-    if residual.path is None:
-        return ""
-    return f"{relative(residual.path, root)}:{residual.line}"
-
-
-def _residual_line(residual: Residual, root: Path | None) -> str:
-    parts = [residual.label, format_bytes(residual.bytes)]
-    if residual.memory == "host":
-        parts.append("→ pinned_host")
-    if residual.iterations is not None:
-        parts.append(f"stacked over {residual.iterations} scan iterations")
-    parts.append(residual.description)
-    where = _where(residual, root)
-    if where:
-        parts.append(f"({where})")
-    return " ".join(parts)
-
-
-def short_policy(policy: str) -> str:
-    """``save_only_these_names('h')`` for ``jax.checkpoint_policies.save_only_these_names('h')``."""
-    return policy.removeprefix("jax.checkpoint_policies.")
-
-
-def _rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, str, str, str, str, str]]:
-    rows = []
-    for p in advice.policies:
-        mark = "*" if p.current else ("+" if p is suggested else "")
-        if p.error is not None:
-            rows.append((mark, short_policy(p.policy), "-", "-", "-", f"error: {p.error.splitlines()[0]}"))
-            continue
-        rows.append(
-            (
-                mark,
-                short_policy(p.policy),
-                str(len(p.residuals)),
-                format_bytes(p.device_bytes),
-                format_bytes(p.host_bytes) if p.host_bytes else "0",
-                format_flops(p.recompute_flops),
-            )
-        )
-    return rows
-
-
-def heading(advice: Advice, root: Path | None) -> str:
-    where = f"{relative(advice.path, root)}:{advice.line}"
-    facts = [f"example {advice.example}" if advice.example else None]
-    if advice.jax_version:
-        facts.append(f"jax {advice.jax_version}" + (f", {advice.platform}" if advice.platform else ""))
-    extra = " · ".join(f for f in facts if f)
-    return f"{where}" + (f" ({extra})" if extra else "")
-
-
-def format_table(advice: Advice, root: Path | None, budget: int | None = None) -> str:
-    """The advice as plain text: one row per policy, then what the current policy keeps."""
-    lines = [f"== {heading(advice, root)}"]
-    if not advice.ok:
-        where = f"{relative(advice.error_path, root)}:{advice.error_line}: " if advice.error_line else ""
-        lines.append(f"{where}{advice.message}")
-        return "\n".join(lines)
-    suggested = advice.suggest(budget) if budget is not None else None
-    header = ("", "policy", "saves", "device", "host", "recompute")
-    rows = [header, *_rows(advice, suggested)]
-    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
-    for row in rows:
-        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
-        cells += [row[i].rjust(widths[i]) for i in range(2, len(header))]
-        lines.append("  ".join(cells).rstrip())
-    lines.append("(* current policy" + (", + suggested" if suggested else "") + ")")
-    current = advice.current
-    if current is not None and current.residuals:
-        lines.append("")
-        lines.append(f"The current policy keeps ({current.summary()}):")
-        lines += [f"  {_residual_line(r, root)}" for r in current.residuals]
-    if budget is not None:
-        lines.append("")
-        if suggested is None:
-            lines.append(f"No policy keeps its device residuals within {format_bytes(budget)}.")
-        else:
-            lines.append(f"Suggested for a budget of {format_bytes(budget)} ({suggested.summary()}):")
-            lines.append(f"  policy={suggested.policy}")
-    return "\n".join(lines)
-
-
-def format_markdown(advice: Advice, root: Path | None, budget: int | None = None) -> str:
-    """The advice as Markdown (the editor's "Compare policies", `--output-format markdown`)."""
-    lines = [f"### Remat policies at `{heading(advice, root)}`", ""]
-    if not advice.ok:
-        lines.append(advice.message)
-        return "\n".join(lines) + "\n"
-    suggested = advice.suggest(budget) if budget is not None else None
-    lines.append("| | policy | saves | device | host | recompute |")
-    lines.append("|---|---|---:|---:|---:|---:|")
-    for mark, policy, count, device, host, flops in _rows(advice, suggested):
-        shown = {"*": "current", "+": "suggested"}.get(mark, "")
-        lines.append(f"| {shown} | `{policy}` | {count} | {device} | {host} | {flops} |")
-    current = advice.current
-    if current is not None and current.residuals:
-        lines += ["", f"**The current policy keeps** ({current.summary()}):", ""]
-        lines += [f"- `{r.label}` {_residual_line(r, root)[len(r.label) + 1 :]}" for r in current.residuals]
-    if budget is not None:
-        lines.append("")
-        if suggested is None:
-            lines.append(f"No policy keeps its device residuals within {format_bytes(budget)}.")
-        else:
-            lines.append(f"**Suggested** for a budget of {format_bytes(budget)}: `policy={suggested.policy}`")
-    lines += [
-        "",
-        "Residuals as JAX records them for the backward pass (not XLA's peak memory); "
-        "recompute counts `dot_general`/convolution FLOPs done again in the backward pass.",
-    ]
-    return "\n".join(lines) + "\n"

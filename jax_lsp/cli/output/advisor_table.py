@@ -1,0 +1,40 @@
+"""`jax-lsp advise`'s report of one site, as a plain-text table (the Markdown one is
+`trace.advisor.report.format_markdown`)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jax_lsp.trace.advisor.advice import Advice, format_bytes, relative
+from jax_lsp.trace.advisor.report import heading, policy_rows, residual_line
+
+
+def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -> str:
+    """The advice as plain text: one row per policy, then what the current policy keeps."""
+    lines = [f"== {heading(advice, root)}"]
+    if not advice.ok:
+        where = f"{relative(advice.error_path, root)}:{advice.error_line}: " if advice.error_line else ""
+        lines.append(f"{where}{advice.message}")
+        return "\n".join(lines)
+    suggested = advice.suggest(budget) if budget is not None else None
+    header = ("", "policy", "saves", "device", "host", "recompute")
+    rows = [header, *policy_rows(advice, suggested)]
+    widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
+    for row in rows:
+        cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
+        cells += [row[i].rjust(widths[i]) for i in range(2, len(header))]
+        lines.append("  ".join(cells).rstrip())
+    lines.append("(* current policy" + (", + suggested" if suggested else "") + ")")
+    current = advice.current
+    if current is not None and current.residuals:
+        lines.append("")
+        lines.append(f"The current policy keeps ({current.summary()}):")
+        lines += [f"  {residual_line(r, root)}" for r in current.residuals]
+    if budget is not None:
+        lines.append("")
+        if suggested is None:
+            lines.append(f"No policy keeps its device residuals within {format_bytes(budget)}.")
+        else:
+            lines.append(f"Suggested for a budget of {format_bytes(budget)} ({suggested.summary()}):")
+            lines.append(f"  policy={suggested.policy}")
+    return "\n".join(lines)

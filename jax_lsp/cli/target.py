@@ -1,0 +1,84 @@
+"""What `jax-lsp trace` and `jax-lsp advise` point at: FILE[:LINE[:COLUMN]], and its project."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+from jax_lsp.cli.output import display_path
+from jax_lsp.core import Settings, SettingsError
+from jax_lsp.core.config import find_pyproject, load_pyproject
+from jax_lsp.core.record import Record
+from jax_lsp.engine import Workspace
+from jax_lsp.engine.project import project_root
+from jax_lsp.trace.locations import policy_anchors
+
+METAVAR = "FILE[:LINE[:COLUMN]]"
+_TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
+
+
+class TargetError(Exception):
+    """Why the command cannot start; its message is the command's error line."""
+
+
+class Target(Record):
+    """The command line's file, and the line and column it names (1-based there)."""
+
+    __slots__ = ("path", "line", "column")
+    path: Path  # resolved, an existing file
+    line: int | None  # 1-based; None: every policy site of the file
+    column: int | None  # 0-based, as the agent takes it
+
+    def __init__(self, path: Path, line: int | None, column: int | None) -> None:
+        self._assign(path, line, column)
+
+    @classmethod
+    def parse(cls, text: str) -> Target:
+        match = _TARGET.match(text)
+        if match is None:
+            raise TargetError(f"{text!r}: expected {METAVAR}")
+        path = Path(match["path"]).resolve()
+        if not path.is_file():
+            raise TargetError(f"{match['path']}: no such file")
+        line = int(match["line"]) if match["line"] else None
+        column = int(match["column"]) - 1 if line is not None and match["column"] else None
+        return cls(path, line, column)
+
+    def positions(self, workspace: Workspace, verb: str) -> list[tuple[int, int | None]]:
+        """(1-based line, 0-based column) of the position named, else of every policy site of the
+        file; ``verb`` says what the command would have done with none."""
+        if self.line is not None:
+            return [(self.line, self.column)]
+        found: list[tuple[int, int | None]] = [
+            (a.line, a.column) for a in policy_anchors(workspace, str(self.path)) if a.kind == "site"
+        ]
+        if not found:
+            raise TargetError(f"{display_path(str(self.path))}: no policy site to {verb}")
+        return found
+
+
+class Project(Record):
+    """The target's project: its root, the nearest pyproject.toml and a workspace under its settings."""
+
+    __slots__ = ("root", "pyproject", "workspace")
+    root: Path  # resolved: put on sys.path for the project's imports
+    pyproject: Path | None
+    workspace: Workspace
+
+    def __init__(self, root: Path, pyproject: Path | None, workspace: Workspace) -> None:
+        self._assign(root, pyproject, workspace)
+
+    @classmethod
+    def open(cls, path: Path, root: Path | None) -> Project:
+        """The project of ``path``: ``root`` as given (`--root`), else the one found from the file."""
+        root = (root or project_root(path)).resolve()
+        pyproject = find_pyproject(path)
+        try:
+            settings = load_pyproject(pyproject) if pyproject else Settings()
+        except SettingsError as exc:
+            raise TargetError(str(exc)) from None
+        return cls(root, pyproject, Workspace(roots=[root], settings=settings))
+
+    @property
+    def settings(self) -> Settings:
+        return self.workspace.settings

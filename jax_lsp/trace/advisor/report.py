@@ -1,0 +1,104 @@
+"""The advice as text: its heading, a row per policy, a line per residual, and all of it as
+Markdown (the editor's "Compare policies", `jax-lsp advise --output-format markdown`). The
+terminal's table is `cli/output/advisor_table.py`.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from jax_lsp.trace.advisor.advice import (
+    Advice,
+    PolicyAdvice,
+    Residual,
+    format_bytes,
+    format_flops,
+    relative,
+)
+
+
+def _where(residual: Residual, root: Path | None) -> str:
+    if residual.path is None:
+        return ""
+    return f"{relative(residual.path, root)}:{residual.line}"
+
+
+def residual_line(residual: Residual, root: Path | None) -> str:
+    """``f32[8,32] 1 KiB output of dot_general (mlp.py:7)``: what it is, and where it was made."""
+    parts = [residual.label, format_bytes(residual.bytes)]
+    if residual.memory == "host":
+        parts.append("→ pinned_host")
+    if residual.iterations is not None:
+        parts.append(f"stacked over {residual.iterations} scan iterations")
+    parts.append(residual.description)
+    where = _where(residual, root)
+    if where:
+        parts.append(f"({where})")
+    return " ".join(parts)
+
+
+def short_policy(policy: str) -> str:
+    """``save_only_these_names('h')`` for ``jax.checkpoint_policies.save_only_these_names('h')``."""
+    return policy.removeprefix("jax.checkpoint_policies.")
+
+
+def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, str, str, str, str, str]]:
+    """(mark, policy, saves, device, host, recompute) per policy; the mark is ``*`` on the current
+    policy and ``+`` on the ``suggested`` one."""
+    rows = []
+    for p in advice.policies:
+        mark = "*" if p.current else ("+" if p is suggested else "")
+        if p.error is not None:
+            rows.append((mark, short_policy(p.policy), "-", "-", "-", f"error: {p.error.splitlines()[0]}"))
+            continue
+        rows.append(
+            (
+                mark,
+                short_policy(p.policy),
+                str(len(p.residuals)),
+                format_bytes(p.device_bytes),
+                format_bytes(p.host_bytes) if p.host_bytes else "0",
+                format_flops(p.recompute_flops),
+            )
+        )
+    return rows
+
+
+def heading(advice: Advice, root: Path | None) -> str:
+    """``mlp.py:14 (example mlp.py:example · jax 0.10.2, cpu)``"""
+    where = f"{relative(advice.path, root)}:{advice.line}"
+    facts = [f"example {advice.example}" if advice.example else None]
+    if advice.jax_version:
+        facts.append(f"jax {advice.jax_version}" + (f", {advice.platform}" if advice.platform else ""))
+    extra = " · ".join(f for f in facts if f)
+    return f"{where}" + (f" ({extra})" if extra else "")
+
+
+def format_markdown(advice: Advice, root: Path | None, budget: int | None = None) -> str:
+    """The advice as Markdown (the editor's "Compare policies", `--output-format markdown`)."""
+    lines = [f"### Remat policies at `{heading(advice, root)}`", ""]
+    if not advice.ok:
+        lines.append(advice.message)
+        return "\n".join(lines) + "\n"
+    suggested = advice.suggest(budget) if budget is not None else None
+    lines.append("| | policy | saves | device | host | recompute |")
+    lines.append("|---|---|---:|---:|---:|---:|")
+    for mark, policy, count, device, host, flops in policy_rows(advice, suggested):
+        shown = {"*": "current", "+": "suggested"}.get(mark, "")
+        lines.append(f"| {shown} | `{policy}` | {count} | {device} | {host} | {flops} |")
+    current = advice.current
+    if current is not None and current.residuals:
+        lines += ["", f"**The current policy keeps** ({current.summary()}):", ""]
+        lines += [f"- `{r.label}` {residual_line(r, root)[len(r.label) + 1 :]}" for r in current.residuals]
+    if budget is not None:
+        lines.append("")
+        if suggested is None:
+            lines.append(f"No policy keeps its device residuals within {format_bytes(budget)}.")
+        else:
+            lines.append(f"**Suggested** for a budget of {format_bytes(budget)}: `policy={suggested.policy}`")
+    lines += [
+        "",
+        "Residuals as JAX records them for the backward pass (not XLA's peak memory); "
+        "recompute counts `dot_general`/convolution FLOPs done again in the backward pass.",
+    ]
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,33 @@
+"""The trace's timeout and memory limit have one default, `TraceOptions()`: the command line's
+options, the server's settings and the editor's (vscode-client/package.json) all say it."""
+
+from __future__ import annotations
+
+import json
+
+from jax_lsp.cli import build_parser
+from jax_lsp.cli.trace_arguments import trace_options
+from jax_lsp.server.settings import resolve
+from jax_lsp.trace.options import TraceOptions
+from tests.cli.runner import REPO
+
+DEFAULTS = TraceOptions()
+
+
+def test_the_editor_settings_default_to_the_record():
+    package = json.loads((REPO / "vscode-client" / "package.json").read_text(encoding="utf-8"))
+    settings = package["contributes"]["configuration"]["properties"]
+    assert settings["jax-lsp.trace.timeout"]["default"] == DEFAULTS.timeout
+    assert settings["jax-lsp.trace.memoryLimitMb"]["default"] == DEFAULTS.memory_mb
+
+
+def test_the_server_settings_default_to_the_record(tmp_path):
+    for editor in ({}, {"trace": {"onSave": True}}):
+        settings, problems = resolve(editor, [tmp_path])
+        assert (settings.trace.options, problems) == (DEFAULTS, [])
+
+
+def test_the_command_line_defaults_to_the_record():
+    for argv in (["trace", "x.py"], ["advise", "x.py"], ["check", "--trace"]):
+        args = build_parser(argv).parse_args(argv)
+        assert trace_options(args) == DEFAULTS
