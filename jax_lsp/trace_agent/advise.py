@@ -26,6 +26,9 @@ import types
 import jax
 from jax._src import core as jax_core
 
+from . import load
+from .errors import AgentError
+
 MARK = "__jax_lsp_advise_mark__"
 CAPTURE = "__jax_lsp_advise_capture__"
 READY_MADE = (
@@ -38,17 +41,6 @@ POLICIES = "jax.checkpoint_policies."
 MAX_SINGLE_NAMES = 6  # one save_only_these_names candidate per name, up to this many names
 FLOP_PRIMITIVES = ("dot_general", "conv_general_dilated")
 HERE = os.path.dirname(os.path.realpath(__file__))
-
-
-class AdviseError(Exception):
-    """The example, the module or the site could not be used; ``status`` says which way."""
-
-    def __init__(self, status, message, path=None, line=None, error_type=None):
-        super().__init__(message)
-        self.status = status
-        self.path = path
-        self.line = line
-        self.error_type = error_type or status
 
 
 class Marker:
@@ -67,22 +59,13 @@ class Marker:
         return f"Marker({self.value!r})"
 
 
-class _Skips:
-    def __init__(self):
-        self.skipped = []
-
-
 # ---------------------------------------------------------------------------------------------
 # Loading the site's module with its policy marked
 
 
-def _parents(tree):
-    return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
-
-
-def find_site(tree, line, column, load):
+def find_site(tree, line, column):
     """The ``policy=`` keyword at ``line``: a site, or the site that checkpoints a ``def`` there."""
-    for kind, _, node in load._candidates(tree, line, column):
+    for kind, _, node in load.policy_nodes_at(tree, line, column):
         if kind == "site":
             return node
         if kind == "def":
@@ -167,40 +150,30 @@ def _register(module, names):
             sys.modules[name] = module
 
 
-def load_site(load, path, line, column, root, source, extra_roots):
+def load_site(path, line, column, root, source, extra_roots):
     path = os.path.realpath(path)
-    try:
-        text = load._read(path) if source is None else source
-        tree = ast.parse(text, filename=path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AdviseError("error", f"cannot read {path}: {exc}", path) from None
-    except SyntaxError as exc:
-        raise AdviseError(
-            "import_error", f"{os.path.basename(path)}:{exc.lineno}: SyntaxError: {exc.msg}", path, exc.lineno
-        ) from None
-    keyword = find_site(tree, line, load._byte_column(text, line, column), load)
+    text, tree = load.parse_module(path, source)
+    keyword = find_site(tree, line, load.byte_column(text, line, column))
     if keyword is None:
-        raise AdviseError(
+        raise AgentError(
             "not_found",
             f"No checkpoint policy at {os.path.basename(path)}:{line}: put the line on a `policy=` "
             "argument, or on a `def` that a `policy=` site checkpoints",
             path,
             line,
         )
-    parents = _parents(tree)
+    parents = load.parents_of(tree)
     call = parents.get(keyword)
     top = _top_statement(tree, keyword.lineno)
-    roots = load._names_in(top) if top is not None else set()
+    roots = load.names_in(top) if top is not None else set()
     if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         roots.add(top.name)
     roots |= set(extra_roots)
     _Rewrite(keyword, call).visit(tree)
     ast.fix_missing_locations(tree)
 
-    for folder in (os.path.dirname(path), root):
-        if folder and folder not in sys.path:
-            sys.path.insert(0, folder)
-    name = load._module_name(path, root)
+    load.add_import_folders(path, root)
+    name = load.module_name(path, root)
     module = types.ModuleType(name)
     module.__file__ = path
     module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name
@@ -208,13 +181,8 @@ def load_site(load, path, line, column, root, source, extra_roots):
     site = Site(path, text, tree, keyword, call, module.__dict__)
     site.namespace[MARK] = site.mark
     site.namespace[CAPTURE] = site.capture
-    statements = list(load._kept_statements(tree.body))
-    skips = _Skips()
-    try:
-        load._execute(statements, path, site.namespace, load._needed_assignments(statements, roots), skips)
-    except load.LoadError as exc:
-        raise AdviseError(exc.status, str(exc), exc.path, exc.line) from None
-    site.skipped = skips.skipped
+    statements = list(load.kept_statements(tree.body))
+    load.execute(statements, path, site.namespace, load.needed_assignments(statements, roots), site.skipped)
     site.loading = False
     return site
 
@@ -227,7 +195,7 @@ def example_path(spec, root, site_path):
     """The file an example spec names (without running anything), and the function's name."""
     target, sep, function = spec.rpartition(":")
     if not sep or not target or not function.isidentifier():
-        raise AdviseError(
+        raise AgentError(
             "example_error",
             f"Cannot read the example {spec!r}: write MODULE:FUNCTION or path/to/file.py:FUNCTION",
         )
@@ -237,7 +205,7 @@ def example_path(spec, root, site_path):
             candidate = os.path.realpath(os.path.join(base or "", target))
             if os.path.isfile(candidate):
                 return candidate, function
-        raise AdviseError("example_error", f"The example file {target} does not exist", None, None)
+        raise AgentError("example_error", f"The example file {target} does not exist", None, None)
     relative = target.replace(".", os.sep)
     for base in [root, os.path.dirname(site_path)]:  # the project's own modules, not installed ones
         if not base or not os.path.isdir(base):
@@ -246,7 +214,7 @@ def example_path(spec, root, site_path):
             full = os.path.join(base, candidate)
             if os.path.isfile(full):
                 return os.path.realpath(full), function
-    raise AdviseError(
+    raise AgentError(
         "example_error",
         f"The example module {target} was not found in the project "
         f"({root or os.path.dirname(site_path)}) or beside {os.path.basename(site_path)}",
@@ -271,11 +239,11 @@ def mentioned_names(path):
     return found
 
 
-def load_example_function(load, path, function, site, root):
-    namespace = site.namespace if path == site.path else _load_definitions(load, path, root, function)
+def load_example_function(path, function, site, root):
+    namespace = site.namespace if path == site.path else _load_definitions(path, root, function)
     value = namespace.get(function)
     if not callable(value):
-        raise AdviseError(
+        raise AgentError(
             "example_error",
             f"{os.path.basename(path)} defines no function {function!r} at the top level",
             path,
@@ -284,30 +252,15 @@ def load_example_function(load, path, function, site, root):
     return value
 
 
-def _load_definitions(load, path, root, function):
-    try:
-        text = load._read(path)
-        tree = ast.parse(text, filename=path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise AdviseError("example_error", f"cannot read {path}: {exc}", path) from None
-    except SyntaxError as exc:
-        raise AdviseError(
-            "import_error", f"{os.path.basename(path)}:{exc.lineno}: SyntaxError: {exc.msg}", path, exc.lineno
-        ) from None
-    for folder in (os.path.dirname(path), root):
-        if folder and folder not in sys.path:
-            sys.path.insert(0, folder)
-    name = load._module_name(path, root)
+def _load_definitions(path, root, function):
+    _, tree = load.parse_module(path, unreadable="example_error")
+    load.add_import_folders(path, root)
+    name = load.module_name(path, root)
     module = types.ModuleType(name)
     module.__file__ = path
     _register(module, [name])
-    statements = list(load._kept_statements(tree.body))
-    try:
-        load._execute(
-            statements, path, module.__dict__, load._needed_assignments(statements, {function}), _Skips()
-        )
-    except load.LoadError as exc:
-        raise AdviseError(exc.status, str(exc), exc.path, exc.line) from None
+    statements = list(load.kept_statements(tree.body))
+    load.execute(statements, path, module.__dict__, load.needed_assignments(statements, {function}), [])
     return module.__dict__
 
 
@@ -368,7 +321,7 @@ def run_example(function, spec, example_file, site, root):
         raise
     except Exception as exc:
         where = _user_frame_of(exc.__traceback__, {example_file, site.path}, root)
-        raise AdviseError(
+        raise AgentError(
             "example_error",
             f"The example {spec} raised {_short_error(exc)}",
             *(where or (example_file, None)),
@@ -379,7 +332,7 @@ def run_example(function, spec, example_file, site, root):
         args = value.get("args", ())
         kwargs = value.get("kwargs") or {}
         if not callable(fn):
-            raise AdviseError(
+            raise AgentError(
                 "example_error", f"The example {spec} returned a 'fn' that is not callable", example_file
             )
         if not isinstance(args, (tuple, list)):
@@ -391,7 +344,7 @@ def run_example(function, spec, example_file, site, root):
 
 def _checkpointed_callable(site):
     """What the example's positional arguments are for: the site's checkpointed callable."""
-    parents = _parents(site.tree)
+    parents = load.parents_of(site.tree)
     node = site.call
     while node is not None and not isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         previous, node = node, parents.get(node)
@@ -404,7 +357,7 @@ def _checkpointed_callable(site):
         value = site.captured[0]
         if not isinstance(value, functools.partial):  # partial(jax.checkpoint, policy=...): a decorator
             return value
-    raise AdviseError(
+    raise AgentError(
         "example_error",
         f"The checkpoint at line {site.line} is not a function of the module that positional "
         "arguments can be given to (it is made inside a function, or it checkpoints a class): "
@@ -784,7 +737,7 @@ def _arg_names(fn, args, kwargs, count):
 
 def _trace_error(exc, site, example_file, root, what):
     where = _user_frame_of(exc.__traceback__, {site.path, example_file}, root)
-    return AdviseError(
+    return AgentError(
         "trace_error",
         f"JAX could not trace {what}: {_short_error(exc)}",
         *(where or (site.path, site.line)),
@@ -852,7 +805,7 @@ def _platform():
     return device.platform, getattr(device, "device_kind", str(device)), memories
 
 
-def advise(load, params):
+def advise(params):
     started = time.perf_counter()
     root = params.get("root")
     if root and os.path.isdir(root):
@@ -861,7 +814,7 @@ def advise(load, params):
     path = os.path.realpath(params["path"])
     spec = params.get("example")
     if not spec:
-        raise AdviseError(
+        raise AgentError(
             "no_example",
             f"No example for the checkpoint at {os.path.basename(path)}:{params['line']}: give one with "
             "--example MODULE:FUNCTION, a `# jax-lsp: example=...` comment on the site's line, or "
@@ -870,7 +823,7 @@ def advise(load, params):
             params["line"],
         )
     if _remat3_on():
-        raise AdviseError(
+        raise AgentError(
             "unsupported",
             "jax_remat3 is on: the advisor reads the classic remat's checkpoint equations, which "
             "the new remat does not make; advise with jax_remat3 off",
@@ -880,9 +833,9 @@ def advise(load, params):
     example_file, function_name = example_path(spec, root, path)
     extra = {function_name} if example_file == path else mentioned_names(example_file)
     site = load_site(
-        load, path, int(params["line"]), params.get("column"), import_root, params.get("source"), extra
+        path, int(params["line"]), params.get("column"), import_root, params.get("source"), extra
     )
-    function = load_example_function(load, example_file, function_name, site, import_root)
+    function = load_example_function(example_file, function_name, site, import_root)
     timings = {"load_s": time.perf_counter() - started}
     fn, args, kwargs, form = run_example(function, spec, example_file, site, root)
     timings["example_s"] = time.perf_counter() - started - timings["load_s"]
@@ -897,7 +850,7 @@ def advise(load, params):
         raise _trace_error(exc, site, example_file, root, what) from None
     timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
     if not markers_in(closed.jaxpr):
-        raise AdviseError(
+        raise AgentError(
             "not_reached",
             f"Tracing the example {spec} never reached the checkpoint at "
             f"{os.path.basename(path)}:{site.line}: the example must call the function it checkpoints",
@@ -950,23 +903,17 @@ def advise(load, params):
     }
 
 
-def handler(load):
-    def run(params):
-        before = set(sys.modules)
-        cpu = time.process_time()
-        try:
-            result = advise(load, params)
-        except AdviseError as exc:
-            result = {
-                "status": exc.status,
-                "message": str(exc),
-                "error": {"type": exc.error_type, "text": str(exc), "path": exc.path, "line": exc.line},
-            }
-        result["preload"] = installed_imports(before, params.get("root"))
-        result.setdefault("timings", {})["cpu_s"] = time.process_time() - cpu  # the child's own CPU
-        return result
-
-    return run
+def handle(params):
+    """The agent's answer to an ``advise`` request: ``advise``'s, or the error's."""
+    before = set(sys.modules)
+    cpu = time.process_time()
+    try:
+        result = advise(params)
+    except AgentError as exc:
+        result = exc.result()
+    result["preload"] = installed_imports(before, params.get("root"))
+    result.setdefault("timings", {})["cpu_s"] = time.process_time() - cpu  # the child's own CPU
+    return result
 
 
 # ---------------------------------------------------------------------------------------------
