@@ -7,7 +7,8 @@ import time
 
 import jax
 
-from . import advise, load, probe
+from . import load, probe
+from .advisor import driver
 from .errors import AgentError
 
 
@@ -51,15 +52,15 @@ def info(params):
     }
 
 
-BY_METHOD = {"trace": trace, "info": info, "advise": advise.handle}
+BY_METHOD = {"trace": trace, "info": info, "advise": driver.handle}
 
 
 def warm_up():
     """In the agent, before any fork: run the tracing code once, so that every child starts warm."""
     probe.warm_up()
-    advise.warm_up()
+    driver.warm_up()
 
 
 def after_result(result):
     """In the agent, after a child's answer is sent."""
-    advise.preload_from(result)
+    driver.preload_from(result)

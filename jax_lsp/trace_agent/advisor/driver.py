@@ -26,8 +26,8 @@ import types
 import jax
 from jax._src import core as jax_core
 
-from . import load
-from .errors import AgentError
+from .. import load
+from ..errors import AgentError
 
 MARK = "__jax_lsp_advise_mark__"
 CAPTURE = "__jax_lsp_advise_capture__"
@@ -40,7 +40,7 @@ READY_MADE = (
 POLICIES = "jax.checkpoint_policies."
 MAX_SINGLE_NAMES = 6  # one save_only_these_names candidate per name, up to this many names
 FLOP_PRIMITIVES = ("dot_general", "conv_general_dilated")
-HERE = os.path.dirname(os.path.realpath(__file__))
+HERE = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))  # the agent's folder
 
 
 class Marker:
