@@ -6,9 +6,9 @@ agent (``PR_SET_PDEATHSIG`` on Linux), and is killed at its deadline or on cance
 exits, killing every child, when its stdin closes, on ``shutdown``, or when its parent dies.
 
 Protocol: JSON lines. The agent first writes ``{"event": "hello", "ok": ...}``; then requests
-``{"id", "method": "trace"|"info", "params"}`` get ``{"id", "result"}``; ``{"method": "cancel",
-"params": {"id"}}`` kills a running request (which answers ``status: "cancelled"``);
-``{"method": "shutdown"}`` ends the agent.
+``{"id", "method": "trace"|"advise"|"info", "params"}`` get ``{"id", "result"}`` (``handlers.py``
+answers them); ``{"method": "cancel", "params": {"id"}}`` kills a running request (which
+answers ``status: "cancelled"``); ``{"method": "shutdown"}`` ends the agent.
 """
 
 import os
@@ -35,17 +35,15 @@ POLL_S = 0.5
 INFO_TIMEOUT_S = 60.0
 
 
-def _package_module(name):
-    """Import ``name`` of this folder, the folder itself imported as the package ``PACKAGE``, so
-    that its modules import each other relatively whatever the user's modules are called."""
-    if PACKAGE not in sys.modules:
-        spec = importlib.util.spec_from_file_location(
-            PACKAGE, os.path.join(_HERE, "__init__.py"), submodule_search_locations=[_HERE]
-        )
-        package = importlib.util.module_from_spec(spec)
-        sys.modules[PACKAGE] = package
-        spec.loader.exec_module(package)
-    return importlib.import_module(f"{PACKAGE}.{name}")
+def _import_package():
+    """Import this folder as the package ``PACKAGE``, so that its modules import each other
+    relatively whatever the user's modules are called."""
+    spec = importlib.util.spec_from_file_location(
+        PACKAGE, os.path.join(_HERE, "__init__.py"), submodule_search_locations=[_HERE]
+    )
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE] = package
+    spec.loader.exec_module(package)
 
 
 class Child:
@@ -303,7 +301,8 @@ def main():
     out.flush()
     if not hello["ok"]:
         return 0
-    handlers = _package_module("handlers")
+    _import_package()
+    handlers = importlib.import_module(f"{PACKAGE}.handlers")
     handlers.warm_up()
     try:
         agent = Agent(out, handlers.BY_METHOD, common)
