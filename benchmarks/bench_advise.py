@@ -20,7 +20,6 @@ Medians over --runs.
 from __future__ import annotations
 
 import argparse
-import importlib.util
 import os
 import statistics
 import sys
@@ -67,19 +66,6 @@ MODEL = textwrap.dedent("""
         return {"fn": loss, "args": (params, x)}
 """).lstrip()
 SITE_LINE = next(i for i, line in enumerate(MODEL.splitlines(), 1) if "policy=POLICY" in line)
-AGENT = Path(__file__).resolve().parent.parent / "jax_lsp" / "trace_agent"
-
-
-def _load_agent_modules():
-    modules = []
-    for name in ("load", "advise"):
-        spec = importlib.util.spec_from_file_location(f"_bench_{name}", AGENT / f"{name}.py")
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[spec.name] = module
-        spec.loader.exec_module(module)
-        modules.append(module)
-    return modules
 
 
 def _median_ms(times: list[float]) -> str:
@@ -94,14 +80,15 @@ def in_process(folder: Path, runs: int) -> None:
     except ImportError:
         from jax._src.ad_checkpoint import saved_residuals
 
-    load, advise = _load_agent_modules()
+    from jax_lsp.trace_agent.advisor import driver
+
     path = folder / "block70b.py"
     params = {"path": str(path), "line": SITE_LINE, "root": str(folder), "example": "block70b.py:example"}
-    advise.advise(load, params)  # warm: flax imported, JAX's tracing caches as a user would have them
+    driver.advise(params)  # warm: flax imported, JAX's tracing caches as a user would have them
     results, advisor_cpu = [], []
     for _ in range(runs):
         started_cpu = time.process_time()
-        results.append(advise.advise(load, params))
+        results.append(driver.advise(params))
         advisor_cpu.append(time.process_time() - started_cpu - results[-1]["timings"]["example_s"])
     result = results[-1]
     policies = [p["policy"] for p in result["policies"]]

@@ -62,8 +62,21 @@ def _imports(path: Path, run_time_only: bool = False) -> list[tuple[int, str]]:
             # `from package import module` imports that module; `from module import name` only module
             found += [(node.lineno, f"{node.module}.{alias.name}") for alias in node.names]
         elif isinstance(node, ast.ImportFrom):
-            found.append((node.lineno, "." * node.level + (node.module or "")))
+            # `from . import load` (the trace agent's own modules): ".load", as above
+            base = "." * node.level + (f"{node.module}." if node.module else "")
+            found += [(node.lineno, base + alias.name) for alias in node.names]
     return found
+
+
+def _absolute(module: str, path: Path) -> str:
+    """``module`` as imported by the file at ``path``: a relative import made absolute."""
+    level = len(module) - len(module.lstrip("."))
+    if not level:
+        return module
+    package = _module_name(path).split(".")
+    if path.name != "__init__.py":
+        package = package[:-1]
+    return ".".join(package[: len(package) - (level - 1)] + [module[level:]])
 
 
 def _layer_of(module: str) -> str | None:
@@ -93,7 +106,7 @@ def _imported_modules(path: Path, modules: dict[str, Path]) -> set[str]:
     """The modules of jax_lsp that `path` imports (the longest known prefix of each import)."""
     found = set()
     for _, name in _imports(path, run_time_only=True):
-        parts = name.split(".")
+        parts = _absolute(name, path).split(".")
         for end in range(len(parts), 0, -1):
             candidate = ".".join(parts[:end])
             if candidate in modules:
@@ -180,9 +193,14 @@ def test_no_module_takes_part_in_an_import_cycle():
 
 
 def test_the_trace_agent_imports_only_the_standard_library_and_jax():
+    """Beside those, only its own modules, imported relatively (it is loaded under a private name)."""
     wrong = []
-    for path in sorted((PACKAGE / "trace_agent").glob("*.py")):
+    for path in sorted((PACKAGE / "trace_agent").rglob("*.py")):
         for line, module in _imports(path):
+            if module.startswith("."):
+                if not _absolute(module, path).startswith("jax_lsp.trace_agent."):
+                    wrong.append(f"{path.name}:{line}: imports {module}, outside the agent")
+                continue
             top = module.split(".")[0]
             if top not in sys.stdlib_module_names and top not in AGENT_MAY_IMPORT:
                 wrong.append(f"{path.name}:{line}: imports {module}")
@@ -198,6 +216,13 @@ def test_the_layer_tests_see_a_wrong_import_and_a_cycle(tmp_path):
     wrong = tmp_path / "m.py"
     wrong.write_text("from jax_lsp import files\ndef f():\n    from jax_lsp.server import x\n")
     assert _imports(wrong) == [(1, "jax_lsp.files"), (3, "jax_lsp.server.x")]
+    relative = tmp_path / "r.py"
+    relative.write_text("from . import load\nfrom ..errors import AgentError\n")
+    assert _imports(relative) == [(1, ".load"), (2, "..errors.AgentError")]
+    agent = PACKAGE / "trace_agent" / "advisor" / "driver.py"
+    assert _absolute("..errors.AgentError", agent) == "jax_lsp.trace_agent.errors.AgentError"
+    assert _absolute(".site", agent) == "jax_lsp.trace_agent.advisor.site"
+    assert _absolute(".site", agent.parent / "__init__.py") == "jax_lsp.trace_agent.advisor.site"
     assert _layer_of("jax_lsp.server.x") == "server"
     assert _core_part_of("jax_lsp.core.tags.index") == "tags"
     assert _core_part_of("jax_lsp.core.findings") == "core"

@@ -6,10 +6,10 @@ agent (``PR_SET_PDEATHSIG`` on Linux), and is killed at its deadline or on cance
 exits, killing every child, when its stdin closes, on ``shutdown``, or when its parent dies.
 
 Protocol: JSON lines. The agent first writes ``{"event": "hello", "ok": ...}``; then requests
-``{"id", "method": "trace"|"advise"|"info", "params"}`` get ``{"id", "result"}`` (``params`` always
-hold the run's ``timeout`` and ``memory_mb``: the host states them); ``{"method": "cancel",
-"params": {"id"}}`` kills a running request (which answers ``status: "cancelled"``);
-``{"method": "shutdown"}`` ends the agent.
+``{"id", "method": "trace"|"advise"|"info", "params"}`` get ``{"id", "result"}`` (``handlers.py``
+answers them; ``params`` always hold the run's ``timeout`` and ``memory_mb``: the host states
+them); ``{"method": "cancel", "params": {"id"}}`` kills a running request (which answers
+``status: "cancelled"``); ``{"method": "shutdown"}`` ends the agent.
 """
 
 import os
@@ -30,17 +30,20 @@ import signal  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
+PACKAGE = "_jax_lsp_agent"  # this folder, imported as a package under a name no project uses
 PR_SET_PDEATHSIG = 1
 POLL_S = 0.5
 
 
-def _sibling(name):
-    """Import ``name``.py next to this file under a private module name."""
-    spec = importlib.util.spec_from_file_location(f"_jax_lsp_{name}", os.path.join(_HERE, name + ".py"))
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[spec.name] = module
-    spec.loader.exec_module(module)
-    return module
+def _import_package():
+    """Import this folder as the package ``PACKAGE``, so that its modules import each other
+    relatively whatever the user's modules are called."""
+    spec = importlib.util.spec_from_file_location(
+        PACKAGE, os.path.join(_HERE, "__init__.py"), submodule_search_locations=[_HERE]
+    )
+    package = importlib.util.module_from_spec(spec)
+    sys.modules[PACKAGE] = package
+    spec.loader.exec_module(package)
 
 
 class Child:
@@ -266,51 +269,6 @@ def _die_with(parent_pid):
         os._exit(1)
 
 
-def _handlers(load, probe, jax):
-    def trace(params):
-        root = params.get("root")
-        if root and os.path.isdir(root):
-            os.chdir(root)  # relative paths in the user's code mean what they mean in the project
-        started = time.perf_counter()
-        try:
-            import_root = params.get("import_root") or root
-            policy = load.load_policy(
-                params["path"], int(params["line"]), params.get("column"), import_root, params.get("source")
-            )
-        except load.LoadError as exc:
-            message = f"{exc.error_type}: {exc}" if exc.status == "policy_error" else str(exc)
-            return {
-                "status": exc.status,
-                "message": message,
-                "error": {"type": exc.error_type, "text": str(exc), "path": exc.path, "line": exc.line},
-            }
-        loaded = time.perf_counter()
-        probe.use_compilation_cache(params.get("cache_dir"))
-        result = probe.trace(policy, probe.user_paths_for(policy, root))
-        result["timings"]["load_s"] = loaded - started
-        result["timings"]["child_s"] = time.perf_counter() - started
-        result["policy"] = {
-            "path": policy.path,
-            "line": policy.line,
-            "end_line": policy.node.end_lineno,
-            "kind": policy.kind,
-            "text": policy.describe(),
-        }
-        result["skipped"] = policy.skipped
-        return result
-
-    def info(params):
-        device = jax.devices()[0]
-        return {
-            "status": "ok",
-            "platform": device.platform,
-            "device": getattr(device, "device_kind", str(device)),
-            "memories": [m.kind for m in device.addressable_memories()],
-        }
-
-    return {"trace": trace, "info": info}
-
-
 def main():
     out = os.fdopen(os.dup(1), "w", encoding="utf-8")
     os.dup2(2, 1)  # anything printed by jax or user code goes to stderr, never into the protocol
@@ -348,15 +306,12 @@ def main():
     out.flush()
     if not hello["ok"]:
         return 0
-    load, probe = _sibling("load"), _sibling("probe")
-    probe.warm_up()
-    handlers = _handlers(load, probe, sys.modules["jax"])
-    advise = _sibling("advise")
-    advise.warm_up()
-    handlers["advise"] = advise.handler(load)
+    _import_package()
+    handlers = importlib.import_module(f"{PACKAGE}.handlers")
+    handlers.warm_up()
     try:
-        agent = Agent(out, handlers, common)
-        agent.on_result = advise.preload_from
+        agent = Agent(out, handlers.BY_METHOD, common)
+        agent.on_result = handlers.after_result
         agent.serve()
     except KeyboardInterrupt:
         pass

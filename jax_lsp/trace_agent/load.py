@@ -14,18 +14,9 @@ import re
 import sys
 import types
 
+from .errors import AgentError
+
 ALWAYS_RUN = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
-
-
-class LoadError(Exception):
-    """The module or the policy could not be loaded; ``status`` says which way."""
-
-    def __init__(self, status, message, path=None, line=None, error_type=None):
-        super().__init__(message)
-        self.status = status
-        self.path = path
-        self.line = line
-        self.error_type = error_type or status  # the exception class, for "policy_error"
 
 
 class Policy:
@@ -55,12 +46,14 @@ class Policy:
         return first[:120]
 
 
-def _read(path):
+def read_source(path):
+    """The text of the file at ``path`` (UTF-8)."""
     with open(path, "rb") as handle:
         return handle.read().decode("utf-8")
 
 
-def _names_in(node):
+def names_in(node):
+    """The names ``node`` reads or binds, anywhere inside it."""
     return {n.id for n in ast.walk(node) if isinstance(n, ast.Name)}
 
 
@@ -69,7 +62,7 @@ def _targets(stmt):
     return {n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)}
 
 
-def _kept_statements(body):
+def kept_statements(body):
     """Top-level statements that define things; ``try`` blocks keep only such statements."""
     for stmt in body:
         if isinstance(stmt, ALWAYS_RUN + (ast.Assign,)) or (
@@ -77,22 +70,22 @@ def _kept_statements(body):
         ):
             yield stmt
         elif isinstance(stmt, ast.Try):
-            inner = list(_kept_statements(stmt.body))
+            inner = list(kept_statements(stmt.body))
             if inner:
                 handlers = [
-                    ast.ExceptHandler(h.type, h.name, list(_kept_statements(h.body)) or [ast.Pass()])
+                    ast.ExceptHandler(h.type, h.name, list(kept_statements(h.body)) or [ast.Pass()])
                     for h in stmt.handlers
                 ]
                 new = ast.Try(
                     inner,
                     handlers,
-                    list(_kept_statements(stmt.orelse)),
-                    list(_kept_statements(stmt.finalbody)),
+                    list(kept_statements(stmt.orelse)),
+                    list(kept_statements(stmt.finalbody)),
                 )
                 yield ast.copy_location(new, stmt)
 
 
-def _needed_assignments(statements, roots):
+def needed_assignments(statements, roots):
     """Assignments whose targets the policy reaches, directly or through definitions."""
     defs = {}
     assigns = []
@@ -109,14 +102,15 @@ def _needed_assignments(statements, roots):
             continue
         needed.add(name)
         for node in defs.get(name, ()):
-            queue.extend(_names_in(node))
+            queue.extend(names_in(node))
         for stmt in assigns:
             if name in _targets(stmt):
-                queue.extend(_names_in(stmt))
+                queue.extend(names_in(stmt))
     return {id(s) for s in assigns if _targets(s) & needed}
 
 
-def _module_name(path, root):
+def module_name(path, root):
+    """The dotted name ``path`` is imported under from ``root`` (a placeholder where it has none)."""
     rel = os.path.relpath(path, root) if root else os.path.basename(path)
     if rel.startswith(".."):
         rel = os.path.basename(path)
@@ -137,7 +131,10 @@ def _frame_in(tb, path):
     return line
 
 
-def _execute(statements, path, namespace, needed, policy):
+def execute(statements, path, namespace, needed, skipped):
+    """Run ``statements`` in ``namespace``, assignments only where their ``id`` is in ``needed``.
+
+    A failing import raises; any other failing statement is added to ``skipped`` as (line, text)."""
     for stmt in statements:
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and id(stmt) not in needed:
             continue
@@ -148,17 +145,17 @@ def _execute(statements, path, namespace, needed, policy):
             if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Try)):
                 where = _innermost_user_frame(exc)
                 detail = f" (raised in {where[0]}:{where[1]})" if where and where[0] != path else ""
-                raise LoadError(
+                raise AgentError(
                     "import_error",
                     f"{os.path.basename(path)}:{stmt.lineno}: {type(exc).__name__}: {exc}{detail}",
                     path,
                     stmt.lineno,
                 ) from None
-            policy.skipped.append((stmt.lineno, f"{type(exc).__name__}: {exc}"))
+            skipped.append((stmt.lineno, f"{type(exc).__name__}: {exc}"))
         except MemoryError:
             raise
         except Exception as exc:
-            policy.skipped.append((stmt.lineno, f"{type(exc).__name__}: {exc}"))
+            skipped.append((stmt.lineno, f"{type(exc).__name__}: {exc}"))
 
 
 def _innermost_user_frame(exc):
@@ -173,11 +170,12 @@ def _innermost_user_frame(exc):
     return found
 
 
-def _parents(tree):
+def parents_of(tree):
+    """Each node of ``tree`` mapped to the node that holds it."""
     return {child: node for node in ast.walk(tree) for child in ast.iter_child_nodes(node)}
 
 
-def _candidates(tree, line, column):
+def policy_nodes_at(tree, line, column):
     """Nodes at ``line`` that can name a policy, the innermost (by column) first."""
     found = []
     for node in ast.walk(tree):
@@ -261,13 +259,37 @@ def source_lines(text):
     return re.split(r"\r\n|\r|\n", text)
 
 
-def _byte_column(text, line, column):
+def byte_column(text, line, column):
+    """The 0-based character ``column`` of 1-based ``line`` as a UTF-8 byte offset (``ast``'s)."""
     if column is None:
         return None
     lines = source_lines(text)
     if not 1 <= line <= len(lines):
         return column
     return len(lines[line - 1][:column].encode("utf-8"))
+
+
+def parse_module(path, source=None, unreadable="error"):
+    """The text of the module at ``path`` (``source`` when given) and its tree.
+
+    Raises ``AgentError`` with the status ``unreadable`` when the file cannot be read, and
+    ``import_error`` on a syntax error."""
+    try:
+        text = read_source(path) if source is None else source
+        return text, ast.parse(text, filename=path)
+    except (OSError, UnicodeDecodeError) as exc:
+        raise AgentError(unreadable, f"cannot read {path}: {exc}", path) from None
+    except SyntaxError as exc:
+        raise AgentError(
+            "import_error", f"{os.path.basename(path)}:{exc.lineno}: SyntaxError: {exc.msg}", path, exc.lineno
+        ) from None
+
+
+def add_import_folders(path, root):
+    """Put the folder of ``path``, then ``root``, first on ``sys.path`` (where not already on it)."""
+    for folder in (os.path.dirname(path), root):
+        if folder and folder not in sys.path:
+            sys.path.insert(0, folder)
 
 
 def load_policy(path, line, column=None, root=None, source=None):
@@ -277,18 +299,10 @@ def load_policy(path, line, column=None, root=None, source=None):
     ``source`` is the module's text when it is not the file's (a notebook's code cells, joined).
     """
     path = os.path.realpath(path)
-    try:
-        text = _read(path) if source is None else source
-        tree = ast.parse(text, filename=path)
-    except (OSError, UnicodeDecodeError) as exc:
-        raise LoadError("error", f"cannot read {path}: {exc}", path) from None
-    except SyntaxError as exc:
-        raise LoadError(
-            "import_error", f"{os.path.basename(path)}:{exc.lineno}: SyntaxError: {exc.msg}", path, exc.lineno
-        ) from None
-    candidates = _candidates(tree, line, _byte_column(text, line, column))
+    text, tree = parse_module(path, source)
+    candidates = policy_nodes_at(tree, line, byte_column(text, line, column))
     if not candidates:
-        raise LoadError(
+        raise AgentError(
             "not_found",
             f"No policy at {os.path.basename(path)}:{line}: put the cursor on a `policy=` argument, "
             "a policy `def` or a lambda",
@@ -297,30 +311,28 @@ def load_policy(path, line, column=None, root=None, source=None):
         )
     kind, expr, node = candidates[0]
 
-    for folder in (os.path.dirname(path), root):
-        if folder and folder not in sys.path:
-            sys.path.insert(0, folder)
-    name = _module_name(path, root)
+    add_import_folders(path, root)
+    name = module_name(path, root)
     module = types.ModuleType(name)
     module.__file__ = path
     module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name
     sys.modules[name] = module
     namespace = module.__dict__
 
-    statements = list(_kept_statements(tree.body))
-    roots = _names_in(node)
+    statements = list(kept_statements(tree.body))
+    roots = names_in(node)
     if kind == "def":
         roots.add(node.name)
     policy = Policy(kind, path, node, namespace, text)
-    _execute(statements, path, namespace, _needed_assignments(statements, roots), policy)
-    parents = _parents(tree)
+    execute(statements, path, namespace, needed_assignments(statements, roots), policy.skipped)
+    parents = parents_of(tree)
 
     if kind == "def":
         value = _find_code(namespace, tree, node, path)
         if value is None:
             value = namespace.get(node.name) if node in tree.body else _method(tree, node, namespace)
         if value is None:
-            raise LoadError(
+            raise AgentError(
                 "not_found",
                 f"`{node.name}` at line {node.lineno} is nested in another function and no "
                 "`policy=` argument in this file builds it: trace the `policy=` site instead",
@@ -379,7 +391,7 @@ def _check_decorator(call, parents, namespace, path):
     try:
         _evaluate(call, namespace, path)
     except Exception as exc:
-        raise LoadError("policy_error", str(exc), path, call.lineno, type(exc).__name__) from None
+        raise AgentError("policy_error", str(exc), path, call.lineno, type(exc).__name__) from None
 
 
 def _parameter_default(call, parents, expr):
@@ -412,7 +424,7 @@ def _evaluate_policy(expr, namespace, path, call=None, parents=None):
         default = _parameter_default(call, parents or {}, expr) if call is not None else None
         if default is not None:
             return _evaluate_policy(default, namespace, path)
-        raise LoadError(
+        raise AgentError(
             "not_found",
             f"Cannot evaluate the policy at line {expr.lineno} outside its function ({exc}): "
             "trace the `def` it refers to, or a module-level policy",
@@ -423,4 +435,4 @@ def _evaluate_policy(expr, namespace, path, call=None, parents=None):
         raise
     except Exception as exc:
         line = _frame_in(exc.__traceback__, path) or expr.lineno
-        raise LoadError("policy_error", str(exc), path, line, type(exc).__name__) from None
+        raise AgentError("policy_error", str(exc), path, line, type(exc).__name__) from None

@@ -1,0 +1,92 @@
+"""The candidate policies: those asked for, or the ready-made ones and the names the code tags."""
+
+from __future__ import annotations
+
+import types
+
+import jax
+
+from .example import short_error
+
+READY_MADE = (
+    "nothing_saveable",
+    "dots_saveable",
+    "dots_with_no_batch_dims_saveable",
+    "everything_saveable",
+)
+POLICIES = "jax.checkpoint_policies."
+MAX_SINGLE_NAMES = 6  # one save_only_these_names candidate per name, up to this many names
+
+
+class Candidate:
+    """A policy to advise: its text, its value, and whether it is the site's own."""
+
+    def __init__(self, text, value, current=False):
+        self.text = text
+        self.value = value
+        self.current = current
+
+
+def _quote(names):
+    return ", ".join(repr(n) for n in names)
+
+
+def default_candidates(names, memories):
+    texts = [POLICIES + name for name in READY_MADE]
+    if names:
+        texts.append(f"{POLICIES}save_only_these_names({_quote(names)})")
+        if 1 < len(names) <= MAX_SINGLE_NAMES:
+            texts += [f"{POLICIES}save_only_these_names({name!r})" for name in names]
+    if "pinned_host" in memories:
+        if names:
+            texts.append(
+                f"{POLICIES}save_and_offload_only_these_names(names_which_can_be_saved=[], "
+                f"names_which_can_be_offloaded=[{_quote(names)}], offload_src='device', "
+                "offload_dst='pinned_host')"
+            )
+        texts.append(f"{POLICIES}offload_dot_with_no_batch_dims('device', 'pinned_host')")
+    return texts
+
+
+def expand(text):
+    """``dots_saveable`` or ``save_only_these_names('h')`` as ``jax.checkpoint_policies.…``."""
+    text = text.strip()
+    head = text.split("(", 1)[0].strip()
+    if head.isidentifier() and hasattr(jax.checkpoint_policies, head):
+        return POLICIES + text
+    return text
+
+
+def _same(a, b):
+    if a is b:
+        return True
+    if type(a) is not type(b) or isinstance(a, types.FunctionType):
+        return False
+    try:
+        return bool(a == b)
+    except Exception:
+        return False
+
+
+def build_candidates(site, requested, names, memories):
+    """The candidates (the site's own first unless among them) and the texts that did not evaluate."""
+    current = [m.value for m in site.markers]
+    texts = [expand(t) for t in requested] if requested else default_candidates(names, memories)
+    namespace = dict(site.namespace)
+    namespace.setdefault("jax", jax)
+    candidates, errors = [], []
+    seen = set()
+    for text in texts:
+        if text in seen:
+            continue
+        seen.add(text)
+        try:
+            value = eval(compile(text, "<policy>", "eval"), namespace)
+        except Exception as exc:
+            errors.append({"policy": text, "message": short_error(exc)})
+            continue
+        is_current = bool(current) and all(_same(value, c) for c in current)
+        candidates.append(Candidate(text, value, is_current))
+    if not any(c.current for c in candidates):
+        candidates.insert(0, Candidate(site.expression() or "None", None, True))
+    return candidates, errors

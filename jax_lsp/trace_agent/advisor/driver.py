@@ -1,0 +1,303 @@
+"""An ``advise`` request from start to answer, and the agent's warm-up and preloading for it."""
+
+from __future__ import annotations
+
+import os
+import sys
+import time
+
+import jax
+from jax._src import core as jax_core
+
+from ..errors import AgentError
+from .candidates import Candidate, build_candidates
+from .example import run_example, short_error, user_frame_of
+from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
+from .residuals import Frames, residuals_of
+from .site import Marker, example_path, load_example_function, load_site, mentioned_names
+
+
+def _flat_call(fn, treedef):
+    def flat(*leaves):
+        args, kwargs = jax.tree_util.tree_unflatten(treedef, leaves)
+        return fn(*args, **kwargs)
+
+    return flat
+
+
+def _arg_names(fn, args, kwargs, count):
+    try:  # private, as saved_residuals names arguments; feature-detected
+        from jax._src import api_util
+
+        info = api_util.debug_info("saved_residuals", fn, args, kwargs)
+        names = tuple(info.arg_names or ())
+    except Exception:
+        names = ()
+    return names if len(names) == count else ("",) * count
+
+
+def _trace_error(exc, site, example_file, root, what):
+    where = user_frame_of(exc.__traceback__, {site.path, example_file}, root)
+    return AgentError(
+        "trace_error",
+        f"JAX could not trace {what}: {short_error(exc)}",
+        *(where or (site.path, site.line)),
+        error_type=type(exc).__name__,
+    )
+
+
+def advise_one(candidate, closed, leaves, arg_names, frames):
+    """What ``candidate`` saves and recomputes in the forward jaxpr ``closed``, as one answer entry."""
+    if candidate.value is None and candidate.current:
+        choose = lambda marker: marker.value  # noqa: E731
+    else:
+        choose = lambda marker: candidate.value  # noqa: E731
+    new_jaxpr = substitute(closed.jaxpr, choose, {})
+    replay = jax_core.jaxpr_as_fun(jax_core.ClosedJaxpr(new_jaxpr, closed.consts))
+    box = []
+
+    def run(*xs):
+        out, vjp_fn = jax.vjp(replay, *xs)
+        box.append(vjp_fn)
+        return out, vjp_fn
+
+    traced, out_shape = jax.make_jaxpr(run, return_shape=True)(*leaves)
+    jaxpr = traced.jaxpr
+    num_res = jax.tree_util.tree_structure(out_shape[1]).num_leaves
+    outvars = jaxpr.outvars[len(jaxpr.outvars) - num_res :]
+    residuals = residuals_of(jaxpr, outvars, arg_names, frames)
+    linear = linear_jaxpr(box[0]) if box else None
+    flops = recompute_flops(linear, [True] * len(linear.invars)) if linear is not None else None
+    return {
+        "policy": candidate.text,
+        "current": candidate.current,
+        "device_bytes": sum(r["bytes"] for r in residuals if r["memory"] == "device"),
+        "host_bytes": sum(r["bytes"] for r in residuals if r["memory"] == "host"),
+        "recompute_flops": flops,
+        "residuals": residuals,
+    }
+
+
+def _remat3_on():
+    try:
+        from jax._src import config
+
+        flag = getattr(config, "remat3", None)
+        return bool(flag.value) if flag is not None else False
+    except Exception:
+        return False
+
+
+def _max_rss_mb():
+    try:
+        import resource
+
+        peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    except (ImportError, OSError):
+        return None
+    return peak / 1024 if sys.platform != "darwin" else peak / 2**20
+
+
+def _platform():
+    device = jax.devices()[0]
+    try:
+        memories = [m.kind for m in device.addressable_memories()]
+    except Exception:
+        memories = []
+    return device.platform, getattr(device, "device_kind", str(device)), memories
+
+
+def advise(params):
+    """The answer to an ``advise`` request; raises ``AgentError`` where the site cannot be advised."""
+    started = time.perf_counter()
+    root = params.get("root")
+    if root and os.path.isdir(root):
+        os.chdir(root)
+    import_root = params.get("import_root") or root
+    path = os.path.realpath(params["path"])
+    spec = params.get("example")
+    if not spec:
+        raise AgentError(
+            "no_example",
+            f"No example for the checkpoint at {os.path.basename(path)}:{params['line']}: give one with "
+            "--example MODULE:FUNCTION, a `# jax-lsp: example=...` comment on the site's line, or "
+            "[tool.jax-lsp.examples] in pyproject.toml",
+            path,
+            params["line"],
+        )
+    if _remat3_on():
+        raise AgentError(
+            "unsupported",
+            "jax_remat3 is on: the advisor reads the classic remat's checkpoint equations, which "
+            "the new remat does not make; advise with jax_remat3 off",
+            path,
+            params["line"],
+        )
+    example_file, function_name = example_path(spec, root, path)
+    extra = {function_name} if example_file == path else mentioned_names(example_file)
+    site = load_site(
+        path, int(params["line"]), params.get("column"), import_root, params.get("source"), extra
+    )
+    function = load_example_function(example_file, function_name, site, import_root)
+    timings = {"load_s": time.perf_counter() - started}
+    fn, args, kwargs, form = run_example(function, spec, example_file, site, root)
+    timings["example_s"] = time.perf_counter() - started - timings["load_s"]
+
+    leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
+    what = f"the example {spec}"
+    try:
+        closed = jax.make_jaxpr(_flat_call(fn, treedef))(*leaves)
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise _trace_error(exc, site, example_file, root, what) from None
+    timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
+    if not markers_in(closed.jaxpr):
+        raise AgentError(
+            "not_reached",
+            f"Tracing the example {spec} never reached the checkpoint at "
+            f"{os.path.basename(path)}:{site.line}: the example must call the function it checkpoints",
+            path,
+            site.line,
+        )
+    names = tagged_names(closed.jaxpr)
+    platform, device, memories = _platform()
+    candidates, errors = build_candidates(site, params.get("policies") or [], names, memories)
+    arg_names = _arg_names(fn, args, kwargs, len(leaves))
+    frames = Frames(root, [path, example_file])
+    entries, per_policy = [], []
+    for candidate in candidates:
+        begun = time.perf_counter()
+        try:
+            entries.append(advise_one(candidate, closed, leaves, arg_names, frames))
+        except MemoryError:
+            raise
+        except Exception as exc:
+            error = _trace_error(exc, site, example_file, root, f"{what} under {candidate.text}")
+            entries.append(
+                {
+                    "policy": candidate.text,
+                    "current": candidate.current,
+                    "device_bytes": 0,
+                    "host_bytes": 0,
+                    "recompute_flops": 0,
+                    "residuals": [],
+                    "error": {"message": str(error), "path": error.path, "line": error.line},
+                }
+            )
+        per_policy.append(time.perf_counter() - begun)
+    timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
+    timings["per_policy_s"] = per_policy
+    timings["max_rss_mb"] = _max_rss_mb()
+    return {
+        "status": "ok",
+        "message": "",
+        "target": {"path": path, "line": site.line},
+        "example": {"spec": spec, "path": example_file, "form": form},
+        "platform": platform,
+        "device": device,
+        "memories": memories,
+        "names": names,
+        "markers": len(site.markers),
+        "policies": entries,
+        "policy_errors": errors,
+        "skipped": site.skipped,
+        "timings": timings,
+    }
+
+
+def handle(params):
+    """The agent's answer to an ``advise`` request: ``advise``'s, or the error's."""
+    before = set(sys.modules)
+    cpu = time.process_time()
+    try:
+        result = advise(params)
+    except AgentError as exc:
+        result = exc.result()
+    result["preload"] = installed_imports(before, params.get("root"))
+    result.setdefault("timings", {})["cpu_s"] = time.process_time() - cpu  # the child's own CPU
+    return result
+
+
+_PRELOAD = {"enabled": True}
+
+
+def _installed(module, root):
+    filename = getattr(module, "__file__", None) or ""
+    if not ("site-packages" in filename or "dist-packages" in filename):
+        return False
+    return not (root and os.path.realpath(filename).startswith(os.path.realpath(root) + os.sep))
+
+
+def installed_imports(before, root):
+    """Top-level installed packages (site-packages, never the project) imported since ``before``."""
+    names = set()
+    for name in set(sys.modules) - before:
+        top = name.partition(".")[0]
+        module = sys.modules.get(top)
+        if top not in before and module is not None and not top.startswith("_") and _installed(module, root):
+            names.add(top)
+    return sorted(names)
+
+
+def preload_from(result):
+    """In the agent, after a child's answer: import the installed packages it names, so that the
+    next child forks with them loaded (flax, equinox: seconds each). Stops for good if an import
+    starts a thread or a JAX backend, which would make forking unsafe."""
+    import threading
+
+    names = result.pop("preload", None) or ()
+    if not _PRELOAD["enabled"]:
+        return
+    import importlib
+
+    for name in names:
+        if name in sys.modules:
+            continue
+        try:
+            importlib.import_module(name)
+        except BaseException:  # noqa: BLE001 (an installed package's import failing is its own)
+            continue
+        if threading.active_count() > 1 or _backend_started():
+            _PRELOAD["enabled"] = False
+            print(f"jax-lsp advise: importing {name} started a thread; no more preloading", file=sys.stderr)
+            return
+
+
+def _backend_started():
+    try:
+        from jax._src import xla_bridge
+
+        return bool(getattr(xla_bridge, "_backends", {}))
+    except Exception:
+        return False
+
+
+def warm_up():
+    """In the agent, before any fork: run the advisor's own tracing once on a small built-in
+    function (shapes only: no backend starts), so that every child starts with JAX's code paths
+    for ``vjp``, remat and scans warm. Never raises."""
+    import jax.numpy as jnp
+    from jax.ad_checkpoint import checkpoint_name
+
+    try:
+        policy = jax.checkpoint_policies
+
+        def layer(h, w):
+            h = checkpoint_name(jnp.tanh(h @ w), "h")
+            return h, jnp.sum(h * h)
+
+        def body(h, w):
+            return jax.checkpoint(layer, policy=Marker(policy.dots_saveable))(h, w)
+
+        def entry(ws, x):
+            h, losses = jax.lax.scan(body, x, ws)
+            return jnp.mean(h.astype(jnp.float32) ** 2) + jnp.sum(losses)
+
+        leaves = [jax.ShapeDtypeStruct((2, 8, 8), jnp.bfloat16), jax.ShapeDtypeStruct((4, 8), jnp.bfloat16)]
+        closed = jax.make_jaxpr(entry)(*leaves)
+        frames = Frames(None, [])
+        for value in (policy.nothing_saveable, policy.save_only_these_names("h")):
+            advise_one(Candidate("warm-up", value), closed, leaves, ("ws", "x"), frames)
+    except Exception:  # a JAX release where this does not trace: children start colder
+        pass

@@ -1,0 +1,164 @@
+"""Walking jaxprs: the site's markers and names, a candidate put in place, recomputed FLOPs."""
+
+from __future__ import annotations
+
+import math
+
+from jax._src import core as jax_core
+
+from .site import Marker
+
+FLOP_PRIMITIVES = ("dot_general", "conv_general_dilated")
+
+
+def _sub_jaxprs(value):
+    if isinstance(value, jax_core.ClosedJaxpr):
+        yield value.jaxpr
+    elif isinstance(value, jax_core.Jaxpr):
+        yield value
+    elif isinstance(value, (tuple, list)):
+        for item in value:
+            yield from _sub_jaxprs(item)
+
+
+def _walk_eqns(jaxpr, inside=False):
+    """(eqn, inside a marked checkpoint) for every equation, nested jaxprs included."""
+    for eqn in jaxpr.eqns:
+        marked = isinstance(eqn.params.get("policy"), Marker)
+        yield eqn, inside
+        for value in eqn.params.values():
+            for sub in _sub_jaxprs(value):
+                yield from _walk_eqns(sub, inside or marked)
+
+
+def markers_in(jaxpr):
+    """The site's markers in ``jaxpr``, one per marked ``checkpoint`` equation, nested ones included."""
+    return [
+        eqn.params["policy"] for eqn, _ in _walk_eqns(jaxpr) if isinstance(eqn.params.get("policy"), Marker)
+    ]
+
+
+def tagged_names(jaxpr):
+    """The ``checkpoint_name`` names inside the marked checkpoints, in order of first use."""
+    names = []
+    for eqn, inside in _walk_eqns(jaxpr):
+        if inside and eqn.primitive.name == "name":
+            name = eqn.params.get("name")
+            if isinstance(name, str) and name not in names:
+                names.append(name)
+    return names
+
+
+def _substitute_value(value, choose, memo):
+    if isinstance(value, jax_core.ClosedJaxpr):
+        inner = substitute(value.jaxpr, choose, memo)
+        return value if inner is value.jaxpr else jax_core.ClosedJaxpr(inner, value.consts)
+    if isinstance(value, jax_core.Jaxpr):
+        return substitute(value, choose, memo)
+    if isinstance(value, (tuple, list)) and value:
+        items = [_substitute_value(v, choose, memo) for v in value]
+        if all(a is b for a, b in zip(items, value)):
+            return value
+        return type(value)(items)
+    return value
+
+
+def substitute(jaxpr, choose, memo):
+    """``jaxpr`` with every marked policy replaced by ``choose(marker)``."""
+    key = id(jaxpr)
+    if key in memo:
+        return memo[key][1]
+    eqns, changed = [], False
+    for eqn in jaxpr.eqns:
+        params = None
+        for name, value in eqn.params.items():
+            if name == "policy" and isinstance(value, Marker):
+                new = choose(value)
+            else:
+                new = _substitute_value(value, choose, memo)
+            if new is not value:
+                params = dict(eqn.params) if params is None else params
+                params[name] = new
+        if params is not None:
+            eqn = eqn.replace(params=params)
+            changed = True
+        eqns.append(eqn)
+    result = jaxpr.replace(eqns=eqns) if changed else jaxpr
+    memo[key] = (jaxpr, result)  # keep jaxpr alive so its id stays unique
+    return result
+
+
+def _flops(eqn):
+    if eqn.primitive.name == "dot_general":
+        (contract, _), _ = eqn.params["dimension_numbers"]
+        lhs = eqn.invars[0].aval.shape
+        out = eqn.outvars[0].aval.shape
+        return 2 * math.prod(out) * math.prod(lhs[d] for d in contract)
+    if eqn.primitive.name == "conv_general_dilated":
+        rhs = eqn.invars[1].aval.shape
+        out = eqn.outvars[0].aval.shape
+        spec = eqn.params["dimension_numbers"].rhs_spec
+        out_features = rhs[spec[0]]
+        return 2 * math.prod(out) * (math.prod(rhs) // max(out_features, 1))
+    return 0
+
+
+def _inner_inputs(eqn, sub, linear_in):
+    """Which inputs of a nested jaxpr are linear, from the equation's inputs."""
+    n = len(sub.invars)
+    if eqn.primitive.name == "cond":
+        mapped = linear_in[1:]
+    elif eqn.primitive.name == "while":
+        cond_n = eqn.params.get("cond_nconsts", 0)
+        mapped = linear_in[cond_n:] if n == len(linear_in) - cond_n else None
+    else:
+        mapped = linear_in
+    if mapped is None or len(mapped) != n:
+        return [any(linear_in)] * n
+    return list(mapped)
+
+
+def recompute_flops(jaxpr, linear_in):
+    """FLOPs of ``dot_general``/convolutions in ``jaxpr`` whose operands are not linear."""
+    linear = {v for v, is_linear in zip(jaxpr.invars, linear_in) if is_linear}
+    total = 0
+    for eqn in jaxpr.eqns:
+        ins = [not isinstance(v, jax_core.Literal) and v in linear for v in eqn.invars]
+        if any(ins):
+            linear.update(eqn.outvars)
+        elif eqn.primitive.name in FLOP_PRIMITIVES:
+            total += _flops(eqn)
+        times = eqn.params.get("length", 1) if eqn.primitive.name == "scan" else 1
+        subs = [s for value in eqn.params.values() for s in _sub_jaxprs(value)]
+        if eqn.primitive.name == "cond":
+            total += max((recompute_flops(s, _inner_inputs(eqn, s, ins)) for s in subs), default=0)
+        else:
+            for sub in subs:
+                total += times * recompute_flops(sub, _inner_inputs(eqn, sub, ins))
+    return total
+
+
+def linear_jaxpr(vjp_fn):
+    """The linear (backward) jaxpr held by what ``jax.vjp`` returned, across releases."""
+    jaxpr = getattr(vjp_fn, "jaxpr", None)
+    if isinstance(jaxpr, jax_core.Jaxpr):
+        return jaxpr
+    seen, queue = set(), [vjp_fn]
+    while queue:
+        value = queue.pop()
+        if id(value) in seen:
+            continue
+        seen.add(id(value))
+        if isinstance(value, jax_core.Jaxpr):
+            return value
+        if isinstance(value, jax_core.ClosedJaxpr):
+            return value.jaxpr
+        for attr in ("func", "fun", "args", "keywords"):
+            inner = getattr(value, attr, None)
+            if isinstance(inner, (tuple, list)):
+                queue.extend(inner)
+            elif isinstance(inner, dict):
+                queue.extend(inner.values())
+            elif inner is not None:
+                queue.append(inner)
+    return None

@@ -1,0 +1,124 @@
+"""What a ``vjp`` saves for the backward pass, each residual with its size and the user's line."""
+
+from __future__ import annotations
+
+import math
+import os
+
+from jax._src import core as jax_core
+
+from .example import is_project_file
+
+# The agent's own folder: its frames (calling the policy, loading the module) are never the user's.
+AGENT_FOLDER = os.path.dirname(os.path.dirname(os.path.realpath(__file__)))
+
+
+def _memory(aval):
+    space = getattr(aval, "memory_space", None)
+    if space is not None and "host" in str(space).lower():
+        return "host"
+    return "device"
+
+
+def _dtype_name(aval):
+    return str(getattr(aval, "dtype", "")).replace("<host>", "")
+
+
+def _nbytes(aval):
+    shape = getattr(aval, "shape", ())
+    dtype = getattr(aval, "dtype", None)
+    itemsize = getattr(dtype, "itemsize", 0) or 0
+    return int(math.prod(shape) * itemsize)
+
+
+class Frames:
+    """Finds the user's line in a JAX source_info, caching by traceback."""
+
+    def __init__(self, root, user_files):
+        self.root = os.path.realpath(root) if root else None
+        self.user_files = {os.path.realpath(f) for f in user_files if f}
+        self._user = {}
+
+    def is_user(self, filename):
+        if filename in self._user:
+            return self._user[filename]
+        real = os.path.realpath(filename) if not filename.startswith("<") else filename
+        found = real in self.user_files or is_project_file(real, self.root)
+        self._user[filename] = found
+        return found
+
+    def line_of(self, source_info):
+        traceback = getattr(source_info, "traceback", None)
+        frames = getattr(traceback, "frames", None) if traceback is not None else None
+        for frame in frames or ():
+            if self.is_user(frame.file_name):
+                return os.path.realpath(frame.file_name), frame.line_num
+        for frame in frames or ():  # not the project's: the innermost frame outside jax and here
+            name = frame.file_name
+            if not (name.startswith("<") or os.sep + "jax" + os.sep in name or name.startswith(AGENT_FOLDER)):
+                return os.path.realpath(name), frame.line_num
+        return None, None
+
+
+def residuals_of(jaxpr, outvars, arg_names, frames):
+    """The residuals ``outvars`` of a ``vjp`` jaxpr, as JAX's ``_saved_residuals`` reads them."""
+    reduce_precision = "reduce_precision"
+    subst = {
+        e.outvars[0]: e.invars[0] for e in jaxpr.eqns if e.primitive.name == reduce_precision and e.invars
+    }
+    wanted = {}
+    literals = []
+    for index, var in enumerate(outvars):
+        if isinstance(var, jax_core.Literal):
+            literals.append(var)
+            continue
+        wanted.setdefault(subst.get(var, var), []).append(index)
+    found = []
+
+    def item(aval, kind, description, name=None, path=None, line=None, iterations=None):
+        found.append(
+            {
+                "shape": [int(d) for d in getattr(aval, "shape", ())],
+                "dtype": _dtype_name(aval),
+                "bytes": _nbytes(aval),
+                "memory": _memory(aval),
+                "kind": kind,
+                "name": name,
+                "path": path,
+                "line": line,
+                "iterations": iterations,
+                "description": description,
+            }
+        )
+
+    for lit in literals:
+        item(lit.aval, "computed", "from a literal")
+    for var in jaxpr.constvars:
+        for _ in wanted.get(var, ()):
+            item(var.aval, "computed", "from a constant")
+    for i, var in enumerate(jaxpr.invars):
+        for _ in wanted.get(var, ()):
+            name = arg_names[i] if i < len(arg_names) and arg_names[i] else None
+            text = f"from the argument {name}" if name else f"from the argument at flattened index {i}"
+            item(var.aval, "argument", text)
+    producers = {var: eqn for eqn in jaxpr.eqns for var in eqn.outvars}
+    for eqn in jaxpr.eqns:
+        for var in eqn.outvars:
+            for _ in wanted.get(var, ()):
+                origin = eqn
+                while (
+                    origin.primitive.name == "device_put" and origin.invars and origin.invars[0] in producers
+                ):
+                    origin = producers[origin.invars[0]]  # an offload: where the value was made
+                path, line = frames.line_of(origin.source_info)
+                name = eqn.params.get("name") if eqn.primitive.name == "name" else None
+                prim = eqn.primitive.name
+                iterations = eqn.params.get("length") if prim == "scan" else None
+                if name is not None:
+                    text = f"named {name!r}"
+                elif prim in ("jit", "pjit"):
+                    text = f"output of jitted function {eqn.params.get('name')!r}"
+                else:
+                    text = f"output of {prim}"
+                item(var.aval, "computed", text, name, path, line, iterations)
+    return found

@@ -1,0 +1,66 @@
+"""What the agent does for each request method, in the child forked for the request."""
+
+from __future__ import annotations
+
+import os
+import time
+
+import jax
+
+from . import load, probe
+from .advisor import driver
+from .errors import AgentError
+
+
+def trace(params):
+    """Load the policy at ``params``' path and line, and trace it under JAX."""
+    root = params.get("root")
+    if root and os.path.isdir(root):
+        os.chdir(root)  # relative paths in the user's code mean what they mean in the project
+    started = time.perf_counter()
+    try:
+        import_root = params.get("import_root") or root
+        policy = load.load_policy(
+            params["path"], int(params["line"]), params.get("column"), import_root, params.get("source")
+        )
+    except AgentError as exc:
+        return exc.result()
+    loaded = time.perf_counter()
+    probe.use_compilation_cache(params.get("cache_dir"))
+    result = probe.trace(policy, probe.user_paths_for(policy, root))
+    result["timings"]["load_s"] = loaded - started
+    result["timings"]["child_s"] = time.perf_counter() - started
+    result["policy"] = {
+        "path": policy.path,
+        "line": policy.line,
+        "end_line": policy.node.end_lineno,
+        "kind": policy.kind,
+        "text": policy.describe(),
+    }
+    result["skipped"] = policy.skipped
+    return result
+
+
+def info(params):
+    """The platform and device JAX uses, and the memory kinds the device has."""
+    device = jax.devices()[0]
+    return {
+        "status": "ok",
+        "platform": device.platform,
+        "device": getattr(device, "device_kind", str(device)),
+        "memories": [m.kind for m in device.addressable_memories()],
+    }
+
+
+BY_METHOD = {"trace": trace, "info": info, "advise": driver.handle}
+
+
+def warm_up():
+    """In the agent, before any fork: run the tracing code once, so that every child starts warm."""
+    probe.warm_up()
+    driver.warm_up()
+
+
+def after_result(result):
+    """In the agent, after a child's answer is sent."""
+    driver.preload_from(result)
