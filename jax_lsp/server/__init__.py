@@ -4,7 +4,7 @@
 
 Hook for the trace feature
 --------------------------
-`create_server()` calls `jax_lsp.server.trace_feature.register(server)` once, before the
+`create_server()` calls `jax_lsp.server.features.trace.register(server)` once, before the
 server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature(...)` and
 `server.command(...)` it offers:
 
@@ -32,26 +32,22 @@ import gc
 
 
 def create_server():
-    from jax_lsp.server import (
-        advise_feature,
+    from jax_lsp.server import configuration, indexing, lifecycle, notebooks, registry, sync
+    from jax_lsp.server.features import (
+        advisor,
         code_actions,
         completion,
-        configuration,
-        features,
         hover,
-        indexing,
-        lifecycle,
         name_places,
-        notebooks,
-        sync,
-        trace_feature,
+        trace,
     )
     from jax_lsp.server.server import JaxLanguageServer
 
     server = JaxLanguageServer()
-    # The order of the features is that of their parts in a hover: the trace's report comes last.
+    # The plumbing first, then the features. The order of the features is that of their parts
+    # in a hover: the trace's report comes last.
     for module in (
-        features,
+        registry,
         lifecycle,
         sync,
         notebooks,
@@ -61,8 +57,8 @@ def create_server():
         hover,
         completion,
         name_places,
-        trace_feature,
-        advise_feature,
+        trace,
+        advisor,
     ):
         module.register(server)
     return server

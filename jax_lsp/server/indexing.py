@@ -11,8 +11,8 @@ from lsprotocol import types
 
 from jax_lsp.server.configuration import reload, supports
 from jax_lsp.server.documents import path_to_uri, uri_to_path
-from jax_lsp.server.features import LanguageFeature
 from jax_lsp.server.logs import log
+from jax_lsp.server.registry import LanguageFeature
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer

@@ -27,9 +27,9 @@ from jax_lsp.server.documents import (
     split_lines,
     uri_to_path,
 )
-from jax_lsp.server.features import Features, LanguageFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.protocol import SYNC_KIND, JaxLanguageServerProtocol
+from jax_lsp.server.registry import Features, LanguageFeature
 from jax_lsp.server.settings import ServerSettings
 
 if TYPE_CHECKING:

@@ -7,7 +7,7 @@ import pytest
 from lsprotocol import types
 
 from jax_lsp.server.diagnostic_data import DiagnosticData, FixData, FixEdit
-from jax_lsp.server.features import LanguageFeature
+from jax_lsp.server.registry import LanguageFeature
 from jax_lsp.server.server import JaxLanguageServer
 
 PARAMS = types.HoverParams(

@@ -22,8 +22,8 @@ from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import TraceData
 from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
 from jax_lsp.server.documents import path_to_uri, uri_to_path
-from jax_lsp.server.features import HOVER_SEPARATOR, LanguageFeature
 from jax_lsp.server.logs import log
+from jax_lsp.server.registry import HOVER_SEPARATOR, LanguageFeature
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit, hover_markdown, trace_notes
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus

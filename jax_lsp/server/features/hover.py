@@ -18,8 +18,8 @@ from jax_lsp.core.tags.editor_help import NameDescription
 from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
 from jax_lsp.server.documents import core_path
-from jax_lsp.server.features import LanguageFeature
 from jax_lsp.server.logs import log
+from jax_lsp.server.registry import LanguageFeature
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer

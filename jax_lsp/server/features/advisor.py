@@ -21,9 +21,9 @@ from jax_lsp.core.findings import Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.documents import uri_to_path
-from jax_lsp.server.features import LanguageFeature
+from jax_lsp.server.features.trace import REQUEST_FAILED, TraceFeature
 from jax_lsp.server.logs import log
-from jax_lsp.server.trace_feature import REQUEST_FAILED, TraceFeature
+from jax_lsp.server.registry import LanguageFeature
 from jax_lsp.trace.advice import (
     Advice,
     PolicyAdvice,
@@ -63,7 +63,7 @@ class Advised:
         return replace(self, span=span)
 
 
-class AdviseFeature(LanguageFeature):
+class AdvisorFeature(LanguageFeature):
     def __init__(self, server: JaxLanguageServer):
         super().__init__(server)
         self._own_service: TraceService | None = None
@@ -379,7 +379,7 @@ class AdviseFeature(LanguageFeature):
 
 
 def register(server: JaxLanguageServer) -> None:
-    feature = AdviseFeature(server)
+    feature = AdvisorFeature(server)
     server.add_feature(feature)
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
