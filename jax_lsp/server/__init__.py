@@ -11,12 +11,12 @@ server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature
 - `server.add_feature(feature)`: a `jax_lsp.server.features.LanguageFeature`, whose hooks
   add to the one hover (`hover(params)`), hear of Python buffers changing, saved and closed
   (`did_change(params)`, `did_save(uri)`, `did_close(uri)`), of each new workspace
-  (`workspace_built()`) and of the shutdown (`shutdown()`).
+  (`analysis_built()`) and of the shutdown (`shutdown()`).
 - `server.settings`: the current `ServerSettings` (`.interpreter`: the python to trace in,
   None for the server's own; `.trace.on_save`, `.trace.timeout` (s), `.trace.memory_limit_mb`;
   `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when settings change.
-- `server.core`: the `jax_lsp.engine.Workspace` (None until the settings are read after
-  `initialized`); `await server.run_core(fn, *args)` runs `fn(*args)` on the core's thread.
+- `server.analysis`: the `jax_lsp.engine.Workspace` (None until the settings are read after
+  `initialized`); `await server.run_analysis(fn, *args)` runs `fn(*args)` on the analysis' thread.
 - `server.document(uri)`: the open Python buffer (a pygls `TextDocument`) or None.
 - `server.to_lsp_range(uri, span)`, `server.to_core_position(uri, position)`: core code-point
   positions <-> the client's negotiated encoding.

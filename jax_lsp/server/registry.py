@@ -93,8 +93,8 @@ class LanguageFeature:
     def did_close(self, uri: str) -> None:
         """A Python buffer was closed."""
 
-    def workspace_built(self) -> None:
-        """A new analysis workspace (`server.core`) was built: the settings or the roots changed."""
+    def analysis_built(self) -> None:
+        """A new analysis workspace (`server.analysis`) was built: the settings or the roots changed."""
 
     def shutdown(self) -> None:
         """The server stops: end what the feature started (may be called more than once)."""
@@ -154,8 +154,8 @@ class Features:
     def did_close(self, uri: str) -> None:
         self._each("didClose", lambda feature: feature.did_close(uri))
 
-    def workspace_built(self) -> None:
-        self._each("workspace_built", lambda feature: feature.workspace_built())
+    def analysis_built(self) -> None:
+        self._each("analysis_built", lambda feature: feature.analysis_built())
 
     def shutdown(self) -> None:
         self._each("shutdown", lambda feature: feature.shutdown())

@@ -1,4 +1,4 @@
-"""Buffers opening, changing, saving and closing: keep the core current and re-check."""
+"""Buffers opening, changing, saving and closing: keep the analysis current and re-check."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.server.documents import close_in_core, core_path, path_to_uri
+from jax_lsp.server.documents import analysis_key, close_in_analysis, path_to_uri
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
@@ -27,7 +27,7 @@ def register(server: JaxLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: JaxLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        # The core already has the buffer, which is what was saved: only the features care.
+        # The analysis already has the buffer, which is what was saved: only the features care.
         if ls.document(params.text_document.uri) is not None:
             ls.features.did_save(params.text_document.uri)
 
@@ -37,11 +37,11 @@ def register(server: JaxLanguageServer) -> None:
         ls.checker.cancel(uri)
         ls.diagnostics.clear(uri)
         ls.features.did_close(uri)
-        path = core_path(uri)
-        if path is None or ls.core is None:
+        path = analysis_key(uri)
+        if path is None or ls.analysis is None:
             return
         try:
-            affected = await ls.run_core(close_in_core, ls.core, path)
+            affected = await ls.run_analysis(close_in_analysis, ls.analysis, path)
         except Exception:
             log.exception("Closing %s failed", uri)
             return

@@ -87,10 +87,10 @@ class AdvisorFeature(LanguageFeature):
     # -- code lenses and inlay hints ---------------------------------------------------
     async def sites(self, path: Path) -> list[PolicyAnchor]:
         ls = self.server
-        core = await ls.built_core()
-        if core is None:
+        analysis = await ls.built_analysis()
+        if analysis is None:
             return []
-        anchors = await ls.run_core(policy_anchors, core, str(path))
+        anchors = await ls.run_analysis(policy_anchors, analysis, str(path))
         return [a for a in anchors if a.kind == "site"]
 
     async def code_lenses(self, uri: str) -> list[types.CodeLens]:
@@ -254,7 +254,7 @@ class AdvisorFeature(LanguageFeature):
             anchor.column if anchor is not None else position.column,
             example=self._example(path, line),
             root=root,
-            import_root=ls.core.imports.import_root(path) if ls.core is not None else None,
+            import_root=ls.analysis.imports.import_root(path) if ls.analysis is not None else None,
             interpreter=settings.interpreter,
             timeout=settings.trace.timeout,
             memory_mb=settings.trace.memory_limit_mb,

@@ -19,7 +19,7 @@ from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import DiagnosticData
 from jax_lsp.server.diagnostics import SOURCE, diagnostic_data, shown, to_diagnostic
-from jax_lsp.server.documents import core_path, split_lines
+from jax_lsp.server.documents import analysis_key, split_lines
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
@@ -137,14 +137,14 @@ def whole_document_edit(ls: JaxLanguageServer, doc: LspTextDocument, new_text: s
 
 
 async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.CodeAction | None:
-    path, core = core_path(doc.uri), await ls.built_core()
-    if path is None or core is None:
+    path, analysis = analysis_key(doc.uri), await ls.built_analysis()
+    if path is None or analysis is None:
         return None
     version, text = doc.version, doc.source
     findings = await ls.checker.findings(doc.uri)
     if not any(f.applicable_fix() for f in findings):
         return None
-    new_text = await ls.run_core(fixed_text, core, str(path), text, findings)
+    new_text = await ls.run_analysis(fixed_text, analysis, str(path), text, findings)
     current = ls.document(doc.uri)
     if current is None or current.version != version or new_text == text:
         return None

@@ -28,7 +28,7 @@ def register(server: JaxLanguageServer) -> None:
         if place is None:
             return None
         try:
-            found = await ls.run_core(editor_help.complete, ls.core, *place)
+            found = await ls.run_analysis(editor_help.complete, ls.analysis, *place)
             if found is None:
                 return None
             edit_range = ls.location(place[0], found.span).range

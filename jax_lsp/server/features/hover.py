@@ -17,7 +17,7 @@ from jax_lsp.core.tags import editor_help
 from jax_lsp.core.tags.editor_help import NameDescription
 from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
-from jax_lsp.server.documents import core_path
+from jax_lsp.server.documents import analysis_key
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import LanguageFeature
 
@@ -49,13 +49,15 @@ async def _describe(
     ls: JaxLanguageServer, uri: str, position: types.Position
 ) -> tuple[str | None, Span | None]:
     """The checkpoint name or the policy under the position, and the span (in the buffer) it covers."""
-    place, core = await ls.core_place(uri, position), ls.core
-    if place is None or core is None:
+    place, analysis = await ls.core_place(uri, position), ls.analysis
+    if place is None or analysis is None:
         return None, None
     description: NameDescription | PolicyDescription | None
-    description = await ls.run_core(editor_help.describe, core, *place)
+    description = await ls.run_analysis(editor_help.describe, analysis, *place)
     if description is None:
-        description = await ls.run_core(core.describe_policy, place[0], place[1].line, place[1].column)
+        description = await ls.run_analysis(
+            analysis.describe_policy, place[0], place[1].line, place[1].column
+        )
     if description is None:
         return None, None
     if description.span is None:
@@ -67,8 +69,8 @@ async def _describe(
 class PolicyHover(LanguageFeature):
     async def hover(self, params: types.HoverParams) -> types.Hover | None:
         ls, uri = self.server, params.text_document.uri
-        path = core_path(uri)
-        if ls.document(uri) is None or path is None or await ls.built_core() is None:
+        path = analysis_key(uri)
+        if ls.document(uri) is None or path is None or await ls.built_analysis() is None:
             return None
         doc = ls.document(uri)
         if doc is None:  # closed meanwhile

@@ -30,7 +30,7 @@ async def _locations(
     if place is None:
         return None
     try:
-        places = await ls.run_core(find, ls.core, *place, *extra)
+        places = await ls.run_analysis(find, ls.analysis, *place, *extra)
         return [ls.location(p.path, p.span) for p in places] or None
     except Exception:
         log.exception("%s at %s:%d failed", find.__name__, uri, position.line)

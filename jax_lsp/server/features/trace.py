@@ -61,9 +61,9 @@ class TraceFeature(LanguageFeature):
     # -- code lens -----------------------------------------------------------------------
     async def code_lenses(self, uri: str) -> list[types.CodeLens]:
         ls, path = self.server, uri_to_path(uri)
-        if not self.trusted or path is None or ls.document(uri) is None or await ls.built_core() is None:
+        if not self.trusted or path is None or ls.document(uri) is None or await ls.built_analysis() is None:
             return []
-        anchors = await ls.run_core(policy_anchors, ls.core, str(path))
+        anchors = await ls.run_analysis(policy_anchors, ls.analysis, str(path))
         title = self.lens_title()
         if anchors and title == "Trace policy" and not self._learning:
             # Only a file with policies starts the agent (jax's import costs a second of CPU).
@@ -129,7 +129,7 @@ class TraceFeature(LanguageFeature):
         ls = self.server
         settings = ls.settings
         root = project_root(path, ls.roots)
-        import_root = ls.core.imports.import_root(path) if ls.core is not None else None
+        import_root = ls.analysis.imports.import_root(path) if ls.analysis is not None else None
         if ls.document(path_to_uri(path)) is not None:
             self.warn_unsaved(path, "the trace runs")
         token = (
@@ -173,9 +173,9 @@ class TraceFeature(LanguageFeature):
         """`trace.onSave`: trace every policy site of the saved file."""
         ls, path = self.server, uri_to_path(uri)
         await ls.settings_ready.wait()  # a save can come before the settings are read
-        if not (self.trusted and ls.settings.trace.on_save) or ls.core is None or path is None:
+        if not (self.trusted and ls.settings.trace.on_save) or ls.analysis is None or path is None:
             return
-        anchors = await ls.run_core(policy_anchors, ls.core, str(path))
+        anchors = await ls.run_analysis(policy_anchors, ls.analysis, str(path))
         for anchor in [a for a in anchors if a.kind == "site"]:
             await self.trace(path, anchor.span.start)
 
@@ -186,10 +186,10 @@ class TraceFeature(LanguageFeature):
             return []
         touched = {str(path)} | {p for p in _paths_of(result)}
         static = []
-        core = ls.core
+        analysis = ls.analysis
         for file in touched:
             try:
-                static += await ls.run_core(core.check_file, file) if core is not None else []
+                static += await ls.run_analysis(analysis.check_file, file) if analysis is not None else []
             except Exception:
                 log.exception("Static check of %s for the trace failed", file)
         key = (str(path), result.policy.line if result.policy else position.line + 1)
