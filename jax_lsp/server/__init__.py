@@ -1,5 +1,8 @@
-"""The jax-lsp language server: a thin pygls layer over `jax_lsp.core`, one module per feature.
+"""The jax-lsp language server: a thin pygls layer over the engine's analysis.
 
+The LSP features, one module each, are in `jax_lsp.server.features`; the modules here are
+their plumbing (the server object, protocol, documents, places, positions, notebooks, settings,
+the checker, the diagnostics, the feature registry...), which never imports a feature.
 `create_server()` builds the server; `serve()` runs it over stdio or TCP.
 
 Hook for the trace feature
@@ -8,18 +11,23 @@ Hook for the trace feature
 server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature(...)` and
 `server.command(...)` it offers:
 
-- `server.add_feature(feature)`: a `jax_lsp.server.features.LanguageFeature`, whose hooks
-  add to the one hover (`hover(params)`), hear of Python buffers changing, saved and closed
-  (`did_change(params)`, `did_save(uri)`, `did_close(uri)`), of each new workspace
-  (`analysis_built()`) and of the shutdown (`shutdown()`).
+- `server.add_feature(feature)`: a `jax_lsp.server.registry.LanguageFeature`, whose hooks
+  add to the one hover (`hover(place)`), the code lenses (`code_lenses(place)`) and the code
+  actions (`code_actions(place, params)`), hear of Python buffers changing, saved and closed
+  (`did_change(place, changes)`, `did_save(place)`, `did_close(place)`), of each new analysis
+  (`analysis_built()`) and of the shutdown (`shutdown()`). A `jax_lsp.server.places.Place` is
+  the request's place, resolved once: `.uri`, `.document` (the open buffer or None), `.key`
+  and `.file` (the analysis' key, the file on disk or None), `.position` (code points),
+  `.notebook`, `.in_analysis` (the analysis' path and position), `.range(span)`.
 - `server.settings`: the current `ServerSettings` (`.interpreter`: the python to trace in,
   None for the server's own; `.trace.on_save`, `.trace.timeout` (s), `.trace.memory_limit_mb`;
   `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when settings change.
 - `server.analysis`: the `jax_lsp.engine.Workspace` (None until the settings are read after
   `initialized`); `await server.run_analysis(fn, *args)` runs `fn(*args)` on the analysis' thread.
-- `server.document(uri)`: the open Python buffer (a pygls `TextDocument`) or None.
-- `server.to_lsp_range(uri, span)`, `server.to_core_position(uri, position)`: core code-point
-  positions <-> the client's negotiated encoding.
+- `server.place(uri, position)`: the place of a command's arguments; `server.document(uri)`:
+  the open Python buffer (a pygls `TextDocument`) or None.
+- `server.to_lsp_range(uri, span)`: a span of code points in any file, in the client's
+  negotiated encoding.
 - `server.publish_diagnostics(source, uri, diagnostics)`: replace the diagnostics of `source`
   (e.g. "jax-lsp trace") for `uri`; the client always sees the union of all sources, pushed
   or pulled. Closing a buffer clears every source's diagnostics for it.

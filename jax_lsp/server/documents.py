@@ -42,6 +42,14 @@ class LspWorkspace(Workspace):
         )
 
 
+def file_lines(path: Path | None) -> list[str]:
+    """The lines of a file on disk (one no buffer holds); none if it cannot be read."""
+    try:
+        return split_lines(path.read_text(encoding="utf-8")) if path else []
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
 def uri_to_path(uri: str) -> Path | None:
     """The file behind a ``file:`` URI, or None for other schemes (untitled:, git:...)."""
     if not uri.startswith("file:"):

@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
@@ -16,18 +17,19 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 
 from jax_lsp import __version__
-from jax_lsp.core.findings import Position, Span
+from jax_lsp.core.findings import Span
 from jax_lsp.server import notebooks, positions
 from jax_lsp.server.checker import Checker
 from jax_lsp.server.diagnostics import DiagnosticStore
 from jax_lsp.server.documents import (
     LspTextDocument,
     analysis_key,
+    file_lines,
     is_python,
-    split_lines,
     uri_to_path,
 )
 from jax_lsp.server.logs import log
+from jax_lsp.server.places import Place
 from jax_lsp.server.protocol import SYNC_KIND, JaxLanguageServerProtocol
 from jax_lsp.server.registry import Features, LanguageFeature
 from jax_lsp.server.settings import ServerSettings
@@ -110,22 +112,31 @@ class JaxLanguageServer(LanguageServer):
     def open_documents(self) -> list[LspTextDocument]:
         return [d for d in list(self.workspace.text_documents.values()) if is_python(d.uri, d.language_id)]
 
-    def lines_of(self, uri: str) -> list[str] | tuple[str, ...]:
+    def lines_of(self, uri: str) -> Sequence[str]:
         """The lines of the open buffer, else of the file on disk (for edits in other files)."""
         doc = self.document(uri)
-        if doc is not None:
-            return doc.lines
-        path = uri_to_path(uri)
-        try:
-            return split_lines(path.read_text(encoding="utf-8")) if path else []
-        except (OSError, UnicodeDecodeError):
-            return []
+        return doc.lines if doc is not None else file_lines(uri_to_path(uri))
 
     def to_lsp_range(self, uri: str, span: Span) -> types.Range:
         return positions.to_lsp_range(self.lines_of(uri), span, self.workspace.position_codec)
 
-    def to_core_position(self, uri: str, position: types.Position) -> Position:
-        return positions.to_core_position(self.lines_of(uri), position, self.workspace.position_codec)
+    # -- a request's place ------------------------------------------------------------------
+    def place(self, uri: str, position: types.Position | None = None) -> Place | None:
+        """Where a request on ``uri`` points, resolved once for every feature that answers it;
+        None for a URI the analysis has no key for."""
+        key = analysis_key(uri)
+        if key is None:
+            return None
+        codec = self.workspace.position_codec
+        place = Place(uri, key, self.document(uri), notebooks.joined(self, uri), codec)
+        return replace(place, position=place.to_core(position)) if position is not None else place
+
+    async def current_place(self, uri: str, position: types.Position) -> Place | None:
+        """The place of a request that reads the analysis, resolved once the analysis holds the
+        open buffer's current text (waiting for its check, and for the analysis to be built)."""
+        if self.document(uri) is not None and await self.built_analysis() is not None:
+            await self.checker.findings(uri)
+        return self.place(uri, position)
 
     async def built_analysis(self) -> Any:
         """The workspace, once it is built. A request that comes before the client has answered
@@ -135,20 +146,6 @@ class JaxLanguageServer(LanguageServer):
             with contextlib.suppress(asyncio.TimeoutError):
                 await asyncio.wait_for(self.settings_ready.wait(), ANALYSIS_WAIT_S)
         return self.analysis
-
-    async def core_place(self, uri: str, position: types.Position) -> tuple[str, Position] | None:
-        """The analysis' path and position for a position in an open buffer (a synced notebook
-        cell is a part of its notebook's joined text), once the analysis has the buffer's current
-        text; None for any other buffer."""
-        path = analysis_key(uri)
-        if self.document(uri) is None or path is None or await self.built_analysis() is None:
-            return None
-        await self.checker.findings(uri)
-        core_position = self.to_core_position(uri, position)
-        notebook = notebooks.joined(self, uri)
-        if notebook is not None:
-            return notebook.path, Position(core_position.line + notebook.line_of(uri), core_position.column)
-        return str(path), core_position
 
     def location(self, path: str, span: Span) -> types.Location:
         """An analysis (path, span) as an LSP location: a file, a buffer, or a notebook cell."""

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,7 +21,6 @@ from jax_lsp.core.codes import PROJECT_URL
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.documents import uri_to_path
 from jax_lsp.server.features.trace import REQUEST_FAILED, TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import LanguageFeature
@@ -38,6 +38,7 @@ from jax_lsp.trace.mapping import LineEdit
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 ADVISE = "jax-lsp.advisePolicy"
@@ -93,15 +94,15 @@ class AdvisorFeature(LanguageFeature):
         anchors = await ls.run_analysis(policy_anchors, analysis, str(path))
         return [a for a in anchors if a.kind == "site"]
 
-    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
-        ls, path = self.server, uri_to_path(uri)
-        if not self.trusted or path is None or ls.document(uri) is None:
+    async def code_lenses(self, place: Place) -> list[types.CodeLens]:
+        path = place.file
+        if not self.trusted or path is None or place.document is None:
             return []
         advised = self.results.get(str(path), {})
         lenses = []
         for anchor in await self.sites(path):
-            lsp_range = ls.to_lsp_range(uri, anchor.span)
-            arguments = [uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
+            lsp_range = place.range(anchor.span)
+            arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
             found = advised.get(anchor.span.start.line)
             if found is not None and found.advice.ok and found.advice.current is not None:
                 title = f"{found.advice.current.summary()} · Compare policies"
@@ -114,9 +115,8 @@ class AdvisorFeature(LanguageFeature):
             lenses.append(types.CodeLens(range=lsp_range, command=command))
         return lenses
 
-    def inlay_hints(self, uri: str, lsp_range: types.Range) -> list[types.InlayHint]:
-        ls, path = self.server, uri_to_path(uri)
-        doc = ls.document(uri)
+    def inlay_hints(self, place: Place, lsp_range: types.Range) -> list[types.InlayHint]:
+        path, doc = place.file, place.document
         if path is None or doc is None:
             return []
         by_line: dict[int, list[str]] = {}
@@ -138,7 +138,7 @@ class AdvisorFeature(LanguageFeature):
             if not (lsp_range.start.line <= line <= lsp_range.end.line) or line >= len(lines):
                 continue
             end = Position(line, len(lines[line].rstrip("\r\n")))
-            position = ls.to_lsp_range(uri, Span(end, end)).start
+            position = place.range(Span(end, end)).start
             hints.append(
                 types.InlayHint(
                     position=position,
@@ -174,10 +174,11 @@ class AdvisorFeature(LanguageFeature):
             raise JsonRpcException(
                 f"{command} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
             ) from None
-        path = uri_to_path(uri)
-        if path is None or not path.is_file():
+        place = self.server.place(uri, lsp)
+        path = place.file if place is not None else None
+        if place is None or place.position is None or path is None or not path.is_file():
             raise JsonRpcException(f"Cannot advise {uri}: not a file", REQUEST_FAILED)
-        return uri, path, self.server.to_core_position(uri, lsp)
+        return uri, path, place.position
 
     async def advise_command(self, *arguments: Any) -> dict:
         uri, path, position = self._arguments(ADVISE, arguments)
@@ -290,17 +291,15 @@ class AdvisorFeature(LanguageFeature):
             ls.notify_user(message, types.MessageType.Error)
         return advice
 
-    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
-        uri = params.text_document.uri
-        path, doc = uri_to_path(uri), self.server.document(uri)
-        if path is None or doc is None:
+    async def code_actions(self, place: Place, params: types.CodeActionParams) -> list[types.CodeAction]:
+        path, doc = place.file, place.document
+        if path is None or doc is None or place.position is None:
             return []
         if params.context.only and not any(
             kind.startswith(types.CodeActionKind.QuickFix) for kind in params.context.only
         ):
             return []
-        first = self.server.to_core_position(uri, params.range.start).line
-        last = self.server.to_core_position(uri, params.range.end).line
+        first, last = place.position.line, place.to_core(params.range.end).line
         actions = []
         for advised in self.results.get(str(path), {}).values():
             if not (advised.span.start.line <= last and first <= advised.span.end.line):
@@ -308,9 +307,7 @@ class AdvisorFeature(LanguageFeature):
             suggested = self.suggestion(advised.advice)
             if suggested is None:
                 continue
-            edit = types.TextEdit(
-                range=self.server.to_lsp_range(uri, advised.span), new_text=suggested.policy
-            )
+            edit = types.TextEdit(range=place.range(advised.span), new_text=suggested.policy)
             actions.append(
                 types.CodeAction(
                     title=f"{QUICK_FIX}: {suggested.policy.removeprefix('jax.checkpoint_policies.')}",
@@ -319,7 +316,7 @@ class AdvisorFeature(LanguageFeature):
                         document_changes=[
                             types.TextDocumentEdit(
                                 text_document=types.OptionalVersionedTextDocumentIdentifier(
-                                    uri=uri, version=doc.version
+                                    uri=place.uri, version=doc.version
                                 ),
                                 edits=[edit],
                             )
@@ -330,13 +327,13 @@ class AdvisorFeature(LanguageFeature):
         return actions
 
     # -- buffer events -------------------------------------------------------------------
-    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
         """Advice follows the lines it is on; an edit of the site or of a residual's line drops it."""
-        path = uri_to_path(params.text_document.uri)
+        path = place.file
         if path is None or str(path) not in self.results:
             return
         advised = self.results[str(path)]
-        for change in params.content_changes:
+        for change in changes:
             edit = (
                 LineEdit.of(
                     (change.range.start.line, change.range.start.character),
@@ -358,9 +355,9 @@ class AdvisorFeature(LanguageFeature):
             advised = kept
         self.results[str(path)] = advised
 
-    async def did_save(self, uri: str) -> None:
+    async def did_save(self, place: Place) -> None:
         """`advise.onSave`: advise every site of the saved file that has an example."""
-        ls, path = self.server, uri_to_path(uri)
+        ls, path = self.server, place.file
         await ls.settings_ready.wait()
         if not (self.trusted and ls.settings.advise.on_save) or path is None:
             return
@@ -368,8 +365,8 @@ class AdvisorFeature(LanguageFeature):
             if self._example(path, anchor.line) is not None:
                 await self.advise(path, anchor.span.start)
 
-    def did_close(self, uri: str) -> None:
-        path = uri_to_path(uri)
+    def did_close(self, place: Place) -> None:
+        path = place.file
         if path is not None:
             self.results.pop(str(path), None)
 
@@ -385,7 +382,8 @@ def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     def inlay_hint(ls: JaxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         try:
-            return feature.inlay_hints(params.text_document.uri, params.range)
+            place = ls.place(params.text_document.uri)
+            return feature.inlay_hints(place, params.range) if place is not None else []
         except Exception:
             log.exception("Inlay hints for %s failed", params.text_document.uri)
             return []

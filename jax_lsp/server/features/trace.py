@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,7 +22,7 @@ from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import TraceData
 from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
-from jax_lsp.server.documents import path_to_uri, uri_to_path
+from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import HOVER_SEPARATOR, LanguageFeature
 from jax_lsp.trace.locations import policy_anchors
@@ -30,6 +31,7 @@ from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 
@@ -59,9 +61,9 @@ class TraceFeature(LanguageFeature):
         return "Trace policy"
 
     # -- code lens -----------------------------------------------------------------------
-    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
-        ls, path = self.server, uri_to_path(uri)
-        if not self.trusted or path is None or ls.document(uri) is None or await ls.built_analysis() is None:
+    async def code_lenses(self, place: Place) -> list[types.CodeLens]:
+        ls, path = self.server, place.file
+        if not self.trusted or path is None or place.document is None or await ls.built_analysis() is None:
             return []
         anchors = await ls.run_analysis(policy_anchors, ls.analysis, str(path))
         title = self.lens_title()
@@ -70,11 +72,11 @@ class TraceFeature(LanguageFeature):
             self._learning = asyncio.ensure_future(self.learn_environment())
         lenses = []
         for anchor in anchors:
-            start = ls.to_lsp_range(uri, anchor.span).start
-            arguments = [uri, {"line": start.line, "character": start.character}]
+            start = place.range(anchor.span).start
+            arguments = [place.uri, {"line": start.line, "character": start.character}]
             lenses.append(
                 types.CodeLens(
-                    range=ls.to_lsp_range(uri, anchor.span),
+                    range=place.range(anchor.span),
                     command=types.Command(title=title, command=COMMAND, arguments=arguments),
                 )
             )
@@ -115,12 +117,12 @@ class TraceFeature(LanguageFeature):
             raise JsonRpcException(
                 f"{COMMAND} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
             ) from None
-        path = uri_to_path(uri)
-        if path is None or not path.is_file():
+        place = self.server.place(uri, position)
+        path = place.file if place is not None else None
+        if place is None or place.position is None or path is None or not path.is_file():
             raise JsonRpcException(f"Cannot trace {uri}: not a file", REQUEST_FAILED)
-        core_position = self.server.to_core_position(uri, position)
         with self.server.protocol.cancellation() as cancelled:
-            result, notes = await self.trace(path, core_position, cancelled=cancelled, progress=True)
+            result, notes = await self.trace(path, place.position, cancelled=cancelled, progress=True)
         return {**result.to_json(), "notes": [self._note_json(n) for n in notes]}
 
     async def trace(
@@ -169,9 +171,9 @@ class TraceFeature(LanguageFeature):
             )
         return result, notes
 
-    async def did_save(self, uri: str) -> None:
+    async def did_save(self, place: Place) -> None:
         """`trace.onSave`: trace every policy site of the saved file."""
-        ls, path = self.server, uri_to_path(uri)
+        ls, path = self.server, place.file
         await ls.settings_ready.wait()  # a save can come before the settings are read
         if not (self.trusted and ls.settings.trace.on_save) or ls.analysis is None or path is None:
             return
@@ -226,10 +228,9 @@ class TraceFeature(LanguageFeature):
             "message": note.message,
         }
 
-    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
         """Move the trace's diagnostics with the lines they are on; drop those an edit touched."""
-        path = uri_to_path(params.text_document.uri)
-        file = str(path) if path is not None else None
+        file = str(place.file) if place.file is not None else None
         if file is None or not any(n.path == file for _, notes in self.results.values() for n in notes):
             return
         edits = [
@@ -240,7 +241,7 @@ class TraceFeature(LanguageFeature):
             )
             if isinstance(c, types.TextDocumentContentChangePartial)
             else LineEdit.whole_text()
-            for c in params.content_changes
+            for c in changes
         ]
         for key, (result, notes) in self.results.items():
             for edit in edits:
@@ -249,19 +250,18 @@ class TraceFeature(LanguageFeature):
             self.results[key] = (result, notes)
         self._publish_file(file)
 
-    def did_close(self, uri: str) -> None:
+    def did_close(self, place: Place) -> None:
         """Forget the results of the closed file's policies."""
-        path = uri_to_path(uri)
+        path = place.file
         for key in [k for k in self.results if path is not None and k[0] == str(path)]:
             del self.results[key]
 
-    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+    async def hover(self, place: Place) -> types.Hover | None:
         """The trace report of every result with a note or its policy on the hovered line."""
-        uri = params.text_document.uri
-        path = uri_to_path(uri)
-        if path is None:
+        path = place.file
+        if path is None or place.position is None:
             return None
-        line = self.server.to_core_position(uri, params.position).line
+        line = place.position.line
         reports = [
             hover_markdown(result)
             for result, notes in self.results.values()
