@@ -13,16 +13,19 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
+    from jax_lsp.core.findings import Position
     from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 T = TypeVar("T")
 F = TypeVar("F", bound="LanguageFeature")
 HOVER_SEPARATOR = "\n\n---\n\n"
+REQUEST_FAILED = -32803  # LSP's RequestFailed
 
 
 class LanguageFeature:
@@ -32,6 +35,21 @@ class LanguageFeature:
         self.server = server
 
     # -- for features that run the user's code (trace, advise) -----------------------------
+    def file_place(self, command: str, verb: str, arguments: tuple[Any, ...]) -> tuple[Path, Position]:
+        """The file and the position (code points) that a command's `[uri, {line, character}]`
+        arguments name; refused unless they name a place in a file on disk."""
+        try:
+            uri, position = arguments
+            lsp = types.Position(line=int(position["line"]), character=int(position["character"]))
+        except (TypeError, ValueError, KeyError):
+            raise JsonRpcException(
+                f"{command} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
+            ) from None
+        place = self.server.place(uri, lsp)
+        if place is None or place.file is None or place.position is None or not place.file.is_file():
+            raise JsonRpcException(f"Cannot {verb} {uri}: not a file", REQUEST_FAILED)
+        return place.file, place.position
+
     def warn_unsaved(self, path: Path, what: str) -> None:
         """Tell the user that `what` ("the trace runs") reads the file on disk, not the buffer."""
         from jax_lsp.server.documents import path_to_uri

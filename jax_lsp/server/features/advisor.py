@@ -21,9 +21,9 @@ from jax_lsp.core.codes import PROJECT_URL
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.features.trace import REQUEST_FAILED, TraceFeature
+from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
-from jax_lsp.server.registry import LanguageFeature
+from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.advice import (
     Advice,
     PolicyAdvice,
@@ -164,31 +164,20 @@ class AdvisorFeature(LanguageFeature):
             self.server.workspace_inlay_hint_refresh(None)
 
     # -- commands ------------------------------------------------------------------------
-    def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[str, Path, Position]:
+    def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[Path, Position]:
         if not self.trusted:
             raise JsonRpcException("Advising is disabled: the workspace is not trusted", REQUEST_FAILED)
-        try:
-            uri, position = arguments
-            lsp = types.Position(line=int(position["line"]), character=int(position["character"]))
-        except (TypeError, ValueError, KeyError):
-            raise JsonRpcException(
-                f"{command} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
-            ) from None
-        place = self.server.place(uri, lsp)
-        path = place.file if place is not None else None
-        if place is None or place.position is None or path is None or not path.is_file():
-            raise JsonRpcException(f"Cannot advise {uri}: not a file", REQUEST_FAILED)
-        return uri, path, place.position
+        return self.file_place(command, "advise", arguments)
 
     async def advise_command(self, *arguments: Any) -> dict:
-        uri, path, position = self._arguments(ADVISE, arguments)
+        path, position = self._arguments(ADVISE, arguments)
         with self.server.protocol.cancellation() as cancelled:
             advice = await self.advise(path, position, cancelled=cancelled, progress=True)
         return advice.to_contract(self._root(path), self._budget(advice))
 
     async def compare_command(self, *arguments: Any) -> dict:
         """The Markdown table of the site's advice (advised first if it has none)."""
-        uri, path, position = self._arguments(COMPARE, arguments)
+        path, position = self._arguments(COMPARE, arguments)
         advised = self.results.get(str(path), {}).get(position.line)
         if advised is None:
             with self.server.protocol.cancellation() as cancelled:

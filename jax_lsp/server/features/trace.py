@@ -24,7 +24,7 @@ from jax_lsp.server.diagnostic_data import TraceData
 from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.logs import log
-from jax_lsp.server.registry import HOVER_SEPARATOR, LanguageFeature
+from jax_lsp.server.registry import HOVER_SEPARATOR, REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit, hover_markdown, trace_notes
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
@@ -37,7 +37,6 @@ if TYPE_CHECKING:
 
 SOURCE = "jax-lsp trace"
 COMMAND = "jax-lsp.tracePolicy"
-REQUEST_FAILED = -32803  # LSP's RequestFailed
 
 
 class TraceFeature(LanguageFeature):
@@ -110,19 +109,9 @@ class TraceFeature(LanguageFeature):
         await self.server.settings_ready.wait()  # the `interpreter` and trace settings apply
         if not self.trusted:
             raise JsonRpcException("Tracing is disabled: the workspace is not trusted", REQUEST_FAILED)
-        try:
-            uri, position = arguments
-            position = types.Position(line=int(position["line"]), character=int(position["character"]))
-        except (TypeError, ValueError, KeyError):
-            raise JsonRpcException(
-                f"{COMMAND} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
-            ) from None
-        place = self.server.place(uri, position)
-        path = place.file if place is not None else None
-        if place is None or place.position is None or path is None or not path.is_file():
-            raise JsonRpcException(f"Cannot trace {uri}: not a file", REQUEST_FAILED)
+        path, position = self.file_place(COMMAND, "trace", arguments)
         with self.server.protocol.cancellation() as cancelled:
-            result, notes = await self.trace(path, place.position, cancelled=cancelled, progress=True)
+            result, notes = await self.trace(path, position, cancelled=cancelled, progress=True)
         return {**result.to_json(), "notes": [self._note_json(n) for n in notes]}
 
     async def trace(
