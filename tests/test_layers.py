@@ -1,5 +1,6 @@
 """The packages of jax_lsp import one way: core <- rules <- engine <- (trace, server, cli); inside
-core, its sub-packages import one way too; and no module takes part in an import cycle.
+core and inside server, their sub-packages import one way too; and no module takes part in an
+import cycle.
 
 Checked on the source, every import statement included (those inside functions too; those under
 `TYPE_CHECKING` count for the layers, not for cycles)."""
@@ -34,6 +35,15 @@ CORE_ALLOWED = {
     "policies": {"core", "text", "binding"},
     "tags": {"core", "text", "binding"},
 }
+# Inside server: its LSP features (`server/features/`) use the plumbing, the modules directly in
+# server/ (protocol, documents, places, the checker, the diagnostics, the feature registry...),
+# which never imports a feature. server's __init__ assembles both.
+SERVER_ALLOWED = {
+    "server": set(),
+    "features": {"server"},
+}
+# The layers whose sub-packages import one way, and what each sub-package may import.
+SUB_PACKAGES = {"core": CORE_ALLOWED, "server": SERVER_ALLOWED}
 # The trace agent runs in the user's interpreter, where jax-lsp may not be installed.
 AGENT_MAY_IMPORT = {"jax", "numpy"}
 
@@ -86,11 +96,12 @@ def _layer_of(module: str) -> str | None:
     return parts[1]
 
 
-def _core_part_of(module: str) -> str | None:
+def _part_of(layer: str, module: str) -> str | None:
+    """The sub-package of `layer` that `module` is in; `layer` for the modules directly in it."""
     parts = module.split(".")
-    if parts[:2] != ["jax_lsp", "core"] or len(parts) < 3:
+    if parts[:2] != ["jax_lsp", layer] or len(parts) < 3:
         return None
-    return parts[2] if parts[2] in CORE_ALLOWED and parts[2] != "core" else "core"
+    return parts[2] if parts[2] in SUB_PACKAGES[layer] else layer
 
 
 def _module_name(path: Path) -> str:
@@ -127,22 +138,25 @@ def test_a_layer_imports_only_the_layers_below_it(layer):
     assert not wrong, "\n".join(wrong)
 
 
-def test_the_sub_packages_of_core_import_only_those_below_them():
+@pytest.mark.parametrize("layer", sorted(SUB_PACKAGES))
+def test_the_sub_packages_of_a_layer_import_only_those_below_them(layer):
+    allowed = SUB_PACKAGES[layer]
     wrong = []
-    for path in sorted((PACKAGE / "core").rglob("*.py")):
-        if path == PACKAGE / "core" / "__init__.py":
+    for path in sorted((PACKAGE / layer).rglob("*.py")):
+        if path == PACKAGE / layer / "__init__.py":
             continue
-        part = _core_part_of(_module_name(path)) or "core"
+        part = _part_of(layer, _module_name(path)) or layer
         for line, module in _imports(path):
-            used = _core_part_of(module)
-            if used is not None and used != part and used not in CORE_ALLOWED[part]:
+            used = _part_of(layer, module)
+            if used is not None and used != part and used not in allowed[part]:
                 wrong.append(f"{path.relative_to(PACKAGE.parent)}:{line}: imports {module}")
     assert not wrong, "\n".join(wrong)
 
 
-def test_every_core_module_sits_in_a_known_sub_package():
-    unknown = {p.parent.name for p in (PACKAGE / "core").glob("*/*.py")} - set(CORE_ALLOWED)
-    assert not unknown, f"sub-packages of core missing from CORE_ALLOWED: {sorted(unknown)}"
+@pytest.mark.parametrize("layer", sorted(SUB_PACKAGES))
+def test_every_module_of_a_layer_sits_in_a_known_sub_package(layer):
+    unknown = {p.parent.name for p in (PACKAGE / layer).glob("*/*.py")} - set(SUB_PACKAGES[layer])
+    assert not unknown, f"sub-packages of {layer} missing from the table: {sorted(unknown)}"
 
 
 def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
@@ -224,8 +238,11 @@ def test_the_layer_tests_see_a_wrong_import_and_a_cycle(tmp_path):
     assert _absolute(".site", agent) == "jax_lsp.trace_agent.advisor.site"
     assert _absolute(".site", agent.parent / "__init__.py") == "jax_lsp.trace_agent.advisor.site"
     assert _layer_of("jax_lsp.server.x") == "server"
-    assert _core_part_of("jax_lsp.core.tags.index") == "tags"
-    assert _core_part_of("jax_lsp.core.findings") == "core"
+    assert _part_of("core", "jax_lsp.core.tags.index") == "tags"
+    assert _part_of("core", "jax_lsp.core.findings") == "core"
+    assert _part_of("server", "jax_lsp.server.features.hover") == "features"
+    assert _part_of("server", "jax_lsp.server.checker") == "server"
+    assert _part_of("server", "jax_lsp.core.findings") is None
     assert _cycles({"a": {"b"}, "b": {"c"}, "c": {"a"}, "d": {"a"}}) == [["a", "b", "c"]]
     assert _cycles({"a": {"b"}, "b": set()}) == []
     hinted = tmp_path / "hinted.py"

@@ -1,26 +1,34 @@
-"""The jax-lsp language server: a thin pygls layer over `jax_lsp.core`, one module per feature.
+"""The jax-lsp language server: a thin pygls layer over the engine's analysis.
 
+The LSP features, one module each, are in `jax_lsp.server.features`; the modules here are
+their plumbing (the server object, protocol, documents, places, positions, notebooks, settings,
+the checker, the diagnostics, the feature registry...), which never imports a feature.
 `create_server()` builds the server; `serve()` runs it over stdio or TCP.
 
 Hook for the trace feature
 --------------------------
-`create_server()` calls `jax_lsp.server.trace_feature.register(server)` once, before the
+`create_server()` calls `jax_lsp.server.features.trace.register(server)` once, before the
 server starts. `server` is a `JaxLanguageServer`; besides pygls' `server.feature(...)` and
 `server.command(...)` it offers:
 
-- `server.add_feature(feature)`: a `jax_lsp.server.features.LanguageFeature`, whose hooks
-  add to the one hover (`hover(params)`), hear of Python buffers changing, saved and closed
-  (`did_change(params)`, `did_save(uri)`, `did_close(uri)`), of each new workspace
-  (`workspace_built()`) and of the shutdown (`shutdown()`).
+- `server.add_feature(feature)`: a `jax_lsp.server.registry.LanguageFeature`, whose hooks
+  add to the one hover (`hover(place)`), the code lenses (`code_lenses(place)`) and the code
+  actions (`code_actions(place, params)`), hear of Python buffers changing, saved and closed
+  (`did_change(place, changes)`, `did_save(place)`, `did_close(place)`), of each new analysis
+  (`analysis_built()`) and of the shutdown (`shutdown()`). A `jax_lsp.server.places.Place` is
+  the request's place, resolved once: `.uri`, `.document` (the open buffer or None), `.key`
+  and `.file` (the analysis' key, the file on disk or None), `.position` (code points),
+  `.notebook`, `.in_analysis` (the analysis' path and position), `.range(span)`.
 - `server.settings`: the current `ServerSettings` (`.interpreter`: the python to trace in,
   None for the server's own; `.trace.on_save`; `.trace.options`, the `TraceOptions` of every
   trace and advice; `.trusted`; `.core`: the core `Settings`). Replaced, never mutated, when
   settings change.
-- `server.core`: the `jax_lsp.engine.Workspace` (None until the settings are read after
-  `initialized`); `await server.run_core(fn, *args)` runs `fn(*args)` on the core's thread.
-- `server.document(uri)`: the open Python buffer (a pygls `TextDocument`) or None.
-- `server.to_lsp_range(uri, span)`, `server.to_core_position(uri, position)`: core code-point
-  positions <-> the client's negotiated encoding.
+- `server.analysis`: the `jax_lsp.engine.Workspace` (None until the settings are read after
+  `initialized`); `await server.run_analysis(fn, *args)` runs `fn(*args)` on the analysis' thread.
+- `server.place(uri, position)`: the place of a command's arguments; `server.document(uri)`:
+  the open Python buffer (a pygls `TextDocument`) or None.
+- `server.to_lsp_range(uri, span)`: a span of code points in any file, in the client's
+  negotiated encoding.
 - `server.publish_diagnostics(source, uri, diagnostics)`: replace the diagnostics of `source`
   (e.g. "jax-lsp trace") for `uri`; the client always sees the union of all sources, pushed
   or pulled. Closing a buffer clears every source's diagnostics for it.
@@ -33,26 +41,22 @@ import gc
 
 
 def create_server():
-    from jax_lsp.server import (
-        advise_feature,
+    from jax_lsp.server import configuration, indexing, lifecycle, notebooks, registry, sync
+    from jax_lsp.server.features import (
+        advisor,
         code_actions,
         completion,
-        configuration,
-        features,
         hover,
-        indexing,
-        lifecycle,
         name_places,
-        notebooks,
-        sync,
-        trace_feature,
+        trace,
     )
     from jax_lsp.server.server import JaxLanguageServer
 
     server = JaxLanguageServer()
-    # The order of the features is that of their parts in a hover: the trace's report comes last.
+    # The plumbing first, then the features. The order of the features is that of their parts
+    # in a hover: the trace's report comes last.
     for module in (
-        features,
+        registry,
         lifecycle,
         sync,
         notebooks,
@@ -62,8 +66,8 @@ def create_server():
         hover,
         completion,
         name_places,
-        trace_feature,
-        advise_feature,
+        trace,
+        advisor,
     ):
         module.register(server)
     return server

@@ -1,4 +1,4 @@
-"""The debounced checker of open buffers: each change checked on the core's thread, its findings
+"""The debounced checker of open buffers: each change checked on the analysis' thread, its findings
 published only if the buffer still has the text they were computed from.
 
 jedi is never on the keystroke path: a check publishes what the static analysis knows, and the
@@ -20,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from jax_lsp.core.findings import Finding
 from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostics import SOURCE, shown, to_diagnostic
-from jax_lsp.server.documents import core_path, path_to_uri
+from jax_lsp.server.documents import analysis_key, path_to_uri
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
@@ -53,7 +53,7 @@ class Checker:
         # (version, findings) of the newest result per uri, for code actions and pulls.
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
         self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
-        # core path -> (core, text) last given to that core by set_document
+        # analysis path -> (analysis, text) last given to that analysis by set_document
         self._sent: dict[str, tuple[Any, str]] = {}
         self._refinements: dict[str, asyncio.Task] = {}
         self._jedi_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-jedi")
@@ -121,7 +121,7 @@ class Checker:
         self._requests.pop(uri, None)
         self._note_quiet()
         self.results.pop(uri, None)
-        self._sent.pop(str(core_path(uri)), None)
+        self._sent.pop(str(analysis_key(uri)), None)
         self._resolve(uri, [])
 
     async def findings(self, uri: str) -> list[Finding]:
@@ -157,34 +157,40 @@ class Checker:
                 waiter.set_result(findings)
 
     def _subject(self, uri: str) -> tuple[Any, str, notebooks.JoinedNotebook | None] | None:
-        """(core path, text, notebook) to check for ``uri``: a synced cell's whole notebook."""
+        """(analysis path, text, notebook) to check for ``uri``: a synced cell's whole notebook."""
         doc, notebook = self._server.document(uri), notebooks.joined(self._server, uri)
         if doc is None:
             return None
         if notebook is not None:
             return Path(notebook.path), notebook.text, notebook
-        path = core_path(uri)
+        path = analysis_key(uri)
         return (path, doc.source, None) if path is not None else None
 
     async def _check(self, uri: str, external: bool, propagate: bool, refined: bool) -> None:
         server = self._server
         subject, doc = self._subject(uri), server.document(uri)
-        if subject is None or doc is None or server.core is None:
+        if subject is None or doc is None or server.analysis is None:
             self._resolve(uri, [])
             return
         path, text, notebook = subject
-        version, core = doc.version, server.core
-        # A re-check caused by another file must not make the core re-parse an unchanged buffer.
+        version, analysis = doc.version, server.analysis
+        # A re-check caused by another file must not make the analysis re-parse an unchanged buffer.
         sent = self._sent.get(str(path))
-        changed = sent is None or sent[0] is not core or sent[1] != text
+        changed = sent is None or sent[0] is not analysis or sent[1] != text
         started = time.perf_counter()
-        findings, affected, for_jedi = await server.run_core(
-            _check_buffer, core, path, text, changed, propagate
+        findings, affected, for_jedi = await server.run_analysis(
+            _check_buffer, analysis, path, text, changed, propagate
         )
-        self._sent[str(path)] = (core, text)
+        self._sent[str(path)] = (analysis, text)
         checked = time.perf_counter()
         doc, now = server.document(uri), self._subject(uri)
-        if doc is None or doc.version != version or now is None or now[1] != text or server.core is not core:
+        if (
+            doc is None
+            or doc.version != version
+            or now is None
+            or now[1] != text
+            or server.analysis is not analysis
+        ):
             return  # stale: a newer check of this buffer is on its way
         if notebook is not None:
             findings = [moved for f in findings if (moved := notebook.in_cell(f, uri)) is not None]
@@ -224,13 +230,13 @@ class Checker:
 
     async def _refine(self, uri: str, version: int | None, path: Path, text: str) -> None:
         """Let jedi name the callees the check of this version left to it, then check again."""
-        core = self._server.core
-        if core is None:
+        analysis = self._server.analysis
+        if analysis is None:
             return
 
         def current() -> bool:
             doc = self._server.document(uri)
-            return doc is not None and doc.version == version and self._server.core is core
+            return doc is not None and doc.version == version and self._server.analysis is analysis
 
         try:
             await asyncio.sleep(JEDI_IDLE_S)
@@ -238,7 +244,7 @@ class Checker:
                 return
             started = time.perf_counter()
             loop = asyncio.get_running_loop()
-            again = await loop.run_in_executor(self._jedi_thread, core.refine_with_jedi, path, text)
+            again = await loop.run_in_executor(self._jedi_thread, analysis.refine_with_jedi, path, text)
             log.debug("%s v%s: jedi %.1f ms", path.name, version, 1000 * (time.perf_counter() - started))
         except asyncio.CancelledError:
             raise
@@ -250,11 +256,11 @@ class Checker:
 
 
 def _check_buffer(
-    core: Any, path: Any, text: str, changed: bool, propagate: bool
+    analysis: Any, path: Any, text: str, changed: bool, propagate: bool
 ) -> tuple[list[Finding], set, bool]:
     """(findings, the other files they affect, whether callees were left to jedi)."""
     if changed:
-        core.set_document(path, text)
-    findings = core.check_file(path)
-    affected = core.affected_files(path) if propagate else set()
-    return findings, affected, core.jedi.waiting(path, text)
+        analysis.set_document(path, text)
+    findings = analysis.check_file(path)
+    affected = analysis.affected_files(path) if propagate else set()
+    return findings, affected, analysis.jedi.waiting(path, text)

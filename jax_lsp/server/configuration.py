@@ -1,5 +1,5 @@
 """Reading the settings (initializationOptions, workspace/configuration, [tool.jax-lsp])
-and rebuilding the core when they change what it analyses."""
+and rebuilding the analysis when they change what it analyses."""
 
 from __future__ import annotations
 
@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 
 from jax_lsp.server import logs
-from jax_lsp.server.documents import core_path, uri_to_path
+from jax_lsp.server.documents import analysis_key, uri_to_path
 from jax_lsp.server.logs import log
 from jax_lsp.server.settings import ServerSettings, resolve
 
@@ -60,15 +60,15 @@ def workspace_roots(ls: JaxLanguageServer) -> list[Path]:
     return [root for root in roots if root is not None]
 
 
-def _build_core(roots: list[Path], settings: ServerSettings, buffers: dict[Path, str]) -> Any:
+def _build_analysis(roots: list[Path], settings: ServerSettings, buffers: dict[Path, str]) -> Any:
     from jax_lsp.engine import Workspace
 
-    core = Workspace(
+    analysis = Workspace(
         roots=roots, settings=settings.core, interpreter=settings.interpreter, jedi_in_background=True
     )
     for path, text in buffers.items():
-        core.set_document(path, text)
-    return core
+        analysis.set_document(path, text)
+    return analysis
 
 
 async def reload(ls: JaxLanguageServer, pushed: Any = None) -> None:
@@ -93,7 +93,7 @@ async def apply(
         ls.notify_user("invalid settings, their defaults apply instead: " + "; ".join(problems))
     ls.settings_problems = problems
     rebuild = (
-        ls.core is None
+        ls.analysis is None
         or roots != ls.roots
         or previous.core != settings.core
         or previous.interpreter != settings.interpreter
@@ -103,9 +103,9 @@ async def apply(
         buffers = {
             p: d.source
             for d in ls.open_documents()
-            if (p := core_path(d.uri)) and ls.workspace.get_notebook_document(cell_uri=d.uri) is None
+            if (p := analysis_key(d.uri)) and ls.workspace.get_notebook_document(cell_uri=d.uri) is None
         }
-        ls.core = await ls.run_core(_build_core, roots, settings, buffers)
+        ls.analysis = await ls.run_analysis(_build_analysis, roots, settings, buffers)
         log.info(
             "Settings: select=%s ignore=%s interpreter=%s pyproject=%s",
             settings.core.select,
@@ -116,7 +116,7 @@ async def apply(
     ls.settings_ready.set()
     if rebuild:
         ls.checker.schedule_all()
-        ls.features.workspace_built()
+        ls.features.analysis_built()
 
 
 def register(server: JaxLanguageServer) -> None:
@@ -130,4 +130,4 @@ def register(server: JaxLanguageServer) -> None:
     async def did_change_workspace_folders(
         ls: JaxLanguageServer, params: types.DidChangeWorkspaceFoldersParams
     ) -> None:
-        await reload(ls)  # new roots: a new core and a new index
+        await reload(ls)  # new roots: a new analysis and a new index

@@ -42,6 +42,14 @@ class LspWorkspace(Workspace):
         )
 
 
+def file_lines(path: Path | None) -> list[str]:
+    """The lines of a file on disk (one no buffer holds); none if it cannot be read."""
+    try:
+        return split_lines(path.read_text(encoding="utf-8")) if path else []
+    except (OSError, UnicodeDecodeError):
+        return []
+
+
 def uri_to_path(uri: str) -> Path | None:
     """The file behind a ``file:`` URI, or None for other schemes (untitled:, git:...)."""
     if not uri.startswith("file:"):
@@ -51,18 +59,18 @@ def uri_to_path(uri: str) -> Path | None:
 
 
 # Buffers that are no file (untitled:, vscode-notebook-cell:...) are analysed under a key in a
-# folder no disk has, so the core never reads, indexes or imports them as files. The key holds
+# folder no disk has, so the analysis never reads, indexes or imports them as files. The key holds
 # the whole URI, so the mapping is two-way without any state.
 VIRTUAL_FOLDER = Path(os.path.abspath("/<jax-lsp: buffers that are not files>"))
 
 
-def core_path(uri: str) -> Path | None:
-    """The core's key for a buffer: its file, or a virtual key for a non-``file:`` URI."""
+def analysis_key(uri: str) -> Path | None:
+    """The analysis' key for a buffer: its file, or a virtual key for a non-``file:`` URI."""
     if uri.startswith("file:"):
         return uri_to_path(uri)
     if ":" not in uri:
         return None
-    # No dot but the suffix's: the core derives the module's dotted name from the file name.
+    # No dot but the suffix's: the analysis derives the module's dotted name from the file name.
     return VIRTUAL_FOLDER / f"{quote(uri, safe='').replace('.', '%2E')}.py"
 
 
@@ -72,7 +80,7 @@ def is_virtual(path: Path | str) -> bool:
 
 
 def path_to_uri(path: Path | str) -> str:
-    """The URI of a core path: a file's ``file:`` URI, or the original URI of a virtual key."""
+    """The URI of an analysis path: a file's ``file:`` URI, or the original URI of a virtual key."""
     if is_virtual(path):
         return unquote(Path(path).stem)
     return from_fs_path(str(path)) or Path(path).as_uri()
@@ -82,12 +90,12 @@ def is_python(uri: str, language_id: str | None = None) -> bool:
     return language_id == "python" or uri.endswith((".py", ".pyi"))
 
 
-def close_in_core(core, path: Path) -> set[Path]:
-    """Drop the buffer at ``path`` from the core; the files whose findings may change."""
+def close_in_analysis(analysis, path: Path) -> set[Path]:
+    """Drop the buffer at ``path`` from the analysis; the files whose findings may change."""
     if is_virtual(path):
         # There is no file to go back to (nor to look for): an empty text drops its sites.
-        core.set_document(path, "")
+        analysis.set_document(path, "")
     else:
         # Back to the file on disk, which may hold other policy sites than the buffer did.
-        core.close_document(path)
-    return core.affected_files(path)
+        analysis.close_document(path)
+    return analysis.affected_files(path)

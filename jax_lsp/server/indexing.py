@@ -11,8 +11,8 @@ from lsprotocol import types
 
 from jax_lsp.server.configuration import reload, supports
 from jax_lsp.server.documents import path_to_uri, uri_to_path
-from jax_lsp.server.features import LanguageFeature
 from jax_lsp.server.logs import log
+from jax_lsp.server.registry import LanguageFeature
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -22,7 +22,7 @@ WATCHERS = [
     for pattern in ("**/*.py", "**/*.ipynb", "**/pyproject.toml")
 ]
 # The workspace index goes on once no buffer has been checked for this long (it holds the GIL
-# and the core's lock for a file at a time), and under sustained typing after this at most.
+# and the analysis' lock for a file at a time), and under sustained typing after this at most.
 INDEX_IDLE_S = 0.2
 INDEX_WAIT_AT_MOST_S = 2.0
 # The index's modules live until their files change, and refcounting frees them then (indexing
@@ -35,15 +35,15 @@ FREEZE_EVERY_FILES = 20
 class WorkspaceIndex(LanguageFeature):
     """Indexes each new workspace in the background, the previous index cancelled."""
 
-    def workspace_built(self) -> None:
+    def analysis_built(self) -> None:
         ls = self.server
         previous = ls.index_task
         if previous is not None and not previous.done():
             previous.cancel()
-        ls.index_task = asyncio.ensure_future(_index(ls, ls.core))
+        ls.index_task = asyncio.ensure_future(_index(ls, ls.analysis))
 
 
-async def _index(ls: JaxLanguageServer, core: Any) -> None:
+async def _index(ls: JaxLanguageServer, analysis: Any) -> None:
     loop = asyncio.get_running_loop()
     token = f"jax-lsp-index-{uuid.uuid4().hex[:8]}"
     progress = ls.work_done_progress
@@ -77,11 +77,13 @@ async def _index(ls: JaxLanguageServer, core: Any) -> None:
 
     def cancelled() -> bool:  # asked before each file: the open buffers' checks go first
         ls.checker.wait_until_quiet(INDEX_IDLE_S, INDEX_WAIT_AT_MOST_S)
-        return ls.shutting_down or ls.core is not core or (cancel is not None and cancel.cancelled())
+        return ls.shutting_down or ls.analysis is not analysis or (cancel is not None and cancel.cancelled())
 
     message = "done"
     try:
-        await loop.run_in_executor(ls.index_thread, lambda: core.index(progress=report, cancelled=cancelled))
+        await loop.run_in_executor(
+            ls.index_thread, lambda: analysis.index(progress=report, cancelled=cancelled)
+        )
     except asyncio.CancelledError:
         message = "cancelled"
         raise
@@ -93,7 +95,7 @@ async def _index(ls: JaxLanguageServer, core: Any) -> None:
             progress.end(token, types.WorkDoneProgressEnd(message=message))
             progress.tokens.pop(token, None)
     log.info("Workspace index %s", message)
-    if ls.core is core and not cancelled():
+    if ls.analysis is analysis and not cancelled():
         ls.checker.schedule_all()
 
 
@@ -112,11 +114,11 @@ async def register_watchers(ls: JaxLanguageServer) -> None:
         log.warning("Registering file watchers failed: %s", exc)
 
 
-def _files_changed(core: Any, paths: list) -> set:
+def _files_changed(analysis: Any, paths: list) -> set:
     affected: set = set()
     for path in paths:
-        core.file_changed(path)
-        affected |= core.affected_files(path)
+        analysis.file_changed(path)
+        affected |= analysis.affected_files(path)
         affected.add(path)
     return affected
 
@@ -132,10 +134,10 @@ def register(server: JaxLanguageServer) -> None:
         if any(p.name == "pyproject.toml" for p in paths):
             await reload(ls)
         sources = [p for p in paths if p.suffix in (".py", ".pyi", ".ipynb")]  # a notebook's sites count too
-        if not sources or ls.core is None:
+        if not sources or ls.analysis is None:
             return
         try:
-            affected = await ls.run_core(_files_changed, ls.core, sources)
+            affected = await ls.run_analysis(_files_changed, ls.analysis, sources)
         except Exception:
             log.exception("Updating the index failed")
             return

@@ -17,7 +17,7 @@ from lsprotocol import types
 
 from jax_lsp.core.findings import Finding, Fix, Span
 from jax_lsp.core.notebooks.notebook import Layout, join_cells
-from jax_lsp.server.documents import close_in_core, core_path, path_to_uri
+from jax_lsp.server.documents import analysis_key, close_in_analysis, path_to_uri
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -34,7 +34,7 @@ SYNC = types.NotebookDocumentSyncOptions(
 @dataclass(frozen=True)
 class JoinedNotebook:
     uri: str
-    path: str  # the core's key for the joined text
+    path: str  # the analysis' key for the joined text
     layout: Layout[str]  # keyed by cell URI
 
     @property
@@ -59,7 +59,7 @@ class JoinedNotebook:
         if placed is None or placed[0] != cell_uri:
             return None
         return finding.replace(
-            path=str(core_path(cell_uri)),
+            path=str(analysis_key(cell_uri)),
             span=placed[1],
             fixes=tuple(fix for f in finding.fixes if (fix := self._fix(f)) is not None),
             related=tuple(self.place(path, span) for path, span in finding.related),
@@ -74,13 +74,13 @@ class JoinedNotebook:
             placed = self.layout.edit_to_cell(edit.span)
             if placed is None:  # across cells, or on a line of IPython syntax
                 return None
-            edits.append(edit.replace(path=str(core_path(placed[0])), span=placed[1]))
+            edits.append(edit.replace(path=str(analysis_key(placed[0])), span=placed[1]))
         return fix.replace(edits=tuple(edits))
 
     def place(self, path: str, span: Span) -> tuple[str, Span]:
         """A (path, span) of the joined text as the cell's; others as they are."""
         placed = self.to_cell(span) if path == self.path else None
-        return (str(core_path(placed[0])), placed[1]) if placed else (path, span)
+        return (str(analysis_key(placed[0])), placed[1]) if placed else (path, span)
 
 
 def joined(ls: JaxLanguageServer, cell_uri: str) -> JoinedNotebook | None:
@@ -93,7 +93,7 @@ def join(ls: JaxLanguageServer, notebook: types.NotebookDocument) -> JoinedNoteb
     cells = [
         (cell, doc.source) for cell in code_cells(ls, notebook) if (doc := ls.document(cell)) is not None
     ]
-    return JoinedNotebook(notebook.uri, str(core_path(notebook.uri)), join_cells(cells))
+    return JoinedNotebook(notebook.uri, str(analysis_key(notebook.uri)), join_cells(cells))
 
 
 def code_cells(ls: JaxLanguageServer, notebook: types.NotebookDocument) -> list[str]:
@@ -114,7 +114,7 @@ def cells_of(ls: JaxLanguageServer, uris: Iterable[str]) -> set[str]:
 
 
 def place(ls: JaxLanguageServer, path: str, span: Span) -> tuple[str, Span]:
-    """The URI and span of a core (path, span), a notebook's joined text mapped to its cell."""
+    """The URI and span of an analysis (path, span), a notebook's joined text mapped to its cell."""
     uri = path_to_uri(path)
     notebook = ls.workspace.get_notebook_document(notebook_uri=uri)
     if notebook is not None:
@@ -148,6 +148,8 @@ def register(server: JaxLanguageServer) -> None:
         for cell in params.cell_text_documents:
             ls.checker.cancel(cell.uri)
             ls.diagnostics.clear(cell.uri)
-        if ls.core is not None:
-            affected = await ls.run_core(close_in_core, ls.core, core_path(params.notebook_document.uri))
+        if ls.analysis is not None:
+            affected = await ls.run_analysis(
+                close_in_analysis, ls.analysis, analysis_key(params.notebook_document.uri)
+            )
             ls.checker.schedule_all(cells_of(ls, {path_to_uri(p) for p in affected}))

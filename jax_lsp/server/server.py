@@ -5,8 +5,9 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import logging
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 from urllib.parse import unquote
@@ -16,20 +17,21 @@ from pygls.exceptions import JsonRpcException, JsonRpcInternalError
 from pygls.lsp.server import LanguageServer
 
 from jax_lsp import __version__
-from jax_lsp.core.findings import Position, Span
+from jax_lsp.core.findings import Span
 from jax_lsp.server import notebooks, positions
 from jax_lsp.server.checker import Checker
 from jax_lsp.server.diagnostics import DiagnosticStore
 from jax_lsp.server.documents import (
     LspTextDocument,
-    core_path,
+    analysis_key,
+    file_lines,
     is_python,
-    split_lines,
     uri_to_path,
 )
-from jax_lsp.server.features import Features, LanguageFeature
 from jax_lsp.server.logs import log
+from jax_lsp.server.places import Place
 from jax_lsp.server.protocol import SYNC_KIND, JaxLanguageServerProtocol
+from jax_lsp.server.registry import Features, LanguageFeature
 from jax_lsp.server.settings import ServerSettings
 
 if TYPE_CHECKING:
@@ -41,7 +43,7 @@ T = TypeVar("T")
 
 
 # How long a request waits for the workspace to be built (the client's configuration reply).
-CORE_WAIT_S = 10.0
+ANALYSIS_WAIT_S = 10.0
 
 
 class JaxLanguageServer(LanguageServer):
@@ -58,7 +60,7 @@ class JaxLanguageServer(LanguageServer):
         self.settings = ServerSettings()
         self.settings_problems: list[str] = []  # those the user was last told of
         self.init_options: dict[str, Any] = {}
-        self.core: Workspace | None = None  # built once the settings are known
+        self.analysis: Workspace | None = None  # built once the settings are known
         self.roots: list[Path] = []
         self.pull_diagnostics = False
         self.shutdown_requested = False  # the exit code is 0 only after a `shutdown` request
@@ -67,7 +69,7 @@ class JaxLanguageServer(LanguageServer):
         # Checks of buffers run on this one thread, in order. The index (below) and the jedi
         # refinement (the checker's own thread) use the same workspace from theirs: its one lock
         # lets one of them in at a time (jedi's own inference runs outside it).
-        self._core_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-core")
+        self._analysis_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-analysis")
         # The index runs beside it, taking the workspace's lock one file at a time, so checks of
         # open buffers go on between its files.
         self.index_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-index")
@@ -83,12 +85,12 @@ class JaxLanguageServer(LanguageServer):
         """The converter pygls (de)serialises messages with: LSP types, attrs classes <-> JSON."""
         return self.protocol.converter
 
-    # -- the core ---------------------------------------------------------------------------
-    async def run_core(self, fn: Callable[..., T], *args: Any) -> T:
-        """Run ``fn(*args)`` on the core's thread; log the analysis bugs it met, each once."""
-        result = await asyncio.get_running_loop().run_in_executor(self._core_thread, fn, *args)
-        if self.core is not None:
-            for error in map(str, self.core.take_internal_errors()):
+    # -- the analysis -----------------------------------------------------------------------
+    async def run_analysis(self, fn: Callable[..., T], *args: Any) -> T:
+        """Run ``fn(*args)`` on the analysis' thread; log the analysis bugs it met, each once."""
+        result = await asyncio.get_running_loop().run_in_executor(self._analysis_thread, fn, *args)
+        if self.analysis is not None:
+            for error in map(str, self.analysis.take_internal_errors()):
                 if error not in self._logged_internal_errors:
                     self._logged_internal_errors.add(error)
                     log.error("%s (the rest of the file was checked; please report this)", error)
@@ -110,48 +112,43 @@ class JaxLanguageServer(LanguageServer):
     def open_documents(self) -> list[LspTextDocument]:
         return [d for d in list(self.workspace.text_documents.values()) if is_python(d.uri, d.language_id)]
 
-    def lines_of(self, uri: str) -> list[str] | tuple[str, ...]:
+    def lines_of(self, uri: str) -> Sequence[str]:
         """The lines of the open buffer, else of the file on disk (for edits in other files)."""
         doc = self.document(uri)
-        if doc is not None:
-            return doc.lines
-        path = uri_to_path(uri)
-        try:
-            return split_lines(path.read_text(encoding="utf-8")) if path else []
-        except (OSError, UnicodeDecodeError):
-            return []
+        return doc.lines if doc is not None else file_lines(uri_to_path(uri))
 
     def to_lsp_range(self, uri: str, span: Span) -> types.Range:
         return positions.to_lsp_range(self.lines_of(uri), span, self.workspace.position_codec)
 
-    def to_core_position(self, uri: str, position: types.Position) -> Position:
-        return positions.to_core_position(self.lines_of(uri), position, self.workspace.position_codec)
+    # -- a request's place ------------------------------------------------------------------
+    def place(self, uri: str, position: types.Position | None = None) -> Place | None:
+        """Where a request on ``uri`` points, resolved once for every feature that answers it;
+        None for a URI the analysis has no key for."""
+        key = analysis_key(uri)
+        if key is None:
+            return None
+        codec = self.workspace.position_codec
+        place = Place(uri, key, self.document(uri), notebooks.joined(self, uri), codec)
+        return replace(place, position=place.to_core(position)) if position is not None else place
 
-    async def built_core(self) -> Any:
+    async def current_place(self, uri: str, position: types.Position) -> Place | None:
+        """The place of a request that reads the analysis, resolved once the analysis holds the
+        open buffer's current text (waiting for its check, and for the analysis to be built)."""
+        if self.document(uri) is not None and await self.built_analysis() is not None:
+            await self.checker.findings(uri)
+        return self.place(uri, position)
+
+    async def built_analysis(self) -> Any:
         """The workspace, once it is built. A request that comes before the client has answered
         workspace/configuration (a hover or completion right after didOpen) waits for it, at
-        most CORE_WAIT_S, rather than answering nothing; None if it is still not built."""
-        if self.core is None:
+        most ANALYSIS_WAIT_S, rather than answering nothing; None if it is still not built."""
+        if self.analysis is None:
             with contextlib.suppress(asyncio.TimeoutError):
-                await asyncio.wait_for(self.settings_ready.wait(), CORE_WAIT_S)
-        return self.core
-
-    async def core_place(self, uri: str, position: types.Position) -> tuple[str, Position] | None:
-        """The core's path and position for a position in an open buffer (a synced notebook
-        cell is a part of its notebook's joined text), once the core has the buffer's current
-        text; None for any other buffer."""
-        path = core_path(uri)
-        if self.document(uri) is None or path is None or await self.built_core() is None:
-            return None
-        await self.checker.findings(uri)
-        core_position = self.to_core_position(uri, position)
-        notebook = notebooks.joined(self, uri)
-        if notebook is not None:
-            return notebook.path, Position(core_position.line + notebook.line_of(uri), core_position.column)
-        return str(path), core_position
+                await asyncio.wait_for(self.settings_ready.wait(), ANALYSIS_WAIT_S)
+        return self.analysis
 
     def location(self, path: str, span: Span) -> types.Location:
-        """A core (path, span) as an LSP location: a file, a buffer, or a notebook cell."""
+        """An analysis (path, span) as an LSP location: a file, a buffer, or a notebook cell."""
         uri, span = notebooks.place(self, path, span)
         return types.Location(uri=uri, range=self.to_lsp_range(uri, span))
 
@@ -181,6 +178,6 @@ class JaxLanguageServer(LanguageServer):
     def stop_background_work(self) -> None:
         self.shutting_down = True
         self.checker.stop_waiting()
-        self._core_thread.shutdown(wait=False, cancel_futures=True)
+        self._analysis_thread.shutdown(wait=False, cancel_futures=True)
         self.index_thread.shutdown(wait=False, cancel_futures=True)
         self.features.shutdown()

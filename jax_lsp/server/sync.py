@@ -1,4 +1,4 @@
-"""Buffers opening, changing, saving and closing: keep the core current and re-check."""
+"""Buffers opening, changing, saving and closing: keep the analysis current and re-check."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.server.documents import close_in_core, core_path, path_to_uri
+from jax_lsp.server.documents import close_in_analysis, path_to_uri
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
@@ -21,27 +21,31 @@ def register(server: JaxLanguageServer) -> None:
 
     @server.feature(types.TEXT_DOCUMENT_DID_CHANGE)
     def did_change(ls: JaxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
-        if ls.document(params.text_document.uri) is not None:
-            ls.checker.schedule(params.text_document.uri, debounce=True)
-            ls.features.did_change(params)
+        place = ls.place(params.text_document.uri)
+        if place is not None and place.document is not None:
+            ls.checker.schedule(place.uri, debounce=True)
+            ls.features.did_change(place, params.content_changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)
     def did_save(ls: JaxLanguageServer, params: types.DidSaveTextDocumentParams) -> None:
-        # The core already has the buffer, which is what was saved: only the features care.
-        if ls.document(params.text_document.uri) is not None:
-            ls.features.did_save(params.text_document.uri)
+        # The analysis already has the buffer, which is what was saved: only the features care.
+        place = ls.place(params.text_document.uri)
+        if place is not None and place.document is not None:
+            ls.features.did_save(place)
 
     @server.feature(types.TEXT_DOCUMENT_DID_CLOSE)
     async def did_close(ls: JaxLanguageServer, params: types.DidCloseTextDocumentParams) -> None:
         uri = params.text_document.uri
         ls.checker.cancel(uri)
         ls.diagnostics.clear(uri)
-        ls.features.did_close(uri)
-        path = core_path(uri)
-        if path is None or ls.core is None:
+        place = ls.place(uri)
+        if place is None:
+            return
+        ls.features.did_close(place)
+        if ls.analysis is None:
             return
         try:
-            affected = await ls.run_core(close_in_core, ls.core, path)
+            affected = await ls.run_analysis(close_in_analysis, ls.analysis, place.key)
         except Exception:
             log.exception("Closing %s failed", uri)
             return

@@ -16,7 +16,7 @@ from hypothesis import given
 from lsprotocol import types
 
 from jax_lsp.core.text.decoding import split_lines
-from jax_lsp.server.code_actions import FIX_ALL
+from jax_lsp.server.features.code_actions import FIX_ALL
 from tests.crash_hunt import idioms
 from tests.crash_hunt.checks import hover_positions, hunt_settings
 from tests.server.lsp_harness import TIMEOUT_S, BackgroundSession, Session, units

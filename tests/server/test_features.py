@@ -3,16 +3,25 @@ feature's failure leaves the others' answers. Also the typed diagnostic data."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from lsprotocol import types
+from pygls.workspace.position_codec import PositionCodec
 
+from jax_lsp.core.findings import Position
 from jax_lsp.server.diagnostic_data import DiagnosticData, FixData, FixEdit
-from jax_lsp.server.features import LanguageFeature
+from jax_lsp.server.places import Place
+from jax_lsp.server.registry import LanguageFeature
 from jax_lsp.server.server import JaxLanguageServer
 
-PARAMS = types.HoverParams(
-    text_document=types.TextDocumentIdentifier(uri="file:///model.py"),
-    position=types.Position(line=3, character=4),
+PLACE = Place(
+    uri="file:///model.py",
+    key=Path("/model.py"),
+    document=None,
+    notebook=None,
+    codec=PositionCodec(),
+    position=Position(3, 4),
 )
 RANGE = types.Range(start=types.Position(line=3, character=0), end=types.Position(line=3, character=9))
 
@@ -21,11 +30,11 @@ class Answering(LanguageFeature):
     def __init__(self, server, markdown, hover_range=None):
         super().__init__(server)
         self.markdown, self.hover_range = markdown, hover_range
-        self.asked: list[types.HoverParams] = []
+        self.asked: list[Place] = []
         self.stopped = 0
 
-    async def hover(self, params):
-        self.asked.append(params)
+    async def hover(self, place):
+        self.asked.append(place)
         if self.markdown is None:
             return None
         return types.Hover(
@@ -38,7 +47,7 @@ class Answering(LanguageFeature):
 
 
 class Broken(LanguageFeature):
-    async def hover(self, params):
+    async def hover(self, place):
         raise RuntimeError("a bug in one feature")
 
     def shutdown(self):
@@ -60,21 +69,21 @@ async def test_every_feature_adds_to_one_hover_in_order(server):
     )
     for feature in (first, Broken(server), silent, second):
         server.add_feature(feature)
-    hover = await server.features.hover(PARAMS)
+    hover = await server.features.hover(PLACE)
     assert hover.contents.kind == types.MarkupKind.Markdown
     assert hover.contents.value == "static\n\n---\n\ntrace"
     assert hover.range == RANGE  # the first range any feature gave
-    assert first.asked == silent.asked == second.asked == [PARAMS]
+    assert first.asked == silent.asked == second.asked == [PLACE]
 
 
 async def test_no_answer_is_no_hover(server):
     server.add_feature(Answering(server, None))
-    assert await server.features.hover(PARAMS) is None
+    assert await server.features.hover(PLACE) is None
 
 
 async def test_one_answer_is_shown_as_given(server):
     server.add_feature(Answering(server, "static", RANGE))
-    hover = await server.features.hover(PARAMS)
+    hover = await server.features.hover(PLACE)
     assert (hover.contents.value, hover.range) == ("static", RANGE)
 
 

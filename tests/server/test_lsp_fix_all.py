@@ -6,7 +6,7 @@ from pathlib import Path
 
 from lsp_harness import start_session
 
-from jax_lsp.server.code_actions import FIX_ALL
+from jax_lsp.server.features.code_actions import FIX_ALL
 from tests.cli.runner import run_check
 
 # Fixing save_dots takes two rounds: its signature first; then the policy it returns can be

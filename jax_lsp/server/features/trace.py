@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -21,21 +22,21 @@ from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import TraceData
 from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
-from jax_lsp.server.documents import path_to_uri, uri_to_path
-from jax_lsp.server.features import HOVER_SEPARATOR, LanguageFeature
+from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.logs import log
+from jax_lsp.server.registry import HOVER_SEPARATOR, REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit, hover_markdown, trace_notes
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 
 SOURCE = "jax-lsp trace"
 COMMAND = "jax-lsp.tracePolicy"
-REQUEST_FAILED = -32803  # LSP's RequestFailed
 
 
 class TraceFeature(LanguageFeature):
@@ -59,22 +60,22 @@ class TraceFeature(LanguageFeature):
         return "Trace policy"
 
     # -- code lens -----------------------------------------------------------------------
-    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
-        ls, path = self.server, uri_to_path(uri)
-        if not self.trusted or path is None or ls.document(uri) is None or await ls.built_core() is None:
+    async def code_lenses(self, place: Place) -> list[types.CodeLens]:
+        ls, path = self.server, place.file
+        if not self.trusted or path is None or place.document is None or await ls.built_analysis() is None:
             return []
-        anchors = await ls.run_core(policy_anchors, ls.core, str(path))
+        anchors = await ls.run_analysis(policy_anchors, ls.analysis, str(path))
         title = self.lens_title()
         if anchors and title == "Trace policy" and not self._learning:
             # Only a file with policies starts the agent (jax's import costs a second of CPU).
             self._learning = asyncio.ensure_future(self.learn_environment())
         lenses = []
         for anchor in anchors:
-            start = ls.to_lsp_range(uri, anchor.span).start
-            arguments = [uri, {"line": start.line, "character": start.character}]
+            start = place.range(anchor.span).start
+            arguments = [place.uri, {"line": start.line, "character": start.character}]
             lenses.append(
                 types.CodeLens(
-                    range=ls.to_lsp_range(uri, anchor.span),
+                    range=place.range(anchor.span),
                     command=types.Command(title=title, command=COMMAND, arguments=arguments),
                 )
             )
@@ -108,19 +109,9 @@ class TraceFeature(LanguageFeature):
         await self.server.settings_ready.wait()  # the `interpreter` and trace settings apply
         if not self.trusted:
             raise JsonRpcException("Tracing is disabled: the workspace is not trusted", REQUEST_FAILED)
-        try:
-            uri, position = arguments
-            position = types.Position(line=int(position["line"]), character=int(position["character"]))
-        except (TypeError, ValueError, KeyError):
-            raise JsonRpcException(
-                f"{COMMAND} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
-            ) from None
-        path = uri_to_path(uri)
-        if path is None or not path.is_file():
-            raise JsonRpcException(f"Cannot trace {uri}: not a file", REQUEST_FAILED)
-        core_position = self.server.to_core_position(uri, position)
+        path, position = self.file_place(COMMAND, "trace", arguments)
         with self.server.protocol.cancellation() as cancelled:
-            result, notes = await self.trace(path, core_position, cancelled=cancelled, progress=True)
+            result, notes = await self.trace(path, position, cancelled=cancelled, progress=True)
         return {**result.to_json(), "notes": [self._note_json(n) for n in notes]}
 
     async def trace(
@@ -129,7 +120,7 @@ class TraceFeature(LanguageFeature):
         ls = self.server
         settings = ls.settings
         root = project_root(path, ls.roots)
-        import_root = ls.core.imports.import_root(path) if ls.core is not None else None
+        import_root = ls.analysis.imports.import_root(path) if ls.analysis is not None else None
         if ls.document(path_to_uri(path)) is not None:
             self.warn_unsaved(path, "the trace runs")
         token = (
@@ -168,13 +159,13 @@ class TraceFeature(LanguageFeature):
             )
         return result, notes
 
-    async def did_save(self, uri: str) -> None:
+    async def did_save(self, place: Place) -> None:
         """`trace.onSave`: trace every policy site of the saved file."""
-        ls, path = self.server, uri_to_path(uri)
+        ls, path = self.server, place.file
         await ls.settings_ready.wait()  # a save can come before the settings are read
-        if not (self.trusted and ls.settings.trace.on_save) or ls.core is None or path is None:
+        if not (self.trusted and ls.settings.trace.on_save) or ls.analysis is None or path is None:
             return
-        anchors = await ls.run_core(policy_anchors, ls.core, str(path))
+        anchors = await ls.run_analysis(policy_anchors, ls.analysis, str(path))
         for anchor in [a for a in anchors if a.kind == "site"]:
             await self.trace(path, anchor.span.start)
 
@@ -185,10 +176,10 @@ class TraceFeature(LanguageFeature):
             return []
         touched = {str(path)} | {p for p in _paths_of(result)}
         static = []
-        core = ls.core
+        analysis = ls.analysis
         for file in touched:
             try:
-                static += await ls.run_core(core.check_file, file) if core is not None else []
+                static += await ls.run_analysis(analysis.check_file, file) if analysis is not None else []
             except Exception:
                 log.exception("Static check of %s for the trace failed", file)
         key = (str(path), result.policy.line if result.policy else position.line + 1)
@@ -225,10 +216,9 @@ class TraceFeature(LanguageFeature):
             "message": note.message,
         }
 
-    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
         """Move the trace's diagnostics with the lines they are on; drop those an edit touched."""
-        path = uri_to_path(params.text_document.uri)
-        file = str(path) if path is not None else None
+        file = str(place.file) if place.file is not None else None
         if file is None or not any(n.path == file for _, notes in self.results.values() for n in notes):
             return
         edits = [
@@ -239,7 +229,7 @@ class TraceFeature(LanguageFeature):
             )
             if isinstance(c, types.TextDocumentContentChangePartial)
             else LineEdit.whole_text()
-            for c in params.content_changes
+            for c in changes
         ]
         for key, (result, notes) in self.results.items():
             for edit in edits:
@@ -248,19 +238,18 @@ class TraceFeature(LanguageFeature):
             self.results[key] = (result, notes)
         self._publish_file(file)
 
-    def did_close(self, uri: str) -> None:
+    def did_close(self, place: Place) -> None:
         """Forget the results of the closed file's policies."""
-        path = uri_to_path(uri)
+        path = place.file
         for key in [k for k in self.results if path is not None and k[0] == str(path)]:
             del self.results[key]
 
-    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+    async def hover(self, place: Place) -> types.Hover | None:
         """The trace report of every result with a note or its policy on the hovered line."""
-        uri = params.text_document.uri
-        path = uri_to_path(uri)
-        if path is None:
+        path = place.file
+        if path is None or place.position is None:
             return None
-        line = self.server.to_core_position(uri, params.position).line
+        line = place.position.line
         reports = [
             hover_markdown(result)
             for result, notes in self.results.values()

@@ -24,14 +24,15 @@ def register(server: JaxLanguageServer) -> None:
         ls: JaxLanguageServer, params: types.CompletionParams
     ) -> types.CompletionList | None:
         uri = params.text_document.uri
-        place = await ls.core_place(uri, params.position)
-        if place is None:
+        place = await ls.current_place(uri, params.position)
+        analysed = place.in_analysis if place is not None else None
+        if analysed is None or ls.analysis is None:
             return None
         try:
-            found = await ls.run_core(editor_help.complete, ls.core, *place)
+            found = await ls.run_analysis(editor_help.complete, ls.analysis, *analysed)
             if found is None:
                 return None
-            edit_range = ls.location(place[0], found.span).range
+            edit_range = ls.location(analysed[0], found.span).range
         except Exception:
             log.exception("Completion at %s:%d failed", uri, params.position.line)
             return None

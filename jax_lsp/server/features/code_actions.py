@@ -19,11 +19,12 @@ from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import DiagnosticData
 from jax_lsp.server.diagnostics import SOURCE, diagnostic_data, shown, to_diagnostic
-from jax_lsp.server.documents import core_path, split_lines
+from jax_lsp.server.documents import split_lines
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
     from jax_lsp.server.documents import LspTextDocument
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 FIX_ALL = "source.fixAll.jax-lsp"
@@ -52,7 +53,7 @@ def _edit(ls: JaxLanguageServer, edits_by_uri: dict[str, list[types.TextEdit]]) 
 
 
 def fix_actions(
-    ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic, data: DiagnosticData
+    ls: JaxLanguageServer, diagnostic: types.Diagnostic, data: DiagnosticData
 ) -> list[types.CodeAction]:
     actions = []
     for fix in data.fixes:
@@ -71,13 +72,11 @@ def fix_actions(
     return actions
 
 
-def noqa_action(
-    ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic
-) -> types.CodeAction | None:
+def noqa_action(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnostic) -> types.CodeAction | None:
     line_number = diagnostic.range.start.line
-    if line_number >= len(doc.lines):
+    if line_number >= len(place.lines):
         return None
-    line = doc.lines[line_number]
+    line = place.lines[line_number]
     content = line.rstrip("\r\n")
     code = str(diagnostic.code)
     match = NOQA_COMMENT.search(content)
@@ -87,12 +86,12 @@ def noqa_action(
         at, new_text = match.end("codes"), f", {code}"
     else:
         return None  # a bare noqa comment silences the whole line already
-    position = ls.to_lsp_range(doc.uri, Span.of(line_number, at, line_number, at))
+    position = place.range(Span.of(line_number, at, line_number, at))
     return types.CodeAction(
         title=f"Disable {code} for this line",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        edit=_edit(ls, {doc.uri: [types.TextEdit(range=position, new_text=new_text)]}),
+        edit=_edit(ls, {place.uri: [types.TextEdit(range=position, new_text=new_text)]}),
     )
 
 
@@ -136,16 +135,16 @@ def whole_document_edit(ls: JaxLanguageServer, doc: LspTextDocument, new_text: s
     return types.TextEdit(range=replaced, new_text="".join(new[prefix : len(new) - suffix]))
 
 
-async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.CodeAction | None:
-    path, core = core_path(doc.uri), await ls.built_core()
-    if path is None or core is None:
+async def fix_all_action(ls: JaxLanguageServer, place: Place) -> types.CodeAction | None:
+    doc, analysis = place.document, await ls.built_analysis()
+    if doc is None or analysis is None:
         return None
     version, text = doc.version, doc.source
-    findings = await ls.checker.findings(doc.uri)
+    findings = await ls.checker.findings(place.uri)
     if not any(f.applicable_fix() for f in findings):
         return None
-    new_text = await ls.run_core(fixed_text, core, str(path), text, findings)
-    current = ls.document(doc.uri)
+    new_text = await ls.run_analysis(fixed_text, analysis, str(place.key), text, findings)
+    current = ls.document(place.uri)
     if current is None or current.version != version or new_text == text:
         return None
     return types.CodeAction(
@@ -155,27 +154,25 @@ async def fix_all_action(ls: JaxLanguageServer, doc: LspTextDocument) -> types.C
     )
 
 
-async def data_of(
-    ls: JaxLanguageServer, doc: LspTextDocument, diagnostic: types.Diagnostic
-) -> DiagnosticData | None:
+async def data_of(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnostic) -> DiagnosticData | None:
     """The fixes of a diagnostic for the buffer's current text, or None if it has none.
 
     A diagnostic of an older version of the text (the user was quicker than the re-check), or
     one whose ``data`` the client dropped, gets the fixes of the current finding with the same
     code and range: never edits computed for another text."""
     data = DiagnosticData.read(ls.converter, diagnostic.data)
-    if data is not None and data.version == doc.version:
+    if data is not None and data.version == place.version:
         return data
     log.debug(
         "A code action for %s %s of version %s; the buffer is at version %s",
         diagnostic.code,
-        doc.uri,
+        place.uri,
         data.version if data is not None else None,
-        doc.version,
+        place.version,
     )
-    for finding in await ls.checker.findings(doc.uri):
-        if finding.code == diagnostic.code and ls.to_lsp_range(doc.uri, finding.span) == diagnostic.range:
-            return diagnostic_data(ls, doc.uri, finding, doc.version)
+    for finding in await ls.checker.findings(place.uri):
+        if finding.code == diagnostic.code and place.range(finding.span) == diagnostic.range:
+            return diagnostic_data(ls, place.uri, finding, place.version)
     return None
 
 
@@ -185,15 +182,15 @@ def _touches(a: types.Range, b: types.Range) -> bool:
 
 
 async def diagnostics_in_request(
-    ls: JaxLanguageServer, doc: LspTextDocument, params: types.CodeActionParams
+    ls: JaxLanguageServer, place: Place, params: types.CodeActionParams
 ) -> list[types.Diagnostic]:
     """Ours among the request's diagnostics; when it names none (eglot at an empty region),
     the findings of the latest check that touch the requested range."""
     ours = [d for d in params.context.diagnostics if d.source == SOURCE]
     if ours:
         return ours
-    findings = await ls.checker.findings(doc.uri)
-    diagnostics = [to_diagnostic(ls, doc.uri, f, doc.version) for f in findings]
+    findings = await ls.checker.findings(place.uri)
+    diagnostics = [to_diagnostic(ls, place.uri, f, place.version) for f in findings]
     return [d for d in diagnostics if _touches(d.range, params.range)]
 
 
@@ -205,23 +202,23 @@ def register(server: JaxLanguageServer) -> None:
     async def code_action(
         ls: JaxLanguageServer, params: types.CodeActionParams
     ) -> list[types.CodeAction] | None:
-        doc = ls.document(params.text_document.uri)
-        if doc is None:
+        place = ls.place(params.text_document.uri, params.range.start)
+        if place is None or place.document is None:
             return None
         only = params.context.only
         actions: list[types.CodeAction] = []
         try:
             if wanted(types.CodeActionKind.QuickFix, only):
-                for diagnostic in await diagnostics_in_request(ls, doc, params):
-                    data = await data_of(ls, doc, diagnostic)
+                for diagnostic in await diagnostics_in_request(ls, place, params):
+                    data = await data_of(ls, place, diagnostic)
                     if data is None:
                         continue
-                    actions += fix_actions(ls, doc, diagnostic, data)
-                    if (action := noqa_action(ls, doc, diagnostic)) is not None:
+                    actions += fix_actions(ls, diagnostic, data)
+                    if (action := noqa_action(ls, place, diagnostic)) is not None:
                         actions.append(action)
-            if wanted(FIX_ALL, only) and (action := await fix_all_action(ls, doc)) is not None:
+            if wanted(FIX_ALL, only) and (action := await fix_all_action(ls, place)) is not None:
                 actions.append(action)
         except Exception:
-            log.exception("Code actions for %s failed", doc.uri)
-        actions += await ls.features.code_actions(params)  # each feature's failure is its own
+            log.exception("Code actions for %s failed", place.uri)
+        actions += await ls.features.code_actions(place, params)  # each feature's failure is its own
         return actions or None

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import asyncio
 import itertools
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -20,10 +21,9 @@ from jax_lsp.core.codes import PROJECT_URL
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.documents import uri_to_path
-from jax_lsp.server.features import LanguageFeature
+from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
-from jax_lsp.server.trace_feature import REQUEST_FAILED, TraceFeature
+from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, relative
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import example_for, submit_advise
@@ -32,6 +32,7 @@ from jax_lsp.trace.mapping import LineEdit
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 ADVISE = "jax-lsp.advisePolicy"
@@ -57,7 +58,7 @@ class Advised:
         return replace(self, span=span)
 
 
-class AdviseFeature(LanguageFeature):
+class AdvisorFeature(LanguageFeature):
     def __init__(self, server: JaxLanguageServer):
         super().__init__(server)
         self._own_service: TraceService | None = None
@@ -81,21 +82,21 @@ class AdviseFeature(LanguageFeature):
     # -- code lenses and inlay hints ---------------------------------------------------
     async def sites(self, path: Path) -> list[PolicyAnchor]:
         ls = self.server
-        core = await ls.built_core()
-        if core is None:
+        analysis = await ls.built_analysis()
+        if analysis is None:
             return []
-        anchors = await ls.run_core(policy_anchors, core, str(path))
+        anchors = await ls.run_analysis(policy_anchors, analysis, str(path))
         return [a for a in anchors if a.kind == "site"]
 
-    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
-        ls, path = self.server, uri_to_path(uri)
-        if not self.trusted or path is None or ls.document(uri) is None:
+    async def code_lenses(self, place: Place) -> list[types.CodeLens]:
+        path = place.file
+        if not self.trusted or path is None or place.document is None:
             return []
         advised = self.results.get(str(path), {})
         lenses = []
         for anchor in await self.sites(path):
-            lsp_range = ls.to_lsp_range(uri, anchor.span)
-            arguments = [uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
+            lsp_range = place.range(anchor.span)
+            arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
             found = advised.get(anchor.span.start.line)
             if found is not None and found.advice.ok and found.advice.current is not None:
                 title = f"{found.advice.current.summary()} · Compare policies"
@@ -108,9 +109,8 @@ class AdviseFeature(LanguageFeature):
             lenses.append(types.CodeLens(range=lsp_range, command=command))
         return lenses
 
-    def inlay_hints(self, uri: str, lsp_range: types.Range) -> list[types.InlayHint]:
-        ls, path = self.server, uri_to_path(uri)
-        doc = ls.document(uri)
+    def inlay_hints(self, place: Place, lsp_range: types.Range) -> list[types.InlayHint]:
+        path, doc = place.file, place.document
         if path is None or doc is None:
             return []
         by_line: dict[int, list[str]] = {}
@@ -132,7 +132,7 @@ class AdviseFeature(LanguageFeature):
             if not (lsp_range.start.line <= line <= lsp_range.end.line) or line >= len(lines):
                 continue
             end = Position(line, len(lines[line].rstrip("\r\n")))
-            position = ls.to_lsp_range(uri, Span(end, end)).start
+            position = place.range(Span(end, end)).start
             hints.append(
                 types.InlayHint(
                     position=position,
@@ -158,30 +158,20 @@ class AdviseFeature(LanguageFeature):
             self.server.workspace_inlay_hint_refresh(None)
 
     # -- commands ------------------------------------------------------------------------
-    def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[str, Path, Position]:
+    def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[Path, Position]:
         if not self.trusted:
             raise JsonRpcException("Advising is disabled: the workspace is not trusted", REQUEST_FAILED)
-        try:
-            uri, position = arguments
-            lsp = types.Position(line=int(position["line"]), character=int(position["character"]))
-        except (TypeError, ValueError, KeyError):
-            raise JsonRpcException(
-                f"{command} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
-            ) from None
-        path = uri_to_path(uri)
-        if path is None or not path.is_file():
-            raise JsonRpcException(f"Cannot advise {uri}: not a file", REQUEST_FAILED)
-        return uri, path, self.server.to_core_position(uri, lsp)
+        return self.file_place(command, "advise", arguments)
 
     async def advise_command(self, *arguments: Any) -> dict:
-        uri, path, position = self._arguments(ADVISE, arguments)
+        path, position = self._arguments(ADVISE, arguments)
         with self.server.protocol.cancellation() as cancelled:
             advice = await self.advise(path, position, cancelled=cancelled, progress=True)
         return advice.to_contract(self._root(path), self._budget(advice))
 
     async def compare_command(self, *arguments: Any) -> dict:
         """The Markdown table of the site's advice (advised first if it has none)."""
-        uri, path, position = self._arguments(COMPARE, arguments)
+        path, position = self._arguments(COMPARE, arguments)
         advised = self.results.get(str(path), {}).get(position.line)
         if advised is None:
             with self.server.protocol.cancellation() as cancelled:
@@ -248,7 +238,7 @@ class AdviseFeature(LanguageFeature):
             anchor.column if anchor is not None else position.column,
             example=self._example(path, line),
             root=root,
-            import_root=ls.core.imports.import_root(path) if ls.core is not None else None,
+            import_root=ls.analysis.imports.import_root(path) if ls.analysis is not None else None,
             interpreter=settings.interpreter,
             options=settings.trace.options,
         )
@@ -283,17 +273,15 @@ class AdviseFeature(LanguageFeature):
             ls.notify_user(message, types.MessageType.Error)
         return advice
 
-    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
-        uri = params.text_document.uri
-        path, doc = uri_to_path(uri), self.server.document(uri)
-        if path is None or doc is None:
+    async def code_actions(self, place: Place, params: types.CodeActionParams) -> list[types.CodeAction]:
+        path, doc = place.file, place.document
+        if path is None or doc is None or place.position is None:
             return []
         if params.context.only and not any(
             kind.startswith(types.CodeActionKind.QuickFix) for kind in params.context.only
         ):
             return []
-        first = self.server.to_core_position(uri, params.range.start).line
-        last = self.server.to_core_position(uri, params.range.end).line
+        first, last = place.position.line, place.to_core(params.range.end).line
         actions = []
         for advised in self.results.get(str(path), {}).values():
             if not (advised.span.start.line <= last and first <= advised.span.end.line):
@@ -301,9 +289,7 @@ class AdviseFeature(LanguageFeature):
             suggested = self.suggestion(advised.advice)
             if suggested is None:
                 continue
-            edit = types.TextEdit(
-                range=self.server.to_lsp_range(uri, advised.span), new_text=suggested.policy
-            )
+            edit = types.TextEdit(range=place.range(advised.span), new_text=suggested.policy)
             actions.append(
                 types.CodeAction(
                     title=f"{QUICK_FIX}: {suggested.policy.removeprefix('jax.checkpoint_policies.')}",
@@ -312,7 +298,7 @@ class AdviseFeature(LanguageFeature):
                         document_changes=[
                             types.TextDocumentEdit(
                                 text_document=types.OptionalVersionedTextDocumentIdentifier(
-                                    uri=uri, version=doc.version
+                                    uri=place.uri, version=doc.version
                                 ),
                                 edits=[edit],
                             )
@@ -323,13 +309,13 @@ class AdviseFeature(LanguageFeature):
         return actions
 
     # -- buffer events -------------------------------------------------------------------
-    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
         """Advice follows the lines it is on; an edit of the site or of a residual's line drops it."""
-        path = uri_to_path(params.text_document.uri)
+        path = place.file
         if path is None or str(path) not in self.results:
             return
         advised = self.results[str(path)]
-        for change in params.content_changes:
+        for change in changes:
             edit = (
                 LineEdit.of(
                     (change.range.start.line, change.range.start.character),
@@ -351,9 +337,9 @@ class AdviseFeature(LanguageFeature):
             advised = kept
         self.results[str(path)] = advised
 
-    async def did_save(self, uri: str) -> None:
+    async def did_save(self, place: Place) -> None:
         """`advise.onSave`: advise every site of the saved file that has an example."""
-        ls, path = self.server, uri_to_path(uri)
+        ls, path = self.server, place.file
         await ls.settings_ready.wait()
         if not (self.trusted and ls.settings.advise.on_save) or path is None:
             return
@@ -361,8 +347,8 @@ class AdviseFeature(LanguageFeature):
             if self._example(path, anchor.line) is not None:
                 await self.advise(path, anchor.span.start)
 
-    def did_close(self, uri: str) -> None:
-        path = uri_to_path(uri)
+    def did_close(self, place: Place) -> None:
+        path = place.file
         if path is not None:
             self.results.pop(str(path), None)
 
@@ -372,13 +358,14 @@ class AdviseFeature(LanguageFeature):
 
 
 def register(server: JaxLanguageServer) -> None:
-    feature = AdviseFeature(server)
+    feature = AdvisorFeature(server)
     server.add_feature(feature)
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
     def inlay_hint(ls: JaxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         try:
-            return feature.inlay_hints(params.text_document.uri, params.range)
+            place = ls.place(params.text_document.uri)
+            return feature.inlay_hints(place, params.range) if place is not None else []
         except Exception:
             log.exception("Inlay hints for %s failed", params.text_document.uri)
             return []

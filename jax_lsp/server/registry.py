@@ -1,27 +1,31 @@
 """The parts of the server that answer together: one hover, one shutdown, the buffer events.
 
 pygls takes one handler per LSP method. Like esbonio's `add_feature`, the server registers that
-one handler and asks each `LanguageFeature` in turn, in the order they were added; a feature's
-failure is logged and the others still answer.
+one handler, resolves the request's `Place` once, and asks each `LanguageFeature` in turn, in
+the order they were added; a feature's failure is logged and the others still answer.
 """
 
 from __future__ import annotations
 
 import asyncio
-from collections.abc import Callable, Coroutine
+from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
 from lsprotocol import types
+from pygls.exceptions import JsonRpcException
 
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
+    from jax_lsp.core.findings import Position
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 T = TypeVar("T")
 F = TypeVar("F", bound="LanguageFeature")
 HOVER_SEPARATOR = "\n\n---\n\n"
+REQUEST_FAILED = -32803  # LSP's RequestFailed
 
 
 class LanguageFeature:
@@ -31,6 +35,21 @@ class LanguageFeature:
         self.server = server
 
     # -- for features that run the user's code (trace, advise) -----------------------------
+    def file_place(self, command: str, verb: str, arguments: tuple[Any, ...]) -> tuple[Path, Position]:
+        """The file and the position (code points) that a command's `[uri, {line, character}]`
+        arguments name; refused unless they name a place in a file on disk."""
+        try:
+            uri, position = arguments
+            lsp = types.Position(line=int(position["line"]), character=int(position["character"]))
+        except (TypeError, ValueError, KeyError):
+            raise JsonRpcException(
+                f"{command} takes [uri, {{line, character}}], got {list(arguments)!r}", -32602
+            ) from None
+        place = self.server.place(uri, lsp)
+        if place is None or place.file is None or place.position is None or not place.file.is_file():
+            raise JsonRpcException(f"Cannot {verb} {uri}: not a file", REQUEST_FAILED)
+        return place.file, place.position
+
     def warn_unsaved(self, path: Path, what: str) -> None:
         """Tell the user that `what` ("the trace runs") reads the file on disk, not the buffer."""
         from jax_lsp.server.documents import path_to_uri
@@ -72,29 +91,30 @@ class LanguageFeature:
         )
         return token
 
-    async def hover(self, params: types.HoverParams) -> types.Hover | None:
-        """Markdown for the position; every feature's are shown, in order, as one hover."""
+    async def hover(self, place: Place) -> types.Hover | None:
+        """Markdown for the position, once the analysis holds the buffer's current text; every
+        feature's are shown, in order, as one hover."""
         return None
 
-    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
+    async def code_lenses(self, place: Place) -> list[types.CodeLens]:
         """Code lenses of the buffer; every feature's are shown."""
         return []
 
-    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
-        """Code actions beside the static fixes (asked after them)."""
+    async def code_actions(self, place: Place, params: types.CodeActionParams) -> list[types.CodeAction]:
+        """Code actions beside the static fixes (asked after them); the place is the range's start."""
         return []
 
-    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
+    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
         """A Python buffer changed (called in order, before the next message is handled)."""
 
-    async def did_save(self, uri: str) -> None:
+    async def did_save(self, place: Place) -> None:
         """A Python buffer was saved (run as a task of its own)."""
 
-    def did_close(self, uri: str) -> None:
-        """A Python buffer was closed."""
+    def did_close(self, place: Place) -> None:
+        """A Python buffer was closed (its document is gone)."""
 
-    def workspace_built(self) -> None:
-        """A new analysis workspace (`server.core`) was built: the settings or the roots changed."""
+    def analysis_built(self) -> None:
+        """A new analysis workspace (`server.analysis`) was built: the settings or the roots changed."""
 
     def shutdown(self) -> None:
         """The server stops: end what the feature started (may be called more than once)."""
@@ -110,11 +130,11 @@ class Features:
     def add(self, feature: LanguageFeature) -> None:
         self._features.append(feature)
 
-    async def hover(self, params: types.HoverParams) -> types.Hover | None:
+    async def hover(self, place: Place) -> types.Hover | None:
         hovers = []
         for feature in self._features:
             try:
-                hover = await feature.hover(params)
+                hover = await feature.hover(place)
             except Exception:
                 log.exception("Hover of %s failed", type(feature).__name__)
                 continue
@@ -126,36 +146,36 @@ class Features:
         """The feature of class ``kind``, if added (features that share a service find each other)."""
         return next((f for f in self._features if isinstance(f, kind)), None)
 
-    async def code_lenses(self, uri: str) -> list[types.CodeLens]:
+    async def code_lenses(self, place: Place) -> list[types.CodeLens]:
         lenses: list[types.CodeLens] = []
         for feature in self._features:
             try:
-                lenses += await feature.code_lenses(uri)
+                lenses += await feature.code_lenses(place)
             except Exception:
-                log.exception("Code lenses of %s for %s failed", type(feature).__name__, uri)
+                log.exception("Code lenses of %s for %s failed", type(feature).__name__, place.uri)
         return lenses
 
-    async def code_actions(self, params: types.CodeActionParams) -> list[types.CodeAction]:
+    async def code_actions(self, place: Place, params: types.CodeActionParams) -> list[types.CodeAction]:
         actions: list[types.CodeAction] = []
         for feature in self._features:
             try:
-                actions += await feature.code_actions(params)
+                actions += await feature.code_actions(place, params)
             except Exception:
                 log.exception("Code actions of %s failed", type(feature).__name__)
         return actions
 
-    def did_change(self, params: types.DidChangeTextDocumentParams) -> None:
-        self._each("didChange", lambda feature: feature.did_change(params))
+    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+        self._each("didChange", lambda feature: feature.did_change(place, changes))
 
-    def did_save(self, uri: str) -> None:
-        for saved in self._each("didSave", lambda feature: feature.did_save(uri)):
+    def did_save(self, place: Place) -> None:
+        for saved in self._each("didSave", lambda feature: feature.did_save(place)):
             self._start(saved)
 
-    def did_close(self, uri: str) -> None:
-        self._each("didClose", lambda feature: feature.did_close(uri))
+    def did_close(self, place: Place) -> None:
+        self._each("didClose", lambda feature: feature.did_close(place))
 
-    def workspace_built(self) -> None:
-        self._each("workspace_built", lambda feature: feature.workspace_built())
+    def analysis_built(self) -> None:
+        self._each("analysis_built", lambda feature: feature.analysis_built())
 
     def shutdown(self) -> None:
         self._each("shutdown", lambda feature: feature.shutdown())
@@ -197,8 +217,10 @@ def merged(hovers: list[types.Hover]) -> types.Hover | None:
 def register(server: JaxLanguageServer) -> None:
     @server.feature(types.TEXT_DOCUMENT_HOVER)
     async def hover(ls: JaxLanguageServer, params: types.HoverParams) -> types.Hover | None:
-        return await ls.features.hover(params)
+        place = await ls.current_place(params.text_document.uri, params.position)
+        return await ls.features.hover(place) if place is not None else None
 
     @server.feature(types.TEXT_DOCUMENT_CODE_LENS, types.CodeLensOptions(resolve_provider=False))
     async def code_lens(ls: JaxLanguageServer, params: types.CodeLensParams) -> list[types.CodeLens]:
-        return await ls.features.code_lenses(params.text_document.uri)
+        place = ls.place(params.text_document.uri)
+        return await ls.features.code_lenses(place) if place is not None else []

@@ -17,11 +17,11 @@ from jax_lsp.core.tags import editor_help
 from jax_lsp.core.tags.editor_help import NameDescription
 from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
-from jax_lsp.server.documents import core_path
-from jax_lsp.server.features import LanguageFeature
 from jax_lsp.server.logs import log
+from jax_lsp.server.registry import LanguageFeature
 
 if TYPE_CHECKING:
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 _CODE = re.compile(r"[A-Za-z]+[0-9]+")
@@ -45,35 +45,29 @@ def rule_hover(code: str) -> str | None:
     return rule.docs() if rule is not None else None
 
 
-async def _describe(
-    ls: JaxLanguageServer, uri: str, position: types.Position
-) -> tuple[str | None, Span | None]:
+async def _describe(ls: JaxLanguageServer, place: Place) -> tuple[str | None, Span | None]:
     """The checkpoint name or the policy under the position, and the span (in the buffer) it covers."""
-    place, core = await ls.core_place(uri, position), ls.core
-    if place is None or core is None:
+    analysed, analysis = place.in_analysis, ls.analysis
+    if analysed is None or analysis is None:
         return None, None
+    path, position = analysed
     description: NameDescription | PolicyDescription | None
-    description = await ls.run_core(editor_help.describe, core, *place)
+    description = await ls.run_analysis(editor_help.describe, analysis, path, position)
     if description is None:
-        description = await ls.run_core(core.describe_policy, place[0], place[1].line, place[1].column)
+        description = await ls.run_analysis(analysis.describe_policy, path, position.line, position.column)
     if description is None:
         return None, None
     if description.span is None:
         return description.markdown(), None
-    placed_uri, span = notebooks.place(ls, place[0], description.span)
-    return description.markdown(), span if placed_uri == uri else None
+    placed_uri, span = notebooks.place(ls, path, description.span)
+    return description.markdown(), span if placed_uri == place.uri else None
 
 
 class PolicyHover(LanguageFeature):
-    async def hover(self, params: types.HoverParams) -> types.Hover | None:
-        ls, uri = self.server, params.text_document.uri
-        path = core_path(uri)
-        if ls.document(uri) is None or path is None or await ls.built_core() is None:
+    async def hover(self, place: Place) -> types.Hover | None:
+        doc, position = place.document, place.position
+        if doc is None or position is None or self.server.analysis is None:
             return None
-        doc = ls.document(uri)
-        if doc is None:  # closed meanwhile
-            return None
-        position = ls.to_core_position(uri, params.position)
         if position.line >= len(doc.lines):
             return None
         span: Span | None
@@ -84,15 +78,15 @@ class PolicyHover(LanguageFeature):
                 markdown = rule_hover(code)
                 span = Span.of(position.line, start, position.line, end)
             else:
-                markdown, span = await _describe(ls, uri, params.position)
+                markdown, span = await _describe(self.server, place)
         except Exception:
-            log.exception("Hover at %s:%d failed", uri, params.position.line)
+            log.exception("Hover at %s:%d failed", place.uri, position.line)
             return None
         if markdown is None:
             return None
         return types.Hover(
             contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown),
-            range=ls.to_lsp_range(uri, span) if span is not None else None,
+            range=place.range(span) if span is not None else None,
         )
 
 

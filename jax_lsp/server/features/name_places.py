@@ -11,8 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
-from jax_lsp.core.tags import editor_help
-from jax_lsp.core.tags.tags import Place
+from jax_lsp.core.tags import editor_help, tags
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
@@ -23,14 +22,15 @@ async def _locations(
     ls: JaxLanguageServer,
     uri: str,
     position: types.Position,
-    find: Callable[..., list[Place]],
+    find: Callable[..., list[tags.Place]],
     *extra: Any,
 ) -> list[types.Location] | None:
-    place = await ls.core_place(uri, position)
-    if place is None:
+    place = await ls.current_place(uri, position)
+    analysed = place.in_analysis if place is not None else None
+    if analysed is None or ls.analysis is None:
         return None
     try:
-        places = await ls.run_core(find, ls.core, *place, *extra)
+        places = await ls.run_analysis(find, ls.analysis, *analysed, *extra)
         return [ls.location(p.path, p.span) for p in places] or None
     except Exception:
         log.exception("%s at %s:%d failed", find.__name__, uri, position.line)
