@@ -8,6 +8,7 @@ the order they were added; a feature's failure is logged and the others still an
 from __future__ import annotations
 
 import asyncio
+import itertools
 from collections.abc import Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -26,6 +27,7 @@ T = TypeVar("T")
 F = TypeVar("F", bound="LanguageFeature")
 HOVER_SEPARATOR = "\n\n---\n\n"
 REQUEST_FAILED = -32803  # LSP's RequestFailed
+_PROGRESS_TOKENS = itertools.count(1)
 
 
 class LanguageFeature:
@@ -62,9 +64,24 @@ class LanguageFeature:
         if doc is not None and doc.source != on_disk:
             self.server.notify_user(f"{path.name} has unsaved changes: {what} the file on disk")
 
-    def cancel_on(self, job: Any, cancelled: Any, token: str | None) -> None:
-        """Cancel `job` when the request is cancelled ($/cancelRequest cancels `cancelled`) or the
-        progress under `token` is (its cancel button)."""
+    async def run_job(
+        self,
+        submit: Callable[[], Any],
+        kind: str,
+        message: str,
+        cancelled: asyncio.Future | None,
+        progress: bool,
+    ) -> Any:
+        """Submit an agent job (`submit()`, on a thread: it may start the agent) and wait for its
+        answer; with `progress`, under a cancellable $/progress titled "jax-lsp KIND" where the
+        client shows them. The request's cancel ($/cancelRequest cancels `cancelled`) and the
+        progress's cancel button both kill the job."""
+        token = (
+            await self._begin_progress(f"jax-lsp-{kind}-{next(_PROGRESS_TOKENS)}", kind, message)
+            if progress
+            else None
+        )
+        job = await asyncio.to_thread(submit)
 
         def cancel_job(future: Any) -> None:
             if future.cancelled():
@@ -73,8 +90,16 @@ class LanguageFeature:
         for future in (cancelled, self.server.work_done_progress.tokens.get(token) if token else None):
             if future is not None:
                 future.add_done_callback(cancel_job)
+        try:
+            return await asyncio.wrap_future(job.future)
+        except asyncio.CancelledError:
+            job.cancel()
+            raise
+        finally:
+            if token is not None:
+                self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
 
-    async def begin_progress(self, token: str, title: str, message: str) -> str | None:
+    async def _begin_progress(self, token: str, kind: str, message: str) -> str | None:
         """A cancellable $/progress under `token`, if the client shows them; None otherwise."""
         from jax_lsp.server.configuration import supports
 
@@ -87,7 +112,7 @@ class LanguageFeature:
             log.debug("The client refused a progress token: %s", exc)
             return None
         ls.work_done_progress.begin(
-            token, types.WorkDoneProgressBegin(title=title, message=message, cancellable=True)
+            token, types.WorkDoneProgressBegin(title=f"jax-lsp {kind}", message=message, cancellable=True)
         )
         return token
 

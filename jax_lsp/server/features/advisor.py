@@ -8,7 +8,7 @@ when `advise.onSave` is set, and never in an untrusted workspace. It shares the 
 from __future__ import annotations
 
 import asyncio
-import itertools
+import functools
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -63,7 +63,6 @@ class AdvisorFeature(LanguageFeature):
         super().__init__(server)
         self._own_service: TraceService | None = None
         self.results: dict[str, dict[int, Advised]] = {}  # path -> first line of the site -> advice
-        self._tokens = itertools.count(1)
 
     @property
     def service(self) -> TraceService:
@@ -223,35 +222,24 @@ class AdvisorFeature(LanguageFeature):
         )
         line = anchor.line if anchor is not None else position.line + 1
         self.warn_unsaved(path, "the advice traces")
-        token = (
-            await self.begin_progress(
-                f"jax-lsp-advise-{next(self._tokens)}", "jax-lsp advise", f"{path.name}:{line}"
-            )
-            if progress
-            else None
+        advice: Advice = await self.run_job(
+            functools.partial(
+                submit_advise,
+                self.service,
+                path,
+                line,
+                anchor.column if anchor is not None else position.column,
+                example=self._example(path, line),
+                root=root,
+                import_root=ls.analysis.imports.import_root(path) if ls.analysis is not None else None,
+                interpreter=settings.interpreter,
+                options=settings.trace.options,
+            ),
+            "advise",
+            f"{path.name}:{line}",
+            cancelled,
+            progress,
         )
-        job = await asyncio.to_thread(
-            submit_advise,
-            self.service,
-            path,
-            line,
-            anchor.column if anchor is not None else position.column,
-            example=self._example(path, line),
-            root=root,
-            import_root=ls.analysis.imports.import_root(path) if ls.analysis is not None else None,
-            interpreter=settings.interpreter,
-            options=settings.trace.options,
-        )
-
-        self.cancel_on(job, cancelled, token)
-        try:
-            advice: Advice = await asyncio.wrap_future(job.future)
-        except asyncio.CancelledError:
-            job.cancel()
-            raise
-        finally:
-            if token is not None:
-                ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
         if anchor is not None and advice.ok:
             current = advice.current
             lines = tuple(

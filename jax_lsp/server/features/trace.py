@@ -8,7 +8,7 @@ on save when `trace.onSave` is set, and never in an untrusted workspace.
 from __future__ import annotations
 
 import asyncio
-import itertools
+import functools
 from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
@@ -45,7 +45,6 @@ class TraceFeature(LanguageFeature):
         self.service = TraceService()
         # (policy path, 1-based line) -> the latest result there and its notes
         self.results: dict[tuple[str, int], tuple[TraceResult, list[TraceNote]]] = {}
-        self._tokens = itertools.count(1)
         self._learning: asyncio.Future | None = None
 
     # -- state ---------------------------------------------------------------------------
@@ -123,33 +122,22 @@ class TraceFeature(LanguageFeature):
         import_root = ls.analysis.imports.import_root(path) if ls.analysis is not None else None
         if ls.document(path_to_uri(path)) is not None:
             self.warn_unsaved(path, "the trace runs")
-        token = (
-            await self.begin_progress(
-                f"jax-lsp-trace-{next(self._tokens)}", "jax-lsp trace", f"{path.name}:{position.line + 1}"
-            )
-            if progress
-            else None
+        result: TraceResult = await self.run_job(
+            functools.partial(
+                self.service.submit_trace,
+                path,
+                position.line + 1,
+                position.column,
+                root=root,
+                import_root=import_root,
+                interpreter=settings.interpreter,
+                options=settings.trace.options,
+            ),
+            "trace",
+            f"{path.name}:{position.line + 1}",
+            cancelled,
+            progress,
         )
-        job = await asyncio.to_thread(
-            self.service.submit_trace,
-            path,
-            position.line + 1,
-            position.column,
-            root=root,
-            import_root=import_root,
-            interpreter=settings.interpreter,
-            options=settings.trace.options,
-        )
-
-        self.cancel_on(job, cancelled, token)  # either cancel kills the run
-        try:
-            result = await asyncio.wrap_future(job.future)
-        except asyncio.CancelledError:
-            job.cancel()
-            raise
-        finally:
-            if token is not None:
-                ls.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
         notes = await self._publish(path, position, result)
         if result.platform:
             self.refresh_lenses()
