@@ -1,4 +1,5 @@
-"""Fixtures shared by the core, CLI and server tests."""
+"""What every test shares: its caches under pytest-xdist, the markers of the slow folders, and
+fixtures of the core, CLI and server tests."""
 
 from __future__ import annotations
 
