@@ -1,11 +1,43 @@
-"""Fixtures shared by the core, CLI and server tests."""
+"""What every test shares: its caches under pytest-xdist, the markers of the slow folders, and
+fixtures of the core, CLI and server tests."""
 
 from __future__ import annotations
 
 import ast
+import os
 import sys
+from pathlib import Path
 
 import pytest
+
+pytest_plugins = ["tests.expect_jax"]
+
+
+def _caches_per_worker() -> None:
+    """Under pytest-xdist, each worker (and what it starts) keeps its own caches: jedi writes
+    parso's pickles under XDG_CACHE_HOME without a lock, so a worker could read one that another
+    is still writing. pre-commit keeps its shared store: it locks it."""
+    worker = os.environ.get("PYTEST_XDIST_WORKER")
+    if worker:
+        caches = os.environ.get("XDG_CACHE_HOME") or os.path.expanduser("~/.cache")
+        os.environ.setdefault("PRE_COMMIT_HOME", os.path.join(caches, "pre-commit"))
+        os.environ["XDG_CACHE_HOME"] = os.path.join(caches, "jax-lsp-tests", worker)
+
+
+_caches_per_worker()
+
+# The folders whose every test runs real JAX or drives a real editor: `pytest -m "not editor and
+# not jax"` leaves them out (pyproject.toml registers the markers; tests elsewhere mark themselves).
+FOLDER_MARKERS = {"trace": "jax", "advise": "jax", "editors": "editor", "jupyter": "editor"}
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    tests = Path(__file__).parent
+    for item in items:
+        marker = FOLDER_MARKERS.get(item.path.relative_to(tests).parts[0])
+        if marker:
+            item.add_marker(marker)
+
 
 # (the oldest Python that parses it, a top-level statement in its syntax)
 NEWER_SYNTAX = [

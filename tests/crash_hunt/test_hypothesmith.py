@@ -60,15 +60,19 @@ def with_sites(code: str) -> str:
 # Some of hypothesmith's programs use syntax that the Python running the tests warns about.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::DeprecationWarning")
 
+# Building hypothesmith's strategies compiles Python's grammar (seconds each): deferred to the first
+# draw, so that collecting the suite (on every xdist worker) does not pay for them.
+grammar_programs = st.deferred(hypothesmith.from_grammar)
+
 
 @hunt_settings(examples=25, cost=2)
-@given(hypothesmith.from_grammar(), idioms.module())
+@given(grammar_programs, idioms.module())
 def test_grammar_programs_with_policy_idioms_survive(code: str, generated: idioms.Generated):
     survives({"m.py": code + "\n" + generated.text})
 
 
 @hunt_settings(examples=25, cost=2)
-@given(st.one_of(hypothesmith.from_grammar(), hypothesmith.from_node(libcst.If)))
+@given(st.one_of(grammar_programs, st.deferred(lambda: hypothesmith.from_node(libcst.If))))
 def test_grammar_programs_as_policy_bodies_survive(code: str):
     text = as_policy_body(code)
     assume(_parses(text))  # indenting may break a line continuation or a string
@@ -76,7 +80,13 @@ def test_grammar_programs_as_policy_bodies_survive(code: str):
 
 
 @hunt_settings(examples=25, cost=2)
-@given(st.one_of([hypothesmith.from_node(node) for node in (libcst.FunctionDef, libcst.Call, libcst.If)]))
+@given(
+    st.deferred(
+        lambda: st.one_of(
+            [hypothesmith.from_node(node) for node in (libcst.FunctionDef, libcst.Call, libcst.If)]
+        )
+    )
+)
 def test_generated_calls_and_defs_as_sites_survive(code: str):
     try:
         text = with_sites(code)

@@ -13,6 +13,7 @@ browser download cannot be reached from here. Without a browser the test is skip
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import shutil
@@ -33,8 +34,11 @@ if sys.version_info >= (3, 11):
 else:  # pragma: no cover
     import tomli as tomllib
 
-pytest.importorskip("jupyterlab", reason="jupyterlab is not installed")
-pytest.importorskip("jupyter_lsp", reason="jupyterlab-lsp is not installed")
+# Looked for, not imported: JupyterLab runs in a process of its own, and importing it here would
+# cost every collection of the suite (every xdist worker's) seconds.
+for module, project in (("jupyterlab", "jupyterlab"), ("jupyter_lsp", "jupyterlab-lsp")):
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{project} is not installed", allow_module_level=True)
 playwright = pytest.importorskip("playwright.sync_api", reason="playwright is not installed")
 
 BROWSERS = ("chromium", "chromium-browser", "google-chrome", "google-chrome-stable")

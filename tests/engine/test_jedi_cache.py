@@ -8,7 +8,7 @@ import re
 import pytest
 
 from tests.cli.runner import run_check
-from tests.core.test_jedi_names import star_import_project
+from tests.engine.test_jedi_names import star_import_project
 
 pytest.importorskip("jax")  # jedi names `jax.checkpoint` by reading jax's own source
 

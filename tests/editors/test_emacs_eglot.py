@@ -53,7 +53,7 @@ def test_eglot_shows_the_finding_and_applies_the_quick_fix(tmp_path):
             "--eval",
             "(package-initialize)",
             "-l",
-            str(REPO / "tests" / "nvim" / "eglot_quickfix.el"),
+            str(Path(__file__).with_name("eglot_quickfix.el")),
         ],
         cwd=work,
         env=env,

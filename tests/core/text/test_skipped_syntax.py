@@ -14,7 +14,7 @@ from jax_lsp.core import Settings
 from jax_lsp.core.text.python_versions import SkippedStatement
 from jax_lsp.core.text.source import ParseCache, parse_text
 from jax_lsp.engine import Workspace
-from tests.core.test_parse_cache_fuzz import cached_and_fresh_parses
+from tests.core.text.test_parse_cache_fuzz import cached_and_fresh_parses
 
 POLICY = "import jax\n\ndef bad(prim, *a, **k):\n    return None\n\nf = jax.checkpoint(g, policy=bad)\n"
 TYPO = "def broken(:\n    pass\n"

