@@ -25,7 +25,8 @@ from jax_lsp.core.text.chunks import (
     body_statements,
     class_body,
     holds_line,
-    in_a_class,
+    parse_at_line,
+    parse_in_a_class,
     statement_chunks,
 )
 from jax_lsp.core.text.decoding import decode, split_lines
@@ -244,7 +245,7 @@ class ParseCache:
             return None
         indent, body_starts = body
         try:
-            shell = ast.parse(at_line("".join(lines[start : header + 1]) + indent + "pass\n", start), path)
+            shell = parse_at_line("".join(lines[start : header + 1]) + indent + "pass\n", path, start)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
         node = shell.body[0] if len(shell.body) == 1 else None
@@ -256,7 +257,7 @@ class ParseCache:
             statements = self._members.get(key)
             if statements is None:
                 try:
-                    statements = class_body(ast.parse(in_a_class(key[1], first), path))
+                    statements = class_body(parse_in_a_class(key[1], path, first))
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     return None
             kept[key] = statements
@@ -270,7 +271,7 @@ class ParseCache:
 def _parse_chunk(chunk: str, path: str, start: int) -> list[ast.stmt] | ChunkError:
     """The statements of `chunk`, numbered as if it started at 0-based line `start`."""
     try:
-        return ast.parse(at_line(chunk, start), filename=path).body
+        return parse_at_line(chunk, path, start).body
     except SyntaxError as exc:
         return _chunk_error(chunk, path, start, exc)
     except (ValueError, RecursionError, MemoryError) as exc:
