@@ -37,6 +37,11 @@ print(releases[0], releases[-1])
 EOF
 )
 
+# The tests that trace in JAX_LSP_TEST_INTERPRETER (tests/agent.py's AGENT_PYTHON): the trace's
+# host and agent, and `trace`, `check --trace` and the editor's trace on top of them.
+TRACE_TESTS=(tests/trace tests/trace_agent/test_load.py tests/cli/commands/test_trace.py
+  tests/cli/test_tracing.py tests/server/features/test_trace.py)
+
 # end NAME RELEASE PYTHON...: the venv for RELEASE under the first of the Pythons found, and the
 # tests under it.
 end() {
@@ -58,7 +63,7 @@ end() {
     "$venv/bin/pip" install -q --disable-pip-version-check "jax[cpu]==$release"
   fi
   echo "jax_ends: the $name end, jax $release in $venv ($("$venv/bin/python" -V)), ready in $((SECONDS - started)) s"
-  JAX_LSP_TEST_INTERPRETER=$venv/bin/python python -m pytest -q -p no:cacheprovider tests/trace \
+  JAX_LSP_TEST_INTERPRETER=$venv/bin/python python -m pytest -q -p no:cacheprovider "${TRACE_TESTS[@]}" \
     tests/rules/test_examples.py::test_invalid_example_fails_under_jax \
     tests/rules/test_examples.py::test_fixed_example_runs_under_jax \
     tests/rules/test_examples.py::test_valid_example_runs_under_jax

@@ -28,7 +28,7 @@ _caches_per_worker()
 
 # The folders whose every test runs real JAX or drives a real editor: `pytest -m "not editor and
 # not jax"` leaves them out (pyproject.toml registers the markers; tests elsewhere mark themselves).
-FOLDER_MARKERS = {"trace": "jax", "advise": "jax", "editors": "editor", "jupyter": "editor"}
+FOLDER_MARKERS = {"trace": "jax", "editors": "editor", "jupyter": "editor"}
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

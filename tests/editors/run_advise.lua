@@ -1,4 +1,4 @@
--- Driven by tests/advise/test_neovim.py: Neovim's own LSP client asks jax-lsp for the advisor's
+-- Driven by tests/editors/test_neovim_advisor.py: Neovim's own LSP client asks jax-lsp for the advisor's
 -- code lens, runs it, and reads the lens and the inlay hints again; writes $JAX_LSP_RESULT.
 local result = { log = {} }
 local function finish()

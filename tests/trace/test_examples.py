@@ -6,8 +6,8 @@ from jax_lsp.engine import Workspace
 from jax_lsp.rules import ALL_RULES
 from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import trace_notes
+from tests.agent import AGENT_FACTS, AGENT_PYTHON
 from tests.jax_premises import missing_premise, not_installed
-from tests.trace.conftest import AGENT_FACTS, AGENT_PYTHON
 
 CASES = [
     pytest.param(rule, kind, example, id=f"{rule.code}-{kind}-{i}")

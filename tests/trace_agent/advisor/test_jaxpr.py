@@ -6,17 +6,21 @@ import pytest
 
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
-from tests.advise.conftest import FIXTURES, site_line
+from tests.agent import ADVISOR_FIXTURES, line_of
+
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 pytest.importorskip("jax")
 
-PATH = FIXTURES / "matmul_stack.py"
+PATH = ADVISOR_FIXTURES / "matmul_stack.py"
 B, D, L = 16, 64, 5
 MATMUL = 2 * B * D * D
 
 
 def _flops(service, needle, example, policies):
-    advice = advise(service, PATH, site_line(PATH, needle), example=example, policies=policies, root=FIXTURES)
+    advice = advise(
+        service, PATH, line_of(PATH, needle), example=example, policies=policies, root=ADVISOR_FIXTURES
+    )
     assert advice.ok, advice.message
     return {p.policy.removeprefix("jax.checkpoint_policies."): p.recompute_flops for p in advice.policies}
 
@@ -70,7 +74,7 @@ def test_a_70b_shaped_layer_is_advised_without_allocating_it(service, tmp_path):
     advice = advise(
         service,
         path,
-        site_line(path),
+        line_of(path),
         example="big.py:example",
         root=tmp_path,
         options=TraceOptions(timeout=120, memory_mb=2048),

@@ -15,7 +15,9 @@ import pytest
 
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
-from tests.advise.conftest import FIXTURES, site_line
+from tests.agent import ADVISOR_FIXTURES, line_of
+
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 jax = pytest.importorskip("jax")
 pytest.importorskip("flax")
@@ -76,10 +78,15 @@ def _host(aval) -> bool:
 
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_every_policy_keeps_what_jax_lists(service, name):
-    path = FIXTURES / name
-    line = site_line(path)
+    path = ADVISOR_FIXTURES / name
+    line = line_of(path)
     advice = advise(
-        service, path, line, example=f"{name}:example", root=FIXTURES, options=TraceOptions(timeout=120)
+        service,
+        path,
+        line,
+        example=f"{name}:example",
+        root=ADVISOR_FIXTURES,
+        options=TraceOptions(timeout=120),
     )
     assert advice.ok, advice.message
     assert len(advice.policies) >= 5
@@ -107,30 +114,30 @@ def test_every_policy_keeps_what_jax_lists(service, name):
 
 
 def test_residuals_point_at_the_users_lines(service):
-    path = FIXTURES / "mlp.py"
-    advice = advise(service, path, site_line(path), example="mlp.py:example", root=FIXTURES)
+    path = ADVISOR_FIXTURES / "mlp.py"
+    advice = advise(service, path, line_of(path), example="mlp.py:example", root=ADVISOR_FIXTURES)
     everything = next(p for p in advice.policies if p.policy.endswith("everything_saveable"))
     lines = {(r.name, r.line) for r in everything.residuals if r.kind == "computed"}
-    assert ("h", site_line(path, '"h")')) in lines
-    assert ("y", site_line(path, '"y")')) in lines
+    assert ("h", line_of(path, '"h")')) in lines
+    assert ("y", line_of(path, '"y")')) in lines
     assert all(r.path == str(path) for r in everything.residuals if r.kind == "computed")
     assert all(r.path is None and r.line is None for r in everything.residuals if r.kind == "argument")
 
 
 def test_a_scan_reports_stacked_residuals_with_its_iterations(service):
-    path = FIXTURES / "scan_stack.py"
-    advice = advise(service, path, site_line(path), example="scan_stack.py:example", root=FIXTURES)
+    path = ADVISOR_FIXTURES / "scan_stack.py"
+    advice = advise(service, path, line_of(path), example="scan_stack.py:example", root=ADVISOR_FIXTURES)
     current = advice.current
     assert current is not None and current.policy == "save_matmuls"
     stacked = [r for r in current.residuals if r.iterations is not None]
     assert stacked and all(r.iterations == 6 and r.shape[0] == 6 for r in stacked)
-    assert all(r.line == site_line(path, "lax.scan(") for r in stacked)
+    assert all(r.line == line_of(path, "lax.scan(") for r in stacked)
 
 
 def test_offloaded_residuals_are_host_memory_on_the_line_that_made_them(service):
-    path = FIXTURES / "mlp.py"
-    advice = advise(service, path, site_line(path), example="mlp.py:example", root=FIXTURES)
+    path = ADVISOR_FIXTURES / "mlp.py"
+    advice = advise(service, path, line_of(path), example="mlp.py:example", root=ADVISOR_FIXTURES)
     offload = next(p for p in advice.policies if "save_and_offload_only_these_names" in p.policy)
     host = [r for r in offload.residuals if r.memory == "host"]
-    assert {r.line for r in host} == {site_line(path, '"h")'), site_line(path, '"y")')}
+    assert {r.line for r in host} == {line_of(path, '"h")'), line_of(path, '"y")')}
     assert offload.host_bytes == sum(r.bytes for r in host) > 0

@@ -5,7 +5,12 @@ import subprocess
 import sys
 from pathlib import Path
 
-from tests.trace.conftest import AGENT_FACTS, agent_options, invalid_value_text
+import pytest
+
+from tests.agent import AGENT_FACTS, agent_options, invalid_value_text
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 BROKEN = """
 import jax

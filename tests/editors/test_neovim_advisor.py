@@ -5,7 +5,10 @@ from __future__ import annotations
 
 import pytest
 
-from tests.advise.conftest import FIXTURES
+from tests.agent import ADVISOR_FIXTURES
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 from tests.editors.neovim import NVIM, run_neovim
 
 
@@ -14,7 +17,7 @@ def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
     work = tmp_path / "project"
     work.mkdir()
     (work / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    text = "# é中😀\n" + (FIXTURES / "mlp.py").read_text(encoding="utf-8").replace(
+    text = "# é中😀\n" + (ADVISOR_FIXTURES / "mlp.py").read_text(encoding="utf-8").replace(
         "dots_saveable)\n", "dots_saveable)  # jax-lsp: example=mlp.py:example\n", 1
     )
     target = work / "mlp.py"

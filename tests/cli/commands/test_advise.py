@@ -13,12 +13,14 @@ import pytest
 
 from jax_lsp.cli import main
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, parse_size
-from tests.advise.conftest import FIXTURES, site_line
-from tests.trace.conftest import descendants
+from tests.agent import ADVISOR_FIXTURES, descendants, line_of
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 pytest.importorskip("jax")
 
-MLP = FIXTURES / "mlp.py"
+MLP = ADVISOR_FIXTURES / "mlp.py"
 TOP = {"target", "jax", "platform", "policies", "suggested"}
 POLICY = {"policy", "current", "device_bytes", "host_bytes", "recompute_flops", "residuals"}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
@@ -34,9 +36,16 @@ def _is_int(value):
 
 
 def test_the_json_contract(capsys):
-    line = site_line(MLP)
+    line = line_of(MLP)
     code, data = _json(
-        capsys, f"{MLP}:{line}", "--example", "mlp.py:example", "--root", str(FIXTURES), "--budget", "5600B"
+        capsys,
+        f"{MLP}:{line}",
+        "--example",
+        "mlp.py:example",
+        "--root",
+        str(ADVISOR_FIXTURES),
+        "--budget",
+        "5600B",
     )
     assert code == 0
     assert set(data) == TOP
@@ -67,12 +76,12 @@ def test_the_json_contract(capsys):
 
 
 def test_a_budget_no_policy_fits_exits_1(capsys):
-    code, data = _json(capsys, f"{MLP}:{site_line(MLP)}", "--example", "mlp.py:example", "--budget", "1B")
+    code, data = _json(capsys, f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--budget", "1B")
     assert code == 1 and data["suggested"] is None
 
 
 def test_a_site_that_cannot_be_advised_exits_2_with_its_error(capsys):
-    code, data = _json(capsys, f"{MLP}:{site_line(MLP)}", "--example", "mlp.py:nowhere")
+    code, data = _json(capsys, f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:nowhere")
     assert code == 2
     assert data["policies"] == [] and data["error"]["status"] == "example_error"
 
@@ -81,7 +90,7 @@ def test_chosen_policies_and_the_table(capsys):
     code = main(
         [
             "advise",
-            f"{MLP}:{site_line(MLP)}",
+            f"{MLP}:{line_of(MLP)}",
             "--example",
             "mlp.py:example",
             "--policies",
@@ -105,7 +114,7 @@ def test_chosen_policies_and_the_table(capsys):
 
 def test_markdown(capsys):
     code = main(
-        ["advise", f"{MLP}:{site_line(MLP)}", "--example", "mlp.py:example", "--output-format", "markdown"]
+        ["advise", f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--output-format", "markdown"]
     )
     out = capsys.readouterr().out
     assert code == 0
@@ -120,11 +129,11 @@ def test_every_site_of_a_file_from_a_comment_and_from_pyproject(tmp_path, capsys
     text = text.replace("dots_saveable)\n", "dots_saveable)  # jax-lsp: example=mlp.py:example\n", 1)
     text += "\n\nother = jax.checkpoint(mlp, policy=jax.checkpoint_policies.nothing_saveable)\n"
     (tmp_path / "mlp.py").write_text(text)
-    line = site_line(tmp_path / "mlp.py", "other = ")
+    line = line_of(tmp_path / "mlp.py", "other = ")
     (tmp_path / "pyproject.toml").write_text(f'[tool.jax-lsp.examples]\n"mlp.py:{line}" = "mlp.py:example"\n')
     code, data = _json(capsys, str(tmp_path / "mlp.py"))
     assert code == 0, data
-    assert [d["target"]["line"] for d in data] == [site_line(tmp_path / "mlp.py"), line]
+    assert [d["target"]["line"] for d in data] == [line_of(tmp_path / "mlp.py"), line]
     assert all(d["policies"] for d in data)
 
 
@@ -171,7 +180,7 @@ def test_sizes():
 @pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 def test_no_process_is_left_behind(tmp_path, capsys):
     before = descendants()
-    assert main(["advise", f"{MLP}:{site_line(MLP)}", "--example", "mlp.py:example"]) == 0
+    assert main(["advise", f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example"]) == 0
     path = tmp_path / "loop.py"
     path.write_text(
         "import jax\n\nblock = jax.checkpoint(lambda x: x, policy=None)\n\n\n"
@@ -201,12 +210,12 @@ def test_the_root_defaults_to_the_project(capsys, tmp_path):
     (tmp_path / "pkg").mkdir()
     shutil.copy(MLP, tmp_path / "pkg" / "mlp.py")
     path = Path(tmp_path / "pkg" / "mlp.py")
-    code, data = _json(capsys, f"{path}:{site_line(path)}", "--example", "pkg/mlp.py:example")
+    code, data = _json(capsys, f"{path}:{line_of(path)}", "--example", "pkg/mlp.py:example")
     assert code == 0, data
     assert data["target"]["path"] == "pkg/mlp.py"
 
 
 def test_the_line_of_a_checkpointed_def_advises_its_site(capsys):
-    code, data = _json(capsys, f"{MLP}:{site_line(MLP, 'def mlp(')}", "--example", "mlp.py:example")
+    code, data = _json(capsys, f"{MLP}:{line_of(MLP, 'def mlp(')}", "--example", "mlp.py:example")
     assert code == 0
-    assert data["target"]["line"] == site_line(MLP)
+    assert data["target"]["line"] == line_of(MLP)

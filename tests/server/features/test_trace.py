@@ -7,10 +7,11 @@ import pytest
 from lsprotocol import types
 
 from jax_lsp.core.jax_facts import installed_jax_version
+from tests.agent import AGENT_PYTHON, descendants, grew, invalid_value_text, needs_linux, shrank_to
 from tests.server.lsp_harness import position_of, start_session
-from tests.trace.conftest import AGENT_PYTHON, descendants, invalid_value_text, needs_linux
 
-pytestmark = needs_linux
+pytest.importorskip("jax")
+pytestmark = [pytest.mark.jax, needs_linux]  # runs the trace agent under real JAX; reads /proc
 
 # Two sites on one line, after text whose UTF-8, UTF-16 and code-point columns differ: the
 # column of each lens must reach the agent as the right one.
@@ -202,12 +203,12 @@ async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
         await _until(lambda: _lenses_titled(session, uri), 60)  # the agent is up and idle
         server_family = descendants() - before
         future = _execute(session, lens, msg_id="trace-1")
-        await _until(_grew(before, server_family, 1), 30)  # the trace's child is running
+        await _until(grew(before, server_family, 1), 30)  # the trace's child is running
         session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="trace-1"))
         with pytest.raises(Exception, match="cancel"):
             await asyncio.wait_for(asyncio.wrap_future(future), 10)
-        await _until(_shrank_to(before, server_family), 10)
-    await _until(_shrank_to(before, set()), 10)
+        await _until(shrank_to(before, server_family), 10)
+    await _until(shrank_to(before, set()), 10)
 
 
 async def test_cancel_while_the_agent_starts_kills_the_run_it_starts(tmp_path):
@@ -264,20 +265,6 @@ def _command_line(pid):
 
 async def _no_children(pid):
     return not descendants(pid)
-
-
-def _grew(before, family, extra):
-    async def check():
-        return len(descendants() - before - family) >= extra
-
-    return check
-
-
-def _shrank_to(before, family):
-    async def check():
-        return descendants() - before <= family
-
-    return check
 
 
 async def test_trace_on_save(tmp_path):

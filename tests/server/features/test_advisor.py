@@ -9,11 +9,11 @@ import time
 import pytest
 from lsprotocol import types
 
-from tests.advise.conftest import FIXTURES
+from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
 from tests.server.lsp_harness import position_of, start_session
-from tests.trace.conftest import descendants, needs_linux
 
-pytestmark = needs_linux
+pytest.importorskip("jax")
+pytestmark = [pytest.mark.jax, needs_linux]  # runs the trace agent under real JAX; reads /proc
 
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
@@ -53,7 +53,7 @@ def _model(session, text):
 
 def _mlp(comment=True, policy="dots_saveable"):
     text = (
-        (FIXTURES / "mlp.py")
+        (ADVISOR_FIXTURES / "mlp.py")
         .read_text(encoding="utf-8")
         .replace(
             "policy=jax.checkpoint_policies.dots_saveable)",
@@ -164,7 +164,7 @@ async def test_untrusted_workspace_shows_nothing_and_refuses(tmp_path):
 
 
 async def test_a_failing_example_is_a_message_not_an_error(tmp_path):
-    shutil.copy(FIXTURES / "mlp.py", tmp_path / "base.py")
+    shutil.copy(ADVISOR_FIXTURES / "mlp.py", tmp_path / "base.py")
     text = (
         _mlp(comment=False).replace(
             "policy=jax.checkpoint_policies.dots_saveable)",
@@ -219,7 +219,6 @@ async def test_advice_moves_with_its_lines(tmp_path):
 
 
 async def test_cancel_request_kills_the_run(tmp_path):
-    from tests.trace.test_lsp import _grew, _shrank_to
 
     text = (
         _mlp(comment=False).replace("dots_saveable)", "dots_saveable)  # jax-lsp: example=mlp.py:forever", 1)
@@ -243,9 +242,9 @@ async def test_cancel_request_kills_the_run(tmp_path):
             types.ExecuteCommandParams(command=ADVISE, arguments=lens.command.arguments),
             msg_id="advise-1",
         )
-        await _until(_grew(before, family, 1), 30)  # the advise's child is running
+        await _until(grew(before, family, 1), 30)  # the advise's child is running
         session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="advise-1"))
         with pytest.raises(Exception, match="cancel"):
             await asyncio.wait_for(asyncio.wrap_future(future), 10)
-        await _until(_shrank_to(before, family), 10)
-    await _until(_shrank_to(before, set()), 10)
+        await _until(shrank_to(before, family), 10)
+    await _until(shrank_to(before, set()), 10)

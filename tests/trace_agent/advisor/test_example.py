@@ -9,7 +9,9 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.trace.advisor.request import advise
-from tests.advise.conftest import site_line
+from tests.agent import line_of
+
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 pytest.importorskip("jax")
 
@@ -51,7 +53,7 @@ def _model(tmp_path: Path, extra: str = "") -> Path:
 
 
 def _advise(service, path, example, **options):
-    return advise(service, path, site_line(path), example=example, root=path.parent, **options)
+    return advise(service, path, line_of(path), example=example, root=path.parent, **options)
 
 
 def _no_traceback(advice):
@@ -64,7 +66,7 @@ def test_a_failing_example_is_anchored_on_its_line(service, tmp_path):
     advice = _advise(service, path, "model.py:failing")
     assert advice.status == "example_error"
     assert "KeyError" in advice.message and "model.py:failing" in advice.message
-    assert (advice.error_path, advice.error_line) == (str(path), site_line(path, 'sizes["d_model"]'))
+    assert (advice.error_path, advice.error_line) == (str(path), line_of(path, 'sizes["d_model"]'))
     _no_traceback(advice)
 
 
@@ -73,7 +75,7 @@ def test_a_shape_mismatch_is_anchored_on_the_users_line(service, tmp_path):
     advice = _advise(service, path, "model.py:mismatched")
     assert advice.status == "trace_error"
     assert "dot_general" in advice.message or "contracting" in advice.message
-    assert (advice.error_path, advice.error_line) == (str(path), site_line(path, "x @ w"))
+    assert (advice.error_path, advice.error_line) == (str(path), line_of(path, "x @ w"))
     _no_traceback(advice)
 
 
@@ -82,7 +84,7 @@ def test_an_import_error_is_anchored_on_the_import(service, tmp_path):
     advice = _advise(service, path, "model.py:good")
     assert advice.status == "import_error"
     assert "no_such_package_here" in advice.message
-    assert advice.error_line == site_line(path, "import no_such_package_here")
+    assert advice.error_line == line_of(path, "import no_such_package_here")
     _no_traceback(advice)
 
 
@@ -90,7 +92,7 @@ def test_an_example_that_never_reaches_the_site(service, tmp_path):
     path = _model(tmp_path)
     advice = _advise(service, path, "model.py:elsewhere")
     assert advice.status == "not_reached"
-    assert advice.error_line == site_line(path)
+    assert advice.error_line == line_of(path)
     _no_traceback(advice)
 
 
@@ -181,4 +183,4 @@ def test_positional_arguments_for_a_checkpoint_made_inside_a_function(service, t
     )
     advice = _advise(service, path, "model.py:example")
     assert advice.status == "example_error"
-    assert '{"fn": entry' in advice.message and advice.error_line == site_line(path)
+    assert '{"fn": entry' in advice.message and advice.error_line == line_of(path)

@@ -3,7 +3,10 @@
 import pytest
 
 from jax_lsp.core.jax_facts import installed_jax_version
-from tests.trace.conftest import AGENT_FACTS, AGENT_PYTHON, line_of
+from tests.agent import AGENT_FACTS, AGENT_PYTHON, line_of
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 
 def test_only_definitions_imports_and_needed_assignments_run(service, write, tmp_path):

@@ -12,8 +12,8 @@ import pytest
 from jax_lsp.core import jax_facts
 from jax_lsp.core.jax_facts import installed_jax_version
 from jax_lsp.trace.options import TraceOptions
-from tests.trace.conftest import AGENT_PYTHON, descendants, line_of, needs_linux
-from tests.trace.conftest import AgentTraceService as TraceService
+from tests.agent import AGENT_PYTHON, descendants, line_of, needs_linux
+from tests.agent import AgentTraceService as TraceService
 
 pytestmark = needs_linux
 

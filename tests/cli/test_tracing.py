@@ -5,9 +5,14 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
+from tests.agent import agent_options
 from tests.cli.runner import run_check
 from tests.cli.test_notebooks import _write
-from tests.trace.conftest import agent_options
+
+pytest.importorskip("jax")
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 POLICY = "import jax\nimport jax.numpy as jnp\n\n\ndef policy(prim, *args, **params):\n    if prim.name == 'sin':\n        return True"
 SIDE_EFFECTS = (

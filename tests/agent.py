@@ -1,0 +1,117 @@
+"""What the tests that run the trace agent share: the interpreter it runs in, a service that
+uses it, the advisor's model files, and checks that no process is left behind. The folders'
+conftests take their fixtures from here."""
+
+import os
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.core.jax_facts import facts_for, installed_jax_version
+from jax_lsp.trace import TraceService
+
+ADVISOR_FIXTURES = Path(__file__).parent / "fixtures" / "advisor"
+
+
+def descendants(pid: int | None = None) -> set[int]:
+    """Every live process below ``pid`` (default: this test process), from /proc."""
+    pid = pid or os.getpid()
+    children: dict[int, list[int]] = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if fields[0] != "Z":
+            children.setdefault(int(fields[1]), []).append(int(entry))
+    found, queue = set(), [pid]
+    while queue:
+        for child in children.get(queue.pop(), ()):
+            found.add(child)
+            queue.append(child)
+    return found
+
+
+def grew(before: set[int], family: set[int], extra: int):
+    """A check for `_until`: at least `extra` processes beyond `before` and `family` are alive."""
+
+    async def check():
+        return len(descendants() - before - family) >= extra
+
+    return check
+
+
+def shrank_to(before: set[int], family: set[int]):
+    """A check for `_until`: no process beyond `before` and `family` is left."""
+
+    async def check():
+        return descendants() - before <= family
+
+    return check
+
+
+# The Python the trace agent runs in: this one, or JAX_LSP_TEST_INTERPRETER (CI points it at a
+# venv holding the oldest or the newest supported JAX: .ci/jax_ends.sh). The tests themselves,
+# the server and the CLI run here; only the agent runs there.
+AGENT_PYTHON = os.environ.get("JAX_LSP_TEST_INTERPRETER") or sys.executable
+
+
+class AgentTraceService(TraceService):
+    """The service, tracing in AGENT_PYTHON unless a test names another interpreter."""
+
+    def agent(self, interpreter=None, cwd=None):
+        return super().agent(interpreter or AGENT_PYTHON, cwd)
+
+    def environment(self, interpreter=None):
+        return super().environment(interpreter or AGENT_PYTHON)
+
+
+AGENT_FACTS = facts_for(installed_jax_version(AGENT_PYTHON))
+
+
+def invalid_value_text() -> str:
+    """A piece of what a trace reports for a policy that returns None, under the agent's JAX: JAX's
+    TypeError, or (older JAX, a bare assert) the agent's own words for it."""
+    error = AGENT_FACTS.invalid_return_error
+    return error.split(": ", 1)[1][:48] if ": " in error else f"bare {error}"
+
+
+def agent_options() -> list[str]:
+    """The CLI options that trace in AGENT_PYTHON."""
+    return ["--interpreter", AGENT_PYTHON]
+
+
+@pytest.fixture(scope="session")
+def service():
+    svc = AgentTraceService()
+    yield svc
+    svc.shutdown()
+
+
+@pytest.fixture
+def write(tmp_path: Path):
+    """write("name.py", code) -> path of the written module under tmp_path."""
+
+    def _write(name: str, code: str) -> str:
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code).lstrip("\n"), encoding="utf-8")
+        return str(path)
+
+    return _write
+
+
+def line_of(path: str | Path, needle: str = "policy=") -> int:
+    """1-based line of the first line containing ``needle``."""
+    for number, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):
+        if needle in text:
+            return number
+    raise AssertionError(f"{needle!r} not in {path}")
+
+
+needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")

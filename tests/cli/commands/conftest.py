@@ -1,0 +1,1 @@
+from tests.agent import write  # noqa: F401 (fixtures)

@@ -1,0 +1,1 @@
+from tests.agent import service, write  # noqa: F401 (fixtures)
