@@ -168,7 +168,7 @@ def test_check_with_trace_from_a_folder_holding_the_agent_lands_only_in_the_chec
     """Run from this repository's root, the agent's own files (and JAX's) lie under the project
     root: a traceback frame there is never the anchor, and failures the rules predicted
     (JAX101/107/108/110/111 in examples/) are confirmations, not JAX190."""
-    root = Path(__file__).resolve().parents[2]
+    root = Path(__file__).resolve().parents[3]
     proc = _run("check", "--trace", "--output-format", "json", "examples", cwd=root)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     found = json.loads(proc.stdout)
