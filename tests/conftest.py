@@ -1,5 +1,5 @@
-"""What every test shares: its caches under pytest-xdist, the markers of the slow folders, and
-fixtures of the core, CLI and server tests."""
+"""What every test shares: its caches and number of workers under pytest-xdist, the markers of
+the slow folders, and fixtures of the core, CLI and server tests."""
 
 from __future__ import annotations
 
@@ -25,6 +25,15 @@ def _caches_per_worker() -> None:
 
 
 _caches_per_worker()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_xdist_auto_num_workers(config: pytest.Config) -> int:
+    """`pytest -n auto`: half again as many workers as CPUs. Many tests wait on the server, the
+    editor or the trace agent they started, which leaves CPUs idle with one worker each: on 2
+    CPUs the suite took 7.6 and 8.1 minutes with 2 workers, 6.2 with 3."""
+    return max(1, (os.cpu_count() or 1) * 3 // 2)
+
 
 # The folders whose every test runs real JAX or drives a real editor: `pytest -m "not editor and
 # not jax"` leaves them out (pyproject.toml registers the markers; tests elsewhere mark themselves).
