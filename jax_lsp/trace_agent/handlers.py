@@ -7,7 +7,7 @@ import time
 
 import jax
 
-from . import load, probe
+from . import load, preload, probe
 from .advisor import driver
 from .errors import AgentError
 
@@ -63,4 +63,4 @@ def warm_up():
 
 def after_result(result):
     """In the agent, after a child's answer is sent."""
-    driver.preload_from(result)
+    preload.preload_from(result)
