@@ -32,13 +32,16 @@ def key_lookup(node):
 
 
 def key_node(value):
-    """The key expression of a site's ``policy=`` value that a key chooses, else None."""
+    """The key expression of a site's ``policy=`` value that a key chooses, else None (a literal
+    key is the site's own choice, not a setting)."""
     found = key_lookup(value)
     if found is not None:
-        return found[1]
-    if isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
-        return value.args[0]  # `helper(KEY)`: a selector if the helper turns out to be one
-    return None
+        key = found[1]
+    elif isinstance(value, ast.Call) and len(value.args) == 1 and not value.keywords:
+        key = value.args[0]  # `helper(KEY)`: a selector if the helper turns out to be one
+    else:
+        return None
+    return None if isinstance(key, ast.Constant) else key
 
 
 def _keyed(table, key_is_attribute):
@@ -121,8 +124,9 @@ class Selector:
     @property
     def current(self):
         """The key the example's trace gave the site (None when none, or several)."""
-        keys = {repr(k) for k in self.seen}
-        return self.seen[0] if len(keys) == 1 and self.seen[0] in self.table else None
+        if len({repr(k) for k in self.seen}) != 1 or not isinstance(self.seen[0], (str, int)):
+            return None
+        return self.seen[0] if self.seen[0] in self.table else None
 
     def key_of(self, value, text):
         """The key that selects ``value`` (a candidate written ``text``): the current key if it
