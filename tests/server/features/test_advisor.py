@@ -312,3 +312,24 @@ async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(tmp_path):
                 assert action.disabled.reason.startswith(
                     "Set cfg.remat to 'dots': no literal default of remat"
                 )
+
+
+async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file(tmp_path):
+    text = (ADVISOR_FIXTURES / "select_getattr.py").read_text(encoding="utf-8")
+    text = text.replace(
+        "self.remat_policy, None)\n", "self.remat_policy, None)  # jax-lsp: example=vit.py:example\n"
+    )
+    async with start_session("neovim", tmp_path, configuration={"advise": {"budget": "100KiB"}}) as session:
+        uri = session.write("vit.py", text)
+        session.open("vit.py")
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        result = await _execute(session, ADVISE, lens.command.arguments)
+        line = result["suggested"]["setting"]["line"]
+        [action] = await _until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
+        assert (
+            action.title == f"Use the suggested policy: set remat_policy to 'dots_saveable' (vit.py:{line})"
+        )
+        fixed = session.apply(action, uri)
+        assert fixed == text.replace(
+            'remat_policy: str = "nothing_saveable"', 'remat_policy: str = "dots_saveable"'
+        )
