@@ -6,7 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jax_lsp.trace.advisor.advice import Advice, format_bytes, relative
-from jax_lsp.trace.advisor.report import heading, policy_rows, residual_line
+from jax_lsp.trace.advisor.report import heading, policy_rows, residual_line, suggestion
 
 
 def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -> str:
@@ -36,5 +36,6 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
             lines.append(f"No policy keeps its device residuals within {format_bytes(budget)}.")
         else:
             lines.append(f"Suggested for a budget of {format_bytes(budget)} ({suggested.summary()}):")
-            lines.append(f"  policy={suggested.policy}")
+            action, detail = suggestion(advice, suggested, root)
+            lines.append(f"  {action}" + (f" ({detail})" if detail else ""))
     return "\n".join(lines)

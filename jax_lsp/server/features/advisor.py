@@ -21,6 +21,7 @@ from jax_lsp.core.codes import PROJECT_URL
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
+from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
@@ -277,24 +278,51 @@ class AdvisorFeature(LanguageFeature):
             suggested = self.suggestion(advised.advice)
             if suggested is None:
                 continue
+            if advised.advice.selector is not None:
+                actions.append(self._set_key(advised.advice, suggested))
+                continue
             edit = types.TextEdit(range=place.range(advised.span), new_text=suggested.policy)
             actions.append(
                 types.CodeAction(
                     title=f"{QUICK_FIX}: {suggested.policy.removeprefix('jax.checkpoint_policies.')}",
                     kind=types.CodeActionKind.QuickFix,
-                    edit=types.WorkspaceEdit(
-                        document_changes=[
-                            types.TextDocumentEdit(
-                                text_document=types.OptionalVersionedTextDocumentIdentifier(
-                                    uri=place.uri, version=doc.version
-                                ),
-                                edits=[edit],
-                            )
-                        ]
-                    ),
+                    edit=_edit(place.uri, doc.version, [edit]),
                 )
             )
         return actions
+
+    def _set_key(self, advice: Advice, suggested: PolicyAdvice) -> types.CodeAction:
+        """Where a key chooses the site's policy: the quick fix sets the key's literal default to
+        the suggestion's key; without one (or without a key for the suggestion) it is disabled and
+        says what to do, and the site is never replaced by a hard-coded policy."""
+        select, setting = suggested.select, advice.setting
+        short = suggested.policy.removeprefix("jax.checkpoint_policies.")
+        if select is None:
+            expression = advice.selector.expression if advice.selector is not None else "the key"
+            reason = f"no value of {expression} selects {short}: add it to what that key chooses from"
+            return _disabled(f"{QUICK_FIX}: {short}", reason)
+        title = f"{QUICK_FIX}: set {select.name} to {select.key!r}"
+        if setting is None:
+            return _disabled(title, f"Set {select.expression} to {select.key!r}: {advice.setting_note}")
+        ls = self.server
+        uri = path_to_uri(setting.path)
+        span = Span(
+            Position(setting.line - 1, setting.column), Position(setting.line - 1, setting.end_column)
+        )
+        lines = ls.lines_of(uri)
+        written = (
+            lines[setting.line - 1][setting.column : setting.end_column] if setting.line <= len(lines) else ""
+        )
+        where = f"{Path(setting.path).name}:{setting.line}"
+        if written != setting.text:
+            return _disabled(title, f"{where} changed since the advice: advise again")
+        edit = types.TextEdit(range=ls.to_lsp_range(uri, span), new_text=_literal(select.key, setting.text))
+        document = ls.document(uri)
+        return types.CodeAction(
+            title=f"{title} ({where})",
+            kind=types.CodeActionKind.QuickFix,
+            edit=_edit(uri, document.version if document is not None else None, [edit]),
+        )
 
     # -- buffer events -------------------------------------------------------------------
     def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
@@ -343,6 +371,31 @@ class AdvisorFeature(LanguageFeature):
     def shutdown(self) -> None:
         if self._own_service is not None:
             self._own_service.shutdown()
+
+
+def _edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
+    return types.WorkspaceEdit(
+        document_changes=[
+            types.TextDocumentEdit(
+                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
+                edits=list(edits),
+            )
+        ]
+    )
+
+
+def _literal(key: str | int, like: str) -> str:
+    """``key`` as a literal, quoted as the literal ``like`` is where it can be."""
+    if isinstance(key, str) and like.startswith('"') and not {'"', "\\"} & set(key):
+        return f'"{key}"'
+    return repr(key)
+
+
+def _disabled(title: str, reason: str) -> types.CodeAction:
+    """A quick fix that cannot apply, and why (a client lists it greyed out, with the reason)."""
+    return types.CodeAction(
+        title=title, kind=types.CodeActionKind.QuickFix, disabled=types.CodeActionDisabled(reason=reason)
+    )
 
 
 def register(server: JaxLanguageServer) -> None:

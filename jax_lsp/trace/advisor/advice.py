@@ -8,6 +8,7 @@ numbers them.
 
 from __future__ import annotations
 
+import ast
 import re
 from dataclasses import dataclass
 from pathlib import Path
@@ -100,6 +101,61 @@ class Residual:
 
 
 @dataclass(frozen=True)
+class Select:
+    """The key that selects a policy where the site's policy is chosen by a key."""
+
+    key: str | int  # e.g. "checkpoint_dots"
+    expression: str  # the key as written at the site, e.g. "self.config.remat_policy"
+
+    @property
+    def name(self) -> str:
+        """What a user sets: ``remat_policy`` for ``self.config.remat_policy``."""
+        return setting_name(self.expression) or self.expression
+
+    def to_json(self) -> dict[str, Any]:
+        return {"key": self.key, "expression": self.expression}
+
+
+@dataclass(frozen=True)
+class Selector:
+    """How the site's policy is chosen: the key as written, the key its example used, the keys."""
+
+    expression: str
+    current: str | int | None
+    keys: tuple[str | int, ...]
+
+
+@dataclass(frozen=True)
+class Setting:
+    """The one literal in the project that sets the site's key by default (`setting.py`)."""
+
+    path: str
+    line: int  # 1-based
+    column: int  # 0-based code points, the literal's start
+    end_column: int
+    text: str  # the literal as written, e.g. "'nothing_saveable'"
+
+    def to_json(self, root: Path | None) -> dict[str, Any]:
+        return {"path": relative(self.path, root), "line": self.line, "text": self.text}
+
+
+def setting_name(expression: str) -> str | None:
+    """The name a key expression reads: ``remat_policy`` in ``self.config.remat_policy``,
+    ``remat`` in ``cfg["remat"]``; None for anything else."""
+    try:
+        node = ast.parse(expression, mode="eval").body
+    except SyntaxError:
+        return None
+    if isinstance(node, ast.Attribute):
+        return node.attr
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Constant):
+        return str(node.slice.value)
+    return None
+
+
+@dataclass(frozen=True)
 class PolicyAdvice:
     policy: str  # a Python expression, e.g. "jax.checkpoint_policies.dots_saveable"
     current: bool
@@ -108,6 +164,7 @@ class PolicyAdvice:
     recompute_flops: int | None  # None: not countable on this JAX release
     residuals: tuple[Residual, ...]
     error: str | None = None  # JAX or the policy raised under this policy
+    select: Select | None = None  # the key that selects it, where a key chooses the site's policy
 
     @property
     def name_based(self) -> bool:
@@ -129,6 +186,7 @@ class PolicyAdvice:
             "host_bytes": self.host_bytes,
             "recompute_flops": self.recompute_flops,
             "residuals": [r.to_json(root) for r in self.residuals],
+            "select": self.select.to_json() if self.select is not None else None,
         }
         if self.error is not None:
             data["error"] = self.error
@@ -151,6 +209,9 @@ class Advice:
     error_line: int | None = None
     duration_s: float | None = None
     timings: tuple[tuple[str, Any], ...] = ()  # the agent's: load_s, forward_s, max_rss_mb...
+    selector: Selector | None = None  # where a key chooses the site's policy
+    setting: Setting | None = None  # the literal default of that key in the project, if one
+    setting_note: str | None = None  # why there is no `setting` (none, or several)
 
     @property
     def ok(self) -> bool:
@@ -161,8 +222,9 @@ class Advice:
         return next((p for p in self.policies if p.current), None)
 
     def suggest(self, budget: int) -> PolicyAdvice | None:
-        """The policy with the least recomputation whose device bytes fit ``budget``: on a tie, a
-        name-based one (it also holds under JAX's new remat), then the fewest device bytes."""
+        """The policy with the least recomputation whose device bytes fit ``budget``: on a tie, one
+        a key selects (where a key chooses the site's policy: set it, the site stays), a name-based
+        one (it also holds under JAX's new remat), then the fewest device bytes."""
         fitting = [p for p in self.policies if p.error is None and p.device_bytes <= budget]
         if not fitting:
             return None
@@ -170,6 +232,7 @@ class Advice:
             fitting,
             key=lambda p: (
                 p.recompute_flops if p.recompute_flops is not None else float("inf"),
+                p.select is None,
                 not p.name_based,
                 p.device_bytes,
                 p.host_bytes,
@@ -193,6 +256,10 @@ class Advice:
                 "host_bytes": suggested.host_bytes,
                 "recompute_flops": suggested.recompute_flops,
                 "budget": budget,
+                "select": suggested.select.to_json() if suggested.select is not None else None,
+                "setting": self.setting.to_json(root)
+                if suggested.select is not None and self.setting is not None
+                else None,
             }
         if not self.ok:
             data["error"] = {
@@ -237,6 +304,7 @@ class Advice:
             error_line=_int(error.get("line")),
             duration_s=data.get("duration_s"),
             timings=tuple(_table(data, "timings").items()),
+            selector=_selector(_table(data, "selector")),
         )
 
 
@@ -264,6 +332,25 @@ def _residual(raw: dict[str, Any]) -> Residual:
     )
 
 
+def _key(value: Any) -> str | int | None:
+    return value if isinstance(value, str) or _int(value) is not None else None
+
+
+def _selector(raw: dict[str, Any]) -> Selector | None:
+    expression = raw.get("expression")
+    if not isinstance(expression, str) or not expression:
+        return None
+    keys = tuple(k for k in (_key(k) for k in raw.get("keys") or ()) if k is not None)
+    return Selector(expression, _key(raw.get("current")), keys)
+
+
+def _select(raw: Any) -> Select | None:
+    if not isinstance(raw, dict) or not isinstance(raw.get("expression"), str):
+        return None
+    key = _key(raw.get("key"))
+    return Select(key, raw["expression"]) if key is not None else None
+
+
 def _policy(raw: dict[str, Any]) -> PolicyAdvice:
     error = raw.get("error")
     return PolicyAdvice(
@@ -274,6 +361,7 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         recompute_flops=_int(raw.get("recompute_flops")),
         residuals=tuple(_residual(r) for r in raw.get("residuals") or () if isinstance(r, dict)),
         error=(error.get("message") if isinstance(error, dict) else None),
+        select=_select(raw.get("select")),
     )
 
 

@@ -42,6 +42,30 @@ def short_policy(policy: str) -> str:
     return policy.removeprefix("jax.checkpoint_policies.")
 
 
+def policy_label(policy: PolicyAdvice) -> str:
+    """The policy, and the key that selects it where a key chooses the site's policy:
+    ``dots_saveable (remat_policy='checkpoint_dots')``."""
+    short = short_policy(policy.policy)
+    select = policy.select
+    return short if select is None else f"{short} ({select.name}={select.key!r})"
+
+
+def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tuple[str, str | None]:
+    """What to do for the ``suggested`` policy, and where or why: ``("set remat_policy to
+    'checkpoint_dots'", "config.py:7")`` where a key selects it, else ``("policy=...", None)``."""
+    select = suggested.select
+    if select is not None:
+        setting = advice.setting
+        where = (
+            f"{relative(setting.path, root)}:{setting.line}" if setting is not None else advice.setting_note
+        )
+        return f"set {select.name} to {select.key!r}", where
+    if advice.selector is not None:
+        why = f"no value of {advice.selector.expression} selects it: add it to what that key chooses from"
+        return f"policy={suggested.policy}", why
+    return f"policy={suggested.policy}", None
+
+
 def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, str, str, str, str, str]]:
     """(mark, policy, saves, device, host, recompute) per policy; the mark is ``*`` on the current
     policy and ``+`` on the ``suggested`` one."""
@@ -49,12 +73,12 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
     for p in advice.policies:
         mark = "*" if p.current else ("+" if p is suggested else "")
         if p.error is not None:
-            rows.append((mark, short_policy(p.policy), "-", "-", "-", f"error: {p.error.splitlines()[0]}"))
+            rows.append((mark, policy_label(p), "-", "-", "-", f"error: {p.error.splitlines()[0]}"))
             continue
         rows.append(
             (
                 mark,
-                short_policy(p.policy),
+                policy_label(p),
                 str(len(p.residuals)),
                 format_bytes(p.device_bytes),
                 format_bytes(p.host_bytes) if p.host_bytes else "0",
@@ -95,7 +119,9 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         if suggested is None:
             lines.append(f"No policy keeps its device residuals within {format_bytes(budget)}.")
         else:
-            lines.append(f"**Suggested** for a budget of {format_bytes(budget)}: `policy={suggested.policy}`")
+            action, where = suggestion(advice, suggested, root)
+            detail = f" ({where})" if where else ""
+            lines.append(f"**Suggested** for a budget of {format_bytes(budget)}: `{action}`{detail}")
     lines += [
         "",
         "Residuals as JAX records them for the backward pass (not XLA's peak memory); "

@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from jax_lsp.trace.advisor.advice import Advice, relative
+from jax_lsp.trace.advisor.setting import with_setting
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.service import TraceJob, TraceService, site_params
 
@@ -50,7 +51,7 @@ def submit_advise(
     options: TraceOptions | None = None,
 ) -> TraceJob[Advice]:
     """Start advising the site at 1-based ``line`` of ``path`` (`site_params`); the job's result
-    is an `Advice`."""
+    is an `Advice`, with the setting of the key that chooses the policy found under the root."""
     site = site_params(path, line, column, root, import_root)
     return service.submit(
         "advise",
@@ -58,7 +59,7 @@ def submit_advise(
         options or TraceOptions(),
         interpreter=interpreter,
         cwd=site["root"],
-        answer=lambda answer: Advice.from_agent(answer, site["path"], line),
+        answer=lambda answer: with_setting(Advice.from_agent(answer, site["path"], line), Path(site["root"])),
     )
 
 

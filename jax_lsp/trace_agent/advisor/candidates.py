@@ -19,12 +19,14 @@ MAX_SINGLE_NAMES = 6  # one save_only_these_names candidate per name, up to this
 
 
 class Candidate:
-    """A policy to advise: its text, its value, and whether it is the site's own."""
+    """A policy to advise: its text, its value, whether it is the site's own, and the key that
+    selects it where the site's policy is chosen by a key."""
 
-    def __init__(self, text, value, current=False):
+    def __init__(self, text, value, current=False, select=None):
         self.text = text
         self.value = value
         self.current = current
+        self.select = select
 
 
 def _quote(names):
@@ -57,7 +59,7 @@ def expand(text):
     return text
 
 
-def _same(a, b):
+def same_policy(a, b):
     if a is b:
         return True
     if type(a) is not type(b) or isinstance(a, types.FunctionType):
@@ -68,25 +70,36 @@ def _same(a, b):
         return False
 
 
-def build_candidates(site, requested, names, memories):
-    """The candidates (the site's own first unless among them) and the texts that did not evaluate."""
+def build_candidates(site, requested, names, memories, selector=None):
+    """The candidates (the site's own first unless among them) and the texts that did not evaluate.
+    With a ``selector``, each candidate a key selects carries it, and by default every policy a
+    key selects is a candidate."""
     current = [m.value for m in site.markers]
     texts = [expand(t) for t in requested] if requested else default_candidates(names, memories)
     namespace = dict(site.namespace)
     namespace.setdefault("jax", jax)
     candidates, errors = [], []
     seen = set()
-    for text in texts:
-        if text in seen:
-            continue
+
+    def add(text):
         seen.add(text)
         try:
             value = eval(compile(text, "<policy>", "eval"), namespace)
         except Exception as exc:
             errors.append({"policy": text, "message": short_error(exc)})
-            continue
-        is_current = bool(current) and all(_same(value, c) for c in current)
-        candidates.append(Candidate(text, value, is_current))
+            return
+        is_current = bool(current) and all(same_policy(value, c) for c in current)
+        select = selector.key_of(value, text) if selector is not None else None
+        candidates.append(Candidate(text, value, is_current, select))
+
+    for text in texts:
+        if text not in seen:
+            add(text)
+    if selector is not None and not requested:  # what the keys select beyond the defaults
+        for key, value in selector.table.items():
+            if not any(same_policy(value, c.value) for c in candidates):
+                add(selector.entry_text(key))
     if not any(c.current for c in candidates):
-        candidates.insert(0, Candidate(site.expression() or "None", None, True))
+        select = selector.current if selector is not None else None
+        candidates.insert(0, Candidate(site.expression() or "None", None, True, select))
     return candidates, errors

@@ -15,6 +15,7 @@ from .candidates import Candidate, build_candidates
 from .example import run_example, short_error, user_frame_of
 from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
 from .residuals import Frames, residuals_of
+from .selector import find_selector
 from .site import Marker, example_path, load_example_function, load_site, mentioned_names
 
 
@@ -163,7 +164,8 @@ def advise(params):
         )
     names = tagged_names(closed.jaxpr)
     platform, device, memories = _platform()
-    candidates, errors = build_candidates(site, params.get("policies") or [], names, memories)
+    selector = find_selector(site)
+    candidates, errors = build_candidates(site, params.get("policies") or [], names, memories, selector)
     arg_names = _arg_names(fn, args, kwargs, len(leaves))
     frames = Frames(root, [path, example_file])
     entries, per_policy = [], []
@@ -186,6 +188,7 @@ def advise(params):
                     "error": {"message": str(error), "path": error.path, "line": error.line},
                 }
             )
+        entries[-1]["select"] = selector.select(candidate.select) if selector is not None else None
         per_policy.append(time.perf_counter() - begun)
     timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
     timings["per_policy_s"] = per_policy
@@ -200,6 +203,7 @@ def advise(params):
         "memories": memories,
         "names": names,
         "markers": len(site.markers),
+        "selector": selector.to_json() if selector is not None else None,
         "policies": entries,
         "policy_errors": errors,
         "skipped": site.skipped,

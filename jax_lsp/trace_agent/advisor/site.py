@@ -11,6 +11,7 @@ import jax
 
 from .. import load
 from ..errors import AgentError
+from .selector import KEY, key_node
 
 MARK = "__jax_lsp_advise_mark__"
 CAPTURE = "__jax_lsp_advise_capture__"
@@ -56,18 +57,21 @@ def find_site(tree, line, column):
 
 
 class _Rewrite(ast.NodeTransformer):
-    """Wrap the site's policy value in the marker, and the site's call in the capture."""
+    """Wrap the site's policy value in the marker, the site's call in the capture, and the key
+    that chooses the policy, if any, in the key's capture."""
 
-    def __init__(self, keyword, call):
+    def __init__(self, keyword, call, key):
         self.keyword = keyword
         self.call = call
+        self.key = key
 
     def visit(self, node):
-        if node is self.call:
+        if node is self.call or node is self.key:
             self.generic_visit(node)
-            wrapped = ast.Call(ast.Name(CAPTURE, ast.Load()), [node], [])
+            wrapped = ast.Call(ast.Name(CAPTURE if node is self.call else KEY, ast.Load()), [node], [])
             return ast.copy_location(wrapped, node)
         if node is self.keyword:
+            self.generic_visit(node)
             value = ast.Call(ast.Name(MARK, ast.Load()), [node.value], [])
             node.value = ast.fix_missing_locations(ast.copy_location(value, node.value))
             return node
@@ -75,11 +79,14 @@ class _Rewrite(ast.NodeTransformer):
 
 
 class Site:
-    def __init__(self, path, text, tree, keyword, call, namespace):
+    def __init__(self, path, text, tree, keyword, call, namespace, key):
         self.path = path
         self.text = text
         self.tree = tree
         self.keyword = keyword
+        self.value = keyword.value.args[0]  # the policy= value as written, inside the marker
+        self.key = key  # the key that may choose the policy (its node now inside the key's capture)
+        self.keys = []  # every value the key had, in order
         self.call = call
         self.namespace = namespace
         self.markers = []  # every Marker the site's expression made, in order
@@ -103,6 +110,10 @@ class Site:
         if self.loading:
             self.captured.append(value)
         return value
+
+    def capture_key(self, key):
+        self.keys.append(key)
+        return key
 
 
 def _top_statement(tree, node_line):
@@ -141,7 +152,8 @@ def load_site(path, line, column, root, source, extra_roots):
     if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
         roots.add(top.name)
     roots |= set(extra_roots)
-    _Rewrite(keyword, call).visit(tree)
+    key = key_node(keyword.value)
+    _Rewrite(keyword, call, key).visit(tree)
     ast.fix_missing_locations(tree)
 
     load.add_import_folders(path, root)
@@ -150,9 +162,10 @@ def load_site(path, line, column, root, source, extra_roots):
     module.__file__ = path
     module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name
     _register(module, [name, os.path.splitext(os.path.basename(path))[0]])
-    site = Site(path, text, tree, keyword, call, module.__dict__)
+    site = Site(path, text, tree, keyword, call, module.__dict__, key)
     site.namespace[MARK] = site.mark
     site.namespace[CAPTURE] = site.capture
+    site.namespace[KEY] = site.capture_key
     statements = list(load.kept_statements(tree.body))
     load.execute(statements, path, site.namespace, load.needed_assignments(statements, roots), site.skipped)
     site.loading = False

@@ -22,7 +22,7 @@ pytest.importorskip("jax")
 
 MLP = ADVISOR_FIXTURES / "mlp.py"
 TOP = {"target", "jax", "platform", "policies", "suggested"}
-POLICY = {"policy", "current", "device_bytes", "host_bytes", "recompute_flops", "residuals"}
+POLICY = {"policy", "current", "device_bytes", "host_bytes", "recompute_flops", "residuals", "select"}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
 
 
@@ -55,6 +55,7 @@ def test_the_json_contract(capsys):
     assert [p["current"] for p in data["policies"]].count(True) == 1
     for entry in data["policies"]:
         assert set(entry) == POLICY
+        assert entry["select"] is None  # a plain policy: no key chooses it
         assert isinstance(entry["policy"], str) and isinstance(entry["current"], bool)
         assert all(_is_int(entry[k]) for k in ("device_bytes", "host_bytes", "recompute_flops"))
         assert entry["device_bytes"] == sum(r["bytes"] for r in entry["residuals"] if r["memory"] == "device")
@@ -69,7 +70,16 @@ def test_the_json_contract(capsys):
                 assert residual["path"] == "mlp.py" and _is_int(residual["line"])
             assert residual["iterations"] is None
     suggested = data["suggested"]
-    assert set(suggested) == {"policy", "device_bytes", "host_bytes", "recompute_flops", "budget"}
+    assert set(suggested) == {
+        "policy",
+        "device_bytes",
+        "host_bytes",
+        "recompute_flops",
+        "budget",
+        "select",
+        "setting",
+    }
+    assert suggested["select"] is None and suggested["setting"] is None
     assert suggested["budget"] == 5600 and suggested["device_bytes"] <= 5600
     fitting = [p for p in data["policies"] if p["device_bytes"] <= 5600]
     assert suggested["recompute_flops"] == min(p["recompute_flops"] for p in fitting)
@@ -219,3 +229,61 @@ def test_the_line_of_a_checkpointed_def_advises_its_site(capsys):
     code, data = _json(capsys, f"{MLP}:{line_of(MLP, 'def mlp(')}", "--example", "mlp.py:example")
     assert code == 0
     assert data["target"]["line"] == line_of(MLP)
+
+
+@pytest.mark.parametrize(
+    ("fixture", "site", "needle", "budget", "select", "setting"),
+    [
+        (
+            "select_helper",
+            "model.py",
+            "block = nn.remat",
+            "80KiB",
+            {"key": "checkpoint_dots", "expression": "self.config.remat_policy"},
+            {"path": "config.py", "text": '"nothing_saveable"'},
+        ),
+        (
+            "select_getattr.py",
+            "select_getattr.py",
+            "Block, prevent_cse",
+            "100KiB",
+            {"key": "dots_saveable", "expression": "self.remat_policy"},
+            {"path": "select_getattr.py", "text": '"nothing_saveable"'},
+        ),
+        (
+            "select_table.py",
+            "select_table.py",
+            "jax.checkpoint(layer",
+            "80KiB",
+            {"key": "dots", "expression": "cfg.remat"},
+            {"path": "select_table.py", "text": '"full"'},
+        ),
+    ],
+)
+def test_a_policy_chosen_by_a_key_suggests_the_key(
+    capsys, tmp_path, monkeypatch, fixture, site, needle, budget, select, setting
+):
+    source = ADVISOR_FIXTURES / fixture
+    if source.is_dir():
+        shutil.copytree(source, tmp_path, dirs_exist_ok=True)
+    else:
+        shutil.copy(source, tmp_path)
+    monkeypatch.chdir(tmp_path)
+    target = f"{site}:{line_of(tmp_path / site, needle)}"
+    example = ["--example", f"{site}:example", "--root", str(tmp_path), "--budget", budget]
+    code, data = _json(capsys, target, *example)
+    assert code == 0
+    suggested = data["suggested"]
+    assert suggested["select"] == select
+    assert suggested["setting"] == {**setting, "line": suggested["setting"]["line"]}
+    written = (tmp_path / setting["path"]).read_text(encoding="utf-8").splitlines()
+    assert setting["text"] in written[suggested["setting"]["line"] - 1]
+    chosen = next(p for p in data["policies"] if p["policy"] == suggested["policy"])
+    assert chosen["select"] == select
+
+    assert main(["advise", target, *example]) == 0
+    out = capsys.readouterr().out
+    name, key = select["expression"].rpartition(".")[2], select["key"]
+    assert f"  set {name} to {key!r} ({setting['path']}:{suggested['setting']['line']})" in out
+    assert f"({name}={key!r})" in next(row for row in out.splitlines() if row.startswith("+"))
+    assert "  policy=" not in out  # the site is not to be replaced

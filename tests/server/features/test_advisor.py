@@ -10,7 +10,7 @@ import pytest
 from lsprotocol import types
 
 from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
-from tests.server.lsp_harness import position_of, start_session
+from tests.server.lsp_harness import apply_text_edits, position_of, start_session
 
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux]  # runs the trace agent under real JAX; reads /proc
@@ -248,3 +248,88 @@ async def test_cancel_request_kills_the_run(tmp_path):
             await asyncio.wait_for(asyncio.wrap_future(future), 10)
         await _until(shrank_to(before, family), 10)
     await _until(shrank_to(before, set()), 10)
+
+
+async def _quick_fixes(session, uri, text, needle):
+    site = position_of(text, needle, session.encoding)
+    actions = await session.client.text_document_code_action_async(
+        types.CodeActionParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=types.Range(site, site),
+            context=types.CodeActionContext(diagnostics=[]),
+        )
+    )
+    return [a for a in actions or [] if a.title.startswith("Use the suggested policy")] or None
+
+
+async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(tmp_path):
+    """The quick fix sets the key's literal default, in its own file; without a literal it is
+    disabled and says which key to set; the site is never replaced."""
+    shutil.copytree(ADVISOR_FIXTURES / "select_helper", tmp_path, dirs_exist_ok=True)
+    model = (tmp_path / "model.py").read_text(encoding="utf-8")
+    model = model.replace("remat_policy))\n", "remat_policy))  # jax-lsp: example=model.py:example\n")
+    table = (ADVISOR_FIXTURES / "select_table.py").read_text(encoding="utf-8")
+    table = table.replace('remat: str = "full"', "remat: str = FULL").replace(
+        "POLICIES = {", 'FULL = "full"\nPOLICIES = {'
+    )
+    table = table.replace("(x, w1, w2)\n", "(x, w1, w2)  # jax-lsp: example=table.py:example\n", 1)
+    async with start_session("vscode", tmp_path, configuration={"advise": {"budget": "80KiB"}}) as session:
+        config_uri = (tmp_path / "config.py").as_uri()
+        config = (tmp_path / "config.py").read_text(encoding="utf-8")
+        for name, text, needle in (
+            ("model.py", model, "# jax-lsp: example"),
+            ("table.py", table, "# jax-lsp: example"),
+        ):
+            uri = session.write(name, text)
+            session.open(name)
+            [lens] = await _until(lambda uri=uri: _advise_lenses(session, uri))
+            result = await _execute(session, ADVISE, lens.command.arguments)
+            assert result["suggested"]["select"] is not None, result["suggested"]
+            [action] = await _until(
+                lambda uri=uri, text=text, needle=needle: _quick_fixes(session, uri, text, needle)
+            )
+            if name == "model.py":
+                line = result["suggested"]["setting"]["line"]
+                assert (
+                    action.title
+                    == f"Use the suggested policy: set remat_policy to 'checkpoint_dots' (config.py:{line})"
+                )
+                assert action.disabled is None and not session.edits_for(action, uri)
+                fixed = apply_text_edits(config, session.edits_for(action, config_uri), session.encoding)
+                assert fixed == config.replace(
+                    'remat_policy="nothing_saveable"', 'remat_policy="checkpoint_dots"'
+                )
+                session.open("config.py")  # edited since: the fix would land elsewhere, so it is off
+                start = types.Position(line - 1, 0)
+                session.change(config_uri, start, start, "  ")
+                [action] = await _quick_fixes(session, uri, text, needle)
+                assert action.edit is None and action.disabled.reason == (
+                    f"config.py:{line} changed since the advice: advise again"
+                )
+            else:
+                assert action.title == "Use the suggested policy: set remat to 'dots'"
+                assert action.edit is None
+                assert action.disabled.reason.startswith(
+                    "Set cfg.remat to 'dots': no literal default of remat"
+                )
+
+
+async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file(tmp_path):
+    text = (ADVISOR_FIXTURES / "select_getattr.py").read_text(encoding="utf-8")
+    text = text.replace(
+        "self.remat_policy, None)\n", "self.remat_policy, None)  # jax-lsp: example=vit.py:example\n"
+    )
+    async with start_session("neovim", tmp_path, configuration={"advise": {"budget": "100KiB"}}) as session:
+        uri = session.write("vit.py", text)
+        session.open("vit.py")
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        result = await _execute(session, ADVISE, lens.command.arguments)
+        line = result["suggested"]["setting"]["line"]
+        [action] = await _until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
+        assert (
+            action.title == f"Use the suggested policy: set remat_policy to 'dots_saveable' (vit.py:{line})"
+        )
+        fixed = session.apply(action, uri)
+        assert fixed == text.replace(
+            'remat_policy: str = "nothing_saveable"', 'remat_policy: str = "dots_saveable"'
+        )
