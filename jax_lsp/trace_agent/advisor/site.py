@@ -202,12 +202,13 @@ class SiteFinder(importlib.abc.MetaPathFinder):
 def install_site(site):
     """From now on every import of the site's file gets the marked module: copies already
     imported (a warm agent's) are dropped from ``sys.modules`` and the finder goes first."""
-    for name, module in list(sys.modules.items()):
-        file = getattr(module, "__file__", None)
-        if file and os.path.realpath(file) == site.path:
+    finder = SiteFinder(site)
+    for name in [n for n in sys.modules if n.rpartition(".")[2] == finder.stem]:  # names only: cheap
+        file = getattr(sys.modules[name], "__dict__", {}).get("__file__")  # no module __getattr__ runs
+        if isinstance(file, str) and os.path.realpath(file) == site.path:
             del sys.modules[name]
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, SiteFinder)]
-    sys.meta_path.insert(0, SiteFinder(site))
+    sys.meta_path.insert(0, finder)
 
 
 def add_import_folders(folders):
