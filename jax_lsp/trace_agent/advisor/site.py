@@ -11,7 +11,6 @@ from __future__ import annotations
 import ast
 import importlib
 import importlib.abc
-import importlib.machinery
 import importlib.util
 import os
 import sys
@@ -172,7 +171,11 @@ class SiteFinder(importlib.abc.MetaPathFinder):
     def __init__(self, site):
         self.site = site
         base = os.path.basename(site.path)
-        self.stem = os.path.basename(os.path.dirname(site.path)) if base == "__init__.py" else base[:-3]
+        self.stem = (
+            os.path.basename(os.path.dirname(site.path))
+            if base == "__init__.py"
+            else os.path.splitext(base)[0]
+        )
 
     def find_spec(self, fullname, path=None, target=None):
         if fullname.rpartition(".")[2] != self.stem:

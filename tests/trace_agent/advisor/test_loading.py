@@ -176,3 +176,18 @@ def test_a_trace_error_is_anchored_where_it_raised_in_the_project(service, tmp_p
         str(tmp_path / "kernel.py"),
         line_of(tmp_path / "kernel.py", "attend(x) * 2"),
     )
+
+
+def test_an_error_raised_in_a_library_names_its_line_too(service, tmp_path):
+    site = tmp_path / "model.py"
+    site.write_text(
+        "import json\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
+        "def layer(x):\n    width = json.loads('{\"width\": ')\n    return x * width\n\n\n"
+        "block = jax.checkpoint(layer, policy=jax.checkpoint_policies.dots_saveable)\n\n\n"
+        "def example():\n    return (jax.ShapeDtypeStruct((4,), jnp.float32),)\n"
+    )
+    advice = _advise(service, tmp_path, "model.py", "model.py:example", root=tmp_path)
+    assert advice.status == "trace_error", advice.message
+    assert (advice.error_path, advice.error_line) == (str(site), line_of(site, "json.loads"))
+    assert "JSONDecodeError" in advice.message
+    assert "(raised at " in advice.message and "json" in advice.message.rsplit("(raised at ", 1)[1]
