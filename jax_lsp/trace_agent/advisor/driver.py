@@ -23,6 +23,7 @@ from .site import (
     import_file,
     install_site,
     module_name,
+    namesakes,
     parse_site,
 )
 
@@ -173,10 +174,16 @@ def advise(params):
         raise _trace_error(exc, site, example_file, root, what) from None
     timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
     if not markers_in(closed.jaxpr):
+        copies = namesakes(site)
+        hint = (
+            f"it imported {copies[0][0]} from {copies[0][1]}, not from the site's file"
+            if copies
+            else "the example must call the function it checkpoints"
+        )
         raise AgentError(
             "not_reached",
             f"Tracing the example {spec} never reached the checkpoint at "
-            f"{os.path.basename(path)}:{site.line}: the example must call the function it checkpoints",
+            f"{os.path.basename(path)}:{site.line}: {hint}",
             path,
             site.line,
         )

@@ -202,16 +202,30 @@ class SiteFinder(importlib.abc.MetaPathFinder):
         return None
 
 
+def _imported_files(stem):
+    """(name, file) of each imported module whose name ends in ``stem``: only these modules are
+    read (reading every module in a forked child copies their memory pages)."""
+    for name in [n for n in sys.modules if n.rpartition(".")[2] == stem]:
+        file = getattr(sys.modules[name], "__dict__", {}).get("__file__")  # no module __getattr__ runs
+        if isinstance(file, str):
+            yield name, os.path.realpath(file)
+
+
 def install_site(site):
     """From now on every import of the site's file gets the marked module: copies already
     imported (a warm agent's) are dropped from ``sys.modules`` and the finder goes first."""
     finder = SiteFinder(site)
-    for name in [n for n in sys.modules if n.rpartition(".")[2] == finder.stem]:  # names only: cheap
-        file = getattr(sys.modules[name], "__dict__", {}).get("__file__")  # no module __getattr__ runs
-        if isinstance(file, str) and os.path.realpath(file) == site.path:
+    for name, file in list(_imported_files(finder.stem)):
+        if file == site.path:
             del sys.modules[name]
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, SiteFinder)]
     sys.meta_path.insert(0, finder)
+
+
+def namesakes(site):
+    """(name, file) of each imported module named as the site's file but from another file (an
+    installed or vendored copy of it): an example that calls those never reaches the site."""
+    return [(name, file) for name, file in _imported_files(SiteFinder(site).stem) if file != site.path]
 
 
 def add_import_folders(folders):

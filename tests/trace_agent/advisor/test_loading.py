@@ -34,6 +34,13 @@ def _advise(service, project: Path, site: str, example: str, **request):
     return advise(service, path, line_of(path), example=example, options=TraceOptions(timeout=120), **request)
 
 
+def _advise_written(service, tmp_path: Path, text: str):
+    """Advise the site of a ``model.py`` of ``text`` with its ``example``."""
+    site = tmp_path / "model.py"
+    site.write_text(text)
+    return site, _advise(service, tmp_path, "model.py", "model.py:example", root=tmp_path)
+
+
 def _assert_advised_as_jax_lists(service, tmp_path, project: Path, site: str, example: str, **request):
     """Advise the site of ``project/site`` with the example ``path/to/file.py:FUNCTION``; every
     candidate keeps what `saved_residuals` lists for it."""
@@ -143,13 +150,13 @@ def test_a_module_level_statement_that_raises_is_an_import_error_where_it_raised
     (tmp_path / "settings.py").write_text(
         "import os\n\n\ndef load():\n    return {'d_model': int(os.environ['NO_SUCH_SETTING_HERE'])}\n"
     )
-    site = tmp_path / "model.py"
-    site.write_text(
+    _, advice = _advise_written(
+        service,
+        tmp_path,
         "import jax\nimport settings\n\nCONFIG = settings.load()\n\n"
         "block = jax.checkpoint(jax.numpy.sin, policy=jax.checkpoint_policies.dots_saveable)\n\n\n"
-        "def example():\n    return (jax.ShapeDtypeStruct((4,), jax.numpy.float32),)\n"
+        "def example():\n    return (jax.ShapeDtypeStruct((4,), jax.numpy.float32),)\n",
     )
-    advice = _advise(service, tmp_path, "model.py", "model.py:example", root=tmp_path)
     assert advice.status == "import_error", advice.message
     assert "KeyError" in advice.message and "NO_SUCH_SETTING_HERE" in advice.message
     assert (advice.error_path, advice.error_line) == (str(tmp_path / "settings.py"), 5)
@@ -162,14 +169,14 @@ def test_a_trace_error_is_anchored_where_it_raised_in_the_project(service, tmp_p
         "import jax\nimport jax.numpy as jnp\n\n\n@jax.custom_vjp\ndef attend(x):\n    return jnp.sin(x)\n\n\n"
         "def layer(x):\n    return attend(x) * 2\n"
     )
-    site = tmp_path / "model.py"
-    site.write_text(
+    _, advice = _advise_written(
+        service,
+        tmp_path,
         "import jax\nimport jax.numpy as jnp\n\nimport kernel\n\n"
         "block = jax.checkpoint(kernel.layer, policy=jax.checkpoint_policies.dots_saveable)\n\n\n"
         "def example():\n    return {'fn': lambda x: jnp.sum(block(x)), "
-        "'args': (jax.ShapeDtypeStruct((4,), jnp.float32),)}\n"
+        "'args': (jax.ShapeDtypeStruct((4,), jnp.float32),)}\n",
     )
-    advice = _advise(service, tmp_path, "model.py", "model.py:example", root=tmp_path)
     assert advice.status == "trace_error", advice.message
     assert "No VJP defined" in advice.message
     assert (advice.error_path, advice.error_line) == (
@@ -179,15 +186,29 @@ def test_a_trace_error_is_anchored_where_it_raised_in_the_project(service, tmp_p
 
 
 def test_an_error_raised_in_a_library_names_its_line_too(service, tmp_path):
-    site = tmp_path / "model.py"
-    site.write_text(
+    site, advice = _advise_written(
+        service,
+        tmp_path,
         "import json\n\nimport jax\nimport jax.numpy as jnp\n\n\n"
         "def layer(x):\n    width = json.loads('{\"width\": ')\n    return x * width\n\n\n"
         "block = jax.checkpoint(layer, policy=jax.checkpoint_policies.dots_saveable)\n\n\n"
-        "def example():\n    return (jax.ShapeDtypeStruct((4,), jnp.float32),)\n"
+        "def example():\n    return (jax.ShapeDtypeStruct((4,), jnp.float32),)\n",
     )
-    advice = _advise(service, tmp_path, "model.py", "model.py:example", root=tmp_path)
     assert advice.status == "trace_error", advice.message
     assert (advice.error_path, advice.error_line) == (str(site), line_of(site, "json.loads"))
     assert "JSONDecodeError" in advice.message
     assert "(raised at " in advice.message and "json" in advice.message.rsplit("(raised at ", 1)[1]
+
+
+def test_an_example_that_calls_a_copy_of_the_site_says_so(service, tmp_path):
+    """An installed or vendored copy of the site's file is another file: the advice names it."""
+    project = _project(tmp_path, "custom_vjp")
+    (project / "vendored").mkdir()
+    shutil.copy(project / "ring_attention.py", project / "vendored" / "ring_attention.py")
+    (project / "run.py").write_text("from vendored.ring_attention import example\n")
+    advice = _advise(service, project, "ring_attention.py", "run.py:example", root=project)
+    assert advice.status == "not_reached"
+    assert (
+        f"it imported vendored.ring_attention from {project / 'vendored' / 'ring_attention.py'}"
+        in advice.message
+    )
