@@ -266,6 +266,26 @@ def test_a_namespace_package_repository_advised_from_its_root_without_flags(caps
     assert_lists_what_jax_lists(_policies(data), reference)
 
 
+@pytest.mark.parametrize(
+    "folder, site",
+    [("custom_vjp", "ring_attention.py"), ("registrations", "registered.py"), ("main_guard", "train.py")],
+)
+def test_module_level_calls_run_and_a_main_block_does_not(capsys, tmp_path, monkeypatch, folder, site):
+    """A `defvjp` and registrations at module level run, as an import runs them; the script's
+    `if __name__ == "__main__":` block (it writes a file and exits) does not."""
+    project = Path(shutil.copytree(ADVISOR_FIXTURES / folder, tmp_path / folder))
+    monkeypatch.chdir(project)
+    line = line_of(project / site)
+    code, data = _json(capsys, f"{site}:{line}", "--example", f"{site}:example")
+    assert code == 0, data
+    assert not (project / "training_started.txt").exists()
+    stem = site.removesuffix(".py")
+    reference = functools.partial(
+        reference_residuals, project, site, line, example=f"{stem}:example", workdir=tmp_path
+    )
+    assert_lists_what_jax_lists(_policies(data), reference)
+
+
 def test_the_root_is_on_sys_path_and_an_example_path_may_start_there(capsys, tmp_path, monkeypatch):
     repo = Path(shutil.copytree(ADVISOR_FIXTURES / "namespace_repo", tmp_path / "repo"))
     elsewhere = tmp_path / "elsewhere"
