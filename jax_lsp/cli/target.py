@@ -69,9 +69,11 @@ class Project(Record):
         self._assign(root, pyproject, workspace)
 
     @classmethod
-    def open(cls, path: Path, root: Path | None) -> Project:
-        """The project of ``path``: ``root`` as given (`--root`), else the one found from the file."""
-        root = (root or project_root(path)).resolve()
+    def open(cls, path: Path, root: Path | None, cwd: Path | None = None) -> Project:
+        """The project of ``path``: ``root`` as given (`--root`), else the one found from the file;
+        with ``cwd`` (the folder the user runs from), the root as `repository_root` finds it."""
+        found = repository_root(path, cwd) if cwd is not None else project_root(path)
+        root = (root or found).resolve()
         pyproject = find_pyproject(path)
         try:
             settings = load_pyproject(pyproject) if pyproject else Settings()
@@ -82,3 +84,15 @@ class Project(Record):
     @property
     def settings(self) -> Settings:
         return self.workspace.settings
+
+
+def repository_root(path: Path, cwd: Path) -> Path:
+    """The root of the project holding ``path`` as its user means it: the nearest folder with a
+    pyproject.toml or ``.git`` (the top of a repository without pyproject.toml), else the folder
+    the user runs from (``cwd``) when it holds the file, else `project_root`'s (a setup.py or
+    setup.cfg, else the folder above the outermost package)."""
+    path, cwd = path.resolve(), cwd.resolve()
+    for folder in path.parents:
+        if (folder / "pyproject.toml").is_file() or (folder / ".git").exists():
+            return folder
+    return cwd if path.is_relative_to(cwd) else project_root(path)

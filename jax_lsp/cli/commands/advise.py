@@ -41,7 +41,9 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "--example",
         metavar="SPEC",
         help="MODULE:FUNCTION or path/to/file.py:FUNCTION: a function without arguments returning the "
-        'checkpointed callable\'s positional arguments, or {"fn": entry, "args": (...), "kwargs": {...}} '
+        'checkpointed callable\'s positional arguments, or {"fn": entry, "args": (...), "kwargs": {...}}; '
+        "the path or module is looked for in the current folder, then the project root, then the site's "
+        "folder, and imported as Python imports it "
         "(default: a `# jax-lsp: example=SPEC` comment on the site's line, or [tool.jax-lsp.examples])",
     )
     parser.add_argument(
@@ -60,7 +62,10 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     parser.add_argument(
         "--root",
         type=Path,
-        help="folder put on sys.path for project imports (default: the project root)",
+        help="the project root: the JSON's paths are relative to it, an example is looked for in it "
+        "after the current folder, and it is on sys.path after the current folder (default: the "
+        "nearest folder above FILE with pyproject.toml or .git, else the current folder when it "
+        "holds FILE)",
     )
     add_trace_arguments(parser, flag=False)
     parser.set_defaults(run=run)
@@ -74,6 +79,7 @@ def _fail(args: argparse.Namespace, message: str) -> int:
 
 
 def run(args: argparse.Namespace) -> int:
+    cwd = Path.cwd()
     try:
         advised = Target.parse(args.target)
         budget = parse_size(args.budget) if args.budget else None
@@ -82,7 +88,7 @@ def run(args: argparse.Namespace) -> int:
     except ValueError as exc:
         return _fail(args, f"--budget: {exc}")
     try:
-        project = Project.open(advised.path, args.root)
+        project = Project.open(advised.path, args.root, cwd=cwd)
         positions = advised.positions(project.workspace, "advise")
     except TargetError as exc:
         return _fail(args, str(exc))
@@ -103,6 +109,7 @@ def run(args: argparse.Namespace) -> int:
                     policies=args.policies,
                     root=root,
                     import_root=ws.imports.import_root(path),
+                    cwd=cwd,
                     interpreter=args.interpreter,
                     options=trace_options(args),
                 )
@@ -110,7 +117,6 @@ def run(args: argparse.Namespace) -> int:
     finally:
         service.shutdown()
 
-    cwd = Path.cwd()
     if args.output_format == "json":
         documents = [a.to_contract(root, budget) for a in results]
         out = documents[0] if advised.line is not None else documents

@@ -47,15 +47,23 @@ def submit_advise(
     policies: list[str] | tuple[str, ...] = (),
     root: str | os.PathLike | None = None,
     import_root: str | os.PathLike | None = None,
+    cwd: str | os.PathLike | None = None,
     interpreter: str | None = None,
     options: TraceOptions | None = None,
 ) -> TraceJob[Advice]:
     """Start advising the site at 1-based ``line`` of ``path`` (`site_params`); the job's result
-    is an `Advice`, with the setting of the key that chooses the policy found under the root."""
+    is an `Advice`, with the setting of the key that chooses the policy found under the root.
+    ``cwd``: the folder the user runs from (the CLI's), where the agent runs the example, first
+    on its ``sys.path`` and first of the folders an example path is relative to."""
     site = site_params(path, line, column, root, import_root)
     return service.submit(
         "advise",
-        {**site, "example": example, "policies": list(policies)},
+        {
+            **site,
+            "example": example,
+            "policies": list(policies),
+            "cwd": os.path.realpath(cwd) if cwd else None,
+        },
         options or TraceOptions(),
         interpreter=interpreter,
         cwd=site["root"],

@@ -12,11 +12,21 @@ from jax._src import core as jax_core
 from ..errors import AgentError
 from ..preload import installed_imports
 from .candidates import Candidate, build_candidates
-from .example import run_example, short_error, user_frame_of
+from .example import error_site, run_example, short_error
 from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
 from .residuals import Frames, residuals_of
 from .selector import find_selector
-from .site import Marker, example_path, load_example_function, load_site, mentioned_names
+from .site import (
+    Marker,
+    add_import_folders,
+    example_function,
+    example_path,
+    import_file,
+    install_site,
+    module_name,
+    namesakes,
+    parse_site,
+)
 
 
 def _flat_call(fn, treedef):
@@ -39,11 +49,14 @@ def _arg_names(fn, args, kwargs, count):
 
 
 def _trace_error(exc, site, example_file, root, what):
-    where = user_frame_of(exc.__traceback__, {site.path, example_file}, root)
+    """JAX's error, anchored on the innermost line of the user's code it went through (else the
+    site), naming the library's line where it raised there."""
+    anchor, raised = error_site(exc, {site.path, example_file}, root)
+    at = f" (raised at {raised[0]}:{raised[1]})" if raised else ""
     return AgentError(
         "trace_error",
-        f"JAX could not trace {what}: {short_error(exc)}",
-        *(where or (site.path, site.line)),
+        f"JAX could not trace {what}: {short_error(exc)}{at}",
+        *(anchor or (site.path, site.line)),
         error_type=type(exc).__name__,
     )
 
@@ -113,8 +126,11 @@ def advise(params):
     """The answer to an ``advise`` request; raises ``AgentError`` where the site cannot be advised."""
     started = time.perf_counter()
     root = params.get("root")
-    if root and os.path.isdir(root):
-        os.chdir(root)
+    cwd = params.get("cwd")  # the folder the user runs from (the CLI's), None from the editor
+    for folder in (cwd, root):
+        if folder and os.path.isdir(folder):
+            os.chdir(folder)  # relative paths in the user's code mean what they mean there
+            break
     import_root = params.get("import_root") or root
     path = os.path.realpath(params["path"])
     spec = params.get("example")
@@ -135,12 +151,16 @@ def advise(params):
             path,
             params["line"],
         )
-    example_file, function_name = example_path(spec, root, path)
-    extra = {function_name} if example_file == path else mentioned_names(example_file)
-    site = load_site(
-        path, int(params["line"]), params.get("column"), import_root, params.get("source"), extra
-    )
-    function = load_example_function(example_file, function_name, site, import_root)
+    site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
+    example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
+    install_site(site)
+    add_import_folders([cwd, root, import_root, os.path.dirname(path), os.path.dirname(example_file)])
+    files = {path, example_file}
+    name = example_name or module_name(example_file, cwd, root, import_root)
+    module = import_file(example_file, name, site, files, root)
+    if site.module is None:  # an example that does not import the site's module
+        import_file(path, module_name(path, cwd, root, import_root), site, files, root)
+    function = example_function(module, function_name, example_file)
     timings = {"load_s": time.perf_counter() - started}
     fn, args, kwargs, form = run_example(function, spec, example_file, site, root)
     timings["example_s"] = time.perf_counter() - started - timings["load_s"]
@@ -155,10 +175,16 @@ def advise(params):
         raise _trace_error(exc, site, example_file, root, what) from None
     timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
     if not markers_in(closed.jaxpr):
+        copies = namesakes(site)
+        hint = (
+            f"it imported {copies[0][0]} from {copies[0][1]}, not from the site's file"
+            if copies
+            else "the example must call the function it checkpoints"
+        )
         raise AgentError(
             "not_reached",
             f"Tracing the example {spec} never reached the checkpoint at "
-            f"{os.path.basename(path)}:{site.line}: the example must call the function it checkpoints",
+            f"{os.path.basename(path)}:{site.line}: {hint}",
             path,
             site.line,
         )
@@ -206,7 +232,6 @@ def advise(params):
         "selector": selector.to_json() if selector is not None else None,
         "policies": entries,
         "policy_errors": errors,
-        "skipped": site.skipped,
         "timings": timings,
     }
 

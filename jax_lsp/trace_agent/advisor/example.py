@@ -14,21 +14,39 @@ from ..errors import AgentError
 
 
 def user_frame_of(tb, files, root):
-    """(path, line) of the innermost frame in the given files, else in the project, else None."""
-    best_file = best_project = None
+    """(path, line) of the innermost frame in the given files or in the project, else None."""
+    found = None
+    for filename, line in _frames(tb):
+        if filename in files or is_project_file(filename, root):
+            found = (filename, line)
+    return found
+
+
+def _frames(tb):
+    """(real path, line) of each frame of ``tb`` that runs a file (not ``<frozen os>``), outermost first."""
     while tb is not None:
-        filename = os.path.realpath(tb.tb_frame.f_code.co_filename)
-        if filename in files:
-            best_file = (filename, tb.tb_lineno)
-        if is_project_file(filename, root):
-            best_project = (filename, tb.tb_lineno)
+        filename = tb.tb_frame.f_code.co_filename
+        if not filename.startswith("<"):
+            yield os.path.realpath(filename), tb.tb_lineno
         tb = tb.tb_next
-    return best_file or best_project
+
+
+def error_site(exc, files, root):
+    """Where ``exc`` is anchored: the innermost line of the user's code that it went through (None
+    when none), and, when it raised elsewhere (in a library), the ``(path, line)`` it raised at.
+    A ``SyntaxError`` raised at the file and line that does not parse."""
+    anchor = user_frame_of(exc.__traceback__, files, root)
+    raised = next(reversed(list(_frames(exc.__traceback__))), None)
+    if isinstance(exc, SyntaxError) and exc.filename and not exc.filename.startswith("<"):
+        raised = (os.path.realpath(exc.filename), exc.lineno)
+        if raised[0] in files or is_project_file(raised[0], root):
+            anchor = raised
+    return anchor, (raised if raised != anchor else None)
 
 
 def is_project_file(filename, root):
     """Whether ``filename`` is in the project under ``root`` (installed packages are not)."""
-    if not root or filename.startswith("<"):
+    if not root:
         return False
     if "site-packages" in filename or "dist-packages" in filename:
         return False

@@ -1,16 +1,25 @@
-"""The site's module loaded with its policy marked, and the example's file and function."""
+"""The site's module imported as Python imports it, with its policy marked; the example's module.
+
+The site's module runs whole, as an import runs it: registrations, ``f.defvjp(fwd, bwd)``,
+config updates, with ``__name__`` its dotted name (so ``if __name__ == "__main__":`` does not
+run). A finder first on ``sys.meta_path`` gives every import of the site's file, whatever name
+it is imported by, the one marked module.
+"""
 
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.abc
+import importlib.util
 import os
 import sys
-import types
 
 import jax
 
 from .. import load
 from ..errors import AgentError
+from .example import error_site, short_error
 from .selector import KEY, key_node
 
 MARK = "__jax_lsp_advise_mark__"
@@ -79,7 +88,9 @@ class _Rewrite(ast.NodeTransformer):
 
 
 class Site:
-    def __init__(self, path, text, tree, keyword, call, namespace, key):
+    """The marked site and, once something imported it, its module."""
+
+    def __init__(self, path, text, tree, keyword, call, key):
         self.path = path
         self.text = text
         self.tree = tree
@@ -88,15 +99,19 @@ class Site:
         self.key = key  # the key that may choose the policy (its node now inside the key's capture)
         self.keys = []  # every value the key had, in order
         self.call = call
-        self.namespace = namespace
+        self.module = None  # set by the import that runs it
+        self.spec = None
         self.markers = []  # every Marker the site's expression made, in order
         self.captured = []  # what the site's call returned while the module loaded
-        self.loading = True
-        self.skipped = []
+        self.loading = False
 
     @property
     def line(self):
         return self.keyword.value.lineno
+
+    @property
+    def namespace(self):
+        return self.module.__dict__
 
     def expression(self):
         return (ast.get_source_segment(self.text, self.keyword.value) or "").strip()
@@ -116,25 +131,8 @@ class Site:
         return key
 
 
-def _top_statement(tree, node_line):
-    for stmt in tree.body:
-        if stmt.lineno <= node_line <= (stmt.end_lineno or stmt.lineno):
-            return stmt
-    return None
-
-
-def _register(module, names):
-    """Under each name: an import of the site's module by the example gets this (marked) one."""
-    for name in names:
-        if name:
-            sys.modules[name] = module
-
-
-def load_site(path, line, column, root, source, extra_roots):
-    """Load the module of ``path`` with the site at ``line`` marked.
-
-    ``extra_roots``: names of the module the example may use, whose assignments are run too."""
-    path = os.path.realpath(path)
+def parse_site(path, line, column, source):
+    """The site at ``line`` of ``path`` (its text ``source`` when given), its tree rewritten."""
     text, tree = load.parse_module(path, source)
     keyword = find_site(tree, line, load.byte_column(text, line, column))
     if keyword is None:
@@ -145,85 +143,207 @@ def load_site(path, line, column, root, source, extra_roots):
             path,
             line,
         )
-    parents = load.parents_of(tree)
-    call = parents.get(keyword)
-    top = _top_statement(tree, keyword.lineno)
-    roots = load.names_in(top) if top is not None else set()
-    if isinstance(top, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        roots.add(top.name)
-    roots |= set(extra_roots)
+    call = load.parents_of(tree).get(keyword)
     key = key_node(keyword.value)
     _Rewrite(keyword, call, key).visit(tree)
     ast.fix_missing_locations(tree)
-
-    load.add_import_folders(path, root)
-    name = load.module_name(path, root)
-    module = types.ModuleType(name)
-    module.__file__ = path
-    module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name
-    _register(module, [name, os.path.splitext(os.path.basename(path))[0]])
-    site = Site(path, text, tree, keyword, call, module.__dict__, key)
-    site.namespace[MARK] = site.mark
-    site.namespace[CAPTURE] = site.capture
-    site.namespace[KEY] = site.capture_key
-    statements = list(load.kept_statements(tree.body))
-    load.execute(statements, path, site.namespace, load.needed_assignments(statements, roots), site.skipped)
-    site.loading = False
-    return site
+    return Site(path, text, tree, keyword, call, key)
 
 
-def example_path(spec, root, site_path):
-    """The file an example spec names (without running anything), and the function's name."""
+class _SiteLoader(importlib.abc.Loader):
+    """Runs the site's marked tree as the module; a second name gets the same module object."""
+
+    def __init__(self, site):
+        self.site = site
+
+    def create_module(self, spec):
+        return self.site.module  # None the first time: a new module
+
+    def exec_module(self, module):
+        site = self.site
+        if site.module is not None:  # imported again under another name: the import set __spec__
+            module.__spec__ = site.spec
+            return
+        site.module, site.spec = module, module.__spec__
+        module.__dict__[MARK] = site.mark
+        module.__dict__[CAPTURE] = site.capture
+        module.__dict__[KEY] = site.capture_key
+        site.loading = True
+        try:
+            exec(compile(site.tree, site.path, "exec"), module.__dict__)
+        except BaseException:
+            site.module = None
+            raise
+        finally:
+            site.loading = False
+
+
+class SiteFinder(importlib.abc.MetaPathFinder):
+    """First on ``sys.meta_path``: an import that would find the site's file gets the marked module."""
+
+    def __init__(self, site):
+        self.site = site
+        base = os.path.basename(site.path)
+        self.stem = (
+            os.path.basename(os.path.dirname(site.path))
+            if base == "__init__.py"
+            else os.path.splitext(base)[0]
+        )
+
+    def find_spec(self, fullname, path=None, target=None):
+        if fullname.rpartition(".")[2] != self.stem:
+            return None
+        spec = self._spec_without_me(fullname, path, target)
+        if spec is None or not spec.origin or os.path.realpath(spec.origin) != self.site.path:
+            return None
+        return importlib.util.spec_from_file_location(
+            fullname,
+            self.site.path,
+            loader=_SiteLoader(self.site),
+            submodule_search_locations=spec.submodule_search_locations,
+        )
+
+    def _spec_without_me(self, fullname, path, target):
+        """What the import would find without this finder (the path finder, an editable install's)."""
+        for finder in sys.meta_path:
+            find = getattr(finder, "find_spec", None)
+            if finder is self or find is None:
+                continue
+            spec = find(fullname, path, target)
+            if spec is not None:
+                return spec
+        return None
+
+
+def _imported_files(stem):
+    """(name, file) of each imported module whose name ends in ``stem``: only these modules are
+    read (reading every module in a forked child copies their memory pages)."""
+    for name in [n for n in sys.modules if n.rpartition(".")[2] == stem]:
+        file = getattr(sys.modules[name], "__dict__", {}).get("__file__")  # no module __getattr__ runs
+        if isinstance(file, str):
+            yield name, os.path.realpath(file)
+
+
+def install_site(site):
+    """From now on every import of the site's file gets the marked module: copies already
+    imported (a warm agent's) are dropped from ``sys.modules`` and the finder goes first."""
+    finder = SiteFinder(site)
+    for name, file in list(_imported_files(finder.stem)):
+        if file == site.path:
+            del sys.modules[name]
+    sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, SiteFinder)]
+    sys.meta_path.insert(0, finder)
+
+
+def namesakes(site):
+    """(name, file) of each imported module named as the site's file but from another file (an
+    installed or vendored copy of it): an example that calls those never reaches the site."""
+    return [(name, file) for name, file in _imported_files(SiteFinder(site).stem) if file != site.path]
+
+
+def add_import_folders(folders):
+    """Put ``folders`` first on ``sys.path``, in their order (one already there stays where it is)."""
+    for folder in reversed(folders):
+        if folder and folder not in sys.path:
+            sys.path.insert(0, folder)
+
+
+def _package_root(path):
+    folder = os.path.dirname(path)
+    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
+        folder = os.path.dirname(folder)
+    return folder
+
+
+def module_name(path, cwd, root, import_root):
+    """The dotted name ``path`` is imported by: a package's module from the folder above its
+    outermost package, any other file from the first of ``cwd``, ``root``, ``import_root`` that
+    holds it (``examples/run.py`` from the repository is ``examples.run``), else its own stem."""
+    in_package = os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
+    folders = [import_root, _package_root(path)] if in_package else [cwd, root, import_root]
+    for folder in [f for f in folders if f] + [os.path.dirname(path)]:
+        relative = os.path.relpath(path, folder)
+        if relative.startswith(os.pardir):
+            continue
+        parts = os.path.splitext(relative)[0].split(os.sep)
+        if parts[-1] == "__init__":
+            parts = parts[:-1]
+        if parts and all(part.isidentifier() for part in parts):
+            return ".".join(parts)
+    return "__jax_lsp_advise__"
+
+
+def import_file(path, name, site, files, root):
+    """The module of the file at ``path`` imported by ``name`` as Python imports it (its parent
+    packages first); where ``name`` finds another file or none (a notebook), the file run under
+    that name. A statement that raises while it runs is an ``import_error`` at the line that
+    raised."""
+    try:
+        try:
+            spec = importlib.util.find_spec(name)
+        except ModuleNotFoundError:
+            spec = None
+        if spec is not None and spec.origin and os.path.realpath(spec.origin) == path:
+            return importlib.import_module(name)
+        if path == site.path:
+            spec = importlib.util.spec_from_file_location(name, path, loader=_SiteLoader(site))
+        else:
+            spec = importlib.util.spec_from_file_location(name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[name] = module
+        spec.loader.exec_module(module)
+        return module
+    except (AgentError, MemoryError):
+        raise
+    except (Exception, SystemExit) as exc:
+        anchor, raised = error_site(exc, files, root)
+        at = f" (raised at {raised[0]}:{raised[1]})" if raised else ""
+        where = anchor or (path, None)
+        line = f":{where[1]}" if where[1] else ""
+        raise AgentError(
+            "import_error",
+            f"Importing {name} failed: {os.path.basename(where[0])}{line}: {short_error(exc)}{at}",
+            *where,
+            error_type=type(exc).__name__,
+        ) from None
+
+
+def example_path(spec, bases):
+    """The file an example spec names (without running anything), its function's name, and the
+    module name a ``MODULE:FUNCTION`` spec gives (None for a path). A path or module is looked
+    for in each of ``bases`` in turn (the folder the user runs from, the project root, the site's
+    folder)."""
     target, sep, function = spec.rpartition(":")
     if not sep or not target or not function.isidentifier():
         raise AgentError(
             "example_error",
             f"Cannot read the example {spec!r}: write MODULE:FUNCTION or path/to/file.py:FUNCTION",
         )
+    bases = [base for base in bases if base and os.path.isdir(base)]
     if target.endswith((".py", ".ipynb")) or "/" in target or os.sep in target:
-        bases = [root, os.path.dirname(site_path), os.getcwd()]
         for base in bases:
-            candidate = os.path.realpath(os.path.join(base or "", target))
+            candidate = os.path.realpath(os.path.join(base, target))
             if os.path.isfile(candidate):
-                return candidate, function
-        raise AgentError("example_error", f"The example file {target} does not exist", None, None)
+                return candidate, function, None
+        raise AgentError(
+            "example_error", f"The example file {target} does not exist in {_listed(bases)}", None, None
+        )
     relative = target.replace(".", os.sep)
-    for base in [root, os.path.dirname(site_path)]:  # the project's own modules, not installed ones
-        if not base or not os.path.isdir(base):
-            continue
+    for base in bases:  # the project's own modules, not installed ones
         for candidate in (relative + ".py", os.path.join(relative, "__init__.py")):
             full = os.path.join(base, candidate)
             if os.path.isfile(full):
-                return os.path.realpath(full), function
-    raise AgentError(
-        "example_error",
-        f"The example module {target} was not found in the project "
-        f"({root or os.path.dirname(site_path)}) or beside {os.path.basename(site_path)}",
-    )
+                return os.path.realpath(full), function, target
+    raise AgentError("example_error", f"The example module {target} was not found in {_listed(bases)}")
 
 
-def mentioned_names(path):
-    """Names and attribute names a module mentions: the assignments of the site's module it may use."""
-    try:
-        with open(path, "rb") as handle:
-            tree = ast.parse(handle.read())
-    except (OSError, SyntaxError, ValueError):
-        return set()
-    found = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.Name):
-            found.add(node.id)
-        elif isinstance(node, ast.Attribute):
-            found.add(node.attr)
-        elif isinstance(node, ast.alias):
-            found.add(node.name.split(".")[-1])
-    return found
+def _listed(folders):
+    return " or ".join(dict.fromkeys(folders)) or "the project"
 
 
-def load_example_function(path, function, site, root):
-    """The example function ``function`` of ``path`` (the site's own module when it is that file)."""
-    namespace = site.namespace if path == site.path else _load_definitions(path, root, function)
-    value = namespace.get(function)
+def example_function(module, function, path):
+    """The example function ``function`` defined at the top level of ``module``."""
+    value = module.__dict__.get(function)
     if not callable(value):
         raise AgentError(
             "example_error",
@@ -232,15 +352,3 @@ def load_example_function(path, function, site, root):
             None,
         )
     return value
-
-
-def _load_definitions(path, root, function):
-    _, tree = load.parse_module(path, unreadable="example_error")
-    load.add_import_folders(path, root)
-    name = load.module_name(path, root)
-    module = types.ModuleType(name)
-    module.__file__ = path
-    _register(module, [name])
-    statements = list(load.kept_statements(tree.body))
-    load.execute(statements, path, module.__dict__, load.needed_assignments(statements, {function}), [])
-    return module.__dict__

@@ -3,16 +3,21 @@ from a comment or pyproject.toml, and no process left behind."""
 
 from __future__ import annotations
 
+import functools
 import json
 import shutil
 import sys
 import time
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from jax_lsp.cli import main
+from jax_lsp.cli.target import repository_root
+from jax_lsp.engine.project import project_root
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, parse_size
+from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, line_of
 
 pytest.importorskip("jax")
@@ -287,3 +292,106 @@ def test_a_policy_chosen_by_a_key_suggests_the_key(
     assert f"  set {name} to {key!r} ({setting['path']}:{suggested['setting']['line']})" in out
     assert f"({name}={key!r})" in next(row for row in out.splitlines() if row.startswith("+"))
     assert "  policy=" not in out  # the site is not to be replaced
+
+
+def _policies(data):
+    """The JSON's policy entries, read as `assert_lists_what_jax_lists` reads an Advice's."""
+    return [
+        SimpleNamespace(
+            policy=p["policy"],
+            error=p.get("error"),
+            device_bytes=p["device_bytes"],
+            host_bytes=p["host_bytes"],
+            residuals=[
+                SimpleNamespace(shape=tuple(r["shape"]), dtype=r["dtype"], memory=r["memory"])
+                for r in p["residuals"]
+            ],
+        )
+        for p in data["policies"]
+    ]
+
+
+def test_a_namespace_package_repository_advised_from_its_root_without_flags(capsys, tmp_path, monkeypatch):
+    """A repository without pyproject.toml or __init__.py, the example in its own folder importing
+    the model by its package name: the example path is the current folder's, the repository root
+    is on sys.path, and the example's import gets the marked module."""
+    repo = Path(shutil.copytree(ADVISOR_FIXTURES / "namespace_repo", tmp_path / "repo"))
+    site = repo / "vit_lab" / "model.py"
+    monkeypatch.chdir(repo)
+    code, data = _json(
+        capsys, f"vit_lab/model.py:{line_of(site)}", "--example", "examples/advise_example.py:example"
+    )
+    assert code == 0, data
+    assert data["target"]["path"] == "vit_lab/model.py"
+    reference = functools.partial(
+        reference_residuals,
+        repo,
+        "vit_lab/model.py",
+        line_of(site),
+        example="examples.advise_example:example",
+        workdir=tmp_path,
+    )
+    assert_lists_what_jax_lists(_policies(data), reference)
+
+
+@pytest.mark.parametrize(
+    "folder, site",
+    [("custom_vjp", "ring_attention.py"), ("registrations", "registered.py"), ("main_guard", "train.py")],
+)
+def test_module_level_calls_run_and_a_main_block_does_not(capsys, tmp_path, monkeypatch, folder, site):
+    """A `defvjp` and registrations at module level run, as an import runs them; the script's
+    `if __name__ == "__main__":` block (it writes a file and exits) does not."""
+    project = Path(shutil.copytree(ADVISOR_FIXTURES / folder, tmp_path / folder))
+    monkeypatch.chdir(project)
+    line = line_of(project / site)
+    code, data = _json(capsys, f"{site}:{line}", "--example", f"{site}:example")
+    assert code == 0, data
+    assert not (project / "training_started.txt").exists()
+    stem = site.removesuffix(".py")
+    reference = functools.partial(
+        reference_residuals, project, site, line, example=f"{stem}:example", workdir=tmp_path
+    )
+    assert_lists_what_jax_lists(_policies(data), reference)
+
+
+def test_the_root_is_on_sys_path_and_an_example_path_may_start_there(capsys, tmp_path, monkeypatch):
+    repo = Path(shutil.copytree(ADVISOR_FIXTURES / "namespace_repo", tmp_path / "repo"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    monkeypatch.chdir(elsewhere)
+    site = repo / "vit_lab" / "model.py"
+    code, data = _json(
+        capsys,
+        f"{site}:{line_of(site)}",
+        "--root",
+        str(repo),
+        "--example",
+        "examples/advise_example.py:example",
+    )
+    assert code == 0, data
+    assert data["target"]["path"] == "vit_lab/model.py"
+
+
+def test_the_advised_project_root_is_the_repositorys_top_folder(tmp_path):
+    repo = tmp_path / "repo"
+    (repo / "vit_lab").mkdir(parents=True)
+    site = repo / "vit_lab" / "model.py"
+    site.write_text("")
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    assert project_root(site) == repo / "vit_lab"  # check's root: the folder above the package
+    assert repository_root(site, repo) == repo  # run from the repository: that folder
+    assert repository_root(site, elsewhere) == repo / "vit_lab"  # from elsewhere: check's
+    (repo / ".git").mkdir()
+    assert repository_root(site, elsewhere) == repo
+    (repo / "vit_lab" / "setup.py").write_text("")
+    assert repository_root(site, elsewhere) == repo
+    (repo / "vit_lab" / "pyproject.toml").write_text("")
+    assert repository_root(site, elsewhere) == repo / "vit_lab"
+
+
+def test_the_help_says_what_the_paths_mean(capsys):
+    assert main(["advise", "--help"]) == 0
+    text = " ".join(capsys.readouterr().out.split())
+    assert "looked for in the current folder, then the project root, then the site's folder" in text
+    assert "on sys.path after the current folder" in text
