@@ -7,12 +7,12 @@ import sys
 import time
 
 import jax
-from jax._src import core as jax_core
 
 from ..errors import AgentError
 from ..preload import installed_imports
 from .candidates import Candidate, build_candidates
 from .example import run_example, short_error, user_frame_of
+from .forward import trace_forward
 from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
 from .residuals import Frames, residuals_of
 from .site import Marker, example_path, load_example_function, load_site, mentioned_names
@@ -47,18 +47,17 @@ def _trace_error(exc, site, example_file, root, what):
     )
 
 
-def advise_one(candidate, closed, leaves, arg_names, frames):
-    """What ``candidate`` saves and recomputes in the forward jaxpr ``closed``, as one answer entry."""
+def advise_one(candidate, forward, leaves, arg_names, frames):
+    """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry."""
     if candidate.value is None and candidate.current:
         choose = lambda marker: marker.value  # noqa: E731
     else:
         choose = lambda marker: candidate.value  # noqa: E731
-    new_jaxpr = substitute(closed.jaxpr, choose, {})
-    replay = jax_core.jaxpr_as_fun(jax_core.ClosedJaxpr(new_jaxpr, closed.consts))
+    new_jaxpr = substitute(forward.closed.jaxpr, choose, {})
     box = []
 
     def run(*xs):
-        out, vjp_fn = jax.vjp(replay, *xs)
+        out, vjp_fn = jax.vjp(forward.replay(new_jaxpr), *xs)
         box.append(vjp_fn)
         return out, vjp_fn
 
@@ -147,13 +146,13 @@ def advise(params):
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
     what = f"the example {spec}"
     try:
-        closed = jax.make_jaxpr(_flat_call(fn, treedef))(*leaves)
+        forward = trace_forward(_flat_call(fn, treedef), leaves)
     except MemoryError:
         raise
     except Exception as exc:
         raise _trace_error(exc, site, example_file, root, what) from None
     timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
-    if not markers_in(closed.jaxpr):
+    if not markers_in(forward.closed.jaxpr):
         raise AgentError(
             "not_reached",
             f"Tracing the example {spec} never reached the checkpoint at "
@@ -161,7 +160,7 @@ def advise(params):
             path,
             site.line,
         )
-    names = tagged_names(closed.jaxpr)
+    names = tagged_names(forward.closed.jaxpr)
     platform, device, memories = _platform()
     candidates, errors = build_candidates(site, params.get("policies") or [], names, memories)
     arg_names = _arg_names(fn, args, kwargs, len(leaves))
@@ -170,7 +169,7 @@ def advise(params):
     for candidate in candidates:
         begun = time.perf_counter()
         try:
-            entries.append(advise_one(candidate, closed, leaves, arg_names, frames))
+            entries.append(advise_one(candidate, forward, leaves, arg_names, frames))
         except MemoryError:
             raise
         except Exception as exc:
@@ -242,9 +241,9 @@ def warm_up():
             return jnp.mean(h.astype(jnp.float32) ** 2) + jnp.sum(losses)
 
         leaves = [jax.ShapeDtypeStruct((2, 8, 8), jnp.bfloat16), jax.ShapeDtypeStruct((4, 8), jnp.bfloat16)]
-        closed = jax.make_jaxpr(entry)(*leaves)
+        forward = trace_forward(entry, leaves)
         frames = Frames(None, [])
         for value in (policy.nothing_saveable, policy.save_only_these_names("h")):
-            advise_one(Candidate("warm-up", value), closed, leaves, ("ws", "x"), frames)
+            advise_one(Candidate("warm-up", value), forward, leaves, ("ws", "x"), frames)
     except Exception:  # a JAX release where this does not trace: children start colder
         pass

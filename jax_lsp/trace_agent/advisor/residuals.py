@@ -92,10 +92,10 @@ def residuals_of(jaxpr, outvars, arg_names, frames):
         )
 
     for lit in literals:
-        item(lit.aval, "computed", "from a literal")
+        item(lit.aval, "literal", "from a literal")
     for var in jaxpr.constvars:
         for _ in wanted.get(var, ()):
-            item(var.aval, "computed", "from a constant")
+            item(var.aval, "constant", "from a constant")
     for i, var in enumerate(jaxpr.invars):
         for _ in wanted.get(var, ()):
             name = arg_names[i] if i < len(arg_names) and arg_names[i] else None
