@@ -78,6 +78,20 @@ def advise_one(candidate, forward, leaves, arg_names, frames):
     }
 
 
+def rejected(candidate, message, path, line):
+    """The entry of a candidate JAX rejects: no numbers (``None``, never 0), JAX's error and the
+    line it is anchored on."""
+    return {
+        "policy": candidate.text,
+        "current": candidate.current,
+        "device_bytes": None,
+        "host_bytes": None,
+        "recompute_flops": None,
+        "residuals": [],
+        "error": {"message": message, "path": path, "line": line},
+    }
+
+
 def _remat3_on():
     try:
         from jax._src import config
@@ -173,18 +187,8 @@ def advise(params):
         except MemoryError:
             raise
         except Exception as exc:
-            error = _trace_error(exc, site, example_file, root, f"{what} under {candidate.text}")
-            entries.append(
-                {
-                    "policy": candidate.text,
-                    "current": candidate.current,
-                    "device_bytes": 0,
-                    "host_bytes": 0,
-                    "recompute_flops": 0,
-                    "residuals": [],
-                    "error": {"message": str(error), "path": error.path, "line": error.line},
-                }
-            )
+            where = user_frame_of(exc.__traceback__, {site.path, example_file}, root)
+            entries.append(rejected(candidate, short_error(exc), *(where or (site.path, site.line))))
         per_policy.append(time.perf_counter() - begun)
     timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
     timings["per_policy_s"] = per_policy

@@ -43,7 +43,8 @@ class Frames:
         if filename in self._user:
             return self._user[filename]
         real = os.path.realpath(filename) if not filename.startswith("<") else filename
-        found = real in self.user_files or is_project_file(real, self.root)
+        mine = real.startswith(AGENT_FOLDER + os.sep)  # the agent's hooks, when jax-lsp is the project
+        found = not mine and (real in self.user_files or is_project_file(real, self.root))
         self._user[filename] = found
         return found
 
