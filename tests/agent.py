@@ -106,6 +106,12 @@ def write(tmp_path: Path):
     return _write
 
 
+def jax_kind(description: str) -> str:
+    """The advisor's `kind` of a residual that JAX's `saved_residuals` describes so."""
+    words = {"from the argument": "argument", "from a literal": "literal", "from a constant": "constant"}
+    return next((kind for start, kind in words.items() if description.startswith(start)), "computed")
+
+
 def line_of(path: str | Path, needle: str = "policy=") -> int:
     """1-based line of the first line containing ``needle``."""
     for number, text in enumerate(Path(path).read_text(encoding="utf-8").splitlines(), 1):

@@ -47,7 +47,10 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "(default: a `# jax-lsp: example=SPEC` comment on the site's line, or [tool.jax-lsp.examples])",
     )
     parser.add_argument(
-        "--budget", metavar="SIZE", help="device memory for the residuals (24GiB, 600000B): suggest a policy"
+        "--budget",
+        metavar="SIZE",
+        help="device memory for the values the policy keeps (its computed residuals, not the "
+        "arguments the step holds anyway; 24GiB, 600000B): suggest a policy",
     )
     parser.add_argument(
         "--policies",

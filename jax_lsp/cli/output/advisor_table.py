@@ -6,7 +6,15 @@ from __future__ import annotations
 from pathlib import Path
 
 from jax_lsp.trace.advisor.advice import Advice, format_bytes, relative
-from jax_lsp.trace.advisor.report import heading, policy_rows, residual_line, suggestion
+from jax_lsp.trace.advisor.report import (
+    COLUMNS,
+    LEGEND,
+    heading,
+    policy_rows,
+    rejections,
+    residual_line,
+    suggestion,
+)
 
 
 def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -> str:
@@ -17,14 +25,18 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
         lines.append(f"{where}{advice.message}")
         return "\n".join(lines)
     suggested = advice.suggest(budget) if budget is not None else None
-    header = ("", "policy", "saves", "device", "host", "recompute")
+    header = ("", "policy", *COLUMNS)
     rows = [header, *policy_rows(advice, suggested)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
         cells += [row[i].rjust(widths[i]) for i in range(2, len(header))]
         lines.append("  ".join(cells).rstrip())
-    lines.append("(* current policy" + (", + suggested" if suggested else "") + ")")
+    lines.append("(* current policy" + (", + suggested" if suggested else "") + f")\n({LEGEND})")
+    rejected = rejections(advice)
+    if rejected:
+        lines.append("Rejected by JAX:")
+        lines += [f"  {line}" for line in rejected]
     current = advice.current
     if current is not None and current.residuals:
         lines.append("")
@@ -33,7 +45,7 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
     if budget is not None:
         lines.append("")
         if suggested is None:
-            lines.append(f"No policy keeps its device residuals within {format_bytes(budget)}.")
+            lines.append(f"No policy keeps its computed residuals within {format_bytes(budget)}.")
         else:
             lines.append(f"Suggested for a budget of {format_bytes(budget)} ({suggested.summary()}):")
             action, detail = suggestion(advice, suggested, root)

@@ -185,10 +185,11 @@ class AdvisorFeature(LanguageFeature):
         return project_root(path, self.server.roots)
 
     def _budget(self, advice: Advice) -> int | None:
-        """The `advise.budget` setting, else what the current policy keeps on the device."""
+        """The `advise.budget` setting, else what the current policy makes the step keep on the
+        device (its computed bytes)."""
         budget = self.server.settings.advise.budget
         if budget is None and advice.current is not None and advice.current.error is None:
-            return advice.current.device_bytes
+            return advice.current.computed_bytes
         return budget
 
     def suggestion(self, advice: Advice) -> PolicyAdvice | None:
@@ -202,7 +203,7 @@ class AdvisorFeature(LanguageFeature):
         if (
             current is not None
             and current.recompute_flops == suggested.recompute_flops
-            and (current.device_bytes <= suggested.device_bytes)
+            and (current.computed_bytes <= suggested.computed_bytes)
         ):
             return None  # no better than what the site has
         return suggested

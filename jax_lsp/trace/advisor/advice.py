@@ -17,6 +17,7 @@ from typing import Any
 from jax_lsp.trace.result import TraceResult
 
 NAME_BASED = ("save_only_these_names", "save_and_offload_only_these_names")
+KINDS = ("argument", "constant", "literal", "computed")  # a residual's origin, as JAX words it
 _SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]i?b|b)?\s*$", re.IGNORECASE)
 _UNITS = {
     "b": 1,
@@ -73,7 +74,7 @@ class Residual:
     dtype: str
     bytes: int
     memory: str  # "device" | "host"
-    kind: str  # "argument" | "computed"
+    kind: str  # "argument" | "constant" | "literal" | "computed": as JAX describes where it is from
     name: str | None  # the checkpoint_name, if any
     path: str | None  # the user's file and line that produced it (None for an argument)
     line: int | None
@@ -98,6 +99,11 @@ class Residual:
             "line": self.line,
             "iterations": self.iterations,
         }
+
+    @property
+    def held_anyway(self) -> bool:
+        """An argument, a constant or a literal: the step holds it whatever the policy."""
+        return self.kind != "computed"
 
 
 @dataclass(frozen=True)
@@ -159,32 +165,51 @@ def setting_name(expression: str) -> str | None:
 class PolicyAdvice:
     policy: str  # a Python expression, e.g. "jax.checkpoint_policies.dots_saveable"
     current: bool
-    device_bytes: int
+    device_bytes: int  # every residual on the device: argument_bytes + computed_bytes
     host_bytes: int
     recompute_flops: int | None  # None: not countable on this JAX release
     residuals: tuple[Residual, ...]
-    error: str | None = None  # JAX or the policy raised under this policy
+    error: str | None = None  # JAX or the policy raised under this policy: no numbers then
     select: Select | None = None  # the key that selects it, where a key chooses the site's policy
 
     @property
     def name_based(self) -> bool:
         return any(f".{name}(" in self.policy or self.policy.startswith(name + "(") for name in NAME_BASED)
 
+    @property
+    def argument_bytes(self) -> int:
+        """The device residuals the step holds whatever the policy: arguments, constants, literals."""
+        return sum(r.bytes for r in self.residuals if r.memory == "device" and r.held_anyway)
+
+    @property
+    def computed_bytes(self) -> int:
+        """The device residuals the policy makes the step keep: values computed in the forward pass."""
+        return sum(r.bytes for r in self.residuals if r.memory == "device" and not r.held_anyway)
+
     def summary(self) -> str:
-        """``saves 3 arrays, 768 MiB · recomputes 4.3 GFLOP``."""
+        """``saves 5 arrays: 2 KiB computed, 4 KiB of arguments (+1 KiB on host) · recomputes 4.3
+        GFLOP``: the residuals, what the policy keeps, what the step holds anyway."""
         count = len(self.residuals)
-        text = f"saves {count} array{'s' if count != 1 else ''}, {format_bytes(self.device_bytes)}"
+        text = (
+            f"saves {count} array{'s' if count != 1 else ''}: {format_bytes(self.computed_bytes)} computed, "
+            f"{format_bytes(self.argument_bytes)} of arguments"
+        )
         if self.host_bytes:
             text += f" (+{format_bytes(self.host_bytes)} on host)"
         return f"{text} · recomputes {format_flops(self.recompute_flops)}"
 
     def to_json(self, root: Path | None) -> dict[str, Any]:
+        numbers = {
+            "device_bytes": self.device_bytes,
+            "host_bytes": self.host_bytes,
+            "argument_bytes": self.argument_bytes,
+            "computed_bytes": self.computed_bytes,
+            "recompute_flops": self.recompute_flops,
+        }
         data: dict[str, Any] = {
             "policy": self.policy,
             "current": self.current,
-            "device_bytes": self.device_bytes,
-            "host_bytes": self.host_bytes,
-            "recompute_flops": self.recompute_flops,
+            **(numbers if self.error is None else dict.fromkeys(numbers)),
             "residuals": [r.to_json(root) for r in self.residuals],
             "select": self.select.to_json() if self.select is not None else None,
         }
@@ -222,19 +247,22 @@ class Advice:
         return next((p for p in self.policies if p.current), None)
 
     def suggest(self, budget: int) -> PolicyAdvice | None:
-        """The policy with the least recomputation whose device bytes fit ``budget``: on a tie, one
-        a key selects (where a key chooses the site's policy: set it, the site stays), a name-based
-        one (it also holds under JAX's new remat), then the fewest device bytes."""
-        fitting = [p for p in self.policies if p.error is None and p.device_bytes <= budget]
+        """The policy with the least recomputation whose computed bytes (what it makes the step
+        keep on the device) fit ``budget``. On a tie: one that offloads nothing (host transfers
+        cost time the recompute does not show), then one a key selects (where a key chooses the
+        site's policy: set it, the site stays), then a name-based one (it also holds under JAX's
+        new remat), then the fewest computed bytes, then the fewest host bytes."""
+        fitting = [p for p in self.policies if p.error is None and p.computed_bytes <= budget]
         if not fitting:
             return None
         return min(
             fitting,
             key=lambda p: (
                 p.recompute_flops if p.recompute_flops is not None else float("inf"),
+                p.host_bytes > 0,
                 p.select is None,
                 not p.name_based,
-                p.device_bytes,
+                p.computed_bytes,
                 p.host_bytes,
             ),
         )
@@ -254,6 +282,8 @@ class Advice:
                 "policy": suggested.policy,
                 "device_bytes": suggested.device_bytes,
                 "host_bytes": suggested.host_bytes,
+                "argument_bytes": suggested.argument_bytes,
+                "computed_bytes": suggested.computed_bytes,
                 "recompute_flops": suggested.recompute_flops,
                 "budget": budget,
                 "select": suggested.select.to_json() if suggested.select is not None else None,
@@ -323,7 +353,7 @@ def _residual(raw: dict[str, Any]) -> Residual:
         dtype=str(raw.get("dtype") or ""),
         bytes=_int(raw.get("bytes")) or 0,
         memory="host" if raw.get("memory") == "host" else "device",
-        kind="argument" if raw.get("kind") == "argument" else "computed",
+        kind=raw["kind"] if raw.get("kind") in KINDS else "computed",
         name=raw.get("name") if isinstance(raw.get("name"), str) else None,
         path=raw.get("path") if isinstance(raw.get("path"), str) else None,
         line=_int(raw.get("line")),

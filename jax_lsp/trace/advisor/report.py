@@ -42,6 +42,14 @@ def short_policy(policy: str) -> str:
     return policy.removeprefix("jax.checkpoint_policies.")
 
 
+COLUMNS = ("saves", "computed", "arguments", "host", "recompute")
+LEGEND = (
+    "computed: what the policy keeps on the device; arguments: the parameters, inputs and "
+    "constants the step holds anyway"
+)
+_ERROR_WIDTH = 100  # characters of a rejected candidate's error shown under the table
+
+
 def policy_label(policy: PolicyAdvice) -> str:
     """The policy, and the key that selects it where a key chooses the site's policy:
     ``dots_saveable (remat_policy='checkpoint_dots')``."""
@@ -66,26 +74,37 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
     return f"policy={suggested.policy}", None
 
 
-def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, str, str, str, str, str]]:
-    """(mark, policy, saves, device, host, recompute) per policy; the mark is ``*`` on the current
-    policy and ``+`` on the ``suggested`` one."""
+def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, ...]]:
+    """(mark, policy, *COLUMNS) per policy; the mark is ``*`` on the current policy and ``+`` on
+    the ``suggested`` one. A candidate JAX rejected has ``-`` in every column (`rejections`)."""
     rows = []
     for p in advice.policies:
         mark = "*" if p.current else ("+" if p is suggested else "")
         if p.error is not None:
-            rows.append((mark, policy_label(p), "-", "-", "-", f"error: {p.error.splitlines()[0]}"))
+            rows.append((mark, policy_label(p), *("-" for _ in COLUMNS)))
             continue
         rows.append(
             (
                 mark,
                 policy_label(p),
                 str(len(p.residuals)),
-                format_bytes(p.device_bytes),
-                format_bytes(p.host_bytes) if p.host_bytes else "0",
+                *(format_bytes(n) if n else "0" for n in (p.computed_bytes, p.argument_bytes, p.host_bytes)),
                 format_flops(p.recompute_flops),
             )
         )
     return rows
+
+
+def rejections(advice: Advice) -> list[str]:
+    """``policy: TypeError: ...`` per candidate JAX rejected: its error's first line, shortened."""
+    lines = []
+    for p in advice.policies:
+        if p.error is not None:
+            first = (p.error.strip().splitlines() or [""])[0]
+            if len(first) > _ERROR_WIDTH:
+                first = first[: _ERROR_WIDTH - 1].rstrip() + "…"
+            lines.append(f"{short_policy(p.policy)}: {first}")
+    return lines
 
 
 def heading(advice: Advice, root: Path | None) -> str:
@@ -105,11 +124,16 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         lines.append(advice.message)
         return "\n".join(lines) + "\n"
     suggested = advice.suggest(budget) if budget is not None else None
-    lines.append("| | policy | saves | device | host | recompute |")
-    lines.append("|---|---|---:|---:|---:|---:|")
-    for mark, policy, count, device, host, flops in policy_rows(advice, suggested):
+    lines.append("| | policy | " + " | ".join(COLUMNS) + " |")
+    lines.append("|---|---|" + "---:|" * len(COLUMNS))
+    for mark, policy, *cells in policy_rows(advice, suggested):
         shown = {"*": "current", "+": "suggested"}.get(mark, "")
-        lines.append(f"| {shown} | `{policy}` | {count} | {device} | {host} | {flops} |")
+        lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
+    lines += ["", f"*{LEGEND}.*"]
+    rejected = rejections(advice)
+    if rejected:
+        lines += ["", "**Rejected by JAX:**", ""]
+        lines += [f"- {line}" for line in rejected]
     current = advice.current
     if current is not None and current.residuals:
         lines += ["", f"**The current policy keeps** ({current.summary()}):", ""]
@@ -117,7 +141,7 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
     if budget is not None:
         lines.append("")
         if suggested is None:
-            lines.append(f"No policy keeps its device residuals within {format_bytes(budget)}.")
+            lines.append(f"No policy keeps its computed residuals within {format_bytes(budget)}.")
         else:
             action, where = suggestion(advice, suggested, root)
             detail = f" ({where})" if where else ""

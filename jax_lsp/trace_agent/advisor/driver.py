@@ -7,12 +7,12 @@ import sys
 import time
 
 import jax
-from jax._src import core as jax_core
 
 from ..errors import AgentError
 from ..preload import installed_imports
 from .candidates import Candidate, build_candidates
-from .example import error_site, run_example, short_error
+from .example import error_site, run_example, short_error, user_frame_of
+from .forward import trace_forward
 from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
 from .residuals import Frames, residuals_of
 from .selector import find_selector
@@ -61,18 +61,17 @@ def _trace_error(exc, site, example_file, root, what):
     )
 
 
-def advise_one(candidate, closed, leaves, arg_names, frames):
-    """What ``candidate`` saves and recomputes in the forward jaxpr ``closed``, as one answer entry."""
+def advise_one(candidate, forward, leaves, arg_names, frames):
+    """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry."""
     if candidate.value is None and candidate.current:
         choose = lambda marker: marker.value  # noqa: E731
     else:
         choose = lambda marker: candidate.value  # noqa: E731
-    new_jaxpr = substitute(closed.jaxpr, choose, {})
-    replay = jax_core.jaxpr_as_fun(jax_core.ClosedJaxpr(new_jaxpr, closed.consts))
+    new_jaxpr = substitute(forward.closed.jaxpr, choose, {})
     box = []
 
     def run(*xs):
-        out, vjp_fn = jax.vjp(replay, *xs)
+        out, vjp_fn = jax.vjp(forward.replay(new_jaxpr), *xs)
         box.append(vjp_fn)
         return out, vjp_fn
 
@@ -90,6 +89,20 @@ def advise_one(candidate, closed, leaves, arg_names, frames):
         "host_bytes": sum(r["bytes"] for r in residuals if r["memory"] == "host"),
         "recompute_flops": flops,
         "residuals": residuals,
+    }
+
+
+def rejected(candidate, message, path, line):
+    """The entry of a candidate JAX rejects: no numbers (``None``, never 0), JAX's error and the
+    line it is anchored on."""
+    return {
+        "policy": candidate.text,
+        "current": candidate.current,
+        "device_bytes": None,
+        "host_bytes": None,
+        "recompute_flops": None,
+        "residuals": [],
+        "error": {"message": message, "path": path, "line": line},
     }
 
 
@@ -168,13 +181,13 @@ def advise(params):
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
     what = f"the example {spec}"
     try:
-        closed = jax.make_jaxpr(_flat_call(fn, treedef))(*leaves)
+        forward = trace_forward(_flat_call(fn, treedef), leaves)
     except MemoryError:
         raise
     except Exception as exc:
         raise _trace_error(exc, site, example_file, root, what) from None
     timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
-    if not markers_in(closed.jaxpr):
+    if not markers_in(forward.closed.jaxpr):
         copies = namesakes(site)
         hint = (
             f"it imported {copies[0][0]} from {copies[0][1]}, not from the site's file"
@@ -188,7 +201,7 @@ def advise(params):
             path,
             site.line,
         )
-    names = tagged_names(closed.jaxpr)
+    names = tagged_names(forward.closed.jaxpr)
     platform, device, memories = _platform()
     selector = find_selector(site)
     candidates, errors = build_candidates(site, params.get("policies") or [], names, memories, selector)
@@ -198,22 +211,12 @@ def advise(params):
     for candidate in candidates:
         begun = time.perf_counter()
         try:
-            entries.append(advise_one(candidate, closed, leaves, arg_names, frames))
+            entries.append(advise_one(candidate, forward, leaves, arg_names, frames))
         except MemoryError:
             raise
         except Exception as exc:
-            error = _trace_error(exc, site, example_file, root, f"{what} under {candidate.text}")
-            entries.append(
-                {
-                    "policy": candidate.text,
-                    "current": candidate.current,
-                    "device_bytes": 0,
-                    "host_bytes": 0,
-                    "recompute_flops": 0,
-                    "residuals": [],
-                    "error": {"message": str(error), "path": error.path, "line": error.line},
-                }
-            )
+            where = user_frame_of(exc.__traceback__, {site.path, example_file}, root)
+            entries.append(rejected(candidate, short_error(exc), *(where or (site.path, site.line))))
         entries[-1]["select"] = selector.select(candidate.select) if selector is not None else None
         per_policy.append(time.perf_counter() - begun)
     timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
@@ -271,9 +274,9 @@ def warm_up():
             return jnp.mean(h.astype(jnp.float32) ** 2) + jnp.sum(losses)
 
         leaves = [jax.ShapeDtypeStruct((2, 8, 8), jnp.bfloat16), jax.ShapeDtypeStruct((4, 8), jnp.bfloat16)]
-        closed = jax.make_jaxpr(entry)(*leaves)
+        forward = trace_forward(entry, leaves)
         frames = Frames(None, [])
         for value in (policy.nothing_saveable, policy.save_only_these_names("h")):
-            advise_one(Candidate("warm-up", value), closed, leaves, ("ws", "x"), frames)
+            advise_one(Candidate("warm-up", value), forward, leaves, ("ws", "x"), frames)
     except Exception:  # a JAX release where this does not trace: children start colder
         pass

@@ -43,7 +43,8 @@ class Frames:
         if filename in self._user:
             return self._user[filename]
         real = os.path.realpath(filename) if not filename.startswith("<") else filename
-        found = real in self.user_files or is_project_file(real, self.root)
+        mine = real.startswith(AGENT_FOLDER + os.sep)  # the agent's hooks, when jax-lsp is the project
+        found = not mine and (real in self.user_files or is_project_file(real, self.root))
         self._user[filename] = found
         return found
 
@@ -92,10 +93,10 @@ def residuals_of(jaxpr, outvars, arg_names, frames):
         )
 
     for lit in literals:
-        item(lit.aval, "computed", "from a literal")
+        item(lit.aval, "literal", "from a literal")
     for var in jaxpr.constvars:
         for _ in wanted.get(var, ()):
-            item(var.aval, "computed", "from a constant")
+            item(var.aval, "constant", "from a constant")
     for i, var in enumerate(jaxpr.invars):
         for _ in wanted.get(var, ()):
             name = arg_names[i] if i < len(arg_names) and arg_names[i] else None

@@ -14,9 +14,11 @@ from types import SimpleNamespace
 import pytest
 
 from jax_lsp.cli import main
+from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import repository_root
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, parse_size
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual, parse_size
+from jax_lsp.trace.advisor.report import format_markdown
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, line_of
 
@@ -27,7 +29,8 @@ pytest.importorskip("jax")
 
 MLP = ADVISOR_FIXTURES / "mlp.py"
 TOP = {"target", "jax", "platform", "policies", "suggested"}
-POLICY = {"policy", "current", "device_bytes", "host_bytes", "recompute_flops", "residuals", "select"}
+NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops"}
+POLICY = {"policy", "current", "residuals", "select", *NUMBERS}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
 
 
@@ -62,37 +65,38 @@ def test_the_json_contract(capsys):
         assert set(entry) == POLICY
         assert entry["select"] is None  # a plain policy: no key chooses it
         assert isinstance(entry["policy"], str) and isinstance(entry["current"], bool)
-        assert all(_is_int(entry[k]) for k in ("device_bytes", "host_bytes", "recompute_flops"))
-        assert entry["device_bytes"] == sum(r["bytes"] for r in entry["residuals"] if r["memory"] == "device")
+        assert all(_is_int(entry[k]) for k in NUMBERS)
+        on_device = [r for r in entry["residuals"] if r["memory"] == "device"]
+        assert entry["device_bytes"] == sum(r["bytes"] for r in on_device)
         assert entry["host_bytes"] == sum(r["bytes"] for r in entry["residuals"] if r["memory"] == "host")
+        assert entry["computed_bytes"] == sum(r["bytes"] for r in on_device if r["kind"] == "computed")
+        assert entry["argument_bytes"] + entry["computed_bytes"] == entry["device_bytes"]
         for residual in entry["residuals"]:
             assert set(residual) == RESIDUAL
             assert all(_is_int(d) for d in residual["shape"]) and _is_int(residual["bytes"])
             assert residual["memory"] in ("device", "host")
-            assert residual["kind"] in ("argument", "computed")
+            assert residual["kind"] in ("argument", "constant", "literal", "computed")
             assert residual["name"] is None or isinstance(residual["name"], str)
             if residual["kind"] == "computed":
                 assert residual["path"] == "mlp.py" and _is_int(residual["line"])
             assert residual["iterations"] is None
     suggested = data["suggested"]
-    assert set(suggested) == {
-        "policy",
-        "device_bytes",
-        "host_bytes",
-        "recompute_flops",
-        "budget",
-        "select",
-        "setting",
-    }
+    assert set(suggested) == {"policy", "budget", "select", "setting", *NUMBERS}
     assert suggested["select"] is None and suggested["setting"] is None
-    assert suggested["budget"] == 5600 and suggested["device_bytes"] <= 5600
-    fitting = [p for p in data["policies"] if p["device_bytes"] <= 5600]
+    assert suggested["budget"] == 5600 and suggested["computed_bytes"] <= 5600
+    fitting = [p for p in data["policies"] if p["computed_bytes"] <= 5600]
     assert suggested["recompute_flops"] == min(p["recompute_flops"] for p in fitting)
+    # the budget is what the policy keeps: the arguments (4.5 KiB here) do not count against it
+    assert any(p["device_bytes"] > 5600 for p in fitting)
 
 
 def test_a_budget_no_policy_fits_exits_1(capsys):
-    code, data = _json(capsys, f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--budget", "1B")
+    site = f"{MLP}:{line_of(MLP)}"
+    code, data = _json(
+        capsys, site, "--example", "mlp.py:example", "--policies", "everything_saveable", "--budget", "1B"
+    )
     assert code == 1 and data["suggested"] is None
+    assert all(p["computed_bytes"] > 1 for p in data["policies"])
 
 
 def test_a_site_that_cannot_be_advised_exits_2_with_its_error(capsys):
@@ -133,7 +137,7 @@ def test_markdown(capsys):
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "| | policy | saves | device | host | recompute |" in out
+    assert "| | policy | saves | computed | arguments | host | recompute |" in out
     assert "| current | `dots_saveable` |" in out
     assert "not XLA's peak memory" in out
 
@@ -158,29 +162,81 @@ def test_bad_options(capsys):
     assert main(["advise", "no/such/file.py:3"]) == 2
 
 
-def _entry(policy, device, flops, error=None):
-    return PolicyAdvice(policy, False, device, 0, flops, (), error)
+def _entry(policy, computed, flops, error=None, host=0):
+    """A policy entry keeping ``computed`` bytes on the device and ``host`` offloaded, beside
+    100 bytes of arguments."""
+
+    def residual(size, memory, kind):
+        return Residual((size,), "uint8", size, memory, kind, None, None, None, None, kind)
+
+    kept = [residual(100, "device", "argument"), residual(computed, "device", "computed")]
+    kept += [residual(host, "host", "computed")] if host else []
+    return PolicyAdvice(policy, False, 100 + computed, host, flops, () if error else tuple(kept), error)
 
 
-def test_the_suggestion_least_recompute_that_fits_then_name_based():
-    advice = Advice(
-        "ok",
-        "",
-        "m.py",
-        3,
-        policies=(
-            _entry("jax.checkpoint_policies.everything_saveable", 900, 0),
-            _entry("jax.checkpoint_policies.dots_saveable", 500, 10),
-            _entry("jax.checkpoint_policies.save_only_these_names('h')", 600, 10),
-            _entry("jax.checkpoint_policies.nothing_saveable", 100, 50),
-            _entry("broken", 0, 0, error="TypeError"),
-        ),
+def _advice(*policies):
+    return Advice("ok", "", "m.py", 3, policies=policies)
+
+
+def test_the_suggestion_least_recompute_whose_computed_bytes_fit_then_name_based():
+    advice = _advice(
+        _entry("jax.checkpoint_policies.everything_saveable", 900, 0),
+        _entry("jax.checkpoint_policies.dots_saveable", 500, 10),
+        _entry("jax.checkpoint_policies.save_only_these_names('h')", 600, 10),
+        _entry("jax.checkpoint_policies.nothing_saveable", 100, 50),
+        _entry("broken", 0, 0, error="TypeError"),
     )
     assert advice.suggest(1000).policy.endswith("everything_saveable")
+    assert advice.suggest(900).policy.endswith("everything_saveable")  # the arguments do not count
     assert advice.suggest(800).policy.endswith("save_only_these_names('h')")
     assert advice.suggest(550).policy.endswith("dots_saveable")
     assert advice.suggest(100).policy.endswith("nothing_saveable")
     assert advice.suggest(99) is None
+
+
+def test_on_a_tie_keeping_everything_on_the_device_wins_over_offloading():
+    offload = _entry(
+        "jax.checkpoint_policies.offload_dot_with_no_batch_dims('device', 'pinned_host')", 0, 0, host=500
+    )
+    named_offload = _entry(
+        "jax.checkpoint_policies.save_and_offload_only_these_names(names_which_can_be_saved=[], "
+        "names_which_can_be_offloaded=['h'], offload_src='device', offload_dst='pinned_host')",
+        0,
+        0,
+        host=500,
+    )
+    dots = _entry("jax.checkpoint_policies.dots_saveable", 500, 0)
+    everything = _entry("jax.checkpoint_policies.everything_saveable", 700, 0)
+    named = _entry("jax.checkpoint_policies.save_only_these_names('h')", 600, 0)
+    # fewer computed bytes and name-based do not beat keeping everything on the device
+    assert _advice(offload, named_offload, everything, dots).suggest(1000) is dots
+    # among on-device policies: name-based first, then the fewest computed bytes
+    assert _advice(offload, everything, dots, named).suggest(1000) is named
+    # when only offloading fits, it is suggested
+    assert _advice(offload, dots).suggest(100) is offload
+    # less recompute still comes first
+    assert (
+        _advice(_entry("jax.checkpoint_policies.nothing_saveable", 0, 10), offload).suggest(1000) is offload
+    )
+
+
+def test_a_rejected_candidate_has_no_numbers_and_its_error_below_the_table():
+    error = "TypeError: " + "the remat policy returned None, not a bool " * 10
+    advice = _advice(
+        _entry("jax.checkpoint_policies.nothing_saveable", 0, 50),
+        _entry("broken", 0, 0, error=error + "\nsecond line"),
+    )
+    assert advice.suggest(10**9).policy.endswith("nothing_saveable")
+    entry = advice.to_contract(None)["policies"][1]
+    assert entry["error"].startswith("TypeError") and entry["residuals"] == []
+    assert all(entry[key] is None for key in NUMBERS)
+    for text in (advice_table(advice, None), format_markdown(advice, None)):
+        [row] = [line for line in text.splitlines() if "broken" in line and "TypeError" not in line]
+        assert row.replace("|", " ").split()[-5:] == ["-"] * 5
+        [below] = [line for line in text.splitlines() if "TypeError" in line]
+        assert "broken: TypeError: the remat policy returned None" in below
+        assert len(below) < 120 and below.endswith("…") and "second line" not in text
+        assert text.index(row) < text.index("Rejected by JAX") < text.index(below)
 
 
 def test_sizes():

@@ -83,7 +83,8 @@ async def test_lens_hints_compare_and_quick_fix(profile, tmp_path):
             return found if found and found[0].command.command == COMPARE else None
 
         [lens] = await _until(advised)
-        assert lens.command.title == "saves 8 arrays, 8.5 KiB · recomputes 0 · Compare policies"
+        title = "saves 8 arrays: 4 KiB computed, 4.5 KiB of arguments · recomputes 0 · Compare policies"
+        assert lens.command.title == title
 
         hints = await session.client.text_document_inlay_hint_async(
             types.InlayHintParams(
@@ -101,7 +102,7 @@ async def test_lens_hints_compare_and_quick_fix(profile, tmp_path):
 
         compared = await _execute(session, COMPARE, lens.command.arguments)
         assert "| current | `everything_saveable` |" in compared["markdown"]
-        assert compared["advice"]["suggested"]["device_bytes"] <= 6 * 1024
+        assert compared["advice"]["suggested"]["computed_bytes"] <= 6 * 1024
 
         [action] = [
             a
@@ -149,7 +150,7 @@ async def test_an_example_from_pyproject_and_on_save(tmp_path):
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
         )
         [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
-        assert lens.command.title.startswith("saves 5 arrays, 6 KiB")
+        assert lens.command.title.startswith("saves 5 arrays: 1.5 KiB computed, 4.5 KiB of arguments")
 
 
 async def test_untrusted_workspace_shows_nothing_and_refuses(tmp_path):

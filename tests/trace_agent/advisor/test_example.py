@@ -8,6 +8,7 @@ from pathlib import Path
 
 import pytest
 
+from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.trace.advisor.request import advise
 from tests.agent import line_of
 
@@ -137,6 +138,14 @@ def test_a_policy_that_jax_rejects_is_an_entry_with_its_error(service, tmp_path)
     assert current is not None and current.policy == "broken"
     assert current.error is not None and "remat policy" in current.error
     assert all(p.error is None for p in advice.policies if not p.current)
+    entry = next(p for p in advice.to_contract(tmp_path)["policies"] if p["current"])
+    numbers = ("device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops")
+    assert [entry[key] for key in numbers] == [None] * 5  # not 0: a script would read 0 as the best
+    assert advice.suggest(2**40) is not None and not advice.suggest(2**40).current
+    table = advice_table(advice, tmp_path).splitlines()
+    [below] = [line for line in table if line.startswith("  broken: ")]
+    assert "remat policy" in below and len(below) <= 110
+    assert table.index("Rejected by JAX:") == table.index(below) - 1
 
 
 def test_a_module_from_an_example_module(service, tmp_path):

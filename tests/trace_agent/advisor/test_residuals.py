@@ -15,7 +15,7 @@ import pytest
 
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
-from tests.agent import ADVISOR_FIXTURES, line_of
+from tests.agent import ADVISOR_FIXTURES, jax_kind, line_of
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -37,6 +37,7 @@ CASES = {
     "linen_block.py": None,
     "nnx_block.py": None,
     "eqx_block.py": None,
+    "llama_block.py": None,
 }
 
 
@@ -94,9 +95,9 @@ def test_every_policy_keeps_what_jax_lists(service, name):
     for entry in advice.policies:
         assert entry.error is None, (entry.policy, entry.error)
         expected = _reference(path, line, entry.policy, CASES[name])
-        ours = collections.Counter((r.shape, r.dtype, r.memory) for r in entry.residuals)
+        ours = collections.Counter((r.shape, r.dtype, r.memory, r.kind) for r in entry.residuals)
         theirs = collections.Counter(
-            (tuple(a.shape), str(a.dtype), "host" if _host(a) else "device") for a, _ in expected
+            (tuple(a.shape), str(a.dtype), "host" if _host(a) else "device", jax_kind(d)) for a, d in expected
         )
         assert ours == theirs, entry.policy
         total = sum(math.prod(a.shape) * a.dtype.itemsize for a, _ in expected)
@@ -104,18 +105,17 @@ def test_every_policy_keeps_what_jax_lists(service, name):
         assert entry.host_bytes == sum(
             math.prod(a.shape) * a.dtype.itemsize for a, _ in expected if _host(a)
         ), entry.policy
-        # kind and name follow JAX's own descriptions
-        kinds = collections.Counter(r.kind for r in entry.residuals)
-        assert kinds["argument"] == sum(d.startswith("from the argument") for _, d in expected)
         named = collections.Counter(r.name for r in entry.residuals if r.name)
         assert named == collections.Counter(
             d.split("'")[1] for _, d in expected if d.startswith("named '")
         ), entry.policy
 
 
-def test_residuals_point_at_the_users_lines(service):
+@pytest.mark.parametrize("root", [ADVISOR_FIXTURES, ADVISOR_FIXTURES.parents[2]], ids=["fixtures", "jax-lsp"])
+def test_residuals_point_at_the_users_lines(service, root):
+    """Also when the project is jax-lsp itself: the agent's own frames are never the user's."""
     path = ADVISOR_FIXTURES / "mlp.py"
-    advice = advise(service, path, line_of(path), example="mlp.py:example", root=ADVISOR_FIXTURES)
+    advice = advise(service, path, line_of(path), example=f"{path}:example", root=root)
     everything = next(p for p in advice.policies if p.policy.endswith("everything_saveable"))
     lines = {(r.name, r.line) for r in everything.residuals if r.kind == "computed"}
     assert ("h", line_of(path, '"h")')) in lines
@@ -141,3 +141,20 @@ def test_offloaded_residuals_are_host_memory_on_the_line_that_made_them(service)
     host = [r for r in offload.residuals if r.memory == "host"]
     assert {r.line for r in host} == {line_of(path, '"h")'), line_of(path, '"y")')}
     assert offload.host_bytes == sum(r.bytes for r in host) > 0
+
+
+def test_literals_are_listed_as_jax_lists_them(service):
+    """The bf16 constants a model's top level multiplies by (`x * 0.5`, `x * jnp.bfloat16(2.0)`)
+    are residuals "from a literal" to JAX; a plain replay of the forward jaxpr loses them."""
+    path = ADVISOR_FIXTURES / "llama_block.py"
+    line = line_of(path)
+    advice = advise(service, path, line, example="llama_block.py:example", root=ADVISOR_FIXTURES)
+    assert advice.ok, advice.message
+    expected = _reference(path, line, advice.current.policy, None)
+    assert [str(a.dtype) for a, d in expected if d == "from a literal"] == ["bfloat16", "bfloat16"]
+    literals = [r for r in advice.current.residuals if r.kind == "literal"]
+    assert [(r.shape, r.dtype, r.description) for r in literals] == [((), "bfloat16", "from a literal")] * 2
+    # held whatever the policy: with the arguments, not in what the policy keeps
+    assert advice.current.argument_bytes == sum(
+        r.bytes for r in advice.current.residuals if r.kind != "computed"
+    )

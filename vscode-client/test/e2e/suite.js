@@ -136,7 +136,7 @@ async function adviseChecks(folder, modelDoc) {
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc);
     const siteLine = doc.getText().split('\n').findIndex((line) => line.includes('policy='));
-    const summary = /^saves 5 arrays, 38 MiB · recomputes 4\.29 GFLOP · Compare policies$/;
+    const summary = /^saves 5 arrays: 5 MiB computed, 33 MiB of arguments · recomputes 4\.29 GFLOP · Compare policies$/;
     let lens;
     let compared;
 
@@ -167,7 +167,7 @@ async function adviseChecks(folder, modelDoc) {
         assert.ok(lens, 'not advised');
         compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments);
         const { markdown, advice } = compared;
-        assert.match(markdown, /^\| \| policy \| saves \| device \| host \| recompute \|$/m);
+        assert.match(markdown, /^\| \| policy \| saves \| computed \| arguments \| host \| recompute \|$/m);
         const policies = advice.policies.map((p) => SHORT(p.policy));
         for (const ready of ['nothing_saveable', 'dots_saveable', 'dots_with_no_batch_dims_saveable', 'everything_saveable',
             'save_only_these_names(\'hidden\', \'out\')']) {
@@ -176,8 +176,8 @@ async function adviseChecks(folder, modelDoc) {
         for (const policy of policies) {
             assert.ok(markdown.includes(`| \`${policy}\` |`), `no table row for ${policy}:\n${markdown}`);
         }
-        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 38 MiB \| 0 \| 4\.29 GFLOP \|$/m);
-        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [\d.]+ MiB \| [^|]+ \| 0 \|$/m);
+        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 5 MiB \| 33 MiB \| 0 \| 4\.29 GFLOP \|$/m);
+        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [^|]+ \| [\d.]+ MiB \| [^|]+ \| 0 \|$/m);
         assert.ok(advice.suggested && advice.suggested.recompute_flops === 0, JSON.stringify(advice.suggested));
         // The client shows it beside the code, as a Markdown document.
         await waitFor(() => vscode.workspace.textDocuments.some((d) => d.languageId === 'markdown' && d.getText() === markdown),
