@@ -5,10 +5,11 @@ it loaded, and what each child may use of it.
   kept for good.
 - The project's own modules a child imported through the import system (files under the project's
   root, never the site's or the example's file) are imported in the agent too, each recorded with
-  its file's (mtime_ns, size) and the modules its import statements name. A child takes one only
-  where a cold import would have loaded it: the same file, unchanged, found on the child's own
-  ``sys.path``, and none of the project modules it imports (transitively) is the site's file or was
-  loaded afresh by the child. Everything else the child imports afresh, as a cold agent would.
+  its file's (mtime_ns, size) and the modules its import statements name or its import loaded.
+  A child takes one only where a cold import would have loaded it: the same file, unchanged,
+  found on the child's own ``sys.path``, and none of the project modules it imports
+  (transitively) is the site's file or was loaded afresh by the child. Everything else the child
+  imports afresh, as a cold agent would.
 - Once a preloaded file changed or was deleted, the agent must not fork from its copy of it:
   ``stale()`` says so, and the agent restarts itself (``agent.py``).
 
@@ -24,19 +25,25 @@ import importlib.machinery
 import importlib.util
 import os
 import sys
+import time
 import types
 
 _PRELOAD = {"enabled": True}
 _WARM: dict[str, _WarmModule] = {}  # the project's modules imported in the agent, by name
+_CLOCK_SLACK_NS = 50_000_000  # file times come from a coarser clock than time.time_ns()
 
 
 class _WarmModule:
-    def __init__(self, name, module, file):
+    def __init__(self, name, module, file, loaded, since_ns):
         self.name = name
         self.module = module
         self.file = file  # None for a namespace package
         self.stamp = _stamp(file) if file else None
-        self.imports = _imports_of(file, name, hasattr(module, "__path__")) if file else set()
+        if self.stamp and self.stamp[0] >= since_ns - _CLOCK_SLACK_NS:
+            self.stamp = ()  # written while it was imported, maybe after: stale from the start
+        # what its import statements name, and what its import loaded (`importlib.import_module`)
+        imports = _imports_of(file, name, hasattr(module, "__path__")) if file else set()
+        self.imports = None if imports is None else imports | loaded
 
 
 def _stamp(file):
@@ -138,12 +145,16 @@ def _preload_project(project):
     back: the agent's own ``sys.path`` never changes, so each child builds its own as a cold one."""
     folders = project["folders"]
     saved_path, saved_cwd = list(sys.path), os.getcwd()
-    before = set(sys.modules)
+    before, since_ns = set(sys.modules), time.time_ns()
+    loaded_by = {}  # each module imported here -> the modules its import loaded, dynamic ones too
     sys.path[:] = project["sys_path"]
     try:
         os.chdir(project["cwd"])
         for name in project["modules"]:
-            if not _import(name):
+            loaded = set(sys.modules)
+            safe = _import(name)
+            loaded_by[name] = set(sys.modules) - loaded - {name}
+            if not safe:
                 break
     except OSError:  # the child's folder is gone
         pass
@@ -154,7 +165,7 @@ def _preload_project(project):
             module = sys.modules[name]
             file = _project_file(module, folders)
             if file is not None or _project_namespace(module, folders):
-                _WARM[name] = _WarmModule(name, module, file)
+                _WARM[name] = _WarmModule(name, module, file, loaded_by.get(name, set()), since_ns)
 
 
 def stale():

@@ -136,6 +136,7 @@ def test_an_edited_module_is_imported_afresh(tmp_path, fresh):
     root = _project(tmp_path / "project")
     service = fresh()
     before = _advise(service, root, "other.py", "other")
+    _settled(service)
     counted = root / "model" / "counted.py"
     counted.write_text(counted.read_text().replace("WIDTH = 8", "WIDTH = 6"))  # the same size
     after = _advise(service, root, "other.py", "other")
@@ -167,6 +168,53 @@ def test_a_trace_after_a_warm_advise_equals_a_cold_one(tmp_path, fresh):
     cold = fresh().trace(path, line_of(path), root=root)
     assert warm.ok, warm.message
     assert (warm.policy, warm.decisions, warm.residuals) == (cold.policy, cold.decisions, cold.residuals)
+
+
+REGISTRY = {
+    "layers/__init__.py": """
+        import importlib
+
+        BLOCKS = {name: importlib.import_module(f"{__name__}.{name}").apply for name in ["block"]}
+    """,
+    "layers/block.py": """
+        import jax
+        import jax.numpy as jnp
+
+
+        def layer(x, w):
+            return jnp.sum(jnp.tanh(jnp.tanh(x @ w) @ w))
+
+
+        apply = jax.checkpoint(layer, policy=jax.checkpoint_policies.dots_saveable)
+    """,
+    "example.py": """
+        import jax
+        import jax.numpy as jnp
+
+        import layers
+
+
+        def example():
+            x = jax.ShapeDtypeStruct((4, 8), jnp.float32)
+            return {"fn": layers.BLOCKS["block"], "args": (x, jax.ShapeDtypeStruct((8, 8), jnp.float32))}
+    """,
+}
+
+
+def test_a_registry_that_imports_the_site_by_name_is_loaded_afresh(tmp_path, fresh):
+    """A registry filled at import by `importlib.import_module`, as model zoos do: no import
+    statement names the site's module, yet the registry holds what it made."""
+    for name, code in REGISTRY.items():
+        path = tmp_path / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(textwrap.dedent(code).lstrip(), encoding="utf-8")
+    site = tmp_path / "layers" / "block.py"
+    service = fresh()
+    first = advise(service, site, line_of(site), example="example.py:example", root=tmp_path)
+    _settled(service)
+    again = advise(service, site, line_of(site), example="example.py:example", root=tmp_path)
+    assert first.ok and again.ok, again.message
+    assert again.policies == first.policies
 
 
 @pytest.mark.parametrize(
