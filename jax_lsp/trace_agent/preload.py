@@ -76,21 +76,20 @@ def installed_imports(before, root):
     return sorted(names)
 
 
-def _project_file(module, folders):
-    """The file of ``module`` if the import system loaded it from the project, else None."""
+def _loaded_file(module):
+    """The file the import system loaded ``module`` from, unless an installed package's; else None."""
     filename = getattr(module, "__file__", None)
     if not filename or getattr(module, "__spec__", None) is None or _installed(filename):
         return None
-    return os.path.realpath(filename) if _under(filename, folders) else None
+    return os.path.realpath(filename)
 
 
-def _project_namespace(module, folders):
+def _namespace(module):
+    """Whether ``module`` is a namespace package outside the installed packages."""
     path = getattr(module, "__path__", None)
-    return (
-        getattr(module, "__file__", None) is None
-        and path is not None
-        and any(_under(p, folders) for p in path)
-    )
+    if getattr(module, "__file__", None) is not None or path is None:
+        return False
+    return not all(_installed(p) for p in path)
 
 
 def project_imports(before, folders, loaded_files):
@@ -99,8 +98,8 @@ def project_imports(before, folders, loaded_files):
     skip = {os.path.realpath(f) for f in loaded_files if f}
     names = []
     for name in set(sys.modules) - before:
-        filename = _project_file(sys.modules[name], folders)
-        if filename is not None and filename not in skip:
+        filename = _loaded_file(sys.modules[name])
+        if filename is not None and _under(filename, folders) and filename not in skip:
             names.append(name)
     return {
         "modules": sorted(names),
@@ -143,7 +142,6 @@ def _import(name):
 def _preload_project(project):
     """Import the project's modules under the child's ``sys.path`` and folder, then put the agent's
     back: the agent's own ``sys.path`` never changes, so each child builds its own as a cold one."""
-    folders = project["folders"]
     saved_path, saved_cwd = list(sys.path), os.getcwd()
     before, since_ns = set(sys.modules), time.time_ns()
     loaded_by = {}  # each module imported here -> the modules its import loaded, dynamic ones too
@@ -161,10 +159,12 @@ def _preload_project(project):
     finally:
         sys.path[:] = saved_path
         os.chdir(saved_cwd)
+        # every module but the installed ones, wherever its file is: where the agent already held
+        # a package of that name (another project's), a submodule came from that package's folder
         for name in set(sys.modules) - before:
             module = sys.modules[name]
-            file = _project_file(module, folders)
-            if file is not None or _project_namespace(module, folders):
+            file = _loaded_file(module)
+            if file is not None or _namespace(module):
                 _WARM[name] = _WarmModule(name, module, file, loaded_by.get(name, set()), since_ns)
 
 

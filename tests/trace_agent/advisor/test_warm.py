@@ -170,6 +170,38 @@ def test_a_trace_after_a_warm_advise_equals_a_cold_one(tmp_path, fresh):
     assert (warm.policy, warm.decisions, warm.residuals) == (cold.policy, cold.decisions, cold.residuals)
 
 
+WIDE = """
+import jax
+import jax.numpy as jnp
+
+from model.block import apply_block
+from model.extra import WIDTH
+
+
+def example():
+    x = jax.ShapeDtypeStruct((4, WIDTH), jnp.float32)
+    return {"fn": apply_block, "args": (x, jax.ShapeDtypeStruct((WIDTH, WIDTH), jnp.float32))}
+"""
+
+
+def test_a_module_of_another_project_that_the_agent_meets_is_not_kept(tmp_path, fresh):
+    """The agent holds the first project's `model`: importing the second's `model.extra` there
+    loads the first's file of that name, which no child of the second may get."""
+    service = fresh()
+    first, second = _project(tmp_path / "first"), _project(tmp_path / "second")
+    (first / "model" / "extra.py").write_text("WIDTH = 8\n")
+    (second / "model" / "extra.py").write_text("WIDTH = 16\n")
+    (second / "wide.py").write_text(WIDE)
+    _advise(service, first, "other.py", "other")
+    _settled(service)
+    site = second / "model" / "block.py"
+    for _ in range(2):
+        advice = advise(service, site, line_of(site), example="wide.py:example", root=second)
+        _settled(service)
+        assert advice.ok, advice.message
+        assert [r.shape for p in advice.policies for r in p.residuals if r.kind == "argument"][0] == (4, 16)
+
+
 REGISTRY = {
     "layers/__init__.py": """
         import importlib
