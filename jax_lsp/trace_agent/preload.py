@@ -238,6 +238,7 @@ class _WarmFinder:
     def __init__(self, site_file):
         self.site_file = site_file
         self.found = {}  # (name, search path) -> where a cold import finds it
+        self.unchanged = {}  # name -> whether its file is as the agent imported it
 
     def find_spec(self, name, path=None, target=None):
         warm = _WARM.get(name)
@@ -260,9 +261,14 @@ class _WarmFinder:
         loaded = sys.modules.get(warm.name)
         if loaded is not None:
             return loaded is warm.module
-        if warm.file is not None and (warm.file == self.site_file or _stamp(warm.file) != warm.stamp):
+        if warm.file is not None and (warm.file == self.site_file or not self._unchanged(warm)):
             return False
         return self._where(warm.name) == _where_of(warm.module.__spec__)
+
+    def _unchanged(self, warm):
+        if warm.name not in self.unchanged:
+            self.unchanged[warm.name] = _stamp(warm.file) == warm.stamp
+        return self.unchanged[warm.name]
 
     def _where(self, name):
         parent, _, _ = name.rpartition(".")
