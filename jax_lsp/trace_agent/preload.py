@@ -38,9 +38,10 @@ class _WarmModule:
         self.name = name
         self.module = module
         self.file = file  # None for a namespace package
-        self.stamp = _stamp(file) if file else None
-        if self.stamp and self.stamp[0] >= since_ns - _CLOCK_SLACK_NS:
-            self.stamp = ()  # written while it was imported, maybe after: stale from the start
+        stamp = _stamp(file) if file else None
+        if file and (stamp is None or since_ns - _CLOCK_SLACK_NS <= stamp[0] <= time.time_ns()):
+            stamp = ()  # gone, or written while it was imported (maybe after): stale from the start
+        self.stamp = stamp
         # what its import statements name, and what its import loaded (`importlib.import_module`)
         imports = _imports_of(file, name, hasattr(module, "__path__")) if file else set()
         self.imports = None if imports is None else imports | loaded
@@ -103,7 +104,6 @@ def project_imports(before, folders, loaded_files):
             names.append(name)
     return {
         "modules": sorted(names),
-        "folders": list(folders),
         "sys_path": list(sys.path),
         "cwd": os.getcwd(),
     }
