@@ -4,6 +4,10 @@ Traces an example of the site (shapes only: nothing is compiled or allocated at 
 once per candidate policy, in the trace agent. Without LINE, every policy site of the file is
 advised. Exit 0 when every site was advised (and, with --budget, some policy fits), 1 when a
 --budget fits no policy, 2 when a site could not be advised.
+
+Each run starts its own trace agent, so it is always cold: it imports JAX, then the model and
+what the model imports, every time. In the editor the agent stays up, and advising an unchanged
+model again skips those imports.
 """
 
 from __future__ import annotations
