@@ -75,7 +75,7 @@ class Agent:
         self.pending = b""
         self.info = None
         self.on_result = None  # called with each child's answer once it is sent
-        self.stale = None  # before a fork: why the agent must restart first, or None
+        self.stale = None  # before a fork, given its params: why the agent must restart first, or None
         self.deferred = []  # the requests (raw lines) to run after the restart
 
     def send(self, message):
@@ -126,7 +126,8 @@ class Agent:
             if not isinstance(request, dict):
                 continue
             method = request.get("method")
-            params = request.get("params") or {}
+            params = request.get("params")
+            params = params if isinstance(params, dict) else {}
             if method == "shutdown":
                 return False
             if method == "cancel":
@@ -143,7 +144,7 @@ class Agent:
                     self._reply(child, {"status": "cancelled", "message": "The trace was cancelled"})
             elif method == "info" and self.info is not None:
                 self.send({"id": request.get("id"), "result": self.info})
-            elif method in self.handlers and self._must_restart():
+            elif method in self.handlers and self._must_restart(params):
                 self.deferred.append(line)
             elif method in self.handlers:
                 self._fork(request.get("id"), method, params)
@@ -156,10 +157,10 @@ class Agent:
                 )
         return True
 
-    def _must_restart(self):
+    def _must_restart(self, params):
         if self.deferred:
             return True
-        reason = self.stale() if self.stale is not None else None
+        reason = self.stale(params) if self.stale is not None else None
         if reason:
             print(f"jax-lsp: {reason}; restarting the trace agent", file=sys.stderr)
         return bool(reason)

@@ -80,7 +80,9 @@ def after_result(result):
     preload.preload_from(result)
 
 
-def stale():
-    """In the agent, before a fork: why it must restart first (a preloaded file changed), or None."""
-    changed = preload.stale()
+def stale(params):
+    """In the agent, before a fork: why it must restart first (a preloaded file changed), or None.
+    The request's own file does not count: its child loads that file afresh, and every module
+    that imports it, whether it changed or not."""
+    changed = preload.stale(params.get("path"))
     return f"{changed} changed since the agent imported it" if changed else None

@@ -11,7 +11,8 @@ it loaded, and what each child may use of it.
   (transitively) is the site's file or was loaded afresh by the child. Everything else the child
   imports afresh, as a cold agent would.
 - Once a preloaded file changed or was deleted, the agent must not fork from its copy of it:
-  ``stale()`` says so, and the agent restarts itself (``agent.py``).
+  ``stale()`` says so, and the agent restarts itself (``agent.py``). The file a request marks
+  is the exception for that request: its child loads it, and whatever imports it, afresh anyway.
 
 Preloading stops for good if an import starts a thread or a JAX backend, which would make forking
 unsafe.
@@ -168,10 +169,12 @@ def _preload_project(project):
                 _WARM[name] = _WarmModule(name, module, file, loaded_by.get(name, set()), since_ns)
 
 
-def stale():
-    """In the agent: a preloaded project file that changed or is gone since it was imported."""
+def stale(site_file):
+    """In the agent: a preloaded project file, other than ``site_file``, that changed or is gone
+    since it was imported."""
+    site_file = os.path.realpath(site_file) if site_file else None
     for warm in _WARM.values():
-        if warm.file and _stamp(warm.file) != warm.stamp:
+        if warm.file and warm.file != site_file and _stamp(warm.file) != warm.stamp:
             return warm.file
     return None
 

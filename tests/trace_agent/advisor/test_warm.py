@@ -148,6 +148,24 @@ def test_an_edited_module_is_imported_afresh(tmp_path, fresh):
     assert after.policies == _advise(fresh(), root, "other.py", "other").policies
 
 
+def test_editing_the_advised_site_keeps_the_agent_warm(tmp_path, fresh):
+    """The site's file is loaded afresh by its child whether or not it changed: a quick fix there,
+    then the advise again, needs no new agent. Another site's request does."""
+    root = _project(tmp_path / "project")
+    service = fresh()
+    _advise(service, root, "other.py", "other")  # the agent imports `model`, so block.py too
+    _settled(service)
+    block = root / "model" / "block.py"
+    block.write_text(block.read_text().replace("dots_saveable", "nothing_saveable"))
+    advice = _advise(service, root, "block.py", "block")
+    _settled(service)
+    assert advice.current is not None and advice.current.policy.endswith("nothing_saveable")
+    assert _imports(root) == 2  # `counted` still from the agent
+    _advise(service, root, "other.py", "other")
+    _settled(service)
+    assert _imports(root) == 4  # block.py is stale for this one: a new agent and its child
+
+
 def test_a_module_of_another_project_under_the_same_name_is_not_reused(tmp_path, fresh):
     service = fresh()
     first, second = _project(tmp_path / "first"), _project(tmp_path / "second")
