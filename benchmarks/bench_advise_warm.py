@@ -166,7 +166,7 @@ def cli(folder: Path, path: Path, runs: int) -> list[float]:
 def report(label: str, times: list[float], baseline: float) -> None:
     median = statistics.median(times)
     print(
-        f"{label:<44} {median:7.2f} s  ({median / baseline:4.2f}x the imports)  runs: {[round(t, 2) for t in times]}"
+        f"{label:<50} {median:7.2f} s  ({median / baseline:4.2f}x the imports)  runs: {[round(t, 2) for t in times]}"
     )
 
 
