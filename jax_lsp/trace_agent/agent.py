@@ -10,6 +10,11 @@ Protocol: JSON lines. The agent first writes ``{"event": "hello", "ok": ...}``; 
 answers them; ``params`` always hold the run's ``timeout`` and ``memory_mb``: the host states
 them); ``{"method": "cancel", "params": {"id"}}`` kills a running request (which answers
 ``status: "cancelled"``); ``{"method": "shutdown"}`` ends the agent.
+
+After a child's answer the agent imports what the child used (``preload.py``), so that the next
+child starts warmer. Once a preloaded project file changed, the agent lets its running children
+finish, then replaces itself with a fresh agent (``exec``, the same process), which runs the
+requests read meanwhile: no child forks from a stale module.
 """
 
 import os
@@ -27,11 +32,13 @@ import json  # noqa: E402
 import platform  # noqa: E402
 import selectors  # noqa: E402
 import signal  # noqa: E402
+import tempfile  # noqa: E402
 import time  # noqa: E402
 import traceback  # noqa: E402
 
 PACKAGE = "_jax_lsp_agent"  # this folder, imported as a package under a name no project uses
 PR_SET_PDEATHSIG = 1
+REPLAY_FD = "JAX_LSP_AGENT_REPLAY_FD"  # of a restarted agent: the requests it must run first
 POLL_S = 0.5
 
 
@@ -68,6 +75,8 @@ class Agent:
         self.pending = b""
         self.info = None
         self.on_result = None  # called with each child's answer once it is sent
+        self.stale = None  # before a fork, given its params: why the agent must restart first, or None
+        self.deferred = []  # the requests (raw lines) to run after the restart
 
     def send(self, message):
         self.out.write(json.dumps(message, default=str) + "\n")
@@ -85,6 +94,8 @@ class Agent:
     def _step(self):
         now = time.monotonic()
         wake = min([c.deadline for c in self.children.values()], default=now + POLL_S)
+        if self.deferred and not self.children:
+            self._restart()
         for key, _ in self.selector.select(max(0.0, min(wake - now, POLL_S))):
             if key.data is None:
                 data = os.read(0, 65536)
@@ -115,15 +126,26 @@ class Agent:
             if not isinstance(request, dict):
                 continue
             method = request.get("method")
-            params = request.get("params") or {}
+            params = request.get("params")
+            params = params if isinstance(params, dict) else {}
             if method == "shutdown":
                 return False
             if method == "cancel":
+                for line in [d for d in self.deferred if json.loads(d).get("id") == params.get("id")]:
+                    self.deferred.remove(line)
+                    self.send(
+                        {
+                            "id": params.get("id"),
+                            "result": {"status": "cancelled", "message": "The trace was cancelled"},
+                        }
+                    )
                 for child in [c for c in self.children.values() if c.request_id == params.get("id")]:
                     self._kill(child)
                     self._reply(child, {"status": "cancelled", "message": "The trace was cancelled"})
             elif method == "info" and self.info is not None:
                 self.send({"id": request.get("id"), "result": self.info})
+            elif method in self.handlers and self._must_restart(params):
+                self.deferred.append(line)
             elif method in self.handlers:
                 self._fork(request.get("id"), method, params)
             else:
@@ -134,6 +156,35 @@ class Agent:
                     }
                 )
         return True
+
+    def _must_restart(self, params):
+        if self.deferred:
+            return True
+        reason = self.stale(params) if self.stale is not None else None
+        if reason:
+            print(f"jax-lsp: {reason}; restarting the trace agent", file=sys.stderr)
+        return bool(reason)
+
+    def _restart(self):
+        """Become a fresh agent (the same process): it answers the deferred requests, then reads on."""
+        replay = tempfile.TemporaryFile()
+        replay.write(b"".join(line + b"\n" for line in self.deferred) + self.pending)
+        replay.flush()
+        os.set_inheritable(replay.fileno(), True)
+        os.environ[REPLAY_FD] = str(replay.fileno())
+        self.out.flush()
+        os.dup2(self.out.fileno(), 1)  # the new agent writes its protocol to stdout, as this one did
+        argv = getattr(sys, "orig_argv", None) or [sys.executable, *sys.argv]
+        os.execv(sys.executable, [sys.executable, *argv[1:]])
+
+    def replay(self):
+        """In a restarted agent: run the requests the old one read but did not; False on shutdown."""
+        fd = os.environ.pop(REPLAY_FD, None)
+        if fd is None:
+            return True
+        with os.fdopen(int(fd), "rb") as replay:
+            replay.seek(0)
+            return self._read_requests(replay.read())
 
     def _fork(self, request_id, method, params):
         try:  # no defaults here: the host sends them (jax_lsp/trace/options.py)
@@ -312,7 +363,9 @@ def main():
     try:
         agent = Agent(out, handlers.BY_METHOD, common)
         agent.on_result = handlers.after_result
-        agent.serve()
+        agent.stale = handlers.stale
+        if agent.replay():
+            agent.serve()
     except KeyboardInterrupt:
         pass
     return 0

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import os
+import sys
 import time
 
 import jax
@@ -14,6 +15,7 @@ from .errors import AgentError
 
 def trace(params):
     """Load the policy at ``params``' path and line, and trace it under JAX."""
+    preload.enter_child(params.get("path"))
     root = params.get("root")
     if root and os.path.isdir(root):
         os.chdir(root)  # relative paths in the user's code mean what they mean in the project
@@ -52,7 +54,19 @@ def info(params):
     }
 
 
-BY_METHOD = {"trace": trace, "info": info, "advise": driver.handle}
+def advise(params):
+    """The advisor's answer, with the project's preloaded modules where a cold import would load
+    the same ones; it names the project's modules it imported, for the agent to preload."""
+    preload.enter_child(params.get("path"))
+    before = set(sys.modules)
+    result = driver.handle(params)
+    folders = [params.get("root"), params.get("import_root")]
+    loaded = [params.get("path"), (result.get("example") or {}).get("path")]
+    result["preload_project"] = preload.project_imports(before, folders, loaded)
+    return result
+
+
+BY_METHOD = {"trace": trace, "info": info, "advise": advise}
 
 
 def warm_up():
@@ -64,3 +78,11 @@ def warm_up():
 def after_result(result):
     """In the agent, after a child's answer is sent."""
     preload.preload_from(result)
+
+
+def stale(params):
+    """In the agent, before a fork: why it must restart first (a preloaded file changed), or None.
+    The request's own file does not count: its child loads that file afresh, and every module
+    that imports it, whether it changed or not."""
+    changed = preload.stale(params.get("path"))
+    return f"{changed} changed since the agent imported it" if changed else None

@@ -1,19 +1,68 @@
-"""In the agent: import the installed packages a child used, so that the next child forks with
-them loaded."""
+"""Warm children: what the agent imports after a child's answer so that the next child forks with
+it loaded, and what each child may use of it.
+
+- Installed packages a child imported (flax, equinox: seconds each) are imported in the agent and
+  kept for good.
+- The project's own modules a child imported through the import system (files under the project's
+  root, never the site's or the example's file) are imported in the agent too, each recorded with
+  its file's (mtime_ns, size) and the modules its import statements name or its import loaded.
+  A child takes one only where a cold import would have loaded it: the same file, unchanged,
+  found on the child's own ``sys.path``, and none of the project modules it imports
+  (transitively) is the site's file or was loaded afresh by the child. Everything else the child
+  imports afresh, as a cold agent would.
+- Once a preloaded file changed or was deleted, the agent must not fork from its copy of it:
+  ``stale()`` says so, and the agent restarts itself (``agent.py``). The file a request marks
+  is the exception for that request: its child loads it, and whatever imports it, afresh anyway.
+
+Preloading stops for good if an import starts a thread or a JAX backend, which would make forking
+unsafe.
+"""
 
 from __future__ import annotations
 
+import ast
+import importlib
+import importlib.machinery
+import importlib.util
 import os
 import sys
+import time
+import types
 
 _PRELOAD = {"enabled": True}
+_WARM: dict[str, _WarmModule] = {}  # the project's modules imported in the agent, by name
+_CLOCK_SLACK_NS = 50_000_000  # file times come from a coarser clock than time.time_ns()
 
 
-def _installed(module, root):
-    filename = getattr(module, "__file__", None) or ""
-    if not ("site-packages" in filename or "dist-packages" in filename):
-        return False
-    return not (root and os.path.realpath(filename).startswith(os.path.realpath(root) + os.sep))
+class _WarmModule:
+    def __init__(self, name, module, file, loaded, since_ns):
+        self.name = name
+        self.module = module
+        self.file = file  # None for a namespace package
+        stamp = _stamp(file) if file else None
+        if file and (stamp is None or since_ns - _CLOCK_SLACK_NS <= stamp[0] <= time.time_ns()):
+            stamp = ()  # gone, or written while it was imported (maybe after): stale from the start
+        self.stamp = stamp
+        # what its import statements name, and what its import loaded (`importlib.import_module`)
+        imports = _imports_of(file, name, hasattr(module, "__path__")) if file else set()
+        self.imports = None if imports is None else imports | loaded
+
+
+def _stamp(file):
+    try:
+        status = os.stat(file)
+    except OSError:
+        return None
+    return (status.st_mtime_ns, status.st_size)
+
+
+def _installed(filename):
+    return "site-packages" in filename or "dist-packages" in filename
+
+
+def _under(filename, folders):
+    real = os.path.realpath(filename)
+    return any(real.startswith(os.path.realpath(folder) + os.sep) for folder in folders if folder)
 
 
 def installed_imports(before, root):
@@ -22,33 +71,263 @@ def installed_imports(before, root):
     for name in set(sys.modules) - before:
         top = name.partition(".")[0]
         module = sys.modules.get(top)
-        if top not in before and module is not None and not top.startswith("_") and _installed(module, root):
-            names.add(top)
+        if top not in before and module is not None and not top.startswith("_"):
+            filename = getattr(module, "__file__", None) or ""
+            if _installed(filename) and not _under(filename, [root]):
+                names.add(top)
     return sorted(names)
 
 
-def preload_from(result):
-    """In the agent, after a child's answer: import the installed packages it names, so that the
-    next child forks with them loaded (flax, equinox: seconds each). Stops for good if an import
-    starts a thread or a JAX backend, which would make forking unsafe."""
-    import threading
+def _loaded_file(module):
+    """The file the import system loaded ``module`` from, unless an installed package's; else None."""
+    filename = getattr(module, "__file__", None)
+    if not filename or getattr(module, "__spec__", None) is None or _installed(filename):
+        return None
+    return os.path.realpath(filename)
 
-    names = result.pop("preload", None) or ()
+
+def _namespace(module):
+    """Whether ``module`` is a namespace package outside the installed packages."""
+    path = getattr(module, "__path__", None)
+    if getattr(module, "__file__", None) is not None or path is None:
+        return False
+    return not all(_installed(p) for p in path)
+
+
+def project_imports(before, folders, loaded_files):
+    """In a child: what the agent needs to import the project's modules imported since ``before``
+    as the child did (``loaded_files``, the site's and the example's, are the advisor's own)."""
+    skip = {os.path.realpath(f) for f in loaded_files if f}
+    names = []
+    for name in set(sys.modules) - before:
+        filename = _loaded_file(sys.modules[name])
+        if filename is not None and _under(filename, folders) and filename not in skip:
+            names.append(name)
+    return {
+        "modules": sorted(names),
+        "sys_path": list(sys.path),
+        "cwd": os.getcwd(),
+    }
+
+
+def preload_from(result):
+    """In the agent, after a child's answer: import what it used (see the module's docstring)."""
+    installed = result.pop("preload", None) or ()
+    project = result.pop("preload_project", None)
     if not _PRELOAD["enabled"]:
         return
-    import importlib
-
-    for name in names:
-        if name in sys.modules:
-            continue
-        try:
-            importlib.import_module(name)
-        except BaseException:  # noqa: BLE001 (an installed package's import failing is its own)
-            continue
-        if threading.active_count() > 1 or _backend_started():
-            _PRELOAD["enabled"] = False
-            print(f"jax-lsp advise: importing {name} started a thread; no more preloading", file=sys.stderr)
+    for name in installed:
+        if not _import(name):
             return
+    if project:
+        _preload_project(project)
+
+
+def _import(name):
+    """Import ``name`` unless loaded; False (and no more preloading) if that made forking unsafe."""
+    import threading
+
+    if name in sys.modules:
+        return True
+    try:
+        importlib.import_module(name)
+    except BaseException:  # noqa: BLE001 (a failing import is the user's; the child saw it)
+        return True
+    if threading.active_count() > 1 or _backend_started():
+        _PRELOAD["enabled"] = False
+        print(f"jax-lsp advise: importing {name} started a thread; no more preloading", file=sys.stderr)
+        return False
+    return True
+
+
+def _preload_project(project):
+    """Import the project's modules under the child's ``sys.path`` and folder, then put the agent's
+    back: the agent's own ``sys.path`` never changes, so each child builds its own as a cold one."""
+    saved_path, saved_cwd = list(sys.path), os.getcwd()
+    before, since_ns = set(sys.modules), time.time_ns()
+    loaded_by = {}  # each module imported here -> the modules its import loaded, dynamic ones too
+    sys.path[:] = project["sys_path"]
+    try:
+        os.chdir(project["cwd"])
+        for name in project["modules"]:
+            loaded = set(sys.modules)
+            safe = _import(name)
+            loaded_by[name] = set(sys.modules) - loaded - {name}
+            if not safe:
+                break
+    except OSError:  # the child's folder is gone
+        pass
+    finally:
+        sys.path[:] = saved_path
+        os.chdir(saved_cwd)
+        # every module but the installed ones, wherever its file is: where the agent already held
+        # a package of that name (another project's), a submodule came from that package's folder
+        for name in set(sys.modules) - before:
+            module = sys.modules[name]
+            file = _loaded_file(module)
+            if file is not None or _namespace(module):
+                _WARM[name] = _WarmModule(name, module, file, loaded_by.get(name, set()), since_ns)
+
+
+def stale(site_file):
+    """In the agent: a preloaded project file, other than ``site_file``, that changed or is gone
+    since it was imported."""
+    site_file = os.path.realpath(site_file) if site_file else None
+    for warm in _WARM.values():
+        if warm.file and warm.file != site_file and _stamp(warm.file) != warm.stamp:
+            return warm.file
+    return None
+
+
+def _imports_of(file, name, is_package):
+    """The modules that the import statements of ``file`` (module ``name``) name, their packages
+    included; None when the file cannot be read (then its module is never reused)."""
+    try:
+        with open(file, "rb") as handle:
+            tree = ast.parse(handle.read())
+    except (OSError, SyntaxError, ValueError):
+        return None
+    package = name if is_package else name.rpartition(".")[0]
+    found = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Import):
+            found.update(_with_packages(alias.name) for alias in node.names)
+        elif isinstance(node, ast.ImportFrom):
+            base = node.module or ""
+            if node.level:
+                parts = package.split(".") if package else []
+                kept = parts[: len(parts) - (node.level - 1)] if node.level - 1 <= len(parts) else []
+                base = ".".join([*kept, base] if base else kept)
+            if base:
+                found.add(_with_packages(base))
+                found.update(
+                    _with_packages(f"{base}.{alias.name}") for alias in node.names if alias.name != "*"
+                )
+    return set().union(*found) if found else set()
+
+
+def _with_packages(dotted):
+    parts = dotted.split(".")
+    return frozenset(".".join(parts[: i + 1]) for i in range(len(parts)))
+
+
+def enter_child(site_file):
+    """In a child, before it loads anything: take the preloaded project modules out of
+    ``sys.modules``; an import gets one back only where a cold import would load that same module
+    (``_WarmFinder``). ``site_file`` (the file the request marks) is always loaded afresh."""
+    if not _WARM:
+        return
+    for name, warm in _WARM.items():
+        if sys.modules.get(name) is warm.module:
+            del sys.modules[name]
+    sys.meta_path.insert(0, _WarmFinder(os.path.realpath(site_file) if site_file else None))
+
+
+class _WarmLoader:
+    """Gives the import system the preloaded module as it is: nothing runs again."""
+
+    def __init__(self, module):
+        self.module = module
+        self.spec = module.__spec__
+
+    def create_module(self, spec):
+        return self.module
+
+    def exec_module(self, module):
+        module.__spec__ = self.spec
+
+
+class _WarmFinder:
+    def __init__(self, site_file):
+        self.site_file = site_file
+        self.found = {}  # (name, search path) -> where a cold import finds it
+        self.unchanged = {}  # name -> whether its file is as the agent imported it
+
+    def find_spec(self, name, path=None, target=None):
+        warm = _WARM.get(name)
+        if warm is None:
+            return None
+        closure = _closure(name)
+        if closure is None or not all(self._reusable(_WARM[member]) for member in closure):
+            return None
+        for member in sorted(closure - {name}):
+            _reinstate(_WARM[member].module, member, closure)
+        _drop_other_submodules(warm.module, name, closure)
+        return importlib.util.spec_from_loader(
+            name,
+            _WarmLoader(warm.module),
+            origin=warm.module.__spec__.origin,
+            is_package=hasattr(warm.module, "__path__"),
+        )
+
+    def _reusable(self, warm):
+        loaded = sys.modules.get(warm.name)
+        if loaded is not None:
+            return loaded is warm.module
+        if warm.file is not None and (warm.file == self.site_file or not self._unchanged(warm)):
+            return False
+        return self._where(warm.name) == _where_of(warm.module.__spec__)
+
+    def _unchanged(self, warm):
+        if warm.name not in self.unchanged:
+            self.unchanged[warm.name] = _stamp(warm.file) == warm.stamp
+        return self.unchanged[warm.name]
+
+    def _where(self, name):
+        parent, _, _ = name.rpartition(".")
+        if parent:
+            holder = sys.modules.get(parent) or getattr(_WARM.get(parent), "module", None)
+            search = getattr(holder, "__path__", None)
+            if search is None:
+                return None
+        else:
+            search = sys.path
+        key = (name, tuple(search))
+        if key not in self.found:
+            spec = importlib.machinery.PathFinder.find_spec(name, list(search))
+            self.found[key] = _where_of(spec)
+        return self.found[key]
+
+
+def _where_of(spec):
+    """Where a module spec points: its file, and its package's folders."""
+    if spec is None:
+        return None
+    origin = os.path.realpath(spec.origin) if spec.origin and spec.has_location else None
+    return origin, tuple(os.path.realpath(p) for p in spec.submodule_search_locations or ())
+
+
+def _closure(name):
+    """``name`` and the preloaded modules it imports, transitively; None if one cannot be read."""
+    found, queue = {name}, [name]
+    while queue:
+        imports = _WARM[queue.pop()].imports
+        if imports is None:
+            return None
+        for other in imports:
+            if other in _WARM and other not in found:
+                found.add(other)
+                queue.append(other)
+    return found
+
+
+def _reinstate(module, name, closure):
+    if name in sys.modules:
+        return
+    sys.modules[name] = module
+    parent, _, child = name.rpartition(".")
+    if parent in sys.modules:
+        setattr(sys.modules[parent], child, module)
+    _drop_other_submodules(module, name, closure)
+
+
+def _drop_other_submodules(module, name, closure):
+    """A package keeps as attributes only the preloaded submodules that come back with it: the
+    others are loaded afresh, and set again, when imported."""
+    for attribute, value in list(vars(module).items()):
+        full = f"{name}.{attribute}"
+        if isinstance(value, types.ModuleType) and full in _WARM and full not in closure:
+            delattr(module, attribute)
 
 
 def _backend_started():

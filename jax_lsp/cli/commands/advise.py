@@ -7,6 +7,10 @@ advised. Where a key chooses the policy (`getattr(jax.checkpoint_policies, KEY)`
 when the project gives it a literal default, its file and line. Exit 0 when every site was
 advised (and, with --budget, some policy fits), 1 when a --budget fits no policy, 2 when a
 site could not be advised.
+
+Each run starts its own trace agent, so it is always cold: it imports JAX, then the model and
+what the model imports, every time. In the editor the agent stays up, and advising an unchanged
+model again skips those imports.
 """
 
 from __future__ import annotations
