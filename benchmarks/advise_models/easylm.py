@@ -30,7 +30,7 @@ def _lm_loss(base_model, batch, seq, dtype):
         logits = model.apply(params, tokens, mask, positions).logits.astype(jnp.float32)
         log_probs = jax.nn.log_softmax(logits[:, :-1])
         picked = jnp.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)
-        return -jnp.mean(picked)
+        return -jnp.sum(picked) / picked.size  # the mean over tokens
 
     return {"fn": loss, "args": (params, tokens)}
 
