@@ -114,7 +114,7 @@ REPOSITORIES = (
         "Apache-2.0",
         ("namespace-package", "config-chosen"),
         "EasyLM/models/llama/llama_model.py:783",
-        ("example", "example_7b"),
+        ("example", "example_7b_4_layers"),
     ),
     Repository(
         "big_vision",

@@ -14,10 +14,9 @@ import jax.numpy as jnp
 from EasyLM.models.llama.llama_model import FlaxLLaMAForCausalLMModule, LLaMAConfigurator
 
 
-def _lm_loss(base_model, batch, seq, dtype):
-    config = LLaMAConfigurator.finalize_config(
-        LLaMAConfigurator.get_default_config({"base_model": base_model, "remat_policy": "checkpoint_dots"})
-    )
+def _lm_loss(base_model, batch, seq, dtype, **updates):
+    updates = {"base_model": base_model, "remat_policy": "checkpoint_dots", **updates}
+    config = LLaMAConfigurator.finalize_config(LLaMAConfigurator.get_default_config(updates))
     model = FlaxLLaMAForCausalLMModule(config, dtype=dtype, param_dtype=dtype)
     tokens = jax.ShapeDtypeStruct((batch, seq), jnp.int32)
     # Passed, not left to the model: its default for positions calls jnp.clip(a_min=...), which
@@ -40,6 +39,9 @@ def example():
     return _lm_loss("debug", 2, 64, jnp.float32)
 
 
-def example_7b():
-    """EasyLM's 'llama_7b' (32 layers, hidden 4096), one sequence of 2048 tokens, bfloat16."""
-    return _lm_loss("llama_7b", 1, 2048, jnp.bfloat16)
+def example_7b_4_layers():
+    """EasyLM's 'llama_7b' (hidden 4096, MLP 11008, 32 heads) with 4 of its 32 layers, one
+    sequence of 2048 tokens, bfloat16. The model unrolls its layers (no scan): all 32 take
+    about 20 s to advise on 2 busy CPUs, past the default timeout, and list the same residuals
+    8 times over."""
+    return _lm_loss("llama_7b", 1, 2048, jnp.bfloat16, num_hidden_layers=4)
