@@ -260,15 +260,17 @@ def run_example(python: str, repository: Repository, root: Path, function: str) 
     }
 
 
+ROW = "  {:<20} {:<16} {:>5} {:>5} {:>9}  {}"
+
+
 def _row(entry: dict) -> str:
     function = entry["example"].rsplit(":", 1)[1]
+    seconds = f"{entry['advise_seconds']:.1f} s"
     if entry["status"] != "ok":
-        outcome = f"{entry['status']}: {entry.get('message') or ''}"[:150]
-        counts = "-"
-    else:
-        counts = f"{entry['advisor']['residuals']:>4} {entry['jax']['residuals']:>4}"
-        outcome = "equal" if entry["equal"] else entry["first_difference"]
-    return f"  {function:<14} {counts:>9}  {entry['advise_seconds']:>6.1f} s  {outcome}"
+        return ROW.format(function, entry["status"], "-", "-", seconds, (entry.get("message") or "")[:150])
+    outcome = "equal" if entry["equal"] else entry["first_difference"]
+    ours, theirs = entry["advisor"]["residuals"], entry["jax"]["residuals"]
+    return ROW.format(function, entry["status"], ours, theirs, seconds, outcome)
 
 
 def _interpreter_facts(python: str) -> dict[str, str]:
@@ -301,8 +303,7 @@ def main(argv: list[str] | None = None) -> int:
             missing.append(repository.name)
             continue
         check_site(root, repository.site)
-        print(f"  {'example':<14} {'residuals':>9}  {'advise':>8}  advisor vs JAX")
-        print(f"  {'':<14} {'ours  JAX':>9}")
+        print(ROW.format("example", "status", "ours", "JAX", "advise", "residuals, advisor vs JAX"))
         for function in repository.examples:
             entry = run_example(args.python, repository, root, function)
             print(_row(entry), flush=True)
