@@ -40,14 +40,6 @@ def _examples() -> set[tuple[str, str, str, str]]:
     }
 
 
-# Until issue 26's fixes of the advisor are merged (the site's module imported as Python would,
-# paths from the current folder, literal and constant residuals), the record shows the failures
-# the issue lists. Once they are: run the harness, commit its record, and drop these marks.
-PENDING = pytest.mark.xfail(
-    strict=True, reason="issue 26's advisor fixes are not merged yet: the record shows its failures"
-)
-
-
 def _assert_every_example_equal(record: dict) -> None:
     for entry in record["entries"]:
         why = entry.get("message") or entry.get("first_difference")
@@ -69,7 +61,6 @@ def test_the_record_covers_three_repositories_of_the_three_shapes() -> None:
     assert {shape for e in entries for shape in e["shapes"]} == set(harness.SHAPES)
 
 
-@PENDING
 def test_every_example_of_the_record_lists_jaxs_residuals() -> None:
     _assert_every_example_equal(_record())
 
@@ -99,7 +90,6 @@ def test_residual_lists_are_compared_item_by_item_in_order() -> None:
     assert harness.jax_kind("output of dot_general from model.py:9") == "computed"
 
 
-@PENDING
 @pytest.mark.jax
 def test_the_harness_reproduces_the_record(tmp_path: Path) -> None:
     missing = [
