@@ -10,6 +10,10 @@ from jax_lsp.trace.advisor.chart import chart_svg, memory_axis
 
 SVG = "{http://www.w3.org/2000/svg}"
 READY = "jax.checkpoint_policies."
+OFFLOAD = (
+    "save_and_offload_only_these_names(names_which_can_be_saved=[], names_which_can_be_offloaded=['h', 'y'], "
+    "offload_src='device', offload_dst='pinned_host')"
+)
 
 
 def _policy(name: str, computed: int, flops: int | None, current: bool = False, error: str | None = None):
@@ -33,6 +37,7 @@ ADVICE = Advice(
         _policy("save_only_these_names('h')", 1024, 16384),
         _policy("save_only_these_names('y')", 512, 16384),
         _policy("save_only_these_names('h', 'y')", 1536, 16384),
+        _policy(OFFLOAD, 1536, 16384),
         _policy("broken_policy", 0, 0, error="TypeError: no"),
     ),
 )
@@ -51,12 +56,17 @@ def _markers(root: ElementTree.Element) -> list[ElementTree.Element]:
 
 
 def _labels(root: ElementTree.Element) -> list[list[str]]:
-    """Each label's lines."""
-    return [
-        [t.text or "" for t in e.iter(f"{SVG}tspan")]
-        for e in root.iter(f"{SVG}text")
-        if "label" in _classes(e)
-    ]
+    """Each label's policies, a policy's wrapped lines (drawn indented) joined."""
+    labels = []
+    for text in (e for e in root.iter(f"{SVG}text") if "label" in _classes(e)):
+        policies: list[str] = []
+        for tspan in text.iter(f"{SVG}tspan"):
+            if float(tspan.get("x")) > float(text.get("x")):
+                policies[-1] += " " * policies[-1].endswith(",") + (tspan.text or "")
+            else:
+                policies.append(tspan.text or "")
+        labels.append(policies)
+    return labels
 
 
 def _center(marker: ElementTree.Element) -> tuple[float, float]:
@@ -121,6 +131,8 @@ def test_candidates_at_the_same_point_share_one_label_and_labels_do_not_overlap(
     )
     for (_, end), (start, _) in zip(blocks, blocks[1:]):
         assert start - end >= 15  # a line's height between one label's last line and the next's first
+    lines = [t.text for t in root.iter(f"{SVG}tspan")]
+    assert max(len(line) for line in lines) <= 60 and "save_and_offload_only_these_names(" in lines
 
 
 def test_the_budget_line_the_current_and_the_suggested_policies():

@@ -11,6 +11,7 @@ leader line each; candidates at the same coordinates share one label.
 from __future__ import annotations
 
 import math
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -19,11 +20,11 @@ from xml.sax.saxutils import escape, quoteattr
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, format_flops
 from jax_lsp.trace.advisor.report import heading, policy_label
 
-_PLOT_LEFT, _PLOT_TOP, _PLOT_WIDTH, _PLOT_HEIGHT = 96, 64, 460, 320
-_LABEL_GAP = 40  # from the plot's right edge to the label column
+_PLOT_LEFT, _PLOT_TOP, _PLOT_WIDTH, _PLOT_HEIGHT = 96, 64, 380, 300
+_LABEL_GAP = 36  # from the plot's right edge to the label column
 _LINE = 15  # a label line's height
 _CHAR = 7.3  # a 12px monospace character's width
-_WRAP = 60  # characters of a label line before it wraps at ", "
+_WRAP = 48  # characters of a label line before it wraps at ", "
 _COLORS = {"candidate": "#4c72b0", "current": "#dd8452", "suggested": "#2ca02c", "budget": "#c44e52"}
 _MONO = "ui-monospace, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 _SANS = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif"
@@ -96,16 +97,15 @@ def _byte_unit(top: int) -> int:
 
 
 def _wrap(text: str) -> list[str]:
-    """``text`` in lines of about `_WRAP` characters, broken after ", " (drawn indented)."""
+    """``text`` in lines of about `_WRAP` characters, broken after ", " or "(" (drawn indented)."""
     lines: list[str] = []
     current = ""
-    for piece in text.split(", "):
-        candidate = f"{current}, {piece}" if current else piece
-        if current and len(candidate) > _WRAP:
-            lines.append(current + ",")
+    for piece in re.split(r"(?<=, )|(?<=\()", text):
+        if current and len(current + piece.rstrip()) > _WRAP:
+            lines.append(current.rstrip())
             current = piece
         else:
-            current = candidate
+            current += piece
     return [*lines, current]
 
 
@@ -113,9 +113,11 @@ def _marks(policy: PolicyAdvice, suggested: PolicyAdvice | None) -> list[str]:
     return [m for m, on in (("current", policy.current), ("suggested", policy is suggested)) if on]
 
 
-def _label(policy: PolicyAdvice, suggested: PolicyAdvice | None) -> str:
+def _label(policy: PolicyAdvice, suggested: PolicyAdvice | None) -> list[str]:
+    """The policy's label in lines, ``(current)``, ``(suggested)`` after it."""
+    *lines, last = _wrap(policy_label(policy))
     marks = _marks(policy, suggested)
-    return policy_label(policy) + (f" ({', '.join(marks)})" if marks else "")
+    return [*lines, last + (f" ({', '.join(marks)})" if marks else "")]
 
 
 def _shape(kind: str, x: float, y: float, classes: str = "", tip: str = "") -> str:
@@ -251,7 +253,7 @@ def _chart(advice: Advice, root: Path | None, budget: int | None) -> _Svg:
         group.lines = tuple(
             (i > 0, bool(_marks(p, suggested)), line)
             for p in group.policies
-            for i, line in enumerate(_wrap(_label(p, suggested)))
+            for i, line in enumerate(_label(p, suggested))
         )
     _place_labels(ordered, plot_top, bottom)
     widest = max((len(line) + 4 * indented for g in ordered for indented, _, line in g.lines), default=0)
