@@ -24,6 +24,7 @@ from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import METAVAR, Project, Target, TargetError
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.trace.advisor.advice import Advice, parse_size
+from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.service import TraceService
@@ -66,6 +67,13 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "the offload variants where the backend has pinned_host memory)",
     )
     parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
+    parser.add_argument(
+        "--plot",
+        metavar="FILE.svg",
+        type=Path,
+        help="also draw every candidate, its memory against its recompute, with the budget and the "
+        "current and suggested policies marked, as an SVG picture (one chart per site, top to bottom)",
+    )
     parser.add_argument(
         "--root",
         type=Path,
@@ -131,6 +139,12 @@ def run(args: argparse.Namespace) -> int:
     else:
         render = format_markdown if args.output_format == "markdown" else advice_table
         sys.stdout.write("\n\n".join(render(a, cwd, budget) for a in results).rstrip("\n") + "\n")
+    if args.plot is not None:
+        try:
+            args.plot.write_text(chart_svg(results, cwd, budget), encoding="utf-8")
+        except OSError as exc:
+            print(f"jax-lsp: error: --plot: cannot write {args.plot}: {exc.strerror or exc}", file=sys.stderr)
+            return 2
     if any(not a.ok for a in results):
         return 2
     if budget is not None and any(a.suggest(budget) is None for a in results):

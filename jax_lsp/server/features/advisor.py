@@ -1,5 +1,5 @@
 """The policy advisor in the editor: a code lens per site, inlay hints on the lines that make
-saved residuals, "Compare policies" (Markdown), the quick fix "Use the suggested policy".
+saved residuals, "Compare policies" (Markdown and a chart), the quick fix "Use the suggested policy".
 
 Advising runs workspace code, so it only starts on a user's request (lens, command) or on save
 when `advise.onSave` is set, and never in an untrusted workspace. It shares the trace's agent.
@@ -26,6 +26,7 @@ from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, relative
+from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import example_for, submit_advise
 from jax_lsp.trace.locations import PolicyAnchor, policy_anchors
@@ -170,7 +171,7 @@ class AdvisorFeature(LanguageFeature):
         return advice.to_contract(self._root(path), self._budget(advice))
 
     async def compare_command(self, *arguments: Any) -> dict:
-        """The Markdown table of the site's advice (advised first if it has none)."""
+        """The Markdown table of the site's advice and its chart, an SVG (advised first if it has none)."""
         path, position = self._arguments(COMPARE, arguments)
         advised = self.results.get(str(path), {}).get(position.line)
         if advised is None:
@@ -178,8 +179,12 @@ class AdvisorFeature(LanguageFeature):
                 advice = await self.advise(path, position, cancelled=cancelled, progress=True)
         else:
             advice = advised.advice
-        markdown = format_markdown(advice, self._root(path), self._budget(advice))
-        return {"markdown": markdown, "advice": advice.to_contract(self._root(path), self._budget(advice))}
+        root, budget = self._root(path), self._budget(advice)
+        return {
+            "markdown": format_markdown(advice, root, budget),
+            "chart": chart_svg([advice], root, budget),
+            "advice": advice.to_contract(root, budget),
+        }
 
     def _root(self, path: Path) -> Path:
         return project_root(path, self.server.roots)

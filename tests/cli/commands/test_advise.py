@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 from types import SimpleNamespace
+from xml.etree import ElementTree
 
 import pytest
 
@@ -154,6 +155,33 @@ def test_every_site_of_a_file_from_a_comment_and_from_pyproject(tmp_path, capsys
     assert code == 0, data
     assert [d["target"]["line"] for d in data] == [line_of(tmp_path / "mlp.py"), line]
     assert all(d["policies"] for d in data)
+
+
+def test_plot_draws_every_candidate(capsys, tmp_path):
+    plot = tmp_path / "tradeoff.svg"
+    site = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--budget", "1KiB"]
+    code, data = _json(capsys, *site, "--plot", str(plot))
+    assert code == 0
+    root = ElementTree.parse(plot).getroot()
+    markers = [e for e in root.iter() if "candidate" in (e.get("class") or "").split()]
+    titles = sorted(m.findtext("{http://www.w3.org/2000/svg}title").split(":")[0] for m in markers)
+    assert titles == sorted(p["policy"] for p in data["policies"])
+    [current] = [m for m in markers if "current" in m.get("class").split()]
+    [suggested] = [m for m in markers if "suggested" in m.get("class").split()]
+    assert current.findtext("{http://www.w3.org/2000/svg}title").startswith(
+        "jax.checkpoint_policies.dots_saveable:"
+    )
+    assert suggested.findtext("{http://www.w3.org/2000/svg}title").startswith(
+        data["suggested"]["policy"] + ":"
+    )
+    assert [e for e in root.iter() if "budget" in (e.get("class") or "").split()]
+
+    unwritable = tmp_path / "no" / "such" / "folder" / "tradeoff.svg"
+    code = main(["advise", *site, "--plot", str(unwritable)])
+    captured = capsys.readouterr()
+    assert code == 2
+    assert f"jax-lsp: error: --plot: cannot write {unwritable}: No such file or directory" in captured.err
+    assert "Suggested for a budget of 1 KiB" in captured.out  # the report is printed all the same
 
 
 def test_bad_options(capsys):

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
+from xml.etree import ElementTree
 
 import pytest
 from lsprotocol import types
@@ -102,6 +103,13 @@ async def test_lens_hints_compare_and_quick_fix(profile, tmp_path):
 
         compared = await _execute(session, COMPARE, lens.command.arguments)
         assert "| current | `everything_saveable` |" in compared["markdown"]
+        chart = ElementTree.fromstring(compared["chart"])
+        markers = [e for e in chart.iter() if "candidate" in (e.get("class") or "").split()]
+        assert len(markers) == len(compared["advice"]["policies"])
+        [current] = [e for e in markers if "current" in (e.get("class") or "").split()]
+        assert current.findtext("{http://www.w3.org/2000/svg}title").startswith(
+            "jax.checkpoint_policies.everything_saveable: 4 KiB"
+        )
         assert compared["advice"]["suggested"]["computed_bytes"] <= 6 * 1024
 
         [action] = [

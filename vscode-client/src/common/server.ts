@@ -2,6 +2,7 @@
 import { commands, workspace, type LogOutputChannel, type Uri } from 'vscode';
 import { CloseAction, LanguageClient, RevealOutputChannelOn, type ErrorHandler, type LanguageClientOptions } from 'vscode-languageclient/node';
 import * as readline from 'node:readline';
+import { comparisonMarkdown } from './comparison';
 import { stderrLevel } from './log';
 import type { ServerCommand } from './python';
 import { SECTION, type ServerSettings } from './settings';
@@ -52,11 +53,11 @@ export function createClient(
         },
         initializationOptions,
         middleware: {
-            // "Compare policies" answers Markdown: show it beside the code.
+            // "Compare policies" answers Markdown and a chart: show them beside the code.
             executeCommand: async (command, args, next) => {
                 const result = await next(command, args);
                 if (command === COMPARE_POLICIES && typeof result?.markdown === 'string') {
-                    await showMarkdown(result.markdown);
+                    await showMarkdown(comparisonMarkdown(result));
                 }
                 return result;
             },

@@ -2,8 +2,8 @@
 // workbench and Node extension host) driven by Chromium through playwright-core.
 // Two windows on fresh copies of test/fixtures/workspace: a trusted one and an untrusted one
 // (Restricted Mode). In each: a UI check (squiggles, Problems panel, quick-fix menu or the
-// trace refusal; in the trusted one also the policy advisor's lens and inlay hints on mlp.py,
-// with screenshots) and suite.js run inside the extension host.
+// trace refusal; in the trusted one also the policy advisor's lens, inlay hints and chart on
+// mlp.py, with screenshots) and suite.js run inside the extension host.
 // Prints one line per check and `N passed, N failed`; exits 1 on any failure.
 //
 // Environment: CODE_SERVER (the code-server executable), VSIX, PYTHON (the user's interpreter in
@@ -214,6 +214,36 @@ async function uiTrusted(dir, workspace) {
             await page.mouse.move(0, 0);
             await page.waitForTimeout(1000);
             await page.screenshot({ path: path.join(OUT, 'advise-vscode.png') });
+            await page.setViewportSize({ width: 1400, height: 860 });
+        }, page);
+        await check('trusted UI: Compare policies shows the chart (an SVG data: image, loaded) above the table', async () => {
+            await page.setViewportSize({ width: 1800, height: 1000 });
+            await page.locator('.monaco-editor .codelens-decoration a', { hasText: /Compare policies$/ }).click({ timeout: 20000 });
+            // The preview is a webview: an iframe in an iframe. Find the frame that shows the chart.
+            let chart;
+            for (const deadline = Date.now() + 30000; !chart && Date.now() < deadline; await page.waitForTimeout(250)) {
+                for (const frame of page.frames()) {
+                    const found = await frame.evaluate(() => {
+                        const image = document.querySelector('img[src^="data:image/svg+xml;base64,"]');
+                        const table = document.querySelector('table');
+                        if (!image || !image.complete || !table) return null;
+                        const above = image.getBoundingClientRect().bottom <= table.getBoundingClientRect().top;
+                        return { width: image.naturalWidth, height: image.naturalHeight, above };
+                    }).catch(() => null);
+                    if (found) chart = found;
+                }
+            }
+            log('Compare policies chart:', JSON.stringify(chart));
+            if (!chart) throw new Error('no loaded chart image in the Markdown preview');
+            if (!(chart.width > 400 && chart.height > 300)) throw new Error(`the chart did not render: ${JSON.stringify(chart)}`);
+            if (!chart.above) throw new Error('the chart is not above the table');
+            // docs/advise.md shows this one: the side bar hidden, so that the preview is wide enough for the chart.
+            await page.locator('.monaco-editor .view-line', { hasText: 'def example' }).click();
+            await page.keyboard.press('Control+B');
+            await page.mouse.move(0, 0);
+            await page.waitForTimeout(1000);
+            await page.screenshot({ path: path.join(OUT, 'advise-compare-vscode.png') });
+            await page.keyboard.press('Control+B');
             await page.setViewportSize({ width: 1400, height: 860 });
         }, page);
     } finally {

@@ -163,7 +163,7 @@ async function adviseChecks(folder, modelDoc) {
         ]);
     });
 
-    await check('trusted: advisor: Compare policies opens the Markdown table of every candidate', async () => {
+    await check('trusted: advisor: Compare policies opens the chart and the Markdown table of every candidate', async () => {
         assert.ok(lens, 'not advised');
         compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments);
         const { markdown, advice } = compared;
@@ -179,9 +179,13 @@ async function adviseChecks(folder, modelDoc) {
         assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 5 MiB \| 33 MiB \| 0 \| 4\.29 GFLOP \|$/m);
         assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [^|]+ \| [\d.]+ MiB \| [^|]+ \| 0 \|$/m);
         assert.ok(advice.suggested && advice.suggested.recompute_flops === 0, JSON.stringify(advice.suggested));
-        // The client shows it beside the code, as a Markdown document.
-        await waitFor(() => vscode.workspace.textDocuments.some((d) => d.languageId === 'markdown' && d.getText() === markdown),
-            10000, 'the Markdown document of the comparison');
+        // The client shows it beside the code, as a Markdown document: the heading, the chart (a data: image), the table.
+        assert.match(compared.chart, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
+        const image = `![Memory against recompute of every candidate policy](data:image/svg+xml;base64,${Buffer.from(compared.chart, 'utf8').toString('base64')})`;
+        const [heading, ...table] = markdown.split('\n\n');
+        const shown = [heading, image, ...table].join('\n\n');
+        await waitFor(() => vscode.workspace.textDocuments.some((d) => d.languageId === 'markdown' && d.getText() === shown),
+            10000, 'the Markdown document of the comparison, its chart above the table');
     });
 
     await check('trusted: advisor: the quick fix "Use the suggested policy" rewrites the policy= argument', async () => {
