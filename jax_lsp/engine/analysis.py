@@ -6,8 +6,8 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from jax_lsp.core.binding.guards import paths_with_jax
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.return_paths import return_paths
 from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.config import Settings
 from jax_lsp.core.findings import Finding, InternalError
@@ -103,7 +103,7 @@ def check_module(
         context = policies.get(function.key)
         if context is None:
             paths = guarded(
-                lambda: return_paths(function.node),
+                lambda: paths_with_jax(module, function.node),
                 None,
                 errors,
                 module.path,

@@ -1,13 +1,21 @@
 """The tests that hold wherever a statement or expression runs: the `if` branches around it
 and the early exits before it (`if not names: return ...`, `assert names`), within one function
-or module body, each split into the plain tests it is made of (`a and b`, `not a`)."""
+or module body, each split into the plain tests it is made of (`a and b`, `not a`).
+
+Among them, the paths JAX never takes: those where the module JAX came from is None, taken
+from a lazy-import helper (`jax = _get_jax()`, which returns None where the import fails) or
+left None by a failed import (`try: import jax` / `except ImportError: jax = None`). Nothing
+there is handed to JAX.
+"""
 
 from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
 
-from jax_lsp.core.binding.return_paths import terminates
+from jax_lsp.core.binding.module import Module
+from jax_lsp.core.binding.return_paths import ReturnPaths, return_paths, terminates
+from jax_lsp.core.binding.scopes import FunctionNode, Scope
 
 _BLOCKS = ("body", "orelse", "finalbody")
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -37,6 +45,60 @@ def holding_tests(root: ast.AST, node: ast.AST) -> Iterator[tuple[ast.expr, bool
                 return  # in the test itself
             continue
         block = _block_holding(inner, node)
+
+
+def paths_with_jax(module: Module, node: FunctionNode) -> ReturnPaths:
+    """The function's return paths but those where the module JAX came from is None."""
+    paths = return_paths(node)
+    if not paths.returns:
+        return paths
+    scope = module.function_scope(node)
+    return paths.replace(returns=tuple(r for r in paths.returns if not _without_jax(module, node, scope, r)))
+
+
+def _without_jax(module: Module, root: ast.AST, scope: Scope, node: ast.AST) -> bool:
+    for test, truth in holding_tests(root, node):
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and _is_none(test.comparators[0]):
+            if isinstance(test.ops[0], (ast.IsNot, ast.NotEq)):
+                truth = not truth
+            elif not isinstance(test.ops[0], (ast.Is, ast.Eq)):
+                continue
+            test, truth = test.left, not truth  # `x is None` true: `x` false
+        if not truth and isinstance(test, ast.Name) and _jax_or_none(module, test.id, scope):
+            return True
+    return False
+
+
+def _jax_or_none(module: Module, name: str, scope: Scope) -> bool:
+    """Whether `name` holds a module of JAX, or None where importing it failed."""
+    owner: Scope | None = scope
+    while owner is not None and name not in owner.bindings:
+        owner = owner.parent
+    if owner is None:
+        return False
+    imported = False
+    for binding in owner.bindings[name]:
+        value = binding.node
+        if binding.kind == "import":
+            target = binding.target
+        elif binding.kind == "assign" and isinstance(value, ast.expr) and _is_none(value):
+            continue
+        elif binding.kind == "assign" and isinstance(value, ast.Call) and not (value.args or value.keywords):
+            target = module.lazy_import(value.func, owner) or ""
+        else:
+            return False
+        if not _of_jax(target):
+            return False
+        imported = True
+    return imported
+
+
+def _of_jax(qualname: str) -> bool:
+    return qualname == "jax" or qualname.startswith("jax.")
+
+
+def _is_none(expr: ast.expr) -> bool:
+    return isinstance(expr, ast.Constant) and expr.value is None
 
 
 def plain_tests(test: ast.expr, truth: bool) -> Iterator[tuple[ast.expr, bool]]:

@@ -6,16 +6,17 @@ lambdas); both branches of `a if c else b`; members of `jax.checkpoint_policies`
 the arguments of `save_from_both_policies`; literals that JAX would try to call; lookups in
 a policy table (`POLICIES[key]`, `POLICIES.get(key)`): the entry of a constant key, every
 entry when the key is unknown; a name bound more than once, by the assignments that can reach
-the use (reaching.py). Anything else is unknown and yields nothing.
+the use (reaching.py). A factory's returns where the module JAX came from is None are not
+followed: JAX is absent there (guards.py). Anything else is unknown and yields nothing.
 """
 
 from __future__ import annotations
 
 import ast
 
+from jax_lsp.core.binding.guards import paths_with_jax
 from jax_lsp.core.binding.module import MAX_DEPTH, Module
 from jax_lsp.core.binding.reaching import reaching_values
-from jax_lsp.core.binding.return_paths import return_paths
 from jax_lsp.core.binding.scopes import FunctionNode, Scope
 from jax_lsp.core.findings import Span
 from jax_lsp.core.jax_api import PARTIAL, SAVE_FROM_BOTH, policy_member
@@ -174,18 +175,37 @@ class _Resolver:
                 return [BuiltinPolicy(member, module, expr, None, in_both)]
             found = module.definition(expr, scope)
             if found is None:
-                values = reaching_values(expr, scope) if isinstance(expr, ast.Name) else None
-                return [
-                    t
-                    for v in values or ()
-                    for t in self.resolve(module, v, scope, bound, keywords, in_both, step)
-                ]
+                return self._reaching(module, expr, scope, bound, keywords, in_both, step)
             def_module, node, owner = found
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.reached_from)]
             if isinstance(node, ast.expr):
                 return self.resolve(def_module, node, owner, bound, keywords, in_both, step)
         return []
+
+    def _reaching(
+        self,
+        module: Module,
+        expr: ast.expr,
+        scope: Scope,
+        bound: int,
+        keywords: frozenset[str],
+        in_both: bool,
+        step: int,
+    ) -> list[Target]:
+        """A name bound more than once: what each assignment or `def` that can reach it gives."""
+        if not isinstance(expr, ast.Name):
+            return []
+        owner = scope.lookup(expr.id)[1]
+        targets: list[Target] = []
+        for value in reaching_values(expr, scope) or ():
+            if isinstance(value, ast.expr):
+                targets += self.resolve(module, value, scope, bound, keywords, in_both, step)
+            elif owner is not None:
+                targets.append(
+                    PolicyFunction(module, value, owner, bound, keywords, in_both, self.reached_from)
+                )
+        return targets
 
     def _lookup(
         self,
@@ -258,7 +278,7 @@ class _Resolver:
         outer = self.literals
         self.literals = {**outer, id(factory_def): self._literal_arguments(call, factory_def, scope)}
         try:
-            for _, value in return_paths(factory_def).values():
+            for _, value in paths_with_jax(factory_module, factory_def).values():
                 if value is not None:
                     targets += self.resolve(
                         factory_module, value, factory_scope, bound, keywords, in_both, step
