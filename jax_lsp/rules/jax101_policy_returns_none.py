@@ -6,6 +6,8 @@ A path where the module JAX came from is None (`if jax is None:` after `jax = _g
 lazy-import helper that returns None where the import fails, or after `except ImportError:
 jax = None`) is not one: JAX is absent there and calls nothing; nor is a policy that a factory
 returns only on such a path.
+A policy held by a table of policies (JAX107 says which) is checked even where the keys used
+today select another entry: selecting it later hands it to JAX.
 
 ## Why is this bad?
 JAX calls the policy once per primitive while differentiating and accepts only a `bool`,

@@ -6,6 +6,8 @@ Finds remat policies that return a value of a type JAX does not accept: an `int`
 any function) instead of that policy's decision. JAX reached through a lazy-import helper
 (`jax = _get_jax()` in a factory, the helper returning the module or None) is followed into
 every branch of the factory but the one where it is None.
+A policy held by a table of policies (JAX107 says which) is checked even where the keys used
+today select another entry: selecting it later hands it to JAX.
 
 ## Why is this bad?
 JAX accepts exactly a Python `bool`, `Saveable`, `Recompute` or an `Offloadable(...)`

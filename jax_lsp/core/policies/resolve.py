@@ -21,7 +21,7 @@ from jax_lsp.core.binding.scopes import FunctionNode, Scope
 from jax_lsp.core.findings import Span
 from jax_lsp.core.jax_api import PARTIAL, SAVE_FROM_BOTH, policy_member
 from jax_lsp.core.policies.sites import Site
-from jax_lsp.core.policies.tables import TableChoice, find_table, lookup
+from jax_lsp.core.policies.tables import Table, TableChoice, find_table, lookup
 from jax_lsp.core.record import Record
 
 
@@ -126,9 +126,23 @@ def resolve_site(site: Site) -> list[Target]:
     return _Resolver(reached_from).resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
 
 
+def unselected_entries(site: Site) -> list[Target]:
+    """The members of the policy tables the site looks up with a constant key that no key used
+    there selects: selecting one later hands it to JAX. Only the tables whose every entry is a
+    policy (a member of `jax.checkpoint_policies`, or a function, with at least one member),
+    each target marked with the key that would select it."""
+    if site.value is None:
+        return []
+    resolver = _Resolver((site.module.path, site.module.source.span(site.value)), unselected=[])
+    resolver.resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
+    return resolver.unselected or []
+
+
 class _Resolver:
-    def __init__(self, reached_from: tuple[str, Span]):
+    def __init__(self, reached_from: tuple[str, Span], unselected: list[Target] | None = None):
         self.reached_from = reached_from
+        # Where the entries that constant keys leave unselected are gathered, when asked for.
+        self.unselected = unselected
         self.seen: set[tuple[int, int, bool, tuple[tuple[int, str, object], ...]]] = set()
         # The parameters of the helpers being followed that their call binds to a literal:
         # id(def) -> {parameter: value}.
@@ -232,6 +246,8 @@ class _Resolver:
         known, value = self._constant(key, scope)
         if known:
             entry = table.entry(value)
+            if self.unselected is not None:
+                self._gather_unselected(table, entry, bound, keywords, in_both, step)
             if entry is None:
                 return more
             return self.resolve(table.module, entry, table.scope, bound, keywords, in_both, step) + more
@@ -244,6 +260,30 @@ class _Resolver:
             # Not a policy table (a config dict of numbers and strings): its literals are no policies.
             targets = []
         return targets + more
+
+    def _gather_unselected(
+        self,
+        table: Table,
+        selected: ast.expr | None,
+        bound: int,
+        keywords: frozenset[str],
+        in_both: bool,
+        step: int,
+    ) -> None:
+        by_entry = [
+            (name, value, self.resolve(table.module, value, table.scope, bound, keywords, in_both, step))
+            for name, value in table.entries
+        ]
+        policies = all(
+            targets and all(isinstance(t, (PolicyFunction, BuiltinPolicy)) for t in targets)
+            for _, _, targets in by_entry
+        )
+        if not policies or not any(isinstance(t, BuiltinPolicy) for _, _, ts in by_entry for t in ts):
+            return
+        for name, value, targets in by_entry:
+            if value is not selected and self.unselected is not None:
+                choice = table.choice(name, value)
+                self.unselected += [t if t.chosen_by else t.replace(chosen_by=choice) for t in targets]
 
     def _call(
         self,
