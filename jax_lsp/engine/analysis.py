@@ -6,13 +6,13 @@ import re
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
+from jax_lsp.core.binding.guards import paths_with_jax
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.return_paths import return_paths
 from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.config import Settings
 from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.guard import guarded
-from jax_lsp.core.policies.resolve import PolicyFunction, Target, resolve_site
+from jax_lsp.core.policies.resolve import PolicyFunction, Target, resolve_site, unselected_entries
 from jax_lsp.core.policies.sites import Site, find_sites
 from jax_lsp.core.policies.tables import TableChoice, choices_note
 from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, Project, SiteContext
@@ -79,6 +79,38 @@ def _one_per_place(found: list[Finding], targets: list[Target], here: str) -> li
     return result
 
 
+def _unselected_members(
+    module: Module, sites: list[tuple[Site, list[Target]]], errors: list[InternalError]
+) -> list[tuple[Site, list[Target]]]:
+    """Each site with the members of this module's policy tables that its constant keys leave
+    unselected (those of a table in another module are left to that module's own sites)."""
+    result = []
+    for site, _ in sites:
+        none: list[Target] = []
+        members = guarded(
+            lambda: unselected_entries(site),
+            none,
+            errors,
+            module.path,
+            site.call.lineno - 1,
+            "finding the policy table's other members",
+        )
+        here = [t for t in members if t.chosen_by is not None and t.chosen_by.path == module.path]
+        if here:
+            result.append((site, here))
+    return result
+
+
+def _at_member(finding: Finding, members: list[Target], findings: list[Finding]) -> bool:
+    """A finding about an unselected table member: kept where it lies in the member (not on
+    the site) and that place has no finding of the rule yet."""
+    inside = any(
+        t.chosen_by is not None and t.chosen_by.entry.start <= finding.span.start <= t.chosen_by.entry.end
+        for t in members
+    )
+    return inside and not any(f.code == finding.code and f.span == finding.span for f in findings)
+
+
 def check_module(
     module: Module,
     sites: list[tuple[Site, list[Target]]],
@@ -95,15 +127,16 @@ def check_module(
     rules = [rule for rule in ALL_RULES if settings.enabled(rule.code)]
     findings: list[Finding] = []
 
+    unselected = _unselected_members(module, sites, errors)
     policies: dict[tuple, PolicyContext] = {}
-    local = [t for _, targets in sites for t in targets if isinstance(t, PolicyFunction)]
+    local = [t for _, targets in [*sites, *unselected] for t in targets if isinstance(t, PolicyFunction)]
     for function in [*local, *foreign_policies]:
         if function.module is not module:
             continue
         context = policies.get(function.key)
         if context is None:
             paths = guarded(
-                lambda: return_paths(function.node),
+                lambda: paths_with_jax(module, function.node),
                 None,
                 errors,
                 module.path,
@@ -142,6 +175,11 @@ def check_module(
                 lambda: rule.check_site(SiteContext(site, targets, project)), site.call.lineno - 1, "a site"
             )
             findings.extend(_one_per_place(found, targets, module.path))
+        for site, members in unselected:
+            found = run(
+                lambda: rule.check_site(SiteContext(site, members, project)), site.call.lineno - 1, "a table"
+            )
+            findings.extend(f for f in found if _at_member(f, members, findings))
         for finding in run(lambda: rule.check_module(ModuleContext(module, project)), 0, "the module"):
             note = choices_note(
                 [c for c in entries if c.entry.start <= finding.span.start <= c.entry.end], module.path

@@ -2,6 +2,12 @@
 Finds remat policies with a path that returns `None`: a bare `return`, `return None`,
 falling off the end of the body, a lambda whose body is `None`, or an `or`/`and` whose result
 can be a `None` operand (`return x or None` when `x` is false, `x and None` when it is true).
+A path where the module JAX came from is None (`if jax is None:` after `jax = _get_jax()`, a
+lazy-import helper that returns None where the import fails, or after `except ImportError:
+jax = None`) is not one: JAX is absent there and calls nothing; nor is a policy that a factory
+returns only on such a path.
+A policy held by a table of policies (JAX107 says which) is checked even where the keys used
+today select another entry: selecting it later hands it to JAX.
 
 ## Why is this bad?
 JAX calls the policy once per primitive while differentiating and accepts only a `bool`,

@@ -2,7 +2,12 @@
 Finds remat policies that return a value of a type JAX does not accept: an `int` (`0`,
 `1`), a `float`, a string, a container, a NumPy / jax.numpy value such as
 `np.prod(aval.shape) > n`, `np.any(...)` or `np.bool_(...)`, or another policy
-(`return jax.checkpoint_policies.nothing_saveable`) instead of that policy's decision.
+(`return jax.checkpoint_policies.nothing_saveable`, a member of `jax.checkpoint_policies` or
+any function) instead of that policy's decision. JAX reached through a lazy-import helper
+(`jax = _get_jax()` in a factory, the helper returning the module or None) is followed into
+every branch of the factory but the one where it is None.
+A policy held by a table of policies (JAX107 says which) is checked even where the keys used
+today select another entry: selecting it later hands it to JAX.
 
 ## Why is this bad?
 JAX accepts exactly a Python `bool`, `Saveable`, `Recompute` or an `Offloadable(...)`

@@ -5,6 +5,11 @@ Finds a policy factory of `jax.checkpoint_policies` (`save_only_these_names`,
 without being called, directly or through a name, or held by a table of policies that a key
 chosen at run time looks up (`POLICIES[config.remat]`, a `get_policy(name)` returning
 `POLICIES[name]`): the finding is at the table's entry and names the key that selects it.
+A table looked up only with constant keys (`POLICIES["dots"]`) is reported the same at each
+uncalled factory it holds, though no key used today selects it: selecting it later raises. One
+finding per entry, however many sites look the table up; a table counts as one of policies
+when its every entry is a member of `jax.checkpoint_policies` or a function, with at least
+one member, and it lies in the module of the site that looks it up.
 
 ## Why is this bad?
 A factory *makes* a policy from its arguments (the names to save, two policies, the memory

@@ -158,3 +158,84 @@ def test_an_operand_that_cannot_be_the_result_is_not_reported(tmp_path):
     """
     assert findings(code, tmp_path, "JAX103") == []
     grad_of_f(code.replace("abs", "jax.numpy.sin"))
+
+
+# Follows the policy factories of libraries where JAX is optional and imported through a helper
+# that returns the module, or None where the import fails (`jax = _get_jax()`, as zenith's JAX
+# backend writes it): a placeholder policy where JAX is absent, and a policy per case elsewhere,
+# each defined under the same name in its branch.
+LAZY_FACTORY = """
+import jax.numpy as jnp
+
+
+def _get_jax():
+    try:
+        import jax
+    except ImportError:
+        return None
+    return jax
+
+
+def make_policy(kind):
+    jax = _get_jax()
+    if jax is None:
+
+        def policy(prim, *args, **params):
+            return None
+
+        return policy
+    if kind == "recompute":
+
+        def policy(prim, *args, **params):
+            return jax.checkpoint_policies.nothing_saveable
+
+        return policy
+    return jax.checkpoint_policies.dots_saveable
+
+
+def f(x):
+    jax = _get_jax()
+    return jax.checkpoint(lambda y: jnp.sin(jnp.sin(y)), policy=make_policy("recompute"))(x)
+"""
+
+
+def test_a_lazy_jax_factory_is_followed_into_its_branches_but_the_one_without_jax(tmp_path):
+    assert findings(LAZY_FACTORY, tmp_path, "JAX101") == []  # the branch where JAX is None
+    [finding] = findings(LAZY_FACTORY, tmp_path, "JAX103")
+    assert anchored_text(LAZY_FACTORY, finding) == "jax.checkpoint_policies.nothing_saveable"
+    repaired = fixed(LAZY_FACTORY, [finding])
+    assert "            return False\n" in repaired
+    with pytest.raises(TypeError, match="Value returned by a remat policy should be a bool"):
+        grad_of_f(LAZY_FACTORY)
+    grad_of_f(repaired)
+    assert findings(repaired, tmp_path, "JAX103") == []
+
+
+@pytest.mark.parametrize(
+    "guard, reported",
+    [
+        ("if jax is None:", False),
+        ("if not jax:", False),
+        ("if jax is not None:\n        return prim is jax.lax.cos_p\n    else:", False),
+        ("if jax is not None and prim is jax.lax.cos_p:\n        return True\n    else:", True),
+        ("if jax is not None:", True),  # JAX is there: the policy returns None to JAX
+        ("if prim is None:", True),
+    ],
+)
+def test_a_policy_branch_where_a_failed_import_left_jax_none_is_not_reported(guard, reported, tmp_path):
+    code = f"""
+try:
+    import jax
+except ImportError:
+    jax = None
+
+
+def policy(prim, *args, **params):
+    {guard}
+        return None
+    return prim is jax.lax.sin_p
+
+
+f = jax.checkpoint(lambda x: jax.numpy.sin(x), policy=policy)
+"""
+    assert bool(findings(code, tmp_path, "JAX101")) is reported

@@ -263,3 +263,63 @@ def test_a_run_time_key_gives_one_finding_per_site_and_rule_naming_every_key(tmp
     assert jax103.message.endswith(
         "(chosen by the key 'numbers' of `POLICIES`; the same mistake under the key 'more_numbers' of `POLICIES`)"
     )
+
+
+# Follows the table of policies by name that several fine-tuning libraries keep (a module-level
+# `dict(...)` of `jax.checkpoint_policies` members, the factories among them uncalled, and a
+# `get_gradient_checkpoint_policy(name)` that indexes it), here used with constant keys only.
+BY_NAME = """
+import jax
+import jax.numpy as jnp
+
+checkpoint_policies = dict(
+    everything_saveable=jax.checkpoint_policies.everything_saveable,
+    nothing_saveable=jax.checkpoint_policies.nothing_saveable,
+    dots_saveable=jax.checkpoint_policies.dots_saveable,
+    save_only_these_names=jax.checkpoint_policies.save_only_these_names,
+    save_from_both_policies=jax.checkpoint_policies.save_from_both_policies,
+)
+
+
+def get_gradient_checkpoint_policy(name):
+    return checkpoint_policies[name]
+
+
+g = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=get_gradient_checkpoint_policy("nothing_saveable"))
+h = jax.checkpoint(lambda x: jnp.sin(x) @ x, policy=checkpoint_policies["dots_saveable"])
+f = lambda x: g(x) + h(x)
+"""
+
+
+def test_an_unselected_broken_member_is_reported_once_at_the_member(tmp_path):
+    text = textwrap.dedent(BY_NAME)
+    found = _findings(BY_NAME, tmp_path)
+    assert [(f.code, f.span.start.line) for f in found] == [
+        ("JAX107", _entry_line(text, "save_only_these_names=")),
+        ("JAX107", _entry_line(text, "save_from_both_policies=")),
+    ]
+    assert found[0].message.endswith("(chosen by the key 'save_only_these_names' of `checkpoint_policies`)")
+    grad_of_f(BY_NAME)  # the keys used today work
+    selecting = BY_NAME.replace(
+        'policy=checkpoint_policies["dots_saveable"]', 'policy=checkpoint_policies["save_only_these_names"]'
+    )
+    with pytest.raises(TypeError):
+        grad_of_f(selecting)  # selecting the member later raises
+    # The site that selects it keeps its own finding, at the same place: still one.
+    assert [f.code for f in _findings(selecting, tmp_path)] == ["JAX107", "JAX107"]
+
+
+def test_a_dict_that_holds_other_things_than_policies_is_no_policy_table(tmp_path):
+    code = """
+    import jax
+    import jax.numpy as jnp
+
+
+    def init(prim, *args):
+        return jnp.zeros(3)
+
+
+    SETTINGS = {"policy": jax.checkpoint_policies.dots_saveable, "init": init, "rate": 0.1}
+    f = jax.checkpoint(lambda x: jnp.sin(x) @ x, policy=SETTINGS["policy"])
+    """
+    assert _findings(code, tmp_path) == []

@@ -259,9 +259,10 @@ class Module:
         return self.canonical(".".join([base, *reversed(attributes)]), depth)
 
     def lazy_import(self, func: ast.expr, scope: Scope, depth: int = 0) -> str | None:
-        """The module a module-level function imports in its body and returns on every path
-        (`def _jax(): import jax; return jax` gives `jax`), as libraries where JAX is optional
-        write; None for any other function."""
+        """The module a module-level function imports in its body and returns wherever it
+        returns something other than None (`def _jax(): import jax; return jax` gives `jax`, and
+        so does a `_jax()` that returns None where the import fails), as libraries where JAX is
+        optional write; None for any other function."""
         found = self.definition(func, scope, depth)
         if found is None:
             return None
@@ -276,15 +277,14 @@ class Module:
     def _returned_import(self, node: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
         if isinstance(node, ast.AsyncFunctionDef):
             return None  # calling it gives a coroutine, not the module
-        paths = return_paths(node)
-        if paths.falls_off_end or not paths.returns:
-            return None
         body = self.function_scope(node)
         targets = set()
-        for statement in paths.returns:
-            if not isinstance(statement.value, ast.Name):
+        for _, value in return_paths(node).values():
+            if value is None or (isinstance(value, ast.Constant) and value.value is None):
+                continue  # the module or None, where importing it failed
+            if not isinstance(value, ast.Name):
                 return None
-            binding, owner = body.lookup(statement.value.id)
+            binding, owner = body.lookup(value.id)
             if binding is None or owner is not body or binding.kind != "import":
                 return None
             targets.add(binding.target)

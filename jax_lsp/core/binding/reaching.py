@@ -4,8 +4,9 @@
 then `nn.remat(module, policy=policy)`: the parameter or the policy looked up may reach the
 site. Straight-line code is followed as it runs: an assignment in a block that holds the use
 (or a block around it) hides what was bound before it; one in a branch beside it does not.
-Only names bound by parameters and plain assignments are followed; a loop target, an import or
-a `def` among the bindings leaves the name unknown.
+Only names bound by parameters, plain assignments and `def`s are followed (a factory that
+defines `policy` in each branch and returns it); a loop target or an import among the bindings
+leaves the name unknown.
 """
 
 from __future__ import annotations
@@ -14,25 +15,28 @@ import ast
 
 from jax_lsp.core.binding.scopes import Scope
 
+FunctionDef = ast.FunctionDef | ast.AsyncFunctionDef
+
 _BLOCKS = ("body", "orelse", "finalbody", "handlers")
 
 
-def reaching_values(use: ast.Name, scope: Scope) -> list[ast.expr] | None:
-    """The values assigned to `use.id` that may be what `use` reads (a parameter's value is not
-    known and adds nothing); None when the name is bound once or some other way."""
+def reaching_values(use: ast.Name, scope: Scope) -> list[ast.expr | FunctionDef] | None:
+    """The values assigned to `use.id` (or the functions defined as it) that may be what `use`
+    reads (a parameter's value is not known and adds nothing); None when the name is bound once
+    or some other way."""
     owner: Scope | None = scope
     while owner is not None and use.id not in owner.bindings:
         owner = owner.parent
     if owner is None:
         return None
     bindings = owner.bindings[use.id]
-    if len(bindings) < 2 or any(b.kind not in ("param", "assign") for b in bindings):
+    if len(bindings) < 2 or any(b.kind not in ("param", "assign", "def") for b in bindings):
         return None
     hiding = _hiding_assignments(owner.node, use)
-    reaching: list[ast.expr] = []
+    reaching: list[ast.expr | FunctionDef] = []
     for binding in bindings:  # in the order they are written; parameters first
         value = binding.node
-        if not isinstance(value, ast.expr):
+        if not isinstance(value, (ast.expr, ast.FunctionDef, ast.AsyncFunctionDef)):
             continue  # a parameter (its `ast.arg`): what it holds is not known
         if value.lineno >= use.lineno:
             continue  # after the use (a loop that reads it again is not followed)
@@ -57,6 +61,8 @@ def _hiding_assignments(root: ast.AST, use: ast.Name) -> set[int]:
                 break
             if isinstance(statement, (ast.Assign, ast.AnnAssign)) and statement.value is not None:
                 hiding.add(id(statement.value))
+            elif isinstance(statement, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                hiding.add(id(statement))
         if inner is None or isinstance(inner, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             break
         block = _block_holding(inner, use)

@@ -40,7 +40,7 @@ def return_paths(node: FunctionNode) -> ReturnPaths:
     if isinstance(node, ast.Lambda):
         return ReturnPaths((), False, node.body)
     returns = tuple(_returns(node.body))
-    return ReturnPaths(returns, not _terminates(node.body))
+    return ReturnPaths(returns, not terminates(node.body))
 
 
 def _returns(statements: list[ast.stmt]) -> Iterator[ast.Return]:
@@ -79,7 +79,7 @@ def _breaks(statements: list[ast.stmt]) -> bool:
     return False
 
 
-def _terminates(statements: list[ast.stmt]) -> bool:
+def terminates(statements: list[ast.stmt]) -> bool:
     """True when control cannot reach the end of this statement list."""
     return any(_statement_terminates(s) for s in statements)
 
@@ -93,26 +93,26 @@ def _statement_terminates(node: ast.stmt) -> bool:
         return _is_no_return_call(node.value)
     if isinstance(node, ast.If):
         if _is_true(node.test):
-            return _terminates(node.body)
+            return terminates(node.body)
         if _is_false(node.test):
-            return _terminates(node.orelse)
-        return _terminates(node.body) and _terminates(node.orelse)
+            return terminates(node.orelse)
+        return terminates(node.body) and terminates(node.orelse)
     if isinstance(node, ast.While):
         if _is_true(node.test):
             return not _breaks(node.body)
-        return _terminates(node.orelse) and not _breaks(node.body)
+        return terminates(node.orelse) and not _breaks(node.body)
     if isinstance(node, (ast.For, ast.AsyncFor)):
-        return _terminates(node.orelse) and not _breaks(node.body)
+        return terminates(node.orelse) and not _breaks(node.body)
     if isinstance(node, (ast.With, ast.AsyncWith)):
-        return _terminates(node.body)
+        return terminates(node.body)
     if isinstance(node, _TRY_STATEMENTS):
-        if _terminates(node.finalbody):
+        if terminates(node.finalbody):
             return True
-        normal = _terminates(node.body) or _terminates(node.orelse)
-        return normal and all(_terminates(h.body) for h in node.handlers)
+        normal = terminates(node.body) or terminates(node.orelse)
+        return normal and all(terminates(h.body) for h in node.handlers)
     if isinstance(node, ast.Match):
         irrefutable = any(_irrefutable(case) for case in node.cases)
-        return irrefutable and all(_terminates(case.body) for case in node.cases)
+        return irrefutable and all(terminates(case.body) for case in node.cases)
     return False
 
 

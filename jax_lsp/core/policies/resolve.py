@@ -6,21 +6,22 @@ lambdas); both branches of `a if c else b`; members of `jax.checkpoint_policies`
 the arguments of `save_from_both_policies`; literals that JAX would try to call; lookups in
 a policy table (`POLICIES[key]`, `POLICIES.get(key)`): the entry of a constant key, every
 entry when the key is unknown; a name bound more than once, by the assignments that can reach
-the use (reaching.py). Anything else is unknown and yields nothing.
+the use (reaching.py). A factory's returns where the module JAX came from is None are not
+followed: JAX is absent there (guards.py). Anything else is unknown and yields nothing.
 """
 
 from __future__ import annotations
 
 import ast
 
+from jax_lsp.core.binding.guards import paths_with_jax
 from jax_lsp.core.binding.module import MAX_DEPTH, Module
 from jax_lsp.core.binding.reaching import reaching_values
-from jax_lsp.core.binding.return_paths import return_paths
 from jax_lsp.core.binding.scopes import FunctionNode, Scope
 from jax_lsp.core.findings import Span
 from jax_lsp.core.jax_api import PARTIAL, SAVE_FROM_BOTH, policy_member
 from jax_lsp.core.policies.sites import Site
-from jax_lsp.core.policies.tables import TableChoice, find_table, lookup
+from jax_lsp.core.policies.tables import Table, TableChoice, find_table, lookup
 from jax_lsp.core.record import Record
 
 
@@ -125,9 +126,23 @@ def resolve_site(site: Site) -> list[Target]:
     return _Resolver(reached_from).resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
 
 
+def unselected_entries(site: Site) -> list[Target]:
+    """The members of the policy tables the site looks up with a constant key that no key used
+    there selects: selecting one later hands it to JAX. Only the tables whose every entry is a
+    policy (a member of `jax.checkpoint_policies`, or a function, with at least one member),
+    each target marked with the key that would select it."""
+    if site.value is None:
+        return []
+    resolver = _Resolver((site.module.path, site.module.source.span(site.value)), unselected=[])
+    resolver.resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
+    return resolver.unselected or []
+
+
 class _Resolver:
-    def __init__(self, reached_from: tuple[str, Span]):
+    def __init__(self, reached_from: tuple[str, Span], unselected: list[Target] | None = None):
         self.reached_from = reached_from
+        # Where the entries that constant keys leave unselected are gathered, when asked for.
+        self.unselected = unselected
         self.seen: set[tuple[int, int, bool, tuple[tuple[int, str, object], ...]]] = set()
         # The parameters of the helpers being followed that their call binds to a literal:
         # id(def) -> {parameter: value}.
@@ -174,18 +189,37 @@ class _Resolver:
                 return [BuiltinPolicy(member, module, expr, None, in_both)]
             found = module.definition(expr, scope)
             if found is None:
-                values = reaching_values(expr, scope) if isinstance(expr, ast.Name) else None
-                return [
-                    t
-                    for v in values or ()
-                    for t in self.resolve(module, v, scope, bound, keywords, in_both, step)
-                ]
+                return self._reaching(module, expr, scope, bound, keywords, in_both, step)
             def_module, node, owner = found
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
                 return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.reached_from)]
             if isinstance(node, ast.expr):
                 return self.resolve(def_module, node, owner, bound, keywords, in_both, step)
         return []
+
+    def _reaching(
+        self,
+        module: Module,
+        expr: ast.expr,
+        scope: Scope,
+        bound: int,
+        keywords: frozenset[str],
+        in_both: bool,
+        step: int,
+    ) -> list[Target]:
+        """A name bound more than once: what each assignment or `def` that can reach it gives."""
+        if not isinstance(expr, ast.Name):
+            return []
+        owner = scope.lookup(expr.id)[1]
+        targets: list[Target] = []
+        for value in reaching_values(expr, scope) or ():
+            if isinstance(value, ast.expr):
+                targets += self.resolve(module, value, scope, bound, keywords, in_both, step)
+            elif owner is not None:
+                targets.append(
+                    PolicyFunction(module, value, owner, bound, keywords, in_both, self.reached_from)
+                )
+        return targets
 
     def _lookup(
         self,
@@ -212,6 +246,8 @@ class _Resolver:
         known, value = self._constant(key, scope)
         if known:
             entry = table.entry(value)
+            if self.unselected is not None:
+                self._gather_unselected(table, entry, bound, keywords, in_both, step)
             if entry is None:
                 return more
             return self.resolve(table.module, entry, table.scope, bound, keywords, in_both, step) + more
@@ -224,6 +260,30 @@ class _Resolver:
             # Not a policy table (a config dict of numbers and strings): its literals are no policies.
             targets = []
         return targets + more
+
+    def _gather_unselected(
+        self,
+        table: Table,
+        selected: ast.expr | None,
+        bound: int,
+        keywords: frozenset[str],
+        in_both: bool,
+        step: int,
+    ) -> None:
+        by_entry = [
+            (name, value, self.resolve(table.module, value, table.scope, bound, keywords, in_both, step))
+            for name, value in table.entries
+        ]
+        policies = all(
+            targets and all(isinstance(t, (PolicyFunction, BuiltinPolicy)) for t in targets)
+            for _, _, targets in by_entry
+        )
+        if not policies or not any(isinstance(t, BuiltinPolicy) for _, _, ts in by_entry for t in ts):
+            return
+        for name, value, targets in by_entry:
+            if value is not selected and self.unselected is not None:
+                choice = table.choice(name, value)
+                self.unselected += [t if t.chosen_by else t.replace(chosen_by=choice) for t in targets]
 
     def _call(
         self,
@@ -258,7 +318,7 @@ class _Resolver:
         outer = self.literals
         self.literals = {**outer, id(factory_def): self._literal_arguments(call, factory_def, scope)}
         try:
-            for _, value in return_paths(factory_def).values():
+            for _, value in paths_with_jax(factory_module, factory_def).values():
                 if value is not None:
                     targets += self.resolve(
                         factory_module, value, factory_scope, bound, keywords, in_both, step

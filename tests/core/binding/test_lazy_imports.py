@@ -81,8 +81,13 @@ def test_a_helper_from_another_module_is_followed(tmp_path):
     assert codes(code, tmp_path, "model.py") == [("JAX106", 3)]
 
 
+def test_a_helper_that_returns_none_where_the_import_fails_is_followed(tmp_path):
+    helper = "def _jax():\n    try:\n        import jax\n    except ImportError:\n        return None\n    return jax\n"
+    code = helper + "\n\nf = _jax().checkpoint(lambda x: x, policy=lambda prim, *_, **__: None)\n"
+    assert codes(code, tmp_path) == [("JAX101", 9)]
+
+
 NOT_HELPERS = {
-    "returns None on a path": "def _jax():\n    try:\n        import jax\n    except ImportError:\n        return None\n    return jax\n",
     "returns a global module": "import jax\n\n\ndef _jax():\n    return jax\n",
     "two modules": "def _jax(flag):\n    import jax\n    import numpy\n    if flag:\n        return jax\n    return numpy\n",
     "a method": "class Lazy:\n    def _jax(self):\n        import jax\n        return jax\n\n\n_jax = Lazy()._jax\n",
