@@ -305,9 +305,13 @@ class JaxReach:
             return False
         if _may_bind_attribute(module.source.text, name):
             return False
-        return self._bases_bind_nothing(module, parent, name, set())
+        outer = owner.parent.parent if owner.parent is not None else None  # where the class is defined
+        return outer is not None and self._bases_bind_nothing(module, parent, outer, name, set())
 
-    def _bases_bind_nothing(self, module: Module, cls: ast.ClassDef, name: str, seen: set[int]) -> bool:
+    def _bases_bind_nothing(
+        self, module: Module, cls: ast.ClassDef, scope: Scope, name: str, seen: set[int]
+    ) -> bool:
+        """Whether no base of `cls` (defined in `scope`) can bind `name` (the docstring)."""
         if id(cls) in seen:
             return True
         seen.add(id(cls))
@@ -318,13 +322,13 @@ class JaxReach:
             if written is None:
                 return False
             first = written.split(".", 1)[0]
-            found, found_in = module.scope.lookup(first)
-            if found is None:
-                if first not in _BUILTIN_NAMES:
+            found, found_in = scope.lookup(first)
+            if found is None or found_in is None:
+                if found_in is not None or first not in _BUILTIN_NAMES:
                     return False
-            elif found.kind == "class" and found_in is module.scope and first == written:
+            elif found.kind == "class" and first == written:
                 if not isinstance(found.node, ast.ClassDef) or not self._bases_bind_nothing(
-                    module, found.node, name, seen
+                    module, found.node, found_in, name, seen
                 ):
                     return False
             elif found.kind == "import" and found.target:
