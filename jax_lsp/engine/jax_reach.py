@@ -46,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTIONS
 from jax_lsp.core.logger import logger
+from jax_lsp.core.packages import read_file
 
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module
@@ -529,11 +530,10 @@ class _Installed:
                 continue
             texts = []
             for path in paths:
-                try:
-                    with open(path, "rb") as handle:
-                        texts.append(handle.read())
-                except OSError:
+                data = read_file(path)
+                if data is None:
                     return None
+                texts.append(data)
             return texts
         return None
 
