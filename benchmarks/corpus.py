@@ -17,6 +17,16 @@ The local ones (`LOCAL`):
   and skipped, with a printed line, where that folder is missing.
 - `cpython-lib`: the standard library of the Python running this (CPython's `Lib/`, where
   `policy=` is the email package's keyword), copied into the cache without its site-packages.
+
+The small ones (`GITHUB`), and maxtext's repository (`MAXTEXT_REPO`, for one file of it): public repositories of under 150 .py files that use JAX (most with
+jax.checkpoint, remat or Flax), each pinned at a commit and read from a folder made by hand,
+once, like jax-repo's (only the .py files are needed):
+
+    git clone --bare https://github.com/OWNER/NAME NAME.git
+    mkdir -p ~/.cache/jax-lsp-corpus/src/github-NAME-COMMIT12   # the first 12 hex digits
+    git --git-dir=NAME.git archive COMMIT -- '*.py' | tar -x -C ~/.cache/jax-lsp-corpus/src/github-NAME-COMMIT12
+
+and skipped, with a printed line, where a folder is missing.
 """
 
 from __future__ import annotations
@@ -88,6 +98,39 @@ CPYTHON_LIB = LocalProject(
     "copied from this Python's standard library",
 )
 LOCAL = (JAX_REPO, CPYTHON_LIB)
+
+
+def _github(repository: str, commit: str) -> LocalProject:
+    name = repository.split("/")[1]
+    return LocalProject(
+        name,
+        commit,
+        f"github-{name}-{commit[:12]}",
+        f"`git archive {commit}` of github.com/{repository} (benchmarks/corpus.py says how)",
+    )
+
+
+# The commit each default branch had when this list was written.
+MAXTEXT_REPO = _github("AI-Hypercomputer/maxtext", "e591f30cbbf217ed67ef71263ec0538239f9c3b8")
+GITHUB = (
+    _github("young-geng/EasyLM", "fe5b2c354e25d697fce7cd225e23bbbe72570da3"),
+    _github("borisdayma/dalle-mini", "f0be4de610285a002052024a1e096126f9452cc4"),
+    _github("sanchit-gandhi/whisper-jax", "f983178a80ad37cf2f655777c26a74438b5d8690"),
+    _github("kingoflolz/mesh-transformer-jax", "f8315e3003033b23f21d78361b288953064e0e76"),
+    _github("LargeWorldModel/LWM", "f45d2b70bda27abfa9cf32e228916b2883801366"),
+    _github("Sea-Snell/JAXSeq", "aa6d7f33c9adc443c51089aec77b4838a0021585"),
+    _github("lhao499/ringattention", "00636428e08e67046e8d4c1dc2b2cc57301d1632"),
+    _github("google-deepmind/recurrentgemma", "2efa84dac0e68e63547a27a18fa943c98f1c312e"),
+    _github("salesforce/jaxformer", "026b4ed674232849e2979f3008b3e526dc032741"),
+    _github("ayaka14732/llama-2-jax", "6bb19056f2e10b052321c9c510df8d9474aca333"),
+    _github("google/flaxformer", "399ea3a85e9807ada653fd0de1a9de627eb0acde"),
+    _github("google-research/t5x", "cc342d419ec3e3e9c4bf1df33c82330cafdc1e16"),
+    _github("google-deepmind/alphafold", "c77e5d2a8961d1a353632c462914ff0a32a950f6"),
+    _github("google-research/vision_transformer", "c6de1e5378c9831a8477feb30994971bdc409e46"),
+    _github("lucidrains/progen", "3054b2973ce27964ed1ce9c868648cb5889447bc"),
+    _github("lucidrains/flash-attention-jax", "d73dcdd6cb4b4f8d786922e2ec6826036dae896a"),
+)
+# Its 664 .py files are not a small repository: only one file of it is measured (bench_real).
 
 
 def local_root(project: LocalProject, cache: Path, folder: Path | None = None) -> Path | None:

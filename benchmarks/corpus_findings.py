@@ -12,7 +12,7 @@ finding or defines a policy that a site reaches (pre-commit's path: the files th
 its policies, found by a text search, are checked with it), and every
 internal error. Runs in this process, on the corpus bench_real downloads (it must be there),
 and on the local trees of corpus.LOCAL (the jax repository's, skipped with a printed line where
-its folder is missing; this Python's standard library).
+its folder is missing; this Python's standard library) and corpus.GITHUB (likewise skipped).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from pathlib import Path
 
 sys.path[:0] = [str(Path(__file__).resolve().parent)]
 
-from corpus import DEFAULT_CACHE, LOCAL, PROJECTS, LocalProject, fetch, local_root
+from corpus import DEFAULT_CACHE, GITHUB, LOCAL, PROJECTS, LocalProject, fetch, local_root
 
 from jax_lsp.core.notebooks.files import file_could_hold_site
 from jax_lsp.core.policies.resolve import PolicyFunction
@@ -93,7 +93,7 @@ def main() -> int:
     if args.output is None:
         parser.error("name the output file, or --compare two of them")
     results: Results = {}
-    for project in (*PROJECTS, *LOCAL):
+    for project in (*PROJECTS, *LOCAL, *GITHUB):
         if args.projects and project.name not in args.projects:
             continue
         if isinstance(project, LocalProject):

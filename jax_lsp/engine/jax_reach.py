@@ -22,6 +22,13 @@ reads for the callers of a function (and pytest's `conftest.py`, for a test's fi
   this module; no project file that reaches JAX) and no fixture of the parameter's name is in
   reach: jedi would search for its callers and find none (`test_x(self, remat)` under a
   parameterizing decorator, in JAX's own tests).
+- In any module, a callee `self.name` (`self` the first parameter of a method, not a static
+  one) needs no jedi when nothing in reach can bind `name`: the module writes the word only as
+  an attribute it reads (`x.name`, not assigned) or a keyword argument (`name=` in a call), and
+  each base of the class is one of the module's own classes (likewise), a builtin, or a class
+  from an installed package that does not lead to JAX or whose files never write the word.
+  A base from another project module, or a metaclass, leaves it to jedi (`self.policy(...)`
+  in a Flax module whose fields are declared elsewhere).
 
 What is left (a callee whose value a caller in a module that does not reach JAX passes on from
 its own caller in one that does) is what jedi's search, limited to a few files, finds rarely.
@@ -30,6 +37,7 @@ its own caller in one that does) is what jedi's search, limited to a few files, 
 from __future__ import annotations
 
 import ast
+import builtins
 import os
 import re
 import sys
@@ -38,6 +46,7 @@ from typing import TYPE_CHECKING
 
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTIONS
 from jax_lsp.core.logger import logger
+from jax_lsp.core.packages import read_file
 
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module
@@ -201,6 +210,8 @@ class JaxReach:
             if binding is not None and owner is not None and binding.kind == "param":
                 if self._param_has_no_caller(module, binding, owner):
                     return False
+                if len(parts) > 1 and self._attribute_nothing_binds(module, binding, owner, parts[1]):
+                    return False
             return self.reaches_jax(module.path) or self._reached_from_callers(module)
         except (OSError, ValueError, RecursionError) as exc:  # then jedi decides, as before
             log.debug("cannot tell whether %s reaches JAX: %s", module.path, exc)
@@ -279,6 +290,66 @@ class JaxReach:
             if (fixture or _mentions_any(text, {function.name})) and self.reaches_jax(path):
                 return False
         return True
+
+    def _attribute_nothing_binds(self, module: Module, binding: Binding, owner: Scope, name: str) -> bool:
+        """`self.name` in a method, where nothing jedi could read binds `name` (the docstring)."""
+        function = owner.node
+        parent = owner.parent.node if owner.parent is not None else None
+        if not isinstance(function, (ast.FunctionDef, ast.AsyncFunctionDef)) or not isinstance(
+            parent, ast.ClassDef
+        ):
+            return False
+        positional = [*function.args.posonlyargs, *function.args.args]
+        if not positional or positional[0] is not binding.node:
+            return False
+        if any((_dotted_name(d) or "").endswith("staticmethod") for d in function.decorator_list):
+            return False
+        if _may_bind_attribute(module.source.text, name):
+            return False
+        outer = owner.parent.parent if owner.parent is not None else None  # where the class is defined
+        return outer is not None and self._bases_bind_nothing(module, parent, outer, name, set())
+
+    def _bases_bind_nothing(
+        self, module: Module, cls: ast.ClassDef, scope: Scope, name: str, seen: set[int]
+    ) -> bool:
+        """Whether no base of `cls` (defined in `scope`) can bind `name` (the docstring)."""
+        if id(cls) in seen:
+            return True
+        seen.add(id(cls))
+        if cls.keywords:  # a metaclass (or its arguments) may add anything
+            return False
+        for base in cls.bases:
+            written = _dotted_name(base.value if isinstance(base, ast.Subscript) else base)
+            if written is None:
+                return False
+            first = written.split(".", 1)[0]
+            found, found_in = scope.lookup(first)
+            if found is None or found_in is None:
+                if found_in is not None or first not in _BUILTIN_NAMES:
+                    return False
+            elif found.kind == "class" and first == written:
+                if not isinstance(found.node, ast.ClassDef) or not self._bases_bind_nothing(
+                    module, found.node, found_in, name, seen
+                ):
+                    return False
+            elif found.kind == "import" and found.target:
+                if not self._package_binds_nothing(found.target.split(".", 1)[0], module.path, name):
+                    return False
+            else:
+                return False
+        return True
+
+    def _package_binds_nothing(self, top: str, importer: str, name: str) -> bool:
+        """Whether no class jedi finds in the installed package `top` can bind `name` as a
+        checkpoint function: one outside the project that does not lead to JAX, or whose
+        files never write the word."""
+        if self._project_modules(top, importer) or not self._jedi_reads_this_environment():
+            return False
+        if top in sys.stdlib_module_names or not self._leads_to_jax(top):
+            return True
+        if self._installed is None:
+            self._installed = _Installed()
+        return not self._installed.binds_word(top, name)
 
     def _reaching(self) -> list[str]:
         """The project files that reach JAX."""
@@ -430,6 +501,41 @@ class _Installed:
         self._listings: dict[str, set[str]] = {}
         self._dists: dict[str, str] | None = None  # normalized name -> its .dist-info folder
         self._leads: dict[str, bool] = {}
+        self._texts: dict[str, list[bytes] | None] = {}  # top-level module -> its files' bytes
+
+    def binds_word(self, top: str, word: str) -> bool:
+        """Whether a source file of the installed top-level module `top` may bind `word`
+        (`_BINDS_WORD`; True when one cannot be read). Each package's files are read once."""
+        if top not in self._texts:
+            self._texts[top] = self._read_package(top)
+        texts = self._texts[top]
+        if texts is None:
+            return True
+        binds = re.compile(_BINDS_WORD.replace("NAME", re.escape(word)).encode())
+        return any(word.encode() in text and binds.search(text) for text in texts)
+
+    def _read_package(self, top: str) -> list[bytes] | None:
+        for entry in self._entries:
+            listing = self._listing(entry)
+            if f"{top}.py" in listing:
+                paths = [os.path.join(entry, f"{top}.py")]
+            elif top in listing:
+                paths = [
+                    os.path.join(folder, file)
+                    for folder, _, files in os.walk(os.path.join(entry, top))
+                    for file in files
+                    if file.endswith((".py", ".pyi"))
+                ]
+            else:
+                continue
+            texts = []
+            for path in paths:
+                data = read_file(path)
+                if data is None:
+                    return None
+                texts.append(data)
+            return texts
+        return None
 
     def leads_to_jax(self, top: str) -> bool:
         for entry in self._entries:
@@ -485,6 +591,14 @@ class _Installed:
 
 
 _JAX_DISTRIBUTIONS = frozenset(JAX_PACKAGES)
+# Where a file may bind NAME (as a class's attribute, or a name a class takes): a `def` or
+# `class`, an assignment or annotation (`self.NAME = `, `NAME: T`, a keyword's `NAME=` too),
+# an import, `as`, `for`, or a tuple of targets (`NAME, x = `); prose (a docstring's "NAME
+# the function") does not match.
+_BINDS_WORD = (
+    r"\b(?:def|class)[ \t]+NAME\b|\bNAME[ \t]*(?:=(?!=)|:(?!=)|(?:[-+*/%&|^@]|//|\*\*|<<|>>)=)"
+    r"|\bimport\b[^\n]*\bNAME\b|\b(?:as|for)[ \t]+NAME\b|\bNAME[ \t]*,[^\n]*=(?!=)"
+)
 _REQUIRES = re.compile(rb"(?m)^Requires-Dist:[ \t]*([A-Za-z0-9][A-Za-z0-9._-]*)")
 
 
@@ -511,6 +625,39 @@ def _mentions_any(text: bytes, names: Iterable[str]) -> bool:
 
 
 _WORD = re.compile(rb"\w")
+
+
+_BUILTIN_NAMES = frozenset(dir(builtins))
+
+
+def _may_bind_attribute(text: str, name: str) -> bool:
+    """Whether `text` holds the word `name` other than as an attribute read (`x.name`, not
+    assigned or annotated) or a keyword argument (`name=` after `(` or `,`)."""
+    for match in re.finditer(rf"\b{re.escape(name)}\b", text):
+        at = match.start() - 1
+        while at >= 0 and text[at] in " \t\r\n\\":
+            at -= 1
+        before = text[at] if at >= 0 else ""
+        after = _AFTER_NAME.match(text, match.end())
+        plain, other = after.groups() if after is not None else (None, None)
+        if before == "." and plain is None and other is None:
+            continue
+        if before and before in ",(" and plain is not None:
+            continue
+        return True
+    return False
+
+
+# What follows a name: `=` (1: an assignment, or a keyword argument's), another assignment or
+# an annotation (2).
+_AFTER_NAME = re.compile(r"[ \t]*(?:(=)(?!=)|((?:[-+*/%&|^@]|//|\*\*|<<|>>)=|:(?!=)))?")
+
+
+def _dotted_name(node: ast.expr) -> str | None:
+    from jax_lsp.core.binding.scopes import dotted
+
+    parts = dotted(node)
+    return ".".join(parts) if parts else None
 
 
 def _has_default(arguments: ast.arguments, parameter: ast.arg) -> bool:

@@ -129,6 +129,50 @@ def test_a_fixture_or_a_default_leaves_the_parameter_to_jedi(tmp_path, inferred)
     assert inferred == [1]
 
 
+# As in a Flax model: a method calls an attribute of `self` with `policy=`; jedi reads the
+# class, its methods and flax's Module for it.
+FLAX_STACK = (
+    "import jax\nimport flax.linen as nn\n\n" + BROKEN + "\n\n"
+    "class Stack(nn.Module):\n"
+    "    layers: int\n\n"
+    "    def setup(self):\n"
+    "        self.blocks = [nn.Dense(8) for _ in range(self.layers)]\n{setup}\n"
+    "    def __call__(self, x):\n"
+    "        for block in self.blocks:\n"
+    "            x = self.remat_block(block, policy=bad)(x)\n"
+    "        return x\n"
+)
+
+
+def test_an_attribute_of_self_nothing_binds_asks_no_jedi(tmp_path, inferred):
+    pytest.importorskip("flax")
+    write(tmp_path, {"model.py": FLAX_STACK.format(setup="")})
+    assert Workspace([tmp_path], ROOMY).check_file(tmp_path / "model.py") == []
+    assert inferred == []
+
+
+def test_an_attribute_of_self_bound_in_reach_is_left_to_jedi(tmp_path, inferred):
+    pytest.importorskip("flax")
+    # Bound in a method of the class: jedi names it JAX's checkpoint, and the policy is checked.
+    write(tmp_path, {"model.py": FLAX_STACK.format(setup="        self.remat_block = jax.checkpoint\n")})
+    found = Workspace([tmp_path], ROOMY).check_file(tmp_path / "model.py")
+    assert [f.code for f in found] == ["JAX101"]
+    assert inferred == [1]
+    # Bound by a base class in another project module: jedi reads it there.
+    base = "import jax\nimport flax.linen as nn\n\nclass Base(nn.Module):\n    remat_block = jax.checkpoint\n"
+    model = FLAX_STACK.format(setup="").replace("class Stack(nn.Module)", "class Stack(Base)")
+    write(
+        tmp_path,
+        {
+            "base.py": base,
+            "model.py": model.replace("import jax\n", "import jax\nfrom base import Base\n", 1),
+        },
+    )
+    found = Workspace([tmp_path], ROOMY).check_file(tmp_path / "model.py")
+    assert [f.code for f in found] == ["JAX101"]
+    assert inferred == [1, 1]
+
+
 def test_imports_are_read_from_the_text_in_every_scope():
     text = (
         b"import os, a.b as c\nfrom . import (x,\n    y)\nfrom ..q import z\n"
