@@ -451,3 +451,44 @@ def test_the_help_says_what_the_paths_mean(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "looked for in the current folder, then the project root, then the site's folder" in text
     assert "on sys.path after the current folder" in text
+
+
+NO_POLICY = """
+import jax
+import jax.numpy as jnp
+
+
+def mlp(x, w1, w2):
+    return jnp.sin(jnp.tanh(x @ w1) @ w2)
+
+
+block = jax.checkpoint(mlp)
+dots = jax.checkpoint(mlp, policy=jax.checkpoint_policies.dots_saveable)
+
+
+def example():
+    f32 = jnp.float32
+    return (
+        jax.ShapeDtypeStruct((8, 16), f32),
+        jax.ShapeDtypeStruct((16, 32), f32),
+        jax.ShapeDtypeStruct((32, 16), f32),
+    )
+"""
+
+
+def test_a_checkpoint_without_a_policy_is_a_site_with_jaxs_default(tmp_path, capsys):
+    path = tmp_path / "model.py"
+    path.write_text(NO_POLICY.lstrip("\n"))
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp.examples]\n"model.py" = "model.py:example"\n')
+    code, data = _json(capsys, str(path))
+    assert code == 0, data
+    block, dots = line_of(path, "block = "), line_of(path, "dots = ")
+    assert [d["target"]["line"] for d in data] == [block, dots]
+    current = next(p for p in data[0]["policies"] if p["current"])
+    nothing = next(p for p in data[0]["policies"] if p["policy"].endswith(".nothing_saveable"))
+    assert current["policy"] == "None" and current["residuals"] == nothing["residuals"]
+
+    assert main(["advise", f"{path}:{block}", "--budget", "1MiB"]) == 0
+    table = capsys.readouterr().out
+    assert "*  None (default: nothing_saveable)" in table
+    assert "  policy=jax.checkpoint_policies.dots_saveable" in table
