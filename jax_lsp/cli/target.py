@@ -51,10 +51,15 @@ class Target(Record):
         verb: str,
         sites: Callable[[Workspace, str], list[PolicyAnchor]] | None = None,
     ) -> list[tuple[int, int | None]]:
-        """(1-based line, 0-based column) of the position named, else of every site of the file
-        that ``sites`` lists (default: its ``policy=`` sites); ``verb`` says what the command
-        would have done with none."""
+        """(1-based line, 0-based column) of the position named (a line alone: with the column of
+        the one site of ``sites`` there, if given), else of every site of the file that ``sites``
+        lists (default: its ``policy=`` sites); ``verb`` says what the command would have done
+        with none."""
         if self.line is not None:
+            if self.column is None and sites is not None:
+                columns = [a.column for a in sites(workspace, str(self.path)) if a.line == self.line]
+                if len(columns) == 1:
+                    return [(self.line, columns[0])]
             return [(self.line, self.column)]
         found: list[tuple[int, int | None]] = [
             (a.line, a.column) for a in (sites or _policy_sites)(workspace, str(self.path))

@@ -464,6 +464,8 @@ def mlp(x, w1, w2):
 
 block = jax.checkpoint(mlp)
 dots = jax.checkpoint(mlp, policy=jax.checkpoint_policies.dots_saveable)
+ckpt = jax.remat
+aliased = ckpt(mlp)
 
 
 def example():
@@ -482,13 +484,14 @@ def test_a_checkpoint_without_a_policy_is_a_site_with_jaxs_default(tmp_path, cap
     (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp.examples]\n"model.py" = "model.py:example"\n')
     code, data = _json(capsys, str(path))
     assert code == 0, data
-    block, dots = line_of(path, "block = "), line_of(path, "dots = ")
-    assert [d["target"]["line"] for d in data] == [block, dots]
-    current = next(p for p in data[0]["policies"] if p["current"])
-    nothing = next(p for p in data[0]["policies"] if p["policy"].endswith(".nothing_saveable"))
-    assert current["policy"] == "None" and current["residuals"] == nothing["residuals"]
+    block, dots, aliased = (line_of(path, f"{name} = ") for name in ("block", "dots", "aliased"))
+    assert [d["target"]["line"] for d in data] == [block, dots, aliased]
+    for advised in (data[0], data[2]):
+        current = next(p for p in advised["policies"] if p["current"])
+        nothing = next(p for p in advised["policies"] if p["policy"].endswith(".nothing_saveable"))
+        assert current["policy"] == "None" and current["residuals"] == nothing["residuals"]
 
-    assert main(["advise", f"{path}:{block}", "--budget", "1MiB"]) == 0
+    assert main(["advise", f"{path}:{aliased}", "--budget", "1MiB"]) == 0
     table = capsys.readouterr().out
     assert "*  None (default: nothing_saveable)" in table
     assert "  policy=jax.checkpoint_policies.dots_saveable" in table
