@@ -469,12 +469,7 @@ aliased = ckpt(mlp)
 
 
 def example():
-    f32 = jnp.float32
-    return (
-        jax.ShapeDtypeStruct((8, 16), f32),
-        jax.ShapeDtypeStruct((16, 32), f32),
-        jax.ShapeDtypeStruct((32, 16), f32),
-    )
+    return tuple(jax.ShapeDtypeStruct(shape, jnp.float32) for shape in ((8, 16), (16, 32), (32, 16)))
 """
 
 

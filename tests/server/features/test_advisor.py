@@ -9,16 +9,12 @@ import time
 import pytest
 from lsprotocol import types
 
+from tests.advisor_reference import saved_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
 from tests.server.lsp_harness import apply_text_edits, position_of, start_session
 
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux]  # runs the trace agent under real JAX; reads /proc
-
-try:
-    from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined, unused-ignore]
-except ImportError:
-    from jax._src.ad_checkpoint import saved_residuals
 
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"

@@ -17,6 +17,7 @@ from jax_lsp.engine import Workspace
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
 from jax_lsp.trace.options import TraceOptions
+from tests.advisor_reference import saved_residuals
 from tests.agent import ADVISOR_FIXTURES, jax_kind
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
@@ -24,11 +25,6 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 jax = pytest.importorskip("jax")
 pytest.importorskip("flax")
 pytest.importorskip("equinox")
-
-try:
-    from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined, unused-ignore]
-except ImportError:
-    from jax._src.ad_checkpoint import saved_residuals
 
 PATH = ADVISOR_FIXTURES / "no_policy.py"
 DOTS = "jax.checkpoint_policies.dots_saveable"
