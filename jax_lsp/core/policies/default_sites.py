@@ -23,6 +23,7 @@ from jax_lsp.core.policies.sites import FUNCTION_KEYWORDS, FUNCTION_NAMES, check
 from jax_lsp.core.record import Record
 
 _Definition = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
+_BODIES = ("body", "orelse", "finalbody", "handlers", "cases")  # the fields holding statements
 
 
 class DefaultSite(Record):
@@ -88,16 +89,18 @@ def _call_site(module: Module, call: ast.Call, scope: Scope) -> DefaultSite | No
 
 
 def _decorators(tree: ast.AST) -> Iterator[tuple[ast.expr, ast.AST]]:
-    """Each decorator that is not a call, with the node whose scope it is evaluated in."""
+    """Each decorator that is not a call, with the node whose scope it is evaluated in. Only
+    statement bodies are walked: a definition is never inside an expression."""
     stack: list[tuple[ast.AST, ast.AST]] = [(tree, tree)]
     while stack:
         node, owner = stack.pop()
-        for child in ast.iter_child_nodes(node):
-            if isinstance(child, _Definition):
-                yield from ((d, owner) for d in child.decorator_list if not isinstance(d, ast.Call))
-                stack.append((child, child))
-            else:
-                stack.append((child, owner))
+        for field in _BODIES:
+            for child in getattr(node, field, None) or ():
+                if isinstance(child, _Definition):
+                    yield from ((d, owner) for d in child.decorator_list if not isinstance(d, ast.Call))
+                    stack.append((child, child))
+                else:
+                    stack.append((child, owner))
 
 
 def _scope_of(module: Module, owner: ast.AST) -> Scope:

@@ -48,6 +48,10 @@ FIXED = {
         '"""Doc."""\nimport jax\n\n\n@jax.checkpoint\ndef h(x):\n    return x\n',
         f'"""Doc."""\nimport functools\nimport jax\n\n\n@functools.partial(jax.checkpoint, policy={P})\ndef h(x):\n    return x\n',
     ),
+    "decorator in a function under an if": (
+        "from functools import partial\nimport jax\nif jax:\n    def make():\n        @jax.remat\n        def h(x):\n            return x\n",
+        f"from functools import partial\nimport jax\nif jax:\n    def make():\n        @partial(jax.remat, policy={P})\n        def h(x):\n            return x\n",
+    ),
     "flax decorator on a class": (
         "import functools\nimport flax.linen as nn\n\n@nn.checkpoint\nclass B(nn.Module):\n    pass\n",
         f"import functools\nimport flax.linen as nn\n\n@functools.partial(nn.checkpoint, policy={P})\nclass B(nn.Module):\n    pass\n",
