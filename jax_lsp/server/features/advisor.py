@@ -87,8 +87,7 @@ class AdvisorFeature(LanguageFeature):
         analysis = await ls.built_analysis()
         if analysis is None:
             return []
-        anchors: list[PolicyAnchor] = await ls.run_analysis(advise_anchors, analysis, str(path))
-        return anchors
+        return await ls.run_analysis(advise_anchors, analysis, str(path))
 
     async def code_lenses(self, place: Place) -> list[types.CodeLens]:
         path = place.file
