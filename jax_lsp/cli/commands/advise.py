@@ -2,9 +2,11 @@
 
 Traces an example of the site (shapes only: nothing is compiled or allocated at full size)
 once per candidate policy, in the trace agent. Without LINE, every policy site of the file is
-advised. Where a key chooses the policy (`getattr(jax.checkpoint_policies, KEY)`,
-`TABLE[KEY]`, a helper returning a table member), the suggestion names the key to set and,
-when the project gives it a literal default, its file and line. Exit 0 when every site was
+advised, and every checkpoint that passes no policy (`jax.checkpoint(f)`, `@jax.remat`,
+`nn.remat(Block)`: JAX's default, `policy=None`, which JAX treats as `nothing_saveable`).
+Where a key chooses the policy (`getattr(jax.checkpoint_policies, KEY)`, `TABLE[KEY]`, a
+helper returning a table member), the suggestion names the key to set and, when the project
+gives it a literal default, its file and line. Exit 0 when every site was
 advised (and, with --budget, some policy fits), 1 when a --budget fits no policy, 2 when a
 site could not be advised.
 
@@ -27,6 +29,7 @@ from jax_lsp.trace.advisor.advice import Advice, parse_size
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise, example_for
+from jax_lsp.trace.advisor.sites import advise_anchors
 from jax_lsp.trace.service import TraceService
 
 
@@ -40,7 +43,8 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     parser.add_argument(
         "target",
         metavar=METAVAR,
-        help="1-based line (and column) of a policy= argument or of a checkpointed def; without it, every site",
+        help="1-based line (and column) of a policy= argument, of a checkpointed def, or of a checkpoint "
+        "without a policy (its call or decorator); without it, every site",
     )
     parser.add_argument(
         "--example",
@@ -104,7 +108,7 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, f"--budget: {exc}")
     try:
         project = Project.open(advised.path, args.root, cwd=cwd)
-        positions = advised.positions(project.workspace, "advise")
+        positions = advised.positions(project.workspace, "advise", advise_anchors)
     except TargetError as exc:
         return _fail(args, str(exc))
     path, root, ws = advised.path, project.root, project.workspace

@@ -10,7 +10,7 @@ from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES, CHECKPOINT_FUNCTIONS
 from jax_lsp.core.record import Record
 
 # The name of the wrapped-function parameter, when passed by keyword.
-_FUNCTION_KEYWORDS = {"fun", "target", "fn", "f"}
+FUNCTION_KEYWORDS = {"fun", "target", "fn", "f"}
 
 
 class Site(Record):
@@ -54,10 +54,10 @@ def _policy_keyword(call: ast.Call) -> ast.expr | None:
     return None
 
 
-_FUNCTION_NAMES = CHECKPOINT_FUNCTION_NAMES | {"partial"}
+FUNCTION_NAMES = CHECKPOINT_FUNCTION_NAMES | {"partial"}
 
 
-def _aliases(module: Module) -> set[str]:
+def checkpoint_aliases(module: Module) -> set[str]:
     """Module-level names bound to something whose name ends like a checkpoint function."""
     names = set()
     for name, bindings in module.scope.bindings.items():
@@ -65,7 +65,7 @@ def _aliases(module: Module) -> set[str]:
             target = binding.target or (
                 ".".join(dotted(binding.node) or []) if binding.kind == "assign" else ""
             )
-            if target.rsplit(".", 1)[-1] in _FUNCTION_NAMES:
+            if target.rsplit(".", 1)[-1] in FUNCTION_NAMES:
                 names.add(name)
     return names
 
@@ -84,7 +84,7 @@ def _could_be_site(call: ast.Call, names: frozenset[str] | set[str]) -> bool:
 
 def find_sites(module: Module) -> list[Site]:
     sites: list[Site] = []
-    names = _FUNCTION_NAMES | _aliases(module)
+    names = FUNCTION_NAMES | checkpoint_aliases(module)
     for call, scope in module.calls:
         if not _could_be_site(call, names):
             continue
@@ -115,6 +115,6 @@ def _site(module: Module, call: ast.Call, scope: Scope) -> Site | None:
             value = call.args[function.policy_position]
         else:
             return None
-    has_function = bool(call.args) or any(k.arg in _FUNCTION_KEYWORDS for k in call.keywords)
+    has_function = bool(call.args) or any(k.arg in FUNCTION_KEYWORDS for k in call.keywords)
     missing = function.requires_function and not has_function
     return Site(module, call, function, scope, value, positional, missing, False)

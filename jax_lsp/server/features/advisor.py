@@ -29,7 +29,8 @@ from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, rel
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import example_for, submit_advise
-from jax_lsp.trace.locations import PolicyAnchor, policy_anchors
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
+from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
 from jax_lsp.trace.service import TraceService
 
@@ -48,8 +49,9 @@ class Advised:
     """An advice and where its site's `policy=` value is in the buffer (followed through edits)."""
 
     advice: Advice
-    span: Span  # the policy= value, 0-based code points
+    span: Span  # the policy= value (a site without one: the checkpoint's name), 0-based code points
     residual_lines: tuple[int, ...]  # 0-based lines of the current policy's residuals, in this file
+    kind: str = "site"  # the anchor's: "site", or DEFAULT for a checkpoint without a policy
 
     def moved(self, shift: int) -> Advised:
         """The site's span ``shift`` lines down (its residual lines move on their own)."""
@@ -86,8 +88,7 @@ class AdvisorFeature(LanguageFeature):
         analysis = await ls.built_analysis()
         if analysis is None:
             return []
-        anchors = await ls.run_analysis(policy_anchors, analysis, str(path))
-        return [a for a in anchors if a.kind == "site"]
+        return await ls.run_analysis(advise_anchors, analysis, str(path))
 
     async def code_lenses(self, place: Place) -> list[types.CodeLens]:
         path = place.file
@@ -106,7 +107,10 @@ class AdvisorFeature(LanguageFeature):
                 title = "Advise policy: give an example (see docs/advise.md)"
                 command = types.Command(title=title, command=ADVISE, arguments=arguments)
             else:
-                command = types.Command(title="Advise policy", command=ADVISE, arguments=arguments)
+                title = (
+                    "Advise policy (none given: JAX's default)" if anchor.kind == DEFAULT else "Advise policy"
+                )
+                command = types.Command(title=title, command=ADVISE, arguments=arguments)
             lenses.append(types.CodeLens(range=lsp_range, command=command))
         return lenses
 
@@ -255,7 +259,7 @@ class AdvisorFeature(LanguageFeature):
                 if r.path == str(path) and r.line is not None
             )
             self.results.setdefault(str(path), {})[anchor.span.start.line] = Advised(
-                advice, anchor.span, lines
+                advice, anchor.span, lines, anchor.kind
             )
             self.refresh()
         elif not advice.ok and advice.status != "cancelled":
@@ -287,15 +291,29 @@ class AdvisorFeature(LanguageFeature):
             if advised.advice.selector is not None:
                 actions.append(self._set_key(advised.advice, suggested))
                 continue
-            edit = types.TextEdit(range=place.range(advised.span), new_text=suggested.policy)
+            edits = [types.TextEdit(range=place.range(advised.span), new_text=suggested.policy)]
+            if advised.kind == DEFAULT:
+                edits = await self._pass_policy(path, advised.span, suggested.policy, place)
+                if not edits:
+                    continue
             actions.append(
                 types.CodeAction(
                     title=f"{QUICK_FIX}: {suggested.policy.removeprefix('jax.checkpoint_policies.')}",
                     kind=types.CodeActionKind.QuickFix,
-                    edit=_edit(place.uri, doc.version, [edit]),
+                    edit=_edit(place.uri, doc.version, edits),
                 )
             )
         return actions
+
+    async def _pass_policy(self, path: Path, span: Span, policy: str, place: Place) -> list[types.TextEdit]:
+        """At a checkpoint without a policy: the edits that pass ``policy`` in the form its
+        function takes (none when the buffer no longer has it there)."""
+        ls = self.server
+        analysis = await ls.built_analysis()
+        if analysis is None:
+            return []
+        edits = await ls.run_analysis(default_policy_edits, analysis, str(path), span.start, policy)
+        return [types.TextEdit(range=place.range(e.span), new_text=e.new_text) for e in edits or ()]
 
     def _set_key(self, advice: Advice, suggested: PolicyAdvice) -> types.CodeAction:
         """Where a key chooses the site's policy: the quick fix sets the key's literal default to

@@ -52,7 +52,10 @@ _ERROR_WIDTH = 100  # characters of a rejected candidate's error shown under the
 
 def policy_label(policy: PolicyAdvice) -> str:
     """The policy, and the key that selects it where a key chooses the site's policy:
-    ``dots_saveable (remat_policy='checkpoint_dots')``."""
+    ``dots_saveable (remat_policy='checkpoint_dots')``; JAX's default (a site without a policy)
+    says what JAX makes of it."""
+    if policy.policy == "None":
+        return "None (default: nothing_saveable)"
     short = short_policy(policy.policy)
     select = policy.select
     return short if select is None else f"{short} ({select.name}={select.key!r})"

@@ -9,6 +9,7 @@ it is imported by, the one marked module.
 from __future__ import annotations
 
 import ast
+import functools
 import importlib
 import importlib.abc
 import importlib.util
@@ -24,6 +25,8 @@ from .selector import KEY, key_node
 
 MARK = "__jax_lsp_advise_mark__"
 CAPTURE = "__jax_lsp_advise_capture__"
+PARTIAL = "__jax_lsp_advise_partial__"
+CHECKPOINT_NAMES = frozenset({"checkpoint", "remat", "filter_checkpoint"})
 
 
 class Marker:
@@ -65,6 +68,71 @@ def find_site(tree, line, column):
     return None
 
 
+def _last_name(node):
+    """``checkpoint`` of ``jax.checkpoint``; None for what is not a dotted name."""
+    if isinstance(node, ast.Attribute):
+        return node.attr if _dotted(node) else None
+    return node.id if isinstance(node, ast.Name) else None
+
+
+def _dotted(node):
+    while isinstance(node, ast.Attribute):
+        node = node.value
+    return isinstance(node, ast.Name)
+
+
+def _policy_free(tree):
+    """(node, named) of each call of a dotted name that passes no ``policy=`` (nor ``**``), and
+    of each decorator that is a dotted name; ``named``: named like a checkpoint function (or a
+    ``partial`` of one), the only sign of one without the host's name resolution."""
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Call) and _dotted(node.func):
+            if not any(k.arg in ("policy", None) for k in node.keywords):
+                last = _last_name(node.func)
+                if last == "partial" and node.args:
+                    last = _last_name(node.args[0])
+                yield node, last in CHECKPOINT_NAMES
+        elif isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            yield from ((d, _last_name(d) in CHECKPOINT_NAMES) for d in node.decorator_list if _dotted(d))
+
+
+def find_default_site(tree, line, column):
+    """A checkpoint at ``line`` that passes no policy: the call or decorator that starts at
+    ``column`` (where the host found one), else the first on the line named like a checkpoint
+    function, else one so named decorating the ``def``/``class`` of the line."""
+    found = sorted(_policy_free(tree), key=lambda item: (item[0].lineno, item[0].col_offset))
+    at = [node for node, _ in found if (node.lineno, node.col_offset) == (line, column)]
+    if at:
+        return at[0]
+    on_line = [node for node, named in found if named and node.lineno == line]
+    if on_line:
+        return on_line[0]
+    for definition in ast.walk(tree):
+        if (
+            isinstance(definition, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+            and definition.lineno == line
+        ):
+            decorators = [node for node, named in found if named and node in definition.decorator_list]
+            if decorators:
+                return decorators[0]
+    return None
+
+
+def _pass_policy(tree, node):
+    """Give the policy-free checkpoint ``node`` a ``policy=None`` keyword (a decorator that is a
+    name becomes ``functools.partial(name, policy=None)``): the keyword and the call holding it."""
+    keyword = ast.keyword("policy", ast.copy_location(ast.Constant(None), node))
+    if isinstance(node, ast.Call):
+        node.keywords.append(keyword)
+        return keyword, node
+    call = ast.copy_location(ast.Call(ast.Name(PARTIAL, ast.Load()), [node], [keyword]), node)
+    for definition in ast.walk(tree):
+        decorators = getattr(definition, "decorator_list", None)
+        if decorators is not None and any(d is node for d in decorators):
+            definition.decorator_list = [call if d is node else d for d in decorators]
+    return keyword, call
+
+
 class _Rewrite(ast.NodeTransformer):
     """Wrap the site's policy value in the marker, the site's call in the capture, and the key
     that chooses the policy, if any, in the key's capture."""
@@ -90,8 +158,9 @@ class _Rewrite(ast.NodeTransformer):
 class Site:
     """The marked site and, once something imported it, its module."""
 
-    def __init__(self, path, text, tree, keyword, call, key):
+    def __init__(self, path, text, tree, keyword, call, key, default=False):
         self.path = path
+        self.default = default  # the site passes no policy: JAX's default, `policy=None`
         self.text = text
         self.tree = tree
         self.keyword = keyword
@@ -114,6 +183,8 @@ class Site:
         return self.module.__dict__
 
     def expression(self):
+        if self.default:
+            return "None"
         return (ast.get_source_segment(self.text, self.keyword.value) or "").strip()
 
     def mark(self, value):
@@ -132,22 +203,33 @@ class Site:
 
 
 def parse_site(path, line, column, source):
-    """The site at ``line`` of ``path`` (its text ``source`` when given), its tree rewritten."""
+    """The site at ``line`` of ``path`` (its text ``source`` when given), its tree rewritten: a
+    ``policy=`` value, else a checkpoint that passes none, given ``policy=None`` (JAX's default)."""
     text, tree = load.parse_module(path, source)
-    keyword = find_site(tree, line, load.byte_column(text, line, column))
-    if keyword is None:
+    column = load.byte_column(text, line, column)
+    keyword = find_site(tree, line, column)
+    default = find_default_site(tree, line, column)
+    if default is not None and keyword is not None:
+        at_default = (default.lineno, default.col_offset) == (line, column)
+        at_keyword = (keyword.value.lineno, keyword.value.col_offset) == (line, column)
+        default = default if at_default and not at_keyword else None
+    if default is not None:
+        keyword, call = _pass_policy(tree, default)
+    elif keyword is not None:
+        call = load.parents_of(tree).get(keyword)
+    else:
         raise AgentError(
             "not_found",
             f"No checkpoint policy at {os.path.basename(path)}:{line}: put the line on a `policy=` "
-            "argument, or on a `def` that a `policy=` site checkpoints",
+            "argument, on a `def` that a `policy=` site checkpoints, or on a checkpoint without "
+            "a policy (`jax.checkpoint(f)`, `@jax.remat`, `nn.remat(Block)`)",
             path,
             line,
         )
-    call = load.parents_of(tree).get(keyword)
     key = key_node(keyword.value)
     _Rewrite(keyword, call, key).visit(tree)
     ast.fix_missing_locations(tree)
-    return Site(path, text, tree, keyword, call, key)
+    return Site(path, text, tree, keyword, call, key, default=default is not None)
 
 
 class _SiteLoader(importlib.abc.Loader):
@@ -167,6 +249,7 @@ class _SiteLoader(importlib.abc.Loader):
         site.module, site.spec = module, module.__spec__
         module.__dict__[MARK] = site.mark
         module.__dict__[CAPTURE] = site.capture
+        module.__dict__[PARTIAL] = functools.partial
         module.__dict__[KEY] = site.capture_key
         site.loading = True
         try:

@@ -479,3 +479,42 @@ def test_the_help_says_what_the_paths_mean(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "looked for in the current folder, then the project root, then the site's folder" in text
     assert "on sys.path after the current folder" in text
+
+
+NO_POLICY = """
+import jax
+import jax.numpy as jnp
+
+
+def mlp(x, w1, w2):
+    return jnp.sin(jnp.tanh(x @ w1) @ w2)
+
+
+block = jax.checkpoint(mlp)
+dots = jax.checkpoint(mlp, policy=jax.checkpoint_policies.dots_saveable)
+ckpt = jax.remat
+aliased = ckpt(mlp)
+
+
+def example():
+    return tuple(jax.ShapeDtypeStruct(shape, jnp.float32) for shape in ((8, 16), (16, 32), (32, 16)))
+"""
+
+
+def test_a_checkpoint_without_a_policy_is_a_site_with_jaxs_default(tmp_path, capsys):
+    path = tmp_path / "model.py"
+    path.write_text(NO_POLICY.lstrip("\n"))
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp.examples]\n"model.py" = "model.py:example"\n')
+    code, data = _json(capsys, str(path))
+    assert code == 0, data
+    block, dots, aliased = (line_of(path, f"{name} = ") for name in ("block", "dots", "aliased"))
+    assert [d["target"]["line"] for d in data] == [block, dots, aliased]
+    for advised in (data[0], data[2]):
+        current = next(p for p in advised["policies"] if p["current"])
+        nothing = next(p for p in advised["policies"] if p["policy"].endswith(".nothing_saveable"))
+        assert current["policy"] == "None" and current["residuals"] == nothing["residuals"]
+
+    assert main(["advise", f"{path}:{aliased}", "--budget", "1MiB"]) == 0
+    table = capsys.readouterr().out
+    assert "*  None (default: nothing_saveable)" in table
+    assert "  policy=jax.checkpoint_policies.dots_saveable" in table

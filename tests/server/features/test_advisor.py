@@ -10,6 +10,7 @@ from xml.etree import ElementTree
 import pytest
 from lsprotocol import types
 
+from tests.advisor_reference import saved_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
 from tests.server.lsp_harness import apply_text_edits, position_of, start_session
 
@@ -342,3 +343,56 @@ async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file
         assert fixed == text.replace(
             'remat_policy: str = "nothing_saveable"', 'remat_policy: str = "dots_saveable"'
         )
+
+
+NO_POLICY = """import jax
+import jax.numpy as jnp
+
+
+@jax.checkpoint  # jax-lsp: example=block.py:example
+def block(x, w1, w2):
+    h = jnp.tanh(x @ w1)
+    return jnp.sin(h @ w2)
+
+
+def example():
+    f32 = jnp.float32
+    return (
+        jax.ShapeDtypeStruct((8, 16), f32),
+        jax.ShapeDtypeStruct((16, 32), f32),
+        jax.ShapeDtypeStruct((32, 16), f32),
+    )
+"""
+
+
+async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion(tmp_path):
+    """`@jax.checkpoint` with no policy: JAX's default is the current policy, and the quick fix
+    imports functools and decorates with `functools.partial(jax.checkpoint, policy=...)`."""
+    async with start_session("vscode", tmp_path, configuration={"advise": {"budget": "64KiB"}}) as session:
+        uri = session.write("block.py", NO_POLICY)
+        session.open("block.py")
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        site = position_of(NO_POLICY, "jax.checkpoint  #", session.encoding)
+        assert (lens.range.start, lens.command.title) == (site, "Advise policy (none given: JAX's default)")
+        result = await _execute(session, ADVISE, lens.command.arguments)
+        current = next(p for p in result["policies"] if p["current"])
+        assert (current["policy"], result["target"]["line"]) == ("None", 5)
+        nothing = next(p for p in result["policies"] if p["policy"].endswith(".nothing_saveable"))
+        assert current["residuals"] == nothing["residuals"]
+        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        compared = await _execute(session, COMPARE, lens.command.arguments)
+        assert "| current | `None (default: nothing_saveable)` |" in compared["markdown"]
+
+        suggested = compared["advice"]["suggested"]["policy"]
+        [action] = await _until(lambda: _quick_fixes(session, uri, NO_POLICY, "jax.checkpoint  #"))
+        fixed = session.apply(action, uri)
+        assert fixed == NO_POLICY.replace("import jax\n", "import functools\nimport jax\n", 1).replace(
+            "@jax.checkpoint  #", f"@functools.partial(jax.checkpoint, policy={suggested})  #"
+        )
+    namespace: dict = {}
+    exec(compile(fixed, str(tmp_path / "block.py"), "exec"), namespace)
+    kept = saved_residuals(namespace["block"], *namespace["example"]())
+    entry = next(p for p in compared["advice"]["policies"] if p["policy"] == suggested)
+    assert sorted((list(a.shape), str(a.dtype)) for a, _ in kept) == sorted(
+        (r["shape"], r["dtype"]) for r in entry["residuals"]
+    )
