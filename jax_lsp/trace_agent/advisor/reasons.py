@@ -50,10 +50,11 @@ class Chosen:
 
 
 def _kept(answer):
-    """``offloaded``, ``saved`` or None (recomputed) for a policy's answer, as JAX reads it."""
+    """``offloaded``, ``saved`` or None (recomputed) for a policy's answer, as JAX reads it:
+    ``True`` or ``Saveable``, ``Offloadable(...)``."""
     if type(answer).__name__ == "Offloadable":
         return "offloaded"
-    if answer is True or type(answer).__name__ == "SaveableType" or str(answer).endswith("Saveable"):
+    if answer is True or type(answer).__name__ == "SaveableType":
         return "saved"
     return None
 
@@ -229,11 +230,14 @@ class Why:
         return "argument" if readers.by_checkpoint else "default"
 
 
+# Effects that partial evaluation does not count as effects (its ``has_effects``).
+QUIET_EFFECTS = tuple(
+    getattr(jax_core, name)
+    for name in ("NamedAxisEffect", "InternalMutableArrayEffect")
+    if hasattr(jax_core, name)
+)
+
+
 def _effectful(eqn):
     """JAX keeps an effectful equation's outputs whatever the policy says."""
-    quiet = tuple(
-        getattr(jax_core, name)
-        for name in ("NamedAxisEffect", "InternalMutableArrayEffect")
-        if hasattr(jax_core, name)
-    )
-    return any(not isinstance(e, quiet) for e in eqn.effects)
+    return any(not isinstance(e, QUIET_EFFECTS) for e in eqn.effects)
