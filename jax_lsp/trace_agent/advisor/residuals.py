@@ -38,6 +38,7 @@ class Frames:
         self.root = os.path.realpath(root) if root else None
         self.user_files = {os.path.realpath(f) for f in user_files if f}
         self._user = {}
+        self._lines = {}
 
     def is_user(self, filename):
         if filename in self._user:
@@ -49,7 +50,14 @@ class Frames:
         return found
 
     def line_of(self, source_info):
+        """The user's (file, line) of a source_info, once per traceback (reading its frames is
+        slow, and the equations JAX derives from one forward equation share its traceback)."""
         traceback = getattr(source_info, "traceback", None)
+        if id(traceback) not in self._lines:
+            self._lines[id(traceback)] = (traceback, self._line_of(traceback))  # keeps the id taken
+        return self._lines[id(traceback)][1]
+
+    def _line_of(self, traceback):
         frames = getattr(traceback, "frames", None) if traceback is not None else None
         for frame in frames or ():
             if self.is_user(frame.file_name):
