@@ -37,16 +37,19 @@ class Chosen:
         return answer
 
     def answer_for(self, eqn):
-        """What the policy answered for ``eqn``, or None when JAX never asked it."""
-        avals = tuple(v.aval for v in eqn.invars)
-        for params, answer in self.answers.get((eqn.primitive.name, avals), ()):
+        """What the policy answered for ``eqn``, or None when JAX never asked it. Where the
+        parameters were made anew since (a ``custom_jvp_call``'s functions), the answer JAX got
+        for every equation of that primitive and those avals, when it got one answer."""
+        asked = self.answers.get((eqn.primitive.name, tuple(v.aval for v in eqn.invars)), ())
+        for params, answer in asked:
             try:
                 same = params == eqn.params
             except Exception:  # params holding arrays: not this one
                 same = False
             if same:
                 return answer
-        return None
+        kinds = {_kept(answer) for _, answer in asked}
+        return asked[0][1] if len(kinds) == 1 else None
 
 
 def _kept(answer):
@@ -79,38 +82,44 @@ def _body_outvar(eqn, index):
 
 
 def origin(jaxpr, var, memo):
-    """The equation that made ``var``: past copies, and into the nested jaxpr that returns it."""
+    """The equations that made ``var``, past copies: the first found (in ``jaxpr``) and the one
+    inside the nested jaxprs that return it (None where it is an input passed through)."""
+    first = None
     while isinstance(var, jax_core.Var):
         eqn = _producers(jaxpr, memo).get(var)
         if eqn is None:
-            return None
+            return first, None
         if eqn.primitive.name in COPIES and eqn.invars:
             var = eqn.invars[0]
             continue
+        first = first or eqn
         inner = _body_outvar(eqn, eqn.outvars.index(var))
         if inner is None:
-            return eqn
+            return first, eqn
         jaxpr, var = inner
-    return None
+    return first, None
 
 
-def _inner_invars(eqn, sub, index):
-    """The invars of ``sub`` (a jaxpr nested in ``eqn``) that receive ``eqn``'s input ``index``."""
+def _inner_invars(eqn, param, sub, index):
+    """The invars of ``sub`` (the jaxpr in ``eqn``'s parameter ``param``) that receive ``eqn``'s
+    input ``index``; None where the advisor does not know how ``eqn`` passes its inputs on."""
     n = len(sub.invars)
-    if eqn.primitive.name == "cond":
+    if eqn.primitive.name == "cond":  # the branch index first, then each branch's operands
+        if index == 0:
+            return []
         index -= 1
-    elif eqn.primitive.name == "while":
+    elif eqn.primitive.name == "while":  # cond's consts, body's consts, then the carry
         cond_n, body_n = eqn.params.get("cond_nconsts", 0), eqn.params.get("body_nconsts", 0)
-        carry = len(eqn.invars) - cond_n - body_n
-        consts = cond_n if n == cond_n + carry else body_n
-        start = 0 if consts == cond_n else cond_n
-        if index < cond_n + body_n:
-            index = index - start if start <= index < start + consts else -1
+        start, count = (0, cond_n) if param == "cond_jaxpr" else (cond_n, body_n)
+        if index >= cond_n + body_n:
+            index = index - cond_n - body_n + count
+        elif start <= index < start + count:
+            index -= start
         else:
-            index = index - cond_n - body_n + consts
+            return []
     elif len(eqn.invars) != n:
         return None
-    return [sub.invars[index]] if 0 <= index < n else []
+    return [sub.invars[index]] if 0 <= index < n else None
 
 
 class Readers:
@@ -144,15 +153,15 @@ class Readers:
                 continue
             if eqn.primitive.name in REMAT and any(eqn.params.get("policy") is c for c in self.chosen):
                 self.by_checkpoint = True
-            subs = [s for value in eqn.params.values() for s in sub_jaxprs(value)]
+            subs = [(name, s) for name, value in eqn.params.items() for s in sub_jaxprs(value)]
             if not subs:
                 path, line = frames.line_of(eqn.source_info)
                 if path is not None and (path, line) not in self.lines:
                     self.lines.append((path, line))
                 continue
-            for sub in subs:
+            for name, sub in subs:
                 for index in positions:
-                    inner = _inner_invars(eqn, sub, index)
+                    inner = _inner_invars(eqn, name, sub, index)
                     if inner is None:
                         self.known = False
                     for invar in inner or ():
@@ -216,18 +225,29 @@ class Why:
         return {"reason": self.reason(var, kind, readers), "used_by": used_by}
 
     def reason(self, var, kind, readers):
+        """See docs/advise.md; None where the policy was never asked about the equation inside the
+        checkpoint that made the value (a ``cond``'s output, a loop's carry passed through)."""
         if kind == "argument":
             return "argument"
-        eqn = origin(self.jaxpr, var, self.memo) if kind == "computed" else None
-        traceback = getattr(eqn.source_info, "traceback", None) if eqn is not None else None
-        if traceback is not None and id(traceback) in self.marked:
-            for chosen in self.chosen:
-                kept = _kept(chosen.answer_for(eqn))
-                if kept == "offloaded":
-                    return "offloaded"
-                if kept == "saved" and not _effectful(eqn):
-                    return "named" if eqn.primitive.name == "name" else "policy"
+        first, eqn = origin(self.jaxpr, var, self.memo) if kind == "computed" else (None, None)
+        if not self._inside(eqn):
+            return None if self._inside(first) else ("argument" if readers.by_checkpoint else "default")
+        answers = [chosen.answer_for(eqn) for chosen in self.chosen]
+        kept = [_kept(answer) for answer in answers if answer is not None]
+        if not kept:
+            return None
+        if "offloaded" in kept:
+            return "offloaded"
+        if _effectful(eqn):  # kept whatever the policy answered
+            return "default"
+        if "saved" in kept:
+            return "named" if eqn.primitive.name == "name" else "policy"
+        # recomputed inside its checkpoint: kept as a later checkpoint's input, or for code outside
         return "argument" if readers.by_checkpoint else "default"
+
+    def _inside(self, eqn):
+        traceback = getattr(eqn.source_info, "traceback", None) if eqn is not None else None
+        return traceback is not None and id(traceback) in self.marked
 
 
 # Effects that partial evaluation does not count as effects (its ``has_effects``).
