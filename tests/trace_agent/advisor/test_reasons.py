@@ -120,3 +120,19 @@ def test_the_table_shows_the_groups_and_reasons(advice):
     assert f"x{LAYERS} output of dot_general (layer_loop.py:{MATMUL}) · saved by the policy" in table
     assert f"x{LAYERS - 1} output of sin (layer_loop.py:{OUTPUT}) · an argument" in table
     assert f"output of exp (layer_loop.py:{OUTSIDE}) · kept whatever the policy" in table
+
+
+def test_a_conds_outputs_have_no_reason(service):
+    """JAX decides a `cond`'s residuals inside its branches without asking the policy about the
+    `cond`: the advisor gives no reason rather than a guess (cond_layer.py)."""
+    fixture = ADVISOR_FIXTURES / "cond_layer.py"
+    found = advise(service, fixture, line_of(fixture), example=f"{fixture}:example", root=ADVISOR_FIXTURES)
+    assert found.ok, found.message
+    everything = _policy(found, "everything_saveable")
+    branch = line_of(fixture, "# branch")
+    conds = [r for r in everything.residuals if r.description == "output of cond"]
+    assert conds and {(r.reason, r.line) for r in conds} == {(None, branch)}
+    others = [r for r in everything.residuals if r.description != "output of cond"]
+    assert {r.reason for r in others} == {"argument", "policy"}
+    table = advice_table(found, ADVISOR_FIXTURES, None)
+    assert f"output of cond (cond_layer.py:{branch})\n" in table + "\n"
