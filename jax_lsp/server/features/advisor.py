@@ -25,7 +25,15 @@ from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, relative
+from jax_lsp.trace.advisor.advice import (
+    REASONS,
+    Advice,
+    PolicyAdvice,
+    Residual,
+    format_bytes,
+    grouped,
+    relative,
+)
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import example_for, submit_advise
@@ -118,32 +126,33 @@ class AdvisorFeature(LanguageFeature):
         path, doc = place.file, place.document
         if path is None or doc is None:
             return []
-        by_line: dict[int, list[str]] = {}
+        by_line: dict[int, list[Residual]] = {}
         for advised in self.results.get(str(path), {}).values():
             current = advised.advice.current
             if current is None:
                 continue
             residuals = [r for r in current.residuals if r.path == str(path) and r.line is not None]
             for residual, line in zip(residuals, advised.residual_lines):
-                text = f"saved {residual.label} {format_bytes(residual.bytes)}"
-                if residual.memory == "host":
-                    text += " → pinned_host"
-                if residual.iterations is not None:
-                    text += f" ×{residual.iterations}"
-                by_line.setdefault(line, []).append(text)
+                by_line.setdefault(line, []).append(residual)
         hints = []
         lines = doc.lines
-        for line, texts in sorted(by_line.items()):
+        root = self._root(path)
+        for line, kept in sorted(by_line.items()):
             if not (lsp_range.start.line <= line <= lsp_range.end.line) or line >= len(lines):
                 continue
             end = Position(line, len(lines[line].rstrip("\r\n")))
             position = place.range(Span(end, end)).start
+            groups = grouped(kept)
             hints.append(
                 types.InlayHint(
                     position=position,
-                    label=" " + ", ".join(texts),
+                    label=" " + ", ".join(_hint_text(r, count) for r, count in groups),
                     kind=types.InlayHintKind.Type,
                     padding_left=True,
+                    tooltip=types.MarkupContent(
+                        kind=types.MarkupKind.Markdown,
+                        value="\n\n".join(_hint_tooltip(r, count, root) for r, count in groups),
+                    ),
                 )
             )
         return hints
@@ -395,6 +404,30 @@ class AdvisorFeature(LanguageFeature):
     def shutdown(self) -> None:
         if self._own_service is not None:
             self._own_service.shutdown()
+
+
+def _hint_text(residual: Residual, count: int) -> str:
+    """``saved bf16[8,2048,4096] 128 MiB x32``: one residual, or ``count`` alike."""
+    text = f"saved {residual.label} {format_bytes(residual.bytes)}"
+    if count > 1:
+        text += f" x{count}"
+    if residual.memory == "host":
+        text += " → pinned_host"
+    if residual.iterations is not None:
+        text += f" ×{residual.iterations}"
+    return text
+
+
+def _hint_tooltip(residual: Residual, count: int, root: Path) -> str:
+    """Why the residual is kept and which lines of the backward pass read it (Markdown)."""
+    text = f"`{residual.label}`" + (f" x{count}" if count > 1 else "") + f" ({residual.description})"
+    if residual.reason is not None:
+        text += f": {REASONS[residual.reason]} (`{residual.reason}`)"
+    if residual.used_by:
+        text += ". Read by the backward pass at " + ", ".join(
+            f"{relative(path, root)}:{line}" for path, line in residual.used_by
+        )
+    return text + "."
 
 
 def _edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 import ast
 import re
+from collections import Counter
+from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -18,6 +20,14 @@ from jax_lsp.trace.result import TraceResult
 
 NAME_BASED = ("save_only_these_names", "save_and_offload_only_these_names")
 KINDS = ("argument", "constant", "literal", "computed")  # a residual's origin, as JAX words it
+# Why a residual is kept, decided by the agent from the trace (docs/advise.md), in words.
+REASONS = {
+    "argument": "an argument",  # of the checkpointed function or of the step
+    "named": "saved by name",
+    "policy": "saved by the policy",
+    "offloaded": "offloaded by the policy",
+    "default": "kept whatever the policy",
+}
 _SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]i?b|b)?\s*$", re.IGNORECASE)
 _UNITS = {
     "b": 1,
@@ -80,6 +90,12 @@ class Residual:
     line: int | None
     iterations: int | None  # stacked by a scan of this many iterations
     description: str  # JAX's own words: "from the argument x", "named 'h'", "output of sin"
+    reason: str | None = None  # why it is kept: a key of REASONS (None from an older agent)
+    used_by: tuple[tuple[str, int], ...] | None = None  # the backward pass's lines that read it
+
+    @property
+    def made_on_a_line(self) -> bool:
+        return self.path is not None and self.line is not None
 
     @property
     def label(self) -> str:
@@ -98,12 +114,39 @@ class Residual:
             "path": relative(self.path, root),
             "line": self.line,
             "iterations": self.iterations,
+            "reason": self.reason,
+            "used_by": None
+            if self.used_by is None
+            else [{"path": relative(path, root), "line": line} for path, line in self.used_by],
         }
 
     @property
     def held_anyway(self) -> bool:
         """An argument, a constant or a literal: the step holds it whatever the policy."""
         return self.kind != "computed"
+
+
+def groups(residuals: Sequence[Residual]) -> list[int | None]:
+    """Each residual's ``group``: residuals made on the same line and equal in everything else (a
+    Python loop's iterations) are one group, named by the index of its first member; None for a
+    residual with no other member."""
+    first: dict[Residual, int] = {}
+    for index, residual in enumerate(residuals):
+        if residual.made_on_a_line:
+            first.setdefault(residual, index)
+    sizes = Counter(first[r] for r in residuals if r.made_on_a_line)
+    return [first[r] if r.made_on_a_line and sizes[first[r]] > 1 else None for r in residuals]
+
+
+def grouped(residuals: Sequence[Residual]) -> list[tuple[Residual, int]]:
+    """Each group once (`groups`), with its number of members, in order of first appearance."""
+    found = groups(residuals)
+    sizes = Counter(g for g in found if g is not None)
+    return [
+        (r, sizes[g] if g is not None else 1)
+        for i, (r, g) in enumerate(zip(residuals, found))
+        if g in (None, i)
+    ]
 
 
 @dataclass(frozen=True)
@@ -210,7 +253,10 @@ class PolicyAdvice:
             "policy": self.policy,
             "current": self.current,
             **(numbers if self.error is None else dict.fromkeys(numbers)),
-            "residuals": [r.to_json(root) for r in self.residuals],
+            "residuals": [
+                {**r.to_json(root), "group": group}
+                for r, group in zip(self.residuals, groups(self.residuals))
+            ],
             "select": self.select.to_json() if self.select is not None else None,
         }
         if self.error is not None:
@@ -359,6 +405,18 @@ def _residual(raw: dict[str, Any]) -> Residual:
         line=_int(raw.get("line")),
         iterations=_int(raw.get("iterations")),
         description=str(raw.get("description") or ""),
+        reason=raw["reason"] if raw.get("reason") in REASONS else None,
+        used_by=_lines(raw.get("used_by")),
+    )
+
+
+def _lines(raw: Any) -> tuple[tuple[str, int], ...] | None:
+    if not isinstance(raw, list):
+        return None
+    return tuple(
+        (item["path"], item["line"])
+        for item in raw
+        if isinstance(item, dict) and isinstance(item.get("path"), str) and _int(item.get("line")) is not None
     )
 
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 from pathlib import Path
 
 from jax_lsp.trace.advisor.advice import (
+    REASONS,
     Advice,
     PolicyAdvice,
     Residual,
     format_bytes,
     format_flops,
+    grouped,
     relative,
 )
 
@@ -23,9 +25,12 @@ def _where(residual: Residual, root: Path | None) -> str:
     return f"{relative(residual.path, root)}:{residual.line}"
 
 
-def residual_line(residual: Residual, root: Path | None) -> str:
-    """``f32[8,32] 1 KiB output of dot_general (mlp.py:7)``: what it is, and where it was made."""
+def residual_line(residual: Residual, root: Path | None, count: int = 1) -> str:
+    """``f32[8,32] 1 KiB x4 output of dot_general (mlp.py:7) · saved by the policy``:
+    what it is, how many alike (`grouped`), where it was made, and why it is kept."""
     parts = [residual.label, format_bytes(residual.bytes)]
+    if count > 1:
+        parts.append(f"x{count}")
     if residual.memory == "host":
         parts.append("→ pinned_host")
     if residual.iterations is not None:
@@ -34,7 +39,8 @@ def residual_line(residual: Residual, root: Path | None) -> str:
     where = _where(residual, root)
     if where:
         parts.append(f"({where})")
-    return " ".join(parts)
+    text = " ".join(parts)
+    return f"{text} · {REASONS[residual.reason]}" if residual.reason is not None else text
 
 
 def short_policy(policy: str) -> str:
@@ -140,7 +146,10 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
     current = advice.current
     if current is not None and current.residuals:
         lines += ["", f"**The current policy keeps** ({current.summary()}):", ""]
-        lines += [f"- `{r.label}` {residual_line(r, root)[len(r.label) + 1 :]}" for r in current.residuals]
+        lines += [
+            f"- `{r.label}` {residual_line(r, root, count)[len(r.label) + 1 :]}"
+            for r, count in grouped(current.residuals)
+        ]
     if budget is not None:
         lines.append("")
         if suggested is None:

@@ -14,6 +14,7 @@ from .candidates import Candidate, build_candidates
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
 from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
+from .reasons import Chosen, Why, backward_inputs
 from .residuals import Frames, residuals_of
 from .selector import find_selector
 from .site import (
@@ -63,10 +64,12 @@ def _trace_error(exc, site, example_file, root, what):
 
 def advise_one(candidate, forward, leaves, arg_names, frames):
     """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry."""
-    if candidate.value is None and candidate.current:
-        choose = lambda marker: marker.value  # noqa: E731
-    else:
-        choose = lambda marker: candidate.value  # noqa: E731
+    chosen = {}  # id(marker) -> the Chosen in its place
+
+    def choose(marker):
+        value = marker.value if candidate.value is None and candidate.current else candidate.value
+        return chosen.setdefault(id(marker), Chosen(value))
+
     new_jaxpr = substitute(forward.closed.jaxpr, choose, {})
     box = []
 
@@ -79,8 +82,10 @@ def advise_one(candidate, forward, leaves, arg_names, frames):
     jaxpr = traced.jaxpr
     num_res = jax.tree_util.tree_structure(out_shape[1]).num_leaves
     outvars = jaxpr.outvars[len(jaxpr.outvars) - num_res :]
-    residuals = residuals_of(jaxpr, outvars, arg_names, frames)
     linear = linear_jaxpr(box[0]) if box else None
+    inputs = backward_inputs(box[0], linear) if linear is not None else None
+    why = Why(forward.closed.jaxpr, jaxpr, list(chosen.values()), linear, inputs, frames)
+    residuals = residuals_of(jaxpr, outvars, arg_names, frames, why)
     flops = recompute_flops(linear, [True] * len(linear.invars)) if linear is not None else None
     return {
         "policy": candidate.text,

@@ -11,14 +11,15 @@ from .site import Marker
 FLOP_PRIMITIVES = ("dot_general", "conv_general_dilated")
 
 
-def _sub_jaxprs(value):
+def sub_jaxprs(value):
+    """The jaxprs in an equation's parameter value."""
     if isinstance(value, jax_core.ClosedJaxpr):
         yield value.jaxpr
     elif isinstance(value, jax_core.Jaxpr):
         yield value
     elif isinstance(value, (tuple, list)):
         for item in value:
-            yield from _sub_jaxprs(item)
+            yield from sub_jaxprs(item)
 
 
 def _walk_eqns(jaxpr, inside=False):
@@ -27,7 +28,7 @@ def _walk_eqns(jaxpr, inside=False):
         marked = isinstance(eqn.params.get("policy"), Marker)
         yield eqn, inside
         for value in eqn.params.values():
-            for sub in _sub_jaxprs(value):
+            for sub in sub_jaxprs(value):
                 yield from _walk_eqns(sub, inside or marked)
 
 
@@ -36,6 +37,17 @@ def markers_in(jaxpr):
     return [
         eqn.params["policy"] for eqn, _ in _walk_eqns(jaxpr) if isinstance(eqn.params.get("policy"), Marker)
     ]
+
+
+def marked_tracebacks(jaxpr):
+    """The ids of the tracebacks of the equations inside the marked checkpoints. The equations JAX
+    derives from one (its JVP, the forward part it keeps) carry the same traceback object."""
+    found = set()
+    for eqn, inside in _walk_eqns(jaxpr):
+        traceback = getattr(eqn.source_info, "traceback", None)
+        if inside and traceback is not None:
+            found.add(id(traceback))
+    return found
 
 
 def tagged_names(jaxpr):
@@ -129,7 +141,7 @@ def recompute_flops(jaxpr, linear_in):
         elif eqn.primitive.name in FLOP_PRIMITIVES:
             total += _flops(eqn)
         times = eqn.params.get("length", 1) if eqn.primitive.name == "scan" else 1
-        subs = [s for value in eqn.params.values() for s in _sub_jaxprs(value)]
+        subs = [s for value in eqn.params.values() for s in sub_jaxprs(value)]
         if eqn.primitive.name == "cond":
             total += max((recompute_flops(s, _inner_inputs(eqn, s, ins)) for s in subs), default=0)
         else:

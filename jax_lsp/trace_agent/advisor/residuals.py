@@ -38,6 +38,7 @@ class Frames:
         self.root = os.path.realpath(root) if root else None
         self.user_files = {os.path.realpath(f) for f in user_files if f}
         self._user = {}
+        self._lines = {}
 
     def is_user(self, filename):
         if filename in self._user:
@@ -49,7 +50,14 @@ class Frames:
         return found
 
     def line_of(self, source_info):
+        """The user's (file, line) of a source_info, once per traceback (reading its frames is
+        slow, and the equations JAX derives from one forward equation share its traceback)."""
         traceback = getattr(source_info, "traceback", None)
+        if id(traceback) not in self._lines:
+            self._lines[id(traceback)] = (traceback, self._line_of(traceback))  # keeps the id taken
+        return self._lines[id(traceback)][1]
+
+    def _line_of(self, traceback):
         frames = getattr(traceback, "frames", None) if traceback is not None else None
         for frame in frames or ():
             if self.is_user(frame.file_name):
@@ -61,8 +69,9 @@ class Frames:
         return None, None
 
 
-def residuals_of(jaxpr, outvars, arg_names, frames):
-    """The residuals ``outvars`` of a ``vjp`` jaxpr, as JAX's ``_saved_residuals`` reads them."""
+def residuals_of(jaxpr, outvars, arg_names, frames, why=None):
+    """The residuals ``outvars`` of a ``vjp`` jaxpr, as JAX's ``_saved_residuals`` reads them;
+    ``why(index, var, kind)``, when given, adds its keys to each (``index``: among ``outvars``)."""
     reduce_precision = "reduce_precision"
     subst = {
         e.outvars[0]: e.invars[0] for e in jaxpr.eqns if e.primitive.name == reduce_precision and e.invars
@@ -71,12 +80,13 @@ def residuals_of(jaxpr, outvars, arg_names, frames):
     literals = []
     for index, var in enumerate(outvars):
         if isinstance(var, jax_core.Literal):
-            literals.append(var)
+            literals.append((index, var))
             continue
         wanted.setdefault(subst.get(var, var), []).append(index)
     found = []
 
-    def item(aval, kind, description, name=None, path=None, line=None, iterations=None):
+    def item(index, var, kind, description, name=None, path=None, line=None, iterations=None):
+        aval = var.aval
         found.append(
             {
                 "shape": [int(d) for d in getattr(aval, "shape", ())],
@@ -89,23 +99,24 @@ def residuals_of(jaxpr, outvars, arg_names, frames):
                 "line": line,
                 "iterations": iterations,
                 "description": description,
+                **(why(index, var, kind) if why is not None else {}),
             }
         )
 
-    for lit in literals:
-        item(lit.aval, "literal", "from a literal")
+    for index, lit in literals:
+        item(index, lit, "literal", "from a literal")
     for var in jaxpr.constvars:
-        for _ in wanted.get(var, ()):
-            item(var.aval, "constant", "from a constant")
+        for index in wanted.get(var, ()):
+            item(index, var, "constant", "from a constant")
     for i, var in enumerate(jaxpr.invars):
-        for _ in wanted.get(var, ()):
+        for index in wanted.get(var, ()):
             name = arg_names[i] if i < len(arg_names) and arg_names[i] else None
             text = f"from the argument {name}" if name else f"from the argument at flattened index {i}"
-            item(var.aval, "argument", text)
+            item(index, var, "argument", text)
     producers = {var: eqn for eqn in jaxpr.eqns for var in eqn.outvars}
     for eqn in jaxpr.eqns:
         for var in eqn.outvars:
-            for _ in wanted.get(var, ()):
+            for index in wanted.get(var, ()):
                 origin = eqn
                 while (
                     origin.primitive.name == "device_put" and origin.invars and origin.invars[0] in producers
@@ -121,5 +132,5 @@ def residuals_of(jaxpr, outvars, arg_names, frames):
                     text = f"output of jitted function {eqn.params.get('name')!r}"
                 else:
                     text = f"output of {prim}"
-                item(var.aval, "computed", text, name, path, line, iterations)
+                item(index, var, "computed", text, name, path, line, iterations)
     return found

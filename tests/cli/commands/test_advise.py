@@ -33,6 +33,7 @@ TOP = {"target", "jax", "platform", "policies", "suggested"}
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops"}
 POLICY = {"policy", "current", "residuals", "select", *NUMBERS}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
+RESIDUAL |= {"reason", "used_by", "group"}
 
 
 def _json(capsys, *argv):
@@ -81,6 +82,9 @@ def test_the_json_contract(capsys):
             if residual["kind"] == "computed":
                 assert residual["path"] == "mlp.py" and _is_int(residual["line"])
             assert residual["iterations"] is None
+            assert residual["reason"] in ("argument", "named", "policy", "offloaded", "default")
+            assert all(u["path"] == "mlp.py" and _is_int(u["line"]) for u in residual["used_by"])
+            assert residual["group"] is None  # mlp.py makes each value once
     suggested = data["suggested"]
     assert set(suggested) == {"policy", "budget", "select", "setting", *NUMBERS}
     assert suggested["select"] is None and suggested["setting"] is None

@@ -228,6 +228,36 @@ async def test_advice_moves_with_its_lines(tmp_path):
         assert hints and all("@" in lines[h.position.line] for h in hints)  # the matmul lines
 
 
+async def test_a_loops_layers_are_one_hint_whose_tooltip_says_why(tmp_path):
+    """layer_loop.py applies one checkpointed layer 4 times: its matmul line gets one hint, `x4`,
+    whose tooltip gives the reason and the line of the backward pass that reads the value."""
+    text = (ADVISOR_FIXTURES / "layer_loop.py").read_text(encoding="utf-8")
+    text = text.replace("dots_saveable)", "dots_saveable)  # jax-lsp: example=loop.py:example", 1)
+    async with start_session("neovim", tmp_path) as session:
+        uri = session.write("loop.py", text)
+        session.open("loop.py")
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        await _execute(session, ADVISE, lens.command.arguments)
+        await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        hints = await session.client.text_document_inlay_hint_async(
+            types.InlayHintParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                range=types.Range(types.Position(0, 0), types.Position(60, 0)),
+            )
+        )
+        lines = text.split("\n")
+        by_line = {h.position.line: h for h in hints}
+        matmul = next(i for i, line in enumerate(lines) if "# matmul" in line)
+        named = next(i for i, line in enumerate(lines) if "# named" in line)
+        assert by_line[matmul].label == " saved f32[8,16] 512 B x4"
+        tooltip = by_line[matmul].tooltip
+        assert isinstance(tooltip, types.MarkupContent)
+        assert tooltip.value == (
+            "`f32[8,16]` x4 (output of dot_general): saved by the policy (`policy`). "
+            f"Read by the backward pass at loop.py:{named + 1}."
+        )
+
+
 async def test_cancel_request_kills_the_run(tmp_path):
 
     text = (

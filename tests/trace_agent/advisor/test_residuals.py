@@ -109,6 +109,10 @@ def test_every_policy_keeps_what_jax_lists(service, name):
         assert named == collections.Counter(
             d.split("'")[1] for _, d in expected if d.startswith("named '")
         ), entry.policy
+        # every residual says why it is kept, and what reads it, on this JAX (test_reasons.py)
+        assert all(r.reason is not None and r.used_by is not None for r in entry.residuals), entry.policy
+        assert all(r.reason == "argument" for r in entry.residuals if r.kind == "argument"), entry.policy
+        assert all(r.reason == "offloaded" for r in entry.residuals if r.memory == "host"), entry.policy
 
 
 @pytest.mark.parametrize("root", [ADVISOR_FIXTURES, ADVISOR_FIXTURES.parents[2]], ids=["fixtures", "jax-lsp"])
