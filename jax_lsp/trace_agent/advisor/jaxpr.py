@@ -11,14 +11,14 @@ from .site import Marker
 FLOP_PRIMITIVES = ("dot_general", "conv_general_dilated")
 
 
-def _sub_jaxprs(value):
+def sub_jaxprs(value):
     if isinstance(value, jax_core.ClosedJaxpr):
         yield value.jaxpr
     elif isinstance(value, jax_core.Jaxpr):
         yield value
     elif isinstance(value, (tuple, list)):
         for item in value:
-            yield from _sub_jaxprs(item)
+            yield from sub_jaxprs(item)
 
 
 def _walk_eqns(jaxpr, inside=False):
@@ -27,7 +27,7 @@ def _walk_eqns(jaxpr, inside=False):
         marked = isinstance(eqn.params.get("policy"), Marker)
         yield eqn, inside
         for value in eqn.params.values():
-            for sub in _sub_jaxprs(value):
+            for sub in sub_jaxprs(value):
                 yield from _walk_eqns(sub, inside or marked)
 
 
@@ -129,7 +129,7 @@ def recompute_flops(jaxpr, linear_in):
         elif eqn.primitive.name in FLOP_PRIMITIVES:
             total += _flops(eqn)
         times = eqn.params.get("length", 1) if eqn.primitive.name == "scan" else 1
-        subs = [s for value in eqn.params.values() for s in _sub_jaxprs(value)]
+        subs = [s for value in eqn.params.values() for s in sub_jaxprs(value)]
         if eqn.primitive.name == "cond":
             total += max((recompute_flops(s, _inner_inputs(eqn, s, ins)) for s in subs), default=0)
         else:
