@@ -163,23 +163,14 @@ def in_process(folder: Path, runs: int) -> None:
 
 
 def compiled(folder: Path) -> None:
+    from bench_peak import candidate_lines  # beside this script
+
     from jax_lsp.trace_agent.advisor import driver
 
     params = {"path": str(folder / "block70b.py"), "line": SITE_LINE, "root": str(folder)}
     result = driver.advise({**params, "example": "block70b.py:example", "compile": True})
     print()
-    print(f"{'policy':<62} {'peak (est.)':>12} {'compiled temp':>14} {'error':>7} {'compile':>9}")
-    for entry in result["policies"]:
-        short = entry["policy"].removeprefix("jax.checkpoint_policies.")
-        short = short if len(short) <= 60 else short[:57] + "..."
-        if entry.get("compiled") is None:
-            print(f" {short:<61} {entry.get('compile_error') or entry.get('error')}"[:160])
-            continue
-        error = entry["estimate_error"]
-        print(
-            f" {short:<61} {(entry['peak_bytes'] or 0) / 2**30:>8.2f} GiB {entry['compiled']['temp_bytes'] / 2**30:>10.2f} GiB "
-            f"{'' if error is None else f'{error:+.0%}':>7} {entry['compile_s']:>7.1f} s"
-        )
+    print("\n".join(candidate_lines(result["policies"])))
     seconds = [e["compile_s"] for e in result["policies"] if e.get("compile_s") is not None]
     if seconds:
         print(

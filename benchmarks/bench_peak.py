@@ -154,6 +154,25 @@ def _size(count: int) -> str:
     return f"{count / MIB:9.2f} MiB" if count >= MIB else f"{count / 1024:9.1f} KiB"
 
 
+def candidate_lines(policies: list[dict]) -> list[str]:
+    """Per candidate of an advise --compile answer: its estimate, compiled temporaries, error
+    and compile time, or why it has none."""
+    lines = []
+    for p in policies:
+        short = p["policy"].removeprefix("jax.checkpoint_policies.")
+        short = short if len(short) <= 56 else short[:53] + "..."
+        if p.get("compiled") is None:
+            lines.append(f"   {short:<56} {p.get('compile_error') or p.get('error') or 'not compiled'}"[:160])
+            continue
+        apart = " (offloads: not compared)" if p["host_bytes"] else ""
+        error = p["estimate_error"]
+        lines.append(
+            f"   {short:<56} est {_size(p['peak_bytes'])}  compiled {_size(p['compiled']['temp_bytes'])}"
+            f"  error {'' if error is None else f'{error:+.0%}':>6}  compile {p['compile_s']:.2f} s{apart}"
+        )
+    return lines
+
+
 def report(case: Case, data: dict, seconds: float) -> dict | None:
     print(f"\n== {case.name} ({case.site}, example {case.example}; advise --compile {seconds:.1f} s)")
     if data.get("error"):
@@ -161,18 +180,8 @@ def report(case: Case, data: dict, seconds: float) -> dict | None:
         return None
     compiled = [p for p in data["policies"] if p.get("compiled") and p.get("peak_bytes") is not None]
     on_device = [p for p in compiled if not p["host_bytes"]]
-    for p in data["policies"]:
-        short = p["policy"].removeprefix("jax.checkpoint_policies.")
-        short = short if len(short) <= 56 else short[:53] + "..."
-        if p.get("compiled") is None:
-            print(f"   {short:<56} {p.get('compile_error') or p.get('error') or 'not compiled'}"[:160])
-            continue
-        apart = " (offloads: not compared)" if p["host_bytes"] else ""
-        error = p["estimate_error"]
-        print(
-            f"   {short:<56} est {_size(p['peak_bytes'])}  compiled {_size(p['compiled']['temp_bytes'])}"
-            f"  error {'' if error is None else f'{error:+.0%}':>6}  compile {p['compile_s']:.2f} s{apart}"
-        )
+    for line in candidate_lines(data["policies"]):
+        print(line)
     if not on_device:
         return None
     current = next((p for p in data["policies"] if p["current"]), {})
