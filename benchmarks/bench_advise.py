@@ -13,7 +13,11 @@ Nothing is compiled or allocated at full size: the example gives `jax.eval_shape
 - warm advise of all candidates through the trace agent (the agent started and the installed
   packages the model imports loaded by a first advise): wall time from request to answer and
   the child's peak memory (targets <= 0.5 s, <= 500 MB);
-- cold: a new agent (a new interpreter importing jax), one advise, wall time.
+- cold: a new agent (a new interpreter importing jax), one advise, wall time;
+- with --compile: one advise with `compile` in this process, each candidate's step compiled
+  for the CPU: its estimated peak, compiled temporaries, the estimate's error and the compile
+  time per candidate.
+Every candidate's estimated peak (`peak_bytes`) is part of each advise timed above.
 Medians over --runs.
 """
 
@@ -126,13 +130,16 @@ def in_process(folder: Path, runs: int) -> None:
     per_policy = forward / n + replay
     total = statistics.median([r["timings"]["forward_s"] + r["timings"]["advise_s"] for r in results])
     print(f"{n} candidate policies at the 70B-shaped block; medians of {runs} runs")
-    print(f"{'policy':<62} {'device':>10} {'host':>10} {'recompute':>12} {'saved_residuals':>16}")
+    print(
+        f"{'policy':<62} {'device':>10} {'host':>10} {'peak (est.)':>12} {'recompute':>12} {'saved_residuals':>16}"
+    )
     for entry in result["policies"]:
         short = entry["policy"].removeprefix("jax.checkpoint_policies.")
         short = short if len(short) <= 60 else short[:57] + "..."
         mark = "*" if entry["current"] else " "
         print(
             f"{mark}{short:<61} {entry['device_bytes'] / 2**30:>7.2f} GiB {entry['host_bytes'] / 2**30:>6.2f} GiB "
+            f"{(entry['peak_bytes'] or 0) / 2**30:>8.2f} GiB "
             f"{(entry['recompute_flops'] or 0) / 1e12:>8.2f} TFLOP {_median_ms(baseline[entry['policy']]):>16}"
         )
     print()
@@ -153,6 +160,22 @@ def in_process(folder: Path, runs: int) -> None:
     print(
         f"example (eval_shape of init, the user's code):     {result['timings']['example_s'] * 1000:.1f} ms"
     )
+
+
+def compiled(folder: Path) -> None:
+    from bench_peak import candidate_lines  # beside this script
+
+    from jax_lsp.trace_agent.advisor import driver
+
+    params = {"path": str(folder / "block70b.py"), "line": SITE_LINE, "root": str(folder)}
+    result = driver.advise({**params, "example": "block70b.py:example", "compile": True})
+    print()
+    print("\n".join(candidate_lines(result["policies"])))
+    seconds = [e["compile_s"] for e in result["policies"] if e.get("compile_s") is not None]
+    if seconds:
+        print(
+            f"compile time per candidate: median {statistics.median(seconds):.1f} s, max {max(seconds):.1f} s"
+        )
 
 
 def through_agent(folder: Path, runs: int) -> None:
@@ -205,6 +228,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--runs", type=int, default=5)
     parser.add_argument("--part", choices=("all", "process", "agent"), default="all")
+    parser.add_argument("--compile", action="store_true", help="also compile every candidate's step once")
     args = parser.parse_args()
     if hasattr(os, "getloadavg"):
         print(f"load average at start: {os.getloadavg()[0]:.2f} on {os.cpu_count()} CPUs")
@@ -214,6 +238,8 @@ def main() -> None:
             in_process(Path(folder), args.runs)
         if args.part in ("all", "agent"):
             through_agent(Path(folder), args.runs)
+        if args.compile:
+            compiled(Path(folder))
 
 
 if __name__ == "__main__":

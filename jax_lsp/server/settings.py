@@ -43,7 +43,7 @@ class TraceSettings:
 @dataclass(frozen=True)
 class AdviseOptions:
     on_save: bool = False
-    budget: int | None = None  # bytes; None: what the current policy keeps on the device
+    budget: int | None = None  # bytes; None: the current policy's estimated peak
 
 
 @dataclass(frozen=True)

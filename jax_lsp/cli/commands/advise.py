@@ -1,12 +1,13 @@
 """`jax-lsp advise FILE[:LINE[:COLUMN]]`: what each remat policy would save and recompute at a site.
 
-Traces an example of the site (shapes only: nothing is compiled or allocated at full size)
-once per candidate policy, in the trace agent. Without LINE, every policy site of the file is
-advised, and every checkpoint that passes no policy (`jax.checkpoint(f)`, `@jax.remat`,
-`nn.remat(Block)`: JAX's default, `policy=None`, which JAX treats as `nothing_saveable`).
-Where a key chooses the policy (`getattr(jax.checkpoint_policies, KEY)`, `TABLE[KEY]`, a
-helper returning a table member), the suggestion names the key to set and, when the project
-gives it a literal default, its file and line. Exit 0 when every site was
+Traces an example of the site (shapes only: nothing is compiled or allocated at full size,
+unless --compile) once per candidate policy, in the trace agent, and estimates each
+candidate's training step's peak temporary memory from its trace. Without LINE, every policy
+site of the file is advised, and every checkpoint that passes no policy (`jax.checkpoint(f)`,
+`@jax.remat`, `nn.remat(Block)`: JAX's default, `policy=None`, which JAX treats as
+`nothing_saveable`). Where a key chooses the policy (`getattr(jax.checkpoint_policies, KEY)`,
+`TABLE[KEY]`, a helper returning a table member), the suggestion names the key to set and,
+when the project gives it a literal default, its file and line. Exit 0 when every site was
 advised (and, with --budget, some policy fits), 1 when a --budget fits no policy, 2 when a
 site could not be advised.
 
@@ -58,8 +59,9 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     parser.add_argument(
         "--budget",
         metavar="SIZE",
-        help="device memory for the values the policy keeps (its computed residuals, not the "
-        "arguments the step holds anyway; 24GiB, 600000B): suggest a policy",
+        help="device memory for the step's temporaries at their peak (the estimated peak, or the "
+        "compiled temporaries with --compile; not the arguments or the gradients; 24GiB, "
+        "600000B): suggest a policy",
     )
     parser.add_argument(
         "--policies",
@@ -69,6 +71,14 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         help="a candidate policy (dots_saveable, save_only_these_names('h'), any expression of the "
         "site's module); repeat it for several (default: the ready-made ones, the names the code tags, "
         "the offload variants where the backend has pinned_host memory)",
+    )
+    parser.add_argument(
+        "--compile",
+        action="store_true",
+        help="also compile each candidate's training step (jit of the gradient over the example's "
+        "positional arguments) for the local device and show XLA's memory_analysis() beside the "
+        "estimate; the budget is then compared with the compiled temporaries (raise --timeout: "
+        "compiling takes seconds per candidate)",
     )
     parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
     parser.add_argument(
@@ -131,6 +141,7 @@ def run(args: argparse.Namespace) -> int:
                     cwd=cwd,
                     interpreter=args.interpreter,
                     options=trace_options(args),
+                    compile=args.compile,
                 )
             )
     finally:

@@ -7,9 +7,11 @@ from pathlib import Path
 
 from jax_lsp.trace.advisor.advice import Advice, format_bytes, grouped, relative
 from jax_lsp.trace.advisor.report import (
-    COLUMNS,
-    LEGEND,
+    columns,
+    compile_failures,
     heading,
+    legend,
+    no_fit,
     policy_rows,
     rejections,
     residual_line,
@@ -25,18 +27,22 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
         lines.append(f"{where}{advice.message}")
         return "\n".join(lines)
     suggested = advice.suggest(budget) if budget is not None else None
-    header = ("", "policy", *COLUMNS)
+    header = ("", "policy", *columns(advice))
     rows = [header, *policy_rows(advice, suggested)]
     widths = [max(len(row[i]) for row in rows) for i in range(len(header))]
     for row in rows:
         cells = [row[0].ljust(widths[0]), row[1].ljust(widths[1])]
         cells += [row[i].rjust(widths[i]) for i in range(2, len(header))]
         lines.append("  ".join(cells).rstrip())
-    lines.append("(* current policy" + (", + suggested" if suggested else "") + f")\n({LEGEND})")
+    lines.append("(* current policy" + (", + suggested" if suggested else "") + f")\n({legend(advice)})")
     rejected = rejections(advice)
     if rejected:
         lines.append("Rejected by JAX:")
         lines += [f"  {line}" for line in rejected]
+    failed = compile_failures(advice)
+    if failed:
+        lines.append("Did not compile:")
+        lines += [f"  {line}" for line in failed]
     current = advice.current
     if current is not None and current.residuals:
         lines.append("")
@@ -45,7 +51,7 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
     if budget is not None:
         lines.append("")
         if suggested is None:
-            lines.append(f"No policy keeps its computed residuals within {format_bytes(budget)}.")
+            lines.append(no_fit(advice, budget))
         else:
             lines.append(f"Suggested for a budget of {format_bytes(budget)} ({suggested.summary()}):")
             action, detail = suggestion(advice, suggested, root)

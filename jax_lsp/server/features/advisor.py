@@ -203,11 +203,11 @@ class AdvisorFeature(LanguageFeature):
         return project_root(path, self.server.roots)
 
     def _budget(self, advice: Advice) -> int | None:
-        """The `advise.budget` setting, else what the current policy makes the step keep on the
-        device (its computed bytes)."""
+        """The `advise.budget` setting, else the current policy's step at its peak
+        (`Advice.budgeted_bytes`)."""
         budget = self.server.settings.advise.budget
         if budget is None and advice.current is not None and advice.current.error is None:
-            return advice.current.computed_bytes
+            return advice.budgeted_bytes(advice.current)
         return budget
 
     def suggestion(self, advice: Advice) -> PolicyAdvice | None:
@@ -221,7 +221,7 @@ class AdvisorFeature(LanguageFeature):
         if (
             current is not None
             and current.recompute_flops == suggested.recompute_flops
-            and (current.computed_bytes <= suggested.computed_bytes)
+            and (advice.budgeted_bytes(current) or 0) <= (advice.budgeted_bytes(suggested) or 0)
         ):
             return None  # no better than what the site has
         return suggested

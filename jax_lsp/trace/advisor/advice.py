@@ -205,6 +205,24 @@ def setting_name(expression: str) -> str | None:
 
 
 @dataclass(frozen=True)
+class Compiled:
+    """``memory_analysis()`` of the candidate's ``jit(grad)``, compiled for the local device."""
+
+    temp_bytes: int
+    argument_bytes: int
+    output_bytes: int
+    alias_bytes: int
+
+    def to_json(self) -> dict[str, int]:
+        return {
+            "temp_bytes": self.temp_bytes,
+            "argument_bytes": self.argument_bytes,
+            "output_bytes": self.output_bytes,
+            "alias_bytes": self.alias_bytes,
+        }
+
+
+@dataclass(frozen=True)
 class PolicyAdvice:
     policy: str  # a Python expression, e.g. "jax.checkpoint_policies.dots_saveable"
     current: bool
@@ -214,6 +232,22 @@ class PolicyAdvice:
     residuals: tuple[Residual, ...]
     error: str | None = None  # JAX or the policy raised under this policy: no numbers then
     select: Select | None = None  # the key that selects it, where a key chooses the site's policy
+    peak_bytes: int | None = None  # the step's temporaries at their peak, estimated from its trace
+    compiled: Compiled | None = None  # with --compile: the compiled step's memory_analysis()
+    compile_s: float | None = None
+    compile_error: str | None = None  # with --compile: the step did not compile
+
+    @property
+    def was_compiled(self) -> bool:
+        """--compile was asked for (whether or not the step compiled)."""
+        return self.compiled is not None or self.compile_error is not None
+
+    @property
+    def estimate_error(self) -> float | None:
+        """``peak_bytes`` against the compiled temporaries, a signed fraction (+0.1: 10% over)."""
+        if self.compiled is None or self.peak_bytes is None or not self.compiled.temp_bytes:
+            return None
+        return (self.peak_bytes - self.compiled.temp_bytes) / self.compiled.temp_bytes
 
     @property
     def name_based(self) -> bool:
@@ -248,6 +282,7 @@ class PolicyAdvice:
             "argument_bytes": self.argument_bytes,
             "computed_bytes": self.computed_bytes,
             "recompute_flops": self.recompute_flops,
+            "peak_bytes": self.peak_bytes,
         }
         data: dict[str, Any] = {
             "policy": self.policy,
@@ -261,6 +296,20 @@ class PolicyAdvice:
         }
         if self.error is not None:
             data["error"] = self.error
+        if self.was_compiled:
+            data.update(self.compile_json())
+        return data
+
+    def compile_json(self) -> dict[str, Any]:
+        """The keys --compile adds: ``compiled``, ``estimate_error``, ``compile_s``, and
+        ``compile_error`` for a step that did not compile."""
+        data: dict[str, Any] = {
+            "compiled": self.compiled.to_json() if self.compiled is not None else None,
+            "estimate_error": self.estimate_error,
+            "compile_s": self.compile_s,
+        }
+        if self.compile_error is not None:
+            data["compile_error"] = self.compile_error
         return data
 
 
@@ -292,13 +341,32 @@ class Advice:
     def current(self) -> PolicyAdvice | None:
         return next((p for p in self.policies if p.current), None)
 
+    @property
+    def compiled(self) -> bool:
+        """Advised with --compile: the budget is compared with the compiled temporaries."""
+        return any(p.was_compiled for p in self.policies)
+
+    def budgeted_bytes(self, policy: PolicyAdvice) -> int | None:
+        """What a budget is compared with: ``policy``'s compiled temporaries when the advice was
+        compiled, else its estimated peak; None when unknown (then never suggested)."""
+        if self.compiled:
+            return policy.compiled.temp_bytes if policy.compiled is not None else None
+        return policy.peak_bytes
+
     def suggest(self, budget: int) -> PolicyAdvice | None:
-        """The policy with the least recomputation whose computed bytes (what it makes the step
-        keep on the device) fit ``budget``. On a tie: one that offloads nothing (host transfers
-        cost time the recompute does not show), then one a key selects (where a key chooses the
-        site's policy: set it, the site stays), then a name-based one (it also holds under JAX's
-        new remat), then the fewest computed bytes, then the fewest host bytes."""
-        fitting = [p for p in self.policies if p.error is None and p.computed_bytes <= budget]
+        """The policy with the least recomputation whose step fits ``budget`` at its peak (its
+        `budgeted_bytes`: the compiled temporaries with --compile, else the estimated peak). On
+        a tie: one that offloads nothing (host transfers cost time the recompute does not show),
+        then one a key selects (where a key chooses the site's policy: set it, the site stays),
+        then a name-based one (it also holds under JAX's new remat), then the lowest peak, then
+        the fewest computed bytes, then the fewest host bytes. A candidate JAX rejected, or whose
+        step did not compile, is never suggested."""
+        sizes = {id(p): self.budgeted_bytes(p) for p in self.policies}
+        fitting = [
+            p
+            for p in self.policies
+            if p.error is None and (size := sizes[id(p)]) is not None and size <= budget
+        ]
         if not fitting:
             return None
         return min(
@@ -308,6 +376,7 @@ class Advice:
                 p.host_bytes > 0,
                 p.select is None,
                 not p.name_based,
+                sizes[id(p)],
                 p.computed_bytes,
                 p.host_bytes,
             ),
@@ -331,6 +400,8 @@ class Advice:
                 "argument_bytes": suggested.argument_bytes,
                 "computed_bytes": suggested.computed_bytes,
                 "recompute_flops": suggested.recompute_flops,
+                "peak_bytes": suggested.peak_bytes,
+                **({"compiled": suggested.compiled.to_json()} if suggested.compiled is not None else {}),
                 "budget": budget,
                 "select": suggested.select.to_json() if suggested.select is not None else None,
                 "setting": self.setting.to_json(root)
@@ -450,7 +521,22 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         residuals=tuple(_residual(r) for r in raw.get("residuals") or () if isinstance(r, dict)),
         error=(error.get("message") if isinstance(error, dict) else None),
         select=_select(raw.get("select")),
+        peak_bytes=_int(raw.get("peak_bytes")),
+        compiled=_compiled(raw.get("compiled")),
+        compile_s=raw["compile_s"] if isinstance(raw.get("compile_s"), (int, float)) else None,
+        compile_error=raw["compile_error"] if isinstance(raw.get("compile_error"), str) else None,
     )
+
+
+def _compiled(raw: Any) -> Compiled | None:
+    if not isinstance(raw, dict):
+        return None
+    temp, argument, output, alias = (
+        _int(raw.get(key)) for key in ("temp_bytes", "argument_bytes", "output_bytes", "alias_bytes")
+    )
+    if temp is None or argument is None or output is None or alias is None:
+        return None
+    return Compiled(temp, argument, output, alias)
 
 
 def relative(path: str | None, root: Path | None) -> str | None:

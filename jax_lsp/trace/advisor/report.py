@@ -48,11 +48,35 @@ def short_policy(policy: str) -> str:
     return policy.removeprefix("jax.checkpoint_policies.")
 
 
-COLUMNS = ("saves", "computed", "arguments", "host", "recompute")
+COLUMNS = ("saves", "computed", "arguments", "host", "peak (est.)", "recompute")
+COMPILED_COLUMN = "compiled temp"  # after "peak (est.)", with --compile
 LEGEND = (
     "computed: what the policy keeps on the device; arguments: the parameters, inputs and "
-    "constants the step holds anyway"
+    "constants the step holds anyway; peak (est.): the step's temporary device memory at its "
+    "peak, estimated from its trace"
 )
+COMPILED_LEGEND = "; compiled temp: XLA's temporaries for the compiled step (memory_analysis)"
+
+
+def columns(advice: Advice) -> tuple[str, ...]:
+    """The table's columns: `COLUMNS`, with the compiled temporaries after the estimate when
+    the advice was compiled."""
+    if not advice.compiled:
+        return COLUMNS
+    at = COLUMNS.index("peak (est.)") + 1
+    return (*COLUMNS[:at], COMPILED_COLUMN, *COLUMNS[at:])
+
+
+def legend(advice: Advice) -> str:
+    return LEGEND + (COMPILED_LEGEND if advice.compiled else "")
+
+
+def _size(count: int | None) -> str:
+    if count is None:
+        return "?"
+    return format_bytes(count) if count else "0"
+
+
 _ERROR_WIDTH = 100  # characters of a rejected candidate's error shown under the table
 
 
@@ -85,35 +109,55 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
 
 def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, ...]]:
     """(mark, policy, *COLUMNS) per policy; the mark is ``*`` on the current policy and ``+`` on
-    the ``suggested`` one. A candidate JAX rejected has ``-`` in every column (`rejections`)."""
+    the ``suggested`` one. A candidate JAX rejected has ``-`` in every column (`rejections`); one
+    whose step did not compile, ``failed`` as its compiled temporaries."""
     rows = []
+    compiled = advice.compiled
     for p in advice.policies:
         mark = "*" if p.current else ("+" if p is suggested else "")
         if p.error is not None:
-            rows.append((mark, policy_label(p), *("-" for _ in COLUMNS)))
+            rows.append((mark, policy_label(p), *("-" for _ in columns(advice))))
             continue
+        temp = [] if not compiled else ["failed" if p.compiled is None else _size(p.compiled.temp_bytes)]
         rows.append(
             (
                 mark,
                 policy_label(p),
                 str(len(p.residuals)),
                 *(format_bytes(n) if n else "0" for n in (p.computed_bytes, p.argument_bytes, p.host_bytes)),
+                _size(p.peak_bytes),
+                *temp,
                 format_flops(p.recompute_flops),
             )
         )
     return rows
 
 
+def compile_failures(advice: Advice) -> list[str]:
+    """``policy: XlaRuntimeError: ...`` per candidate whose step did not compile, shortened."""
+    return [
+        f"{short_policy(p.policy)}: {_first_line(p.compile_error)}"
+        for p in advice.policies
+        if p.compile_error
+    ]
+
+
+def _first_line(error: str) -> str:
+    first = (error.strip().splitlines() or [""])[0]
+    return first[: _ERROR_WIDTH - 1].rstrip() + "…" if len(first) > _ERROR_WIDTH else first
+
+
+def no_fit(advice: Advice, budget: int) -> str:
+    """What a budget no candidate fits says."""
+    measure = "compiled temporaries" if advice.compiled else "estimated peak"
+    return f"No policy's step fits {format_bytes(budget)} at its peak ({measure})."
+
+
 def rejections(advice: Advice) -> list[str]:
     """``policy: TypeError: ...`` per candidate JAX rejected: its error's first line, shortened."""
-    lines = []
-    for p in advice.policies:
-        if p.error is not None:
-            first = (p.error.strip().splitlines() or [""])[0]
-            if len(first) > _ERROR_WIDTH:
-                first = first[: _ERROR_WIDTH - 1].rstrip() + "…"
-            lines.append(f"{short_policy(p.policy)}: {first}")
-    return lines
+    return [
+        f"{short_policy(p.policy)}: {_first_line(p.error)}" for p in advice.policies if p.error is not None
+    ]
 
 
 def heading(advice: Advice, root: Path | None) -> str:
@@ -133,16 +177,20 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         lines.append(advice.message)
         return "\n".join(lines) + "\n"
     suggested = advice.suggest(budget) if budget is not None else None
-    lines.append("| | policy | " + " | ".join(COLUMNS) + " |")
-    lines.append("|---|---|" + "---:|" * len(COLUMNS))
+    lines.append("| | policy | " + " | ".join(columns(advice)) + " |")
+    lines.append("|---|---|" + "---:|" * len(columns(advice)))
     for mark, policy, *cells in policy_rows(advice, suggested):
         shown = {"*": "current", "+": "suggested"}.get(mark, "")
         lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
-    lines += ["", f"*{LEGEND}.*"]
+    lines += ["", f"*{legend(advice)}.*"]
     rejected = rejections(advice)
     if rejected:
         lines += ["", "**Rejected by JAX:**", ""]
         lines += [f"- {line}" for line in rejected]
+    failed = compile_failures(advice)
+    if failed:
+        lines += ["", "**Did not compile:**", ""]
+        lines += [f"- {line}" for line in failed]
     current = advice.current
     if current is not None and current.residuals:
         lines += ["", f"**The current policy keeps** ({current.summary()}):", ""]
@@ -153,14 +201,15 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
     if budget is not None:
         lines.append("")
         if suggested is None:
-            lines.append(f"No policy keeps its computed residuals within {format_bytes(budget)}.")
+            lines.append(no_fit(advice, budget))
         else:
             action, where = suggestion(advice, suggested, root)
             detail = f" ({where})" if where else ""
             lines.append(f"**Suggested** for a budget of {format_bytes(budget)}: `{action}`{detail}")
     lines += [
         "",
-        "Residuals as JAX records them for the backward pass (not XLA's peak memory); "
+        "Residuals as JAX records them for the backward pass (not XLA's peak memory: that is "
+        "what peak (est.) estimates, and compiled temp measures); "
         "recompute counts `dot_general`/convolution FLOPs done again in the backward pass.",
     ]
     return "\n".join(lines) + "\n"

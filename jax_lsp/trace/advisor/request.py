@@ -50,11 +50,13 @@ def submit_advise(
     cwd: str | os.PathLike | None = None,
     interpreter: str | None = None,
     options: TraceOptions | None = None,
+    compile: bool = False,
 ) -> TraceJob[Advice]:
     """Start advising the site at 1-based ``line`` of ``path`` (`site_params`); the job's result
     is an `Advice`, with the setting of the key that chooses the policy found under the root.
     ``cwd``: the folder the user runs from (the CLI's), where the agent runs the example, first
-    on its ``sys.path`` and first of the folders an example path is relative to."""
+    on its ``sys.path`` and first of the folders an example path is relative to. ``compile``:
+    also compile each candidate's step for the local device (`--compile`)."""
     site = site_params(path, line, column, root, import_root)
     return service.submit(
         "advise",
@@ -63,6 +65,7 @@ def submit_advise(
             "example": example,
             "policies": list(policies),
             "cwd": os.path.realpath(cwd) if cwd else None,
+            "compile": compile,
         },
         options or TraceOptions(),
         interpreter=interpreter,

@@ -14,6 +14,7 @@ from .candidates import Candidate, build_candidates
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
 from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
+from .peak import estimate_peak, step_function, step_memory
 from .reasons import Chosen, Why, backward_inputs
 from .residuals import Frames, residuals_of
 from .selector import find_selector
@@ -62,15 +63,21 @@ def _trace_error(exc, site, example_file, root, what):
     )
 
 
-def advise_one(candidate, forward, leaves, arg_names, frames):
-    """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry."""
-    chosen = {}  # id(marker) -> the Chosen in its place
+def candidate_jaxpr(candidate, forward, chosen=None):
+    """The forward jaxpr with ``candidate`` as the policy of the site's checkpoints; given a dict
+    ``chosen``, each checkpoint gets a recording `Chosen` of it, kept there by its marker's id."""
 
     def choose(marker):
         value = marker.value if candidate.value is None and candidate.current else candidate.value
-        return chosen.setdefault(id(marker), Chosen(value))
+        return value if chosen is None else chosen.setdefault(id(marker), Chosen(value))
 
-    new_jaxpr = substitute(forward.closed.jaxpr, choose, {})
+    return substitute(forward.closed.jaxpr, choose, {})
+
+
+def advise_one(candidate, forward, leaves, arg_names, frames):
+    """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry."""
+    chosen = {}
+    new_jaxpr = candidate_jaxpr(candidate, forward, chosen)
     box = []
 
     def run(*xs):
@@ -106,6 +113,7 @@ def rejected(candidate, message, path, line):
         "device_bytes": None,
         "host_bytes": None,
         "recompute_flops": None,
+        "peak_bytes": None,
         "residuals": [],
         "error": {"message": message, "path": path, "line": line},
     }
@@ -212,11 +220,14 @@ def advise(params):
     candidates, errors = build_candidates(site, params.get("policies") or [], names, memories, selector)
     arg_names = _arg_names(fn, args, kwargs, len(leaves))
     frames = Frames(root, [path, example_file])
+    positional = len(jax.tree_util.tree_leaves(args))
     entries, per_policy = [], []
     for candidate in candidates:
         begun = time.perf_counter()
         try:
             entries.append(advise_one(candidate, forward, leaves, arg_names, frames))
+            step = step_function(forward, candidate_jaxpr(candidate, forward), leaves, positional)
+            entries[-1].update(step_memory(step, leaves, bool(params.get("compile"))))
         except MemoryError:
             raise
         except Exception as exc:
@@ -282,6 +293,8 @@ def warm_up():
         forward = trace_forward(entry, leaves)
         frames = Frames(None, [])
         for value in (policy.nothing_saveable, policy.save_only_these_names("h")):
-            advise_one(Candidate("warm-up", value), forward, leaves, ("ws", "x"), frames)
+            candidate = Candidate("warm-up", value)
+            advise_one(candidate, forward, leaves, ("ws", "x"), frames)
+        estimate_peak(step_function(forward, candidate_jaxpr(candidate, forward), leaves, 2), leaves)
     except Exception:  # a JAX release where this does not trace: children start colder
         pass

@@ -31,6 +31,11 @@ def _nbytes(aval):
     return int(math.prod(shape) * itemsize)
 
 
+def device_bytes(aval):
+    """The bytes of a value of ``aval`` on the device (0 for one in host memory)."""
+    return _nbytes(aval) if _memory(aval) == "device" else 0
+
+
 class Frames:
     """Finds the user's line in a JAX source_info, caching by traceback."""
 

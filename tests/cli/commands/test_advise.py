@@ -18,7 +18,7 @@ from jax_lsp.cli import main
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import repository_root
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual, parse_size
+from jax_lsp.trace.advisor.advice import Advice, Compiled, PolicyAdvice, Residual, parse_size
 from jax_lsp.trace.advisor.report import format_markdown
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, line_of
@@ -30,7 +30,8 @@ pytest.importorskip("jax")
 
 MLP = ADVISOR_FIXTURES / "mlp.py"
 TOP = {"target", "jax", "platform", "policies", "suggested"}
-NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops"}
+NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops", "peak_bytes"}
+COMPILED = {"compiled", "estimate_error", "compile_s"}  # what --compile adds to each entry
 POLICY = {"policy", "current", "residuals", "select", *NUMBERS}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
 RESIDUAL |= {"reason", "used_by", "group"}
@@ -55,7 +56,7 @@ def test_the_json_contract(capsys):
         "--root",
         str(ADVISOR_FIXTURES),
         "--budget",
-        "5600B",
+        "6000B",
     )
     assert code == 0
     assert set(data) == TOP
@@ -88,11 +89,11 @@ def test_the_json_contract(capsys):
     suggested = data["suggested"]
     assert set(suggested) == {"policy", "budget", "select", "setting", *NUMBERS}
     assert suggested["select"] is None and suggested["setting"] is None
-    assert suggested["budget"] == 5600 and suggested["computed_bytes"] <= 5600
-    fitting = [p for p in data["policies"] if p["computed_bytes"] <= 5600]
+    assert suggested["budget"] == 6000 and suggested["peak_bytes"] <= 6000
+    fitting = [p for p in data["policies"] if p["peak_bytes"] <= 6000]
     assert suggested["recompute_flops"] == min(p["recompute_flops"] for p in fitting)
-    # the budget is what the policy keeps: the arguments (4.5 KiB here) do not count against it
-    assert any(p["device_bytes"] > 5600 for p in fitting)
+    # the budget is the step's peak: the arguments (4.5 KiB here) do not count against it
+    assert any(p["device_bytes"] > 6000 for p in fitting)
 
 
 def test_a_budget_no_policy_fits_exits_1(capsys):
@@ -101,7 +102,7 @@ def test_a_budget_no_policy_fits_exits_1(capsys):
         capsys, site, "--example", "mlp.py:example", "--policies", "everything_saveable", "--budget", "1B"
     )
     assert code == 1 and data["suggested"] is None
-    assert all(p["computed_bytes"] > 1 for p in data["policies"])
+    assert all(p["peak_bytes"] > 1 for p in data["policies"])
 
 
 def test_a_site_that_cannot_be_advised_exits_2_with_its_error(capsys):
@@ -142,9 +143,37 @@ def test_markdown(capsys):
     )
     out = capsys.readouterr().out
     assert code == 0
-    assert "| | policy | saves | computed | arguments | host | recompute |" in out
+    assert "| | policy | saves | computed | arguments | host | peak (est.) | recompute |" in out
     assert "| current | `dots_saveable` |" in out
     assert "not XLA's peak memory" in out
+
+
+def test_compile_adds_the_compiled_step_and_its_column(capsys):
+    site = f"{MLP}:{line_of(MLP)}"
+    example = ["--example", "mlp.py:example", "--policies", "nothing_saveable"]
+    code, data = _json(capsys, site, *example, "--compile", "--budget", "1GiB")
+    assert code == 0
+    for entry in data["policies"]:
+        assert set(entry) == POLICY | COMPILED
+        compiled = entry["compiled"]
+        assert set(compiled) == {"temp_bytes", "argument_bytes", "output_bytes", "alias_bytes"}
+        assert all(_is_int(n) for n in compiled.values()) and entry["compile_s"] > 0
+        error = (entry["peak_bytes"] - compiled["temp_bytes"]) / compiled["temp_bytes"]
+        assert entry["estimate_error"] == pytest.approx(error)
+        # the gradients of the arguments are the step's outputs: as large as the arguments
+        assert compiled["argument_bytes"] == entry["argument_bytes"] <= compiled["output_bytes"]
+    assert data["suggested"]["compiled"] == next(
+        p["compiled"] for p in data["policies"] if p["policy"] == data["suggested"]["policy"]
+    )
+    assert main(["advise", site, *example, "--compile"]) == 0
+    [header] = [line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("policy ")]
+    assert header.index("peak (est.)") < header.index("compiled temp") < header.index("recompute")
+
+
+def test_without_compile_nothing_is_compiled(capsys):
+    assert main(["advise", f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example"]) == 0
+    out = capsys.readouterr().out
+    assert "peak (est.)" in out and "compiled temp" not in out
 
 
 def test_every_site_of_a_file_from_a_comment_and_from_pyproject(tmp_path, capsys):
@@ -194,16 +223,27 @@ def test_bad_options(capsys):
     assert main(["advise", "no/such/file.py:3"]) == 2
 
 
-def _entry(policy, computed, flops, error=None, host=0):
+def _entry(policy, computed, flops, error=None, host=0, peak=None, compiled=None, compile_error=None):
     """A policy entry keeping ``computed`` bytes on the device and ``host`` offloaded, beside
-    100 bytes of arguments."""
+    100 bytes of arguments, its step peaking at ``peak`` bytes (default: ``computed``)."""
 
     def residual(size, memory, kind):
         return Residual((size,), "uint8", size, memory, kind, None, None, None, None, kind)
 
     kept = [residual(100, "device", "argument"), residual(computed, "device", "computed")]
     kept += [residual(host, "host", "computed")] if host else []
-    return PolicyAdvice(policy, False, 100 + computed, host, flops, () if error else tuple(kept), error)
+    return PolicyAdvice(
+        policy,
+        False,
+        100 + computed,
+        host,
+        flops,
+        () if error else tuple(kept),
+        error,
+        peak_bytes=computed if peak is None else peak,
+        compiled=Compiled(compiled, 100, 100, 0) if compiled is not None else None,
+        compile_error=compile_error,
+    )
 
 
 def _advice(*policies):
@@ -224,6 +264,39 @@ def test_the_suggestion_least_recompute_whose_computed_bytes_fit_then_name_based
     assert advice.suggest(550).policy.endswith("dots_saveable")
     assert advice.suggest(100).policy.endswith("nothing_saveable")
     assert advice.suggest(99) is None
+
+
+def test_the_budget_is_for_the_steps_peak_not_for_what_the_policy_keeps():
+    keeps_less = _entry("jax.checkpoint_policies.nothing_saveable", 100, 0, peak=900)
+    peaks_lower = _entry("jax.checkpoint_policies.dots_saveable", 500, 0, peak=300)
+    advice = _advice(keeps_less, peaks_lower)
+    assert advice.suggest(400) is peaks_lower and advice.suggest(299) is None
+    # on a tie in recompute the lower peak wins, whatever the residuals
+    assert advice.suggest(1000) is peaks_lower
+
+
+def test_with_compile_the_budget_is_for_the_compiled_temporaries_and_a_failure_never_fits():
+    estimated_low = _entry("jax.checkpoint_policies.nothing_saveable", 0, 50, peak=100, compiled=900)
+    compiled_low = _entry("jax.checkpoint_policies.dots_saveable", 0, 50, peak=800, compiled=300)
+    failed = _entry("jax.checkpoint_policies.everything_saveable", 0, 0, peak=1, compile_error="XlaError: no")
+    advice = _advice(estimated_low, compiled_low, failed)
+    assert advice.compiled
+    assert advice.suggest(500) is compiled_low and advice.suggest(10**9) is compiled_low
+    assert compiled_low.estimate_error == pytest.approx(500 / 300)
+    entry = advice.to_contract(None, 500)
+    assert entry["suggested"]["compiled"] == {
+        "temp_bytes": 300,
+        "argument_bytes": 100,
+        "output_bytes": 100,
+        "alias_bytes": 0,
+    }
+    assert (
+        entry["policies"][2]["compiled"] is None and entry["policies"][2]["compile_error"] == "XlaError: no"
+    )
+    for text in (advice_table(advice, None, 500), format_markdown(advice, None, 500)):
+        assert "compiled temp" in text and "everything_saveable: XlaError: no" in text
+        [row] = [line for line in text.splitlines() if "everything_saveable" in line and "Xla" not in line]
+        assert "failed" in row
 
 
 def test_on_a_tie_keeping_everything_on_the_device_wins_over_offloading():
@@ -264,7 +337,7 @@ def test_a_rejected_candidate_has_no_numbers_and_its_error_below_the_table():
     assert all(entry[key] is None for key in NUMBERS)
     for text in (advice_table(advice, None), format_markdown(advice, None)):
         [row] = [line for line in text.splitlines() if "broken" in line and "TypeError" not in line]
-        assert row.replace("|", " ").split()[-5:] == ["-"] * 5
+        assert row.replace("|", " ").split()[-6:] == ["-"] * 6
         [below] = [line for line in text.splitlines() if "TypeError" in line]
         assert "broken: TypeError: the remat policy returned None" in below
         assert len(below) < 120 and below.endswith("…") and "second line" not in text

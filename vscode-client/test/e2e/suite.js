@@ -167,7 +167,7 @@ async function adviseChecks(folder, modelDoc) {
         assert.ok(lens, 'not advised');
         compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments);
         const { markdown, advice } = compared;
-        assert.match(markdown, /^\| \| policy \| saves \| computed \| arguments \| host \| recompute \|$/m);
+        assert.match(markdown, /^\| \| policy \| saves \| computed \| arguments \| host \| peak \(est\.\) \| recompute \|$/m);
         const policies = advice.policies.map((p) => SHORT(p.policy));
         for (const ready of ['nothing_saveable', 'dots_saveable', 'dots_with_no_batch_dims_saveable', 'everything_saveable',
             'save_only_these_names(\'hidden\', \'out\')']) {

@@ -1,0 +1,48 @@
+"""The host's reading of the agent's peak and --compile figures (`Advice.from_agent`), and the
+keys they add to the JSON contract."""
+
+from jax_lsp.trace.advisor.advice import Advice, Compiled
+
+COMPILED = {"temp_bytes": 900, "argument_bytes": 300, "output_bytes": 324, "alias_bytes": 0}
+
+
+def _advice(*entries):
+    answer = {"status": "ok", "target": {"path": "m.py", "line": 3}, "policies": list(entries)}
+    return Advice.from_agent(answer, "m.py", 3)
+
+
+def _entry(policy, **extra):
+    return {"policy": policy, "current": policy == "a", "device_bytes": 10, "host_bytes": 0, **extra}
+
+
+def test_the_estimate_alone_adds_peak_bytes_only():
+    advice = _advice(_entry("a", peak_bytes=1000), _entry("b"))
+    assert [p.peak_bytes for p in advice.policies] == [1000, None]
+    assert not advice.compiled
+    entries = advice.to_contract(None)["policies"]
+    assert entries[0]["peak_bytes"] == 1000 and entries[1]["peak_bytes"] is None
+    assert not {"compiled", "estimate_error", "compile_s", "compile_error"} & set(entries[0])
+    # a candidate whose peak is unknown is never suggested
+    assert advice.suggest(10**9).policy == "a"
+
+
+def test_compiled_figures_and_failures_are_read_and_written_back():
+    advice = _advice(
+        _entry("a", peak_bytes=1000, compiled=COMPILED, compile_s=1.5),
+        _entry("b", peak_bytes=10, compiled=None, compile_error="XlaRuntimeError: too big"),
+        _entry("c", peak_bytes=10, compiled={"temp_bytes": "many"}),
+    )
+    a, b, c = advice.policies
+    assert a.compiled == Compiled(900, 300, 324, 0) and a.compile_s == 1.5
+    assert a.estimate_error == (1000 - 900) / 900
+    assert b.compiled is None and b.compile_error == "XlaRuntimeError: too big" and b.was_compiled
+    assert c.compiled is None and not c.was_compiled  # malformed: as if not compiled
+    assert advice.compiled
+    entries = advice.to_contract(None)["policies"]
+    assert entries[0]["compiled"] == COMPILED and entries[0]["compile_s"] == 1.5
+    assert entries[0]["estimate_error"] == a.estimate_error and "compile_error" not in entries[0]
+    assert entries[1]["compiled"] is None and entries[1]["estimate_error"] is None
+    assert entries[1]["compile_error"] == "XlaRuntimeError: too big"
+    # with --compile the budget is for the compiled temporaries: b never fits, c's estimate
+    # alone does not count
+    assert advice.suggest(950).policy == "a" and advice.suggest(899) is None

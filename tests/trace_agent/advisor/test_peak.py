@@ -1,0 +1,145 @@
+"""The step's peak: the estimate from the traced step (liveness, scans), and --compile's
+figures, which are JAX's own memory_analysis() of the same jit(grad)."""
+
+from __future__ import annotations
+
+import importlib.util
+import itertools
+
+import pytest
+
+from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.options import TraceOptions
+from tests.agent import ADVISOR_FIXTURES, line_of
+
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
+
+jax = pytest.importorskip("jax")
+jnp = jax.numpy
+
+from jax_lsp.trace_agent.advisor.peak import estimate_peak  # noqa: E402
+
+PEAK_STACK = ADVISOR_FIXTURES / "peak_stack.py"
+ON_DEVICE = [  # the peak_stack candidates compared with the compiled step (no offloading)
+    "nothing_saveable",
+    "dots_saveable",
+    "everything_saveable",
+    "save_only_these_names('z', 'act')",
+    "save_only_these_names('act')",
+]
+MIB = 2**20
+
+
+def _module(path):
+    spec = importlib.util.spec_from_file_location(f"_peak_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_a_chain_of_values_peaks_at_two_of_them_not_their_sum():
+    x = jax.ShapeDtypeStruct((1024, 1024), jnp.float32)  # 4 MiB
+
+    def chain(x):
+        for _ in range(10):
+            x = jnp.tanh(x)
+        return x
+
+    # each value dies where the next is made; the argument and the result are not temporaries
+    assert estimate_peak(chain, [x]) == 2 * 4 * MIB
+
+
+def test_a_scan_holds_its_stacked_outputs_and_one_iteration_of_its_body():
+    n, length = 1024, 16
+    xs = jax.ShapeDtypeStruct((length, n), jnp.float32)
+
+    def stacked(xs):
+        def body(c, x):
+            a = jnp.tanh(x)
+            b = a * 2.0
+            return c + b, b
+
+        _, ys = jax.lax.scan(body, jnp.zeros((n,), jnp.float32), xs)
+        return ys * 2.0
+
+    # the stacked ys and the body's one temporary (tanh); the carry, never read, is dropped (as
+    # XLA drops it), the body's outputs are the slices of the outer ones
+    assert estimate_peak(stacked, [xs]) == (length + 1) * n * 4
+
+
+@pytest.fixture(scope="module")
+def compiled_stack(service):
+    return advise(
+        service,
+        PEAK_STACK,
+        line_of(PEAK_STACK),
+        example="peak_stack.py:example",
+        root=ADVISOR_FIXTURES,
+        policies=ON_DEVICE,
+        compile=True,
+        options=TraceOptions(timeout=300),
+    )
+
+
+def test_compiled_figures_are_jaxs_memory_analysis_of_the_same_jit_grad(compiled_stack):
+    assert compiled_stack.ok, compiled_stack.message
+    model = _module(PEAK_STACK)
+    args = model.example()["args"]
+    policies = jax.checkpoint_policies
+
+    def under(policy):
+        def stack(ws, x):
+            h, _ = jax.lax.scan(jax.checkpoint(model.layer, policy=policy), x, ws)
+            return jnp.mean(h**2)
+
+        return stack
+
+    for entry, fn in (
+        (compiled_stack.current, model.stack),
+        (
+            next(p for p in compiled_stack.policies if p.policy.endswith("everything_saveable")),
+            under(policies.everything_saveable),
+        ),
+    ):
+        stats = jax.jit(jax.grad(fn, argnums=(0, 1))).lower(*args).compile().memory_analysis()
+        assert entry.compiled is not None and entry.compile_s > 0
+        assert entry.compiled.temp_bytes == stats.temp_size_in_bytes
+        assert entry.compiled.argument_bytes == stats.argument_size_in_bytes
+        assert entry.compiled.output_bytes == stats.output_size_in_bytes
+        assert entry.compiled.alias_bytes == stats.alias_size_in_bytes
+
+
+def test_the_estimate_is_within_30_percent_of_compiled_and_orders_as_it(compiled_stack):
+    entries = [p for p in compiled_stack.policies if p.error is None]
+    assert len(entries) >= len(ON_DEVICE)
+    for entry in entries:
+        assert entry.compiled.temp_bytes >= 8 * MIB
+        assert abs(entry.estimate_error) <= 0.3, (entry.policy, entry.peak_bytes, entry.compiled)
+    for a, b in itertools.combinations(entries, 2):
+        compiled = a.compiled.temp_bytes - b.compiled.temp_bytes
+        if abs(compiled) > 0.05 * max(a.compiled.temp_bytes, b.compiled.temp_bytes):  # not a tie
+            assert (a.peak_bytes - b.peak_bytes) * compiled > 0, (a.policy, b.policy)
+
+
+def test_a_step_that_does_not_compile_is_listed_with_its_error_and_never_suggested(service):
+    path = ADVISOR_FIXTURES / "unlowerable.py"
+    advice = advise(
+        service,
+        path,
+        line_of(path),
+        example="unlowerable.py:example",
+        root=ADVISOR_FIXTURES,
+        policies=["nothing_saveable"],
+        compile=True,
+    )
+    assert advice.ok, advice.message
+    assert advice.compiled and len(advice.policies) == 2
+    for entry in advice.policies:
+        assert entry.compiled is None and entry.peak_bytes
+        assert "gpu_only_kernel" in entry.compile_error
+        assert advice.budgeted_bytes(entry) is None
+        assert entry.to_json(None)["compiled"] is None
+    assert advice.suggest(2**40) is None
+    # without --compile the same steps have their estimates and are suggested
+    plain = advise(service, path, line_of(path), example="unlowerable.py:example", root=ADVISOR_FIXTURES)
+    assert not plain.compiled and plain.suggest(2**40) is not None
