@@ -9,7 +9,9 @@ from jax_lsp.trace.advisor.advice import Advice, format_bytes, relative
 from jax_lsp.trace.advisor.report import (
     COLUMNS,
     LEGEND,
+    NO_EFFECT_HEADING,
     heading,
+    no_effect_lines,
     policy_rows,
     rejections,
     residual_line,
@@ -37,6 +39,10 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
     if rejected:
         lines.append("Rejected by JAX:")
         lines += [f"  {line}" for line in rejected]
+    no_effect = no_effect_lines(advice, root)
+    if no_effect:
+        lines.append(f"{NO_EFFECT_HEADING}:")
+        lines += [f"  {line}" for line in no_effect]
     current = advice.current
     if current is not None and current.residuals:
         lines.append("")

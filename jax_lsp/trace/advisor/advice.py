@@ -161,6 +161,42 @@ def setting_name(expression: str) -> str | None:
     return None
 
 
+NO_EFFECT_REASONS = {  # why a name the policy lists changes nothing (docs/advise.md)
+    "not_produced": "no checkpoint_name of it runs inside the checkpoint",
+    "not_needed": "the backward pass never reads the value it names",
+    "kept_otherwise": "the rest of the policy keeps the same residuals without it",
+}
+
+
+@dataclass(frozen=True)
+class NoEffect:
+    """A name the current policy lists that changes nothing: the policy without it keeps the same
+    residuals and recomputes the same, as the agent traced."""
+
+    name: str
+    role: str  # "saved" | "offloaded" | "excluded": the list of the policy that names it
+    reason: str  # a key of NO_EFFECT_REASONS
+    tagged_outside: tuple[tuple[str, int], ...]  # (path, line) of its tags outside the checkpoint
+    without: str | None  # the site's policy= value without the name, checked to keep the same
+
+    def explain(self, root: Path | None) -> str:
+        """``'mlpwo' (saved): the backward pass never reads the value it names``"""
+        why = NO_EFFECT_REASONS.get(self.reason, self.reason)
+        if self.reason == "not_produced":
+            places = ", ".join(f"{relative(p, root)}:{n}" for p, n in self.tagged_outside)
+            why += f" (tagged outside it at {places})" if places else " (tagged nowhere the example runs)"
+        return f"{self.name!r} ({self.role}): {why}"
+
+    def to_json(self, root: Path | None) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "role": self.role,
+            "reason": self.reason,
+            "tagged_outside": [{"path": relative(p, root), "line": n} for p, n in self.tagged_outside],
+            "without": self.without,
+        }
+
+
 @dataclass(frozen=True)
 class PolicyAdvice:
     policy: str  # a Python expression, e.g. "jax.checkpoint_policies.dots_saveable"
@@ -171,6 +207,15 @@ class PolicyAdvice:
     residuals: tuple[Residual, ...]
     error: str | None = None  # JAX or the policy raised under this policy: no numbers then
     select: Select | None = None  # the key that selects it, where a key chooses the site's policy
+    no_effect: tuple[NoEffect, ...] = ()  # the current policy's names that change nothing
+
+    @property
+    def kept(self) -> tuple[tuple[tuple[int, ...], str, str], ...] | None:
+        """What "the same residuals" compares: each residual's shape, dtype and memory, in any
+        order; None for a candidate JAX rejected."""
+        if self.error is not None:
+            return None
+        return tuple(sorted((r.shape, r.dtype, r.memory) for r in self.residuals))
 
     @property
     def name_based(self) -> bool:
@@ -215,6 +260,7 @@ class PolicyAdvice:
         }
         if self.error is not None:
             data["error"] = self.error
+        data["no_effect"] = [n.to_json(root) for n in self.no_effect]
         return data
 
 
@@ -246,6 +292,12 @@ class Advice:
     def current(self) -> PolicyAdvice | None:
         return next((p for p in self.policies if p.current), None)
 
+    def same_as(self, policy: PolicyAdvice) -> list[PolicyAdvice]:
+        """The other candidates that keep the same residuals as ``policy`` (shapes, dtypes,
+        memory)."""
+        kept = policy.kept
+        return [p for p in self.policies if p is not policy and kept is not None and p.kept == kept]
+
     def suggest(self, budget: int) -> PolicyAdvice | None:
         """The policy with the least recomputation whose computed bytes (what it makes the step
         keep on the device) fit ``budget``. On a tie: one that offloads nothing (host transfers
@@ -274,7 +326,9 @@ class Advice:
             "target": {"path": relative(self.path, root), "line": self.line},
             "jax": self.jax_version,
             "platform": self.platform,
-            "policies": [p.to_json(root) for p in self.policies],
+            "policies": [
+                {**p.to_json(root), "same_as": [o.policy for o in self.same_as(p)]} for p in self.policies
+            ],
             "suggested": None,
         }
         if suggested is not None:
@@ -392,6 +446,20 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         residuals=tuple(_residual(r) for r in raw.get("residuals") or () if isinstance(r, dict)),
         error=(error.get("message") if isinstance(error, dict) else None),
         select=_select(raw.get("select")),
+        no_effect=tuple(_no_effect(n) for n in raw.get("no_effect") or () if isinstance(n, dict)),
+    )
+
+
+def _no_effect(raw: dict[str, Any]) -> NoEffect:
+    places = (p for p in raw.get("tagged_outside") or () if isinstance(p, dict))
+    return NoEffect(
+        name=str(raw.get("name") or ""),
+        role=str(raw.get("role") or ""),
+        reason=str(raw.get("reason") or ""),
+        tagged_outside=tuple(
+            (p["path"], p["line"]) for p in places if isinstance(p.get("path"), str) and _int(p.get("line"))
+        ),
+        without=raw.get("without") if isinstance(raw.get("without"), str) else None,
     )
 
 

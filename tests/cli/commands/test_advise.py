@@ -17,7 +17,7 @@ from jax_lsp.cli import main
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import repository_root
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual, parse_size
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual, parse_size, relative
 from jax_lsp.trace.advisor.report import format_markdown
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, line_of
@@ -30,7 +30,7 @@ pytest.importorskip("jax")
 MLP = ADVISOR_FIXTURES / "mlp.py"
 TOP = {"target", "jax", "platform", "policies", "suggested"}
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops"}
-POLICY = {"policy", "current", "residuals", "select", *NUMBERS}
+POLICY = {"policy", "current", "residuals", "select", "same_as", "no_effect", *NUMBERS}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
 
 
@@ -80,6 +80,20 @@ def test_the_json_contract(capsys):
             if residual["kind"] == "computed":
                 assert residual["path"] == "mlp.py" and _is_int(residual["line"])
             assert residual["iterations"] is None
+    by_policy = {p["policy"]: p for p in data["policies"]}
+    for entry in data["policies"]:
+        kept = sorted((r["shape"], r["dtype"], r["memory"]) for r in entry["residuals"])
+        assert entry["same_as"] == [
+            p["policy"]
+            for p in data["policies"]
+            if p is not entry
+            and sorted((r["shape"], r["dtype"], r["memory"]) for r in p["residuals"]) == kept
+        ]
+        assert entry["no_effect"] == []  # dots_saveable lists no name
+    assert (
+        "jax.checkpoint_policies.dots_with_no_batch_dims_saveable"
+        in by_policy["jax.checkpoint_policies.dots_saveable"]["same_as"]
+    )
     suggested = data["suggested"]
     assert set(suggested) == {"policy", "budget", "select", "setting", *NUMBERS}
     assert suggested["select"] is None and suggested["setting"] is None
@@ -451,3 +465,29 @@ def test_the_help_says_what_the_paths_mean(capsys):
     text = " ".join(capsys.readouterr().out.split())
     assert "looked for in the current folder, then the project root, then the site's folder" in text
     assert "on sys.path after the current folder" in text
+
+
+def test_the_names_that_change_nothing_in_the_json_and_under_the_table(capsys):
+    fixture = ADVISOR_FIXTURES / "no_effect.py"
+    site = f"{fixture}:{line_of(fixture)}"
+    example = ["--example", "no_effect.py:example", "--root", str(ADVISOR_FIXTURES)]
+    code, data = _json(capsys, site, *example)
+    assert code == 0
+    current = next(p for p in data["policies"] if p["current"])
+    tag_line = line_of(fixture, 'checkpoint_name(x * 2.0, "decoder_layer_input")')
+    assert [(n["name"], n["role"], n["reason"], n["tagged_outside"]) for n in current["no_effect"]] == [
+        ("decoder_layer_input", "saved", "not_produced", [{"path": "no_effect.py", "line": tag_line}]),
+        ("mlpwo", "saved", "not_needed", []),
+        ("query_proj", "offloaded", "not_produced", []),
+    ]
+    assert all(isinstance(n["without"], str) for n in current["no_effect"])
+    assert main(["advise", site, *example]) == 0
+    out = capsys.readouterr().out
+    below = out.split("Names of the current policy that change nothing:\n", 1)[1].splitlines()
+    assert below[:3] == [
+        "  'decoder_layer_input' (saved): no checkpoint_name of it runs inside the checkpoint "
+        f"(tagged outside it at {relative(str(fixture), Path.cwd())}:{tag_line})",
+        "  'mlpwo' (saved): the backward pass never reads the value it names",
+        "  'query_proj' (offloaded): no checkpoint_name of it runs inside the checkpoint "
+        "(tagged nowhere the example runs)",
+    ]
