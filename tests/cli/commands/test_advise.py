@@ -491,3 +491,24 @@ def test_the_names_that_change_nothing_in_the_json_and_under_the_table(capsys):
         "  'query_proj' (offloaded): no checkpoint_name of it runs inside the checkpoint "
         "(tagged nowhere the example runs)",
     ]
+
+
+def _blocks(page: Path, language: str) -> list[str]:
+    return page.read_text(encoding="utf-8").split(f"```{language}\n")[1:]
+
+
+def test_jax191s_page_shows_what_advise_reports_on_its_examples(tmp_path, capsys, monkeypatch):
+    page = Path(__file__).parents[3] / "docs" / "rules" / "JAX191.md"
+    bad, good = (block.split("```", 1)[0] for block in _blocks(page, "python"))
+    shown = _blocks(page, "console")[0].split("```", 1)[0].splitlines()
+    monkeypatch.chdir(tmp_path)
+    heading = "Names of the current policy that change nothing:\n"
+    for code, expected in ((bad, shown[1:]), (good, [])):
+        (tmp_path / "example.py").write_text(code, encoding="utf-8")
+        site = f"example.py:{line_of(tmp_path / 'example.py')}"
+        assert main(["advise", site, "--example", "example.py:example"]) == 0
+        out = capsys.readouterr().out
+        listed = out.split(heading, 1)[1].split("\n\n", 1)[0].splitlines() if heading in out else []
+        assert listed == expected
+        if code is bad:
+            assert f"`jax-lsp advise {site} --example example.py:example`" in page.read_text(encoding="utf-8")
