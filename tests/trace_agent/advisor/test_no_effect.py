@@ -139,3 +139,28 @@ def test_same_as_lists_the_candidates_that_keep_the_same_residuals(advice, kept)
         assert kept(policy) == kept(dots.policy)
     others = [p for p in advice.policies if p.policy not in same | {dots.policy} and not p.current]
     assert others and all(kept(p.policy) != kept(dots.policy) for p in others)
+
+
+ONLY = "jax.checkpoint_policies.save_only_these_names"
+BUT = "jax.checkpoint_policies.save_any_names_but_these"
+BOTH = "jax.checkpoint_policies.save_from_both_policies"
+COMBINED = f"{BOTH}({ONLY}('mlpwi'), {BUT}('mlpwi', 'query_proj'))"
+
+
+def test_combined_policies_each_name_of_each_part(service, kept, tmp_path):
+    """In `save_from_both_policies`, a name one part excludes while the other part saves it is
+    `kept_otherwise`; a name excluded but never tagged is `not_produced`; the name the first
+    part saves is not reported: without it, nothing saves it."""
+    text = FIXTURE.read_text(encoding="utf-8")
+    start = text.index("policy=") + len("policy=")
+    end = text.index("\n)\n", start)
+    site = tmp_path / "no_effect.py"
+    site.write_text(text[:start] + COMBINED + text[end:], encoding="utf-8")
+    advice = advise(service, site, line_of(site), example="no_effect.py:example", root=str(tmp_path))
+    assert advice.ok, advice.message
+    found = sorted((n.name, n.role, n.reason) for n in advice.current.no_effect)
+    assert found == [("mlpwi", "excluded", "kept_otherwise"), ("query_proj", "excluded", "not_produced")]
+    assert kept(COMBINED) == kept(f"{BOTH}({ONLY}('mlpwi'), {BUT}('query_proj'))")
+    assert kept(COMBINED) == kept(f"{BOTH}({ONLY}('mlpwi'), {BUT}('mlpwi'))")
+    # the backward pass reads mlpwi: kept by the first part, it changes what is kept
+    assert kept(COMBINED) != kept(f"{BOTH}({ONLY}(), {BUT}('mlpwi', 'query_proj'))")
