@@ -75,18 +75,19 @@ def listed_names(policy):
             yield name, role, POLICIES.save_from_both_policies(first, without)
 
 
-def signature(entry):
+def _signature(entry):
     """What "the same residuals" compares: each residual's shape, dtype and memory, in any order."""
     return sorted((tuple(r["shape"]), r["dtype"], r["memory"]) for r in entry["residuals"])
 
 
 def _unchanged(entry, other):
-    return signature(entry) == signature(other) and entry["recompute_flops"] == other["recompute_flops"]
+    return _signature(entry) == _signature(other) and entry["recompute_flops"] == other["recompute_flops"]
 
 
 def _without_text(site, name):
     """The site's ``policy=`` value as written, with its one string literal ``name`` (and the
-    comma after or before it) removed; None where ``name`` is not written there exactly once."""
+    comma after or before it, and its line where nothing else is on it) removed; None where
+    ``name`` is not written there exactly once."""
     text, value = site.text, site.value
     found = [
         (parent, node)
@@ -119,6 +120,14 @@ def _without_text(site, name):
         before = text[start:cut_start].rstrip()
         if before.endswith(","):
             cut_start = start + len(before) - 1
+    line_start = text.rfind("\n", start, cut_start) + 1
+    line_end = text.find("\n", cut_end, end)
+    if (
+        line_start > start
+        and line_end >= 0
+        and not (text[line_start:cut_start] + text[cut_end:line_end]).strip()
+    ):
+        cut_start, cut_end = line_start, line_end + 1  # the name alone on its line: the line goes
     return text[start:cut_start] + text[cut_end:end]
 
 
@@ -145,12 +154,11 @@ def no_effect(site, current, entries, forward, frames, run):
         inside, outside = places.get(name, ((), ()))
         if not inside:
             reason = "not_produced"
-        elif not any(
-            r["name"] == name for r in entry_of(POLICIES.save_only_these_names(name), "alone")["residuals"]
-        ):
-            reason = "not_needed"
         else:
-            reason = "kept_otherwise"
+            alone = entry_of(POLICIES.save_only_these_names(name), "alone")
+            if alone.get("error") is not None:
+                continue  # cannot tell whether the backward pass reads it
+            reason = "kept_otherwise" if any(r["name"] == name for r in alone["residuals"]) else "not_needed"
         text = _without_text(site, name)
         if text is not None and not _checked(text, site, mine, entry_of):
             text = None
