@@ -26,16 +26,22 @@ def reference_residuals(project: Path, site: str, line: int, policy: str, exampl
     "kwargs"}``) with the ``policy=`` value at ``line`` of the file ``site`` replaced by ``policy``."""
     copy = workdir / f"reference_{next(_fresh)}"
     shutil.copytree(project, copy)
-    text = (copy / site).read_text(encoding="utf-8")
+    text = (copy / site).read_bytes()
     value = next(
         n.value
         for n in ast.walk(ast.parse(text))
-        if isinstance(n, ast.keyword) and n.arg == "policy" and n.value.lineno == line == n.value.end_lineno
+        if isinstance(n, ast.keyword) and n.arg == "policy" and n.value.lineno == line
     )
     lines = text.splitlines(keepends=True)
-    row = lines[line - 1]
-    lines[line - 1] = row[: value.col_offset] + policy + row[value.end_col_offset :]
-    (copy / site).write_text("".join(lines), encoding="utf-8")
+
+    def offset(row: int, column: int) -> int:  # ast columns are byte offsets
+        return sum(len(r) for r in lines[: row - 1]) + column
+
+    start, end = (
+        offset(value.lineno, value.col_offset),
+        offset(value.end_lineno or line, value.end_col_offset or 0),
+    )
+    (copy / site).write_bytes(text[:start] + policy.encode() + text[end:])
     module_name, _, function = example.partition(":")
     sys.path.insert(0, str(copy))
     try:

@@ -45,6 +45,7 @@ class Code(Record):
 SYNTAX_ERROR = "JAX001"
 DECODE_ERROR = "JAX002"
 UNPREDICTED = "JAX190"  # a failure under JAX that no static rule predicted
+NO_EFFECT = "JAX191"  # a name the site's policy lists changes nothing, as the advisor traced it
 
 _ERROR, _WARNING = Severity.ERROR, Severity.WARNING
 _RULE = Family.RULE
@@ -187,6 +188,13 @@ CODES: dict[str, Code] = {
             Family.TRACE,
             _ERROR,
             "Running the policy under JAX failed, or showed a silent mistake, where no rule predicted it",
+        ),
+        Code(
+            NO_EFFECT,
+            "policy-name-without-effect",
+            Family.TRACE,
+            _WARNING,
+            "A name the policy saves or offloads changes nothing it keeps, as the advisor traced it",
         ),
     )
 }

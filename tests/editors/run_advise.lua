@@ -45,6 +45,15 @@ end
 result.policies = #answer.result.policies
 result.after = advise_lenses()[1].command.title
 
+-- The advisor's warnings (JAX191) as Neovim holds them, once the advice has published them.
+vim.wait(5000, function()
+  return #vim.diagnostic.get(buf, { severity = vim.diagnostic.severity.WARN }) > 0
+end, 50)
+result.diagnostics = {}
+for _, d in ipairs(vim.diagnostic.get(buf)) do
+  table.insert(result.diagnostics, { code = d.code, message = d.message, severity = d.severity, line = d.lnum, source = d.source })
+end
+
 -- The lenses as Neovim shows them.
 vim.lsp.codelens.refresh({ bufnr = buf })
 vim.wait(10000, function() return #vim.lsp.codelens.get(buf) > 0 end, 50)

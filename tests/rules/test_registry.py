@@ -68,7 +68,9 @@ def test_one_name_for_the_rule_everywhere(rule):
     assert (ROOT / "examples" / f"{snake}.py").is_file()
 
 
-def test_the_readme_names_each_rule_as_the_registry_does():
+def test_the_readme_names_each_rule_and_what_the_trace_finds_as_the_registry_does():
     readme = (ROOT / "README.md").read_text(encoding="utf-8")
     rows = re.findall(r"^\| \[(JAX\d+)\]\(docs/rules/JAX\d+\.md\) \| ([a-z-]+) \|", readme, re.MULTILINE)
-    assert rows == [(rule.code, rule.name) for rule in ALL_RULES]
+    traced = [(c.code, c.name) for c in CODES.values() if c.family is Family.TRACE]
+    assert rows == [(rule.code, rule.name) for rule in ALL_RULES] + traced
+    assert ("JAX191", "policy-name-without-effect") in traced

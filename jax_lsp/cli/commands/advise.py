@@ -7,7 +7,9 @@ site of the file is advised, and every checkpoint that passes no policy (`jax.ch
 `@jax.remat`, `nn.remat(Block)`: JAX's default, `policy=None`, which JAX treats as
 `nothing_saveable`). Where a key chooses the policy (`getattr(jax.checkpoint_policies, KEY)`,
 `TABLE[KEY]`, a helper returning a table member), the suggestion names the key to set and,
-when the project gives it a literal default, its file and line. Exit 0 when every site was
+when the project gives it a literal default, its file and line. Under the table, each name the
+current policy lists that changes nothing (the policy traced without it keeps the same), and
+why (docs/advise.md, "Names that change nothing"). Exit 0 when every site was
 advised (and, with --budget, some policy fits), 1 when a --budget fits no policy, 2 when a
 site could not be advised.
 

@@ -1,6 +1,6 @@
 """`jax-lsp rule JAX104`: print a rule's documentation (`--all`: every rule's).
 
-A code that is no rule (JAX001, JAX002, JAX190) prints its summary and the link to its page."""
+A code that is no rule (JAX001, JAX002, JAX190, JAX191) prints its summary and the link to its page."""
 
 from __future__ import annotations
 

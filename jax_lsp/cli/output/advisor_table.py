@@ -7,10 +7,12 @@ from pathlib import Path
 
 from jax_lsp.trace.advisor.advice import Advice, format_bytes, grouped, relative
 from jax_lsp.trace.advisor.report import (
+    NO_EFFECT_HEADING,
     columns,
     compile_failures,
     heading,
     legend,
+    no_effect_lines,
     no_fit,
     policy_rows,
     rejections,
@@ -43,6 +45,10 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
     if failed:
         lines.append("Did not compile:")
         lines += [f"  {line}" for line in failed]
+    no_effect = no_effect_lines(advice, root)
+    if no_effect:
+        lines.append(f"{NO_EFFECT_HEADING}:")
+        lines += [f"  {line}" for line in no_effect]
     current = advice.current
     if current is not None and current.residuals:
         lines.append("")

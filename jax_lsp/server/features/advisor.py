@@ -17,10 +17,11 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
-from jax_lsp.core.codes import PROJECT_URL
+from jax_lsp.core.codes import CODES, NO_EFFECT, PROJECT_URL
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
+from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
@@ -35,7 +36,7 @@ from jax_lsp.trace.advisor.advice import (
     relative,
 )
 from jax_lsp.trace.advisor.chart import chart_svg
-from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.report import format_markdown, short_policy
 from jax_lsp.trace.advisor.request import example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
 from jax_lsp.trace.locations import PolicyAnchor
@@ -50,6 +51,7 @@ ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
 QUICK_FIX = "Use the suggested policy"
+SOURCE = "jax-lsp advise"
 
 
 @dataclass(frozen=True)
@@ -270,6 +272,7 @@ class AdvisorFeature(LanguageFeature):
             self.results.setdefault(str(path), {})[anchor.span.start.line] = Advised(
                 advice, anchor.span, lines, anchor.kind
             )
+            self._publish(path)
             self.refresh()
         elif not advice.ok and advice.status != "cancelled":
             where = relative(advice.error_path, root) if advice.error_path else path.name
@@ -294,6 +297,7 @@ class AdvisorFeature(LanguageFeature):
         for advised in self.results.get(str(path), {}).values():
             if not (advised.span.start.line <= last and first <= advised.span.end.line):
                 continue
+            actions += self._no_effect_fixes(place, advised)
             suggested = self.suggestion(advised.advice)
             if suggested is None:
                 continue
@@ -323,6 +327,57 @@ class AdvisorFeature(LanguageFeature):
             return []
         edits = await ls.run_analysis(default_policy_edits, analysis, str(path), span.start, policy)
         return [types.TextEdit(range=place.range(e.span), new_text=e.new_text) for e in edits or ()]
+
+    def _no_effect_fixes(self, place: Place, advised: Advised) -> list[types.CodeAction]:
+        """Where the site's policy lists a name that changes nothing (JAX191): drop it (the text
+        the agent traced), or use the ready-made policy that keeps the same residuals and
+        recomputes the same. Never where a key chooses the policy."""
+        advice, current = advised.advice, advised.advice.current
+        doc = place.document
+        if current is None or not current.no_effect or advice.selector is not None or doc is None:
+            return []
+
+        def replace_with(title: str, text: str) -> types.CodeAction:
+            edit = types.TextEdit(range=place.range(advised.span), new_text=text)
+            return types.CodeAction(
+                title=title, kind=types.CodeActionKind.QuickFix, edit=_edit(place.uri, doc.version, [edit])
+            )
+
+        actions = [
+            replace_with(f"Drop {n.name!r} from the policy (it changes nothing)", n.without)
+            for n in current.no_effect
+            if n.without is not None
+        ]
+        same = [
+            p
+            for p in advice.same_as(current)
+            if p.recompute_flops == current.recompute_flops and p.select is None and not p.current
+        ]
+        if same:
+            ready = min(same, key=lambda p: ("(" in p.policy, len(p.policy)))
+            actions.append(replace_with(f"Use {short_policy(ready.policy)} (keeps the same)", ready.policy))
+        return actions
+
+    def _publish(self, path: Path) -> None:
+        """JAX191 on each site of ``path`` whose policy lists a name that changes nothing."""
+        uri = path_to_uri(path)
+        settings = self.server.settings.core
+        severity = settings.severity_of(NO_EFFECT, CODES[NO_EFFECT].severity)
+        root = self._root(path)
+        diagnostics = [
+            types.Diagnostic(
+                range=self.server.to_lsp_range(uri, advised.span),
+                message=f"{entry.explain(root)}: the policy keeps the same without it",
+                severity=LSP_SEVERITY[severity],
+                code=NO_EFFECT,
+                code_description=code_description(NO_EFFECT),
+                source=SOURCE,
+            )
+            for advised in self.results.get(str(path), {}).values()
+            if advised.advice.current is not None and settings.enabled(NO_EFFECT)
+            for entry in advised.advice.current.no_effect
+        ]
+        self.server.publish_diagnostics(SOURCE, uri, diagnostics)
 
     def _set_key(self, advice: Advice, suggested: PolicyAdvice) -> types.CodeAction:
         """Where a key chooses the site's policy: the quick fix sets the key's literal default to
@@ -385,6 +440,7 @@ class AdvisorFeature(LanguageFeature):
                 kept[moved.span.start.line] = moved
             advised = kept
         self.results[str(path)] = advised
+        self._publish(path)
 
     async def did_save(self, place: Place) -> None:
         """`advise.onSave`: advise every site of the saved file that has an example."""
@@ -398,8 +454,8 @@ class AdvisorFeature(LanguageFeature):
 
     def did_close(self, place: Place) -> None:
         path = place.file
-        if path is not None:
-            self.results.pop(str(path), None)
+        if path is not None and self.results.pop(str(path), {}):
+            self._publish(path)
 
     def shutdown(self) -> None:
         if self._own_service is not None:

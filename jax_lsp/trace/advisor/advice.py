@@ -204,6 +204,42 @@ def setting_name(expression: str) -> str | None:
     return None
 
 
+NO_EFFECT_REASONS = {  # why a name the policy lists changes nothing (docs/advise.md)
+    "not_produced": "no checkpoint_name of it runs inside the checkpoint",
+    "not_needed": "the backward pass never reads the value it names",
+    "kept_otherwise": "the rest of the policy keeps the same residuals without it",
+}
+
+
+@dataclass(frozen=True)
+class NoEffect:
+    """A name the current policy lists that changes nothing: the policy without it keeps the same
+    residuals and recomputes the same, as the agent traced."""
+
+    name: str
+    role: str  # "saved" | "offloaded" | "excluded": the list of the policy that names it
+    reason: str  # a key of NO_EFFECT_REASONS
+    tagged_outside: tuple[tuple[str, int], ...]  # (path, line) of its tags outside the checkpoint
+    without: str | None  # the site's policy= value without the name, checked to keep the same
+
+    def explain(self, root: Path | None) -> str:
+        """``'mlpwo' (saved): the backward pass never reads the value it names``"""
+        why = NO_EFFECT_REASONS.get(self.reason, self.reason)
+        if self.reason == "not_produced":
+            places = ", ".join(f"{relative(p, root)}:{n}" for p, n in self.tagged_outside)
+            why += f" (tagged outside it at {places})" if places else " (tagged nowhere the example runs)"
+        return f"{self.name!r} ({self.role}): {why}"
+
+    def to_json(self, root: Path | None) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "role": self.role,
+            "reason": self.reason,
+            "tagged_outside": [{"path": relative(p, root), "line": n} for p, n in self.tagged_outside],
+            "without": self.without,
+        }
+
+
 @dataclass(frozen=True)
 class Compiled:
     """``memory_analysis()`` of the candidate's ``jit(grad)``, compiled for the local device."""
@@ -248,6 +284,16 @@ class PolicyAdvice:
         if self.compiled is None or self.peak_bytes is None or not self.compiled.temp_bytes:
             return None
         return (self.peak_bytes - self.compiled.temp_bytes) / self.compiled.temp_bytes
+
+    no_effect: tuple[NoEffect, ...] = ()  # the current policy's names that change nothing
+
+    @property
+    def kept(self) -> tuple[tuple[tuple[int, ...], str, str], ...] | None:
+        """What "the same residuals" compares: each residual's shape, dtype and memory, in any
+        order; None for a candidate JAX rejected."""
+        if self.error is not None:
+            return None
+        return tuple(sorted((r.shape, r.dtype, r.memory) for r in self.residuals))
 
     @property
     def name_based(self) -> bool:
@@ -296,6 +342,7 @@ class PolicyAdvice:
         }
         if self.error is not None:
             data["error"] = self.error
+        data["no_effect"] = [n.to_json(root) for n in self.no_effect]
         if self.was_compiled:
             data.update(self.compile_json())
         return data
@@ -353,6 +400,12 @@ class Advice:
             return policy.compiled.temp_bytes if policy.compiled is not None else None
         return policy.peak_bytes
 
+    def same_as(self, policy: PolicyAdvice) -> list[PolicyAdvice]:
+        """The other candidates that keep the same residuals as ``policy`` (shapes, dtypes,
+        memory)."""
+        kept = policy.kept
+        return [p for p in self.policies if p is not policy and kept is not None and p.kept == kept]
+
     def suggest(self, budget: int) -> PolicyAdvice | None:
         """The policy with the least recomputation whose step fits ``budget`` at its peak (its
         `budgeted_bytes`: the compiled temporaries with --compile, else the estimated peak). On
@@ -389,7 +442,9 @@ class Advice:
             "target": {"path": relative(self.path, root), "line": self.line},
             "jax": self.jax_version,
             "platform": self.platform,
-            "policies": [p.to_json(root) for p in self.policies],
+            "policies": [
+                {**p.to_json(root), "same_as": [o.policy for o in self.same_as(p)]} for p in self.policies
+            ],
             "suggested": None,
         }
         if suggested is not None:
@@ -525,6 +580,20 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         compiled=_compiled(raw.get("compiled")),
         compile_s=raw["compile_s"] if isinstance(raw.get("compile_s"), (int, float)) else None,
         compile_error=raw["compile_error"] if isinstance(raw.get("compile_error"), str) else None,
+        no_effect=tuple(_no_effect(n) for n in raw.get("no_effect") or () if isinstance(n, dict)),
+    )
+
+
+def _no_effect(raw: dict[str, Any]) -> NoEffect:
+    places = (p for p in raw.get("tagged_outside") or () if isinstance(p, dict))
+    return NoEffect(
+        name=str(raw.get("name") or ""),
+        role=str(raw.get("role") or ""),
+        reason=str(raw.get("reason") or ""),
+        tagged_outside=tuple(
+            (p["path"], p["line"]) for p in places if isinstance(p.get("path"), str) and _int(p.get("line"))
+        ),
+        without=raw.get("without") if isinstance(raw.get("without"), str) else None,
     )
 
 

@@ -160,6 +160,15 @@ def rejections(advice: Advice) -> list[str]:
     ]
 
 
+NO_EFFECT_HEADING = "Names of the current policy that change nothing"
+
+
+def no_effect_lines(advice: Advice, root: Path | None) -> list[str]:
+    """One line per name of the current policy that changes nothing, with the reason."""
+    current = advice.current
+    return [n.explain(root) for n in current.no_effect] if current is not None else []
+
+
 def heading(advice: Advice, root: Path | None) -> str:
     """``mlp.py:14 (example mlp.py:example · jax 0.10.2, cpu)``"""
     where = f"{relative(advice.path, root)}:{advice.line}"
@@ -191,6 +200,10 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
     if failed:
         lines += ["", "**Did not compile:**", ""]
         lines += [f"- {line}" for line in failed]
+    no_effect = no_effect_lines(advice, root)
+    if no_effect:
+        lines += ["", f"**{NO_EFFECT_HEADING}:**", ""]
+        lines += [f"- {line}" for line in no_effect]
     current = advice.current
     if current is not None and current.residuals:
         lines += ["", f"**The current policy keeps** ({current.summary()}):", ""]

@@ -14,6 +14,7 @@ from .candidates import Candidate, build_candidates
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
 from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
+from .no_effect import no_effect
 from .peak import estimate_peak, step_function, step_memory
 from .reasons import Chosen, Why, backward_inputs
 from .residuals import Frames, residuals_of
@@ -102,6 +103,29 @@ def advise_one(candidate, forward, leaves, arg_names, frames):
         "recompute_flops": flops,
         "residuals": residuals,
     }
+
+
+def _add_no_effect(site, candidates, entries, forward, frames, leaves, arg_names):
+    """``no_effect`` on the current candidate's entry: the names its policy lists that change
+    nothing (`no_effect.py`); ``[]`` when none, or where tracing the policy without them fails."""
+    by_candidate = dict(zip(candidates, entries))
+    for candidate, entry in by_candidate.items():
+        if not candidate.current:
+            continue
+        try:
+            found = no_effect(
+                site,
+                candidate,
+                by_candidate,
+                forward,
+                frames,
+                lambda other: advise_one(other, forward, leaves, arg_names, frames),
+            )
+        except MemoryError:
+            raise
+        except Exception:
+            found = []
+        entry["no_effect"] = found
 
 
 def rejected(candidate, message, path, line):
@@ -236,6 +260,9 @@ def advise(params):
         entries[-1]["select"] = selector.select(candidate.select) if selector is not None else None
         per_policy.append(time.perf_counter() - begun)
     timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
+    begun = time.perf_counter()
+    _add_no_effect(site, candidates, entries, forward, frames, leaves, arg_names)
+    timings["no_effect_s"] = time.perf_counter() - begun
     timings["per_policy_s"] = per_policy
     timings["max_rss_mb"] = _max_rss_mb()
     return {

@@ -61,6 +61,16 @@ def tagged_names(jaxpr):
     return names
 
 
+def name_places(jaxpr):
+    """``{name: (inside, outside)}``: the source infos of the ``checkpoint_name`` equations of each
+    name inside the marked checkpoints and outside them."""
+    places = {}
+    for eqn, inside in _walk_eqns(jaxpr):
+        if eqn.primitive.name == "name" and isinstance(eqn.params.get("name"), str):
+            places.setdefault(eqn.params["name"], ([], []))[0 if inside else 1].append(eqn.source_info)
+    return places
+
+
 def _substitute_value(value, choose, memo):
     if isinstance(value, jax_core.ClosedJaxpr):
         inner = substitute(value.jaxpr, choose, memo)

@@ -18,7 +18,7 @@ from jax_lsp.cli import main
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import repository_root
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advisor.advice import Advice, Compiled, PolicyAdvice, Residual, parse_size
+from jax_lsp.trace.advisor.advice import Advice, Compiled, PolicyAdvice, Residual, parse_size, relative
 from jax_lsp.trace.advisor.report import format_markdown
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, line_of
@@ -32,7 +32,7 @@ MLP = ADVISOR_FIXTURES / "mlp.py"
 TOP = {"target", "jax", "platform", "policies", "suggested"}
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops", "peak_bytes"}
 COMPILED = {"compiled", "estimate_error", "compile_s"}  # what --compile adds to each entry
-POLICY = {"policy", "current", "residuals", "select", *NUMBERS}
+POLICY = {"policy", "current", "residuals", "select", "same_as", "no_effect", *NUMBERS}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
 RESIDUAL |= {"reason", "used_by", "group"}
 
@@ -86,6 +86,20 @@ def test_the_json_contract(capsys):
             assert residual["reason"] in ("argument", "named", "policy", "offloaded", "default")
             assert all(u["path"] == "mlp.py" and _is_int(u["line"]) for u in residual["used_by"])
             assert residual["group"] is None  # mlp.py makes each value once
+    by_policy = {p["policy"]: p for p in data["policies"]}
+    for entry in data["policies"]:
+        kept = sorted((r["shape"], r["dtype"], r["memory"]) for r in entry["residuals"])
+        assert entry["same_as"] == [
+            p["policy"]
+            for p in data["policies"]
+            if p is not entry
+            and sorted((r["shape"], r["dtype"], r["memory"]) for r in p["residuals"]) == kept
+        ]
+        assert entry["no_effect"] == []  # dots_saveable lists no name
+    assert (
+        "jax.checkpoint_policies.dots_with_no_batch_dims_saveable"
+        in by_policy["jax.checkpoint_policies.dots_saveable"]["same_as"]
+    )
     suggested = data["suggested"]
     assert set(suggested) == {"policy", "budget", "select", "setting", *NUMBERS}
     assert suggested["select"] is None and suggested["setting"] is None
@@ -595,3 +609,50 @@ def test_a_checkpoint_without_a_policy_is_a_site_with_jaxs_default(tmp_path, cap
     table = capsys.readouterr().out
     assert "*  None (default: nothing_saveable)" in table
     assert "  policy=jax.checkpoint_policies.dots_saveable" in table
+
+
+def test_the_names_that_change_nothing_in_the_json_and_under_the_table(capsys):
+    fixture = ADVISOR_FIXTURES / "no_effect.py"
+    site = f"{fixture}:{line_of(fixture)}"
+    example = ["--example", "no_effect.py:example", "--root", str(ADVISOR_FIXTURES)]
+    code, data = _json(capsys, site, *example)
+    assert code == 0
+    current = next(p for p in data["policies"] if p["current"])
+    tag_line = line_of(fixture, 'checkpoint_name(x * 2.0, "decoder_layer_input")')
+    assert [(n["name"], n["role"], n["reason"], n["tagged_outside"]) for n in current["no_effect"]] == [
+        ("decoder_layer_input", "saved", "not_produced", [{"path": "no_effect.py", "line": tag_line}]),
+        ("mlpwo", "saved", "not_needed", []),
+        ("query_proj", "offloaded", "not_produced", []),
+    ]
+    assert all(isinstance(n["without"], str) for n in current["no_effect"])
+    assert main(["advise", site, *example]) == 0
+    out = capsys.readouterr().out
+    below = out.split("Names of the current policy that change nothing:\n", 1)[1].splitlines()
+    assert below[:3] == [
+        "  'decoder_layer_input' (saved): no checkpoint_name of it runs inside the checkpoint "
+        f"(tagged outside it at {relative(str(fixture), Path.cwd())}:{tag_line})",
+        "  'mlpwo' (saved): the backward pass never reads the value it names",
+        "  'query_proj' (offloaded): no checkpoint_name of it runs inside the checkpoint "
+        "(tagged nowhere the example runs)",
+    ]
+
+
+def _blocks(page: Path, language: str) -> list[str]:
+    return page.read_text(encoding="utf-8").split(f"```{language}\n")[1:]
+
+
+def test_jax191s_page_shows_what_advise_reports_on_its_examples(tmp_path, capsys, monkeypatch):
+    page = Path(__file__).parents[3] / "docs" / "rules" / "JAX191.md"
+    bad, good = (block.split("```", 1)[0] for block in _blocks(page, "python"))
+    shown = _blocks(page, "console")[0].split("```", 1)[0].splitlines()
+    monkeypatch.chdir(tmp_path)
+    heading = "Names of the current policy that change nothing:\n"
+    for code, expected in ((bad, shown[1:]), (good, [])):
+        (tmp_path / "example.py").write_text(code, encoding="utf-8")
+        site = f"example.py:{line_of(tmp_path / 'example.py')}"
+        assert main(["advise", site, "--example", "example.py:example"]) == 0
+        out = capsys.readouterr().out
+        listed = out.split(heading, 1)[1].split("\n\n", 1)[0].splitlines() if heading in out else []
+        assert listed == expected
+        if code is bad:
+            assert f"`jax-lsp advise {site} --example example.py:example`" in page.read_text(encoding="utf-8")

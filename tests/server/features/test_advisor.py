@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import shutil
 import time
+from pathlib import Path
 from xml.etree import ElementTree
 
 import pytest
@@ -426,3 +427,64 @@ async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion
     assert sorted((list(a.shape), str(a.dtype)) for a, _ in kept) == sorted(
         (r["shape"], r["dtype"]) for r in entry["residuals"]
     )
+
+
+@pytest.mark.parametrize("profile", ["vscode", "neovim"])
+async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(profile, tmp_path):
+    """JAX191 on the site for each name of its policy that changes nothing; the quick fixes drop
+    the name (the text the agent traced) or use the candidate that keeps the same."""
+    text = (ADVISOR_FIXTURES / "no_effect.py").read_text(encoding="utf-8")
+    text = text.replace(
+        "save_and_offload_only_these_names(\n",
+        "save_and_offload_only_these_names(  # jax-lsp: example=no_effect.py:example\n",
+    )
+    async with start_session(profile, tmp_path) as session:
+        uri = session.write("no_effect.py", text)
+        session.open("no_effect.py")
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        await _execute(session, ADVISE, lens.command.arguments)
+        found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
+        warnings = sorted((d for d in found if d.code == "JAX191"), key=lambda d: d.message)
+        assert [d.message.split(":")[0] for d in warnings] == [
+            "'decoder_layer_input' (saved)",
+            "'mlpwo' (saved)",
+            "'query_proj' (offloaded)",
+        ]
+        assert all(
+            d.severity == types.DiagnosticSeverity.Warning and d.source == "jax-lsp advise" for d in warnings
+        )
+        assert warnings[0].code_description.href.endswith("docs/rules/JAX191.md")
+        assert "the backward pass never reads the value it names" in warnings[1].message
+        site = position_of(text, "jax.checkpoint_policies.save_and_offload", session.encoding)
+        assert warnings[0].range.start == site
+
+        actions = await session.code_actions(uri, warnings, only=[types.CodeActionKind.QuickFix])
+        drop = next(a for a in actions if a.title == "Drop 'mlpwo' from the policy (it changes nothing)")
+        fixed = session.apply(drop, uri)
+        assert 'names_which_can_be_saved=["decoder_layer_input", "mlpwi"],' in fixed
+        assert (
+            fixed.replace('"decoder_layer_input", "mlpwi"]', '"decoder_layer_input", "mlpwi", "mlpwo"]')
+            == text
+        )
+        # the site changed: its advice and its warnings are gone
+        await session.eventually(uri, lambda ds: not any(d.code == "JAX191" for d in ds))
+
+
+async def test_a_policy_that_keeps_what_a_candidate_keeps_can_switch_to_it(tmp_path):
+    page = (Path(__file__).parents[3] / "docs" / "rules" / "JAX191.md").read_text(encoding="utf-8")
+    text = page.split("```python\n")[1].split("```", 1)[0]
+    text = text.replace('"mlpwo")\n', '"mlpwo")  # jax-lsp: example=example.py:example\n', 1)
+    async with start_session("vscode", tmp_path) as session:
+        uri = session.write("example.py", text)
+        session.open("example.py")
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        advice = await _execute(session, ADVISE, lens.command.arguments)
+        found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
+        actions = await session.code_actions(uri, found, only=[types.CodeActionKind.QuickFix])
+        [switch] = [a for a in actions if a.title.startswith("Use ") and a.title.endswith("(keeps the same)")]
+        assert switch.title == "Use save_only_these_names('mlpwi') (keeps the same)"
+        current = next(p for p in advice["policies"] if p["current"])
+        assert "jax.checkpoint_policies.save_only_these_names('mlpwi')" in current["same_as"]
+        assert "policy=jax.checkpoint_policies.save_only_these_names('mlpwi')  #" in session.apply(
+            switch, uri
+        )
