@@ -9,8 +9,10 @@ when `static_argnums` names it, as each wrapper counts: `flax.linen.remat` count
 argument 0, `flax.linen.partitioning.remat` does not. The finding is on `static_argnums`, or on
 the checkpoint call when it has none, and names the index that would make the parameter static.
 
-Only what the checkpointed function's own body tests is looked at, not the functions it
-defines or calls (a flag handed on to `nn.Dropout` or a submodule is not followed): a parameter
+A parameter handed to `nn.Dropout` as `deterministic` (to the layer or its call) counts as
+tested: Dropout asks `if rate == 0.0 or deterministic` (a literal rate of 0 is left alone).
+Otherwise only what the checkpointed function's own body tests is looked at, not the functions
+it defines or calls (a flag handed on to a submodule is not followed): a parameter
 it assigns again, one tested only as `x is None` (which asks nothing of a traced value), or one
 used through `jnp.where`/`lax.cond` is not reported. The rule cannot tell a flag from a
 container argument (a dict's truth is its length, not a traced value): any parameter tested is
@@ -41,9 +43,9 @@ import ast
 from collections.abc import Iterable, Iterator
 
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.scopes import string_constant
+from jax_lsp.core.binding.scopes import Scope, string_constant
 from jax_lsp.core.findings import Edit, Finding, Position, Span
-from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES
+from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES, FLAG_TESTING_LAYERS, FlagTestingLayer
 from jax_lsp.core.policies.checkpointed import (
     STATIC_ARGNUMS,
     Checkpointed,
@@ -88,13 +90,13 @@ class TracedFlagInControlFlow(Rule):
         ]
         if positional and wrapped.counts_first and positional[0].arg in ("self", "cls"):
             candidates = [c for c in candidates if c != positional[0].arg]
-        tested = _tested_parameters(function, set(candidates))
+        tested = _tested_parameters(wrapped, set(candidates))
         if not tested:
             return
         keyword = wrapped.keyword(STATIC_ARGNUMS)
         anchor = keyword.value if keyword is not None else _wrapper_expr(wrapped.call)
         uses = "; ".join(
-            f"`{name}` decides {asked_by} on line {use.lineno}" for name, (asked_by, use) in tested.items()
+            f"`{name}` {asked_by} on line {use.lineno}" for name, (asked_by, use) in tested.items()
         )
         them = "it" if len(tested) == 1 else "them"
         static = (
@@ -340,10 +342,13 @@ def _static(wrapped: Checkpointed) -> tuple[set[int], set[str]] | None:
     return indices, names
 
 
-def _tested_parameters(function: CheckpointedNode, candidates: set[str]) -> dict[str, tuple[str, ast.expr]]:
-    """Each candidate parameter whose truth value the function's own body asks, with what asks it
-    first and where; a parameter the body assigns again is left out."""
+def _tested_parameters(wrapped: Checkpointed, candidates: set[str]) -> dict[str, tuple[str, ast.expr]]:
+    """Each candidate parameter whose truth value the function's own body asks, or hands to a
+    Flax layer that asks it, with what asks it first and where; a parameter the body assigns
+    again is left out."""
+    function = wrapped.function
     body: list[ast.AST] = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
+    layers = _FlagTestingLayers(wrapped.defined_in, function)
     assigned: set[str] = set()
     asked: dict[str, tuple[str, ast.expr]] = {}
     for node in _walk_own(body):
@@ -351,12 +356,71 @@ def _tested_parameters(function: CheckpointedNode, candidates: set[str]) -> dict
             assigned.add(node.id)
         elif isinstance(node, (ast.Global, ast.Nonlocal)):
             assigned.update(node.names)
-        for asked_by, test in _truth_tests(node):
+        for asked_by, test in [*_truth_tests(node), *layers.asked(node)]:
             for name in _truth_operands(test):
                 if name.id in candidates and (name.id not in asked or _before(name, asked[name.id][1])):
                     asked[name.id] = (asked_by, name)
     found = {name: use for name, use in asked.items() if name not in assigned}
     return dict(sorted(found.items(), key=lambda item: (item[1][1].lineno, item[1][1].col_offset)))
+
+
+class _FlagTestingLayers:
+    """The flags handed to a Flax layer that tests them in Python (`nn.Dropout(rate)(x,
+    deterministic=flag)`, or given to the layer itself), in one function's body."""
+
+    _NAMES = frozenset(name.rsplit(".", 1)[1] for name in FLAG_TESTING_LAYERS)
+
+    def __init__(self, module: Module, function: CheckpointedNode) -> None:
+        self.module = module
+        self.function = function
+        self._scope: Scope | None = None
+
+    def asked(self, node: ast.AST) -> Iterator[tuple[str, ast.expr]]:
+        if not isinstance(node, ast.Call):
+            return
+        found = self._layer(node.func)
+        if found is not None:  # the layer's call: its flag, by keyword or position
+            constructor, layer, qualname = found
+            given = _argument(node, layer.flag, layer.call_position)
+            if given is not None and not _zero(constructor, layer.skipped_by):
+                yield _asked_by(qualname, layer), given
+        found = self._layer(node)
+        if found is not None:  # the layer made with its flag
+            constructor, layer, qualname = found
+            given = _argument(node, layer.flag, None)
+            if given is not None and not _zero(constructor, layer.skipped_by):
+                yield _asked_by(qualname, layer), given
+
+    def _layer(self, expr: ast.expr) -> tuple[ast.Call, FlagTestingLayer, str] | None:
+        """The layer `expr` makes, when it is a call of a flag-testing layer's class."""
+        if not isinstance(expr, ast.Call):
+            return None
+        func = expr.func
+        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
+        if last not in self._NAMES:
+            return None
+        if self._scope is None:
+            self._scope = self.module.function_scope(self.function)
+        qualname = self.module.qualname(func, self._scope)
+        layer = FLAG_TESTING_LAYERS.get(qualname or "")
+        return (expr, layer, last) if layer is not None else None
+
+
+def _argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
+    given = next((k.value for k in call.keywords if k.arg == keyword), None)
+    if given is None and position is not None and len(call.args) > position:
+        given = call.args[position]
+    return given
+
+
+def _zero(constructor: ast.Call, parameter: str) -> bool:
+    """Whether the layer is made with `parameter` a literal 0 (the first positional argument)."""
+    value = _argument(constructor, parameter, 0)
+    return isinstance(value, ast.Constant) and type(value.value) in (int, float) and value.value == 0
+
+
+def _asked_by(name: str, layer: FlagTestingLayer) -> str:
+    return f"goes to a `{name}` as `{layer.flag}` (tested in Python unless its `{layer.skipped_by}` is 0)"
 
 
 def _before(node: ast.expr, other: ast.expr) -> bool:
@@ -375,23 +439,23 @@ def _walk_own(body: Iterable[ast.AST]) -> Iterator[ast.AST]:
 def _truth_tests(node: ast.AST) -> Iterator[tuple[str, ast.expr]]:
     """The expressions whose truth value `node` asks, with what asks it."""
     if isinstance(node, ast.If):
-        yield "an `if`", node.test
+        yield "decides an `if`", node.test
     elif isinstance(node, ast.While):
-        yield "a `while`", node.test
+        yield "decides a `while`", node.test
     elif isinstance(node, ast.IfExp):
-        yield "a conditional expression", node.test
+        yield "decides a conditional expression", node.test
     elif isinstance(node, ast.Assert):
-        yield "an `assert`", node.test
+        yield "decides an `assert`", node.test
     elif isinstance(node, ast.comprehension):
         for condition in node.ifs:
-            yield "a comprehension's `if`", condition
+            yield "decides a comprehension's `if`", condition
     elif isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        yield "a `not`", node.operand
+        yield "decides a `not`", node.operand
     elif isinstance(node, ast.BoolOp):  # the last operand is returned, not asked
         for value in node.values[:-1]:
-            yield f"an `{'and' if isinstance(node.op, ast.And) else 'or'}`", value
+            yield f"decides an `{'and' if isinstance(node.op, ast.And) else 'or'}`", value
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "bool":
-        yield from (("a `bool()`", argument) for argument in node.args[:1])
+        yield from (("decides a `bool()`", argument) for argument in node.args[:1])
 
 
 def _truth_operands(test: ast.expr) -> Iterator[ast.Name]:

@@ -227,3 +227,52 @@ def test_a_function_of_another_module_is_checked(tmp_path):
     code = HEADER + "from layers import block\n\nh = jax.checkpoint(block)\n"
     [finding] = findings(code, tmp_path, "JAX119")
     assert "`train` decides a conditional expression on line 2" in finding.message
+
+
+DROPOUT = """
+import flax.linen as nn
+import jax
+import jax.numpy as jnp
+
+
+class Block(nn.Module):
+    @nn.compact
+    def __call__(self, x, deterministic):
+        return {dropout}
+
+
+def run():
+    x = jnp.ones((2, 3))
+    return nn.remat(Block, static_argnums={static})().apply(
+        {{}}, x, True, rngs={{"dropout": jax.random.key(0)}}
+    )
+"""
+
+
+@pytest.mark.parametrize(
+    "dropout",
+    [
+        "nn.Dropout(0.1)(x, deterministic=deterministic)",
+        "nn.Dropout(rate=0.1)(x, deterministic)",
+        "nn.Dropout(0.1, deterministic=deterministic)(x)",
+    ],
+    ids=["call-keyword", "call-position", "layer-keyword"],
+)
+def test_a_flag_handed_to_dropout_is_tested_there(dropout, tmp_path):
+    pytest.importorskip("flax")
+    code = DROPOUT.format(dropout=dropout, static="(1,)")
+    [finding] = findings(code, tmp_path, "JAX119")
+    assert "`deterministic` goes to a `Dropout` as `deterministic`" in finding.message
+    assert "index 2 makes `deterministic` static" in finding.message
+    with pytest.raises(jax.errors.TracerBoolConversionError):
+        _run(code)
+    repaired = fixed(code, [finding])
+    assert repaired == textwrap.dedent(DROPOUT.format(dropout=dropout, static="(1, 2)"))
+    _run(repaired)
+
+
+def test_a_dropout_of_rate_zero_tests_nothing(tmp_path):
+    pytest.importorskip("flax")
+    code = DROPOUT.format(dropout="nn.Dropout(0.0)(x, deterministic=deterministic)", static="()")
+    assert findings(code, tmp_path, "JAX119") == []
+    _run(code)

@@ -20,14 +20,17 @@ class Checkpointed(Record):
     """A call of a checkpoint function (or of `functools.partial` of one) whose counting of
     `static_argnums` is known, and the function it checkpoints, known from the source."""
 
-    __slots__ = ("call", "wrapper", "function", "counts_first")
+    __slots__ = ("call", "wrapper", "function", "counts_first", "defined_in")
     call: ast.Call
     wrapper: str  # the checkpoint function's qualified name
     function: CheckpointedNode
     counts_first: bool  # whether the function's first parameter (`self`) is argument 0
+    defined_in: Module  # the module the function is written in
 
-    def __init__(self, call: ast.Call, wrapper: str, function: CheckpointedNode, counts_first: bool) -> None:
-        self._assign(call, wrapper, function, counts_first)
+    def __init__(
+        self, call: ast.Call, wrapper: str, function: CheckpointedNode, counts_first: bool, defined_in: Module
+    ) -> None:
+        self._assign(call, wrapper, function, counts_first, defined_in)
 
     @property
     def counting(self) -> StaticArgnums:
@@ -87,8 +90,9 @@ def _wrapper(module: Module, call: ast.Call, scope: Scope) -> str | None:
 
 def _wrapped(
     module: Module, call: ast.Call, scope: Scope, wrapper: str, applied: ast.AST | None
-) -> tuple[CheckpointedNode, bool] | None:
-    """The function checkpointed, and whether its first parameter is counted (`self`)."""
+) -> tuple[CheckpointedNode, bool, Module] | None:
+    """The function checkpointed, whether its first parameter is counted (`self`), and the module
+    it is written in."""
     arguments = call.args[1:] if module.qualname(call.func, scope) in PARTIAL else call.args
     given: ast.AST | None = arguments[0] if arguments else None
     given = given or next((k.value for k in call.keywords if k.arg in _FUNCTION_KEYWORDS), None)
@@ -98,9 +102,12 @@ def _wrapped(
         else:
             given = applied  # a decorator: the def or class below it
     node: ast.AST | None = given
+    defined_in = module
     if isinstance(given, (ast.Name, ast.Attribute)):
         found = module.definition(given, scope)
-        node = found[1] if found is not None else None
+        if found is None:
+            return None
+        defined_in, node, _ = found
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
             return None  # what the decorators make is not known
     counting = STATIC_ARGNUMS_COUNTING[wrapper]
@@ -117,9 +124,9 @@ def _wrapped(
         )
         if method is None or method.decorator_list and not _only_compact(method):
             return None
-        return method, counting.self_counted
+        return method, counting.self_counted, defined_in
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        return node, counting.self_counted is not False
+        return node, counting.self_counted is not False, defined_in
     return None
 
 
