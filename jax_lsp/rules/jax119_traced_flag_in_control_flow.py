@@ -56,6 +56,8 @@ from jax_lsp.core.policies.checkpointed import (
 from jax_lsp.rules.base import Example, ModuleContext, Rule
 
 _NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+# The nodes that can ask for a truth value (`_truth_tests`, a layer's call).
+_ASKING = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension, ast.UnaryOp, ast.BoolOp, ast.Call)
 # `concrete=` changes what the wrapper traces (older JAX), or raises (newer): not checked.
 _UNKNOWN = ("concrete",)
 
@@ -90,6 +92,8 @@ class TracedFlagInControlFlow(Rule):
         ]
         if positional and wrapped.counts_first and positional[0].arg in ("self", "cls"):
             candidates = [c for c in candidates if c != positional[0].arg]
+        if not candidates:
+            return
         tested = _tested_parameters(wrapped, set(candidates))
         if not tested:
             return
@@ -352,10 +356,14 @@ def _tested_parameters(wrapped: Checkpointed, candidates: set[str]) -> dict[str,
     assigned: set[str] = set()
     asked: dict[str, tuple[str, ast.expr]] = {}
     for node in _walk_own(body):
-        if isinstance(node, ast.Name) and not isinstance(node.ctx, ast.Load):
-            assigned.add(node.id)
-        elif isinstance(node, (ast.Global, ast.Nonlocal)):
+        if isinstance(node, ast.Name):
+            if not isinstance(node.ctx, ast.Load):
+                assigned.add(node.id)
+            continue
+        if isinstance(node, (ast.Global, ast.Nonlocal)):
             assigned.update(node.names)
+        if not isinstance(node, _ASKING):
+            continue
         for asked_by, test in [*_truth_tests(node), *layers.asked(node)]:
             for name in _truth_operands(test):
                 if name.id in candidates and (name.id not in asked or _before(name, asked[name.id][1])):

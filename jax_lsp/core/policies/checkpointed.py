@@ -55,9 +55,13 @@ def checkpointed(module: Module, calls: Iterable[tuple[ast.Call, Scope]]) -> Ite
         found = _wrapper(module, call, scope)
         if found is not None:
             wrappers[id(call)] = (call, found, scope)
-    if not wrappers:
-        return
-    applied = _applied_to(module.source.tree, wrappers)
+    # What a wrapper without its function applies to (a decorator, `partial(...)(f)`): one walk.
+    bare = {
+        key: (call, wrapper, scope)
+        for key, (call, wrapper, scope) in wrappers.items()
+        if _function_given(module, call, scope) is None
+    }
+    applied = _applied_to(module.source.tree, bare) if bare else {}
     for key, (call, wrapper, scope) in wrappers.items():
         target = _wrapped(module, call, scope, wrapper, applied.get(key))
         if target is not None:
@@ -88,14 +92,20 @@ def _wrapper(module: Module, call: ast.Call, scope: Scope) -> str | None:
     return None
 
 
+def _function_given(module: Module, call: ast.Call, scope: Scope) -> ast.expr | None:
+    """The function passed to the wrapper in the call itself (after `partial`'s first argument)."""
+    arguments = call.args[1:] if module.qualname(call.func, scope) in PARTIAL else call.args
+    if arguments:
+        return arguments[0]
+    return next((k.value for k in call.keywords if k.arg in _FUNCTION_KEYWORDS), None)
+
+
 def _wrapped(
     module: Module, call: ast.Call, scope: Scope, wrapper: str, applied: ast.AST | None
 ) -> tuple[CheckpointedNode, bool, Module] | None:
     """The function checkpointed, whether its first parameter is counted (`self`), and the module
     it is written in."""
-    arguments = call.args[1:] if module.qualname(call.func, scope) in PARTIAL else call.args
-    given: ast.AST | None = arguments[0] if arguments else None
-    given = given or next((k.value for k in call.keywords if k.arg in _FUNCTION_KEYWORDS), None)
+    given: ast.AST | None = _function_given(module, call, scope)
     if given is None:
         if isinstance(applied, ast.Call):  # partial(jax.checkpoint, static_argnums=...)(f)
             given = applied.args[0] if applied.args else None
