@@ -176,10 +176,12 @@ def test_what_does_not_ask_a_traced_value_is_not_reported(body, call, tmp_path):
         'jax.checkpoint(g, static_argnums=(1,), static_argnames=("unused",))',
         "jax.checkpoint(g, static_argnums=n)",
         "jax.checkpoint(g, static_argnums=(-1,))",
+        'jax.checkpoint(g, static_argnames=("flag",))',
     ],
-    ids=["static-by-index", "unknown-index", "from-the-end"],
+    ids=["static-by-index", "unknown-index", "from-the-end", "static-by-name"],
 )
 def test_static_or_unknown_indices_are_not_reported(wrapping, tmp_path):
+    """A name in `static_argnames` counts as static: JAX honours it under `jax_remat3`."""
     code = HEADER + "n = (1,)\n\n\ndef g(x, flag):\n    return x if flag else -x\n\n\nh = " + wrapping + "\n"
     assert findings(code, tmp_path, "JAX119") == []
 
