@@ -352,7 +352,7 @@ def _tested_parameters(wrapped: Checkpointed, candidates: set[str]) -> dict[str,
     again is left out."""
     function = wrapped.function
     body: list[ast.AST] = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
-    layers = _FlagTestingLayers(wrapped.defined_in, function)
+    layers = _FlagTestingLayers(wrapped.defined_in, function, candidates)
     assigned: set[str] = set()
     asked: dict[str, tuple[str, ast.expr]] = {}
     for node in _walk_own(body):
@@ -373,45 +373,42 @@ def _tested_parameters(wrapped: Checkpointed, candidates: set[str]) -> dict[str,
 
 
 class _FlagTestingLayers:
-    """The flags handed to a Flax layer that tests them in Python (`nn.Dropout(rate)(x,
-    deterministic=flag)`, or given to the layer itself), in one function's body."""
+    """The candidates handed as a flag to a Flax layer that tests it in Python (`nn.Dropout(rate)(x,
+    deterministic=flag)`, or given to the layer itself), in one function's body. The layer's
+    name is resolved only where a candidate is handed to something named like it."""
 
-    _NAMES = frozenset(name.rsplit(".", 1)[1] for name in FLAG_TESTING_LAYERS)
+    _BY_NAME = {name.rsplit(".", 1)[1]: layer for name, layer in FLAG_TESTING_LAYERS.items()}
 
-    def __init__(self, module: Module, function: CheckpointedNode) -> None:
+    def __init__(self, module: Module, function: CheckpointedNode, candidates: set[str]) -> None:
         self.module = module
         self.function = function
+        self.candidates = candidates
         self._scope: Scope | None = None
 
     def asked(self, node: ast.AST) -> Iterator[tuple[str, ast.expr]]:
         if not isinstance(node, ast.Call):
             return
-        found = self._layer(node.func)
-        if found is not None:  # the layer's call: its flag, by keyword or position
-            constructor, layer, qualname = found
-            given = _argument(node, layer.flag, layer.call_position)
-            if given is not None and not _zero(constructor, layer.skipped_by):
-                yield _asked_by(qualname, layer), given
-        found = self._layer(node)
-        if found is not None:  # the layer made with its flag
-            constructor, layer, qualname = found
-            given = _argument(node, layer.flag, None)
-            if given is not None and not _zero(constructor, layer.skipped_by):
-                yield _asked_by(qualname, layer), given
+        for constructor, position in ((node.func, 1), (node, None)):  # the layer's call; the layer
+            if not isinstance(constructor, ast.Call):
+                continue
+            func = constructor.func
+            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+            layer = self._BY_NAME.get(name)
+            if layer is None:
+                continue
+            given = _argument(node, layer.flag, None if position is None else layer.call_position)
+            if (
+                given is not None
+                and any(n.id in self.candidates for n in _truth_operands(given))
+                and not _zero(constructor, layer.skipped_by)
+                and self._resolves_to_layer(func)
+            ):
+                yield _asked_by(name, layer), given
 
-    def _layer(self, expr: ast.expr) -> tuple[ast.Call, FlagTestingLayer, str] | None:
-        """The layer `expr` makes, when it is a call of a flag-testing layer's class."""
-        if not isinstance(expr, ast.Call):
-            return None
-        func = expr.func
-        last = func.attr if isinstance(func, ast.Attribute) else func.id if isinstance(func, ast.Name) else ""
-        if last not in self._NAMES:
-            return None
+    def _resolves_to_layer(self, func: ast.expr) -> bool:
         if self._scope is None:
             self._scope = self.module.function_scope(self.function)
-        qualname = self.module.qualname(func, self._scope)
-        layer = FLAG_TESTING_LAYERS.get(qualname or "")
-        return (expr, layer, last) if layer is not None else None
+        return self.module.qualname(func, self._scope) in FLAG_TESTING_LAYERS
 
 
 def _argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
