@@ -183,6 +183,13 @@ CODES: dict[str, Code] = {
             "Policy decisions that are always true (Saveable, Recompute, Offloadable) combined with or/and",
         ),
         Code(
+            "JAX119",
+            "traced-flag-in-control-flow",
+            _RULE,
+            _ERROR,
+            "A checkpointed function's parameter that JAX traces decides Python control flow",
+        ),
+        Code(
             UNPREDICTED,
             "unpredicted-trace-failure",
             Family.TRACE,

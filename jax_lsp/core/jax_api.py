@@ -104,6 +104,24 @@ STATIC_ARGNUMS_COUNTING: dict[str, StaticArgnums] = {
     ),
 }
 
+
+class FlagTestingLayer(Record):
+    """A Flax layer whose call asks Python for the truth of a flag (JAX119: a traced flag raises
+    there), checked under flax 0.12: the flag, taken by the layer or by its call, its position in
+    the call, and the layer's parameter that, 0, skips the test (`if rate == 0.0 or deterministic`)."""
+
+    __slots__ = ("flag", "call_position", "skipped_by")
+    flag: str
+    call_position: int
+    skipped_by: str
+
+    def __init__(self, flag: str, call_position: int, skipped_by: str) -> None:
+        self._assign(flag, call_position, skipped_by)
+
+
+_DROPOUT = FlagTestingLayer("deterministic", 1, "rate")
+FLAG_TESTING_LAYERS = {"flax.linen.Dropout": _DROPOUT, "flax.linen.stochastic.Dropout": _DROPOUT}
+
 # The names they are called by: `checkpoint`, `remat`, `filter_checkpoint`.
 CHECKPOINT_FUNCTION_NAMES = frozenset(name.rsplit(".", 1)[1] for name in CHECKPOINT_FUNCTIONS)
 

@@ -31,26 +31,9 @@ import ast
 from collections.abc import Iterator
 
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.scopes import Scope, walk_spanning
 from jax_lsp.core.findings import Finding, Severity
-from jax_lsp.core.jax_api import CHECKPOINT_FUNCTIONS, PARTIAL, STATIC_ARGNUMS_COUNTING
+from jax_lsp.core.policies.checkpointed import STATIC_ARGNUMS, Checkpointed, checkpointed, static_indices
 from jax_lsp.rules.base import Example, ModuleContext, Rule
-
-_FUNCTION_KEYWORDS = ("fun", "f", "target")
-_KEYWORD = "static_argnums"
-
-
-def _indices(value: ast.expr) -> list[tuple[ast.expr, int]]:
-    """The constant indices of `static_argnums=`: (where written, value); others are left out."""
-    items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
-    found = []
-    for item in items:
-        number, sign = item, 1
-        if isinstance(item, ast.UnaryOp) and isinstance(item.op, ast.USub):
-            number, sign = item.operand, -1
-        if isinstance(number, ast.Constant) and type(number.value) is int:
-            found.append((item, sign * number.value))
-    return found
 
 
 class StaticArgnumsOutOfRange(Rule):
@@ -59,103 +42,32 @@ class StaticArgnumsOutOfRange(Rule):
 
     def check_module(self, context: ModuleContext) -> Iterator[Finding]:
         module = context.module
-        if _KEYWORD not in module.source.text:
+        if STATIC_ARGNUMS not in module.source.text:
             return
-        wrappers: dict[int, tuple[ast.Call, str, Scope]] = {}
-        for call, scope in module.calls:
-            if not any(k.arg == _KEYWORD for k in call.keywords):
-                continue
-            found = self._wrapper(module, call, scope)
-            if found is not None:
-                wrappers[id(call)] = (call, found, scope)
-        if not wrappers:
-            return
-        applied = _applied_to(module.source.tree, wrappers)
-        for key, (call, wrapper, scope) in wrappers.items():
-            target = self._wrapped(module, call, scope, wrapper, applied.get(key))
-            if target is None:
-                continue
-            function, counts_first = target
-            value = next(k.value for k in call.keywords if k.arg == _KEYWORD)
-            yield from self._check(module, value, function, wrapper, counts_first)
+        calls = [
+            (call, scope)
+            for call, scope in module.calls
+            if any(k.arg == STATIC_ARGNUMS for k in call.keywords)
+        ]
+        for wrapped in checkpointed(module, calls):
+            keyword = wrapped.keyword(STATIC_ARGNUMS)
+            if keyword is not None:
+                yield from self._check(module, keyword.value, wrapped)
 
-    def _wrapper(self, module: Module, call: ast.Call, scope: Scope) -> str | None:
-        """The checkpoint function this call (or `functools.partial` of it) is, when it is one
-        whose counting of static_argnums is known."""
-        qualname = module.qualname(call.func, scope)
-        if qualname in PARTIAL and call.args:
-            qualname = module.qualname(call.args[0], scope)
-        if qualname in CHECKPOINT_FUNCTIONS and qualname in STATIC_ARGNUMS_COUNTING:
-            return qualname
-        return None
-
-    def _wrapped(
-        self,
-        module: Module,
-        call: ast.Call,
-        scope: Scope,
-        wrapper: str,
-        applied: ast.AST | None,
-    ) -> tuple[ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda, bool] | None:
-        """The function checkpointed, and whether its first parameter is counted (`self`)."""
-        arguments = call.args[1:] if module.qualname(call.func, scope) in PARTIAL else call.args
-        given: ast.AST | None = arguments[0] if arguments else None
-        given = given or next((k.value for k in call.keywords if k.arg in _FUNCTION_KEYWORDS), None)
-        if given is None:
-            if isinstance(applied, ast.Call):  # partial(jax.checkpoint, static_argnums=...)(f)
-                given = applied.args[0] if applied.args else None
-            else:
-                given = applied  # a decorator: the def or class below it
-        node: ast.AST | None = given
-        if isinstance(given, (ast.Name, ast.Attribute)):
-            found = module.definition(given, scope)
-            node = found[1] if found is not None else None
-            if (
-                isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-                and node.decorator_list
-            ):
-                return None  # what the decorators make is not known
-        counting = STATIC_ARGNUMS_COUNTING[wrapper]
-        if isinstance(node, ast.ClassDef):
-            if counting.self_counted is None or any(k.arg == "methods" for k in call.keywords):
-                return None
-            method = next(
-                (
-                    s
-                    for s in node.body
-                    if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "__call__"
-                ),
-                None,
-            )
-            if method is None or method.decorator_list and not _only_compact(method):
-                return None
-            return method, counting.self_counted
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-            return node, counting.self_counted is not False
-        return None
-
-    def _check(
-        self,
-        module: Module,
-        value: ast.expr,
-        function: ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda,
-        wrapper: str,
-        counts_first: bool,
-    ) -> Iterator[Finding]:
+    def _check(self, module: Module, value: ast.expr, wrapped: Checkpointed) -> Iterator[Finding]:
+        function = wrapped.function
         args = function.args
         if args.vararg is not None:
             return
-        positional = [a.arg for a in [*args.posonlyargs, *args.args]]
-        if not counts_first:
-            positional = positional[1:]
-        counting = STATIC_ARGNUMS_COUNTING[wrapper]
+        positional = [a.arg for a in wrapped.positional()]
+        counting = wrapped.counting
         name = "the lambda" if isinstance(function, ast.Lambda) else f"`{function.name}`"
         takes = ", ".join(f"`{p}`" for p in positional) or "none"
         if counting.self_counted is False:
             takes += ", not counting `self`"
         keyword_only = ", ".join(f"`{a.arg}`" for a in args.kwonlyargs)
         severity = None if counting.raises else Severity.WARNING
-        for where, index in _indices(value):
+        for where, index in static_indices(value):
             if -len(positional) <= index < len(positional) or (index < 0 and not counting.negative):
                 continue
             written = module.source.segment(where)
@@ -167,7 +79,7 @@ class StaticArgnumsOutOfRange(Rule):
             message = f"Index {written} of `static_argnums` {where_to} of {name} ({takes}): {counting.effect}"
             if keyword_only and index >= 0:
                 message += f"; keyword-only parameters ({keyword_only}) cannot be static by index"
-                if wrapper.startswith("jax."):
+                if wrapped.wrapper.startswith("jax."):
                     message += ": name them in `static_argnames`"
             yield self.finding(module, where, message, severity=severity)
 
@@ -244,26 +156,3 @@ class StaticArgnumsOutOfRange(Rule):
             lines=(4,),
         ),
     ]
-
-
-def _only_compact(method: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-    """`@nn.compact` (or `@compact`) keeps the signature of `__call__`."""
-    return all(
-        (decorator.attr if isinstance(decorator, ast.Attribute) else getattr(decorator, "id", ""))
-        == "compact"
-        for decorator in method.decorator_list
-    )
-
-
-def _applied_to(tree: ast.Module, wrappers: dict[int, tuple[ast.Call, str, Scope]]) -> dict[int, ast.AST]:
-    """For each wrapper call: the def or class it decorates as the innermost decorator, or the
-    call that applies it (`partial(jax.checkpoint, ...)(f)`)."""
-    applied: dict[int, ast.AST] = {}
-    for node in walk_spanning(tree, [call.lineno for call, _, _ in wrappers.values()]):
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
-            innermost = node.decorator_list[-1]
-            if id(innermost) in wrappers:
-                applied[id(innermost)] = node
-        elif isinstance(node, ast.Call) and id(node.func) in wrappers:
-            applied[id(node.func)] = node
-    return applied
