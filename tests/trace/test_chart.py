@@ -18,7 +18,10 @@ OFFLOAD = (
 
 def _policy(name: str, computed: int, flops: int | None, current: bool = False, error: str | None = None):
     kept = (Residual((computed,), "uint8", computed, "device", "computed", None, None, None, None, "output"),)
-    return PolicyAdvice(READY + name, current, computed, 0, flops, () if error else kept, error)
+    peak = None if error else 2 * computed  # the step's temporaries at their peak: what is plotted
+    return PolicyAdvice(
+        READY + name, current, computed, 0, flops, () if error else kept, error, peak_bytes=peak
+    )
 
 
 ADVICE = Advice(
@@ -108,14 +111,14 @@ def test_a_marker_per_candidate_at_its_memory_and_recompute():
         assert abs(y - _position(memory_of(policy), y_axis)) < 0.2
     texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
     assert "Remat policies at model.py:14 (example model.py:example · jax 0.10.2, cpu)" in texts
-    assert "kept on the device (computed residuals)" in texts
+    assert "the step's temporaries at their peak (estimated)" in texts
     assert "Not drawn: broken_policy: rejected by JAX" in texts
 
 
 def test_candidates_at_the_same_point_share_one_label_and_labels_do_not_overlap():
     root = _parse(chart_svg([ADVICE], None))
     labels = _labels(root)
-    points = {(p.computed_bytes, p.recompute_flops) for p in ADVICE.policies if p.error is None}
+    points = {(p.peak_bytes, p.recompute_flops) for p in ADVICE.policies if p.error is None}
     assert len(labels) == len(points)
     [shared] = [lines for lines in labels if "dots_with_no_batch_dims_saveable" in lines]
     assert shared == ["dots_saveable (current)", "dots_with_no_batch_dims_saveable"]

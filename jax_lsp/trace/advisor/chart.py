@@ -33,7 +33,8 @@ _SANS = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif"
 def memory_axis(advice: Advice) -> tuple[str, Callable[[PolicyAdvice], int | None]]:
     """The memory axis's title and what a candidate is plotted at on it (None: not drawn): the
     one place that decides which of the advice's memory figures the picture shows."""
-    return "kept on the device (computed residuals)", lambda p: p.computed_bytes
+    measure = "compiled" if advice.compiled else "estimated"
+    return f"the step's temporaries at their peak ({measure})", advice.budgeted_bytes
 
 
 def chart_svg(advices: Sequence[Advice], root: Path | None, budget: int | None = None) -> str:

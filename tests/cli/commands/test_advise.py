@@ -206,7 +206,7 @@ def test_every_site_of_a_file_from_a_comment_and_from_pyproject(tmp_path, capsys
 
 def test_plot_draws_every_candidate(capsys, tmp_path):
     plot = tmp_path / "tradeoff.svg"
-    site = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--budget", "1KiB"]
+    site = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--budget", "6000B"]
     code, data = _json(capsys, *site, "--plot", str(plot))
     assert code == 0
     root = ElementTree.parse(plot).getroot()
@@ -228,7 +228,7 @@ def test_plot_draws_every_candidate(capsys, tmp_path):
     captured = capsys.readouterr()
     assert code == 2
     assert f"jax-lsp: error: --plot: cannot write {unwritable}: No such file or directory" in captured.err
-    assert "Suggested for a budget of 1 KiB" in captured.out  # the report is printed all the same
+    assert "Suggested for a budget of 5.86 KiB" in captured.out  # the report is printed all the same
 
 
 def test_bad_options(capsys):
