@@ -176,8 +176,8 @@ async function adviseChecks(folder, modelDoc) {
         for (const policy of policies) {
             assert.ok(markdown.includes(`| \`${policy}\` |`), `no table row for ${policy}:\n${markdown}`);
         }
-        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 5 MiB \| 33 MiB \| 0 \| 4\.29 GFLOP \|$/m);
-        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [^|]+ \| [\d.]+ MiB \| [^|]+ \| 0 \|$/m);
+        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 5 MiB \| 33 MiB \| 0 \| 21 MiB \| 4\.29 GFLOP \|$/m);
+        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [^|]+ \| [\d.]+ MiB \| [^|]+ \| [\d.]+ MiB \| 0 \|$/m);
         assert.ok(advice.suggested && advice.suggested.recompute_flops === 0, JSON.stringify(advice.suggested));
         // The client shows it beside the code, as a Markdown document: the heading, the chart (a data: image), the table.
         assert.match(compared.chart, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
@@ -210,6 +210,36 @@ async function adviseChecks(folder, modelDoc) {
     // Back to model.py for the checks below (the comparison's preview stays open beside it).
     await vscode.window.showTextDocument(modelDoc, vscode.ViewColumn.One);
     await waitForDiagnostics(modelDoc.uri, EXPECTED);
+}
+
+/** layers.py: four alike layers in a Python loop, under a policy that names a value no layer tags. */
+async function adviseLoopChecks(folder) {
+    const uri = vscode.Uri.joinPath(folder, 'layers.py');
+    const doc = await vscode.workspace.openTextDocument(uri);
+    await vscode.window.showTextDocument(doc);
+    const lines = doc.getText().split('\n');
+    const siteLine = lines.findIndex((line) => line.includes('policy='));
+    const hidden = lines.findIndex((line) => line.includes('"hidden")'));
+
+    await check('trusted: advisor: a name that changes nothing is a JAX191 warning with its fix; a loop\'s layers are one x4 hint', async () => {
+        const asked = await adviseLens(uri, (title) => title === 'Advise policy', 30000, 'the "Advise policy" lens on layers.py');
+        const result = await vscode.commands.executeCommand(asked.command.command, ...asked.command.arguments);
+        assert.ok(result && !result.error, JSON.stringify(result).slice(0, 600));
+        const [current] = result.policies.filter((p) => p.current);
+        assert.deepStrictEqual(current.no_effect.map((n) => [n.name, n.reason]), [['attn_out', 'not_produced']]);
+        const warnings = await waitFor(() => {
+            const found = vscode.languages.getDiagnostics(uri).filter((d) => codeOf(d) === 'JAX191');
+            return found.length ? found : undefined;
+        }, 20000, 'the JAX191 warning on layers.py');
+        assert.deepStrictEqual(warnings.map(describe), [`JAX191 ${siteLine}:${warnings[0].range.start.character}-${warnings[0].range.end.line}:${warnings[0].range.end.character} Warning`]);
+        assert.match(warnings[0].message, /^'attn_out' \(saved\): no checkpoint_name of it runs inside the checkpoint/);
+        const hints = await vscode.commands.executeCommand('vscode.executeInlayHintProvider', uri, new vscode.Range(0, 0, doc.lineCount, 0));
+        const label = (hint) => (typeof hint.label === 'string' ? hint.label : hint.label.map((part) => part.value).join(''));
+        assert.deepStrictEqual(hints.filter((hint) => hint.position.line === hidden).map((hint) => label(hint).trim()), ['saved f32[64,128] 32 KiB x4']);
+        const actions = await vscode.commands.executeCommand('vscode.executeCodeActionProvider', uri, warnings[0].range, vscode.CodeActionKind.QuickFix.value);
+        const titles = actions.map((a) => a.title);
+        assert.ok(titles.includes("Drop 'attn_out' from the policy (it changes nothing)"), JSON.stringify(titles));
+    });
 }
 
 async function run() {
@@ -284,6 +314,9 @@ async function run() {
 
     if (MODE === 'trusted') {
         await adviseChecks(folder, doc);
+        await adviseLoopChecks(folder);
+        await vscode.window.showTextDocument(doc, vscode.ViewColumn.One);
+        await waitForDiagnostics(doc.uri, EXPECTED);
     } else {
         await check('untrusted: no Advise policy lens, and the advisor refuses to run', async () => {
             const mlp = vscode.Uri.joinPath(folder, 'mlp.py');
