@@ -199,7 +199,7 @@ def _environment() -> dict[str, str]:
 def _advise(python: str, root: Path, site: str, function: str) -> tuple[dict, float]:
     """The advise command's JSON object and its wall time, from the repository's root."""
     command = [python, "-m", "jax_lsp", "advise", site]
-    command += ["--example", f"{EXAMPLE_COPY}:{function}", "--output-format", "json"]
+    command += ["--example", f"{EXAMPLE_COPY}:{function}", "--output-format", "json", "--timeout", "120"]
     start = time.perf_counter()
     done = subprocess.run(command, cwd=root, env=_environment(), capture_output=True, text=True)
     elapsed = time.perf_counter() - start

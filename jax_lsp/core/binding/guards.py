@@ -53,7 +53,21 @@ def paths_with_jax(module: Module, node: FunctionNode) -> ReturnPaths:
     if not paths.returns:
         return paths
     scope = module.function_scope(node)
+    if not any(_jax_or_none(module, name, scope) for name in _tested_names(node)):
+        return paths  # no test reads JAX's module: saves a walk up the tests per return
     return paths.replace(returns=tuple(r for r in paths.returns if not _without_jax(module, node, scope, r)))
+
+
+def _tested_names(node: ast.AST) -> set[str]:
+    """The names that a test in ``node`` reads bare or compares with something."""
+    names = set()
+    for child in ast.walk(node):
+        if isinstance(child, (ast.If, ast.IfExp, ast.While, ast.Assert)):
+            for test, _ in plain_tests(child.test, True):
+                test = test.left if isinstance(test, ast.Compare) else test
+                if isinstance(test, ast.Name):
+                    names.add(test.id)
+    return names
 
 
 def _without_jax(module: Module, root: ast.AST, scope: Scope, node: ast.AST) -> bool:
