@@ -38,9 +38,11 @@ EOF
 )
 
 # The tests that trace in JAX_LSP_TEST_INTERPRETER (tests/agent.py's AGENT_PYTHON): the trace's
-# host and agent, and `trace`, `check --trace` and the editor's trace on top of them.
+# host and agent, `trace`, `check --trace` and the editor's trace on top of them, and the
+# advisor's agent (those comparing with this Python's own JAX, or advising flax or equinox code
+# that the end's venv lacks, skip there).
 TRACE_TESTS=(tests/trace tests/trace_agent/test_load.py tests/cli/commands/test_trace.py
-  tests/cli/test_tracing.py tests/server/features/test_trace.py)
+  tests/cli/test_tracing.py tests/server/features/test_trace.py tests/trace_agent/advisor)
 
 # end NAME RELEASE PYTHON...: the venv for RELEASE under the first of the Pythons found, and the
 # tests under it.

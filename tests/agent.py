@@ -11,6 +11,7 @@ import pytest
 
 from jax_lsp.core.jax_facts import facts_for, installed_jax_version
 from jax_lsp.trace import TraceService
+from tests.jax_premises import not_installed
 
 ADVISOR_FIXTURES = Path(__file__).parent / "fixtures" / "advisor"
 
@@ -72,6 +73,29 @@ class AgentTraceService(TraceService):
 
 
 AGENT_FACTS = facts_for(installed_jax_version(AGENT_PYTHON))
+
+
+def skip_unless_agent_runs_this_jax() -> None:
+    """Skips a test that compares an advice with what JAX works out in this process
+    (`saved_residuals`, a compiled step's memory analysis) where the agent runs another release."""
+    here, there = installed_jax_version(None), installed_jax_version(AGENT_PYTHON)
+    if here != there:
+        pytest.skip(f"compares with jax {here} here; the agent runs jax {there}")
+
+
+def skip_where_agent_lacks_imports(*paths: str | Path) -> None:
+    """Skips the test where AGENT_PYTHON lacks a package that one of ``paths`` imports from outside
+    its folder (flax, equinox... in a venv that holds only a JAX release)."""
+    missing = sorted(
+        {
+            name
+            for path in map(Path, paths)
+            for name in not_installed(path.read_text(encoding="utf-8"), AGENT_PYTHON)
+            if not (path.parent / name).is_dir() and not (path.parent / f"{name}.py").is_file()
+        }
+    )
+    if missing:
+        pytest.skip(f"{AGENT_PYTHON} lacks {', '.join(missing)}")
 
 
 def invalid_value_text() -> str:

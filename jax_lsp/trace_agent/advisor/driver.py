@@ -13,7 +13,7 @@ from ..preload import installed_imports
 from .candidates import Candidate, build_candidates
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
-from .jaxpr import linear_jaxpr, markers_in, recompute_flops, substitute, tagged_names
+from .jaxpr import linear_jaxpr, markers_in, open_jaxpr, recompute_flops, substitute, tagged_names
 from .no_effect import no_effect
 from .peak import estimate_peak, step_function, step_memory
 from .reasons import Chosen, Why, backward_inputs
@@ -72,7 +72,7 @@ def candidate_jaxpr(candidate, forward, chosen=None):
         value = marker.value if candidate.value is None and candidate.current else candidate.value
         return value if chosen is None else chosen.setdefault(id(marker), Chosen(value))
 
-    return substitute(forward.closed.jaxpr, choose, {})
+    return substitute(forward.jaxpr, choose, {})
 
 
 def advise_one(candidate, forward, leaves, arg_names, frames):
@@ -87,12 +87,12 @@ def advise_one(candidate, forward, leaves, arg_names, frames):
         return out, vjp_fn
 
     traced, out_shape = jax.make_jaxpr(run, return_shape=True)(*leaves)
-    jaxpr = traced.jaxpr
+    jaxpr = open_jaxpr(traced)
     num_res = jax.tree_util.tree_structure(out_shape[1]).num_leaves
     outvars = jaxpr.outvars[len(jaxpr.outvars) - num_res :]
     linear = linear_jaxpr(box[0]) if box else None
     inputs = backward_inputs(box[0], linear) if linear is not None else None
-    why = Why(forward.closed.jaxpr, jaxpr, list(chosen.values()), linear, inputs, frames)
+    why = Why(forward.jaxpr, jaxpr, list(chosen.values()), linear, inputs, frames)
     residuals = residuals_of(jaxpr, outvars, arg_names, frames, why)
     flops = recompute_flops(linear, [True] * len(linear.invars)) if linear is not None else None
     return {
@@ -224,7 +224,7 @@ def advise(params):
     except Exception as exc:
         raise _trace_error(exc, site, example_file, root, what) from None
     timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
-    if not markers_in(forward.closed.jaxpr):
+    if not markers_in(forward.jaxpr):
         copies = namesakes(site)
         hint = (
             f"it imported {copies[0][0]} from {copies[0][1]}, not from the site's file"
@@ -238,7 +238,7 @@ def advise(params):
             path,
             site.line,
         )
-    names = tagged_names(forward.closed.jaxpr)
+    names = tagged_names(forward.jaxpr)
     platform, device, memories = _platform()
     selector = find_selector(site)
     candidates, errors = build_candidates(site, params.get("policies") or [], names, memories, selector)

@@ -16,6 +16,8 @@ from __future__ import annotations
 import jax
 from jax._src import core as jax_core
 
+from .jaxpr import close, consts_of, open_jaxpr
+
 _HOOKED = ("process_primitive", "stage_value")
 try:  # private, feature-detected: without them, constants are replayed as plain values
     from jax._src.interpreters import partial_eval as _pe
@@ -37,18 +39,23 @@ class Forward:
         self.closed = closed
         self.lift = lift
 
+    @property
+    def jaxpr(self):
+        """The forward jaxpr without its consts' values."""
+        return open_jaxpr(self.closed)
+
     def replay(self, jaxpr):
         """A function of the forward's inputs evaluating ``jaxpr`` (the forward's, with a candidate
         in place); call it inside the trace that differentiates it."""
         consts = [
             jax_core.trace_ctx.trace.stage_value(value) if lift else value
-            for value, lift in zip(self.closed.consts, self.lift)
+            for value, lift in zip(consts_of(self.closed), self.lift)
         ]
         return lambda *xs: jax_core.eval_jaxpr(jaxpr, consts, *xs)
 
 
 def _plain(closed):
-    return Forward(closed, [False] * len(closed.consts))
+    return Forward(closed, [False] * len(consts_of(closed)))
 
 
 def trace_forward(fn, leaves):
@@ -112,7 +119,7 @@ def _const(value, trace):
 def _lifted(closed, made):
     """``closed`` with the top level's literals that the trace made as constants, and which
     constants to lift."""
-    jaxpr = closed.jaxpr
+    jaxpr = open_jaxpr(closed)
     literals = {}  # id(Literal) -> (its new constvar, the Literal)
 
     def atom(var):
@@ -125,5 +132,5 @@ def _lifted(closed, made):
     outvars = [atom(v) for v in jaxpr.outvars]
     new_vars = [var for var, _ in literals.values()]
     new = jaxpr.replace(constvars=[*jaxpr.constvars, *new_vars], eqns=eqns, outvars=outvars)
-    consts = [*closed.consts, *(literal.val for _, literal in literals.values())]
-    return Forward(jax_core.ClosedJaxpr(new, consts), [made.get(id(c)) is c for c in consts])
+    consts = [*consts_of(closed), *(literal.val for _, literal in literals.values())]
+    return Forward(close(new, consts), [made.get(id(c)) is c for c in consts])

@@ -10,11 +10,44 @@ from .site import Marker
 
 FLOP_PRIMITIVES = ("dot_general", "conv_general_dilated")
 
+# A closed jaxpr: a jaxpr with the values of its constvars. Up to JAX 0.11 a ClosedJaxpr wraps a
+# Jaxpr and the consts; from 0.12 on there is no ClosedJaxpr, a Jaxpr carries its consts itself.
+_CLOSED_JAXPR = getattr(jax_core, "ClosedJaxpr", jax_core.Jaxpr)
+
+
+def is_closed(value):
+    """Whether ``value`` is a closed jaxpr (from JAX 0.12 on, any jaxpr)."""
+    return isinstance(value, _CLOSED_JAXPR)
+
+
+def open_jaxpr(closed):
+    """The jaxpr of the closed jaxpr ``closed`` (from JAX 0.12 on, ``closed`` itself)."""
+    return closed if _CLOSED_JAXPR is jax_core.Jaxpr else closed.jaxpr
+
+
+def consts_of(closed):
+    """The values of the closed jaxpr's constvars, in their order."""
+    return closed.consts
+
+
+def close(jaxpr, consts):
+    """The closed jaxpr of ``jaxpr`` whose constvars hold ``consts``."""
+    if _CLOSED_JAXPR is jax_core.Jaxpr:
+        return jaxpr.with_consts(consts)
+    return _CLOSED_JAXPR(jaxpr, consts)
+
+
+def primitive_name(eqn):
+    """The name of ``eqn``'s primitive. JAX 0.12's linear jaxprs wrap a primitive they
+    differentiate in a ``VJPNode`` (``vjp_node[scan]``, with the scan's parameters): its name is the
+    wrapped primitive's."""
+    return getattr(eqn.primitive, "prim", eqn.primitive).name
+
 
 def sub_jaxprs(value):
     """The jaxprs in an equation's parameter value."""
-    if isinstance(value, jax_core.ClosedJaxpr):
-        yield value.jaxpr
+    if is_closed(value):
+        yield open_jaxpr(value)
     elif isinstance(value, jax_core.Jaxpr):
         yield value
     elif isinstance(value, (tuple, list)):
@@ -54,7 +87,7 @@ def tagged_names(jaxpr):
     """The ``checkpoint_name`` names inside the marked checkpoints, in order of first use."""
     names = []
     for eqn, inside in _walk_eqns(jaxpr):
-        if inside and eqn.primitive.name == "name":
+        if inside and primitive_name(eqn) == "name":
             name = eqn.params.get("name")
             if isinstance(name, str) and name not in names:
                 names.append(name)
@@ -66,15 +99,15 @@ def name_places(jaxpr):
     name inside the marked checkpoints and outside them."""
     places = {}
     for eqn, inside in _walk_eqns(jaxpr):
-        if eqn.primitive.name == "name" and isinstance(eqn.params.get("name"), str):
+        if primitive_name(eqn) == "name" and isinstance(eqn.params.get("name"), str):
             places.setdefault(eqn.params["name"], ([], []))[0 if inside else 1].append(eqn.source_info)
     return places
 
 
 def _substitute_value(value, choose, memo):
-    if isinstance(value, jax_core.ClosedJaxpr):
-        inner = substitute(value.jaxpr, choose, memo)
-        return value if inner is value.jaxpr else jax_core.ClosedJaxpr(inner, value.consts)
+    if is_closed(value):
+        inner = substitute(open_jaxpr(value), choose, memo)
+        return value if inner is open_jaxpr(value) else close(inner, consts_of(value))
     if isinstance(value, jax_core.Jaxpr):
         return substitute(value, choose, memo)
     if isinstance(value, (tuple, list)) and value:
@@ -111,12 +144,12 @@ def substitute(jaxpr, choose, memo):
 
 
 def _flops(eqn):
-    if eqn.primitive.name == "dot_general":
+    if primitive_name(eqn) == "dot_general":
         (contract, _), _ = eqn.params["dimension_numbers"]
         lhs = eqn.invars[0].aval.shape
         out = eqn.outvars[0].aval.shape
         return 2 * math.prod(out) * math.prod(lhs[d] for d in contract)
-    if eqn.primitive.name == "conv_general_dilated":
+    if primitive_name(eqn) == "conv_general_dilated":
         rhs = eqn.invars[1].aval.shape
         out = eqn.outvars[0].aval.shape
         spec = eqn.params["dimension_numbers"].rhs_spec
@@ -128,9 +161,9 @@ def _flops(eqn):
 def _inner_inputs(eqn, sub, linear_in):
     """Which inputs of a nested jaxpr are linear, from the equation's inputs."""
     n = len(sub.invars)
-    if eqn.primitive.name == "cond":
+    if primitive_name(eqn) == "cond":
         mapped = linear_in[1:]
-    elif eqn.primitive.name == "while":
+    elif primitive_name(eqn) == "while":
         cond_n = eqn.params.get("cond_nconsts", 0)
         mapped = linear_in[cond_n:] if n == len(linear_in) - cond_n else None
     else:
@@ -148,11 +181,11 @@ def recompute_flops(jaxpr, linear_in):
         ins = [not isinstance(v, jax_core.Literal) and v in linear for v in eqn.invars]
         if any(ins):
             linear.update(eqn.outvars)
-        elif eqn.primitive.name in FLOP_PRIMITIVES:
+        elif primitive_name(eqn) in FLOP_PRIMITIVES:
             total += _flops(eqn)
-        times = eqn.params.get("length", 1) if eqn.primitive.name == "scan" else 1
+        times = eqn.params.get("length", 1) if primitive_name(eqn) == "scan" else 1
         subs = [s for value in eqn.params.values() for s in sub_jaxprs(value)]
-        if eqn.primitive.name == "cond":
+        if primitive_name(eqn) == "cond":
             total += max((recompute_flops(s, _inner_inputs(eqn, s, ins)) for s in subs), default=0)
         else:
             for sub in subs:
@@ -161,7 +194,18 @@ def recompute_flops(jaxpr, linear_in):
 
 
 def linear_jaxpr(vjp_fn):
-    """The linear (backward) jaxpr held by what ``jax.vjp`` returned, across releases."""
+    """The linear (backward) jaxpr held by what ``jax.vjp`` returned, across releases, with the
+    residuals as its constvars and one invar per leaf of the arguments (their tangents)."""
+    jaxpr = _held_jaxpr(vjp_fn)
+    tangents = getattr(getattr(vjp_fn, "in_tree", None), "num_leaves", None)
+    if jaxpr is None or jaxpr.constvars or tangents is None or len(jaxpr.invars) <= tangents:
+        return jaxpr
+    # JAX 0.12 holds it without consts, so the residuals are its leading invars. Attached as
+    # consts, their avals stand for their values (nothing evaluates this jaxpr).
+    return close(jaxpr, [var.aval for var in jaxpr.invars[: len(jaxpr.invars) - tangents]])
+
+
+def _held_jaxpr(vjp_fn):
     jaxpr = getattr(vjp_fn, "jaxpr", None)
     if isinstance(jaxpr, jax_core.Jaxpr):
         return jaxpr
@@ -171,10 +215,10 @@ def linear_jaxpr(vjp_fn):
         if id(value) in seen:
             continue
         seen.add(id(value))
+        if is_closed(value):
+            return open_jaxpr(value)
         if isinstance(value, jax_core.Jaxpr):
             return value
-        if isinstance(value, jax_core.ClosedJaxpr):
-            return value.jaxpr
         for attr in ("func", "fun", "args", "keywords"):
             inner = getattr(value, attr, None)
             if isinstance(inner, (tuple, list)):

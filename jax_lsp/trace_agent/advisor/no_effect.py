@@ -141,7 +141,7 @@ def no_effect(site, current, entries, forward, frames, run):
     mine = entries[current]
     if mine.get("error") is not None:
         return []
-    places = name_places(forward.closed.jaxpr)
+    places = name_places(forward.jaxpr)
 
     def entry_of(policy, text):
         known = next((e for c, e in entries.items() if same_policy(c.value, policy)), None)

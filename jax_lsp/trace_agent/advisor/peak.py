@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from jax._src import core as jax_core
 
 from .example import short_error
-from .jaxpr import sub_jaxprs
+from .jaxpr import open_jaxpr, sub_jaxprs
 from .residuals import device_bytes
 
 
@@ -94,7 +94,7 @@ def _peak(jaxpr, outside):
 
 def estimate_peak(step, leaves):
     """The step's temporary device bytes at its peak, from its traced jaxpr; never compiles."""
-    jaxpr = _used(jax.make_jaxpr(step)(*leaves).jaxpr)
+    jaxpr = _used(open_jaxpr(jax.make_jaxpr(step)(*leaves)))
     return _peak(jaxpr, {*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars})
 
 

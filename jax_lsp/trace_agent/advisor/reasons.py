@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 from jax._src import core as jax_core
 
-from .jaxpr import marked_tracebacks, sub_jaxprs
+from .jaxpr import is_closed, marked_tracebacks, open_jaxpr, primitive_name, sub_jaxprs
 
 # The equations that only copy a value: an offload's device_put, remat's reduce_precision.
 COPIES = ("device_put", "reduce_precision")
@@ -40,7 +40,7 @@ class Chosen:
         """What the policy answered for ``eqn``, or None when JAX never asked it. Where the
         parameters were made anew since (a ``custom_jvp_call``'s functions), the answer JAX got
         for every equation of that primitive and those avals, when it got one answer."""
-        asked = self.answers.get((eqn.primitive.name, tuple(v.aval for v in eqn.invars)), ())
+        asked = self.answers.get((primitive_name(eqn), tuple(v.aval for v in eqn.invars)), ())
         for params, answer in asked:
             try:
                 same = params == eqn.params
@@ -72,10 +72,10 @@ def _producers(jaxpr, memo):
 def _body_outvar(eqn, index):
     """The outvar of ``eqn``'s nested jaxpr that gives its output ``index`` (a scan's, a jitted
     function's), else None."""
-    if eqn.primitive.name not in ("scan", "pjit", "jit", "closed_call"):
+    if primitive_name(eqn) not in ("scan", "pjit", "jit", "closed_call"):
         return None
     inner = eqn.params.get("jaxpr")
-    inner = getattr(inner, "jaxpr", inner)
+    inner = open_jaxpr(inner) if is_closed(inner) else inner
     if not isinstance(inner, jax_core.Jaxpr) or len(inner.outvars) != len(eqn.outvars):
         return None
     return inner, inner.outvars[index]
@@ -89,7 +89,7 @@ def origin(jaxpr, var, memo):
         eqn = _producers(jaxpr, memo).get(var)
         if eqn is None:
             return first, None
-        if eqn.primitive.name in COPIES and eqn.invars:
+        if primitive_name(eqn) in COPIES and eqn.invars:
             var = eqn.invars[0]
             continue
         first = first or eqn
@@ -104,11 +104,11 @@ def _inner_invars(eqn, param, sub, index):
     """The invars of ``sub`` (the jaxpr in ``eqn``'s parameter ``param``) that receive ``eqn``'s
     input ``index``; None where the advisor does not know how ``eqn`` passes its inputs on."""
     n = len(sub.invars)
-    if eqn.primitive.name == "cond":  # the branch index first, then each branch's operands
+    if primitive_name(eqn) == "cond":  # the branch index first, then each branch's operands
         if index == 0:
             return []
         index -= 1
-    elif eqn.primitive.name == "while":  # cond's consts, body's consts, then the carry
+    elif primitive_name(eqn) == "while":  # cond's consts, body's consts, then the carry
         cond_n, body_n = eqn.params.get("cond_nconsts", 0), eqn.params.get("body_nconsts", 0)
         start, count = (0, cond_n) if param == "cond_jaxpr" else (cond_n, body_n)
         if index >= cond_n + body_n:
@@ -147,11 +147,11 @@ class Readers:
 
     def walk(self, jaxpr, var, frames):
         for eqn, positions in self._readers(jaxpr).get(var, ()):
-            if eqn.primitive.name in COPIES:  # an offloaded value's reload: its readers read it
+            if primitive_name(eqn) in COPIES:  # an offloaded value's reload: its readers read it
                 for out in eqn.outvars:
                     self.walk(jaxpr, out, frames)
                 continue
-            if eqn.primitive.name in REMAT and any(eqn.params.get("policy") is c for c in self.chosen):
+            if primitive_name(eqn) in REMAT and any(eqn.params.get("policy") is c for c in self.chosen):
                 self.by_checkpoint = True
             subs = [(name, s) for name, value in eqn.params.items() for s in sub_jaxprs(value)]
             if not subs:
@@ -241,7 +241,7 @@ class Why:
         if _effectful(eqn):  # kept whatever the policy answered
             return "default"
         if "saved" in kept:
-            return "named" if eqn.primitive.name == "name" else "policy"
+            return "named" if primitive_name(eqn) == "name" else "policy"
         # recomputed inside its checkpoint: kept as a later checkpoint's input, or for code outside
         return "argument" if readers.by_checkpoint else "default"
 

@@ -1,14 +1,7 @@
-"""The advisor's tests run the agent in this Python, whatever JAX_LSP_TEST_INTERPRETER says."""
+"""The advisor's tests run the agent in tests/agent.py's AGENT_PYTHON (JAX_LSP_TEST_INTERPRETER)."""
 
 import pytest
 
-from jax_lsp.trace import TraceService
+from tests.agent import service  # noqa: F401 (the fixture)
 
 pytest.importorskip("jax")
-
-
-@pytest.fixture(scope="session")
-def service():
-    svc = TraceService()
-    yield svc
-    svc.shutdown()

@@ -18,7 +18,12 @@ from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
 from jax_lsp.trace.options import TraceOptions
 from tests.advisor_reference import saved_residuals
-from tests.agent import ADVISOR_FIXTURES, jax_kind
+from tests.agent import (
+    ADVISOR_FIXTURES,
+    jax_kind,
+    skip_unless_agent_runs_this_jax,
+    skip_where_agent_lacks_imports,
+)
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -84,6 +89,8 @@ def test_every_checkpoint_without_a_policy_is_a_site():
 
 @pytest.mark.parametrize("needle", sorted(FORMS))
 def test_the_default_is_what_jax_keeps_and_the_quick_fix_passes_the_suggestion(service, needle):
+    skip_unless_agent_runs_this_jax()
+    skip_where_agent_lacks_imports(PATH)
     line, example = _line(needle), FORMS[needle]
     advice = advise(
         service,

@@ -17,7 +17,7 @@ import pytest
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
-from tests.agent import ADVISOR_FIXTURES, line_of
+from tests.agent import ADVISOR_FIXTURES, line_of, skip_unless_agent_runs_this_jax
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -44,6 +44,7 @@ def _advise_written(service, tmp_path: Path, text: str):
 def _assert_advised_as_jax_lists(service, tmp_path, project: Path, site: str, example: str, **request):
     """Advise the site of ``project/site`` with the example ``path/to/file.py:FUNCTION``; every
     candidate keeps what `saved_residuals` lists for it."""
+    skip_unless_agent_runs_this_jax()
     advice = _advise(service, project, site, example, root=project, **request)
     assert advice.ok, advice.message
     file, _, function = example.partition(":")

@@ -11,7 +11,7 @@ import pytest
 
 from jax_lsp.trace.advisor.request import advise
 from tests.advisor_reference import reference_residuals
-from tests.agent import ADVISOR_FIXTURES, line_of
+from tests.agent import ADVISOR_FIXTURES, line_of, skip_unless_agent_runs_this_jax
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -42,6 +42,7 @@ def advice(service):
 @pytest.fixture(scope="module")
 def kept(tmp_path_factory):
     """What JAX keeps (shape, dtype, memory: a multiset) for the fixture under a policy text."""
+    skip_unless_agent_runs_this_jax()
     workdir = tmp_path_factory.mktemp("no_effect")
     line = line_of(FIXTURE)
 

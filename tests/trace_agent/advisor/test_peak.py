@@ -10,7 +10,7 @@ import pytest
 
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
-from tests.agent import ADVISOR_FIXTURES, line_of
+from tests.agent import ADVISOR_FIXTURES, line_of, skip_unless_agent_runs_this_jax
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -82,6 +82,7 @@ def compiled_stack(service):
 
 
 def test_compiled_figures_are_jaxs_memory_analysis_of_the_same_jit_grad(compiled_stack):
+    skip_unless_agent_runs_this_jax()
     assert compiled_stack.ok, compiled_stack.message
     model = _module(PEAK_STACK)
     args = model.example()["args"]

@@ -12,7 +12,7 @@ import pytest
 from jax_lsp.trace.advisor.advice import Advice, Selector
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.setting import with_setting
-from tests.agent import ADVISOR_FIXTURES, line_of
+from tests.agent import ADVISOR_FIXTURES, line_of, skip_where_agent_lacks_imports
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -33,6 +33,7 @@ def project(tmp_path: Path, *names: str) -> Path:
 
 
 def _advise(service, path: Path, needle: str, example: str) -> Advice:
+    skip_where_agent_lacks_imports(path)
     advice = advise(service, path, line_of(path, needle), example=example, root=path.parent)
     assert advice.ok, advice.message
     return advice
