@@ -208,6 +208,7 @@ NO_EFFECT_REASONS = {  # why a name the policy lists changes nothing (docs/advis
     "not_produced": "no checkpoint_name of it runs inside the checkpoint",
     "not_needed": "the backward pass never reads the value it names",
     "kept_otherwise": "the rest of the policy keeps the same residuals without it",
+    "new_remat": "ignored under jax_remat3 on this release (it keeps what nothing_saveable keeps)",
 }
 
 
