@@ -43,6 +43,7 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
         cells += [row[i].rjust(widths[i]) for i in range(2, len(header))]
         lines.append("  ".join(cells).rstrip())
     lines.append("(* current policy" + (", + suggested" if suggested else "") + f")\n({legend(advice)})")
+    lines += [f"Note: {note}." for note in advice.notes]
     rejected = rejections(advice)
     if rejected:
         lines.append("Rejected by JAX:")

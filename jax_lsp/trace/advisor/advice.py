@@ -380,6 +380,7 @@ class Advice:
     selector: Selector | None = None  # where a key chooses the site's policy
     setting: Setting | None = None  # the literal default of that key in the project, if one
     setting_note: str | None = None  # why there is no `setting` (none, or several)
+    notes: tuple[str, ...] = ()  # what the advice cannot see on this JAX release
 
     @property
     def ok(self) -> bool:
@@ -447,6 +448,7 @@ class Advice:
                 {**p.to_json(root), "same_as": [o.policy for o in self.same_as(p)]} for p in self.policies
             ],
             "suggested": None,
+            "notes": list(self.notes),
         }
         if suggested is not None:
             data["suggested"] = {
@@ -508,6 +510,7 @@ class Advice:
             duration_s=data.get("duration_s"),
             timings=tuple(_table(data, "timings").items()),
             selector=_selector(_table(data, "selector")),
+            notes=tuple(n for n in data.get("notes") or () if isinstance(n, str)),
         )
 
 

@@ -198,6 +198,7 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         shown = {"*": "current", "+": "suggested"}.get(mark, "")
         lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
     lines += ["", f"*{legend(advice)}.*"]
+    lines += [f"*Note: {note}.*" for note in advice.notes]
     rejected = rejections(advice)
     if rejected:
         lines += ["", "**Rejected by JAX:**", ""]

@@ -31,6 +31,12 @@ from .site import (
     parse_site,
 )
 
+LITERALS_MISSING = (
+    "this JAX release lacks the tracing hooks the advisor needs to see the scalar constants the "
+    "example's code makes through the trace (the 0.5 of x * 0.5): the residuals JAX lists "
+    '"from a literal" (a few bytes each) are missing from every policy here'
+)
+
 
 def _flat_call(fn, treedef):
     def flat(*leaves):
@@ -279,6 +285,7 @@ def advise(params):
     timings["no_effect_s"] = time.perf_counter() - begun
     timings["per_policy_s"] = per_policy
     timings["max_rss_mb"] = _max_rss_mb()
+    notes = [] if forward.lifted else [LITERALS_MISSING]
     return {
         "status": "ok",
         "message": "",
@@ -292,6 +299,7 @@ def advise(params):
         "selector": selector.to_json() if selector is not None else None,
         "policies": entries,
         "policy_errors": errors,
+        "notes": notes,
         "timings": timings,
     }
 
