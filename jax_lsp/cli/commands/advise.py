@@ -9,7 +9,10 @@ site of the file is advised, and every checkpoint that passes no policy (`jax.ch
 `TABLE[KEY]`, a helper returning a table member), the suggestion names the key to set and,
 when the project gives it a literal default, its file and line. Under the table, each name the
 current policy lists that changes nothing (the policy traced without it keeps the same), and
-why (docs/advise.md, "Names that change nothing"). Exit 0 when every site was
+why (docs/advise.md, "Names that change nothing"); under jax_remat3 no policy is compared
+(the site is not advised), but the names the new remat ignores are still listed. A note under
+the table says what the JAX release does not let the advisor see (on jax 0.4.30, the residuals
+"from a literal"). Exit 0 when every site was
 advised (and, with --budget, some policy fits), 1 when a --budget fits no policy, 2 when a
 site could not be advised.
 

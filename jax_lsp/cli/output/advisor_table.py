@@ -21,12 +21,18 @@ from jax_lsp.trace.advisor.report import (
 )
 
 
+def _no_effect_block(advice: Advice, root: Path | None) -> list[str]:
+    no_effect = no_effect_lines(advice, root)
+    return [f"{NO_EFFECT_HEADING}:", *(f"  {line}" for line in no_effect)] if no_effect else []
+
+
 def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -> str:
     """The advice as plain text: one row per policy, then what the current policy keeps."""
     lines = [f"== {heading(advice, root)}"]
     if not advice.ok:
         where = f"{relative(advice.error_path, root)}:{advice.error_line}: " if advice.error_line else ""
         lines.append(f"{where}{advice.message}")
+        lines += _no_effect_block(advice, root)
         return "\n".join(lines)
     suggested = advice.suggest(budget) if budget is not None else None
     header = ("", "policy", *columns(advice))
@@ -37,6 +43,7 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
         cells += [row[i].rjust(widths[i]) for i in range(2, len(header))]
         lines.append("  ".join(cells).rstrip())
     lines.append("(* current policy" + (", + suggested" if suggested else "") + f")\n({legend(advice)})")
+    lines += [f"Note: {note}." for note in advice.notes]
     rejected = rejections(advice)
     if rejected:
         lines.append("Rejected by JAX:")
@@ -45,10 +52,7 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
     if failed:
         lines.append("Did not compile:")
         lines += [f"  {line}" for line in failed]
-    no_effect = no_effect_lines(advice, root)
-    if no_effect:
-        lines.append(f"{NO_EFFECT_HEADING}:")
-        lines += [f"  {line}" for line in no_effect]
+    lines += _no_effect_block(advice, root)
     current = advice.current
     if current is not None and current.residuals:
         lines.append("")

@@ -262,8 +262,9 @@ class AdvisorFeature(LanguageFeature):
             cancelled,
             progress,
         )
-        if anchor is not None and advice.ok:
-            current = advice.current
+        current = advice.current
+        # Under jax_remat3 an `unsupported` advice still carries the names the new remat ignores.
+        if anchor is not None and (advice.ok or (current is not None and current.no_effect)):
             lines = tuple(
                 r.line - 1
                 for r in (current.residuals if current is not None else ())
@@ -274,7 +275,7 @@ class AdvisorFeature(LanguageFeature):
             )
             self._publish(path)
             self.refresh()
-        elif not advice.ok and advice.status != "cancelled":
+        if not advice.ok and advice.status != "cancelled":
             where = relative(advice.error_path, root) if advice.error_path else path.name
             message = (
                 f"Advice for {path.name}:{line} failed: {where}:{advice.error_line or line}: {advice.message}"

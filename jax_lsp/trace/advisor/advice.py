@@ -208,6 +208,7 @@ NO_EFFECT_REASONS = {  # why a name the policy lists changes nothing (docs/advis
     "not_produced": "no checkpoint_name of it runs inside the checkpoint",
     "not_needed": "the backward pass never reads the value it names",
     "kept_otherwise": "the rest of the policy keeps the same residuals without it",
+    "new_remat": "ignored under jax_remat3 on this release (it keeps what nothing_saveable keeps)",
 }
 
 
@@ -379,6 +380,7 @@ class Advice:
     selector: Selector | None = None  # where a key chooses the site's policy
     setting: Setting | None = None  # the literal default of that key in the project, if one
     setting_note: str | None = None  # why there is no `setting` (none, or several)
+    notes: tuple[str, ...] = ()  # what the advice cannot see on this JAX release
 
     @property
     def ok(self) -> bool:
@@ -446,6 +448,7 @@ class Advice:
                 {**p.to_json(root), "same_as": [o.policy for o in self.same_as(p)]} for p in self.policies
             ],
             "suggested": None,
+            "notes": list(self.notes),
         }
         if suggested is not None:
             data["suggested"] = {
@@ -507,6 +510,7 @@ class Advice:
             duration_s=data.get("duration_s"),
             timings=tuple(_table(data, "timings").items()),
             selector=_selector(_table(data, "selector")),
+            notes=tuple(n for n in data.get("notes") or () if isinstance(n, str)),
         )
 
 

@@ -179,11 +179,17 @@ def heading(advice: Advice, root: Path | None) -> str:
     return f"{where}" + (f" ({extra})" if extra else "")
 
 
+def _no_effect_markdown(advice: Advice, root: Path | None) -> list[str]:
+    no_effect = no_effect_lines(advice, root)
+    return ["", f"**{NO_EFFECT_HEADING}:**", "", *(f"- {line}" for line in no_effect)] if no_effect else []
+
+
 def format_markdown(advice: Advice, root: Path | None, budget: int | None = None) -> str:
     """The advice as Markdown (the editor's "Compare policies", `--output-format markdown`)."""
     lines = [f"### Remat policies at `{heading(advice, root)}`", ""]
     if not advice.ok:
         lines.append(advice.message)
+        lines += _no_effect_markdown(advice, root)
         return "\n".join(lines) + "\n"
     suggested = advice.suggest(budget) if budget is not None else None
     lines.append("| | policy | " + " | ".join(columns(advice)) + " |")
@@ -192,6 +198,7 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         shown = {"*": "current", "+": "suggested"}.get(mark, "")
         lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
     lines += ["", f"*{legend(advice)}.*"]
+    lines += [f"*Note: {note}.*" for note in advice.notes]
     rejected = rejections(advice)
     if rejected:
         lines += ["", "**Rejected by JAX:**", ""]
@@ -200,10 +207,7 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
     if failed:
         lines += ["", "**Did not compile:**", ""]
         lines += [f"- {line}" for line in failed]
-    no_effect = no_effect_lines(advice, root)
-    if no_effect:
-        lines += ["", f"**{NO_EFFECT_HEADING}:**", ""]
-        lines += [f"- {line}" for line in no_effect]
+    lines += _no_effect_markdown(advice, root)
     current = advice.current
     if current is not None and current.residuals:
         lines += ["", f"**The current policy keeps** ({current.summary()}):", ""]

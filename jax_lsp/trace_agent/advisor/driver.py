@@ -14,7 +14,7 @@ from .candidates import Candidate, build_candidates
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
 from .jaxpr import linear_jaxpr, markers_in, open_jaxpr, recompute_flops, substitute, tagged_names
-from .no_effect import no_effect
+from .no_effect import ignored_by_new_remat, no_effect
 from .peak import estimate_peak, step_function, step_memory
 from .reasons import Chosen, Why, backward_inputs
 from .residuals import Frames, residuals_of
@@ -29,6 +29,12 @@ from .site import (
     module_name,
     namesakes,
     parse_site,
+)
+
+LITERALS_MISSING = (
+    "this JAX release lacks the tracing hooks the advisor needs to see the scalar constants the "
+    "example's code makes through the trace (the 0.5 of x * 0.5): the residuals JAX lists "
+    '"from a literal" (a few bytes each) are missing from every policy here'
 )
 
 
@@ -153,6 +159,26 @@ def _remat3_on():
         return False
 
 
+def _under_new_remat(site, forward, leaves, path):
+    """The answer under ``jax_remat3``: ``unsupported`` (no candidate is traced), with the current
+    policy's names that the new remat ignores, as its ``no_effect``."""
+    message = (
+        "jax_remat3 is on: the advisor compares policies under the classic remat only; advise "
+        "with jax_remat3 off"
+    )
+    result = AgentError("unsupported", message, path, site.line).result()
+    try:
+        found = ignored_by_new_remat(site, forward, leaves)
+    except MemoryError:
+        raise
+    except Exception:
+        found = []
+    result["target"] = {"path": path, "line": site.line}
+    current = rejected(Candidate(site.expression(), None, True), message, path, site.line)
+    result["policies"] = [{**current, "no_effect": found}]
+    return result
+
+
 def _max_rss_mb():
     try:
         import resource
@@ -193,14 +219,6 @@ def advise(params):
             path,
             params["line"],
         )
-    if _remat3_on():
-        raise AgentError(
-            "unsupported",
-            "jax_remat3 is on: the advisor reads the classic remat's checkpoint equations, which "
-            "the new remat does not make; advise with jax_remat3 off",
-            path,
-            params["line"],
-        )
     site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
     example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
     install_site(site)
@@ -238,6 +256,8 @@ def advise(params):
             path,
             site.line,
         )
+    if _remat3_on():  # set in the environment, or by the user's modules as they loaded
+        return _under_new_remat(site, forward, leaves, path)
     names = tagged_names(forward.jaxpr)
     platform, device, memories = _platform()
     selector = find_selector(site)
@@ -265,6 +285,7 @@ def advise(params):
     timings["no_effect_s"] = time.perf_counter() - begun
     timings["per_policy_s"] = per_policy
     timings["max_rss_mb"] = _max_rss_mb()
+    notes = [] if forward.lifted else [LITERALS_MISSING]
     return {
         "status": "ok",
         "message": "",
@@ -278,6 +299,7 @@ def advise(params):
         "selector": selector.to_json() if selector is not None else None,
         "policies": entries,
         "policy_errors": errors,
+        "notes": notes,
         "timings": timings,
     }
 

@@ -125,7 +125,9 @@ def _checkpointed_callable(site):
             return value
     if len(site.captured) == 1 and callable(site.captured[0]) and not isinstance(site.captured[0], type):
         value = site.captured[0]
-        if not isinstance(value, functools.partial):  # partial(jax.checkpoint, policy=...): a decorator
+        # partial(jax.checkpoint, policy=...) is a decorator; under jax_remat3 a checkpointed
+        # function is a partial too, given the policy positionally
+        if not (isinstance(value, functools.partial) and "policy" in value.keywords):
             return value
     raise AgentError(
         "example_error",

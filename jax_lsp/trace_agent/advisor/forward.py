@@ -33,11 +33,14 @@ except ImportError:
 
 class Forward:
     """``closed``, the forward jaxpr with its top level's literals made constants, and for each
-    constant whether the trace made it (``lift``: make it again in the differentiating trace)."""
+    constant whether the trace made it (``lift``: make it again in the differentiating trace).
+    ``lifted``: whether the trace could note them (on JAX releases without the hooks it needs,
+    none are lifted and the residuals JAX lists "from a literal" are missing)."""
 
-    def __init__(self, closed, lift):
+    def __init__(self, closed, lift, lifted=True):
         self.closed = closed
         self.lift = lift
+        self.lifted = lifted
 
     @property
     def jaxpr(self):
@@ -55,7 +58,7 @@ class Forward:
 
 
 def _plain(closed):
-    return Forward(closed, [False] * len(consts_of(closed)))
+    return Forward(closed, [False] * len(consts_of(closed)), lifted=False)
 
 
 def trace_forward(fn, leaves):

@@ -44,9 +44,25 @@ def primitive_name(eqn):
     return getattr(eqn.primitive, "prim", eqn.primitive).name
 
 
+def is_new_remat(value):
+    """Whether ``value``, an equation's parameter, is a checkpoint of the new remat
+    (``jax_remat3``): an object held by a ``call_hi_primitive`` equation, with the checkpointed
+    jaxpr and the policy in its ``params``, rebuilt by its class from them."""
+    params = getattr(value, "params", None)
+    return isinstance(params, dict) and "jaxpr" in params and "policy" in params
+
+
+def _policy_of(eqn):
+    """The policy of a checkpoint equation, the old remat's or the new one's; None for others."""
+    inner = eqn.params.get("_prim")
+    return inner.params["policy"] if is_new_remat(inner) else eqn.params.get("policy")
+
+
 def sub_jaxprs(value):
     """The jaxprs in an equation's parameter value."""
-    if is_closed(value):
+    if is_new_remat(value):
+        yield from sub_jaxprs(value.params["jaxpr"])
+    elif is_closed(value):
         yield open_jaxpr(value)
     elif isinstance(value, jax_core.Jaxpr):
         yield value
@@ -58,7 +74,7 @@ def sub_jaxprs(value):
 def _walk_eqns(jaxpr, inside=False):
     """(eqn, inside a marked checkpoint) for every equation, nested jaxprs included."""
     for eqn in jaxpr.eqns:
-        marked = isinstance(eqn.params.get("policy"), Marker)
+        marked = isinstance(_policy_of(eqn), Marker)
         yield eqn, inside
         for value in eqn.params.values():
             for sub in sub_jaxprs(value):
@@ -66,10 +82,8 @@ def _walk_eqns(jaxpr, inside=False):
 
 
 def markers_in(jaxpr):
-    """The site's markers in ``jaxpr``, one per marked ``checkpoint`` equation, nested ones included."""
-    return [
-        eqn.params["policy"] for eqn, _ in _walk_eqns(jaxpr) if isinstance(eqn.params.get("policy"), Marker)
-    ]
+    """The site's markers in ``jaxpr``, one per marked checkpoint equation, nested ones included."""
+    return [policy for eqn, _ in _walk_eqns(jaxpr) if isinstance(policy := _policy_of(eqn), Marker)]
 
 
 def marked_tracebacks(jaxpr):
@@ -105,6 +119,13 @@ def name_places(jaxpr):
 
 
 def _substitute_value(value, choose, memo):
+    if is_new_remat(value):
+        policy = value.params["policy"]
+        new_policy = choose(policy) if isinstance(policy, Marker) else policy
+        inner = _substitute_value(value.params["jaxpr"], choose, memo)
+        if new_policy is policy and inner is value.params["jaxpr"]:
+            return value
+        return type(value)(**{**value.params, "jaxpr": inner, "policy": new_policy})
     if is_closed(value):
         inner = substitute(open_jaxpr(value), choose, memo)
         return value if inner is open_jaxpr(value) else close(inner, consts_of(value))

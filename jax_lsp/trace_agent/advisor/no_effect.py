@@ -6,6 +6,13 @@ runs inside the marked checkpoint (``not_produced``: tagged outside it, or nowhe
 there but the backward pass never reads it, as ``save_only_these_names(name)`` alone keeps no
 value of that name (``not_needed``); or the rest of the policy keeps the same residuals without
 it (``kept_otherwise``).
+
+Under the new remat (``jax_remat3``) the advisor traces no candidate, but one reason is still
+decided, by JAX's own ``saved_residuals`` of the example with the site's checkpoints given each
+policy: ``new_remat``, a listed name that changes nothing because the new remat ignores the
+whole policy (in JAX 0.10 and 0.11 it ignores every callable policy, ``save_from_both_policies``
+included). The policy keeps what ``nothing_saveable`` keeps, the policy without the name keeps
+the same, and ``save_only_these_names(name)`` alone keeps a value of that name.
 """
 
 from __future__ import annotations
@@ -15,7 +22,7 @@ import ast
 import jax
 
 from .candidates import Candidate, same_policy
-from .jaxpr import name_places
+from .jaxpr import name_places, substitute
 
 POLICIES = jax.checkpoint_policies
 
@@ -135,7 +142,7 @@ def no_effect(site, current, entries, forward, frames, run):
     """The ``no_effect`` entries of the ``current`` candidate (its answer entry is in ``entries``,
     by candidate) in the `Forward` ``forward``. ``run(candidate)`` answers a candidate's entry;
     candidates already in ``entries`` are not traced again."""
-    value = current.value if current.value is not None else (site.markers[0].value if site.markers else None)
+    value = current.value if current.value is not None else site_policy(site)
     if value is None or any(not same_policy(m.value, value) for m in site.markers):
         return []
     mine = entries[current]
@@ -162,19 +169,53 @@ def no_effect(site, current, entries, forward, frames, run):
         text = _without_text(site, name)
         if text is not None and not _checked(text, site, mine, entry_of):
             text = None
-        found.append(
-            {
-                "name": name,
-                "role": role,
-                "reason": reason,
-                "tagged_outside": [
-                    {"path": p, "line": n} for p, n in (frames.line_of(s) for s in outside) if p
-                ]
-                if reason == "not_produced"
-                else [],
-                "without": text,
-            }
-        )
+        outside_lines = [{"path": p, "line": n} for p, n in (frames.line_of(s) for s in outside) if p]
+        found.append(_entry(name, role, reason, outside_lines if reason == "not_produced" else (), text))
+    return found
+
+
+def site_policy(site):
+    """The policy the site's checkpoints were given (the first marker's value; None for JAX's
+    default)."""
+    return site.markers[0].value if site.markers else None
+
+
+def _entry(name, role, reason, tagged_outside=(), without=None):
+    return {
+        "name": name,
+        "role": role,
+        "reason": reason,
+        "tagged_outside": list(tagged_outside),
+        "without": without,
+    }
+
+
+def ignored_by_new_remat(site, forward, leaves):
+    """Under ``jax_remat3``: the ``no_effect`` entries (reason ``new_remat``) of the names the
+    site's policy lists that the new remat ignores, each proven by ``saved_residuals``."""
+    from jax._src.ad_checkpoint import saved_residuals  # private: only the print is public
+
+    value = site_policy(site)
+    if value is None or any(not same_policy(m.value, value) for m in site.markers):
+        return []
+
+    def kept(policy):
+        jaxpr = substitute(forward.jaxpr, lambda marker: policy, {})
+        return saved_residuals(forward.replay(jaxpr), *leaves)
+
+    def signature(residuals):  # shape, dtype and memory of each, in any order
+        return sorted(str(aval) for aval, _ in residuals)
+
+    mine = signature(kept(value))
+    if mine != signature(kept(POLICIES.nothing_saveable)):
+        return []  # the new remat honours the policy, or part of it
+    found = []
+    for name, role, without in listed_names(value):
+        if signature(kept(without)) != mine:
+            continue
+        alone = kept(POLICIES.save_only_these_names(name))
+        if any(description.startswith(f"named '{name}'") for _, description in alone):
+            found.append(_entry(name, role, "new_remat"))
     return found
 
 

@@ -11,6 +11,7 @@ from xml.etree import ElementTree
 import pytest
 from lsprotocol import types
 
+from jax_lsp.core.jax_facts import facts_for, installed_jax_version
 from tests.advisor_reference import saved_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
 from tests.server.lsp_harness import apply_text_edits, position_of, start_session
@@ -489,3 +490,28 @@ async def test_a_policy_that_keeps_what_a_candidate_keeps_can_switch_to_it(tmp_p
         assert "policy=jax.checkpoint_policies.save_only_these_names('mlpwi')  #" in session.apply(
             switch, uri
         )
+
+
+LOCAL_REMAT3 = facts_for(installed_jax_version(None)).remat3
+
+
+@pytest.mark.skipif(
+    LOCAL_REMAT3 is None or "callable" not in LOCAL_REMAT3.ignored,
+    reason="this JAX's new remat honours callable policies",
+)
+async def test_a_name_the_new_remat_ignores_is_a_warning_without_a_fix(tmp_path):
+    """Under jax_remat3 the advice is `unsupported`, yet the names the new remat ignores are
+    JAX191 warnings; dropping one would change nothing, so no quick fix is offered."""
+    text = (ADVISOR_FIXTURES / "new_remat.py").read_text(encoding="utf-8")
+    text = text.replace('"x", "y")))\n', '"x", "y")))  # jax-lsp: example=new_remat.py:example\n', 1)
+    async with start_session("vscode", tmp_path) as session:
+        uri = session.write("new_remat.py", text)
+        session.open("new_remat.py")
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        advice = await _execute(session, ADVISE, lens.command.arguments)
+        assert advice["error"]["status"] == "unsupported"
+        found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
+        [warning] = [d for d in found if d.code == "JAX191"]
+        assert warning.message.startswith("'x' (saved): ignored under jax_remat3 on this release")
+        actions = await session.code_actions(uri, [warning], only=[types.CodeActionKind.QuickFix])
+        assert not any(a.title.startswith(("Drop ", "Use ")) for a in actions)

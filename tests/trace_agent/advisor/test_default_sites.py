@@ -121,3 +121,57 @@ def test_the_default_is_what_jax_keeps_and_the_quick_fix_passes_the_suggestion(s
     assert edits
     fixed = apply_edits(text, edits)
     assert _kept(fixed, example) == _ours(dots)
+
+
+JAX_ONLY = """
+import jax
+import jax.numpy as jnp
+
+
+def mlp(x, w):
+    h = jnp.sin(x @ w)
+    return jnp.sum(jnp.cos(h @ w) * h)
+
+
+block = jax.checkpoint(mlp)
+
+
+@jax.remat
+def layer(x, w):
+    return mlp(x, w)
+
+
+def example_block():
+    return jax.ShapeDtypeStruct((8, 8), jnp.float32), jax.ShapeDtypeStruct((8, 8), jnp.float32)
+
+
+def example_layer():
+    return {"fn": layer, "args": example_block()}
+"""
+
+
+@pytest.mark.parametrize(
+    ("needle", "example"), [("block = ", "example_block"), ("@jax.remat", "example_layer")]
+)
+def test_no_policy_keeps_what_nothing_saveable_keeps_on_the_agents_release(
+    service, tmp_path, needle, example
+):
+    """`None (default: nothing_saveable)` holds on every release the agent runs (JAX's
+    `params['policy'] or nothing_saveable`): in one answer, the site as written keeps and
+    recomputes what `nothing_saveable` does, and less than `dots_saveable`. JAX alone here, so
+    that it runs at both JAX ends."""
+    path = tmp_path / "jax_only.py"
+    path.write_text(JAX_ONLY.lstrip(), encoding="utf-8")
+    line = next(n for n, text in enumerate(JAX_ONLY.lstrip().splitlines(), 1) if text.startswith(needle))
+    advice = advise(service, path, line, example=f"jax_only.py:{example}", root=tmp_path)
+    assert advice.ok, advice.message
+    current = advice.current
+    assert current is not None and current.policy == "None"
+    nothing = next(p for p in advice.policies if p.policy.endswith(".nothing_saveable"))
+    dots = next(p for p in advice.policies if p.policy == DOTS)
+    assert (_ours(current), current.computed_bytes, current.recompute_flops) == (
+        _ours(nothing),
+        nothing.computed_bytes,
+        nothing.recompute_flops,
+    )
+    assert _ours(dots) != _ours(current)
