@@ -87,19 +87,31 @@ def _widened(eqn):
     )
 
 
+def _passed_in(eqn, sub):
+    """(input of ``eqn``, invar of its jaxpr ``sub`` that receives it): a scan's in order (its
+    stacked inputs sliced), else the trailing ones of the same type (a call's, a cond branch's,
+    a while body's)."""
+    if eqn.primitive.name == "scan":
+        pairs = zip(eqn.invars, sub.invars)
+    else:
+        pairs = ((o, i) for o, i in zip(reversed(eqn.invars), reversed(sub.invars)) if o.aval == i.aval)
+    return [(o, i) for o, i in pairs if not isinstance(o, jax_core.Literal)]
+
+
 @functools.cache
 def local_backend_is_cpu():
     """Whether the local backend is XLA:CPU. Asking starts JAX's backend: never before a fork."""
     return jax.default_backend() == "cpu"
 
 
-def _peak(jaxpr, outside, on_cpu):
+def _peak(jaxpr, outside, on_cpu, wide=frozenset()):
     """The largest sum of live device bytes among the values ``jaxpr`` makes, not counting
     those in ``outside`` (its inputs and outputs, held by whoever runs it). A `VIEWS` value is
     its operand's buffer (a bitcast, or a layout XLA gives the operand). Where ``on_cpu()``
     (asked only of a loop with `_widened` inputs), those are copied to float32 one after
     another before the loop starts, each freed once copied if nothing later reads it; the
-    copies live while it runs."""
+    copies live while it runs. ``wide``: the invars of ``jaxpr`` already held in float32 by an
+    enclosing loop (XLA hoists a copy out of every loop it is invariant in)."""
     owner = {}
     for eqn in jaxpr.eqns:
         if (
@@ -118,12 +130,15 @@ def _peak(jaxpr, outside, on_cpu):
     dying = {}
     for index, eqn in enumerate(jaxpr.eqns):
         made = [v for v in eqn.outvars if v not in owner and v not in outside]
+        widened = [v for v in _widened(eqn) if owner.get(v, v) not in wide]
+        widened = widened if widened and on_cpu() else []
+        inputs = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
+        float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
         inner = 0
         for sub in (s for value in eqn.params.values() for s in sub_jaxprs(value)):
-            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu))
+            held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
+            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held))
         live += sum(device_bytes(v.aval) for v in made)
-        widened = _widened(eqn)
-        widened = widened if widened and on_cpu() else []
         copies = sum(2 * device_bytes(v.aval) for v in widened)
         freed = [
             device_bytes(v.aval)

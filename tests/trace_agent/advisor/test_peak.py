@@ -113,6 +113,26 @@ def test_on_cpu_a_loops_bfloat16_inputs_are_held_as_float32_copies(loop):
 
 
 @cpu_only
+def test_on_cpu_an_input_of_nested_loops_is_copied_once():
+    # XLA hoists the widening out of every loop the input does not change in: one copy
+    def nested(w, x):
+        def inner(d, _):
+            return jnp.tanh(w * d), None
+
+        def outer(c, _):
+            return jax.lax.scan(inner, c, None, length=2)[0], None
+
+        return jax.lax.scan(outer, x, None, length=2)[0]
+
+    def args(dtype):
+        return [jax.ShapeDtypeStruct((1024, 1024), dtype)] * 2
+
+    copy = 1024 * 1024 * 4
+    assert estimate_peak(nested, args(jnp.bfloat16)) - estimate_peak(nested, args(jnp.float16)) == copy
+    assert copy <= _temp_bytes(nested, args(jnp.bfloat16)) < 2 * copy
+
+
+@cpu_only
 def test_on_cpu_a_scanned_bfloat16_steps_estimate_counts_the_widened_residuals():
     # a scanned training step: the forward scan's stacked bfloat16 residuals, read by the
     # backward scan, are copied to float32 before it (each freed once copied)
