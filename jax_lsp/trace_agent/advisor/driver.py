@@ -344,6 +344,7 @@ def warm_up():
         for value in (policy.nothing_saveable, policy.save_only_these_names("h")):
             candidate = Candidate("warm-up", value)
             advise_one(candidate, forward, leaves, ("ws", "x"), frames)
-        estimate_peak(step_function(forward, candidate_jaxpr(candidate, forward), leaves, 2), leaves)
+        step = step_function(forward, candidate_jaxpr(candidate, forward), leaves, 2)
+        estimate_peak(step, leaves, on_cpu=lambda: True)  # asking JAX would start a backend
     except Exception:  # a JAX release where this does not trace: children start colder
         pass

@@ -7,11 +7,13 @@ it. Its peak is the largest sum of live device bytes, counting neither the argum
 step's outputs (the gradients), as XLA's ``temp`` figure does not. A nested jaxpr (a scan's
 body, a ``checkpoint``, a ``cond``'s branches, a ``jit``) adds its own peak to what is live
 around it while it runs: a scan's stacked residuals are live, its body's working set counts
-once, for one iteration.
+once, for one iteration. On the CPU backend a loop's bfloat16 inputs are also held as float32
+copies while it runs (`_widened`), as XLA:CPU compiles them.
 """
 
 from __future__ import annotations
 
+import functools
 import time
 
 import jax
@@ -59,10 +61,57 @@ def _used(jaxpr):
         return jaxpr
 
 
-def _peak(jaxpr, outside):
+def _loop_invariant(eqn):
+    """The inputs of a loop equation that are the same in every iteration: a scan's consts and
+    the stacked inputs it slices, a while loop's consts."""
+    if eqn.primitive.name == "scan":
+        consts, carry = eqn.params["num_consts"], eqn.params["num_carry"]
+        return [*eqn.invars[:consts], *eqn.invars[consts + carry :]]
+    if eqn.primitive.name == "while":
+        return eqn.invars[: eqn.params["cond_nconsts"] + eqn.params["body_nconsts"]]
+    return []
+
+
+def _widened(eqn):
+    """The bfloat16 inputs that XLA:CPU holds as float32 copies while the loop ``eqn`` runs.
+    XLA:CPU has no bfloat16 arithmetic or slicing: its float-normalization pass widens their
+    operands to float32, and while-loop-invariant code motion then hoists the widening of an
+    input that every iteration reads (a stacked one as a whole) out of the loop. Float16 keeps
+    its width there (only a dot widens it)."""
+    return list(
+        dict.fromkeys(
+            var
+            for var in _loop_invariant(eqn)
+            if not isinstance(var, jax_core.Literal) and getattr(var.aval, "dtype", None) == jnp.bfloat16
+        )
+    )
+
+
+def _passed_in(eqn, sub):
+    """(input of ``eqn``, invar of its jaxpr ``sub`` that receives it): a scan's in order (its
+    stacked inputs sliced), else the trailing ones of the same type (a call's, a cond branch's,
+    a while body's)."""
+    if eqn.primitive.name == "scan":
+        pairs = zip(eqn.invars, sub.invars)
+    else:
+        pairs = ((o, i) for o, i in zip(reversed(eqn.invars), reversed(sub.invars)) if o.aval == i.aval)
+    return [(o, i) for o, i in pairs if not isinstance(o, jax_core.Literal)]
+
+
+@functools.cache
+def local_backend_is_cpu():
+    """Whether the local backend is XLA:CPU. Asking starts JAX's backend: never before a fork."""
+    return jax.default_backend() == "cpu"
+
+
+def _peak(jaxpr, outside, on_cpu, wide=frozenset()):
     """The largest sum of live device bytes among the values ``jaxpr`` makes, not counting
     those in ``outside`` (its inputs and outputs, held by whoever runs it). A `VIEWS` value is
-    its operand's buffer (a bitcast, or a layout XLA gives the operand)."""
+    its operand's buffer (a bitcast, or a layout XLA gives the operand). Where ``on_cpu()``
+    (asked only of a loop with `_widened` inputs), those are copied to float32 one after
+    another before the loop starts, each freed once copied if nothing later reads it; the
+    copies live while it runs. ``wide``: the invars of ``jaxpr`` already held in float32 by an
+    enclosing loop (XLA hoists a copy out of every loop it is invariant in)."""
     owner = {}
     for eqn in jaxpr.eqns:
         if (
@@ -81,21 +130,35 @@ def _peak(jaxpr, outside):
     dying = {}
     for index, eqn in enumerate(jaxpr.eqns):
         made = [v for v in eqn.outvars if v not in owner and v not in outside]
+        widened = [v for v in _widened(eqn) if owner.get(v, v) not in wide]
+        widened = widened if widened and on_cpu() else []
+        inputs = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
+        float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
         inner = 0
         for sub in (s for value in eqn.params.values() for s in sub_jaxprs(value)):
-            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}))
+            held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
+            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held))
         live += sum(device_bytes(v.aval) for v in made)
-        peak = max(peak, live + inner)
+        copies = sum(2 * device_bytes(v.aval) for v in widened)
+        freed = [
+            device_bytes(v.aval)
+            for v in {owner.get(v, v) for v in widened}
+            if v not in outside and last.get(v) == index
+        ]
+        # at the last copy the largest original may still be there (the order is XLA's)
+        peak = max(peak, live - sum(freed) + copies + max(inner, *freed, 0))
         for var in made:
             dying.setdefault(last.get(var, index), []).append(var)
         live -= sum(device_bytes(v.aval) for v in dying.pop(index, ()))
     return peak
 
 
-def estimate_peak(step, leaves):
-    """The step's temporary device bytes at its peak, from its traced jaxpr; never compiles."""
+def estimate_peak(step, leaves, on_cpu=local_backend_is_cpu):
+    """The step's temporary device bytes at its peak, from its traced jaxpr; never compiles.
+    ``on_cpu()``: whether XLA:CPU compiles the step, asked only of a step with a `_widened` loop
+    input."""
     jaxpr = _used(open_jaxpr(jax.make_jaxpr(step)(*leaves)))
-    return _peak(jaxpr, {*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars})
+    return _peak(jaxpr, {*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars}, on_cpu)
 
 
 def compile_step(step, leaves):

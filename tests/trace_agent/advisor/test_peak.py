@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import importlib.util
 import itertools
+import subprocess
+import sys
+import textwrap
 
 import pytest
 
@@ -17,7 +20,8 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
 
-from jax_lsp.trace_agent.advisor.peak import estimate_peak  # noqa: E402
+from jax_lsp.trace_agent.advisor.jaxpr import open_jaxpr  # noqa: E402
+from jax_lsp.trace_agent.advisor.peak import _peak, _used, estimate_peak  # noqa: E402
 
 PEAK_STACK = ADVISOR_FIXTURES / "peak_stack.py"
 ON_DEVICE = [  # the peak_stack candidates compared with the compiled step (no offloading)
@@ -65,6 +69,118 @@ def test_a_scan_holds_its_stacked_outputs_and_one_iteration_of_its_body():
     # the stacked ys and the body's one temporary (tanh); the carry, never read, is dropped (as
     # XLA drops it), the body's outputs are the slices of the outer ones
     assert estimate_peak(stacked, [xs]) == (length + 1) * n * 4
+
+
+def _temp_bytes(fn, args):
+    return jax.jit(fn).lower(*args).compile().memory_analysis().temp_size_in_bytes
+
+
+cpu_only = pytest.mark.skipif(jax.default_backend() != "cpu", reason="XLA:CPU's bfloat16 widening")
+
+
+@cpu_only
+@pytest.mark.parametrize("loop", ["scan", "while"])
+def test_on_cpu_a_loops_bfloat16_inputs_are_held_as_float32_copies(loop):
+    # the same loop in bfloat16 and in float16: XLA:CPU widens only the former, hoisting a
+    # float32 copy of the input every iteration reads (a scan's stacked xs, a while's const)
+    n, length = 256 * 1024, 16
+
+    def scanned(xs):
+        def body(c, x):
+            return c + jnp.tanh(x).astype(jnp.float32), None
+
+        return jax.lax.scan(body, jnp.zeros((n,), jnp.float32), xs)[0]
+
+    def looped(w, x, count):
+        def body(carry):
+            i, c = carry
+            return i + 1, jnp.tanh(w @ c)
+
+        return jax.lax.while_loop(lambda carry: carry[0] < count, body, (0, x))[1]
+
+    def case(dtype):
+        if loop == "scan":
+            return scanned, [jax.ShapeDtypeStruct((length, n), dtype)]
+        w, x = jax.ShapeDtypeStruct((1024, 1024), dtype), jax.ShapeDtypeStruct((1024,), dtype)
+        return looped, [w, x, jax.ShapeDtypeStruct((), jnp.int32)]
+
+    (fn, wide), (_, narrow) = case(jnp.bfloat16), case(jnp.float16)
+    copy = 2 * wide[0].size * 2  # the float32 copy of the bfloat16 input
+    assert estimate_peak(fn, wide) - estimate_peak(fn, narrow) == copy
+    assert _temp_bytes(fn, wide) >= copy
+    if loop == "scan":  # float16 slicing keeps its width on CPU
+        assert _temp_bytes(fn, narrow) < copy / 4
+
+
+@cpu_only
+def test_on_cpu_an_input_of_nested_loops_is_copied_once():
+    # XLA hoists the widening out of every loop the input does not change in: one copy
+    def nested(w, x):
+        def inner(d, _):
+            return jnp.tanh(w * d), None
+
+        def outer(c, _):
+            return jax.lax.scan(inner, c, None, length=2)[0], None
+
+        return jax.lax.scan(outer, x, None, length=2)[0]
+
+    def args(dtype):
+        return [jax.ShapeDtypeStruct((1024, 1024), dtype)] * 2
+
+    copy = 1024 * 1024 * 4
+    assert estimate_peak(nested, args(jnp.bfloat16)) - estimate_peak(nested, args(jnp.float16)) == copy
+    assert copy <= _temp_bytes(nested, args(jnp.bfloat16)) < 2 * copy
+
+
+@cpu_only
+def test_on_cpu_a_scanned_bfloat16_steps_estimate_counts_the_widened_residuals():
+    # a scanned training step: the forward scan's stacked bfloat16 residuals, read by the
+    # backward scan, are copied to float32 before it (each freed once copied)
+    ws = jax.ShapeDtypeStruct((16, 512, 512), jnp.bfloat16)
+    x = jax.ShapeDtypeStruct((64, 512), jnp.bfloat16)
+
+    def loss(ws, x):
+        def layer(h, w):
+            return jnp.tanh(h @ w), None
+
+        h, _ = jax.lax.scan(jax.checkpoint(layer, policy=jax.checkpoint_policies.everything_saveable), x, ws)
+        return jnp.mean(h.astype(jnp.float32) ** 2)
+
+    step = jax.grad(loss, argnums=(0, 1))
+    compiled = _temp_bytes(step, [ws, x])
+    assert abs(estimate_peak(step, [ws, x]) - compiled) <= 0.1 * compiled
+    jaxpr = _used(open_jaxpr(jax.make_jaxpr(step)(ws, x)))
+    as_traced = _peak(jaxpr, {*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars}, on_cpu=lambda: False)
+    assert as_traced < 0.2 * compiled
+
+
+def test_no_backend_starts_before_a_fork_nor_for_a_step_without_a_bfloat16_loop_input():
+    # the agent warms up before forking its children, and a backend started then hangs them:
+    # the estimate asks JAX for the backend only for a bfloat16 loop input
+    script = textwrap.dedent(
+        """
+        import jax, jax.numpy as jnp
+        from jax._src import xla_bridge
+        from jax_lsp.trace_agent.advisor.driver import warm_up
+        from jax_lsp.trace_agent.advisor.peak import estimate_peak
+
+        def stacked(dtype):
+            def fn(xs):
+                return jax.lax.scan(lambda c, x: (c + jnp.tanh(x), None), jnp.zeros(8, dtype), xs)[0]
+            return fn, [jax.ShapeDtypeStruct((4, 8), dtype)]
+
+        warm_up()
+        started = [bool(xla_bridge._backends)]
+        estimate_peak(*stacked(jnp.float32))
+        started.append(bool(xla_bridge._backends))
+        estimate_peak(*stacked(jnp.bfloat16))
+        print(started + [bool(xla_bridge._backends)])
+        """
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
+    )
+    assert done.stdout.split() == ["[False,", "False,", "True]"], done.stderr[-2000:]
 
 
 @pytest.fixture(scope="module")
