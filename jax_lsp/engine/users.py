@@ -163,7 +163,7 @@ def searched(paths: list[str]) -> Iterator[list[tuple[str, bytes]]]:
     (`__init__.py`), which may re-export a named module's policies, then the other files that
     could hold a policy site, a few at a time (a notebook's bytes without its images). Plain
     data, for a forked process to send as it reads; `UserSearch` takes the first batch, then
-    tells each file of the others."""
+    tells each file of the others, which passed the site test here (`is_user_if_site`)."""
     packages = [path for path in paths if os.path.basename(path) == "__init__.py"]
     yield [(path, data) for path in packages if (data := read_file(path)) is not None]
     batch: list[tuple[str, bytes]] = []
@@ -209,10 +209,13 @@ class UserSearch:
 
     def is_user(self, path: Path, data: bytes) -> bool:
         # The site test first: it lets fewer files through than the words of the targets.
-        if not (
-            file_could_hold_site(str(path), data, policy_sites_only=True)
-            and self._search.could_import(path, data)
-        ):
+        return file_could_hold_site(str(path), data, policy_sites_only=True) and self.is_user_if_site(
+            path, data
+        )
+
+    def is_user_if_site(self, path: Path, data: bytes) -> bool:
+        """`is_user` for a file known to pass the site test (`searched` gave it in a batch)."""
+        if not self._search.could_import(path, data):
             return False
         code = code_for_search(path, data)
         imported = imports_from(code, path, self._targets)
