@@ -137,9 +137,8 @@ def _could_write(text: str, names: Set[str], attributes: Mapping[str, Set[str]])
         return True
     return any(
         module in text
-        and any(
-            match.group(1) in modules_attributes
-            for match in re.finditer(rf"{re.escape(module)}[ \t]*\.[ \t]*(?=([^\W\d]\w*))", text)
+        and not modules_attributes.isdisjoint(
+            re.findall(rf"{re.escape(module)}[ \t]*\.[ \t]*(?=([^\W\d]\w*))", text)
         )
         for module, modules_attributes in attributes.items()
     )
