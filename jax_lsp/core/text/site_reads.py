@@ -114,7 +114,7 @@ def sites_could_read(data: bytes, names: Set[str], attributes: Mapping[str, Set[
             continue
         included.add(index)
         statement = statements[index]
-        if not closes_within(statement.text):
+        if statement.owner is None and not closes_within(statement.text):  # a member closes (body_statements)
             return True
         code = without_comments(statement.text)
         written = set(_WORD.findall(code))
