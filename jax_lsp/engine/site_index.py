@@ -71,7 +71,7 @@ def _search_users(
         search = UserSearch(packages, named, module_name)
         yield from (path for path, data in packages.items() if search.is_user(path, data))
         for batch in batches:
-            yield from (Path(path) for path, data in batch if search.is_user(Path(path), data))
+            yield from (Path(path) for path, data in batch if search.is_user_if_site(Path(path), data))
 
 
 class SiteIndex:

@@ -106,34 +106,57 @@ def _items(names: bytes) -> list[tuple[str, str]]:
     return items
 
 
-def imports_from(data: bytes, importer: Path, targets: list[Exported]) -> Imported:
+class _Targets:
+    """The targets an import may name, and which of them each module it writes names (the same
+    few modules are imported by most files: asked once each)."""
+
+    def __init__(self, targets: list[Exported]) -> None:
+        self.targets = targets
+        # An import names a target by a relative import, or by writing the target's last name.
+        self.lasts = {t.name.rsplit(".", 1)[-1].encode("utf-8", "surrogatepass") for t in targets}
+        self._by_last: dict[str, list[Exported]] = {}
+        for target in targets:
+            self._by_last.setdefault(target.name.rsplit(".", 1)[-1], []).append(target)
+        self._named: dict[tuple[str, str], list[Exported]] = {}
+
+    def named_by(self, source: str, folder: str) -> list[Exported]:
+        """The targets `source`, as written after `from`/`import` in a module of `folder`, names."""
+        key = (source, folder if source.startswith(".") else "")  # an absolute name names the same anywhere
+        if key not in self._named:
+            self._named[key] = [t for t in self.targets if _is_module(source, folder, t)]
+        return self._named[key]
+
+    def by_last(self, name: str) -> list[Exported]:
+        """The targets whose last name is `name`."""
+        return self._by_last.get(name, [])
+
+
+def imports_from(data: bytes, importer: Path, targets: _Targets) -> Imported:
     """What the file at `importer` imports from `targets`."""
     found = Imported()
     folder = os.path.dirname(importer)
-    # An import names a target by a relative import, or by writing the target's last name.
-    lasts = {t.name.rsplit(".", 1)[-1].encode("utf-8", "surrogatepass") for t in targets}
     for match in at_line_starts(_FROM_IMPORT, data):
-        if not match.group(1).startswith(b".") and not any(last in match.group(0) for last in lasts):
+        if not match.group(1).startswith(b".") and not any(last in match.group(0) for last in targets.lasts):
             continue
         source, items = match.group(1).decode("utf-8", "replace"), _items(match.group(2))
         imported = {name for item in items for name in item}
-        for target in targets:
-            last = target.name.rsplit(".", 1)[-1]
-            if _is_module(source, folder, target):
-                found.names.update(target.names if "*" in imported else imported & target.names)
-                found.names.update(bound for name, bound in items if name in target.names)
-            elif last in imported and _is_module(_submodule(source, last), folder, target):
-                for name, bound in items:
-                    if name == last:
-                        found.modules.setdefault(bound, set()).update(target.names)
+        named = targets.named_by(source, folder)
+        for target in named:
+            found.names.update(target.names if "*" in imported else imported & target.names)
+            found.names.update(bound for name, bound in items if name in target.names)
+        for last in imported:  # `from pkg import policies`: a target module imported whole
+            for target in targets.by_last(last):
+                if target not in named and target in targets.named_by(_submodule(source, last), folder):
+                    for name, bound in items:
+                        if name == last:
+                            found.modules.setdefault(bound, set()).update(target.names)
     for match in at_line_starts(_IMPORT, data):
-        if not any(last in match.group(1) for last in lasts):
+        if not any(last in match.group(1) for last in targets.lasts):
             continue
         for name, bound in _items(match.group(1)):
             used_as = bound if bound != name else name.rsplit(".", 1)[-1]  # `a.b.c` is used as `a.b.c.x`
-            for target in targets:
-                if _is_module(name, folder, target):
-                    found.modules.setdefault(used_as, set()).update(target.names)
+            for target in targets.named_by(name, folder):
+                found.modules.setdefault(used_as, set()).update(target.names)
     return found
 
 
@@ -163,7 +186,7 @@ def searched(paths: list[str]) -> Iterator[list[tuple[str, bytes]]]:
     (`__init__.py`), which may re-export a named module's policies, then the other files that
     could hold a policy site, a few at a time (a notebook's bytes without its images). Plain
     data, for a forked process to send as it reads; `UserSearch` takes the first batch, then
-    tells each file of the others."""
+    tells each file of the others, which passed the site test here (`is_user_if_site`)."""
     packages = [path for path in paths if os.path.basename(path) == "__init__.py"]
     yield [(path, data) for path in packages if (data := read_file(path)) is not None]
     batch: list[tuple[str, bytes]] = []
@@ -193,26 +216,29 @@ class UserSearch:
         targets = list(named)
         added = list(named)
         while added:  # a package that imports nothing of the targets so far is asked of the new ones
-            search = _ImportSearch(added)
+            search, newest = _ImportSearch(added), _Targets(added)
             known = {t.path for t in targets}
             added = [
                 Exported(module_name(path), path, frozenset(names))
                 for path, data in packages.items()
                 if path not in known
                 and search.could_import(path, data)
-                and (imported := imports_from(data, path, added))
+                and (imported := imports_from(data, path, newest))
                 for names in [imported.names | set(imported.modules)]
             ]
             targets += added
-        self._targets = targets
+        self._targets = _Targets(targets)
         self._search = _ImportSearch(targets)
 
     def is_user(self, path: Path, data: bytes) -> bool:
         # The site test first: it lets fewer files through than the words of the targets.
-        if not (
-            file_could_hold_site(str(path), data, policy_sites_only=True)
-            and self._search.could_import(path, data)
-        ):
+        return file_could_hold_site(str(path), data, policy_sites_only=True) and self.is_user_if_site(
+            path, data
+        )
+
+    def is_user_if_site(self, path: Path, data: bytes) -> bool:
+        """`is_user` for a file known to pass the site test (`searched` gave it in a batch)."""
+        if not self._search.could_import(path, data):
             return False
         code = code_for_search(path, data)
         imported = imports_from(code, path, self._targets)

@@ -13,13 +13,9 @@ def split_lines(text: str) -> list[str]:
     """Lines with their endings, split only where Python and LSP split (\n, \r\n, \r).
 
     str.splitlines also splits at form feeds and U+2028, which would shift every line after."""
-    if "\r" not in text:  # most files: a split at \n alone, ~3x faster than the expression
-        lines = text.split("\n")
-        last = lines.pop()
-        lines = [line + "\n" for line in lines]
-        lines.append(last)  # "" after a final line break, as below
-        return lines
-    lines = _LINE.findall(text)
+    # Most files: a split at \n alone, many times faster than the expression (in C, the
+    # endings kept).
+    lines = io.StringIO(text, newline="\n").readlines() if "\r" not in text else _LINE.findall(text)
     if not lines or lines[-1].endswith(("\n", "\r")):
         lines.append("")
     return lines

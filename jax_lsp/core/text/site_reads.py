@@ -86,9 +86,11 @@ def sites_could_read(data: bytes, names: Set[str], attributes: Mapping[str, Set[
     """Whether a statement that the policy sites of `data` (a file's code) can read writes one of `names`, or
     `module.attribute` for a module and one of its attributes in `attributes`; True also when
     one of those statements may be cut inside a string or brackets (a line in a string may
-    look like a statement's first)."""
-    trigger_lines, aliases = site_trigger_lines(data)
+    look like a statement's first), unless the text writes none of them anywhere."""
     text = data.decode("utf-8", "replace")
+    if not _could_write(text, names, attributes):
+        return False  # no statement can: the file's statements are not even cut
+    trigger_lines, aliases = site_trigger_lines(data)
     seed_lines = set(trigger_lines)
     if aliases:  # a call of an alias may pass a policy positionally, and holds no trigger
         called = "|".join(re.escape(alias.decode("utf-8", "replace")) for alias in sorted(aliases))
@@ -112,7 +114,7 @@ def sites_could_read(data: bytes, names: Set[str], attributes: Mapping[str, Set[
             continue
         included.add(index)
         statement = statements[index]
-        if not closes_within(statement.text):
+        if statement.owner is None and not closes_within(statement.text):  # a member closes (body_statements)
             return True
         code = without_comments(statement.text)
         written = set(_WORD.findall(code))
@@ -125,6 +127,21 @@ def sites_could_read(data: bytes, names: Set[str], attributes: Mapping[str, Set[
             words.add(word)
             todo += binding.get(word, ())
     return False
+
+
+def _could_write(text: str, names: Set[str], attributes: Mapping[str, Set[str]]) -> bool:
+    """Whether `text` holds one of `names`, or a module of `attributes` followed by a dot and
+    one of its attributes, anywhere: what a statement writes is in the text. Most files that
+    import a module whole never write the few attributes it re-exports of another."""
+    if any(name in text for name in names):
+        return True
+    return any(
+        module in text
+        and not modules_attributes.isdisjoint(
+            re.findall(rf"{re.escape(module)}[ \t]*\.[ \t]*(?=([^\W\d]\w*))", text)
+        )
+        for module, modules_attributes in attributes.items()
+    )
 
 
 def _writes_attribute(code: str, written: set[str], attributes: Mapping[str, Set[str]]) -> bool:

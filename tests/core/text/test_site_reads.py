@@ -100,12 +100,25 @@ def test_a_call_of_an_alias_is_a_site_though_no_trigger_is_on_its_line(tmp_path)
     assert _reaches(tmp_path, user)
 
 
+CUT_INSIDE_A_STRING = (
+    'import jax\nimport pol\n\n\ndef make():\n    doc = """\ndef helper2():\n    {}\n"""\n    return 1\n\n\n'
+    "f = jax.checkpoint(g, policy=make())\n"
+)
+
+
 def test_a_statement_cut_inside_a_string_keeps_the_file(tmp_path):
     # The line `def helper2():` inside the string starts a statement for a text search: the
-    # pieces do not close, and the file is kept rather than guessed about.
+    # pieces do not close, and a file that writes `pol.p` somewhere is kept rather than
+    # guessed about.
     user = tmp_path / "user.py"
-    user.write_text(
-        'import jax\nimport pol\n\n\ndef make():\n    doc = """\ndef helper2():\n"""\n    return 1\n\n\n'
-        "f = jax.checkpoint(g, policy=make())\n"
-    )
+    user.write_text(CUT_INSIDE_A_STRING.format("pol.p"))
     assert _search(tmp_path).is_user(user, user.read_bytes())
+
+
+def test_a_file_that_writes_none_of_the_names_is_no_user_though_a_statement_is_cut(tmp_path):
+    # `pol` is written in its import alone (and inside `policy`): no statement, however the
+    # text is cut, writes `p`, `helper`, `pol.p` or `pol.helper`.
+    user = tmp_path / "user.py"
+    user.write_text(CUT_INSIDE_A_STRING.format("pass"))
+    assert not _search(tmp_path).is_user(user, user.read_bytes())
+    assert not _reaches(tmp_path, user)
