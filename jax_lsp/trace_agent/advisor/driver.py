@@ -13,7 +13,15 @@ from ..preload import installed_imports
 from .candidates import Candidate, build_candidates
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
-from .jaxpr import linear_jaxpr, markers_in, open_jaxpr, recompute_flops, substitute, tagged_names
+from .jaxpr import (
+    linear_jaxpr,
+    markers_in,
+    open_jaxpr,
+    recompute_flops,
+    substitute,
+    tagged_names,
+    with_outvars,
+)
 from .no_effect import no_effect
 from .peak import (
     backward,
@@ -126,11 +134,9 @@ def advise_one(candidate, forward, leaves, arg_names, frames, positional=None):
         "recompute_flops": flops,
         "residuals": residuals,
     }
-    if whole:
-        grads = jaxpr.outvars[num_out + num_res :]
-        entry["peak_bytes"] = (
-            None if backward_failed else peak_or_none(jaxpr_peak, jaxpr.replace(outvars=grads))
-        )
+    if whole:  # the step: the gradients its only outputs
+        step = with_outvars(jaxpr, jaxpr.outvars[num_out + num_res :])
+        entry["peak_bytes"] = None if backward_failed else peak_or_none(jaxpr_peak, step)
     return entry
 
 
