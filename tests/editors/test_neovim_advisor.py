@@ -36,9 +36,9 @@ def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
     assert result["lens_line"] == site
     assert result["before"] == "Advise policy"
     assert result["policies"] >= 5
-    assert (
-        result["after"]
-        == "saves 5 arrays: 1.5 KiB computed, 4.5 KiB of arguments · recomputes 0 · Compare policies"
+    assert result["after"] == (
+        "saves 5 arrays: 1.5 KiB computed, 4.5 KiB of arguments · recomputes 0 · peak (est.) 7 KiB"
+        " · Compare policies"
     )
     assert result["after"] in result["shown"]
     by_line = {h["line"]: h for h in result["hints"]}

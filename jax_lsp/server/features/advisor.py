@@ -111,7 +111,7 @@ class AdvisorFeature(LanguageFeature):
             arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
             found = advised.get(anchor.span.start.line)
             if found is not None and found.advice.ok and found.advice.current is not None:
-                title = f"{found.advice.current.summary()} · Compare policies"
+                title = f"{_lens_summary(found.advice.current)} · Compare policies"
                 command = types.Command(title=title, command=COMPARE, arguments=arguments)
             elif self._example(path, anchor.line) is None:
                 title = "Advise policy: give an example (see docs/advise.md)"
@@ -461,6 +461,13 @@ class AdvisorFeature(LanguageFeature):
     def shutdown(self) -> None:
         if self._own_service is not None:
             self._own_service.shutdown()
+
+
+def _lens_summary(current: PolicyAdvice) -> str:
+    """The current policy's `PolicyAdvice.summary`, then its step's estimated peak."""
+    if current.peak_bytes is None:
+        return current.summary()
+    return f"{current.summary()} · peak (est.) {format_bytes(current.peak_bytes)}"
 
 
 def _hint_text(residual: Residual, count: int) -> str:

@@ -13,9 +13,26 @@ from ..preload import installed_imports
 from .candidates import Candidate, build_candidates
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
-from .jaxpr import linear_jaxpr, markers_in, open_jaxpr, recompute_flops, substitute, tagged_names
+from .jaxpr import (
+    linear_jaxpr,
+    markers_in,
+    open_jaxpr,
+    recompute_flops,
+    substitute,
+    tagged_names,
+    with_outvars,
+)
 from .no_effect import ignored_by_new_remat, no_effect
-from .peak import estimate_peak, step_function, step_memory
+from .peak import (
+    backward,
+    compiled_memory,
+    differentiated,
+    estimate_peak,
+    jaxpr_peak,
+    local_backend_is_cpu,
+    peak_or_none,
+    step_function,
+)
 from .reasons import Chosen, Why, backward_inputs
 from .residuals import Frames, residuals_of
 from .selector import find_selector
@@ -81,27 +98,42 @@ def candidate_jaxpr(candidate, forward, chosen=None):
     return substitute(forward.jaxpr, choose, {})
 
 
-def advise_one(candidate, forward, leaves, arg_names, frames):
-    """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry."""
+def advise_one(candidate, forward, leaves, arg_names, frames, positional=None, on_cpu=local_backend_is_cpu):
+    """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry.
+    Given ``positional`` (the step's, `step_function`), where the step differentiates every leaf
+    the same trace goes on into the step's backward pass, and the entry gets its ``peak_bytes``
+    (None where the backward pass cannot be traced; ``on_cpu`` as `jaxpr_peak` takes it)."""
     chosen = {}
     new_jaxpr = candidate_jaxpr(candidate, forward, chosen)
-    box = []
+    whole = positional is not None and differentiated(leaves, positional) == list(range(len(leaves)))
+    box, backward_failed = [], []
 
     def run(*xs):
         out, vjp_fn = jax.vjp(forward.replay(new_jaxpr), *xs)
         box.append(vjp_fn)
-        return out, vjp_fn
+        grads = None
+        if whole:
+            for recorder in chosen.values():
+                recorder.recording = False  # what the backward pass asks is not the forward's answer
+            try:
+                grads = backward(vjp_fn, out)
+            except MemoryError:
+                raise
+            except Exception:
+                backward_failed.append(True)
+        return out, vjp_fn, grads
 
-    traced, out_shape = jax.make_jaxpr(run, return_shape=True)(*leaves)
+    traced, (out_shape, vjp_shape, _) = jax.make_jaxpr(run, return_shape=True)(*leaves)
     jaxpr = open_jaxpr(traced)
-    num_res = jax.tree_util.tree_structure(out_shape[1]).num_leaves
-    outvars = jaxpr.outvars[len(jaxpr.outvars) - num_res :]
+    num_out = jax.tree_util.tree_structure(out_shape).num_leaves
+    num_res = jax.tree_util.tree_structure(vjp_shape).num_leaves
+    outvars = jaxpr.outvars[num_out : num_out + num_res]
     linear = linear_jaxpr(box[0]) if box else None
     inputs = backward_inputs(box[0], linear) if linear is not None else None
     why = Why(forward.jaxpr, jaxpr, list(chosen.values()), linear, inputs, frames)
     residuals = residuals_of(jaxpr, outvars, arg_names, frames, why)
     flops = recompute_flops(linear, [True] * len(linear.invars)) if linear is not None else None
-    return {
+    entry = {
         "policy": candidate.text,
         "current": candidate.current,
         "device_bytes": sum(r["bytes"] for r in residuals if r["memory"] == "device"),
@@ -109,6 +141,10 @@ def advise_one(candidate, forward, leaves, arg_names, frames):
         "recompute_flops": flops,
         "residuals": residuals,
     }
+    if whole:  # the step: the gradients its only outputs
+        step = with_outvars(jaxpr, jaxpr.outvars[num_out + num_res :])
+        entry["peak_bytes"] = None if backward_failed else peak_or_none(jaxpr_peak, step, on_cpu)
+    return entry
 
 
 def _add_no_effect(site, candidates, entries, forward, frames, leaves, arg_names):
@@ -269,9 +305,14 @@ def advise(params):
     for candidate in candidates:
         begun = time.perf_counter()
         try:
-            entries.append(advise_one(candidate, forward, leaves, arg_names, frames))
-            step = step_function(forward, candidate_jaxpr(candidate, forward), leaves, positional)
-            entries[-1].update(step_memory(step, leaves, bool(params.get("compile"))))
+            entry = advise_one(candidate, forward, leaves, arg_names, frames, positional)
+            entries.append(entry)
+            if "peak_bytes" not in entry or params.get("compile"):
+                step = step_function(forward, candidate_jaxpr(candidate, forward), leaves, positional)
+                if "peak_bytes" not in entry:  # the step differentiates only some leaves
+                    entry["peak_bytes"] = peak_or_none(estimate_peak, step, leaves)
+                if params.get("compile"):
+                    entry.update(compiled_memory(step, leaves, entry["peak_bytes"]))
         except MemoryError:
             raise
         except Exception as exc:
@@ -342,9 +383,7 @@ def warm_up():
         forward = trace_forward(entry, leaves)
         frames = Frames(None, [])
         for value in (policy.nothing_saveable, policy.save_only_these_names("h")):
-            candidate = Candidate("warm-up", value)
-            advise_one(candidate, forward, leaves, ("ws", "x"), frames)
-        step = step_function(forward, candidate_jaxpr(candidate, forward), leaves, 2)
-        estimate_peak(step, leaves, on_cpu=lambda: True)  # asking JAX would start a backend
+            # asking JAX for the backend would start one before the fork, and hang the children
+            advise_one(Candidate("warm-up", value), forward, leaves, ("ws", "x"), frames, 2, lambda: True)
     except Exception:  # a JAX release where this does not trace: children start colder
         pass

@@ -37,6 +37,13 @@ def close(jaxpr, consts):
     return _CLOSED_JAXPR(jaxpr, consts)
 
 
+def with_outvars(jaxpr, outvars):
+    """``jaxpr`` with the outputs ``outvars``. Its debug info, which JAX checks against the
+    outputs, no longer names them (up to JAX 0.4, a jaxpr may have none)."""
+    unknown = getattr(jaxpr.debug_info, "with_unknown_names", None)
+    return jaxpr.replace(outvars=outvars, debug_info=unknown() if unknown is not None else None)
+
+
 def primitive_name(eqn):
     """The name of ``eqn``'s primitive. JAX 0.12's linear jaxprs wrap a primitive they
     differentiate in a ``VJPNode`` (``vjp_node[scan]``, with the scan's parameters): its name is the

@@ -25,11 +25,22 @@ from .jaxpr import open_jaxpr, sub_jaxprs
 from .residuals import device_bytes
 
 
+def differentiated(leaves, positional):
+    """The indices of the leaves the step differentiates: the first ``positional`` that are
+    floating point."""
+    return [i for i in range(positional) if jnp.issubdtype(leaves[i].dtype, jnp.inexact)]
+
+
+def backward(vjp_fn, out):
+    """The gradients ``vjp_fn`` gives for cotangents of ones on the outputs ``out``."""
+    return vjp_fn([jnp.ones_like(o) for o in out])
+
+
 def step_function(forward, jaxpr, leaves, positional):
     """The step of ``jaxpr`` (the forward's, with a candidate in place): the gradient with
-    respect to the first ``positional`` leaves that are floating point (``vjp`` with ones for a
-    non-scalar output), every leaf an argument."""
-    wrt = [i for i in range(positional) if jnp.issubdtype(leaves[i].dtype, jnp.inexact)]
+    respect to the `differentiated` leaves (``vjp`` with ones for a non-scalar output), every
+    leaf an argument."""
+    wrt = differentiated(leaves, positional)
 
     def step(*xs):
         replayed = forward.replay(jaxpr)
@@ -41,7 +52,7 @@ def step_function(forward, jaxpr, leaves, positional):
             return replayed(*full)
 
         out, vjp_fn = jax.vjp(of, *(xs[i] for i in wrt))
-        return vjp_fn([jnp.ones_like(o) for o in out])
+        return backward(vjp_fn, out)
 
     return step
 
@@ -154,11 +165,26 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset()):
 
 
 def estimate_peak(step, leaves, on_cpu=local_backend_is_cpu):
-    """The step's temporary device bytes at its peak, from its traced jaxpr; never compiles.
-    ``on_cpu()``: whether XLA:CPU compiles the step, asked only of a step with a `_widened` loop
-    input."""
-    jaxpr = _used(open_jaxpr(jax.make_jaxpr(step)(*leaves)))
+    """The step's temporary device bytes at its peak, from its traced jaxpr; never compiles."""
+    return jaxpr_peak(open_jaxpr(jax.make_jaxpr(step)(*leaves)), on_cpu)
+
+
+def jaxpr_peak(jaxpr, on_cpu=local_backend_is_cpu):
+    """The temporary device bytes at the peak of the step traced as ``jaxpr``. ``on_cpu()``:
+    whether XLA:CPU compiles the step, asked only of a step with a `_widened` loop input."""
+    jaxpr = _used(jaxpr)
     return _peak(jaxpr, {*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars}, on_cpu)
+
+
+def peak_or_none(estimate, *args):
+    """What ``estimate(*args)`` (`estimate_peak` or `jaxpr_peak`) answers, or None where tracing
+    or walking the step fails."""
+    try:
+        return estimate(*args)
+    except MemoryError:
+        raise
+    except Exception:
+        return None
 
 
 def compile_step(step, leaves):
@@ -175,25 +201,16 @@ def compile_step(step, leaves):
     return compiled, time.perf_counter() - started
 
 
-def step_memory(step, leaves, compile):
-    """The answer entry's ``peak_bytes`` (None where the step cannot be traced) and, when
-    ``compile``, ``compiled``, ``compile_s`` and ``estimate_error`` (the estimate's error
-    against the compiled temporaries, a signed fraction), or ``compile_error``."""
-    try:
-        peak = estimate_peak(step, leaves)
-    except MemoryError:
-        raise
-    except Exception:
-        peak = None
-    entry = {"peak_bytes": peak}
-    if not compile:
-        return entry
+def compiled_memory(step, leaves, peak):
+    """The answer entry's ``compiled``, ``compile_s`` and ``estimate_error`` (the estimated
+    ``peak``'s error against the compiled temporaries, a signed fraction), or
+    ``compile_error``."""
     try:
         compiled, seconds = compile_step(step, leaves)
     except MemoryError:
         raise
     except Exception as exc:
-        return {**entry, "compiled": None, "compile_error": short_error(exc)}
+        return {"compiled": None, "compile_error": short_error(exc)}
     temp = compiled["temp_bytes"]
     error = (peak - temp) / temp if peak is not None and temp else None
-    return {**entry, "compiled": compiled, "compile_s": seconds, "estimate_error": error}
+    return {"compiled": compiled, "compile_s": seconds, "estimate_error": error}

@@ -25,15 +25,18 @@ REMAT = ("checkpoint", "remat2", "remat")
 
 class Chosen:
     """A candidate policy in the marked checkpoints: it answers as ``policy`` does (JAX's default,
-    ``nothing_saveable``, for None) and records each answer by primitive and input avals."""
+    ``nothing_saveable``, for None) and records each answer by primitive and input avals, while
+    ``recording``."""
 
     def __init__(self, policy):
         self.policy = policy or jax.checkpoint_policies.nothing_saveable
         self.answers = {}
+        self.recording = True
 
     def __call__(self, prim, *avals, **params):
         answer = self.policy(prim, *avals, **params)
-        self.answers.setdefault((prim.name, avals), []).append((params, answer))
+        if self.recording:
+            self.answers.setdefault((prim.name, avals), []).append((params, answer))
         return answer
 
     def answer_for(self, eqn):

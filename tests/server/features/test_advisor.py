@@ -87,8 +87,12 @@ async def test_lens_hints_compare_and_quick_fix(profile, tmp_path):
             return found if found and found[0].command.command == COMPARE else None
 
         [lens] = await _until(advised)
-        title = "saves 8 arrays: 4 KiB computed, 4.5 KiB of arguments · recomputes 0 · Compare policies"
+        title = (
+            "saves 8 arrays: 4 KiB computed, 4.5 KiB of arguments · recomputes 0 · peak (est.) 7 KiB"
+            " · Compare policies"
+        )
         assert lens.command.title == title
+        assert current["peak_bytes"] == 7 * 1024  # the lens's peak is the answer's
 
         hints = await session.client.text_document_inlay_hint_async(
             types.InlayHintParams(

@@ -19,9 +19,15 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 jax = pytest.importorskip("jax")
 jnp = jax.numpy
+checkpoint_name = pytest.importorskip("jax.ad_checkpoint").checkpoint_name
 
+from jax_lsp.trace_agent.advisor.candidates import Candidate  # noqa: E402
+from jax_lsp.trace_agent.advisor.driver import advise_one, candidate_jaxpr  # noqa: E402
+from jax_lsp.trace_agent.advisor.forward import trace_forward  # noqa: E402
 from jax_lsp.trace_agent.advisor.jaxpr import open_jaxpr  # noqa: E402
-from jax_lsp.trace_agent.advisor.peak import _peak, _used, estimate_peak  # noqa: E402
+from jax_lsp.trace_agent.advisor.peak import _peak, _used, estimate_peak, step_function  # noqa: E402
+from jax_lsp.trace_agent.advisor.residuals import Frames  # noqa: E402
+from jax_lsp.trace_agent.advisor.site import Marker  # noqa: E402
 
 PEAK_STACK = ADVISOR_FIXTURES / "peak_stack.py"
 ON_DEVICE = [  # the peak_stack candidates compared with the compiled step (no offloading)
@@ -181,6 +187,51 @@ def test_no_backend_starts_before_a_fork_nor_for_a_step_without_a_bfloat16_loop_
         [sys.executable, "-c", script], capture_output=True, text=True, timeout=120, check=True
     )
     assert done.stdout.split() == ["[False,", "False,", "True]"], done.stderr[-2000:]
+
+
+def _marked_stack(ws, x, tokens):
+    policy = Marker(jax.checkpoint_policies.dots_with_no_batch_dims_saveable)
+
+    def layer(h, w):
+        a = checkpoint_name(jnp.tanh(h @ w), "act")
+        return jnp.sin(a) @ w.T + h
+
+    h, _ = jax.lax.scan(lambda h, w: (jax.checkpoint(layer, policy=policy)(h, w), None), x, ws)
+    return jnp.mean(h[tokens] ** 2)
+
+
+STACK_ARGS = [
+    jax.ShapeDtypeStruct((4, 64, 64), jnp.float32),
+    jax.ShapeDtypeStruct((32, 64), jnp.float32),
+    jax.ShapeDtypeStruct((8,), jnp.int32),
+]
+CANDIDATES = [
+    Candidate("current", None, current=True),
+    Candidate("nothing_saveable", jax.checkpoint_policies.nothing_saveable),
+    Candidate("everything_saveable", jax.checkpoint_policies.everything_saveable),
+    Candidate("save_only_these_names('act')", jax.checkpoint_policies.save_only_these_names("act")),
+]
+
+
+@pytest.mark.parametrize("candidate", CANDIDATES, ids=lambda c: c.text)
+def test_the_peak_read_from_the_residual_trace_is_the_step_traced_alone(candidate):
+    # the integer tokens are closed over: the step differentiates the weights and x, every leaf
+    leaves = STACK_ARGS[:2]
+    forward = trace_forward(lambda ws, x: _marked_stack(ws, x, jnp.arange(8)), leaves)
+    entry = advise_one(candidate, forward, leaves, ("ws", "x"), Frames(None, []), positional=2)
+    step = step_function(forward, candidate_jaxpr(candidate, forward), leaves, 2)
+    assert entry["peak_bytes"] == estimate_peak(step, leaves) > 0
+    # going on into the backward pass changes nothing else in the entry, reasons included
+    alone = advise_one(candidate, forward, leaves, ("ws", "x"), Frames(None, []))
+    assert {key: value for key, value in entry.items() if key != "peak_bytes"} == alone
+
+
+def test_a_step_that_leaves_an_argument_undifferentiated_is_traced_apart():
+    forward = trace_forward(_marked_stack, STACK_ARGS)
+    entry = advise_one(
+        CANDIDATES[0], forward, STACK_ARGS, ("ws", "x", "tokens"), Frames(None, []), positional=3
+    )
+    assert "peak_bytes" not in entry  # the driver traces the step (ws and x only) on its own
 
 
 @pytest.fixture(scope="module")

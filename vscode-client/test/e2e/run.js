@@ -200,7 +200,7 @@ async function uiTrusted(dir, workspace) {
             const advise = page.locator('.monaco-editor .codelens-decoration a', { hasText: /^Advise policy$/ });
             await advise.click({ timeout: 60000 });
             // The first advise starts JAX in the trace agent: give it time on a busy machine.
-            const summary = page.locator('.monaco-editor .codelens-decoration', { hasText: /saves\s5\sarrays:\s5\sMiB\scomputed,\s33\sMiB\sof\sarguments\s·\srecomputes\s4\.29\sGFLOP/ });
+            const summary = page.locator('.monaco-editor .codelens-decoration', { hasText: /saves\s5\sarrays:\s5\sMiB\scomputed,\s33\sMiB\sof\sarguments\s·\srecomputes\s4\.29\sGFLOP\s·\speak\s\(est\.\)\s21\sMiB/ });
             await summary.waitFor({ timeout: 120000 });
             await page.waitForFunction(() => {
                 const text = Array.from(document.querySelectorAll('.monaco-editor .view-lines'), (e) => e.textContent).join('\n').replace(/\s/g, ' ');

@@ -136,7 +136,7 @@ async function adviseChecks(folder, modelDoc) {
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc);
     const siteLine = doc.getText().split('\n').findIndex((line) => line.includes('policy='));
-    const summary = /^saves 5 arrays: 5 MiB computed, 33 MiB of arguments · recomputes 4\.29 GFLOP · Compare policies$/;
+    const summary = /^saves 5 arrays: 5 MiB computed, 33 MiB of arguments · recomputes 4\.29 GFLOP · peak \(est\.\) 21 MiB · Compare policies$/;
     let lens;
     let compared;
 
