@@ -96,6 +96,45 @@ class Session:
     published: dict[str, tuple[int | None, list[types.Diagnostic]]] = field(default_factory=dict)
     publish_event: asyncio.Event = field(default_factory=asyncio.Event)
     history: list[types.PublishDiagnosticsParams] = field(default_factory=list)
+    # The one-element list whose session the client's publishes go to: this one, or a test's view.
+    receiver: list[Session] = field(default_factory=list)
+    opened: set[str] = field(default_factory=set)
+
+    async def indexed(self) -> None:
+        """Wait until the client's log (cleared before the analysis was built) says its index ended."""
+
+        async def logged() -> None:
+            while not [m for m in self.client.log_messages if "Workspace index done" in m.message]:
+                await asyncio.sleep(0.02)
+
+        await asyncio.wait_for(logged(), TIMEOUT_S)
+
+    @contextlib.asynccontextmanager
+    async def in_folder(self, root: Path):
+        """This session's server as one test's own: the workspace folder switched to ``root``,
+        so a new analysis is built and indexed as at a server's start; the view sees only what is
+        published and said from then on, and its documents are closed after the test."""
+        previous = self.receiver[0]
+        self.client.log_messages.clear()
+        self.client.progress_reports.clear()
+        self.client.workspace_did_change_workspace_folders(
+            types.DidChangeWorkspaceFoldersParams(
+                types.WorkspaceFoldersChangeEvent(
+                    added=[types.WorkspaceFolder(uri=root.as_uri(), name=root.name)],
+                    removed=[types.WorkspaceFolder(uri=previous.root.as_uri(), name=previous.root.name)],
+                )
+            )
+        )
+        await self.indexed()
+        self.client.messages.clear()
+        self.client.log_messages.clear()
+        view = Session(self.client, self.profile, self.encoding, self.pull, root, receiver=self.receiver)
+        self.receiver[0] = view
+        try:
+            yield view
+        finally:
+            for uri in list(view.opened):
+                view.close(uri)
 
     def write(self, name: str, text: str) -> str:
         path = self.root / name
@@ -112,6 +151,7 @@ class Session:
     def open_uri(self, uri: str, text: str, language_id: str = "python") -> str:
         """Open a buffer under any URI (untitled:, vscode-notebook-cell:...)."""
         self.versions[uri], self.texts[uri] = 1, text
+        self.opened.add(uri)
         self.client.text_document_did_open(
             types.DidOpenTextDocumentParams(
                 types.TextDocumentItem(uri=uri, language_id=language_id, version=1, text=text)
@@ -143,6 +183,7 @@ class Session:
         )
 
     def close(self, uri: str) -> None:
+        self.opened.discard(uri)
         self.client.text_document_did_close(
             types.DidCloseTextDocumentParams(types.TextDocumentIdentifier(uri))
         )
@@ -221,7 +262,7 @@ class Session:
         return self.texts[uri]
 
 
-def make_client(session_ref: list[Session], configuration_delay: float = 0) -> LanguageClient:
+def make_client(receiver: list[Session], configuration_delay: float = 0) -> LanguageClient:
     client = LanguageClient(converter_factory=default_converter)
 
     async def configuration(client: LanguageClient, params: types.ConfigurationParams) -> list:
@@ -231,7 +272,7 @@ def make_client(session_ref: list[Session], configuration_delay: float = 0) -> L
         ]
 
     def publish(client: LanguageClient, params: types.PublishDiagnosticsParams) -> None:
-        session = session_ref[0]
+        session = receiver[0]
         session.published[params.uri] = (params.version, list(params.diagnostics))
         session.history.append(params)
         session.publish_event.set()
@@ -260,12 +301,12 @@ async def start_session(
     configuration_delay: float = 0,
 ):
     make_caps, encoding, pull = PROFILES[profile]
-    ref: list[Session] = []
-    client = make_client(ref, configuration_delay)
+    receiver: list[Session] = []
+    client = make_client(receiver, configuration_delay)
     if configuration is not None:
         client.set_configuration(configuration, section="jax-lsp")
-    session = Session(client, profile, encoding, pull, root)
-    ref.append(session)
+    session = Session(client, profile, encoding, pull, root, receiver=receiver)
+    receiver.append(session)
     await client.start_io(*SERVER_COMMAND)
     try:
         await asyncio.wait_for(

@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 import pytest
-from lsp_harness import start_session
 from lsprotocol import types
 
 from jax_lsp.rules import ALL_RULES
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 POLICY = """import jax
 
@@ -33,27 +34,26 @@ FIXABLE = [
 ]
 
 
-@pytest.mark.parametrize("profile_name", ["vscode", "neovim"])
+@pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
 @pytest.mark.parametrize(("rule", "number", "example"), FIXABLE)
-async def test_each_quick_fix_gives_the_rules_fixed_text(tmp_path, profile_name, rule, number, example):
-    async with start_session(profile_name, tmp_path) as lsp:
-        uri = lsp.open("example.py", example.code)
-        for _ in range(20):
-            diagnostics = [d for d in await lsp.diagnostics(uri) if d.code == rule.code]
-            actions = []
-            for diagnostic in diagnostics:
-                actions = [
-                    a
-                    for a in await lsp.code_actions(uri, [diagnostic])
-                    if a.title.startswith(f"jax-lsp ({rule.code}):")
-                ]
-                if actions:
-                    break
-            if not actions:
+async def test_each_quick_fix_gives_the_rules_fixed_text(lsp, rule, number, example):
+    uri = lsp.open("example.py", example.code)
+    for _ in range(20):
+        diagnostics = [d for d in await lsp.diagnostics(uri) if d.code == rule.code]
+        actions = []
+        for diagnostic in diagnostics:
+            actions = [
+                a
+                for a in await lsp.code_actions(uri, [diagnostic])
+                if a.title.startswith(f"jax-lsp ({rule.code}):")
+            ]
+            if actions:
                 break
-            assert actions[0].kind == types.CodeActionKind.QuickFix
-            lsp.apply(actions[0], uri)
-        assert lsp.texts[uri] == example.fixed
+        if not actions:
+            break
+        assert actions[0].kind == types.CodeActionKind.QuickFix
+        lsp.apply(actions[0], uri)
+    assert lsp.texts[uri] == example.fixed
 
 
 async def test_quick_fix_is_titled_preferred_and_applies(lsp):

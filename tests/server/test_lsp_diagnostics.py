@@ -5,10 +5,13 @@ from __future__ import annotations
 import asyncio
 import sys
 
+import pytest
 from lsp_harness import position_of, start_session
 from lsprotocol import types
 
 from jax_lsp.core.codes import CODES
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 POLICY = """import jax
 

@@ -3,8 +3,11 @@ over real LSP traffic, in each editor profile (UTF-8, UTF-16 and UTF-32 position
 
 from __future__ import annotations
 
-from lsp_harness import apply_text_edits, position_of, start_session, units
+import pytest
+from lsp_harness import apply_text_edits, position_of, units
 from lsprotocol import types
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 MODEL = """import jax
 import jax.numpy as jnp
@@ -149,9 +152,9 @@ async def test_hover_on_a_name_says_where_it_is_tagged_and_which_policies_use_it
     assert hover.range == _range(lsp, TRAIN, '"attn_out"')
 
 
-async def test_jax112_is_published_fixed_and_follows_edits_of_the_model(profile, tmp_path):
+async def test_jax112_is_published_fixed_and_follows_edits_of_the_model(server, tmp_path):
     train = TRAIN.replace('"attn_out"', '"attn_outt"', 1).replace('["attn_out"]', '["layer_1"]')
-    async with start_session(profile, tmp_path) as lsp:
+    async with server.in_folder(tmp_path) as lsp:
         uri = await _open_both(lsp, tmp_path, train)
         [diagnostic] = await lsp.eventually(uri, lambda d: len(d) == 1)
         assert diagnostic.code == "JAX112" and diagnostic.severity == types.DiagnosticSeverity.Warning

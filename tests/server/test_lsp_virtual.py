@@ -6,6 +6,8 @@ import pytest
 from lsp_harness import apply_text_edits, position_of, start_session
 from lsprotocol import types
 
+pytestmark = pytest.mark.asyncio(loop_scope="module")
+
 UNTITLED = "untitled:Untitled-1"
 
 POLICY = """import jax
@@ -42,9 +44,9 @@ def uris_of(action: types.CodeAction) -> set[str]:
     return set(action.edit.changes)
 
 
-@pytest.mark.parametrize("profile_name", ["vscode", "neovim"])
-async def test_an_untitled_buffer_gets_the_diagnostics_fixes_and_hover_of_a_file(tmp_path, profile_name):
-    async with start_session(profile_name, tmp_path) as lsp:
+@pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
+async def test_an_untitled_buffer_gets_the_diagnostics_fixes_and_hover_of_a_file(tmp_path, server):
+    async with server.in_folder(tmp_path) as lsp:
         as_file = lsp.open("model.py", POLICY)
         expected = [(d.code, d.range, d.message) for d in await lsp.diagnostics(as_file)]
         assert [code for code, _, _ in expected] == ["JAX101"]
@@ -78,11 +80,9 @@ async def test_an_untitled_buffer_gets_the_diagnostics_fixes_and_hover_of_a_file
         assert files_under(tmp_path) == before  # nothing was written for the buffer
 
 
-async def test_an_untitled_buffer_imports_from_the_workspace_and_leaves_the_index_as_it_was(
-    profile, tmp_path
-):
+async def test_an_untitled_buffer_imports_from_the_workspace_and_leaves_the_index_as_it_was(server, tmp_path):
     (tmp_path / "policies.py").write_text(POLICIES)
-    async with start_session(profile, tmp_path) as lsp:
+    async with server.in_folder(tmp_path) as lsp:
         policies = lsp.open("policies.py")
         assert await lsp.diagnostics(policies) == []
         uri = lsp.open_uri(UNTITLED, USES_POLICIES)

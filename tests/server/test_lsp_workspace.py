@@ -4,8 +4,11 @@ from __future__ import annotations
 
 import asyncio
 
+import pytest
 from lsp_harness import position_of, start_session
 from lsprotocol import types
+
+pytestmark = pytest.mark.asyncio(loop_scope="module")
 
 POLICIES = """def offload_dots(prim, *avals, **params):
     if prim.name == "dot_general":
@@ -22,10 +25,10 @@ def f(x):
 """
 
 
-async def test_opening_only_the_definition_shows_findings_from_a_site_elsewhere(profile, tmp_path):
+async def test_opening_only_the_definition_shows_findings_from_a_site_elsewhere(server, tmp_path):
     (tmp_path / "policies.py").write_text(POLICIES)
     (tmp_path / "model.py").write_text(MODEL)
-    async with start_session(profile, tmp_path) as lsp:
+    async with server.in_folder(tmp_path) as lsp:
         uri = lsp.open("policies.py")
         [diagnostic] = await lsp.eventually(uri, lambda d: len(d) == 1)
         assert diagnostic.code == "JAX101"
@@ -37,10 +40,10 @@ async def test_opening_only_the_definition_shows_findings_from_a_site_elsewhere(
             assert any(r.kind == "report" for r in reports)
 
 
-async def test_editing_the_site_republishes_the_definition(profile, tmp_path):
+async def test_editing_the_site_republishes_the_definition(server, tmp_path):
     (tmp_path / "policies.py").write_text(POLICIES)
     (tmp_path / "model.py").write_text(MODEL)
-    async with start_session(profile, tmp_path) as lsp:
+    async with server.in_folder(tmp_path) as lsp:
         policies = lsp.open("policies.py")
         await lsp.eventually(policies, lambda d: len(d) == 1)
         model = lsp.open("model.py")
@@ -58,9 +61,9 @@ async def test_editing_the_site_republishes_the_definition(profile, tmp_path):
         await lsp.eventually(policies, lambda d: len(d) == 1)
 
 
-async def test_a_file_changed_on_disk_updates_the_index(profile, tmp_path):
+async def test_a_file_changed_on_disk_updates_the_index(server, tmp_path):
     (tmp_path / "policies.py").write_text(POLICIES)
-    async with start_session(profile, tmp_path) as lsp:
+    async with server.in_folder(tmp_path) as lsp:
         policies = lsp.open("policies.py")
         assert await lsp.diagnostics(policies) == []
         registered = [r.method for r in getattr(lsp.client, "registrations", [])]
@@ -77,9 +80,9 @@ async def test_a_file_changed_on_disk_updates_the_index(profile, tmp_path):
         await lsp.eventually(policies, lambda d: [x.code for x in d] == ["JAX101"])
 
 
-async def test_hover_on_a_policy_at_its_site_and_its_def(profile, tmp_path):
+async def test_hover_on_a_policy_at_its_site_and_its_def(server, tmp_path):
     text = POLICIES + "\n\n" + MODEL.replace("from policies import offload_dots\n", "")
-    async with start_session(profile, tmp_path) as lsp:
+    async with server.in_folder(tmp_path) as lsp:
         uri = lsp.open("model.py", text)
         await lsp.diagnostics(uri)
         for occurrence in (0, 1):
@@ -100,9 +103,9 @@ async def test_hover_on_a_policy_at_its_site_and_its_def(profile, tmp_path):
         )
 
 
-async def test_hover_on_a_noqa_code_shows_the_rules_docs(profile, tmp_path):
+async def test_hover_on_a_noqa_code_shows_the_rules_docs(server, tmp_path):
     text = 'x = "é中😀"  # noqa: JAX101, JAX104\n'
-    async with start_session(profile, tmp_path) as lsp:
+    async with server.in_folder(tmp_path) as lsp:
         uri = lsp.open("model.py", text)
         await lsp.diagnostics(uri)
         at = position_of(text, "JAX104", lsp.encoding)
@@ -147,7 +150,7 @@ async def test_a_package_below_the_workspace_folder_resolves_and_src_finds_the_r
         assert diagnostic.code == "JAX101"
 
 
-async def test_a_notebook_on_disk_is_indexed_like_a_module(profile, tmp_path):
+async def test_a_notebook_on_disk_is_indexed_like_a_module(server, tmp_path):
     import json
 
     cells = [
@@ -171,7 +174,7 @@ async def test_a_notebook_on_disk_is_indexed_like_a_module(profile, tmp_path):
     }
     (tmp_path / "policies.py").write_text(POLICIES)
     (tmp_path / "train.ipynb").write_text(json.dumps(notebook, indent=1) + "\n")
-    async with start_session(profile, tmp_path) as lsp:
+    async with server.in_folder(tmp_path) as lsp:
         uri = lsp.open("policies.py")
         [diagnostic] = await lsp.eventually(uri, lambda d: len(d) == 1)
         assert diagnostic.code == "JAX101"
