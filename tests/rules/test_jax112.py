@@ -578,6 +578,39 @@ def test_a_file_of_tags_is_parsed_only_where_its_tags_and_the_names_they_follow_
     assert not any("unrelated_" in source for source in sources)
 
 
+def test_of_a_class_of_tags_only_the_method_that_tags_is_parsed_for_the_names(tmp_path, monkeypatch):
+    # A class that holds tags and no site (maxtext's attention layers): the names index reads
+    # the tags of the method that holds them; its other methods stay text.
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent("""
+        from jax.ad_checkpoint import checkpoint_name
+
+
+        class Attention:
+            heads = 4
+
+            def project(self, x):
+                return checkpoint_name(x * 2, "attn_out")
+
+            def unrelated(self, x):
+                return x + 1
+
+            def also_unrelated(self, x):
+                return x * 3
+    """)
+    )
+    sources: list[str] = []
+    parse = ast.parse
+    monkeypatch.setattr(
+        ast, "parse", lambda source, *args, **kwargs: sources.append(source) or parse(source, *args, **kwargs)
+    )
+    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
+    [finding] = jax112(train, tmp_path, "train.py")
+    assert 'did you mean "attn_out"?' in finding.message
+    assert any("def project" in source for source in sources)
+    assert not any("unrelated" in source for source in sources)
+
+
 @pytest.mark.parametrize(
     ("imported", "called"), [("checkpoint_name", "checkpoint_name"), ("checkpoint_name as cn", "cn")]
 )
