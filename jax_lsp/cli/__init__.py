@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import argparse
+import gc
 import importlib
 import os
 import sys
@@ -97,7 +98,11 @@ def run() -> None:
     """The `jax-lsp` program: `main`, then the process's exit. After `check` the process ends
     without freeing its heap, as mypy's does: tearing down every parsed tree and module costs
     ~10% of a check of one file, and a check leaves nothing to run at exit (no agent, no
-    thread; its cache is written and its processes joined before it returns)."""
+    thread; its cache is written and its processes joined before it returns). Its cyclic GC
+    is off from its imports on (commands.check turns it off for the check): the modules make
+    thousands of objects that live as long as the process, and each pass would scan them."""
+    if sys.argv[1:2] == ["check"]:
+        gc.disable()
     code = main()
     if sys.argv[1:2] != ["check"]:
         raise SystemExit(code)

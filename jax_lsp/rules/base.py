@@ -26,14 +26,16 @@ if TYPE_CHECKING:
 class Example(Record):
     """A complete module. Runtime tests exec it and take `jax.grad` of its `f` at ones((4, 4)).
 
-    `code` and `fixed` may be written indented, inside the rule module: they are stored flush
-    left, without the blank lines around them. For INVALID examples, `fixed` is the text after applying every fix of this rule
-    (None when the rule has no fix for it) and `error` a piece of the exception JAX
-    raises; a silent mistake names instead a `misbehaves` check that proves it."""
+    `code` and `fixed` may be written indented, inside the rule module: they are given flush
+    left, without the blank lines around them (when asked: the docs and the tests read them,
+    and every check imports every rule). For INVALID examples, `fixed` is the text after
+    applying every fix of this rule (None when the rule has no fix for it) and `error` a piece
+    of the exception JAX raises; a silent mistake names instead a `misbehaves` check that
+    proves it."""
 
-    __slots__ = ("code", "fixed", "error", "misbehaves", "lines")
-    code: str
-    fixed: str | None
+    __slots__ = ("written", "written_fixed", "error", "misbehaves", "lines")
+    written: str  # `code` as written in the rule module
+    written_fixed: str | None
     error: str | None
     misbehaves: Callable[[dict[str, Any]], None] | None  # given the module's globals
     lines: tuple[int, ...]  # 1-based lines where the rule must fire (INVALID)
@@ -46,9 +48,15 @@ class Example(Record):
         misbehaves: Callable[[dict[str, Any]], None] | None = None,
         lines: tuple[int, ...] = (),
     ) -> None:
-        self._assign(
-            dedent_code(code), None if fixed is None else dedent_code(fixed), error, misbehaves, lines
-        )
+        self._assign(code, fixed, error, misbehaves, lines)
+
+    @property
+    def code(self) -> str:
+        return dedent_code(self.written)
+
+    @property
+    def fixed(self) -> str | None:
+        return None if self.written_fixed is None else dedent_code(self.written_fixed)
 
 
 class PolicyContext:

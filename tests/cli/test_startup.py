@@ -138,6 +138,46 @@ def test_checking_a_policy_defines_no_dataclass(tmp_path: Path) -> None:
     assert {"dataclasses", "inspect"}.isdisjoint(modules)
 
 
+_RUN_COUNTING_COLLECTIONS = """
+import gc
+import os
+import sys
+
+collections = []
+gc.callbacks.append(lambda phase, info: phase == "start" and collections.append(info["generation"]))
+import jax_lsp.cli
+
+exit_process, started = os._exit, len(collections)
+
+
+def counted_exit(code):
+    print(len(collections) - started, file=sys.stderr)
+    sys.stderr.flush()
+    exit_process(code)
+
+
+os._exit = counted_exit
+jax_lsp.cli.run()
+"""
+
+
+def test_a_check_never_runs_the_cyclic_gc_from_its_imports_on(tmp_path: Path) -> None:
+    # Its imports and its parsed trees live as long as the process: a pass would scan them all.
+    (tmp_path / "a.py").write_text(
+        "import jax\n\n\ndef p(prim, *a, **k):\n    return True\n\n\nf = jax.checkpoint(lambda x: x, policy=p)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _RUN_COUNTING_COLLECTIONS, "check", "--no-cache", "a.py"],
+        cwd=tmp_path,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stderr.splitlines()[-1] == "0"
+
+
 def test_check_ends_at_once_with_its_output_whole_or_cut_by_the_reader(tmp_path: Path) -> None:
     """`check` ends its process without freeing its heap (cli.run): its output is flushed first
     (a short report sits in the buffer until then), and a reader that stops early (`| head`)

@@ -50,6 +50,15 @@ CASES = {
         "    def apply(self, x):\n        return jax.checkpoint(lambda y: y, policy=None)(x)\n",
         ["g"],
     ),
+    # A class that holds a tag and no site has its methods left out one by one: the names
+    # index parses only the method holding the tag.
+    "class_of_tags": (
+        "import jax\nfrom jax.ad_checkpoint import checkpoint_name\n\nclass Block:\n    size = 4\n\n"
+        "    def tagged(self, x):\n        return checkpoint_name(x, 'attn_out')\n\n"
+        "    def other(self):\n        return 1\n\n"
+        "f = jax.checkpoint(lambda x: x, policy=None)\n",
+        ["tagged", "other"],
+    ),
     "class_attribute": (
         "import jax\n\nclass Policies:\n    keep = staticmethod(lambda prim, *a, **k: None)\n\n"
         "f = jax.checkpoint(lambda x: x, policy=Policies.keep)\n",

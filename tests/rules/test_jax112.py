@@ -544,6 +544,20 @@ def test_a_name_written_in_a_tag_stops_being_carried_when_the_tag_changes(tmp_pa
     assert [f.code for f in workspace.check_file(train)] == ["JAX112"]
 
 
+def _sources_parsed_for_a_typo_of_attn_out(tmp_path, monkeypatch) -> list[str]:
+    """The texts parsed while a module of `tmp_path` that names "atn_out" is checked, which
+    JAX112 reports as a typo of the "attn_out" its tag carries."""
+    sources: list[str] = []
+    parse = ast.parse
+    monkeypatch.setattr(
+        ast, "parse", lambda source, *args, **kwargs: sources.append(source) or parse(source, *args, **kwargs)
+    )
+    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
+    [finding] = jax112(train, tmp_path, "train.py")
+    assert 'did you mean "attn_out"?' in finding.message
+    return sources
+
+
 def test_a_file_of_tags_is_parsed_only_where_its_tags_and_the_names_they_follow_are(tmp_path, monkeypatch):
     (tmp_path / "layers.py").write_text(
         textwrap.dedent("""
@@ -566,16 +580,35 @@ def test_a_file_of_tags_is_parsed_only_where_its_tags_and_the_names_they_follow_
             return x * 2
     """)
     )
-    sources: list[str] = []
-    parse = ast.parse
-    monkeypatch.setattr(
-        ast, "parse", lambda source, *args, **kwargs: sources.append(source) or parse(source, *args, **kwargs)
-    )
-    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("atn_out")\n'
-    [finding] = jax112(train, tmp_path, "train.py")
-    assert 'did you mean "attn_out"?' in finding.message
+    sources = _sources_parsed_for_a_typo_of_attn_out(tmp_path, monkeypatch)
     assert any("def model" in source for source in sources)
     assert not any("unrelated_" in source for source in sources)
+
+
+def test_of_a_class_of_tags_only_the_method_that_tags_is_parsed_for_the_names(tmp_path, monkeypatch):
+    # A class that holds tags and no site (maxtext's attention layers): the names index reads
+    # the tags of the method that holds them; its other methods stay text.
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent("""
+        from jax.ad_checkpoint import checkpoint_name
+
+
+        class Attention:
+            heads = 4
+
+            def project(self, x):
+                return checkpoint_name(x * 2, "attn_out")
+
+            def unrelated(self, x):
+                return x + 1
+
+            def also_unrelated(self, x):
+                return x * 3
+    """)
+    )
+    sources = _sources_parsed_for_a_typo_of_attn_out(tmp_path, monkeypatch)
+    assert any("def project" in source for source in sources)
+    assert not any("unrelated" in source for source in sources)
 
 
 @pytest.mark.parametrize(

@@ -76,14 +76,6 @@ TAG_WINDOW = 400
 _TAG_MENTION = re.compile(re.escape(TAG_FUNCTION.encode()))
 
 
-@dataclass(frozen=True)
-class Summary:
-    """What a byte search tells of one file."""
-
-    tags: bool  # mentions checkpoint_name
-    uses: bool  # mentions a factory of names
-
-
 @dataclass
 class TagSet:
     tags: list[Tag] = field(default_factory=list)
@@ -192,7 +184,10 @@ class NameIndex:
     def __init__(self, workspace: NameSources):
         self._sources = workspace
         self._files: list[str] | None = None  # the workspace's files
-        self._summaries: dict[str, Summary] = {}
+        # What a byte search tells of a workspace file, each asked apart (a check asks only the
+        # first, of every file): whether it mentions checkpoint_name, a factory of names.
+        self._tagging: dict[str, bool] = {}
+        self._naming: dict[str, bool] = {}
         self._imports: dict[str, frozenset[str]] = {}  # read only when installed packages are
         self._packages: dict[str, list[str]] = {}  # imported top-level name -> its files
         self._package_summaries: dict[str, bool] = {}  # package file -> mentions a tag
@@ -216,7 +211,8 @@ class NameIndex:
     # Keeping current ---------------------------------------------------------------------------
     def invalidate(self, path: str) -> None:
         """`path` changed (an edit, a save, a deletion, a new file)."""
-        before = self._summaries.pop(path, None)
+        before = self._tagging.pop(path, None)
+        self._naming.pop(path, None)
         self._imports.pop(path, None)
         self._facts.pop(path, None)
         self._uses.pop(path, None)
@@ -232,8 +228,7 @@ class NameIndex:
                 found[:] = [f for f in found if f != path]
                 if data is not None and _has_word(word, data):
                     found.append(path)
-        after = self._summary(path) if data is not None else None
-        tags = any(summary.tags for summary in (before, after) if summary)
+        tags = bool(before) or (data is not None and self._tags_here(path))
         new_imports = data is not None and not self._imports_of(path) <= set(self._packages)
         followed = path in self._read or (
             data is not None and any(_has_word(w, data) for w in self._followed)
@@ -248,7 +243,7 @@ class NameIndex:
         if path not in self._changed:
             return set()
         self._changed.discard(path)
-        return {f for f in self._root_files() if self._summary(f).uses}
+        return {f for f in self._root_files() if self._names_here(f)}
 
     # Reading ----------------------------------------------------------------------------------
     def _root_files(self) -> list[str]:
@@ -256,14 +251,18 @@ class NameIndex:
             self._files = self._sources.python_files()
         return self._files
 
-    def _summary(self, path: str) -> Summary:
-        summary = self._summaries.get(path)
-        if summary is None:
+    def _tags_here(self, path: str) -> bool:
+        """Whether the workspace file at `path` mentions checkpoint_name."""
+        if path not in self._tagging:
+            self._tagging[path] = _mentions_tag(self._read_bytes(path) or b"")
+        return self._tagging[path]
+
+    def _names_here(self, path: str) -> bool:
+        """Whether the workspace file at `path` mentions a factory of names."""
+        if path not in self._naming:
             data = self._read_bytes(path) or b""
-            summary = self._summaries[path] = Summary(
-                _mentions_tag(data), any(m in data for m in USE_MARKERS)
-            )
-        return summary
+            self._naming[path] = any(marker in data for marker in USE_MARKERS)
+        return self._naming[path]
 
     def _imports_of(self, path: str) -> frozenset[str]:
         if path not in self._imports:
@@ -305,7 +304,7 @@ class NameIndex:
     def _mentions_tag(self, path: str) -> bool:
         if path in self._package_summaries:
             return self._package_summaries[path]
-        return self._summary(path).tags
+        return self._tags_here(path)
 
     def _files_with(self, word: str, package: str | None) -> list[str] | None:
         """The files holding `word`: the workspace's, and those of `package`; None if too many."""
@@ -358,7 +357,7 @@ class NameIndex:
     def _own(self) -> list[Tag]:
         if self._own_tags is None:
             self._followed, self._read, self._read_packages = set(), set(), set()
-            files = [path for path in self._root_files() if self._summary(path).tags]
+            files = [path for path in self._root_files() if self._tags_here(path)]
             self._own_tags = [tag for path in files for tag in self._tags_in(path, None)]
         return self._own_tags
 
@@ -371,7 +370,7 @@ class NameIndex:
         files = {
             path: self._read_bytes(path) or b""
             for path in (self._root_files() if left else ())
-            if path not in self._written_read and self._summary(path).tags
+            if path not in self._written_read and self._tags_here(path)
         }
         quoting = _quoting(left, files)
         while left:
@@ -456,7 +455,7 @@ class NameIndex:
         """Every name given to a factory of names in the workspace."""
         found = []
         for path in self._root_files():
-            if self._summary(path).uses:
+            if self._names_here(path):
                 found += self.uses_in(path)
         return found
 

@@ -19,7 +19,7 @@ from jax_lsp.core.text.chunks import (
 )
 from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.core.text.source import SourceModule, parse_text
-from jax_lsp.core.text.triggers import site_lines
+from jax_lsp.core.text.triggers import site_lines, trigger_lines
 
 if TYPE_CHECKING:
     from jax_lsp.core.text.python_versions import ProjectPythons
@@ -80,7 +80,8 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
 
     A `def` or `class` is left out when no line of it holds a trigger (triggers.py `site_lines`:
     a tag is none): the scope builder would walk it for no site or checked call, and only its
-    name binds at module level. It is left
+    name binds at module level; of a class holding one (or a tag), the methods that hold none
+    are. It is left
     out only when it, and all above it, close every string and bracket they open, so that it
     surely starts a statement; its lines are parsed as blank."""
     if "\0" in text:
@@ -100,16 +101,18 @@ def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefi
             continue
         name = binds.group(1)
         whole = not holds_line(triggers, start + 1, end)
-        if not whole and not lines[header].startswith("class"):
+        is_class = lines[header].startswith("class")
+        if not (whole or is_class) or not closes_within("".join(lines[checked_to:start])):
             continue
-        # A class whose methods may be left out has each member checked (body_statements):
-        # of the rest, only its decorators are not.
-        checked = chunk if whole else "".join(lines[start:header])
-        if not (closes_within(checked) and closes_within("".join(lines[checked_to:start]))):
-            continue
-        found = (
-            [DeferredDefinition(name, start, end, chunk)] if whole else _methods(lines, header, end, triggers)
-        )
+        found = []
+        # A class holding a site has its methods without one left out, and so has a class
+        # holding a tag (the names index then parses only the methods that hold one). Each
+        # member is checked (body_statements): of the rest, only its decorators are not.
+        tagged = whole and is_class and holds_line(trigger_lines(text), start + 1, end)
+        if (tagged or not whole) and closes_within("".join(lines[start:header])):
+            found = _methods(lines, header, end, triggers)
+        if not found and whole and closes_within(chunk):
+            found = [DeferredDefinition(name, start, end, chunk)]
         if not found:
             continue
         for definition in found:
