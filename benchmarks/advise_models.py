@@ -19,7 +19,9 @@ It prints a table per repository (the status, the residual counts of the advisor
 `equal` or the first difference, the wall time of the advise command: a cold run, a new
 interpreter that imports JAX and the model) and, when every repository ran, writes the record
 (default benchmarks/records/advise_models.json) that tests/benchmarks/test_advise_models_record.py
-checks. Exit status 0 when every example is equal, 1 otherwise.
+checks; `JAX_LSP_MODELS_RECORD=1 pytest tests/benchmarks/test_advise_models_record.py` also runs
+this harness again there and fails unless it agrees (a plain test run skips that, saying so).
+Exit status 0 when every example is equal, 1 otherwise.
 
 The repositories (the three shapes of issue 26 between them; public code, never committed):
 

@@ -34,8 +34,14 @@ class ClientLogHandler(logging.Handler):
         self._server = server
         self._loop = loop
         self._loop_thread = threading.get_ident()
+        self._sending = threading.local()
 
     def emit(self, record: logging.LogRecord) -> None:
+        # A record logged while one is sent (pygls logs a failed send: the client has gone and
+        # stdout is closed) stays on stderr: sending it would fail and log again, without end.
+        if getattr(self._sending, "record", None) is not None:
+            return
+        self._sending.record = record
         try:
             params = types.LogMessageParams(
                 type=_MESSAGE_TYPES.get(record.levelno, types.MessageType.Error), message=self.format(record)
@@ -43,9 +49,18 @@ class ClientLogHandler(logging.Handler):
             if threading.get_ident() == self._loop_thread:
                 self._server.window_log_message(params)
             elif not self._loop.is_closed():
-                self._loop.call_soon_threadsafe(self._server.window_log_message, params)
+                self._loop.call_soon_threadsafe(self._send_from_loop, record, params)
         except Exception:
             self.handleError(record)
+        finally:
+            self._sending.record = None
+
+    def _send_from_loop(self, record: logging.LogRecord, params: types.LogMessageParams) -> None:
+        self._sending.record = record
+        try:
+            self._server.window_log_message(params)
+        finally:
+            self._sending.record = None
 
 
 class _NoTracebackForRefusals(logging.Filter):

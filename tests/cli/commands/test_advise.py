@@ -3,7 +3,9 @@ from a comment or pyproject.toml, and no process left behind."""
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import io
 import json
 import shutil
 import sys
@@ -46,18 +48,25 @@ def _is_int(value):
     return isinstance(value, int) and not isinstance(value, bool)
 
 
-def test_the_json_contract(capsys):
+MLP_SITE = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--root", str(ADVISOR_FIXTURES)]
+
+
+@pytest.fixture(scope="module")
+def plotted(tmp_path_factory):
+    """One run for the JSON's tests and the plot's: mlp.py's site for a budget of 6000 B, its
+    JSON and its trade-off plot."""
+    plot = tmp_path_factory.mktemp("plot") / "tradeoff.svg"
+    out = io.StringIO()
+    with contextlib.redirect_stdout(out):
+        code = main(
+            ["advise", *MLP_SITE, "--budget", "6000B", "--plot", str(plot), "--output-format", "json"]
+        )
+    return code, json.loads(out.getvalue()), plot
+
+
+def test_the_json_contract(plotted):
     line = line_of(MLP)
-    code, data = _json(
-        capsys,
-        f"{MLP}:{line}",
-        "--example",
-        "mlp.py:example",
-        "--root",
-        str(ADVISOR_FIXTURES),
-        "--budget",
-        "6000B",
-    )
+    code, data, _ = plotted
     assert code == 0
     assert set(data) == TOP
     assert data["target"] == {"path": "mlp.py", "line": line}
@@ -204,10 +213,8 @@ def test_every_site_of_a_file_from_a_comment_and_from_pyproject(tmp_path, capsys
     assert all(d["policies"] for d in data)
 
 
-def test_plot_draws_every_candidate(capsys, tmp_path):
-    plot = tmp_path / "tradeoff.svg"
-    site = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--budget", "6000B"]
-    code, data = _json(capsys, *site, "--plot", str(plot))
+def test_plot_draws_every_candidate(plotted, capsys, tmp_path):
+    code, data, plot = plotted
     assert code == 0
     root = ElementTree.parse(plot).getroot()
     markers = [e for e in root.iter() if "candidate" in (e.get("class") or "").split()]
@@ -224,7 +231,7 @@ def test_plot_draws_every_candidate(capsys, tmp_path):
     assert [e for e in root.iter() if "budget" in (e.get("class") or "").split()]
 
     unwritable = tmp_path / "no" / "such" / "folder" / "tradeoff.svg"
-    code = main(["advise", *site, "--plot", str(unwritable)])
+    code = main(["advise", *MLP_SITE, "--budget", "6000B", "--plot", str(unwritable)])
     captured = capsys.readouterr()
     assert code == 2
     assert f"jax-lsp: error: --plot: cannot write {unwritable}: No such file or directory" in captured.err

@@ -1,6 +1,7 @@
 """`jax-lsp trace` and `jax-lsp check --trace`, run as the user runs them."""
 
 import json
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -151,15 +152,20 @@ def test_trace_a_policy_from_a_table_and_a_name_based_policy(write):
     """The table holds a broken member (JAX107 reports it statically); the members chosen here
     trace, and JAX saves what they name."""
     path = write("model.py", TABLE)
-    for line, saved in (
-        (18, "dot_general           saved"),
-        (19, "name:attn_out         saved"),
-        (20, "name:attn_out         saved"),
+    proc = _run("trace", path)  # every site of the file, one report each
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    reports = re.split("^== ", proc.stdout, flags=re.M)[1:]  # "== PATH:LINE" heads each
+    for report, (line, saved) in zip(
+        reports,
+        (
+            (18, "dot_general           saved"),
+            (19, "name:attn_out         saved"),
+            (20, "name:attn_out         saved"),
+        ),
+        strict=True,
     ):
-        proc = _run("trace", f"{path}:{line}")
-        assert "Status: ok" in proc.stdout, proc.stdout + proc.stderr
-        assert saved in proc.stdout
-        assert proc.returncode == 0
+        assert report.startswith(f"{path}:{line}\n") and "Status: ok" in report, proc.stdout
+        assert saved in report
     check = _run("check", "--no-cache", "--output-format", "concise", path)
     assert ":6:91: JAX107" in check.stdout and "(chosen by the key 'broken' of `POLICIES`)" in check.stdout
 

@@ -55,6 +55,14 @@ def _model(session, text):
     return uri
 
 
+async def _open_and_advise(session, name, text):
+    """Open ``name`` holding ``text`` and run its site's "Advise policy" lens: (uri, the advice)."""
+    uri = session.write(name, text)
+    session.open(name)
+    [lens] = await _until(lambda: _advise_lenses(session, uri))
+    return uri, await _execute(session, ADVISE, lens.command.arguments)
+
+
 def _mlp(comment=True, policy="dots_saveable"):
     text = (
         (ADVISOR_FIXTURES / "mlp.py")
@@ -190,9 +198,7 @@ async def test_a_failing_example_is_a_message_not_an_error(tmp_path):
         + "\n\ndef broken():\n    raise ValueError('no shapes yet')\n"
     )
     async with start_session("neovim", tmp_path) as session:
-        uri = _model(session, text)
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
-        result = await _execute(session, ADVISE, lens.command.arguments)
+        uri, result = await _open_and_advise(session, "mlp.py", text)
         assert result["error"]["status"] == "example_error"
         assert result["error"]["line"] == text.split("\n").index("    raise ValueError('no shapes yet')") + 1
         await session.diagnostics(uri)  # the static findings are still served
@@ -217,9 +223,7 @@ async def test_nothing_is_advised_without_a_request(tmp_path):
 async def test_advice_moves_with_its_lines(tmp_path):
     text = _mlp()
     async with start_session("neovim", tmp_path) as session:
-        uri = _model(session, text)
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
-        await _execute(session, ADVISE, lens.command.arguments)
+        uri, _ = await _open_and_advise(session, "mlp.py", text)
         [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         line = lens.range.start.line
         session.change(uri, types.Position(0, 0), types.Position(0, 0), "# one\n# two\n")
@@ -241,10 +245,7 @@ async def test_a_loops_layers_are_one_hint_whose_tooltip_says_why(tmp_path):
     text = (ADVISOR_FIXTURES / "layer_loop.py").read_text(encoding="utf-8")
     text = text.replace("dots_saveable)", "dots_saveable)  # jax-lsp: example=loop.py:example", 1)
     async with start_session("neovim", tmp_path) as session:
-        uri = session.write("loop.py", text)
-        session.open("loop.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
-        await _execute(session, ADVISE, lens.command.arguments)
+        uri, _ = await _open_and_advise(session, "loop.py", text)
         await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         hints = await session.client.text_document_inlay_hint_async(
             types.InlayHintParams(
@@ -327,10 +328,7 @@ async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(tmp_path):
             ("model.py", model, "# jax-lsp: example"),
             ("table.py", table, "# jax-lsp: example"),
         ):
-            uri = session.write(name, text)
-            session.open(name)
-            [lens] = await _until(lambda uri=uri: _advise_lenses(session, uri))
-            result = await _execute(session, ADVISE, lens.command.arguments)
+            uri, result = await _open_and_advise(session, name, text)
             assert result["suggested"]["select"] is not None, result["suggested"]
             [action] = await _until(
                 lambda uri=uri, text=text, needle=needle: _quick_fixes(session, uri, text, needle)
@@ -367,10 +365,7 @@ async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file
         "self.remat_policy, None)\n", "self.remat_policy, None)  # jax-lsp: example=vit.py:example\n"
     )
     async with start_session("neovim", tmp_path, configuration={"advise": {"budget": "100KiB"}}) as session:
-        uri = session.write("vit.py", text)
-        session.open("vit.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
-        result = await _execute(session, ADVISE, lens.command.arguments)
+        uri, result = await _open_and_advise(session, "vit.py", text)
         line = result["suggested"]["setting"]["line"]
         [action] = await _until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
         assert (
@@ -445,10 +440,7 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(profile
         "save_and_offload_only_these_names(  # jax-lsp: example=no_effect.py:example\n",
     )
     async with start_session(profile, tmp_path) as session:
-        uri = session.write("no_effect.py", text)
-        session.open("no_effect.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
-        await _execute(session, ADVISE, lens.command.arguments)
+        uri, _ = await _open_and_advise(session, "no_effect.py", text)
         found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
         warnings = sorted((d for d in found if d.code == "JAX191"), key=lambda d: d.message)
         assert [d.message.split(":")[0] for d in warnings] == [
@@ -481,10 +473,7 @@ async def test_a_policy_that_keeps_what_a_candidate_keeps_can_switch_to_it(tmp_p
     text = page.split("```python\n")[1].split("```", 1)[0]
     text = text.replace('"mlpwo")\n', '"mlpwo")  # jax-lsp: example=example.py:example\n', 1)
     async with start_session("vscode", tmp_path) as session:
-        uri = session.write("example.py", text)
-        session.open("example.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
-        advice = await _execute(session, ADVISE, lens.command.arguments)
+        uri, advice = await _open_and_advise(session, "example.py", text)
         found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
         actions = await session.code_actions(uri, found, only=[types.CodeActionKind.QuickFix])
         [switch] = [a for a in actions if a.title.startswith("Use ") and a.title.endswith("(keeps the same)")]
@@ -509,10 +498,7 @@ async def test_a_name_the_new_remat_ignores_is_a_warning_without_a_fix(tmp_path)
     text = (ADVISOR_FIXTURES / "new_remat.py").read_text(encoding="utf-8")
     text = text.replace('"x", "y")))\n', '"x", "y")))  # jax-lsp: example=new_remat.py:example\n', 1)
     async with start_session("vscode", tmp_path) as session:
-        uri = session.write("new_remat.py", text)
-        session.open("new_remat.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
-        advice = await _execute(session, ADVISE, lens.command.arguments)
+        uri, advice = await _open_and_advise(session, "new_remat.py", text)
         assert advice["error"]["status"] == "unsupported"
         found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
         [warning] = [d for d in found if d.code == "JAX191"]
