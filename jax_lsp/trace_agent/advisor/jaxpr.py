@@ -51,6 +51,21 @@ def primitive_name(eqn):
     return getattr(eqn.primitive, "prim", eqn.primitive).name
 
 
+def scan_counts(eqn):
+    """(consts, carry): how many of the scan ``eqn``'s inputs are each, or None where its params
+    do not say. Up to JAX 0.11 the params count them (``num_consts``, ``num_carry``); from 0.12 on
+    ``ft_in`` holds them, a flat tree of three groups (consts, carry, stacked)."""
+    if "num_consts" in eqn.params:
+        return eqn.params["num_consts"], eqn.params["num_carry"]
+    try:  # private and young: unpacked as jax 0.12's `FlatTree` is
+        counts = [len(group) for group in eqn.params["ft_in"].unpack()]
+    except Exception:
+        return None
+    if len(counts) != 3 or sum(counts) != len(eqn.invars):
+        return None
+    return counts[0], counts[1]
+
+
 def is_new_remat(value):
     """Whether ``value``, an equation's parameter, is a checkpoint of the new remat
     (``jax_remat3``): an object held by a ``call_hi_primitive`` equation, with the checkpointed

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from jax._src import core as jax_core
 
 from .example import short_error
-from .jaxpr import open_jaxpr, sub_jaxprs
+from .jaxpr import open_jaxpr, scan_counts, sub_jaxprs
 from .residuals import device_bytes
 
 
@@ -76,7 +76,7 @@ def _loop_invariant(eqn):
     """The inputs of a loop equation that are the same in every iteration: a scan's consts and
     the stacked inputs it slices, a while loop's consts."""
     if eqn.primitive.name == "scan":
-        counts = _scan_counts(eqn)
+        counts = scan_counts(eqn)
         if counts is None:  # a release whose scan this does not know: counted as traced
             return []
         consts, carry = counts
@@ -84,21 +84,6 @@ def _loop_invariant(eqn):
     if eqn.primitive.name == "while":
         return eqn.invars[: eqn.params["cond_nconsts"] + eqn.params["body_nconsts"]]
     return []
-
-
-def _scan_counts(eqn):
-    """(consts, carry): how many of a scan's inputs are each, or None where the params do not
-    say. jax 0.12 replaced ``num_consts`` and ``num_carry`` with ``ft_in``, a flat tree of three
-    groups (consts, carry, stacked) whose lengths count the inputs."""
-    if "num_consts" in eqn.params:
-        return eqn.params["num_consts"], eqn.params["num_carry"]
-    try:  # private and young: unpacked as jax 0.12's `FlatTree` is
-        counts = [len(group) for group in eqn.params["ft_in"].unpack()]
-    except Exception:
-        return None
-    if len(counts) != 3 or sum(counts) != len(eqn.invars):
-        return None
-    return counts[0], counts[1]
 
 
 def _widened(eqn):
