@@ -80,8 +80,14 @@ def _policy_of(eqn):
     return inner.params["policy"] if is_new_remat(inner) else eqn.params.get("policy")
 
 
+# Parameter values that hold no jaxpr, told apart at once: most of an equation's parameters.
+_PLAIN = (bool, int, float, str, type(None))
+
+
 def sub_jaxprs(value):
     """The jaxprs in an equation's parameter value."""
+    if isinstance(value, _PLAIN):
+        return
     if is_new_remat(value):
         yield from sub_jaxprs(value.params["jaxpr"])
     elif is_closed(value):
@@ -90,7 +96,8 @@ def sub_jaxprs(value):
         yield value
     elif isinstance(value, (tuple, list)):
         for item in value:
-            yield from sub_jaxprs(item)
+            if not isinstance(item, _PLAIN):
+                yield from sub_jaxprs(item)
 
 
 def _walk_eqns(jaxpr, inside=False):

@@ -118,14 +118,23 @@ def local_backend_is_cpu():
     return jax.default_backend() == "cpu"
 
 
-def _peak(jaxpr, outside, on_cpu, wide=frozenset()):
+def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
     """The largest sum of live device bytes among the values ``jaxpr`` makes, not counting
     those in ``outside`` (its inputs and outputs, held by whoever runs it). A `VIEWS` value is
     its operand's buffer (a bitcast, or a layout XLA gives the operand). Where ``on_cpu()``
     (asked only of a loop with `_widened` inputs), those are copied to float32 one after
     another before the loop starts, each freed once copied if nothing later reads it; the
     copies live while it runs. ``wide``: the invars of ``jaxpr`` already held in float32 by an
-    enclosing loop (XLA hoists a copy out of every loop it is invariant in)."""
+    enclosing loop (XLA hoists a copy out of every loop it is invariant in). ``sizes``: the
+    device bytes of each aval met so far, by its id (the walk's avals live as long as it)."""
+    sizes = {} if sizes is None else sizes
+
+    def size(var):
+        aval = var.aval
+        if id(aval) not in sizes:
+            sizes[id(aval)] = device_bytes(aval)
+        return sizes[id(aval)]
+
     owner = {}
     for eqn in jaxpr.eqns:
         if (
@@ -151,19 +160,17 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset()):
         inner = 0
         for sub in (s for value in eqn.params.values() for s in sub_jaxprs(value)):
             held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
-            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held))
-        live += sum(device_bytes(v.aval) for v in made)
-        copies = sum(2 * device_bytes(v.aval) for v in widened)
+            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes))
+        live += sum(size(v) for v in made)
+        copies = sum(2 * size(v) for v in widened)
         freed = [
-            device_bytes(v.aval)
-            for v in {owner.get(v, v) for v in widened}
-            if v not in outside and last.get(v) == index
+            size(v) for v in {owner.get(v, v) for v in widened} if v not in outside and last.get(v) == index
         ]
         # at the last copy the largest original may still be there (the order is XLA's)
         peak = max(peak, live - sum(freed) + copies + max(inner, *freed, 0))
         for var in made:
             dying.setdefault(last.get(var, index), []).append(var)
-        live -= sum(device_bytes(v.aval) for v in dying.pop(index, ()))
+        live -= sum(size(v) for v in dying.pop(index, ()))
     return peak
 
 
