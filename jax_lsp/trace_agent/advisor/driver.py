@@ -48,6 +48,7 @@ from .site import (
     namesakes,
     parse_site,
 )
+from .worker import Worker
 
 LITERALS_MISSING = (
     "this JAX release lacks the tracing hooks the advisor needs to see the scalar constants the "
@@ -173,9 +174,14 @@ class Work:
         self.traced = []  # (the recorders of a ready-made candidate's trace, its entry)
         self.traced_count = 0  # the candidates traced, not copied
 
-    def entries(self):
-        """``{index: (entry, seconds)}`` of the candidates."""
-        return {index: self.entry(candidate) for index, candidate in enumerate(self.candidates)}
+    def entries(self, odd=None, skip=()):
+        """``{index: (entry, seconds)}`` of the candidates at odd or even indices (all for None),
+        but those in ``skip``."""
+        return {
+            index: self.entry(candidate)
+            for index, candidate in enumerate(self.candidates)
+            if index not in skip and (odd is None or index % 2 == int(odd))
+        }
 
     def entry(self, candidate):
         """The answer entry of ``candidate`` and the seconds it took."""
@@ -303,8 +309,9 @@ def _platform():
     return device.platform, getattr(device, "device_kind", str(device)), memories
 
 
-def advise(params):
-    """The answer to an ``advise`` request; raises ``AgentError`` where the site cannot be advised."""
+def advise(params, fork=False):
+    """The answer to an ``advise`` request; raises ``AgentError`` where the site cannot be advised.
+    ``fork``: trace half of the candidates in a forked `Worker` where that is safe."""
     started = time.perf_counter()
     root = params.get("root")
     cwd = params.get("cwd")  # the folder the user runs from (the CLI's), None from the editor
@@ -364,13 +371,34 @@ def advise(params):
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
 
-    work = Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root)
-    done = work.entries()
+    def prepare():
+        return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root)
+
+    def odd_share():
+        share = prepare()
+        texts = [c.text for c in share.candidates]
+        return {"candidates": texts, "entries": share.entries(odd=True), "traced": share.traced_count}
+
+    worker = Worker.start(odd_share) if fork else None
+    try:
+        work = prepare()
+        done = work.entries(odd=False if worker is not None else None)
+        answer = worker.result() if worker is not None else None
+        if answer is not None and answer["value"]["candidates"] != [c.text for c in work.candidates]:
+            answer = None  # it found other candidates: its entries are not these
+    finally:
+        if worker is not None:
+            worker.close()
+    if answer is not None:
+        done.update({int(index): pair for index, pair in answer["value"]["entries"].items()})
+    done.update(work.entries(skip=done))  # a worker that failed: its share here
     entries = [done[index][0] for index in range(len(work.candidates))]
     per_policy = [done[index][1] for index in range(len(work.candidates))]
     candidates, selector = work.candidates, work.selector
     timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
-    timings["traced"] = work.traced_count
+    timings["traced"] = work.traced_count + (answer["value"]["traced"] if answer is not None else 0)
+    if answer is not None:
+        timings["worker_cpu_s"] = answer["cpu_s"]
     begun = time.perf_counter()
     _add_no_effect(site, candidates, entries, forward, work.frames, leaves, work.arg_names)
     timings["no_effect_s"] = time.perf_counter() - begun
@@ -400,7 +428,7 @@ def handle(params):
     before = set(sys.modules)
     cpu = time.process_time()
     try:
-        result = advise(params)
+        result = advise(params, fork=True)
     except AgentError as exc:
         result = exc.result()
     result["preload"] = installed_imports(before, params.get("root"))
