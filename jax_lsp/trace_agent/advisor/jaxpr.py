@@ -100,6 +100,13 @@ def sub_jaxprs(value):
                 yield from sub_jaxprs(item)
 
 
+def eqn_jaxprs(eqn):
+    """The jaxprs in ``eqn``'s parameters, in their order."""
+    return [
+        sub for value in eqn.params.values() if not isinstance(value, _PLAIN) for sub in sub_jaxprs(value)
+    ]
+
+
 def _walk_eqns(jaxpr, inside=False):
     """(eqn, inside a marked checkpoint) for every equation, nested jaxprs included."""
     for eqn in jaxpr.eqns:
@@ -234,7 +241,7 @@ def recompute_flops(jaxpr, linear_in):
         elif primitive_name(eqn) in FLOP_PRIMITIVES:
             total += _flops(eqn)
         times = eqn.params.get("length", 1) if primitive_name(eqn) == "scan" else 1
-        subs = [s for value in eqn.params.values() for s in sub_jaxprs(value)]
+        subs = eqn_jaxprs(eqn)
         if primitive_name(eqn) == "cond":
             total += max((recompute_flops(s, _inner_inputs(eqn, s, ins)) for s in subs), default=0)
         else:

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from jax._src import core as jax_core
 
 from .example import short_error
-from .jaxpr import open_jaxpr, scan_counts, sub_jaxprs
+from .jaxpr import eqn_jaxprs, open_jaxpr, scan_counts
 from .residuals import device_bytes
 
 
@@ -158,7 +158,7 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
         inputs = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
         float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
         inner = 0
-        for sub in (s for value in eqn.params.values() for s in sub_jaxprs(value)):
+        for sub in eqn_jaxprs(eqn):
             held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
             inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes))
         live += sum(size(v) for v in made)
