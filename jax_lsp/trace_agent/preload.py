@@ -125,15 +125,13 @@ def preload_from(result):
 
 def _import(name):
     """Import ``name`` unless loaded; False (and no more preloading) if that made forking unsafe."""
-    import threading
-
     if name in sys.modules:
         return True
     try:
         importlib.import_module(name)
     except BaseException:  # noqa: BLE001 (a failing import is the user's; the child saw it)
         return True
-    if threading.active_count() > 1 or _backend_started():
+    if not fork_safe():
         _PRELOAD["enabled"] = False
         print(f"jax-lsp advise: importing {name} started a thread; no more preloading", file=sys.stderr)
         return False
@@ -328,6 +326,14 @@ def _drop_other_submodules(module, name, closure):
         full = f"{name}.{attribute}"
         if isinstance(value, types.ModuleType) and full in _WARM and full not in closure:
             delattr(module, attribute)
+
+
+def fork_safe():
+    """Whether forking this process is safe: no thread but the main one, and no JAX backend
+    started (a fork has none of its threads, and hangs in it)."""
+    import threading
+
+    return threading.active_count() == 1 and not _backend_started()
 
 
 def _backend_started():

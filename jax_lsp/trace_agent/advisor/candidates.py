@@ -70,6 +70,26 @@ def same_policy(a, b):
         return False
 
 
+def ready_made(policy):
+    """Whether ``policy`` is JAX's own: a function or object of JAX's code (``jax.checkpoint_policies``
+    and its factories' results) holding no policy but JAX's own. Those are pure: their answers
+    depend on the question only."""
+    is_function = isinstance(policy, types.FunctionType)
+    owner = policy if is_function else type(policy)
+    if (getattr(owner, "__module__", None) or "").split(".", 1)[0] != "jax":
+        return False
+    if is_function:
+        held = []
+        for cell in policy.__closure__ or ():
+            try:
+                held.append(cell.cell_contents)
+            except ValueError:  # an empty cell
+                pass
+    else:
+        held = list(getattr(policy, "__dict__", {}).values())
+    return all(ready_made(value) for value in held if callable(value))
+
+
 def build_candidates(site, requested, names, memories, selector=None):
     """The candidates (the site's own first unless among them) and the texts that did not evaluate.
     With a ``selector``, each candidate a key selects carries it, and by default every policy a

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import os
 import sys
 import time
@@ -10,7 +11,7 @@ import jax
 
 from ..errors import AgentError
 from ..preload import installed_imports
-from .candidates import Candidate, build_candidates
+from .candidates import Candidate, build_candidates, ready_made
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
 from .jaxpr import (
@@ -47,6 +48,7 @@ from .site import (
     namesakes,
     parse_site,
 )
+from .worker import Worker
 
 LITERALS_MISSING = (
     "this JAX release lacks the tracing hooks the advisor needs to see the scalar constants the "
@@ -98,12 +100,15 @@ def candidate_jaxpr(candidate, forward, chosen=None):
     return substitute(forward.jaxpr, choose, {})
 
 
-def advise_one(candidate, forward, leaves, arg_names, frames, positional=None, on_cpu=local_backend_is_cpu):
+def advise_one(
+    candidate, forward, leaves, arg_names, frames, positional=None, on_cpu=local_backend_is_cpu, chosen=None
+):
     """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry.
     Given ``positional`` (the step's, `step_function`), where the step differentiates every leaf
     the same trace goes on into the step's backward pass, and the entry gets its ``peak_bytes``
-    (None where the backward pass cannot be traced; ``on_cpu`` as `jaxpr_peak` takes it)."""
-    chosen = {}
+    (None where the backward pass cannot be traced; ``on_cpu`` as `jaxpr_peak` takes it).
+    ``chosen``, a dict given: filled with the `Chosen` recorders the checkpoints were given."""
+    chosen = {} if chosen is None else chosen
     new_jaxpr = candidate_jaxpr(candidate, forward, chosen)
     whole = positional is not None and differentiated(leaves, positional) == list(range(len(leaves)))
     box, backward_failed = [], []
@@ -145,6 +150,76 @@ def advise_one(candidate, forward, leaves, arg_names, frames, positional=None, o
         step = with_outvars(jaxpr, jaxpr.outvars[num_out + num_res :])
         entry["peak_bytes"] = None if backward_failed else peak_or_none(jaxpr_peak, step, on_cpu)
     return entry
+
+
+class Work:
+    """The candidates of one advise and what tracing each needs. The advise child and its worker
+    each make one, alike (``_platform`` starts the process's backend)."""
+
+    def __init__(self, params, site, forward, leaves, call, example_file, root):
+        fn, args, kwargs = call
+        self.names = tagged_names(forward.jaxpr)
+        self.platform, self.device, self.memories = _platform()
+        self.selector = find_selector(site)
+        requested = params.get("policies") or []
+        self.candidates, self.errors = build_candidates(
+            site, requested, self.names, self.memories, self.selector
+        )
+        self.site, self.forward, self.leaves = site, forward, leaves
+        self.example_file, self.root = example_file, root
+        self.compile = bool(params.get("compile"))
+        self.arg_names = _arg_names(fn, args, kwargs, len(leaves))
+        self.frames = Frames(root, [site.path, example_file])
+        self.positional = len(jax.tree_util.tree_leaves(args))
+        self.traced = []  # (the recorders of a ready-made candidate's trace, its entry)
+        self.traced_count = 0  # the candidates traced, not copied
+
+    def entries(self, odd=None, skip=()):
+        """``{index: (entry, seconds)}`` of the candidates at odd or even indices (all for None),
+        but those in ``skip``."""
+        return {
+            index: self.entry(candidate)
+            for index, candidate in enumerate(self.candidates)
+            if index not in skip and (odd is None or index % 2 == int(odd))
+        }
+
+    def entry(self, candidate):
+        """The answer entry of ``candidate`` and the seconds it took."""
+        begun = time.perf_counter()
+        try:
+            entry = self._traced(candidate)
+            if "peak_bytes" not in entry or self.compile:
+                jaxpr = candidate_jaxpr(candidate, self.forward)
+                step = step_function(self.forward, jaxpr, self.leaves, self.positional)
+                if "peak_bytes" not in entry:  # the step differentiates only some leaves
+                    entry["peak_bytes"] = peak_or_none(estimate_peak, step, self.leaves)
+                if self.compile:
+                    entry.update(compiled_memory(step, self.leaves, entry["peak_bytes"]))
+        except MemoryError:
+            raise
+        except Exception as exc:
+            files = {self.site.path, self.example_file}
+            where = user_frame_of(exc.__traceback__, files, self.root)
+            entry = rejected(candidate, short_error(exc), *(where or (self.site.path, self.site.line)))
+        selector = self.selector
+        entry["select"] = selector.select(candidate.select) if selector is not None else None
+        return entry, time.perf_counter() - begun
+
+    def _traced(self, candidate):
+        """`advise_one`'s entry; for a ready-made policy that answers every question JAX asked in
+        an earlier ready-made candidate's trace alike, that trace's entry (the same trace)."""
+        alike = ready_made(candidate.value)
+        for recorders, entry in self.traced if alike else ():
+            if all(recorder.answered_alike(candidate.value) for recorder in recorders):
+                return {**copy.deepcopy(entry), "policy": candidate.text, "current": candidate.current}
+        chosen = {}
+        self.traced_count += 1
+        entry = advise_one(
+            candidate, self.forward, self.leaves, self.arg_names, self.frames, self.positional, chosen=chosen
+        )
+        if alike:
+            self.traced.append((list(chosen.values()), copy.deepcopy(entry)))
+        return entry
 
 
 def _add_no_effect(site, candidates, entries, forward, frames, leaves, arg_names):
@@ -234,8 +309,9 @@ def _platform():
     return device.platform, getattr(device, "device_kind", str(device)), memories
 
 
-def advise(params):
-    """The answer to an ``advise`` request; raises ``AgentError`` where the site cannot be advised."""
+def advise(params, fork=False):
+    """The answer to an ``advise`` request; raises ``AgentError`` where the site cannot be advised.
+    ``fork``: trace half of the candidates in a forked `Worker` where that is safe."""
     started = time.perf_counter()
     root = params.get("root")
     cwd = params.get("cwd")  # the folder the user runs from (the CLI's), None from the editor
@@ -294,35 +370,37 @@ def advise(params):
         )
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
-    names = tagged_names(forward.jaxpr)
-    platform, device, memories = _platform()
-    selector = find_selector(site)
-    candidates, errors = build_candidates(site, params.get("policies") or [], names, memories, selector)
-    arg_names = _arg_names(fn, args, kwargs, len(leaves))
-    frames = Frames(root, [path, example_file])
-    positional = len(jax.tree_util.tree_leaves(args))
-    entries, per_policy = [], []
-    for candidate in candidates:
-        begun = time.perf_counter()
-        try:
-            entry = advise_one(candidate, forward, leaves, arg_names, frames, positional)
-            entries.append(entry)
-            if "peak_bytes" not in entry or params.get("compile"):
-                step = step_function(forward, candidate_jaxpr(candidate, forward), leaves, positional)
-                if "peak_bytes" not in entry:  # the step differentiates only some leaves
-                    entry["peak_bytes"] = peak_or_none(estimate_peak, step, leaves)
-                if params.get("compile"):
-                    entry.update(compiled_memory(step, leaves, entry["peak_bytes"]))
-        except MemoryError:
-            raise
-        except Exception as exc:
-            where = user_frame_of(exc.__traceback__, {site.path, example_file}, root)
-            entries.append(rejected(candidate, short_error(exc), *(where or (site.path, site.line))))
-        entries[-1]["select"] = selector.select(candidate.select) if selector is not None else None
-        per_policy.append(time.perf_counter() - begun)
+
+    def prepare():
+        return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root)
+
+    def odd_share():
+        share = prepare()
+        texts = [c.text for c in share.candidates]
+        return {"candidates": texts, "entries": share.entries(odd=True), "traced": share.traced_count}
+
+    worker = Worker.start(odd_share) if fork else None
+    try:
+        work = prepare()
+        done = work.entries(odd=False if worker is not None else None)
+        answer = worker.result() if worker is not None else None
+        if answer is not None and answer["value"]["candidates"] != [c.text for c in work.candidates]:
+            answer = None  # it found other candidates: its entries are not these
+    finally:
+        if worker is not None:
+            worker.close()
+    if answer is not None:
+        done.update({int(index): pair for index, pair in answer["value"]["entries"].items()})
+    done.update(work.entries(skip=done))  # a worker that failed: its share here
+    entries = [done[index][0] for index in range(len(work.candidates))]
+    per_policy = [done[index][1] for index in range(len(work.candidates))]
+    candidates, selector = work.candidates, work.selector
     timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
+    timings["traced"] = work.traced_count + (answer["value"]["traced"] if answer is not None else 0)
+    if answer is not None:
+        timings["worker_cpu_s"] = answer["cpu_s"]
     begun = time.perf_counter()
-    _add_no_effect(site, candidates, entries, forward, frames, leaves, arg_names)
+    _add_no_effect(site, candidates, entries, forward, work.frames, leaves, work.arg_names)
     timings["no_effect_s"] = time.perf_counter() - begun
     timings["per_policy_s"] = per_policy
     timings["max_rss_mb"] = _max_rss_mb()
@@ -332,14 +410,14 @@ def advise(params):
         "message": "",
         "target": {"path": path, "line": site.line},
         "example": {"spec": spec, "path": example_file, "form": form},
-        "platform": platform,
-        "device": device,
-        "memories": memories,
-        "names": names,
+        "platform": work.platform,
+        "device": work.device,
+        "memories": work.memories,
+        "names": work.names,
         "markers": len(site.markers),
         "selector": selector.to_json() if selector is not None else None,
         "policies": entries,
-        "policy_errors": errors,
+        "policy_errors": work.errors,
         "notes": notes,
         "timings": timings,
     }
@@ -350,11 +428,14 @@ def handle(params):
     before = set(sys.modules)
     cpu = time.process_time()
     try:
-        result = advise(params)
+        result = advise(params, fork=True)
     except AgentError as exc:
         result = exc.result()
     result["preload"] = installed_imports(before, params.get("root"))
-    result.setdefault("timings", {})["cpu_s"] = time.process_time() - cpu  # the child's own CPU
+    timings = result.setdefault("timings", {})
+    timings["cpu_s"] = (
+        time.process_time() - cpu + timings.get("worker_cpu_s", 0.0)
+    )  # the child's and its worker's
     return result
 
 

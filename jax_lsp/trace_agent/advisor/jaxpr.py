@@ -51,6 +51,21 @@ def primitive_name(eqn):
     return getattr(eqn.primitive, "prim", eqn.primitive).name
 
 
+def scan_counts(eqn):
+    """(consts, carry): how many of the scan ``eqn``'s inputs are each, or None where its params
+    do not say. Up to JAX 0.11 the params count them (``num_consts``, ``num_carry``); from 0.12 on
+    ``ft_in`` holds them, a flat tree of three groups (consts, carry, stacked)."""
+    if "num_consts" in eqn.params:
+        return eqn.params["num_consts"], eqn.params["num_carry"]
+    try:  # private and young: unpacked as jax 0.12's `FlatTree` is
+        counts = [len(group) for group in eqn.params["ft_in"].unpack()]
+    except Exception:
+        return None
+    if len(counts) != 3 or sum(counts) != len(eqn.invars):
+        return None
+    return counts[0], counts[1]
+
+
 def is_new_remat(value):
     """Whether ``value``, an equation's parameter, is a checkpoint of the new remat
     (``jax_remat3``): an object held by a ``call_hi_primitive`` equation, with the checkpointed
@@ -65,8 +80,14 @@ def _policy_of(eqn):
     return inner.params["policy"] if is_new_remat(inner) else eqn.params.get("policy")
 
 
+# Parameter values that hold no jaxpr, told apart at once: most of an equation's parameters.
+_PLAIN = (bool, int, float, str, type(None))
+
+
 def sub_jaxprs(value):
     """The jaxprs in an equation's parameter value."""
+    if isinstance(value, _PLAIN):
+        return
     if is_new_remat(value):
         yield from sub_jaxprs(value.params["jaxpr"])
     elif is_closed(value):
@@ -75,7 +96,15 @@ def sub_jaxprs(value):
         yield value
     elif isinstance(value, (tuple, list)):
         for item in value:
-            yield from sub_jaxprs(item)
+            if not isinstance(item, _PLAIN):
+                yield from sub_jaxprs(item)
+
+
+def eqn_jaxprs(eqn):
+    """The jaxprs in ``eqn``'s parameters, in their order."""
+    return [
+        sub for value in eqn.params.values() if not isinstance(value, _PLAIN) for sub in sub_jaxprs(value)
+    ]
 
 
 def _walk_eqns(jaxpr, inside=False):
@@ -212,7 +241,7 @@ def recompute_flops(jaxpr, linear_in):
         elif primitive_name(eqn) in FLOP_PRIMITIVES:
             total += _flops(eqn)
         times = eqn.params.get("length", 1) if primitive_name(eqn) == "scan" else 1
-        subs = [s for value in eqn.params.values() for s in sub_jaxprs(value)]
+        subs = eqn_jaxprs(eqn)
         if primitive_name(eqn) == "cond":
             total += max((recompute_flops(s, _inner_inputs(eqn, s, ins)) for s in subs), default=0)
         else:

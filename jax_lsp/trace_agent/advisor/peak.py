@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from jax._src import core as jax_core
 
 from .example import short_error
-from .jaxpr import open_jaxpr, sub_jaxprs
+from .jaxpr import eqn_jaxprs, open_jaxpr, scan_counts
 from .residuals import device_bytes
 
 
@@ -76,7 +76,7 @@ def _loop_invariant(eqn):
     """The inputs of a loop equation that are the same in every iteration: a scan's consts and
     the stacked inputs it slices, a while loop's consts."""
     if eqn.primitive.name == "scan":
-        counts = _scan_counts(eqn)
+        counts = scan_counts(eqn)
         if counts is None:  # a release whose scan this does not know: counted as traced
             return []
         consts, carry = counts
@@ -84,21 +84,6 @@ def _loop_invariant(eqn):
     if eqn.primitive.name == "while":
         return eqn.invars[: eqn.params["cond_nconsts"] + eqn.params["body_nconsts"]]
     return []
-
-
-def _scan_counts(eqn):
-    """(consts, carry): how many of a scan's inputs are each, or None where the params do not
-    say. jax 0.12 replaced ``num_consts`` and ``num_carry`` with ``ft_in``, a flat tree of three
-    groups (consts, carry, stacked) whose lengths count the inputs."""
-    if "num_consts" in eqn.params:
-        return eqn.params["num_consts"], eqn.params["num_carry"]
-    try:  # private and young: unpacked as jax 0.12's `FlatTree` is
-        counts = [len(group) for group in eqn.params["ft_in"].unpack()]
-    except Exception:
-        return None
-    if len(counts) != 3 or sum(counts) != len(eqn.invars):
-        return None
-    return counts[0], counts[1]
 
 
 def _widened(eqn):
@@ -133,14 +118,23 @@ def local_backend_is_cpu():
     return jax.default_backend() == "cpu"
 
 
-def _peak(jaxpr, outside, on_cpu, wide=frozenset()):
+def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
     """The largest sum of live device bytes among the values ``jaxpr`` makes, not counting
     those in ``outside`` (its inputs and outputs, held by whoever runs it). A `VIEWS` value is
     its operand's buffer (a bitcast, or a layout XLA gives the operand). Where ``on_cpu()``
     (asked only of a loop with `_widened` inputs), those are copied to float32 one after
     another before the loop starts, each freed once copied if nothing later reads it; the
     copies live while it runs. ``wide``: the invars of ``jaxpr`` already held in float32 by an
-    enclosing loop (XLA hoists a copy out of every loop it is invariant in)."""
+    enclosing loop (XLA hoists a copy out of every loop it is invariant in). ``sizes``: the
+    device bytes of each aval met so far, by its id (the walk's avals live as long as it)."""
+    sizes = {} if sizes is None else sizes
+
+    def size(var):
+        aval = var.aval
+        if id(aval) not in sizes:
+            sizes[id(aval)] = device_bytes(aval)
+        return sizes[id(aval)]
+
     owner = {}
     for eqn in jaxpr.eqns:
         if (
@@ -164,21 +158,19 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset()):
         inputs = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
         float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
         inner = 0
-        for sub in (s for value in eqn.params.values() for s in sub_jaxprs(value)):
+        for sub in eqn_jaxprs(eqn):
             held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
-            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held))
-        live += sum(device_bytes(v.aval) for v in made)
-        copies = sum(2 * device_bytes(v.aval) for v in widened)
+            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes))
+        live += sum(size(v) for v in made)
+        copies = sum(2 * size(v) for v in widened)
         freed = [
-            device_bytes(v.aval)
-            for v in {owner.get(v, v) for v in widened}
-            if v not in outside and last.get(v) == index
+            size(v) for v in {owner.get(v, v) for v in widened} if v not in outside and last.get(v) == index
         ]
         # at the last copy the largest original may still be there (the order is XLA's)
         peak = max(peak, live - sum(freed) + copies + max(inner, *freed, 0))
         for var in made:
             dying.setdefault(last.get(var, index), []).append(var)
-        live -= sum(device_bytes(v.aval) for v in dying.pop(index, ()))
+        live -= sum(size(v) for v in dying.pop(index, ()))
     return peak
 
 

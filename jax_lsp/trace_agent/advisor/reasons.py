@@ -26,18 +26,33 @@ REMAT = ("checkpoint", "remat2", "remat")
 class Chosen:
     """A candidate policy in the marked checkpoints: it answers as ``policy`` does (JAX's default,
     ``nothing_saveable``, for None) and records each answer by primitive and input avals, while
-    ``recording``."""
+    ``recording``. ``asked`` keeps every question and answer, in order, recording or not."""
 
     def __init__(self, policy):
         self.policy = policy or jax.checkpoint_policies.nothing_saveable
         self.answers = {}
+        self.asked = []
         self.recording = True
 
     def __call__(self, prim, *avals, **params):
         answer = self.policy(prim, *avals, **params)
+        self.asked.append((prim, avals, params, answer))
         if self.recording:
             self.answers.setdefault((prim.name, avals), []).append((params, answer))
         return answer
+
+    def answered_alike(self, policy):
+        """Whether ``policy`` gives every answer this one gave, to the same questions. JAX's
+        tracing is a function of the policy's answers: where a pure policy answers all of them
+        alike, tracing with it asks the same questions and makes the same jaxprs."""
+        for prim, avals, params, answer in self.asked:
+            try:
+                mine = policy(prim, *avals, **params)
+                if type(mine) is not type(answer) or not bool(mine == answer):
+                    return False
+            except Exception:
+                return False
+        return True
 
     def answer_for(self, eqn):
         """What the policy answered for ``eqn``, or None when JAX never asked it. Where the
