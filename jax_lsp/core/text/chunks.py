@@ -68,7 +68,9 @@ _STRING_OR_COMMENT = re.compile(
 )
 
 
-_NOT_BRACKET = re.compile(r"[^()\[\]{}]+")
+# Every byte but a bracket's: deleted from the UTF-8 bytes of code, whose other characters
+# encode to bytes of 0x80 and above, it leaves the brackets in order (faster than a regex).
+_NOT_BRACKET = bytes(byte for byte in range(256) if byte not in b"()[]{}")
 IN_A_CLASS = "class _:\n"
 
 
@@ -97,9 +99,9 @@ def closes_within(chunk: str) -> bool:
     code = _STRING_OR_COMMENT.sub(" ", chunk) if has_string_or_comment else chunk
     if '"' in code or "'" in code:  # a stray quote: only an unterminated string leaves one
         return False
-    brackets = _NOT_BRACKET.sub("", code)
+    brackets = code.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKET)
     while brackets:  # pairs removed from the inside out, a level at a time
-        inner_removed = brackets.replace("()", "").replace("[]", "").replace("{}", "")
+        inner_removed = brackets.replace(b"()", b"").replace(b"[]", b"").replace(b"{}", b"")
         if len(inner_removed) == len(brackets):
             return False
         brackets = inner_removed

@@ -30,6 +30,7 @@ from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.core.text.triggers import site_trigger_lines
 
 _WORD = re.compile(r"[^\W\d]\w*")
+_ASCII_WORD = re.compile(r"[A-Za-z_]\w*", re.ASCII)  # _WORD on ASCII text, about twice as fast
 # `a.b`, one pair at a time (`a.b.c` gives a.b, then b.c).
 _ATTRIBUTE = re.compile(r"([^\W\d]\w*)[ \t]*\.[ \t]*(?=([^\W\d]\w*))")
 _IMPORT = re.compile(r"[ \t]*(?:from|import)\b")
@@ -117,7 +118,7 @@ def sites_could_read(data: bytes, names: Set[str], attributes: Mapping[str, Set[
         if statement.owner is None and not closes_within(statement.text):  # a member closes (body_statements)
             return True
         code = without_comments(statement.text)
-        written = set(_WORD.findall(code))
+        written = set((_ASCII_WORD if code.isascii() else _WORD).findall(code))
         if not names.isdisjoint(written) or _writes_attribute(code, written, attributes):
             return True
         todo += statement.members  # a class named (`Cls.attr`), or its decorator holds a site
