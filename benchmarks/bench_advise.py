@@ -11,10 +11,12 @@ Nothing is compiled or allocated at full size: the example gives `jax.eval_shape
   the forward trace (once per advise, shared by all candidates) divided by the number of
   candidates, plus the median per-candidate replay; its ratio to the baseline (target <= 1.5x);
 - warm advise of all candidates through the trace agent (the agent started and the installed
-  packages the model imports loaded by a first advise): wall time from request to answer, the
+  packages the model imports loaded by a first advise; before each run the model file is
+  edited, a comment changed, as the editor path sees it): wall time from request to answer, the
   CPU time of the agent's child and of the worker it forks for half of the candidates (where it
-  may use two CPUs), how many candidates were traced (the others answer JAX alike to one traced
-  before), and the child's peak memory (targets <= 0.5 s, <= 500 MB);
+  may use two CPUs), the medians of the child's phases (loading the site, the example's own
+  code, the forward trace, the candidates), how many candidates were traced (the others answer
+  JAX alike to one traced before), and the child's peak memory (targets <= 0.5 s, <= 500 MB);
 - cold: a new agent (a new interpreter importing jax), one advise, wall time;
 - with --compile: one advise with `compile` in this process, each candidate's step compiled
   for the CPU: its estimated peak, compiled temporaries, the estimate's error and the compile
@@ -72,6 +74,9 @@ MODEL = textwrap.dedent("""
         return {"fn": loss, "args": (params, x)}
 """).lstrip()
 SITE_LINE = next(i for i, line in enumerate(MODEL.splitlines(), 1) if "policy=POLICY" in line)
+
+
+PHASES = ("load", "example", "forward", "advise")  # the child's timings, in order
 
 
 def _median_ms(times: list[float]) -> str:
@@ -203,14 +208,16 @@ def through_agent(folder: Path, runs: int) -> None:
     try:
         advise(service, path, SITE_LINE, **options)  # the agent loads what the model imports
         time.sleep(2)  # ... after it answered: let it finish
-        warm, rss, cpu, worker_cpu = [], [], [], []
-        for _ in range(runs):
+        warm, rss, cpu, worker_cpu, phases = [], [], [], [], []
+        for run in range(runs):
+            path.write_text(f"{MODEL}# edit {run}\n", encoding="utf-8")  # as after the user typed
             started = time.perf_counter()
             advice = advise(service, path, SITE_LINE, **options)
             warm.append(time.perf_counter() - started)
             rss.append(dict(advice.timings).get("max_rss_mb"))
             cpu.append(dict(advice.timings).get("cpu_s"))
             worker_cpu.append(dict(advice.timings).get("worker_cpu_s"))
+            phases.append([dict(advice.timings).get(f"{phase}_s") for phase in PHASES])
         n = len(advice.policies)
         traced = dict(advice.timings).get("traced")
     finally:
@@ -225,6 +232,12 @@ def through_agent(folder: Path, runs: int) -> None:
         print(
             f"  ... of which the worker's:                        {statistics.median(in_worker) * 1000:.1f} ms"
         )
+    if all(None not in run for run in phases):
+        medians = "  ".join(
+            f"{phase} {statistics.median(run[i] for run in phases) * 1000:.0f}"
+            for i, phase in enumerate(PHASES)
+        )
+        print(f"  the child's phases (ms):                          {medians}")
     if traced is not None:
         print(f"  candidates traced:                                {traced} of {n}")
     peaks = [r for r in rss if r is not None]

@@ -233,6 +233,7 @@ class Agent:
             data = json.dumps(result, default=str).encode("utf-8")
             while data:
                 data = data[os.write(write_fd, data) :]
+            os.close(write_fd)  # the end of the answer now: the exit frees the memory first
         finally:
             os._exit(0)
 
@@ -241,15 +242,19 @@ class Agent:
         if chunk:
             child.chunks.append(chunk)
             return
-        status = self._kill(child)
         data = b"".join(child.chunks)
         try:
             result = json.loads(data) if data else None
         except ValueError:
             result = None
-        if not isinstance(result, dict):
-            result = _death_result(status, child.limits)
-        self._reply(child, result)
+        if isinstance(result, dict):  # sent before the child is reaped: its exit takes a while
+            self._send_result(child, result)
+            self._kill(child)
+        else:
+            result = _death_result(self._kill(child), child.limits)
+            self._send_result(child, result)
+        if self.on_result is not None:
+            self.on_result(result)
 
     def _kill(self, child):
         """Kill the child's whole process group, reap it, and forget it. Returns its wait status."""
@@ -268,14 +273,17 @@ class Agent:
         return status
 
     def _reply(self, child, result):
+        self._send_result(child, result)
+        if self.on_result is not None:
+            self.on_result(result)
+
+    def _send_result(self, child, result):
         result.update(self.common)
         result["duration_s"] = round(time.monotonic() - child.started, 4)
         if "platform" in result and "status" in result and self.info is None:
             self.info = {"status": "ok", "platform": result["platform"], "device": result.get("device")}
             self.info.update(self.common)
         self.send({"id": child.request_id, "result": result})
-        if self.on_result is not None:
-            self.on_result(result)
 
 
 def _death_result(status, limits):

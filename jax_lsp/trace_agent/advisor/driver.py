@@ -48,7 +48,7 @@ from .site import (
     namesakes,
     parse_site,
 )
-from .worker import Worker
+from .worker import Worker, can_fork
 
 LITERALS_MISSING = (
     "this JAX release lacks the tracing hooks the advisor needs to see the scalar constants the "
@@ -379,6 +379,13 @@ def advise(params, fork=False):
         texts = [c.text for c in share.candidates]
         return {"candidates": texts, "entries": share.entries(odd=True), "traced": share.traced_count}
 
+    if fork and can_fork():
+        try:
+            forward.warm_jvp(leaves)
+        except MemoryError:
+            raise
+        except Exception:  # the candidates' traces then fill JAX's caches, each process its own
+            pass
     worker = Worker.start(odd_share) if fork else None
     try:
         work = prepare()

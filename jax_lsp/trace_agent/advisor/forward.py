@@ -14,6 +14,7 @@ hands a primitive stays plain, as it does under ``vjp``.
 from __future__ import annotations
 
 import jax
+import numpy as np
 from jax._src import core as jax_core
 
 from .jaxpr import close, consts_of, open_jaxpr
@@ -55,6 +56,22 @@ class Forward:
             for value, lift in zip(consts_of(self.closed), self.lift)
         ]
         return lambda *xs: jax_core.eval_jaxpr(jaxpr, consts, *xs)
+
+    def warm_jvp(self, leaves):
+        """Trace the forward's JVP once (a float0 tangent for each integer leaf), so that JAX's
+        caches hold what every candidate's ``vjp`` traces alike: the JVP of each checkpointed
+        body, whatever its policy, and the shape rules of the primitives met. Done before the
+        worker forks, it is done once for both processes; the policy is never asked."""
+
+        def jvp(*xs):
+            tangents = tuple(x if _inexact(x) else np.zeros(np.shape(x), jax.dtypes.float0) for x in xs)
+            return jax.jvp(self.replay(self.jaxpr), xs, tangents)
+
+        jax.make_jaxpr(jvp)(*leaves)
+
+
+def _inexact(x):
+    return jax.numpy.issubdtype(x.dtype, jax.numpy.inexact)
 
 
 def _plain(closed):

@@ -17,7 +17,10 @@ from jax_lsp.trace_agent.advisor.candidates import Candidate  # noqa: E402 (afte
 from jax_lsp.trace_agent.advisor.driver import advise_one  # noqa: E402
 from jax_lsp.trace_agent.advisor.forward import trace_forward  # noqa: E402
 from jax_lsp.trace_agent.advisor.residuals import Frames  # noqa: E402
+from jax_lsp.trace_agent.advisor.site import Marker  # noqa: E402
 from tests.agent import jax_kind  # noqa: E402
+
+jax_ad = pytest.importorskip("jax._src.interpreters.ad")
 
 try:
     from jax.ad_checkpoint import saved_residuals  # type: ignore[attr-defined, unused-ignore]
@@ -71,3 +74,37 @@ def test_the_replay_keeps_the_constants_jax_keeps(name):
     ours = collections.Counter((tuple(r["shape"]), r["dtype"], r["kind"]) for r in entry["residuals"])
     theirs = collections.Counter((tuple(a.shape), str(a.dtype), jax_kind(d)) for a, d in expected)
     assert ours == theirs
+
+
+def _scaled_block(x, w, times):
+    def body(x, w):
+        return jnp.sin(x @ w) * times
+
+    return jnp.sum(jax.checkpoint(body, policy=Marker(POLICY))(x, w))
+
+
+def test_the_warm_jvp_leaves_the_candidates_no_jvp_of_the_body_to_trace():
+    jvp_cache = getattr(getattr(jax_ad, "_jvp_jaxpr", None), "cache_info", None)
+    if jvp_cache is None:
+        pytest.skip("this JAX release caches the JVP of a jaxpr otherwise")
+    # an integer leaf gets a float0 tangent, as under vjp
+    leaves = [jax.ShapeDtypeStruct((4, 8), jnp.float32), jax.ShapeDtypeStruct((8, 8), jnp.float32)]
+    leaves.append(jax.ShapeDtypeStruct((), jnp.int32))
+
+    def entry(forward):
+        return advise_one(
+            Candidate("nothing", jax.checkpoint_policies.nothing_saveable),
+            forward,
+            leaves,
+            ("",) * 3,
+            Frames(None, []),
+            2,
+            lambda: True,
+        )
+
+    cold = entry(trace_forward(_scaled_block, leaves))
+    forward = trace_forward(_scaled_block, leaves)
+    forward.warm_jvp(leaves)
+    misses = jvp_cache().misses
+    assert entry(forward) == cold
+    assert jvp_cache().misses == misses
