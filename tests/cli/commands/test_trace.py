@@ -2,6 +2,7 @@
 program, which starts and shuts down its own agent; `run_here` runs its `main` in this process,
 tracing in the session's warm agent."""
 
+import gc
 import json
 import re
 import subprocess
@@ -58,7 +59,10 @@ def run_here(service, capsys, monkeypatch):
 
     def run(*args, cwd=None):
         monkeypatch.chdir(cwd or start)
-        code = main(_argv(args), trace_service=service)
+        try:
+            code = main(_argv(args), trace_service=service)
+        finally:
+            gc.enable()  # `check` leaves it off for the rest of its process, which is this one
         captured = capsys.readouterr()
         return SimpleNamespace(returncode=code, stdout=captured.out, stderr=captured.err)
 
