@@ -9,9 +9,12 @@ import os
 import sys
 import warnings
 from collections.abc import Sequence
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from jax_lsp import __version__
+
+if TYPE_CHECKING:
+    from jax_lsp.trace.service import TraceService
 
 # Each module exposes `add_parser(subparsers, help)` and `run(args) -> int` (the exit code).
 COMMANDS = {
@@ -76,7 +79,11 @@ def build_parser(argv: Sequence[str] | None = None) -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: list[str] | None = None) -> int:
+def main(argv: list[str] | None = None, *, trace_service: TraceService | None = None) -> int:
+    """Run the command line ``argv`` (default: this process's); returns its exit code.
+    ``trace_service``: the service that `trace`, `advise` and `check --trace` trace in, left
+    running for its caller (the tests share one warm agent so); by default each of these runs
+    starts its own and shuts it down before it returns."""
     # Parsing the user's code must not print its warnings (Python 3.12+ shows a SyntaxWarning
     # for every invalid escape such as "\d" in a string): they are the user's compiler's job.
     warnings.filterwarnings("ignore", category=SyntaxWarning)
@@ -91,6 +98,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.command is None:
         parser.print_help(sys.stderr)
         return 2
+    args.trace_service = trace_service
     return args.run(args)
 
 

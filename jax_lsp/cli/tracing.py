@@ -1,8 +1,11 @@
-"""`jax-lsp check --trace`: trace every policy site of the checked files and merge what JAX says."""
+"""The CLI's tracing: the service a command traces in, and `jax-lsp check --trace` (trace every
+policy site of the checked files and merge what JAX says)."""
 
 from __future__ import annotations
 
 import argparse
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from jax_lsp.cli.trace_arguments import trace_options
@@ -13,6 +16,20 @@ from jax_lsp.trace.locations import policy_anchors
 from jax_lsp.trace.mapping import TraceNote, trace_notes
 from jax_lsp.trace.result import NOT_RUN, TraceResult, TraceStatus
 from jax_lsp.trace.service import TraceService
+
+
+@contextmanager
+def trace_service(args: argparse.Namespace) -> Iterator[TraceService]:
+    """The service the command of ``args`` traces in: its caller's (`main`'s ``trace_service``),
+    left running, or its own, shut down when the command is done."""
+    if args.trace_service is not None:
+        yield args.trace_service
+        return
+    service = TraceService()
+    try:
+        yield service
+    finally:
+        service.shutdown()
 
 
 def _confirmed(finding: Finding, note: TraceNote) -> Finding:
@@ -49,8 +66,7 @@ def trace_check(
     static = [f for found in findings.values() for f in found]
     notes: list[TraceNote] = []
     errors: list[str] = []
-    service = TraceService()
-    try:
+    with trace_service(args) as service:
         for path in findings:
             for anchor in policy_anchors(ws, path):
                 if anchor.kind != "site":
@@ -72,6 +88,4 @@ def trace_check(
                     ):  # every other trace would fail alike
                         return findings, errors
                 notes += trace_notes(result, static)
-    finally:
-        service.shutdown()
     return merge_notes(findings, notes, ws), errors

@@ -11,8 +11,6 @@ from __future__ import annotations
 import ast
 import textwrap
 
-import hypothesmith
-import libcst
 import pytest
 from hypothesis import assume, given
 from hypothesis import strategies as st
@@ -60,9 +58,21 @@ def with_sites(code: str) -> str:
 # Some of hypothesmith's programs use syntax that the Python running the tests warns about.
 pytestmark = pytest.mark.filterwarnings("ignore::SyntaxWarning", "ignore::DeprecationWarning")
 
-# Building hypothesmith's strategies compiles Python's grammar (seconds each): deferred to the first
-# draw, so that collecting the suite (on every xdist worker) does not pay for them.
-grammar_programs = st.deferred(hypothesmith.from_grammar)
+
+# Importing hypothesmith (and libcst) and building its strategies, which compiles Python's grammar,
+# take seconds each: deferred to the first draw, so that collecting the suite (on every xdist
+# worker) does not pay for them.
+def _programs(*nodes: str) -> st.SearchStrategy[str]:
+    """hypothesmith's programs: of Python's grammar, or of the libcst ``nodes`` (by name)."""
+    import hypothesmith
+    import libcst
+
+    if not nodes:
+        return hypothesmith.from_grammar()
+    return st.one_of([hypothesmith.from_node(getattr(libcst, node)) for node in nodes])
+
+
+grammar_programs = st.deferred(_programs)
 
 
 @hunt_settings(examples=25, cost=2)
@@ -72,7 +82,7 @@ def test_grammar_programs_with_policy_idioms_survive(code: str, generated: idiom
 
 
 @hunt_settings(examples=25, cost=2)
-@given(st.one_of(grammar_programs, st.deferred(lambda: hypothesmith.from_node(libcst.If))))
+@given(st.one_of(grammar_programs, st.deferred(lambda: _programs("If"))))
 def test_grammar_programs_as_policy_bodies_survive(code: str):
     text = as_policy_body(code)
     assume(_parses(text))  # indenting may break a line continuation or a string
@@ -80,13 +90,7 @@ def test_grammar_programs_as_policy_bodies_survive(code: str):
 
 
 @hunt_settings(examples=25, cost=2)
-@given(
-    st.deferred(
-        lambda: st.one_of(
-            [hypothesmith.from_node(node) for node in (libcst.FunctionDef, libcst.Call, libcst.If)]
-        )
-    )
-)
+@given(st.deferred(lambda: _programs("FunctionDef", "Call", "If")))
 def test_generated_calls_and_defs_as_sites_survive(code: str):
     try:
         text = with_sites(code)

@@ -1,6 +1,7 @@
 """Crash hunt through the real server: generated packages of policy idioms over LSP traffic.
 
-Each file is opened, its diagnostics awaited, hovered at every word's start, asked for code
+Each generated package is opened in one of two editors (its profile is drawn with it, so a
+failure replays and shrinks under the same one). Each file is opened, its diagnostics awaited, hovered at every word's start, asked for code
 actions, edited by its first quick fix and then by the fix-all action, and closed. The server
 must answer all of it, log no error, stay up, and leave valid Python.
 """
@@ -13,6 +14,7 @@ import itertools
 
 import pytest
 from hypothesis import given
+from hypothesis import strategies as st
 from lsprotocol import types
 
 from jax_lsp.core.text.decoding import split_lines
@@ -24,15 +26,23 @@ from tests.server.lsp_harness import TIMEOUT_S, BackgroundSession, Session, unit
 counter = itertools.count()
 
 
-@pytest.fixture(scope="module", params=["vscode", "neovim"])
-def background(request, tmp_path_factory):
-    server = BackgroundSession(request.param, tmp_path_factory.mktemp(request.param))
-    yield server
-    client = server.session.client
-    errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
-    alive = client._server is not None and client._server.returncode is None
-    server.close()
-    assert errors == [] and alive
+HUNTED_PROFILES = ("vscode", "neovim")
+
+
+@pytest.fixture(scope="module")
+def backgrounds(tmp_path_factory):
+    """One server per profile for the whole hunt; each must log no error and be up at its end."""
+    servers = {p: BackgroundSession(p, tmp_path_factory.mktemp(p)) for p in HUNTED_PROFILES}
+    yield servers
+    failures = {}
+    for profile, server in servers.items():
+        client = server.session.client
+        errors = [m.message for m in client.log_messages if m.type == types.MessageType.Error]
+        alive = client._server is not None and client._server.returncode is None
+        server.close()
+        if errors or not alive:
+            failures[profile] = (errors, alive)
+    assert failures == {}
 
 
 async def exercise(lsp: Session, uri: str, text: str) -> None:
@@ -58,9 +68,10 @@ async def exercise(lsp: Session, uri: str, text: str) -> None:
     ast.parse(lsp.texts[uri])  # the fixes left valid Python
 
 
-@hunt_settings(examples=8, cost=25)
-@given(idioms.package(layouts=idioms.EDITOR_LAYOUTS))
-def test_the_server_answers_generated_packages(background, files: dict[str, str]):
+@hunt_settings(examples=8, cost=12)
+@given(idioms.package(layouts=idioms.EDITOR_LAYOUTS), st.sampled_from(HUNTED_PROFILES))
+def test_the_server_answers_generated_packages(backgrounds, files: dict[str, str], profile: str):
+    background = backgrounds[profile]
     lsp = background.session
     folder = f"hunt_{next(counter)}"
     for name, text in files.items():

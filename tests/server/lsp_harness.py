@@ -110,11 +110,13 @@ class Session:
         await asyncio.wait_for(logged(), TIMEOUT_S)
 
     @contextlib.asynccontextmanager
-    async def in_folder(self, root: Path):
+    async def in_folder(self, root: Path, configuration: Any = None):
         """This session's server as one test's own: the workspace folder switched to ``root``,
-        so a new analysis is built and indexed as at a server's start; the view sees only what is
-        published and said from then on, and its documents are closed after the test."""
+        so a new analysis is built and indexed as at a server's start, with ``configuration`` as
+        the client's `jax-lsp` section (None: none, the server's defaults); the view sees only
+        what is published and said from then on, and its documents are closed after the test."""
         previous = self.receiver[0]
+        self.client.set_configuration(configuration, section="jax-lsp")
         self.client.log_messages.clear()
         self.client.progress_reports.clear()
         self.client.workspace_did_change_workspace_folders(

@@ -31,12 +31,12 @@ from pathlib import Path
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import METAVAR, Project, Target, TargetError
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
+from jax_lsp.cli.tracing import trace_service
 from jax_lsp.trace.advisor.advice import Advice, parse_size
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.advisor.sites import advise_anchors
-from jax_lsp.trace.service import TraceService
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
@@ -128,9 +128,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, str(exc))
     path, root, ws = advised.path, project.root, project.workspace
     examples_root = project.pyproject.parent if project.pyproject else root
-    service = TraceService()
     results: list[Advice] = []
-    try:
+    with trace_service(args) as service:
         for line, column in positions:
             example = args.example or example_for(path, line, dict(project.settings.examples), examples_root)
             results.append(
@@ -149,8 +148,6 @@ def run(args: argparse.Namespace) -> int:
                     compile=args.compile,
                 )
             )
-    finally:
-        service.shutdown()
 
     if args.output_format == "json":
         documents = [a.to_contract(root, budget) for a in results]

@@ -15,10 +15,10 @@ from jax_lsp.cli.output import display_path
 from jax_lsp.cli.output.trace_table import trace_table
 from jax_lsp.cli.target import METAVAR, Project, Target, TargetError
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
+from jax_lsp.cli.tracing import trace_service
 from jax_lsp.core import Severity
 from jax_lsp.trace.mapping import TraceNote, trace_notes
 from jax_lsp.trace.result import NOT_RUN
-from jax_lsp.trace.service import TraceService
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
@@ -81,9 +81,8 @@ def run(args: argparse.Namespace) -> int:
         return _fail(args, str(exc))
     path, ws = traced.path, project.workspace
     static = ws.check_file(path)
-    service = TraceService()
     reports = []
-    try:
+    with trace_service(args) as service:
         for line, column in positions:
             result = service.trace(
                 path,
@@ -95,8 +94,6 @@ def run(args: argparse.Namespace) -> int:
                 options=trace_options(args),
             )
             reports.append((line, column, result, trace_notes(result, static)))
-    finally:
-        service.shutdown()
 
     if args.output_format == "json":
         sys.stdout.write(

@@ -1,1 +1,1 @@
-from tests.agent import write  # noqa: F401 (fixtures)
+from tests.agent import service, write  # noqa: F401 (fixtures)

@@ -1,5 +1,8 @@
 """`jax-lsp advise`: the JSON contract, the table, Markdown, --budget, exit codes, examples
-from a comment or pyproject.toml, and no process left behind."""
+from a comment or pyproject.toml, and no process left behind.
+
+The runs trace in one warm agent (`cli`); the command's own agent, started and shut down by each
+run as a user's run does, is test_no_process_is_left_behind's."""
 
 from __future__ import annotations
 
@@ -22,8 +25,9 @@ from jax_lsp.cli.target import repository_root
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.advisor.advice import Advice, Compiled, PolicyAdvice, Residual, parse_size, relative
 from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.service import TraceService
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
-from tests.agent import ADVISOR_FIXTURES, descendants, line_of
+from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, descendants, line_of
 
 pytest.importorskip("jax")
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
@@ -39,8 +43,21 @@ RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line",
 RESIDUAL |= {"reason", "used_by", "group"}
 
 
-def _json(capsys, *argv):
-    code = main(["advise", *argv, "--output-format", "json"])
+@pytest.fixture(scope="module")
+def cli(service):
+    """`main`, tracing in the session's warm agent: an agent of its own would cost each run about
+    3 CPU-s, most of it importing jax. Where the session's agent runs another Python
+    (JAX_LSP_TEST_INTERPRETER), in a warm agent of this one: these tests compare with its JAX."""
+    if AGENT_PYTHON == sys.executable:
+        yield functools.partial(main, trace_service=service)
+        return
+    own = TraceService()
+    yield functools.partial(main, trace_service=own)
+    own.shutdown()
+
+
+def _json(cli, capsys, *argv):
+    code = cli(["advise", *argv, "--output-format", "json"])
     return code, json.loads(capsys.readouterr().out)
 
 
@@ -52,15 +69,13 @@ MLP_SITE = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--root", st
 
 
 @pytest.fixture(scope="module")
-def plotted(tmp_path_factory):
+def plotted(cli, tmp_path_factory):
     """One run for the JSON's tests and the plot's: mlp.py's site for a budget of 6000 B, its
     JSON and its trade-off plot."""
     plot = tmp_path_factory.mktemp("plot") / "tradeoff.svg"
     out = io.StringIO()
     with contextlib.redirect_stdout(out):
-        code = main(
-            ["advise", *MLP_SITE, "--budget", "6000B", "--plot", str(plot), "--output-format", "json"]
-        )
+        code = cli(["advise", *MLP_SITE, "--budget", "6000B", "--plot", str(plot), "--output-format", "json"])
     return code, json.loads(out.getvalue()), plot
 
 
@@ -119,23 +134,31 @@ def test_the_json_contract(plotted):
     assert any(p["device_bytes"] > 6000 for p in fitting)
 
 
-def test_a_budget_no_policy_fits_exits_1(capsys):
+def test_a_budget_no_policy_fits_exits_1(cli, capsys):
     site = f"{MLP}:{line_of(MLP)}"
     code, data = _json(
-        capsys, site, "--example", "mlp.py:example", "--policies", "everything_saveable", "--budget", "1B"
+        cli,
+        capsys,
+        site,
+        "--example",
+        "mlp.py:example",
+        "--policies",
+        "everything_saveable",
+        "--budget",
+        "1B",
     )
     assert code == 1 and data["suggested"] is None
     assert all(p["peak_bytes"] > 1 for p in data["policies"])
 
 
-def test_a_site_that_cannot_be_advised_exits_2_with_its_error(capsys):
-    code, data = _json(capsys, f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:nowhere")
+def test_a_site_that_cannot_be_advised_exits_2_with_its_error(cli, capsys):
+    code, data = _json(cli, capsys, f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:nowhere")
     assert code == 2
     assert data["policies"] == [] and data["error"]["status"] == "example_error"
 
 
-def test_chosen_policies_and_the_table(capsys):
-    code = main(
+def test_chosen_policies_and_the_table(cli, capsys):
+    code = cli(
         [
             "advise",
             f"{MLP}:{line_of(MLP)}",
@@ -160,8 +183,8 @@ def test_chosen_policies_and_the_table(capsys):
     assert "policy=jax.checkpoint_policies.dots_saveable" in out
 
 
-def test_markdown(capsys):
-    code = main(
+def test_markdown(cli, capsys):
+    code = cli(
         ["advise", f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--output-format", "markdown"]
     )
     out = capsys.readouterr().out
@@ -171,10 +194,10 @@ def test_markdown(capsys):
     assert "not XLA's peak memory" in out
 
 
-def test_compile_adds_the_compiled_step_and_its_column(capsys):
+def test_compile_adds_the_compiled_step_and_its_column(cli, capsys):
     site = f"{MLP}:{line_of(MLP)}"
     example = ["--example", "mlp.py:example", "--policies", "nothing_saveable"]
-    code, data = _json(capsys, site, *example, "--compile", "--budget", "1GiB")
+    code, data = _json(cli, capsys, site, *example, "--compile", "--budget", "1GiB")
     assert code == 0
     for entry in data["policies"]:
         assert set(entry) == POLICY | COMPILED
@@ -188,18 +211,18 @@ def test_compile_adds_the_compiled_step_and_its_column(capsys):
     assert data["suggested"]["compiled"] == next(
         p["compiled"] for p in data["policies"] if p["policy"] == data["suggested"]["policy"]
     )
-    assert main(["advise", site, *example, "--compile"]) == 0
+    assert cli(["advise", site, *example, "--compile"]) == 0
     [header] = [line for line in capsys.readouterr().out.splitlines() if line.lstrip().startswith("policy ")]
     assert header.index("peak (est.)") < header.index("compiled temp") < header.index("recompute")
 
 
-def test_without_compile_nothing_is_compiled(capsys):
-    assert main(["advise", f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example"]) == 0
+def test_without_compile_nothing_is_compiled(cli, capsys):
+    assert cli(["advise", f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example"]) == 0
     out = capsys.readouterr().out
     assert "peak (est.)" in out and "compiled temp" not in out
 
 
-def test_every_site_of_a_file_from_a_comment_and_from_pyproject(tmp_path, capsys):
+def test_every_site_of_a_file_from_a_comment_and_from_pyproject(cli, tmp_path, capsys):
     shutil.copy(MLP, tmp_path / "mlp.py")
     text = (tmp_path / "mlp.py").read_text()
     text = text.replace("dots_saveable)\n", "dots_saveable)  # jax-lsp: example=mlp.py:example\n", 1)
@@ -207,13 +230,13 @@ def test_every_site_of_a_file_from_a_comment_and_from_pyproject(tmp_path, capsys
     (tmp_path / "mlp.py").write_text(text)
     line = line_of(tmp_path / "mlp.py", "other = ")
     (tmp_path / "pyproject.toml").write_text(f'[tool.jax-lsp.examples]\n"mlp.py:{line}" = "mlp.py:example"\n')
-    code, data = _json(capsys, str(tmp_path / "mlp.py"))
+    code, data = _json(cli, capsys, str(tmp_path / "mlp.py"))
     assert code == 0, data
     assert [d["target"]["line"] for d in data] == [line_of(tmp_path / "mlp.py"), line]
     assert all(d["policies"] for d in data)
 
 
-def test_plot_draws_every_candidate(plotted, capsys, tmp_path):
+def test_plot_draws_every_candidate(cli, plotted, capsys, tmp_path):
     code, data, plot = plotted
     assert code == 0
     root = ElementTree.parse(plot).getroot()
@@ -231,7 +254,7 @@ def test_plot_draws_every_candidate(plotted, capsys, tmp_path):
     assert [e for e in root.iter() if "budget" in (e.get("class") or "").split()]
 
     unwritable = tmp_path / "no" / "such" / "folder" / "tradeoff.svg"
-    code = main(["advise", *MLP_SITE, "--budget", "6000B", "--plot", str(unwritable)])
+    code = cli(["advise", *MLP_SITE, "--budget", "6000B", "--plot", str(unwritable)])
     captured = capsys.readouterr()
     assert code == 2
     assert f"jax-lsp: error: --plot: cannot write {unwritable}: No such file or directory" in captured.err
@@ -402,18 +425,18 @@ def test_nothing_runs_without_a_request():
     assert descendants() == before
 
 
-def test_the_root_defaults_to_the_project(capsys, tmp_path):
+def test_the_root_defaults_to_the_project(cli, capsys, tmp_path):
     (tmp_path / "pyproject.toml").write_text("[project]\nname = 'x'\n")
     (tmp_path / "pkg").mkdir()
     shutil.copy(MLP, tmp_path / "pkg" / "mlp.py")
     path = Path(tmp_path / "pkg" / "mlp.py")
-    code, data = _json(capsys, f"{path}:{line_of(path)}", "--example", "pkg/mlp.py:example")
+    code, data = _json(cli, capsys, f"{path}:{line_of(path)}", "--example", "pkg/mlp.py:example")
     assert code == 0, data
     assert data["target"]["path"] == "pkg/mlp.py"
 
 
-def test_the_line_of_a_checkpointed_def_advises_its_site(capsys):
-    code, data = _json(capsys, f"{MLP}:{line_of(MLP, 'def mlp(')}", "--example", "mlp.py:example")
+def test_the_line_of_a_checkpointed_def_advises_its_site(cli, capsys):
+    code, data = _json(cli, capsys, f"{MLP}:{line_of(MLP, 'def mlp(')}", "--example", "mlp.py:example")
     assert code == 0
     assert data["target"]["line"] == line_of(MLP)
 
@@ -448,7 +471,7 @@ def test_the_line_of_a_checkpointed_def_advises_its_site(capsys):
     ],
 )
 def test_a_policy_chosen_by_a_key_suggests_the_key(
-    capsys, tmp_path, monkeypatch, fixture, site, needle, budget, select, setting
+    cli, capsys, tmp_path, monkeypatch, fixture, site, needle, budget, select, setting
 ):
     source = ADVISOR_FIXTURES / fixture
     if source.is_dir():
@@ -458,7 +481,7 @@ def test_a_policy_chosen_by_a_key_suggests_the_key(
     monkeypatch.chdir(tmp_path)
     target = f"{site}:{line_of(tmp_path / site, needle)}"
     example = ["--example", f"{site}:example", "--root", str(tmp_path), "--budget", budget]
-    code, data = _json(capsys, target, *example)
+    code, data = _json(cli, capsys, target, *example)
     assert code == 0
     suggested = data["suggested"]
     assert suggested["select"] == select
@@ -468,7 +491,7 @@ def test_a_policy_chosen_by_a_key_suggests_the_key(
     chosen = next(p for p in data["policies"] if p["policy"] == suggested["policy"])
     assert chosen["select"] == select
 
-    assert main(["advise", target, *example]) == 0
+    assert cli(["advise", target, *example]) == 0
     out = capsys.readouterr().out
     name, key = select["expression"].rpartition(".")[2], select["key"]
     assert f"  set {name} to {key!r} ({setting['path']}:{suggested['setting']['line']})" in out
@@ -493,7 +516,9 @@ def _policies(data):
     ]
 
 
-def test_a_namespace_package_repository_advised_from_its_root_without_flags(capsys, tmp_path, monkeypatch):
+def test_a_namespace_package_repository_advised_from_its_root_without_flags(
+    cli, capsys, tmp_path, monkeypatch
+):
     """A repository without pyproject.toml or __init__.py, the example in its own folder importing
     the model by its package name: the example path is the current folder's, the repository root
     is on sys.path, and the example's import gets the marked module."""
@@ -501,7 +526,7 @@ def test_a_namespace_package_repository_advised_from_its_root_without_flags(caps
     site = repo / "vit_lab" / "model.py"
     monkeypatch.chdir(repo)
     code, data = _json(
-        capsys, f"vit_lab/model.py:{line_of(site)}", "--example", "examples/advise_example.py:example"
+        cli, capsys, f"vit_lab/model.py:{line_of(site)}", "--example", "examples/advise_example.py:example"
     )
     assert code == 0, data
     assert data["target"]["path"] == "vit_lab/model.py"
@@ -520,13 +545,13 @@ def test_a_namespace_package_repository_advised_from_its_root_without_flags(caps
     "folder, site",
     [("custom_vjp", "ring_attention.py"), ("registrations", "registered.py"), ("main_guard", "train.py")],
 )
-def test_module_level_calls_run_and_a_main_block_does_not(capsys, tmp_path, monkeypatch, folder, site):
+def test_module_level_calls_run_and_a_main_block_does_not(cli, capsys, tmp_path, monkeypatch, folder, site):
     """A `defvjp` and registrations at module level run, as an import runs them; the script's
     `if __name__ == "__main__":` block (it writes a file and exits) does not."""
     project = Path(shutil.copytree(ADVISOR_FIXTURES / folder, tmp_path / folder))
     monkeypatch.chdir(project)
     line = line_of(project / site)
-    code, data = _json(capsys, f"{site}:{line}", "--example", f"{site}:example")
+    code, data = _json(cli, capsys, f"{site}:{line}", "--example", f"{site}:example")
     assert code == 0, data
     assert not (project / "training_started.txt").exists()
     stem = site.removesuffix(".py")
@@ -536,13 +561,14 @@ def test_module_level_calls_run_and_a_main_block_does_not(capsys, tmp_path, monk
     assert_lists_what_jax_lists(_policies(data), reference)
 
 
-def test_the_root_is_on_sys_path_and_an_example_path_may_start_there(capsys, tmp_path, monkeypatch):
+def test_the_root_is_on_sys_path_and_an_example_path_may_start_there(cli, capsys, tmp_path, monkeypatch):
     repo = Path(shutil.copytree(ADVISOR_FIXTURES / "namespace_repo", tmp_path / "repo"))
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     monkeypatch.chdir(elsewhere)
     site = repo / "vit_lab" / "model.py"
     code, data = _json(
+        cli,
         capsys,
         f"{site}:{line_of(site)}",
         "--root",
@@ -599,11 +625,11 @@ def example():
 """
 
 
-def test_a_checkpoint_without_a_policy_is_a_site_with_jaxs_default(tmp_path, capsys):
+def test_a_checkpoint_without_a_policy_is_a_site_with_jaxs_default(cli, tmp_path, capsys):
     path = tmp_path / "model.py"
     path.write_text(NO_POLICY.lstrip("\n"))
     (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp.examples]\n"model.py" = "model.py:example"\n')
-    code, data = _json(capsys, str(path))
+    code, data = _json(cli, capsys, str(path))
     assert code == 0, data
     block, dots, aliased = (line_of(path, f"{name} = ") for name in ("block", "dots", "aliased"))
     assert [d["target"]["line"] for d in data] == [block, dots, aliased]
@@ -612,17 +638,17 @@ def test_a_checkpoint_without_a_policy_is_a_site_with_jaxs_default(tmp_path, cap
         nothing = next(p for p in advised["policies"] if p["policy"].endswith(".nothing_saveable"))
         assert current["policy"] == "None" and current["residuals"] == nothing["residuals"]
 
-    assert main(["advise", f"{path}:{aliased}", "--budget", "1MiB"]) == 0
+    assert cli(["advise", f"{path}:{aliased}", "--budget", "1MiB"]) == 0
     table = capsys.readouterr().out
     assert "*  None (default: nothing_saveable)" in table
     assert "  policy=jax.checkpoint_policies.dots_saveable" in table
 
 
-def test_the_names_that_change_nothing_in_the_json_and_under_the_table(capsys):
+def test_the_names_that_change_nothing_in_the_json_and_under_the_table(cli, capsys):
     fixture = ADVISOR_FIXTURES / "no_effect.py"
     site = f"{fixture}:{line_of(fixture)}"
     example = ["--example", "no_effect.py:example", "--root", str(ADVISOR_FIXTURES)]
-    code, data = _json(capsys, site, *example)
+    code, data = _json(cli, capsys, site, *example)
     assert code == 0
     current = next(p for p in data["policies"] if p["current"])
     tag_line = line_of(fixture, 'checkpoint_name(x * 2.0, "decoder_layer_input")')
@@ -632,7 +658,7 @@ def test_the_names_that_change_nothing_in_the_json_and_under_the_table(capsys):
         ("query_proj", "offloaded", "not_produced", []),
     ]
     assert all(isinstance(n["without"], str) for n in current["no_effect"])
-    assert main(["advise", site, *example]) == 0
+    assert cli(["advise", site, *example]) == 0
     out = capsys.readouterr().out
     below = out.split("Names of the current policy that change nothing:\n", 1)[1].splitlines()
     assert below[:3] == [
@@ -648,7 +674,7 @@ def _blocks(page: Path, language: str) -> list[str]:
     return page.read_text(encoding="utf-8").split(f"```{language}\n")[1:]
 
 
-def test_jax191s_page_shows_what_advise_reports_on_its_examples(tmp_path, capsys, monkeypatch):
+def test_jax191s_page_shows_what_advise_reports_on_its_examples(cli, tmp_path, capsys, monkeypatch):
     page = Path(__file__).parents[3] / "docs" / "rules" / "JAX191.md"
     bad, good = (block.split("```", 1)[0] for block in _blocks(page, "python"))
     shown = _blocks(page, "console")[0].split("```", 1)[0].splitlines()
@@ -657,7 +683,7 @@ def test_jax191s_page_shows_what_advise_reports_on_its_examples(tmp_path, capsys
     for code, expected in ((bad, shown[1:]), (good, [])):
         (tmp_path / "example.py").write_text(code, encoding="utf-8")
         site = f"example.py:{line_of(tmp_path / 'example.py')}"
-        assert main(["advise", site, "--example", "example.py:example"]) == 0
+        assert cli(["advise", site, "--example", "example.py:example"]) == 0
         out = capsys.readouterr().out
         listed = out.split(heading, 1)[1].split("\n\n", 1)[0].splitlines() if heading in out else []
         assert listed == expected

@@ -1,13 +1,18 @@
-"""`jax-lsp trace` and `jax-lsp check --trace`, run as the user runs them."""
+"""`jax-lsp trace` and `jax-lsp check --trace`, run as the user runs them: `_run` runs the
+program, which starts and shuts down its own agent; `run_here` runs its `main` in this process,
+tracing in the session's warm agent."""
 
+import gc
 import json
 import re
 import subprocess
 import sys
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
+from jax_lsp.cli import main
 from tests.agent import AGENT_FACTS, agent_options, invalid_value_text
 
 pytest.importorskip("jax")
@@ -31,17 +36,37 @@ g = jax.checkpoint(lambda x: x, policy=lookup)
 """
 
 
+def _argv(args):
+    return [*args, *agent_options()] if args[0] == "trace" or "--trace" in args else list(args)
+
+
 def _run(*args, cwd=None):
-    if args[0] == "trace" or "--trace" in args:
-        args = (*args, *agent_options())
     return subprocess.run(
-        [sys.executable, "-m", "jax_lsp", *args],
+        [sys.executable, "-m", "jax_lsp", *_argv(args)],
         capture_output=True,
         text=True,
         cwd=cwd,
         timeout=120,
         check=False,
     )
+
+
+@pytest.fixture
+def run_here(service, capsys, monkeypatch):
+    """`_run`'s run in this process and the session's agent: the program's own agent would cost
+    each run about 3 CPU-s, most of it importing jax."""
+    start = Path.cwd()
+
+    def run(*args, cwd=None):
+        monkeypatch.chdir(cwd or start)
+        try:
+            code = main(_argv(args), trace_service=service)
+        finally:
+            gc.enable()  # `check` leaves it off for the rest of its process, which is this one
+        captured = capsys.readouterr()
+        return SimpleNamespace(returncode=code, stdout=captured.out, stderr=captured.err)
+
+    return run
 
 
 def test_trace_one_line_as_a_table(write):
@@ -55,9 +80,9 @@ def test_trace_one_line_as_a_table(write):
     assert invalid_value_text() in out
 
 
-def test_trace_every_site_as_json(write):
+def test_trace_every_site_as_json(run_here, write):
     path = write("model.py", BROKEN)
-    proc = _run("trace", path, "--output-format", "json")
+    proc = run_here("trace", path, "--output-format", "json")
     assert proc.returncode == 1
     reports = json.loads(proc.stdout)
     assert [r["line"] for r in reports] == [13, 14]
@@ -70,7 +95,7 @@ def test_trace_every_site_as_json(write):
     assert "KeyError: 'no_such_param'" in unpredicted["message"]
 
 
-def test_trace_clean_policy_exits_zero(write):
+def test_trace_clean_policy_exits_zero(run_here, write):
     path = write(
         "model.py",
         """
@@ -78,19 +103,19 @@ def test_trace_clean_policy_exits_zero(write):
         f = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.dots_saveable)
     """,
     )
-    proc = _run("trace", f"{path}:2")
+    proc = run_here("trace", f"{path}:2")
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "dot_general           saved" in proc.stdout
 
 
-def test_trace_errors_exit_two(write, tmp_path):
-    proc = _run("trace", str(tmp_path / "missing.py"), "--output-format", "json")
+def test_trace_errors_exit_two(run_here, write, tmp_path):
+    proc = run_here("trace", str(tmp_path / "missing.py"), "--output-format", "json")
     assert (proc.returncode, json.loads(proc.stdout)) == (2, [])
     assert "no such file" in proc.stderr
     path = write("model.py", "import jax\n")
-    proc = _run("trace", path)
+    proc = run_here("trace", path)
     assert proc.returncode == 2 and "no policy site" in proc.stderr
-    proc = _run("trace", f"{path}:1")
+    proc = run_here("trace", f"{path}:1")
     assert proc.returncode == 2 and "not_found" in proc.stdout
 
 
@@ -106,7 +131,7 @@ def test_check_with_trace_confirms_and_adds_jax190(write, tmp_path):
     assert "[Confirmed by trace (jax " in confirmed["message"]
 
 
-def test_trace_imports_a_package_that_sits_below_the_project_root(tmp_path):
+def test_trace_imports_a_package_that_sits_below_the_project_root(run_here, tmp_path):
     """`research/proj/pkg/policies.py` does `from pkg.names import SAVED`: the trace imports it
     from the folder above the outermost package, as Python run from there would."""
     (tmp_path / "pyproject.toml").write_text('[project]\nname = "mono"\n')
@@ -119,7 +144,7 @@ def test_trace_imports_a_package_that_sits_below_the_project_root(tmp_path):
         "def policy(prim, *avals, **params):\n    return prim.name in SAVED\n\n\n"
         "f = jax.checkpoint(lambda x: jax.numpy.sin(x), policy=policy)\n"
     )
-    proc = _run("trace", "research/proj/pkg/policies.py:9", cwd=tmp_path)
+    proc = run_here("trace", "research/proj/pkg/policies.py:9", cwd=tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "sin" in proc.stdout and "saved" in proc.stdout
 
@@ -148,11 +173,11 @@ h = jax.checkpoint(block, policy=cp.save_only_these_names("attn_out"))
 """
 
 
-def test_trace_a_policy_from_a_table_and_a_name_based_policy(write):
+def test_trace_a_policy_from_a_table_and_a_name_based_policy(run_here, write):
     """The table holds a broken member (JAX107 reports it statically); the members chosen here
     trace, and JAX saves what they name."""
     path = write("model.py", TABLE)
-    proc = _run("trace", path)  # every site of the file, one report each
+    proc = run_here("trace", path)  # every site of the file, one report each
     assert proc.returncode == 0, proc.stdout + proc.stderr
     reports = re.split("^== ", proc.stdout, flags=re.M)[1:]  # "== PATH:LINE" heads each
     for report, (line, saved) in zip(
@@ -166,16 +191,16 @@ def test_trace_a_policy_from_a_table_and_a_name_based_policy(write):
     ):
         assert report.startswith(f"{path}:{line}\n") and "Status: ok" in report, proc.stdout
         assert saved in report
-    check = _run("check", "--no-cache", "--output-format", "concise", path)
+    check = run_here("check", "--no-cache", "--output-format", "concise", path)
     assert ":6:91: JAX107" in check.stdout and "(chosen by the key 'broken' of `POLICIES`)" in check.stdout
 
 
-def test_check_with_trace_from_a_folder_holding_the_agent_lands_only_in_the_checked_files():
+def test_check_with_trace_from_a_folder_holding_the_agent_lands_only_in_the_checked_files(run_here):
     """Run from this repository's root, the agent's own files (and JAX's) lie under the project
     root: a traceback frame there is never the anchor, and failures the rules predicted
     (JAX101/107/108/110/111 in examples/) are confirmations, not JAX190."""
     root = Path(__file__).resolve().parents[3]
-    proc = _run("check", "--trace", "--output-format", "json", "examples", cwd=root)
+    proc = run_here("check", "--trace", "--output-format", "json", "examples", cwd=root)
     assert proc.returncode == 1, proc.stdout + proc.stderr
     found = json.loads(proc.stdout)
     examples = root / "examples"

@@ -17,7 +17,9 @@ from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank
 from tests.server.lsp_harness import apply_text_edits, position_of, start_session
 
 pytest.importorskip("jax")
-pytestmark = [pytest.mark.jax, needs_linux]  # runs the trace agent under real JAX; reads /proc
+# runs the trace agent under real JAX; reads /proc; one server (and agent) per profile for the
+# tests that need no start of their own (tests/server/conftest.py's `server`)
+pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
 
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
@@ -76,10 +78,10 @@ def _mlp(comment=True, policy="dots_saveable"):
     return "# é🙂中\n" + text  # a line whose columns differ between encodings, above everything
 
 
-@pytest.mark.parametrize("profile", ["vscode", "neovim"])
-async def test_lens_hints_compare_and_quick_fix(profile, tmp_path):
+@pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
+async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
     text = _mlp(policy="everything_saveable")
-    async with start_session(profile, tmp_path, configuration={"advise": {"budget": "6KiB"}}) as session:
+    async with server.in_folder(tmp_path, configuration={"advise": {"budget": "6KiB"}}) as session:
         uri = _model(session, text)
         [lens] = await _until(lambda: _advise_lenses(session, uri))
         site = position_of(text, "jax.checkpoint_policies.everything_saveable", session.encoding)
@@ -154,9 +156,10 @@ async def _until_title(session, uri, predicate):
     return [lens for lens in lenses if predicate(lens.command.title)] or None
 
 
-async def test_a_site_without_an_example_says_how_to_give_one(tmp_path):
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_a_site_without_an_example_says_how_to_give_one(server, tmp_path):
     text = _mlp(comment=False)
-    async with start_session("neovim", tmp_path) as session:
+    async with server.in_folder(tmp_path) as session:
         uri = _model(session, text)
         [lens] = await _until(lambda: _advise_lenses(session, uri))
         assert lens.command.title == "Advise policy: give an example (see docs/advise.md)"
@@ -165,10 +168,11 @@ async def test_a_site_without_an_example_says_how_to_give_one(tmp_path):
         assert "--example" in result["error"]["message"]
 
 
-async def test_an_example_from_pyproject_and_on_save(tmp_path):
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_an_example_from_pyproject_and_on_save(server, tmp_path):
     text = _mlp(comment=False)
     (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp.examples]\n"mlp.py" = "mlp.py:example"\n')
-    async with start_session("neovim", tmp_path, configuration={"advise": {"onSave": True}}) as session:
+    async with server.in_folder(tmp_path, configuration={"advise": {"onSave": True}}) as session:
         uri = _model(session, text)
         session.client.text_document_did_save(
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
@@ -188,7 +192,8 @@ async def test_untrusted_workspace_shows_nothing_and_refuses(tmp_path):
     assert descendants() <= before
 
 
-async def test_a_failing_example_is_a_message_not_an_error(tmp_path):
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_a_failing_example_is_a_message_not_an_error(server, tmp_path):
     shutil.copy(ADVISOR_FIXTURES / "mlp.py", tmp_path / "base.py")
     text = (
         _mlp(comment=False).replace(
@@ -197,7 +202,7 @@ async def test_a_failing_example_is_a_message_not_an_error(tmp_path):
         )
         + "\n\ndef broken():\n    raise ValueError('no shapes yet')\n"
     )
-    async with start_session("neovim", tmp_path) as session:
+    async with server.in_folder(tmp_path) as session:
         uri, result = await _open_and_advise(session, "mlp.py", text)
         assert result["error"]["status"] == "example_error"
         assert result["error"]["line"] == text.split("\n").index("    raise ValueError('no shapes yet')") + 1
@@ -220,9 +225,10 @@ async def test_nothing_is_advised_without_a_request(tmp_path):
     assert descendants() <= before
 
 
-async def test_advice_moves_with_its_lines(tmp_path):
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_advice_moves_with_its_lines(server, tmp_path):
     text = _mlp()
-    async with start_session("neovim", tmp_path) as session:
+    async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "mlp.py", text)
         [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         line = lens.range.start.line
@@ -239,12 +245,13 @@ async def test_advice_moves_with_its_lines(tmp_path):
         assert hints and all("@" in lines[h.position.line] for h in hints)  # the matmul lines
 
 
-async def test_a_loops_layers_are_one_hint_whose_tooltip_says_why(tmp_path):
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_a_loops_layers_are_one_hint_whose_tooltip_says_why(server, tmp_path):
     """layer_loop.py applies one checkpointed layer 4 times: its matmul line gets one hint, `x4`,
     whose tooltip gives the reason and the line of the backward pass that reads the value."""
     text = (ADVISOR_FIXTURES / "layer_loop.py").read_text(encoding="utf-8")
     text = text.replace("dots_saveable)", "dots_saveable)  # jax-lsp: example=loop.py:example", 1)
-    async with start_session("neovim", tmp_path) as session:
+    async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "loop.py", text)
         await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         hints = await session.client.text_document_inlay_hint_async(
@@ -310,7 +317,8 @@ async def _quick_fixes(session, uri, text, needle):
     return [a for a in actions or [] if a.title.startswith("Use the suggested policy")] or None
 
 
-async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(tmp_path):
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(server, tmp_path):
     """The quick fix sets the key's literal default, in its own file; without a literal it is
     disabled and says which key to set; the site is never replaced."""
     shutil.copytree(ADVISOR_FIXTURES / "select_helper", tmp_path, dirs_exist_ok=True)
@@ -321,7 +329,7 @@ async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(tmp_path):
         "POLICIES = {", 'FULL = "full"\nPOLICIES = {'
     )
     table = table.replace("(x, w1, w2)\n", "(x, w1, w2)  # jax-lsp: example=table.py:example\n", 1)
-    async with start_session("vscode", tmp_path, configuration={"advise": {"budget": "80KiB"}}) as session:
+    async with server.in_folder(tmp_path, configuration={"advise": {"budget": "80KiB"}}) as session:
         config_uri = (tmp_path / "config.py").as_uri()
         config = (tmp_path / "config.py").read_text(encoding="utf-8")
         for name, text, needle in (
@@ -359,12 +367,13 @@ async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(tmp_path):
                 )
 
 
-async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file(tmp_path):
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file(server, tmp_path):
     text = (ADVISOR_FIXTURES / "select_getattr.py").read_text(encoding="utf-8")
     text = text.replace(
         "self.remat_policy, None)\n", "self.remat_policy, None)  # jax-lsp: example=vit.py:example\n"
     )
-    async with start_session("neovim", tmp_path, configuration={"advise": {"budget": "100KiB"}}) as session:
+    async with server.in_folder(tmp_path, configuration={"advise": {"budget": "100KiB"}}) as session:
         uri, result = await _open_and_advise(session, "vit.py", text)
         line = result["suggested"]["setting"]["line"]
         [action] = await _until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
@@ -397,10 +406,11 @@ def example():
 """
 
 
-async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion(tmp_path):
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion(server, tmp_path):
     """`@jax.checkpoint` with no policy: JAX's default is the current policy, and the quick fix
     imports functools and decorates with `functools.partial(jax.checkpoint, policy=...)`."""
-    async with start_session("vscode", tmp_path, configuration={"advise": {"budget": "64KiB"}}) as session:
+    async with server.in_folder(tmp_path, configuration={"advise": {"budget": "64KiB"}}) as session:
         uri = session.write("block.py", NO_POLICY)
         session.open("block.py")
         [lens] = await _until(lambda: _advise_lenses(session, uri))
@@ -430,8 +440,8 @@ async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion
     )
 
 
-@pytest.mark.parametrize("profile", ["vscode", "neovim"])
-async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(profile, tmp_path):
+@pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
+async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(server, tmp_path):
     """JAX191 on the site for each name of its policy that changes nothing; the quick fixes drop
     the name (the text the agent traced) or use the candidate that keeps the same."""
     text = (ADVISOR_FIXTURES / "no_effect.py").read_text(encoding="utf-8")
@@ -439,7 +449,7 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(profile
         "save_and_offload_only_these_names(\n",
         "save_and_offload_only_these_names(  # jax-lsp: example=no_effect.py:example\n",
     )
-    async with start_session(profile, tmp_path) as session:
+    async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "no_effect.py", text)
         found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
         warnings = sorted((d for d in found if d.code == "JAX191"), key=lambda d: d.message)
@@ -468,11 +478,12 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(profile
         await session.eventually(uri, lambda ds: not any(d.code == "JAX191" for d in ds))
 
 
-async def test_a_policy_that_keeps_what_a_candidate_keeps_can_switch_to_it(tmp_path):
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+async def test_a_policy_that_keeps_what_a_candidate_keeps_can_switch_to_it(server, tmp_path):
     page = (Path(__file__).parents[3] / "docs" / "rules" / "JAX191.md").read_text(encoding="utf-8")
     text = page.split("```python\n")[1].split("```", 1)[0]
     text = text.replace('"mlpwo")\n', '"mlpwo")  # jax-lsp: example=example.py:example\n', 1)
-    async with start_session("vscode", tmp_path) as session:
+    async with server.in_folder(tmp_path) as session:
         uri, advice = await _open_and_advise(session, "example.py", text)
         found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
         actions = await session.code_actions(uri, found, only=[types.CodeActionKind.QuickFix])
@@ -492,12 +503,13 @@ LOCAL_REMAT3 = facts_for(installed_jax_version(None)).remat3
     LOCAL_REMAT3 is None or "callable" not in LOCAL_REMAT3.ignored,
     reason="this JAX's new remat honours callable policies",
 )
-async def test_a_name_the_new_remat_ignores_is_a_warning_without_a_fix(tmp_path):
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+async def test_a_name_the_new_remat_ignores_is_a_warning_without_a_fix(server, tmp_path):
     """Under jax_remat3 the advice is `unsupported`, yet the names the new remat ignores are
     JAX191 warnings; dropping one would change nothing, so no quick fix is offered."""
     text = (ADVISOR_FIXTURES / "new_remat.py").read_text(encoding="utf-8")
     text = text.replace('"x", "y")))\n', '"x", "y")))  # jax-lsp: example=new_remat.py:example\n', 1)
-    async with start_session("vscode", tmp_path) as session:
+    async with server.in_folder(tmp_path) as session:
         uri, advice = await _open_and_advise(session, "new_remat.py", text)
         assert advice["error"]["status"] == "unsupported"
         found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))

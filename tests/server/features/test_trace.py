@@ -11,7 +11,9 @@ from tests.agent import AGENT_PYTHON, descendants, grew, invalid_value_text, nee
 from tests.server.lsp_harness import position_of, start_session
 
 pytest.importorskip("jax")
-pytestmark = [pytest.mark.jax, needs_linux]  # runs the trace agent under real JAX; reads /proc
+# runs the trace agent under real JAX; reads /proc; one server (and agent) per profile for the
+# tests that need no start of their own (tests/server/conftest.py's `server`)
+pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
 
 # Two sites on one line, after text whose UTF-8, UTF-16 and code-point columns differ: the
 # column of each lens must reach the agent as the right one.
@@ -39,9 +41,14 @@ f = jax.checkpoint(lambda x: x, policy=lambda *args, **params: True)
 """
 
 
+def _in_agent_python(**settings):
+    """The settings of a server that traces in AGENT_PYTHON."""
+    return {"interpreter": AGENT_PYTHON, **settings}
+
+
 def _traced_in_agent_python(**settings):
     """start_session's options for a server that traces in AGENT_PYTHON."""
-    settings = {"interpreter": AGENT_PYTHON, **settings}
+    settings = _in_agent_python(**settings)
     return {"configuration": settings, "initialization_options": {"settings": settings}}
 
 
@@ -82,9 +89,9 @@ def _execute(session, lens, msg_id=None):
     )
 
 
-@pytest.mark.parametrize("profile", ["vscode", "neovim"])
-async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
-    async with start_session(profile, tmp_path, **_traced_in_agent_python()) as session:
+@pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
+async def test_lens_command_diagnostics_and_hover(server, tmp_path):
+    async with server.in_folder(tmp_path, _in_agent_python()) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
         lenses = await _until(lambda: _lenses(session, uri))
@@ -120,14 +127,14 @@ async def test_lens_command_diagnostics_and_hover(profile, tmp_path):
         )
         assert "**jax-lsp trace**" in hover.contents.value
         assert "| primitive | decision | returned | line | count |" in hover.contents.value
-        if profile == "vscode":  # the VS Code profile takes server-initiated progress
+        if session.profile == "vscode":  # the VS Code profile takes server-initiated progress
             reports = session.client.progress_reports
             assert any(r and r[0].kind == "begin" and r[-1].kind == "end" for r in reports.values())
 
 
-@pytest.mark.parametrize("profile", ["vscode", "neovim"])
-async def test_trace_diagnostics_follow_edits(profile, tmp_path):
-    async with start_session(profile, tmp_path, **_traced_in_agent_python()) as session:
+@pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
+async def test_trace_diagnostics_follow_edits(server, tmp_path):
+    async with server.in_folder(tmp_path, _in_agent_python()) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
         site = position_of(BROKEN, "policy),", session.encoding)
@@ -267,10 +274,9 @@ async def _no_children(pid):
     return not descendants(pid)
 
 
-async def test_trace_on_save(tmp_path):
-    async with start_session(
-        "neovim", tmp_path, **_traced_in_agent_python(trace={"onSave": True})
-    ) as session:
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_trace_on_save(server, tmp_path):
+    async with server.in_folder(tmp_path, _in_agent_python(trace={"onSave": True})) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
         session.client.text_document_did_save(
