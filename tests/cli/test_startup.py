@@ -44,6 +44,11 @@ NEVER_FOR_CHECK = (
     "traceback",
     "subprocess",
     "threading",  # the locks come from _thread; a thread is started only for a very deep tree
+    # A plain `check` command line is read without argparse (cli.quick_args), which imports
+    # gettext, and gettext locale.
+    "argparse",
+    "gettext",
+    "locale",
 )
 
 _RUN_AND_LIST_MODULES = """
