@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 SUFFIX = ".ipynb"
 # An output's image: base64 text in a JSON string, keyed by its MIME type.
 _IMAGE_KEY = b'"image/'
-_IMAGE_HEAD = re.compile(rb'"image/[a-z+.-]+": *"')
+_IMAGE_HEAD = rb'"image/[a-z+.-]+": *"'  # compiled at its first use (re keeps it)
 
 
 def is_notebook(path: object) -> bool:
@@ -35,7 +35,7 @@ def without_images(data: bytes) -> bytes:
     while at >= 0:
         # The head is matched by a regular expression, the string's end found by a byte search:
         # a pattern that starts with a quote is tried at every quote of the JSON, and is slower.
-        head = _IMAGE_HEAD.match(data, at)
+        head = re.compile(_IMAGE_HEAD).match(data, at)
         end = data.find(b'"', head.end()) if head else -1
         if head is None or end <= head.end():  # not an image, or one emptied already
             at = data.find(_IMAGE_KEY, at + 1)
