@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.binding.guards import paths_with_jax
 from jax_lsp.core.binding.module import Module
@@ -17,6 +16,7 @@ from jax_lsp.core.policies.sites import Site, find_sites
 from jax_lsp.core.policies.tables import TableChoice, choices_note
 from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, Project, SiteContext
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     pass  # annotations only: it imports difflib
 

@@ -32,14 +32,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.findings import Finding
 from jax_lsp.core.tags.tags import NameUse, name_uses
 from jax_lsp.rules.base import Example, ModuleContext, Rule, saved_residuals_of_f
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from jax_lsp.core.tags.index import Suggestion
 
 _EFFECT = {

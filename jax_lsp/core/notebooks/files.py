@@ -4,13 +4,13 @@ their bytes as a module's. The reader (``notebook``) is imported only when a not
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.findings import Finding, Span
 from jax_lsp.core.text.triggers import could_hold_site
 
 # The parser too is imported where it is used: a re-run whose results all come from the cache
 # reads no file.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.text.python_versions import ProjectPythons
     from jax_lsp.core.text.source import SourceModule
