@@ -96,6 +96,8 @@ def test_checking_a_file_without_sites_imports_only_what_checking_needs(tmp_path
     assert _unwanted(modules) == []
     assert not (tmp_path / ".jax-lsp-cache").exists()  # a file named alone is checked without the cache
     assert {"json", "unicodedata"}.isdisjoint(modules)  # no cache to read, no finding's line to show
+    code, modules = _modules_after(tmp_path, "check", "--output-format", "json", "a.py")
+    assert (code, "json" in modules) == (0, False)  # an empty list is written without it
 
 
 def test_a_rerun_with_nothing_changed_imports_only_what_checking_needs(tmp_path: Path) -> None:
