@@ -4,9 +4,11 @@ Apart from the commands, so that building the command line imports nothing of th
 
 from __future__ import annotations
 
-import argparse
-
 from jax_lsp.trace.options import TraceOptions
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse
 
 
 def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:

@@ -7,10 +7,13 @@ import sys
 from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
-from typing import Any
 
 from jax_lsp.core.findings import Severity
 from jax_lsp.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 NEW_REMAT_MODES = ("detect", "always")
 # What a finding's severity may be set to.

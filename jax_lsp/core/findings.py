@@ -8,9 +8,14 @@ LSP layer converts to the negotiated encoding (UTF-8/16/32).
 from __future__ import annotations
 
 import enum
-from typing import Protocol
 
 from jax_lsp.core.record import OrderedRecord, Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Protocol
+else:
+    Protocol = object  # a check imports no typing (start-up time): the protocols are mypy's
 
 
 class StrEnum(str, enum.Enum):

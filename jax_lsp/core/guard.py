@@ -6,14 +6,17 @@ from __future__ import annotations
 import _thread
 import sys
 from collections.abc import Callable
-from typing import TypeVar
 
 from jax_lsp.core.findings import InternalError
 from jax_lsp.core.logger import logger
 
-log = logger(__name__)
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeVar
 
-T = TypeVar("T")
+    T = TypeVar("T")
+
+log = logger(__name__)
 
 # `ast.parse` builds trees up to about three times the recursion limit deep (an `elif` chain of
 # 2,900 branches at the default limit); walking one takes a few Python frames per level.

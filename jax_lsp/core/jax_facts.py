@@ -13,10 +13,13 @@ import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
 
 from jax_lsp.core.packages import search_path
 from jax_lsp.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 DATA = Path(__file__).with_name("jax_facts.json")
 

@@ -15,9 +15,10 @@ from jax_lsp.core.logger import logger
 log = logger(__name__)
 
 # Searched for without `^[ \t]*` (a literal first is found much faster), which at_line_starts
-# checks after.
-_FROM = re.compile(rb"from[ \t]+([A-Za-z_]\w*)")
-_IMPORT = re.compile(rb"import[ \t]+([^\r\n#;]+)")
+# checks after. Compiled at their first use (re keeps them): a check of a file without tags
+# reads no imports.
+_FROM = rb"from[ \t]+([A-Za-z_]\w*)"
+_IMPORT = rb"import[ \t]+([^\r\n#;]+)"
 _STDLIB = frozenset(getattr(sys, "stdlib_module_names", ())) | set(sys.builtin_module_names)
 
 
@@ -35,8 +36,8 @@ def at_line_starts(pattern: re.Pattern[bytes], data: bytes) -> Iterator[re.Match
 
 def imported_packages(data: bytes) -> set[str]:
     """The top-level names a file imports (`import a.b as c, d` -> {"a", "d"}), stdlib left out."""
-    names = {m.group(1).decode() for m in at_line_starts(_FROM, data)}
-    for clause in (m.group(1) for m in at_line_starts(_IMPORT, data)):
+    names = {m.group(1).decode() for m in at_line_starts(re.compile(_FROM), data)}
+    for clause in (m.group(1) for m in at_line_starts(re.compile(_IMPORT), data)):
         for part in clause.split(b","):
             words = part.split()
             if words and re.fullmatch(rb"[A-Za-z_][\w.]*", words[0]):

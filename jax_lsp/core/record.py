@@ -16,9 +16,11 @@ order and storing them with `_assign`.
 from __future__ import annotations
 
 from operator import attrgetter
-from typing import TYPE_CHECKING, Any, ClassVar
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from typing_extensions import Self
 
 

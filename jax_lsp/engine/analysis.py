@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterable
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.binding.guards import paths_with_jax
 from jax_lsp.core.binding.module import Module
@@ -17,15 +16,22 @@ from jax_lsp.core.policies.sites import Site, find_sites
 from jax_lsp.core.policies.tables import TableChoice, choices_note
 from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, Project, SiteContext
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     pass  # annotations only: it imports difflib
 
-NOQA_COMMENT = re.compile(r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?", re.IGNORECASE)
+_NOQA_COMMENT = r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?"
+
+
+def noqa_comment() -> re.Pattern[str]:
+    """A `# noqa` comment, with the codes it names. Compiled when first asked (re keeps it): it
+    costs ~1 ms, and is read only where a rule found something."""
+    return re.compile(_NOQA_COMMENT, re.IGNORECASE)
 
 
 def noqa_codes(line: str) -> set[str] | None:
     """None: no noqa; empty set: a bare `# noqa`; else the codes it names."""
-    match = NOQA_COMMENT.search(line)
+    match = noqa_comment().search(line)
     if not match:
         return None
     codes = match.group("codes")

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
 from jax_lsp.core.findings import Finding, InternalError, Position
@@ -15,6 +14,7 @@ from jax_lsp.engine.module_cache import ModuleCache
 from jax_lsp.engine.project_files import path_key
 from jax_lsp.engine.site_index import SiteIndex, policy_function
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
 

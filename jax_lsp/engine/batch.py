@@ -11,7 +11,6 @@ import gc
 import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.notebooks.files import file_could_hold_site
@@ -20,6 +19,7 @@ from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 
 # The analysis is imported where it is used: a re-run whose results all come from the cache
 # runs none of it, and start-up time is most of such a run.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
     from jax_lsp.core.policies.resolve import PolicyFunction

@@ -4,13 +4,12 @@ asked only where something in reach leads to JAX (engine.jax_reach).
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from jax_lsp.core.guard import WorkLock
 from jax_lsp.engine.imports import ImportResolver
 from jax_lsp.engine.jedi_names import JediNames
 from jax_lsp.engine.project_files import ProjectFiles
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
 

@@ -29,10 +29,10 @@ import time
 from collections import OrderedDict
 from collections.abc import Callable, Iterable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.logger import logger
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
 

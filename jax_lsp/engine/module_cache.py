@@ -7,7 +7,6 @@ that defines a policy used elsewhere is parsed when a site leads to it.
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.findings import InternalError
 from jax_lsp.core.guard import WorkLock, guarded
@@ -19,6 +18,7 @@ from jax_lsp.engine.callee_names import CalleeNames
 from jax_lsp.engine.imports import ImportResolver
 from jax_lsp.engine.project_files import ProjectFiles, path_key
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     import ast
 

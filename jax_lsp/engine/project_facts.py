@@ -5,7 +5,6 @@ release's facts, and where the project turns on JAX's new remat.
 from __future__ import annotations
 
 from collections.abc import Callable, Iterable
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
 from jax_lsp.core.guard import WorkLock
@@ -13,6 +12,7 @@ from jax_lsp.core.notebooks.files import is_notebook
 from jax_lsp.core.packages import read_file
 from jax_lsp.engine.project_files import ProjectFiles
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module
     from jax_lsp.core.jax_facts import JaxFacts

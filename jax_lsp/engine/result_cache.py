@@ -21,7 +21,6 @@ import os
 import sys
 from collections.abc import Iterable
 from pathlib import Path
-from typing import Any
 
 from jax_lsp import __version__
 from jax_lsp.core.config import Settings
@@ -29,6 +28,10 @@ from jax_lsp.core.findings import Edit, Finding, Fix, Position, Severity, Span
 from jax_lsp.core.logger import logger
 from jax_lsp.core.record import Record
 from jax_lsp.core.text.python_versions import SkippedStatement
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 try:  # hashlib's own blake2b, without the OpenSSL bindings hashlib loads (a few ms at every start)
     from _blake2 import blake2b

@@ -6,7 +6,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
 from jax_lsp.core.findings import InternalError
@@ -17,6 +16,7 @@ from jax_lsp.engine.imports import ImportResolver
 from jax_lsp.engine.module_cache import ModuleCache
 from jax_lsp.engine.project_files import path_key
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module
     from jax_lsp.core.policies.resolve import PolicyFunction, Target

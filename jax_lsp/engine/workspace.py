@@ -20,7 +20,6 @@ from __future__ import annotations
 import contextlib
 from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.config import Settings
 from jax_lsp.core.findings import Finding, InternalError
@@ -35,6 +34,7 @@ from jax_lsp.engine.project_facts import ProjectFacts
 from jax_lsp.engine.project_files import ProjectFiles, path_key
 from jax_lsp.engine.site_index import SiteIndex
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module
     from jax_lsp.core.jax_facts import JaxFacts

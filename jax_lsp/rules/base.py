@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Iterator
-from typing import TYPE_CHECKING, Any, ClassVar
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.return_paths import ReturnPaths
@@ -17,7 +16,10 @@ from jax_lsp.core.policies.sites import Site
 from jax_lsp.core.policies.tables import TableChoice
 from jax_lsp.core.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any, ClassVar
+
     from jax_lsp.core.jax_facts import JaxFacts
     from jax_lsp.core.policies.new_remat import NewRematSwitch
     from jax_lsp.core.tags.index import NameIndex  # annotations only: it imports difflib

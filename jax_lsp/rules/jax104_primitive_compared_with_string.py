@@ -18,12 +18,15 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import Any, TypeGuard
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import FunctionNode, Scope, string_constant
 from jax_lsp.core.findings import Finding
 from jax_lsp.rules.base import Example, PolicyContext, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, TypeGuard
 
 _EQUALITY = (ast.Eq, ast.NotEq, ast.Is, ast.IsNot)
 _MEMBERSHIP = (ast.In, ast.NotIn)

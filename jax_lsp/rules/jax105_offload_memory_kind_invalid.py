@@ -28,7 +28,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import Any
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import Scope, string_constant
@@ -41,6 +40,10 @@ from jax_lsp.core.jax_api import (
     policy_member,
 )
 from jax_lsp.rules.base import Example, ModuleContext, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 
 def _parameters(module: Module, call: ast.Call, scope: Scope) -> tuple[str, tuple[str, ...], int] | None:

@@ -20,11 +20,14 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import Any
 
 from jax_lsp.core.findings import Finding, Severity
 from jax_lsp.core.jax_api import READY_MADE_POLICIES, policy_member
 from jax_lsp.rules.base import Example, ModuleContext, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _RAISES = "raises `TypeError` at once (it needs the primitive JAX passes)"
 

@@ -32,14 +32,16 @@ from __future__ import annotations
 import os
 import re
 from collections.abc import Iterator
-from typing import TYPE_CHECKING, Any
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.findings import Finding
 from jax_lsp.core.tags.tags import NameUse, name_uses
 from jax_lsp.rules.base import Example, ModuleContext, Rule, saved_residuals_of_f
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from jax_lsp.core.tags.index import Suggestion
 
 _EFFECT = {
@@ -47,7 +49,7 @@ _EFFECT = {
     "offload": "offloads nothing under it",
     "exclude": "excludes nothing under it",
 }
-_QUOTE = re.compile(r"^([A-Za-z]*)('''|\"\"\"|'|\")")
+_QUOTE = r"^([A-Za-z]*)('''|\"\"\"|'|\")"  # compiled at its first use (re.match)
 
 
 def _residual_named_attn_out_is_missing(namespace: dict[str, Any]) -> None:
@@ -86,7 +88,7 @@ class CheckpointNameNotTagged(Rule):
             return self.finding(module, use.call.span, f"{message} (the name is written in {where})")
         span, fixes = use.place.span, []
         literal = module.source.line_text(span.start.line)[span.start.column : span.end.column]
-        quote = _QUOTE.match(literal) if span.start.line == span.end.line else None
+        quote = re.match(_QUOTE, literal) if span.start.line == span.end.line else None
         if closest.exact and quote is not None:
             prefix, mark = quote.groups()
             if literal == f"{prefix}{mark}{use.name}{mark}":  # one plain literal, nothing escaped

@@ -28,7 +28,6 @@ from __future__ import annotations
 import ast
 import operator
 from collections.abc import Callable, Iterator
-from typing import Any
 
 from jax_lsp.core.binding.guards import holding_tests
 from jax_lsp.core.binding.reaching import reaching_values
@@ -36,6 +35,10 @@ from jax_lsp.core.binding.scopes import Scope
 from jax_lsp.core.findings import Finding
 from jax_lsp.core.jax_api import policy_member
 from jax_lsp.rules.base import Example, ModuleContext, Rule, saved_residuals_of_f
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _MEMBER = "save_anything_except_these_names"
 

@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import Any
 
 from jax_lsp.core.binding.scopes import string_constant
 from jax_lsp.core.findings import Finding, Fix
 from jax_lsp.core.jax_api import SAVE_FROM_BOTH
 from jax_lsp.core.policies.resolve import BuiltinPolicy, PolicyFunction
 from jax_lsp.rules.base import Example, Rule, SiteContext, saved_residuals_of_f
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _DOT_GENERAL = {"jax.lax.dot_general_p", "jax._src.lax.lax.dot_general_p"}
 

@@ -25,13 +25,16 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import Any
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import Scope
 from jax_lsp.core.findings import Finding, Fix, Severity, Span
 from jax_lsp.core.jax_api import POLICY_FACTORIES, policy_member
 from jax_lsp.rules.base import Example, ModuleContext, Rule, saved_residuals_of_f
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _HASHABLE = (ast.Tuple,)
 _UNHASHABLE = (ast.List, ast.Set, ast.ListComp, ast.SetComp)

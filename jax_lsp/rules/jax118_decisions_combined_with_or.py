@@ -24,7 +24,6 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Iterator
-from typing import Any
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.return_paths import return_paths
@@ -33,6 +32,10 @@ from jax_lsp.core.binding.values import Kind, classify, is_builtin, leaves
 from jax_lsp.core.findings import Finding
 from jax_lsp.core.jax_api import POLICY_FACTORIES, policy_member
 from jax_lsp.rules.base import Example, PolicyContext, Rule, saved_residuals_of_f
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 _TRUE_DECISIONS = {
     Kind.SAVEABLE: "`Saveable`",

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import importlib
-from typing import TYPE_CHECKING
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.trace.result import TraceResult
     from jax_lsp.trace.service import TraceJob, TraceService

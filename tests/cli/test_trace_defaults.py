@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import json
 
-from jax_lsp.cli import build_parser
+from jax_lsp.cli.parser import build_parser
 from jax_lsp.cli.trace_arguments import trace_options
 from jax_lsp.server.settings import resolve
 from jax_lsp.trace.options import TraceOptions

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import argparse
 import gc
 import os
 import sys
@@ -32,6 +31,10 @@ from jax_lsp.engine import Workspace, files
 from jax_lsp.engine.batch import check_part, check_tree
 from jax_lsp.engine.files import CACHE_DIR_NAME
 from jax_lsp.engine.project import project_root
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    import argparse  # the command line is read without it where it can be (cli.quick_args)
 
 log = logger(__name__)
 

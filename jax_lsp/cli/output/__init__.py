@@ -12,12 +12,12 @@ import importlib
 import os
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.findings import Finding, Severity, Span
 from jax_lsp.core.notebooks.files import is_notebook
 from jax_lsp.core.record import Record
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.notebooks.notebook import Notebook
 

@@ -5,8 +5,6 @@ columns are the cell's own, as in the other human formats; `cell` is null in a P
 
 from __future__ import annotations
 
-import json
-
 from jax_lsp.cli.output import Report, display_path, one_based, place
 from jax_lsp.core.findings import Edit, Finding, Span
 
@@ -42,6 +40,10 @@ def finding_to_json(finding: Finding, report: Report) -> dict:
 
 
 def render(report: Report) -> str:
+    if not report.findings:  # most checks: what json.dumps writes, without importing json (start-up time)
+        return "[]\n"
+    import json
+
     return (
         json.dumps([finding_to_json(f, report) for f in report.findings], indent=2, ensure_ascii=False) + "\n"
     )

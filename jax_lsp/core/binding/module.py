@@ -6,7 +6,6 @@ import ast
 import bisect
 import functools
 from collections.abc import Callable, Sequence
-from typing import TYPE_CHECKING, Any
 
 from jax_lsp.core.binding.return_paths import return_paths
 from jax_lsp.core.binding.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
@@ -14,7 +13,10 @@ from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES
 from jax_lsp.core.text.deferred import DeferredDefinition
 from jax_lsp.core.text.source import SourceModule
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Any
+
     from jax_lsp.core.binding.loader import ModuleLoader
 
 MAX_DEPTH = 12

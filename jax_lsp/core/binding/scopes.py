@@ -11,10 +11,13 @@ import ast
 import bisect
 from collections import deque
 from collections.abc import Callable, Collection, Iterator, Sequence
-from typing import Any
 
 from jax_lsp.core.findings import Located
 from jax_lsp.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any
 
 FunctionNode = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda
 # What a name can be bound by: a statement, an expression, a parameter or an `except ... as`.

@@ -4,13 +4,13 @@ their bytes as a module's. The reader (``notebook``) is imported only when a not
 from __future__ import annotations
 
 import re
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.findings import Finding, Span
 from jax_lsp.core.text.triggers import could_hold_site
 
 # The parser too is imported where it is used: a re-run whose results all come from the cache
 # reads no file.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.text.python_versions import ProjectPythons
     from jax_lsp.core.text.source import SourceModule
@@ -18,7 +18,7 @@ if TYPE_CHECKING:
 SUFFIX = ".ipynb"
 # An output's image: base64 text in a JSON string, keyed by its MIME type.
 _IMAGE_KEY = b'"image/'
-_IMAGE_HEAD = re.compile(rb'"image/[a-z+.-]+": *"')
+_IMAGE_HEAD = rb'"image/[a-z+.-]+": *"'  # compiled at its first use (re keeps it)
 
 
 def is_notebook(path: object) -> bool:
@@ -35,7 +35,7 @@ def without_images(data: bytes) -> bytes:
     while at >= 0:
         # The head is matched by a regular expression, the string's end found by a byte search:
         # a pattern that starts with a quote is tried at every quote of the JSON, and is slower.
-        head = _IMAGE_HEAD.match(data, at)
+        head = re.compile(_IMAGE_HEAD).match(data, at)
         end = data.find(b'"', head.end()) if head else -1
         if head is None or end <= head.end():  # not an image, or one emptied already
             at = data.find(_IMAGE_KEY, at + 1)

@@ -6,12 +6,15 @@ from __future__ import annotations
 import ast
 import os
 from collections.abc import Sequence
-from typing import TypeGuard
 
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import Scope, dotted
 from jax_lsp.core.findings import Span
 from jax_lsp.core.record import Record
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import TypeGuard
 
 
 class TableChoice(Record):

@@ -6,7 +6,7 @@ import codecs
 import io
 import re
 
-_LINE = re.compile(r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z")
+_LINE = r"[^\r\n]*(?:\r\n|\r|\n)|[^\r\n]+\Z"  # compiled at its first use (re.findall)
 
 
 def split_lines(text: str) -> list[str]:
@@ -15,25 +15,40 @@ def split_lines(text: str) -> list[str]:
     str.splitlines also splits at form feeds and U+2028, which would shift every line after."""
     # Most files: a split at \n alone, many times faster than the expression (in C, the
     # endings kept).
-    lines = io.StringIO(text, newline="\n").readlines() if "\r" not in text else _LINE.findall(text)
+    lines = io.StringIO(text, newline="\n").readlines() if "\r" not in text else re.findall(_LINE, text)
     if not lines or lines[-1].endswith(("\n", "\r")):
         lines.append("")
     return lines
 
 
+# tokenize's encoding declaration (its cookie_re), and the names it reads as UTF-8 (_get_normal_name).
+_COOKIE = r"^[ \t\f]*#.*?coding[:=][ \t]*([-\w.]+)"
+
+
+def _declares_utf8_or_nothing(line: str) -> bool:
+    cookie = re.match(_COOKIE, line, re.ASCII)
+    name = cookie.group(1)[:12].lower().replace("_", "-") if cookie else "utf-8"
+    return name == "utf-8" or name.startswith("utf-8-")
+
+
 def _detect_encoding(data: bytes) -> str:
     """tokenize.detect_encoding's encoding for `data` (raising SyntaxError as it does); without
-    tokenize (~2 ms to import) when the first two lines are UTF-8 and declare no encoding."""
+    tokenize (~2 ms to import) when the first two lines are UTF-8 and declare no encoding, or
+    UTF-8 (`# coding=utf-8`): whichever line tokenize would read the declaration from, it says
+    UTF-8, as no declaration does."""
     first = data.find(b"\n")
     second = -1 if first < 0 else data.find(b"\n", first + 1)
     head = data if second < 0 else data[: second + 1]
-    if b"coding" not in head:
-        try:
-            head.decode("utf-8")
-        except UnicodeDecodeError:
-            pass
-        else:
-            return "utf-8-sig" if data.startswith(codecs.BOM_UTF8) else "utf-8"
+    try:
+        text = head.decode("utf-8")
+    except UnicodeDecodeError:
+        pass
+    else:
+        bom = data.startswith(codecs.BOM_UTF8)
+        if "coding" not in text:
+            return "utf-8-sig" if bom else "utf-8"
+        if not bom and all(_declares_utf8_or_nothing(line) for line in text.split("\n")):
+            return "utf-8"
     import tokenize
 
     return tokenize.detect_encoding(io.BytesIO(data).readline)[0]

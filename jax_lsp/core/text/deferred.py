@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.record import Record
 from jax_lsp.core.text.chunks import (
@@ -21,6 +20,7 @@ from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.core.text.source import SourceModule, parse_text
 from jax_lsp.core.text.triggers import site_lines, trigger_lines
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.text.python_versions import ProjectPythons
 

@@ -15,7 +15,6 @@ import functools
 import io
 import re
 from collections.abc import Sequence
-from typing import TYPE_CHECKING
 
 from jax_lsp.core.codes import CODES, DECODE_ERROR, SYNTAX_ERROR
 from jax_lsp.core.findings import Finding, Located, Position, Span
@@ -33,6 +32,7 @@ from jax_lsp.core.text.decoding import decode, split_lines
 from jax_lsp.core.text.python_versions import RUNNING, SkippedStatement
 from jax_lsp.core.text.triggers import site_lines, trigger_lines
 
+TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.text.newer_syntax import Construct
     from jax_lsp.core.text.python_versions import ProjectPythons

@@ -167,8 +167,9 @@ def _with_lines(data: bytes, offsets: Iterable[int]) -> Iterator[tuple[int, int]
         yield offset, newlines_before + 1
 
 
-_ALIAS_IMPORTED = re.compile(rb"\s+as\s+([^\W\d]\w*)")
-_ALIAS_ASSIGNED = re.compile(rb"[ \t]*([^\W\d]\w*)[ \t]*=")
+# Compiled at their first use (re keeps them): most files give no name to a checkpoint function.
+_ALIAS_IMPORTED = rb"\s+as\s+([^\W\d]\w*)"
+_ALIAS_ASSIGNED = rb"[ \t]*([^\W\d]\w*)[ \t]*="
 
 
 def site_trigger_lines(data: bytes) -> tuple[list[int], set[bytes]]:
@@ -186,8 +187,8 @@ def site_trigger_lines(data: bytes) -> tuple[list[int], set[bytes]]:
             end += 1
         if _CALLED.match(data, end):
             continue
-        imported = _ALIAS_IMPORTED.match(data, end)
-        assigned = _ALIAS_ASSIGNED.match(data, data.rfind(b"\n", 0, offset) + 1)
+        imported = re.compile(_ALIAS_IMPORTED).match(data, end)
+        assigned = re.compile(_ALIAS_ASSIGNED).match(data, data.rfind(b"\n", 0, offset) + 1)
         if imported or assigned:
             aliases.add((imported or assigned).group(1))  # type: ignore[union-attr]
     return sorted(lines), aliases

@@ -14,7 +14,7 @@ from lsprotocol import types
 from jax_lsp.core import Finding
 from jax_lsp.core.findings import Span
 from jax_lsp.engine import Workspace
-from jax_lsp.engine.analysis import NOQA_COMMENT
+from jax_lsp.engine.analysis import noqa_comment
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import DiagnosticData
@@ -79,7 +79,7 @@ def noqa_action(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnosti
     line = place.lines[line_number]
     content = line.rstrip("\r\n")
     code = str(diagnostic.code)
-    match = NOQA_COMMENT.search(content)
+    match = noqa_comment().search(content)
     if match is None:
         at, new_text = len(content), f"  # noqa: {code}"
     elif match.group("codes"):
