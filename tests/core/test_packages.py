@@ -1,6 +1,8 @@
 from __future__ import annotations
 
-from jax_lsp.core.packages import imported_packages, package_files
+from pathlib import Path
+
+from jax_lsp.core.packages import imported_packages, package_files, read_file
 
 
 def test_imports_are_read_only_where_a_statement_starts_a_line():
@@ -29,3 +31,13 @@ def test_a_package_lists_its_python_files_folder_by_folder_in_name_order(tmp_pat
     expected = ["__init__.py", "a.py", "b.py", "Zeta/y.py", "sub/x.py"]
     assert found == [str(package / relative) for relative in expected]
     assert package_files("missing", [tmp_path]) == []
+
+
+def test_a_file_is_read_whole_and_what_cannot_be_read_is_none(tmp_path: Path):
+    (tmp_path / "empty.py").write_bytes(b"")
+    big = bytes(range(256)) * 20_000  # more than one read of a pipe's or a buffer's size
+    (tmp_path / "big.py").write_bytes(big)
+    assert read_file(str(tmp_path / "empty.py")) == b""
+    assert read_file(str(tmp_path / "big.py")) == big
+    assert read_file(str(tmp_path / "missing.py")) is None
+    assert read_file(str(tmp_path)) is None  # a folder

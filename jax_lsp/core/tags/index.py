@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import bisect
 import difflib
-import functools
 import itertools
 import os
 import re
@@ -113,14 +112,23 @@ class Suggestion:
     exact: bool  # a name that can replace the one written
 
 
-@functools.lru_cache(maxsize=256)
-def _whole_word(word: str) -> re.Pattern[bytes]:
-    return re.compile(rb"(?<!\w)" + re.escape(word.encode()) + rb"(?!\w)")
+# What `\w` matches in a bytes pattern: a byte of a non-ASCII letter ends a word.
+_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
 
 
-def _has_word(word: str, data: bytes) -> bool:
-    """`word` in `data` as a whole word (the substring test first: it is much faster)."""
-    return word.encode() in data and _whole_word(word).search(data) is not None
+def _has_word(word: str, data: bytes, start: int = 0, end: int | None = None) -> bool:
+    r"""`word` in `data[start:end]` as a whole word, as `(?<!\w)word(?!\w)` finds it with `end` as
+    its endpos (the bytes before `start` are looked at, `end` ends a word): each find of the
+    substring and the bytes beside it, several times faster than the expression."""
+    encoded = word.encode()
+    end = len(data) if end is None else end
+    at = data.find(encoded, start, end)
+    while at >= 0:
+        after = at + len(encoded)
+        if (at == 0 or data[at - 1] not in _WORD_BYTES) and (after == end or data[after] not in _WORD_BYTES):
+            return True
+        at = data.find(encoded, at + 1, end)
+    return False
 
 
 def _quoted(name: str, data: bytes) -> bool:
@@ -145,13 +153,13 @@ class Corpus:
 
     def files_with(self, word: str, limit: int) -> list[str] | None:
         """The files holding `word` as a whole word, in order; None if more than `limit` do."""
-        encoded, whole = word.encode(), _whole_word(word)
+        encoded = word.encode()
         found: list[str] = []
         at = self._text.find(encoded)
         while at >= 0:
             index = bisect.bisect_right(self._starts, at) - 1
             end = self._starts[index + 1] if index + 1 < len(self._starts) else len(self._text)
-            if whole.search(self._text, at, end) is not None:
+            if _has_word(word, self._text, at, end):
                 found.append(self._paths[index])
                 if len(found) > limit:
                     return None

@@ -138,11 +138,22 @@ def _could_write(text: str, names: Set[str], attributes: Mapping[str, Set[str]])
         return True
     return any(
         module in text
+        and _mentions_one_of(modules_attributes, text)
         and not modules_attributes.isdisjoint(
             re.findall(rf"{re.escape(module)}[ \t]*\.[ \t]*(?=([^\W\d]\w*))", text)
         )
         for module, modules_attributes in attributes.items()
     )
+
+
+# A search of the text for each attribute is cheaper than listing every `module.attribute` it
+# writes, for this many attributes at most (a module of a package that re-exports a few).
+_FEW_ATTRIBUTES = 8
+
+
+def _mentions_one_of(attributes: Set[str], text: str) -> bool:
+    """False when `text` holds none of a few `attributes`, else True (a pretest only)."""
+    return len(attributes) > _FEW_ATTRIBUTES or any(attribute in text for attribute in attributes)
 
 
 def _writes_attribute(code: str, written: set[str], attributes: Mapping[str, Set[str]]) -> bool:
