@@ -25,8 +25,11 @@ compared. Then:
   wait for the one file the index is on. bench_server --settle 3 measures the steady state;
 - every finding with its source line, to sort real mistakes from false alarms.
 
-jax-lsp runs byte-compiled, as `pip install` leaves it: where PYTHONDONTWRITEBYTECODE is set,
-each jax-lsp process would otherwise compile its own sources again (a third of a second).
+`jax-lsp check` runs as `pip install .` leaves it: this checkout installed (byte-compiled) into a
+venv of its own under benchmarks/out/, run through its `jax-lsp` script. That venv sees this
+interpreter's site-packages for the dependencies, with its `.pth` files but not the editable
+install's finder, which a developer's checkout loads at every start-up and a user's install never
+does. The in-process and server measures run this checkout's code, byte-compiled.
 
 ruff runs as `ruff check --no-cache --isolated --config "include=['*.py']"`, with its default
 rules (E4, E7, E9, F): they are what `ruff check` does for a user who configured nothing; and
@@ -82,7 +85,10 @@ from corpus import (
 )
 
 RUFF = shutil.which("ruff") or str(Path(sys.executable).parent / "ruff")
-# Every jax-lsp subprocess (check and serve) runs this checkout's code.
+INSTALLED = BENCHMARKS / "out" / "installed"  # the venv `jax-lsp check` runs from
+# Without this checkout on PYTHONPATH (set below for the server): the installed copy is imported.
+INSTALL_ENV = {name: value for name, value in os.environ.items() if name != "PYTHONPATH"}
+# The server and the in-process measures run this checkout's code (check runs INSTALLED's copy).
 os.environ["PYTHONPATH"] = os.pathsep.join(filter(None, [str(REPO), os.environ.get("PYTHONPATH")]))
 
 # Parse every .py file under a folder; a file Python cannot parse is counted, as far as it went.
@@ -172,7 +178,7 @@ class ProjectResult:
 # Commands --------------------------------------------------------------------------------
 def check_command(target: Path, no_cache: bool) -> list[str]:
     return [
-        *JAX_LSP[:3],
+        str(INSTALLED / "bin" / "jax-lsp"),
         "check",
         str(target),
         "--output-format",
@@ -208,15 +214,45 @@ def compile_jax_lsp() -> None:
     compileall.compile_dir(REPO / "jax_lsp", quiet=1)
 
 
+def install_jax_lsp() -> None:
+    """Install this checkout into INSTALLED (a venv seeing this interpreter's site-packages
+    through a `.pth`, and its other `.pth` files but the editable install's)."""
+    import sysconfig
+    import venv
+
+    if INSTALLED.exists():
+        shutil.rmtree(INSTALLED)
+    venv.create(INSTALLED, with_pip=False)
+    python = INSTALLED / "bin" / "python"
+    done = subprocess.run(
+        [python, "-c", "import sysconfig; print(sysconfig.get_paths()['purelib'])"],
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    site_packages, ours = Path(done.stdout.strip()), Path(sysconfig.get_paths()["purelib"])
+    (site_packages / "_bench_dependencies.pth").write_text(f"{ours}\n", encoding="utf-8")
+    for pth in ours.glob("*.pth"):
+        if not pth.name.startswith("__editable__"):
+            shutil.copy(pth, site_packages)
+    pip = [sys.executable, "-m", "pip", "--python", str(python), "install", "--quiet", "--no-deps"]
+    subprocess.run([*pip, str(REPO)], check=True, env=INSTALL_ENV)
+
+
 def timed(command: list[str]) -> tuple[float, subprocess.CompletedProcess]:
     started = time.perf_counter()
-    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False)
+    done = subprocess.run(command, cwd=REPO, capture_output=True, text=True, check=False, env=INSTALL_ENV)
     return time.perf_counter() - started, done
 
 
 def cache_supported() -> bool:
     done = subprocess.run(
-        [*JAX_LSP[:3], "check", "--help"], cwd=REPO, capture_output=True, text=True, check=False
+        check_command(REPO, no_cache=False)[:2] + ["--help"],
+        cwd=REPO,
+        capture_output=True,
+        text=True,
+        check=False,
+        env=INSTALL_ENV,
     )
     return "--no-cache" in done.stdout
 
@@ -475,6 +511,7 @@ def main() -> int:
     if unknown:
         parser.error(f"unknown projects: {', '.join(sorted(unknown))}")
     compile_jax_lsp()
+    install_jax_lsp()
     cache = cache_supported()
     print(f"machine: {machine()}")
     print(

@@ -4,6 +4,8 @@ same values argparse gives, or not at all, leaving argparse its result or its er
 from __future__ import annotations
 
 import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
 
 from jax_lsp.cli.parser import build_parser
 from jax_lsp.cli.quick_args import quick_args
@@ -63,3 +65,65 @@ def test_argparse_reads_the_command_lines_left_to_it_otherwise() -> None:
     for refused in (["check", "--output-format", "yaml"], ["check", "a.py", "--no-cache", "b.py"]):
         with pytest.raises(SystemExit):
             build_parser(refused).parse_args(refused)
+
+
+def _check_options() -> list[str]:
+    parser = build_parser(["check"])
+    (subparsers,) = [action for action in parser._actions if action.choices and "check" in action.choices]
+    check = subparsers.choices["check"]
+    return [flag for action in check._actions for flag in action.option_strings]
+
+
+# Tokens of a `check` command line: every option of the command, values of each kind its options
+# take or refuse, paths, and the spellings argparse reads otherwise (abbreviated, `=`, `-`, `--`).
+TOKENS = [
+    *_check_options(),
+    *("json", "full", "yaml", "3", "0", "-1", "2.5", "JAX101,JAX1", "a.py", "src", "", "é.py"),
+    *("--no-c", "--output-format=json", "--sel", "-", "--", "-x", "trace", "check", "--version"),
+]
+
+
+def _argparse_result(argv: list[str]) -> dict[str, object] | None:
+    """argparse's values for `argv`, or None where it refuses it."""
+    try:
+        return _argparse_values(argv)
+    except SystemExit:
+        return None
+
+
+@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(st.lists(st.sampled_from(TOKENS), max_size=7))
+def test_a_command_line_read_quickly_is_read_as_argparse_reads_it(tokens: list[str]) -> None:
+    argv = ["check", *tokens]
+    quick = quick_args(argv)
+    if quick is not None:
+        assert vars(quick) == _argparse_result(argv)
+
+
+@settings(max_examples=150, deadline=None)
+@given(
+    paths=st.lists(st.sampled_from(["a.py", "src", "", "é.py", "check"]), max_size=3),
+    options=st.lists(
+        st.sampled_from(
+            [
+                ["--no-cache"],
+                ["--fix"],
+                ["--verbose"],
+                ["--output-format", "json"],
+                ["--select", "JAX101"],
+                ["--jobs", "2"],
+                ["--trace-timeout", "1.5"],
+            ]
+        ),
+        max_size=4,
+    ),
+    paths_first=st.booleans(),
+)
+def test_paths_and_full_options_with_valid_values_are_read_quickly(
+    paths: list[str], options: list[list[str]], paths_first: bool
+) -> None:
+    flat = [token for option in options for token in option]
+    argv = ["check", *(paths + flat if paths_first else flat + paths)]
+    quick = quick_args(argv)
+    assert quick is not None
+    assert vars(quick) == _argparse_result(argv)
