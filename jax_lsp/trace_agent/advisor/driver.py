@@ -135,7 +135,7 @@ def advise_one(
     outvars = jaxpr.outvars[num_out : num_out + num_res]
     linear = linear_jaxpr(box[0]) if box else None
     inputs = backward_inputs(box[0], linear) if linear is not None else None
-    why = Why(forward.jaxpr, jaxpr, list(chosen.values()), linear, inputs, frames)
+    why = Why(forward.marked, jaxpr, list(chosen.values()), linear, inputs, frames)
     residuals = residuals_of(jaxpr, outvars, arg_names, frames, why)
     flops = recompute_flops(linear, [True] * len(linear.invars)) if linear is not None else None
     entry = {
