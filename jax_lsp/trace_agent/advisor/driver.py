@@ -135,7 +135,7 @@ def advise_one(
     outvars = jaxpr.outvars[num_out : num_out + num_res]
     linear = linear_jaxpr(box[0]) if box else None
     inputs = backward_inputs(box[0], linear) if linear is not None else None
-    why = Why(forward.jaxpr, jaxpr, list(chosen.values()), linear, inputs, frames)
+    why = Why(forward.marked, jaxpr, list(chosen.values()), linear, inputs, frames)
     residuals = residuals_of(jaxpr, outvars, arg_names, frames, why)
     flops = recompute_flops(linear, [True] * len(linear.invars)) if linear is not None else None
     entry = {
@@ -154,12 +154,13 @@ def advise_one(
 
 class Work:
     """The candidates of one advise and what tracing each needs. The advise child and its worker
-    each make one, alike (``_platform`` starts the process's backend)."""
+    each make one, alike: ``platform`` is `_platform`'s answer, the child's for its worker (None:
+    ask it here, which starts the process's backend)."""
 
-    def __init__(self, params, site, forward, leaves, call, example_file, root):
+    def __init__(self, params, site, forward, leaves, call, example_file, root, platform=None):
         fn, args, kwargs = call
         self.names = tagged_names(forward.jaxpr)
-        self.platform, self.device, self.memories = _platform()
+        self.platform, self.device, self.memories = platform or _platform()
         self.selector = find_selector(site)
         requested = params.get("policies") or []
         self.candidates, self.errors = build_candidates(
@@ -371,11 +372,11 @@ def advise(params, fork=False):
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
 
-    def prepare():
-        return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root)
+    def prepare(platform=None):
+        return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root, platform)
 
-    def odd_share():
-        share = prepare()
+    def odd_share(platform):
+        share = prepare(platform)
         texts = [c.text for c in share.candidates]
         return {"candidates": texts, "entries": share.entries(odd=True), "traced": share.traced_count}
 
@@ -389,6 +390,8 @@ def advise(params, fork=False):
     worker = Worker.start(odd_share) if fork else None
     try:
         work = prepare()
+        if worker is not None:
+            worker.give([work.platform, work.device, work.memories])
         done = work.entries(odd=False if worker is not None else None)
         answer = worker.result() if worker is not None else None
         if answer is not None and answer["value"]["candidates"] != [c.text for c in work.candidates]:

@@ -13,11 +13,13 @@ hands a primitive stays plain, as it does under ``vjp``.
 
 from __future__ import annotations
 
+import functools
+
 import jax
 import numpy as np
 from jax._src import core as jax_core
 
-from .jaxpr import close, consts_of, open_jaxpr
+from .jaxpr import close, consts_of, marked_tracebacks, open_jaxpr
 
 _HOOKED = ("process_primitive", "stage_value")
 try:  # private, feature-detected: without them, constants are replayed as plain values
@@ -47,6 +49,11 @@ class Forward:
     def jaxpr(self):
         """The forward jaxpr without its consts' values."""
         return open_jaxpr(self.closed)
+
+    @functools.cached_property
+    def marked(self):
+        """`marked_tracebacks` of the forward jaxpr, the same for every candidate."""
+        return marked_tracebacks(self.jaxpr)
 
     def replay(self, jaxpr):
         """A function of the forward's inputs evaluating ``jaxpr`` (the forward's, with a candidate

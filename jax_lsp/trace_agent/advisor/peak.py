@@ -60,6 +60,7 @@ def step_function(forward, jaxpr, leaves, positional):
 # Values XLA makes without a buffer of their own: a reshape is a bitcast, a transpose is
 # usually folded into the layout of the operand's producer.
 VIEWS = ("reshape", "squeeze", "expand_dims", "transpose")
+LOOPS = ("scan", "while")  # the equations `_loop_invariant` knows
 
 
 def _used(jaxpr):
@@ -131,9 +132,10 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
 
     def size(var):
         aval = var.aval
-        if id(aval) not in sizes:
-            sizes[id(aval)] = device_bytes(aval)
-        return sizes[id(aval)]
+        found = sizes.get(id(aval))
+        if found is None:
+            found = sizes[id(aval)] = device_bytes(aval)
+        return found
 
     owner = {}
     for eqn in jaxpr.eqns:
@@ -153,24 +155,36 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
     dying = {}
     for index, eqn in enumerate(jaxpr.eqns):
         made = [v for v in eqn.outvars if v not in owner and v not in outside]
-        widened = [v for v in _widened(eqn) if owner.get(v, v) not in wide]
+        loop = eqn.primitive.name in LOOPS
+        widened = [v for v in _widened(eqn) if owner.get(v, v) not in wide] if loop else []
         widened = widened if widened and on_cpu() else []
-        inputs = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
-        float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
         inner = 0
-        for sub in eqn_jaxprs(eqn):
-            held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
-            inner = max(inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes))
-        live += sum(size(v) for v in made)
-        copies = sum(2 * size(v) for v in widened)
-        freed = [
-            size(v) for v in {owner.get(v, v) for v in widened} if v not in outside and last.get(v) == index
-        ]
-        # at the last copy the largest original may still be there (the order is XLA's)
-        peak = max(peak, live - sum(freed) + copies + max(inner, *freed, 0))
+        subs = eqn_jaxprs(eqn)
+        if subs:
+            inputs = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
+            float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
+            for sub in subs:
+                held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
+                inner = max(
+                    inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes)
+                )
+        for var in made:
+            live += size(var)
+        if widened:
+            copies = sum(2 * size(v) for v in widened)
+            freed = [
+                size(v)
+                for v in {owner.get(v, v) for v in widened}
+                if v not in outside and last.get(v) == index
+            ]
+            # at the last copy the largest original may still be there (the order is XLA's)
+            peak = max(peak, live - sum(freed) + copies + max(inner, *freed, 0))
+        else:
+            peak = max(peak, live + inner)
         for var in made:
             dying.setdefault(last.get(var, index), []).append(var)
-        live -= sum(size(v) for v in dying.pop(index, ()))
+        for var in dying.pop(index, ()):
+            live -= size(var)
     return peak
 
 

@@ -16,7 +16,7 @@ from __future__ import annotations
 import jax
 from jax._src import core as jax_core
 
-from .jaxpr import is_closed, marked_tracebacks, open_jaxpr, primitive_name, sub_jaxprs
+from .jaxpr import is_closed, open_jaxpr, primitive_name, sub_jaxprs
 
 # The equations that only copy a value: an offload's device_put, remat's reduce_precision.
 COPIES = ("device_put", "reduce_precision")
@@ -218,8 +218,8 @@ def backward_inputs(vjp_fn, linear):
 class Why:
     """Explains the residuals of one candidate: ``reason`` and ``used_by`` of each."""
 
-    def __init__(self, forward_jaxpr, jaxpr, chosen, linear, inputs, frames):
-        self.marked = marked_tracebacks(forward_jaxpr)
+    def __init__(self, marked, jaxpr, chosen, linear, inputs, frames):
+        self.marked = marked  # the forward's `marked_tracebacks`
         self.jaxpr = jaxpr
         self.chosen = chosen
         self.linear = linear

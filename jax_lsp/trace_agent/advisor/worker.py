@@ -3,8 +3,10 @@ forward trace is shared, so that a machine's second CPU traces candidates too.
 
 Forking is safe only before anything starts threads: a JAX backend (its threads would be
 missing in the fork, which then hangs) or the user's code. So the worker is forked before the
-advise child asks JAX for its device, and each process then starts its own backend. Where the
-child already runs threads, or has one CPU, no worker is forked and the child does all the work.
+advise child asks JAX for its device. The child then starts its backend and gives the worker
+what the worker needs of it (`give`: the platform, the device and its memory kinds), so that
+the worker starts none of its own unless its tracing asks for one. Where the child already
+runs threads, or has one CPU, no worker is forked and the child does all the work.
 """
 
 from __future__ import annotations
@@ -29,24 +31,30 @@ def can_fork():
 
 
 class Worker:
-    """A forked process running ``work()``; `result` is what it returned, read back as JSON."""
+    """A forked process running ``work(given)``, ``given`` what `give` sends it; `result` is what
+    it returned, read back as JSON."""
 
-    def __init__(self, pid, fd):
+    def __init__(self, pid, fd, give_fd):
         self.pid = pid
         self.fd = fd
+        self.give_fd = give_fd
 
     @classmethod
     def start(cls, work):
-        """Fork a worker running ``work()`` (its value JSON-able), or None where `can_fork` says no."""
+        """Fork a worker running ``work(given)`` (its value JSON-able), or None where `can_fork`
+        says no."""
         if not can_fork():
             return None
         read_fd, write_fd = os.pipe()
+        given_fd, give_fd = os.pipe()
         pid = os.fork()
         if pid == 0:  # never returns: it must not answer the agent, whose pipe it inherited
             try:
                 os.close(read_fd)
+                os.close(give_fd)
+                given = _read_json(given_fd)
                 started = time.process_time()
-                value = work()
+                value = work(given)
                 answer = {"value": value, "cpu_s": time.process_time() - started}
                 data = json.dumps(answer, default=str).encode("utf-8")
                 while data:
@@ -54,26 +62,34 @@ class Worker:
             finally:
                 os._exit(0)
         os.close(write_fd)
-        return cls(pid, read_fd)
+        os.close(given_fd)
+        return cls(pid, read_fd, give_fd)
+
+    def give(self, value):
+        """Send the worker its ``given`` (JSON-able): it waits for it before it starts its work."""
+        data = json.dumps(value).encode("utf-8")
+        while data:
+            data = data[os.write(self.give_fd, data) :]
+        os.close(self.give_fd)
+        self.give_fd = None
 
     def result(self):
         """``{"value": what work() returned, "cpu_s": its CPU time}``, or None where it failed."""
-        chunks = []
-        while chunk := os.read(self.fd, 1 << 16):
-            chunks.append(chunk)
+        answer = _read_json(self.fd)
+        self.fd = None
         self.close()
-        try:
-            answer = json.loads(b"".join(chunks)) if chunks else None
-        except ValueError:
-            return None
         return answer if isinstance(answer, dict) and "value" in answer else None
 
     def close(self):
         """Stop the worker (if it still runs) and reap it."""
-        if self.fd is None:
+        if self.give_fd is not None:
+            os.close(self.give_fd)
+            self.give_fd = None
+        if self.pid is None:
             return
-        os.close(self.fd)
-        self.fd = None
+        if self.fd is not None:
+            os.close(self.fd)
+            self.fd = None
         try:
             os.kill(self.pid, signal.SIGKILL)
         except OSError:
@@ -82,3 +98,19 @@ class Worker:
             os.waitpid(self.pid, 0)
         except ChildProcessError:
             pass
+        self.pid = None
+
+
+def _read_json(fd):
+    """What the pipe ``fd`` held once its writer closed it, read as JSON (None where it is not);
+    closes it."""
+    chunks = []
+    try:
+        while chunk := os.read(fd, 1 << 16):
+            chunks.append(chunk)
+    finally:
+        os.close(fd)
+    try:
+        return json.loads(b"".join(chunks)) if chunks else None
+    except ValueError:
+        return None
