@@ -7,7 +7,10 @@ A file can import a module only by writing its name (`from pkg import policies`,
 import p`): a plain search for those words skips most files before any import is read, and a
 notebook's cells are read out of its JSON only when it passes. A file that imports them is a
 user only if a statement its policy sites can read writes what it imports (core.text.site_reads):
-most files that import a module use it for something else.
+most files that import a module use it for something else. So a user writes the name of a
+named module, or one of the few names a package re-exports of them: a second word search,
+which on a tree where the packages have common names (`jax`, `numpy`) leaves out most files
+before their imports are read.
 """
 
 from __future__ import annotations
@@ -15,7 +18,7 @@ from __future__ import annotations
 import functools
 import os
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
 
 from jax_lsp.core.notebooks.files import code_for_search, file_could_hold_site, is_notebook, without_images
@@ -160,21 +163,47 @@ def imports_from(data: bytes, importer: Path, targets: _Targets) -> Imported:
     return found
 
 
-class _ImportSearch:
-    """The files that could import one of `targets`, by the words they write."""
+class _WordSearch:
+    """The files that write one of `words`, or lie under one of `folders`."""
 
-    def __init__(self, targets: list[Exported]):
-        self.words = set().union(*(t.words() for t in targets))
+    def __init__(self, words: set[bytes], folders: Iterable[Path | None]):
+        self.words = words
         # As strings: Path.is_relative_to costs more than reading the file's words.
-        self.folders = tuple(
-            f"{folder}{os.sep}" for t in targets if (folder := t.package_folder()) is not None
-        )
+        self.folders = tuple(f"{folder}{os.sep}" for folder in folders if folder is not None)
         # A notebook's JSON may write a non-ASCII name escaped: only ASCII words are searched there.
         self.notebook_words = self.words if all(w.isascii() for w in self.words) else None
 
-    def could_import(self, path: Path, data: bytes) -> bool:
+    def passes(self, path: Path, data: bytes) -> bool:
         words = self.notebook_words if is_notebook(path) else self.words
         return words is None or any(word in data for word in words) or str(path).startswith(self.folders)
+
+
+def _import_search(targets: list[Exported]) -> _WordSearch:
+    """The files that could import one of `targets`: they write its name, or lie in its package's
+    folder (`from . import p` names the package by its place)."""
+    return _WordSearch(set().union(*(t.words() for t in targets)), [t.package_folder() for t in targets])
+
+
+# Up to this many names re-exported, a search of each name pays: past it, the names a user
+# must write are left to the closure (core.text.site_reads).
+_FEW_REEXPORTED = 8
+
+
+def _use_search(named: list[Exported], reexporting: list[Exported]) -> _WordSearch | None:
+    """The files that could read what they import of the targets, by the words they write: the
+    name of a named module (or a place in its package's folder), or one of the names a
+    package binds of them (`from pkg import chosen`, `pkg.chosen`, `chosen` after `from pkg
+    import *`). What a file imports of a package is read only where it writes one of those
+    names (sites_could_read), and packages that re-export a named module use common names
+    (`jax`, `numpy`): `_import_search` lets most files through. None where no package
+    re-exports them (the import search is this search then), or past a few names."""
+    names = set().union(*(t.names for t in reexporting))
+    if not reexporting or len(names) > _FEW_REEXPORTED:
+        return None
+    words = set().union(*(t.words() for t in named))
+    return _WordSearch(
+        words | {name.encode("utf-8", "surrogatepass") for name in names}, [t.package_folder() for t in named]
+    )
 
 
 # How many files of those that could hold a site `searched` gives at once.
@@ -216,19 +245,20 @@ class UserSearch:
         targets = list(named)
         added = list(named)
         while added:  # a package that imports nothing of the targets so far is asked of the new ones
-            search, newest = _ImportSearch(added), _Targets(added)
+            search, newest = _import_search(added), _Targets(added)
             known = {t.path for t in targets}
             added = [
                 Exported(module_name(path), path, frozenset(names))
                 for path, data in packages.items()
                 if path not in known
-                and search.could_import(path, data)
+                and search.passes(path, data)
                 and (imported := imports_from(data, path, newest))
                 for names in [imported.names | set(imported.modules)]
             ]
             targets += added
         self._targets = _Targets(targets)
-        self._search = _ImportSearch(targets)
+        self._search = _import_search(targets)
+        self._uses = _use_search(named, targets[len(named) :])
 
     def is_user(self, path: Path, data: bytes) -> bool:
         # The site test first: it lets fewer files through than the words of the targets.
@@ -238,8 +268,15 @@ class UserSearch:
 
     def is_user_if_site(self, path: Path, data: bytes) -> bool:
         """`is_user` for a file known to pass the site test (`searched` gave it in a batch)."""
-        if not self._search.could_import(path, data):
-            return False
+        return self.writes_words(path, data) and self.reads_targets(path, data)
+
+    def writes_words(self, path: Path, data: bytes) -> bool:
+        """Whether the file writes the words a user writes: a byte search, before any import is read."""
+        return (self._uses is None or self._uses.passes(path, data)) and self._search.passes(path, data)
+
+    def reads_targets(self, path: Path, data: bytes) -> bool:
+        """Whether a file that `writes_words` imports something of the targets that a statement
+        its sites can read writes."""
         code = code_for_search(path, data)
         imported = imports_from(code, path, self._targets)
         return bool(imported) and sites_could_read(code, imported.names, imported.modules)

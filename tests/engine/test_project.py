@@ -94,6 +94,35 @@ def test_users_are_found_by_their_imports_without_parsing(tmp_path: Path):
     ]
 
 
+def test_users_are_told_by_the_words_they_write_before_their_imports_are_read(tmp_path: Path):
+    """A user writes the name of a named module, or one of the names a package re-exports of
+    it; a file that writes neither is left out by a byte search (what reading its imports would
+    conclude too). In a named package's folder, `from . import p` names it by its place."""
+    from jax_lsp.engine.users import Exported, UserSearch
+
+    pkg = tmp_path / "pkg"
+    pkg.mkdir()
+    named = [Exported("pkg", pkg / "__init__.py", frozenset({"keep_dots", "helper"}))]
+    packages = {tmp_path / "api" / "__init__.py": b"from pkg import keep_dots as chosen\n"}
+    search = UserSearch(packages, named, lambda path: path.parent.name)
+    site = b"f = jax.checkpoint(g, policy=chosen)\n"
+    writes_nothing = (
+        tmp_path / "other.py",
+        b"import api\nmine = api.unrelated\nf = jax.checkpoint(g, policy=mine)\n",
+    )
+    assert not search.writes_words(*writes_nothing)
+    assert not search.reads_targets(*writes_nothing)
+    users = {
+        tmp_path / "through_api.py": b"import api\nchosen = api.chosen\n" + site,
+        tmp_path / "direct.py": b"from pkg import keep_dots as chosen\n" + site,
+        pkg / "inner.py": b"from . import helper as mine\nf = jax.checkpoint(g, policy=mine)\n",
+    }
+    assert not search.writes_words(tmp_path / "inner.py", users[pkg / "inner.py"])  # its place decides
+    for path, data in users.items():
+        assert search.writes_words(path, data), path.name
+        assert search.is_user(path, data), path.name
+
+
 def test_users_found_with_a_forked_process_are_those_found_alone(tmp_path: Path):
     from jax_lsp.engine import Workspace
 
