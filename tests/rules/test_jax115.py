@@ -109,7 +109,7 @@ def test_a_file_that_only_names_the_new_remat_is_not_parsed_for_switches(source)
 
 
 def test_the_byte_search_tries_its_expression_only_where_the_flag_is_named():
-    """Where `remat3` or `REMAT3` is, it answers as the expression searched over the whole file."""
+    """Where the flag's name is, it answers as the expression searched over the whole file."""
     pieces = [
         '"',
         "'",

@@ -51,16 +51,17 @@ class NewRematSwitch(Record):
 _SWITCH_TEXT = r"""["'](?:--)?(?:jax_remat3|JAX_REMAT3)["']|\bJAX_REMAT3\s*=(?!=)"""
 _SWITCH_BYTES = re.compile(_SWITCH_TEXT.encode())
 _SWITCH = re.compile(_SWITCH_TEXT)
-# How far before the `remat3` or `REMAT3` it holds a match of _SWITCH_BYTES starts: at the quote
-# of `"--jax_remat3"`, at that of `"jax_remat3"`, at `JAX_REMAT3 =`.
-_SWITCH_STARTS_BEFORE = (7, 5, 4)
+# How far before the flag's name (`jax_remat3` or `JAX_REMAT3`) a match of _SWITCH_BYTES holding
+# it starts: at the quote of `"--jax_remat3"`, at that of `"jax_remat3"`, at `JAX_REMAT3 =`.
+_SWITCH_STARTS_BEFORE = (3, 1, 0)
 
 
 def could_turn_on(data: bytes) -> bool:
     """A byte search: whether a file may hold a switch (only those are parsed). The expression
     is tried only where the flag's name is: searched for, it tries every byte of the file (tens
-    of milliseconds on the three files of JAX's tree that name the flag)."""
-    for word in (b"remat3", b"REMAT3"):
+    of milliseconds on the three files of JAX's tree that name the flag). The whole name is
+    searched for, not `remat3`: a longer word is found in fewer steps (about half)."""
+    for word in (b"jax_remat3", b"JAX_REMAT3"):
         at = data.find(word)
         while at >= 0:
             if any(at >= back and _SWITCH_BYTES.match(data, at - back) for back in _SWITCH_STARTS_BEFORE):
