@@ -284,8 +284,9 @@ def _check_here(
             own[key] = check_own(workspace, key, key_digest, digests, digests.for_cache)
             targeted.update(own[key].targets)
             # Kept: a module whose sites reach others, or whose policies others reach, is
-            # needed again when the modules it shares policies with are checked together.
-            if not own[key].targets and key not in targeted:
+            # needed again when the modules it shares policies with are checked together; and
+            # one writing tags, read again when a later check asks for the tags.
+            if not own[key].targets and key not in targeted and not _writes_tags(workspace, key):
                 workspace.release(key)
     return [key for key, _ in todo]
 
@@ -397,9 +398,20 @@ def _check_in_worker(
         key_digest = found[0]
         assert key_digest is not None
     result = check_own(_worker, key, key_digest, _Digests(_worker), for_cache=digest_always)
-    _worker.release(key)
+    if not _writes_tags(_worker, key):
+        _worker.release(key)
     errors = _worker.take_internal_errors()
     return key, found, result, errors, _worker.jedi.stats.pop(key, None), _worker.jedi.take_fresh()
+
+
+def _writes_tags(workspace: Workspace, key: str) -> bool:
+    """Whether the file may tag a value (`checkpoint_name`): such a module is kept once checked,
+    as the tags index reads it again when a later check asks for the tags (parsing it again
+    cost as much as its own check's parse: JAX's `api_test.py`)."""
+    from jax_lsp.core.tags.tags import TAG_FUNCTION
+
+    module = workspace.load(key, only_if_site=True)  # the module its check loaded
+    return module is not None and TAG_FUNCTION in module.source.text
 
 
 def _check_on_processes(

@@ -36,6 +36,8 @@ from jax_lsp.engine.site_index import SiteIndex
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import TypeVar
+
     from jax_lsp.core.binding.module import Module
     from jax_lsp.core.jax_facts import JaxFacts
     from jax_lsp.core.policies.describe import PolicyDescription
@@ -44,6 +46,8 @@ if TYPE_CHECKING:
     from jax_lsp.core.policies.sites import Site
     from jax_lsp.core.tags.index import NameIndex
     from jax_lsp.rules import Project
+
+    T = TypeVar("T")
 
 
 # The tags index and the rules' view of the project are imported when first asked for: a check
@@ -171,6 +175,21 @@ class Workspace:
     def depends_on_every_file(self) -> None:
         """`note_reads` of every file of the project, where an analysis is recorded."""
         self.files.depends_on_every_file()
+
+    @contextlib.contextmanager
+    def aside(self, work: Callable[[], T]) -> Iterator[Callable[[], T]]:
+        """`work()` (its answer plain data) done by a forked process while this one goes on, where
+        engine.forked can fork; the function given waits for its answer. Leaving the block stops
+        a process whose answer was not taken."""
+        from jax_lsp.engine.forked import InChild  # here: most runs set nothing aside
+
+        with InChild(lambda: [work()]) as child:
+
+            def answer() -> T:
+                (made,) = child.items()
+                return made
+
+            yield answer
 
     # Modules -----------------------------------------------------------------
     def load(self, path: Path | str, only_if_site: bool = False, partially: bool = False) -> Module | None:

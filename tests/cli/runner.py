@@ -10,8 +10,11 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parents[2]
 
 
-def run_jax_lsp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(REPO), os.environ.get("PYTHONPATH", "")])}
+def run_jax_lsp(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    """`jax-lsp *args` run in `cwd`, with `env` over this process's environment (this checkout's
+    package first on PYTHONPATH)."""
+    env = {**os.environ, **(env or {})}
+    env["PYTHONPATH"] = os.pathsep.join([str(REPO), env.get("PYTHONPATH", "")])
     return subprocess.run(
         [sys.executable, "-m", "jax_lsp", *args],
         check=False,
@@ -24,5 +27,5 @@ def run_jax_lsp(cwd: Path, *args: str) -> subprocess.CompletedProcess:
     )
 
 
-def run_check(cwd: Path, *args: str) -> subprocess.CompletedProcess:
-    return run_jax_lsp(cwd, "check", *args)
+def run_check(cwd: Path, *args: str, env: dict[str, str] | None = None) -> subprocess.CompletedProcess:
+    return run_jax_lsp(cwd, "check", *args, env=env)

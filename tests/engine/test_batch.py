@@ -203,3 +203,40 @@ def test_a_batch_finds_and_reads_the_files_under_its_roots_once(tmp_path):
         assert read_file(str(outside / "lib.py")) == b"y = 2\n"  # packages: read as they are
     assert read_file(str(root / "a.py")) == b"x = 2\n"
     assert workspace.python_files() == [str(root / "a.py"), str(root / "b.py")]
+
+
+def test_a_process_parses_a_module_of_tags_once_for_its_check_and_the_tags(tmp_path, monkeypatch):
+    """The largest files go to one process first: the module writing a tag is checked, then a
+    site naming that tag asks for the tags. The process kept the module: not parsed again (in
+    one process alike)."""
+    root = tmp_path / "proj"
+    root.mkdir()
+    tagger = 'import jax\nfrom jax.ad_checkpoint import checkpoint_name\n\n\ndef block(x):\n    return checkpoint_name(jax.numpy.sin(x), "attn_out")\n\n\nf = jax.checkpoint(block)\n'
+    (root / "tagger.py").write_text(tagger + "# padding\n" * 200)  # the largest: checked first
+    names = 'import jax\nf = jax.checkpoint(abs, policy=jax.checkpoint_policies.save_only_these_names("attn_out"))\n'
+    (root / "user.py").write_text(names + "# padding\n" * 100)
+    for n in range(PARALLEL_MIN_FILES):
+        (root / f"site{n}.py").write_text("import jax\nf = jax.checkpoint(abs)\n")  # enough for processes
+    log = tmp_path / "parsed.log"
+    real, real_partially = source.parse_bytes, module_cache._parse_for_sites
+
+    def note(path: str) -> None:  # in whichever process parses: appended whole
+        with open(log, "a") as written:
+            written.write(Path(path).name + "\n")
+
+    def counting(data: bytes, path: str, *args, **kwargs):
+        note(path)
+        return real(data, path, *args, **kwargs)
+
+    def counting_partially(data: bytes, path: str):
+        found = real_partially(data, path)
+        if found is not None:
+            note(path)
+        return found
+
+    monkeypatch.setattr(source, "parse_bytes", counting)
+    monkeypatch.setattr(module_cache, "_parse_for_sites", counting_partially)
+    for jobs in (2, 1):
+        log.write_text("")
+        assert _check(root, None, jobs) == {}  # the tag carries the name: no JAX112
+        assert log.read_text().split().count("tagger.py") == 1

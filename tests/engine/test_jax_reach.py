@@ -5,12 +5,14 @@ Real jedi throughout: `jedi.Script` is wrapped only to count what the analysis a
 
 from __future__ import annotations
 
+import random
+import re
 from pathlib import Path
 
 import pytest
 
 from jax_lsp.core import Settings
-from jax_lsp.engine import Workspace
+from jax_lsp.engine import Workspace, jax_reach
 from jax_lsp.engine.jax_reach import imported_modules
 
 jedi = pytest.importorskip("jedi")
@@ -190,3 +192,18 @@ def test_module_names_found_once_per_folder_are_the_workspace_s(tmp_path):
     for name in ("pkg/math.filecheck.py", "pkg/mod.py", "pkg/__init__.py", "top.py"):
         path = str(tmp_path / name)
         assert workspace.callees.reach._name_of(path) == workspace.imports.module_name(path)
+
+
+def test_the_word_searches_answer_as_their_expressions():
+    """A function named once in its module, and a `def` of a parameter's name, are found by
+    bytes.find: as `\\bname\\b` counted and `\\bdef[ \\t]+name\\b` searched would find them."""
+    pieces = ["def", "f", "fx", "xf", "_f", " ", "\t", "\n", "(", ".", "def f", "é", "fé", "1"]
+    chooser = random.Random(0)
+    for _ in range(20_000):
+        data = "".join(chooser.choice(pieces) for _ in range(chooser.randint(0, 8))).encode()
+        for name in ("f", "fé", "def"):
+            word = re.escape(name.encode())
+            counted = min(2, len(re.findall(rb"\b" + word + rb"\b", data)))
+            assert jax_reach._word_count(data, name, 2) == counted, (data, name)
+            defined = re.search(rb"\bdef[ \t]+" + word + rb"\b", data) is not None
+            assert jax_reach._defines(data, name) == defined, (data, name)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import ast
 import contextlib
 import io
+import os
 import sys
 import textwrap
 
@@ -299,6 +300,39 @@ POLICY = jax.checkpoint_policies.save_only_these_names("attn_out", "attn_outt")
         '"attn_out"',
         '"attn_outt"',
     ]
+
+
+def test_the_cli_reads_the_packages_tags_beside_the_workspaces_and_reports_with_them(tmp_path):
+    """A `check` (one thread: the packages' tags are read by a forked process) finds the typo
+    that only a package's tag shows, as the check in this process does; and a tag of the
+    workspace's own that carries every name needs no package."""
+    from tests.cli.runner import run_check
+
+    site = tmp_path / "site"
+    (site / "modellib").mkdir(parents=True)
+    (site / "modellib" / "__init__.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\n\n\n"
+        "def attention(x, name='attn_out'):\n    return checkpoint_name(x, name)\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "model.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\n\n\n"
+        "def mlp(x, name='mlp_out'):\n    return checkpoint_name(x, name)\n"
+    )
+    train = work / "train.py"
+    train.write_text(
+        "import jax\nimport modellib\n\n"
+        'POLICY = jax.checkpoint_policies.save_only_these_names("attn_out", "attn_outt", "mlp_out")\n'
+    )
+    env_path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    done = run_check(work, "--no-cache", "--output-format", "concise", ".", env={"PYTHONPATH": env_path})
+    assert done.returncode == 1, done.stderr
+    assert done.stdout.count("JAX112") == 1 and 'did you mean "attn_out"?' in done.stdout, done.stdout
+    assert "train.py:4:" in done.stdout, done.stdout
+    train.write_text(train.read_text().replace('"attn_out", "attn_outt", ', ""))
+    done = run_check(work, "--no-cache", "--output-format", "concise", ".", env={"PYTHONPATH": env_path})
+    assert (done.returncode, done.stdout.strip()) == (0, "All checks passed!"), done.stdout + done.stderr
 
 
 def test_installed_packages_are_read_only_for_a_name_the_workspace_does_not_tag(tmp_path, monkeypatch):

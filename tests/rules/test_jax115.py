@@ -4,11 +4,13 @@ by the `new-remat` setting."""
 from __future__ import annotations
 
 import ast
+import random
 
 import pytest
 
 from jax_lsp.core import Settings
 from jax_lsp.core.config import SettingsError, settings_from_mapping
+from jax_lsp.core.policies import new_remat
 from jax_lsp.core.policies.new_remat import could_turn_on, switches_in
 from jax_lsp.engine import Workspace
 
@@ -104,6 +106,30 @@ def test_the_ways_a_project_turns_the_new_remat_on(source, switches):
 )
 def test_a_file_that_only_names_the_new_remat_is_not_parsed_for_switches(source):
     assert not could_turn_on(source.encode())
+
+
+def test_the_byte_search_tries_its_expression_only_where_the_flag_is_named():
+    """Where the flag's name is, it answers as the expression searched over the whole file."""
+    pieces = [
+        '"',
+        "'",
+        "--",
+        '"--',
+        "jax_",
+        "JAX_",
+        "jax_remat3",
+        "JAX_REMAT3",
+        "remat3",
+        "REMAT3",
+        " ",
+        "=",
+        "==",
+        "x",
+    ]
+    chooser = random.Random(0)
+    for _ in range(20_000):
+        data = "".join(chooser.choice(pieces) for _ in range(chooser.randint(0, 7))).encode()
+        assert could_turn_on(data) == (new_remat._SWITCH_BYTES.search(data) is not None), data
 
 
 def test_a_switch_deep_in_a_large_module_is_found():

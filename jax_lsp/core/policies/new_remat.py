@@ -51,11 +51,23 @@ class NewRematSwitch(Record):
 _SWITCH_TEXT = r"""["'](?:--)?(?:jax_remat3|JAX_REMAT3)["']|\bJAX_REMAT3\s*=(?!=)"""
 _SWITCH_BYTES = re.compile(_SWITCH_TEXT.encode())
 _SWITCH = re.compile(_SWITCH_TEXT)
+# How far before the flag's name (`jax_remat3` or `JAX_REMAT3`) a match of _SWITCH_BYTES holding
+# it starts: at the quote of `"--jax_remat3"`, at that of `"jax_remat3"`, at `JAX_REMAT3 =`.
+_SWITCH_STARTS_BEFORE = (3, 1, 0)
 
 
 def could_turn_on(data: bytes) -> bool:
-    """A byte search: whether a file may hold a switch (only those are parsed)."""
-    return (b"remat3" in data or b"REMAT3" in data) and _SWITCH_BYTES.search(data) is not None
+    """A byte search: whether a file may hold a switch (only those are parsed). The expression
+    is tried only where the flag's name is: searched for, it tries every byte of the file (tens
+    of milliseconds on the three files of JAX's tree that name the flag). The whole name is
+    searched for, not `remat3`: a longer word is found in fewer steps (about half)."""
+    for word in (b"jax_remat3", b"JAX_REMAT3"):
+        at = data.find(word)
+        while at >= 0:
+            if any(at >= back and _SWITCH_BYTES.match(data, at - back) for back in _SWITCH_STARTS_BEFORE):
+                return True
+            at = data.find(word, at + 1)
+    return False
 
 
 def switch_lines(text: str) -> list[int]:

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
 
-from jax_lsp.core.findings import Position
+from jax_lsp.core.findings import InternalError, Position, Span
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.logger import logger
 from jax_lsp.core.packages import imported_packages, package_files, read_file, search_path
@@ -35,8 +35,9 @@ from jax_lsp.core.tags.tags import (
 )
 
 if TYPE_CHECKING:
+    from contextlib import AbstractContextManager
+
     from jax_lsp.core.binding.module import Module
-    from jax_lsp.core.findings import InternalError
 
 
 class NameSources(Protocol):
@@ -64,9 +65,30 @@ class NameSources(Protocol):
 
     def depends_on_every_file(self) -> None: ...
 
+    def aside(self, work: Callable[[], T]) -> AbstractContextManager[Callable[[], T]]: ...
+
 
 log = logger(__name__)
 T = TypeVar("T")
+
+# A tag as plain data: (path, (line, column, end line, end column), name, shape, text, via).
+_PlainTag = tuple[str, tuple[int, int, int, int], str | None, str | None, str, str | None]
+# `_package_tags_plain`'s answer: the tags; each package's files; whether each file of them
+# mentions a tag; the words followed; the files read; the package files read; the internal
+# errors met, each (path, line, stage, error).
+_PlainPackageTags = tuple[
+    list[_PlainTag],
+    dict[str, list[str]],
+    dict[str, bool],
+    list[str],
+    list[str],
+    list[str],
+    list[tuple[str, int, str, str]],
+]
+
+
+def _plain_span(span: Span) -> tuple[int, int, int, int]:
+    return span.start.line, span.start.column, span.end.line, span.end.column
 
 
 SIMILAR = 0.6  # difflib's ratio from which a tagged name is offered for an untagged one
@@ -347,15 +369,24 @@ class NameIndex:
         files read), then all the workspace's own tags, then the installed packages' too."""
         wanted = set(names)
         if self._tags is None:
-            for build in (lambda: self._written_carrying(wanted), lambda: shapes_of(self._own())):
-                found = TagSet(self._reading(build))
+            found = TagSet(self._reading(lambda: self._written_carrying(wanted)))
+            if all(found.carries(name) for name in wanted):
+                self._sources.depends_on_every_file()
+                return found
+            # The installed packages' tags, needed when the workspace's own leave a name
+            # untagged, are read beside (a forked process) while the workspace's are.
+            with self._sources.aside(lambda: self._reading(self._package_tags_plain)) as package_tags:
+                found = TagSet(self._reading(lambda: shapes_of(self._own())))
                 if all(found.carries(name) for name in wanted):
                     self._sources.depends_on_every_file()
                     return found
+                self._tags = self._reading(lambda: self._build(package_tags))
         return self.tags()
 
     def _reading(self, build: Callable[[], T]) -> T:
         """`build()` with each file's bytes read once (the word searches read every file)."""
+        if self._bytes is not None:  # within a build already
+            return build()
         self._bytes, self._open = {}, set(self._sources.buffers())
         try:
             return build()
@@ -406,13 +437,21 @@ class NameIndex:
         errors = self._sources.internal_errors
         return guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")
 
-    def _build(self) -> TagSet:
+    def _build(self, package_tags: Callable[[], _PlainPackageTags] | None = None) -> TagSet:
+        """The workspace's tags and the installed packages' (those `package_tags` answers with,
+        when given: `_package_tags_plain` made elsewhere)."""
+        tags = list(self._own())
+        tags += self._package_tags() if package_tags is None else self._learn_package_tags(package_tags())
+        return TagSet(shapes_of(tags))
+
+    def _package_tags(self) -> list[Tag]:
+        """The tags of the installed packages the workspace imports."""
         files = self._root_files()
         imported = set().union(*(self._imports_of(f) for f in files)) if files else set()
         roots = self._sources.roots
         for name in sorted(imported - set(self._packages)):
             self._packages[name] = package_files(name, search_path(self._sources.interpreter), roots)
-        tags = list(self._own())
+        tags: list[Tag] = []
         for package, package_paths in sorted(self._packages.items()):
             for path in package_paths:
                 if path not in self._package_summaries:
@@ -421,7 +460,46 @@ class NameIndex:
                 if self._package_summaries[path]:
                     self._read_packages.add(path)
                     tags += self._tags_in(path, package)
-        return TagSet(shapes_of(tags))
+        return tags
+
+    def _package_tags_plain(self) -> _PlainPackageTags:
+        """`_package_tags()` and what it learnt, as plain data, for `_learn_package_tags` in
+        another process (forked before the workspace's own tags were read) or in this one."""
+        errors = self._sources.internal_errors
+        known_errors = len(errors)
+        kept = self._followed, self._read, self._read_packages
+        self._followed, self._read, self._read_packages = set(), set(), set()
+        try:
+            tags = [
+                (t.place.path, _plain_span(t.place.span), t.name, t.shape, t.text, t.via)
+                for t in self._package_tags()
+            ]
+            return (
+                tags,
+                dict(self._packages),
+                dict(self._package_summaries),
+                sorted(self._followed),
+                sorted(self._read),
+                sorted(self._read_packages),
+                [(e.path, e.line, e.stage, e.error) for e in errors[known_errors:]],
+            )
+        finally:
+            del errors[known_errors:]  # given back with the rest
+            self._followed, self._read, self._read_packages = kept
+
+    def _learn_package_tags(self, plain: _PlainPackageTags) -> list[Tag]:
+        """What `_package_tags_plain` answered: its tags, and what it learnt kept here."""
+        tags, packages, summaries, followed, read, read_packages, errors = plain
+        self._packages.update(packages)
+        self._package_summaries.update(summaries)
+        self._followed.update(followed)
+        self._read.update(read)
+        self._read_packages.update(read_packages)
+        self._sources.internal_errors.extend(InternalError(*error) for error in errors)
+        return [
+            Tag(Place(path, Span.of(*span)), name, shape, text, via)
+            for path, span, name, shape, text, via in tags
+        ]
 
     def _tags_in(self, path: str, package: str | None) -> list[Tag]:
         errors = self._sources.internal_errors
