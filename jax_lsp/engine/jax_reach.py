@@ -42,12 +42,13 @@ import itertools
 import os
 import re
 import sys
-from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTIONS
 from jax_lsp.core.logger import logger
 from jax_lsp.core.packages import read_file
+from jax_lsp.core.text.words import WORD_BYTES, has_word, word_starts
 
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module
@@ -613,44 +614,31 @@ def _normalized(name: str) -> str:
 def _mentions_any(text: bytes, names: Iterable[str]) -> bool:
     """Whether `text` holds one of `names` as a word (bytes.find for each: a regular expression
     of alternatives reads the text far slower)."""
-    return any(next(_word_starts(text, name.encode()), None) is not None for name in names)
-
-
-def _word_starts(text: bytes, word: bytes) -> Iterator[int]:
-    """Where `text` holds `word` with no word character beside it: `\bword\b` for a word of
-    ASCII word characters, found by bytes.find (the expression tries every byte, ~50 times slower)."""
-    at = text.find(word)
-    while at >= 0:
-        if not (at and _WORD.match(text, at - 1)) and not _WORD.match(text, at + len(word)):
-            yield at
-        at = text.find(word, at + 1)
+    return any(has_word(name.encode(), text) for name in names)
 
 
 def _word_count(text: bytes, name: str, most: int) -> int:
     """How many times `text` holds the identifier `name` as a word, counted up to `most`."""
     if not name.isascii():  # a non-ASCII letter is no word character to a bytes expression
         return min(most, len(re.findall(rb"\b" + re.escape(name.encode()) + rb"\b", text)))
-    return sum(1 for _ in itertools.islice(_word_starts(text, name.encode()), most))
+    return sum(1 for _ in itertools.islice(word_starts(name.encode(), text), most))
 
 
 def _defines(text: bytes, name: str) -> bool:
     """Whether `text` holds `def name` (`\bdef[ \t]+name\b`): a function of that name."""
     if not name.isascii():
         return re.search(rb"\bdef[ \t]+" + re.escape(name.encode()) + rb"\b", text) is not None
-    for at in _word_starts(text, name.encode()):
+    for at in word_starts(name.encode(), text):
         keyword = at  # where the blanks before the name start: `def` ends there
         while keyword and text[keyword - 1] in b" \t":
             keyword -= 1
         if (
             keyword < at
             and text.endswith(b"def", 0, keyword)
-            and not (keyword > 3 and _WORD.match(text, keyword - 4))
+            and not (keyword > 3 and text[keyword - 4] in WORD_BYTES)
         ):
             return True
     return False
-
-
-_WORD = re.compile(rb"\w")
 
 
 _BUILTIN_NAMES = frozenset(dir(builtins))

@@ -33,6 +33,7 @@ from jax_lsp.core.tags.tags import (
     name_uses,
     tag_calls,
 )
+from jax_lsp.core.text.words import has_word
 
 if TYPE_CHECKING:
     from contextlib import AbstractContextManager
@@ -134,25 +135,6 @@ class Suggestion:
     exact: bool  # a name that can replace the one written
 
 
-# What `\w` matches in a bytes pattern: a byte of a non-ASCII letter ends a word.
-_WORD_BYTES = frozenset(b"abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_")
-
-
-def _has_word(word: str, data: bytes, start: int = 0, end: int | None = None) -> bool:
-    r"""`word` in `data[start:end]` as a whole word, as `(?<!\w)word(?!\w)` finds it with `end` as
-    its endpos (the bytes before `start` are looked at, `end` ends a word): each find of the
-    substring and the bytes beside it, several times faster than the expression."""
-    encoded = word.encode()
-    end = len(data) if end is None else end
-    at = data.find(encoded, start, end)
-    while at >= 0:
-        after = at + len(encoded)
-        if (at == 0 or data[at - 1] not in _WORD_BYTES) and (after == end or data[after] not in _WORD_BYTES):
-            return True
-        at = data.find(encoded, at + 1, end)
-    return False
-
-
 def _quoted(name: str, data: bytes) -> bool:
     """Whether `data` holds `name` as a plain string literal's text."""
     encoded = name.encode("utf-8", "surrogatepass")
@@ -181,7 +163,7 @@ class Corpus:
         while at >= 0:
             index = bisect.bisect_right(self._starts, at) - 1
             end = self._starts[index + 1] if index + 1 < len(self._starts) else len(self._text)
-            if _has_word(word, self._text, at, end):
+            if has_word(word.encode(), self._text, at, end):
                 found.append(self._paths[index])
                 if len(found) > limit:
                     return None
@@ -207,7 +189,7 @@ def _quoting(names: set[str], files: dict[str, bytes]) -> dict[str, tuple[set[st
 
 
 def _mentions_tag(data: bytes) -> bool:
-    return _has_word(TAG_FUNCTION, data)
+    return has_word(TAG_FUNCTION.encode(), data)
 
 
 class NameIndex:
@@ -256,12 +238,12 @@ class NameIndex:
         for (word, package), found in self._word_files.items():
             if package is None and found is not None:
                 found[:] = [f for f in found if f != path]
-                if data is not None and _has_word(word, data):
+                if data is not None and has_word(word.encode(), data):
                     found.append(path)
         tags = bool(before) or (data is not None and self._tags_here(path))
         new_imports = data is not None and not self._imports_of(path) <= set(self._packages)
         followed = path in self._read or (
-            data is not None and any(_has_word(w, data) for w in self._followed)
+            data is not None and any(has_word(w.encode(), data) for w in self._followed)
         )
         if tags or new_imports or followed:
             self._tags = self._own_tags = None
