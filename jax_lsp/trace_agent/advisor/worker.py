@@ -55,10 +55,7 @@ class Worker:
                 given = _read_json(given_fd)
                 started = time.process_time()
                 value = work(given)
-                answer = {"value": value, "cpu_s": time.process_time() - started}
-                data = json.dumps(answer, default=str).encode("utf-8")
-                while data:
-                    data = data[os.write(write_fd, data) :]
+                _write_json(write_fd, {"value": value, "cpu_s": time.process_time() - started})
             finally:
                 os._exit(0)
         os.close(write_fd)
@@ -67,11 +64,8 @@ class Worker:
 
     def give(self, value):
         """Send the worker its ``given`` (JSON-able): it waits for it before it starts its work."""
-        data = json.dumps(value).encode("utf-8")
-        while data:
-            data = data[os.write(self.give_fd, data) :]
-        os.close(self.give_fd)
-        self.give_fd = None
+        give_fd, self.give_fd = self.give_fd, None  # closed by the write, whatever happens
+        _write_json(give_fd, value)
 
     def result(self):
         """``{"value": what work() returned, "cpu_s": its CPU time}``, or None where it failed."""
@@ -99,6 +93,16 @@ class Worker:
         except ChildProcessError:
             pass
         self.pid = None
+
+
+def _write_json(fd, value):
+    """Write ``value`` as JSON to the pipe ``fd`` (what cannot be, as its ``str``); closes it."""
+    data = json.dumps(value, default=str).encode("utf-8")
+    try:
+        while data:
+            data = data[os.write(fd, data) :]
+    finally:
+        os.close(fd)
 
 
 def _read_json(fd):
