@@ -16,22 +16,14 @@ from jax_lsp.core.policies.sites import Site, find_sites
 from jax_lsp.core.policies.tables import TableChoice, choices_note
 from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, Project, SiteContext
 
-TYPE_CHECKING = False
-if TYPE_CHECKING:
-    pass  # annotations only: it imports difflib
-
-_NOQA_COMMENT = r"#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?"
-
-
-def noqa_comment() -> re.Pattern[str]:
-    """A `# noqa` comment, with the codes it names. Compiled when first asked (re keeps it): it
-    costs ~1 ms, and is read only where a rule found something."""
-    return re.compile(_NOQA_COMMENT, re.IGNORECASE)
+# A noqa comment, with the codes it names. Compiled at its first use (re keeps it): it costs
+# ~1 ms, and is read only where a rule found something.
+NOQA_COMMENT = r"(?i)#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?"
 
 
 def noqa_codes(line: str) -> set[str] | None:
     """None: no noqa; empty set: a bare `# noqa`; else the codes it names."""
-    match = noqa_comment().search(line)
+    match = re.search(NOQA_COMMENT, line)
     if not match:
         return None
     codes = match.group("codes")

@@ -6,6 +6,7 @@ so no `codeAction/resolve` is needed and Emacs eglot and old Neovim work too.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import TYPE_CHECKING
 
@@ -14,7 +15,7 @@ from lsprotocol import types
 from jax_lsp.core import Finding
 from jax_lsp.core.findings import Span
 from jax_lsp.engine import Workspace
-from jax_lsp.engine.analysis import noqa_comment
+from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import DiagnosticData
@@ -79,7 +80,7 @@ def noqa_action(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnosti
     line = place.lines[line_number]
     content = line.rstrip("\r\n")
     code = str(diagnostic.code)
-    match = noqa_comment().search(content)
+    match = re.search(NOQA_COMMENT, content)
     if match is None:
         at, new_text = len(content), f"  # noqa: {code}"
     elif match.group("codes"):

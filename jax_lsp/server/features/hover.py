@@ -15,7 +15,7 @@ from jax_lsp.core.findings import Span
 from jax_lsp.core.policies.describe import PolicyDescription
 from jax_lsp.core.tags import editor_help
 from jax_lsp.core.tags.editor_help import NameDescription
-from jax_lsp.engine.analysis import noqa_comment
+from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.server import notebooks
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import LanguageFeature
@@ -29,7 +29,7 @@ _CODE = re.compile(r"[A-Za-z]+[0-9]+")
 
 def noqa_code_at(line: str, column: int) -> tuple[str, int, int] | None:
     """The rule code under ``column`` inside the line's `# noqa: ...` comment."""
-    match = noqa_comment().search(line)
+    match = re.search(NOQA_COMMENT, line)
     if match is None or match.group("codes") is None:
         return None
     for code in _CODE.finditer(line, match.start("codes"), match.end("codes")):
