@@ -11,6 +11,9 @@ from jax_lsp.cli.quick_args import quick_args
 
 TYPE_CHECKING = False
 if TYPE_CHECKING:
+    import argparse
+    from types import SimpleNamespace
+
     from jax_lsp.trace.service import TraceService
 
 
@@ -25,20 +28,18 @@ def main(argv: list[str] | None = None, *, trace_service: TraceService | None = 
     warnings.filterwarnings("ignore", "invalid escape sequence", DeprecationWarning)
     if argv is None:
         argv = sys.argv[1:]
-    quick = quick_args(argv)
-    if quick is not None:
-        quick.trace_service = trace_service
-        return quick.run(quick)
-    from jax_lsp.cli.parser import build_parser  # here: a plain `check` needs no argparse
+    args: argparse.Namespace | SimpleNamespace | None = quick_args(argv)
+    if args is None:
+        from jax_lsp.cli.parser import build_parser  # here: a plain `check` needs no argparse
 
-    parser = build_parser(argv)
-    try:
-        args = parser.parse_args(argv)
-    except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help/--version
-        return int(exc.code or 0)
-    if args.command is None:
-        parser.print_help(sys.stderr)
-        return 2
+        parser = build_parser(argv)
+        try:
+            args = parser.parse_args(argv)
+        except SystemExit as exc:  # argparse exits 2 on usage errors, 0 on --help/--version
+            return int(exc.code or 0)
+        if args.command is None:
+            parser.print_help(sys.stderr)
+            return 2
     args.trace_service = trace_service
     return args.run(args)
 
