@@ -29,13 +29,12 @@ from jax_lsp.rules.base import Example, ModuleContext, Rule
 _NAMESPACES = ("jax.checkpoint_policies.", "jax.ad_checkpoint.checkpoint_policies.")
 
 
-def _missing_member(module: Module, expr: ast.expr, scope: Scope, facts: JaxFacts) -> str | None:
+def _named_member(module: Module, expr: ast.expr, scope: Scope) -> str | None:
+    """The member of `jax.checkpoint_policies` that `expr` names (`cp.dots_saveable`), if any."""
     qualname = module.qualname(expr, scope)
     for prefix in _NAMESPACES:
-        if qualname is not None and qualname.startswith(prefix):
-            member = qualname[len(prefix) :]
-            if "." not in member and member not in facts.policies:
-                return member
+        if qualname is not None and qualname.startswith(prefix) and "." not in qualname[len(prefix) :]:
+            return qualname[len(prefix) :]
     return None
 
 
@@ -50,11 +49,14 @@ class PolicyMemberMissing(Rule):
         module = context.module
         if "checkpoint_policies" not in module.source.text:
             return  # every spelling of the namespace comes from a line that names it
-        facts = context.project.jax()
+        facts = None  # read at the first member named (a costly read): many modules name none
         seen: set[int] = set()
         for node, scope in self._references(module):
-            member = _missing_member(module, node, scope, facts)
+            member = _named_member(module, node, scope)
             if member is None or id(node) in seen:
+                continue
+            facts = facts or context.project.jax()
+            if member in facts.policies:
                 continue
             seen.add(id(node))
             yield self._finding(module, node, member, facts)
