@@ -22,8 +22,11 @@ from collections.abc import Iterator
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import Scope
 from jax_lsp.core.findings import Finding
-from jax_lsp.core.jax_facts import JaxFacts, facts_for, supported_releases
 from jax_lsp.rules.base import Example, ModuleContext, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from jax_lsp.core.jax_facts import JaxFacts
 
 # Where the members live. `jax._src.ad_checkpoint` holds much else: not a namespace to check.
 _NAMESPACES = ("jax.checkpoint_policies.", "jax.ad_checkpoint.checkpoint_policies.")
@@ -39,6 +42,8 @@ def _named_member(module: Module, expr: ast.expr, scope: Scope) -> str | None:
 
 
 def _releases_with(member: str) -> list[str]:
+    from jax_lsp.core.jax_facts import facts_for, supported_releases  # here: read only for a finding
+
     return [release for release in supported_releases() if member in facts_for(release).policies]
 
 
