@@ -9,6 +9,7 @@ the release an interpreter would import, from package metadata, never by importi
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Iterable, Mapping
 from functools import lru_cache
@@ -329,9 +330,8 @@ def jax_version_in(folders: Iterable[Path]) -> str | None:
     the first folder holding jax's `jax-*.dist-info` (its METADATA, else its name), or a source
     checkout's `jax/version.py`; None when there is none."""
     for folder in folders:
-        infos = sorted(folder.glob("jax-*.dist-info"))
-        for info in infos:
-            version = _metadata_version(info / "METADATA") or info.name[len("jax-") : -len(".dist-info")]
+        for name in _dist_infos(folder):
+            version = _metadata_version(folder / name / "METADATA") or name[len("jax-") : -len(".dist-info")]
             if release_of(version) is not None:
                 return version
         module = folder / "jax" / "version.py"
@@ -340,6 +340,16 @@ def jax_version_in(folders: Iterable[Path]) -> str | None:
             if match:
                 return match.group(1)
     return None
+
+
+def _dist_infos(folder: Path) -> list[str]:
+    """The names `folder.glob("jax-*.dist-info")` finds, sorted, without compiling its pattern
+    to match every entry of a large folder (the standard library's is one) against it."""
+    try:
+        names = os.listdir(folder)
+    except OSError:  # not a folder, or not readable: glob finds nothing there either
+        return []
+    return sorted(name for name in names if name.startswith("jax-") and name.endswith(".dist-info"))
 
 
 def installed_jax_version(interpreter: str | None) -> str | None:

@@ -22,24 +22,28 @@ from collections.abc import Iterator
 from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import Scope
 from jax_lsp.core.findings import Finding
-from jax_lsp.core.jax_facts import JaxFacts, facts_for, supported_releases
 from jax_lsp.rules.base import Example, ModuleContext, Rule
+
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from jax_lsp.core.jax_facts import JaxFacts
 
 # Where the members live. `jax._src.ad_checkpoint` holds much else: not a namespace to check.
 _NAMESPACES = ("jax.checkpoint_policies.", "jax.ad_checkpoint.checkpoint_policies.")
 
 
-def _missing_member(module: Module, expr: ast.expr, scope: Scope, facts: JaxFacts) -> str | None:
+def _named_member(module: Module, expr: ast.expr, scope: Scope) -> str | None:
+    """The member of `jax.checkpoint_policies` that `expr` names (`cp.dots_saveable`), if any."""
     qualname = module.qualname(expr, scope)
     for prefix in _NAMESPACES:
-        if qualname is not None and qualname.startswith(prefix):
-            member = qualname[len(prefix) :]
-            if "." not in member and member not in facts.policies:
-                return member
+        if qualname is not None and qualname.startswith(prefix) and "." not in qualname[len(prefix) :]:
+            return qualname[len(prefix) :]
     return None
 
 
 def _releases_with(member: str) -> list[str]:
+    from jax_lsp.core.jax_facts import facts_for, supported_releases  # here: read only for a finding
+
     return [release for release in supported_releases() if member in facts_for(release).policies]
 
 
@@ -50,11 +54,14 @@ class PolicyMemberMissing(Rule):
         module = context.module
         if "checkpoint_policies" not in module.source.text:
             return  # every spelling of the namespace comes from a line that names it
-        facts = context.project.jax()
+        facts = None  # read at the first member named (a costly read): many modules name none
         seen: set[int] = set()
         for node, scope in self._references(module):
-            member = _missing_member(module, node, scope, facts)
+            member = _named_member(module, node, scope)
             if member is None or id(node) in seen:
+                continue
+            facts = facts or context.project.jax()
+            if member in facts.policies:
                 continue
             seen.add(id(node))
             yield self._finding(module, node, member, facts)

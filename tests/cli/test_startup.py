@@ -158,6 +158,19 @@ def test_checking_a_project_with_a_site_imports_no_typing(tmp_path: Path) -> Non
     assert "typing" not in modules
 
 
+def test_a_check_whose_rules_need_no_jax_fact_reads_none(tmp_path: Path) -> None:
+    # Reading the facts of the installed JAX (its metadata on the search path, their JSON) is ~5%
+    # of checking a small project: a rule asks for them only where a finding depends on them.
+    (tmp_path / "a.py").write_text(
+        "import jax\n\n\ndef wrap(f, policy=jax.checkpoint_policies.nothing_saveable):\n"
+        "    return jax.checkpoint(f, policy=policy)\n"
+    )
+    code, modules = _modules_after(tmp_path, "check", "--no-cache", "a.py")
+    assert code == 0
+    assert "jax_lsp.engine.analysis" in modules  # the site was analysed
+    assert {"jax_lsp.core.jax_facts", "json"}.isdisjoint(modules)
+
+
 _RUN_COUNTING_COLLECTIONS = """
 import gc
 import os

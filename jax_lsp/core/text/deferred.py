@@ -28,8 +28,9 @@ if TYPE_CHECKING:
 _DEFINITION = re.compile(r"(?:async[ \t]+def|def|class)[ \t]+([A-Za-z_]\w*)")
 
 
-# The line of a method (after its indentation), and the name it binds.
-_METHOD = re.compile(r"(?:async[ \t]+def|def)[ \t]+([A-Za-z_]\w*)")
+# The line of a method (after its indentation), and the name it binds. Compiled at its first use
+# (re keeps it): only a class holding a site or a tag has its methods read.
+_METHOD = r"(?:async[ \t]+def|def)[ \t]+([A-Za-z_]\w*)"
 
 
 # A statement holding one may bind a name in an unusual place (a walrus in a decorator).
@@ -137,8 +138,9 @@ def _methods(lines: list[str], header: int, end: int, triggers: Sequence[int]) -
         return []
     indent, starts = body
     methods = []
+    method_line = re.compile(_METHOD)
     for first, after in zip(starts, [*starts[1:], end]):  # each closes what it opens
-        method = _METHOD.match(lines[_definition_line(lines, first, after, len(indent))], len(indent))
+        method = method_line.match(lines[_definition_line(lines, first, after, len(indent))], len(indent))
         if method is not None and not holds_line(triggers, first + 1, after):
             member = "".join(lines[first:after])
             methods.append(DeferredDefinition(method.group(1), first, after, member, owner=header + 1))
