@@ -299,10 +299,13 @@ def _package_tags_ahead(workspace: Workspace, keys: list[str]) -> contextlib.Abs
     """JAX112 reads the installed packages' tags when a file names a checkpoint name that the
     workspace's own tags leave untagged, and waits for them: in a check allowed a second process
     in which some file names one, they are read beside from the start (unused, they cost no time)."""
-    index = workspace.checkpoint_names()
-    if not workspace.settings.enabled("JAX112") or not index.names_used(keys):
+    if not keys or not workspace.settings.enabled("JAX112"):
         return contextlib.nullcontext()
-    return index.packages_ahead()
+    from jax_lsp.core.tags.tags import may_name_checkpoint_names  # here: a re-run may parse nothing
+
+    if not any(may_name_checkpoint_names(workspace.read(key) or b"") for key in keys):
+        return contextlib.nullcontext()
+    return workspace.checkpoint_names().packages_ahead()  # imports the index (and difflib)
 
 
 def _users_by_target(own: dict[str, FileResult]) -> dict[str, dict[str, FileResult]]:

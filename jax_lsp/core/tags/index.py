@@ -26,11 +26,11 @@ from jax_lsp.core.packages import imported_packages, package_files, read_file, s
 from jax_lsp.core.tags.flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
 from jax_lsp.core.tags.tags import (
     TAG_FUNCTION,
-    USE_MARKERS,
     NameUse,
     Place,
     Tag,
     callee_names,
+    may_name_checkpoint_names,
     name_uses,
     tag_calls,
 )
@@ -278,8 +278,7 @@ class NameIndex:
     def _names_here(self, path: str) -> bool:
         """Whether the workspace file at `path` mentions a factory of names."""
         if path not in self._naming:
-            data = self._read_bytes(path) or b""
-            self._naming[path] = any(marker in data for marker in USE_MARKERS)
+            self._naming[path] = may_name_checkpoint_names(self._read_bytes(path) or b"")
         return self._naming[path]
 
     def _imports_of(self, path: str) -> frozenset[str]:
@@ -370,11 +369,6 @@ class NameIndex:
                     return found
                 self._tags = self._reading(lambda: self._build(package_tags))
         return self.tags()
-
-    def names_used(self, paths: Iterable[str]) -> bool:
-        """Whether any workspace file of `paths` mentions a factory of names (a check of it may
-        ask `tags_carrying`)."""
-        return any(self._names_here(path) for path in paths)
 
     @contextmanager
     def packages_ahead(self) -> Iterator[None]:
