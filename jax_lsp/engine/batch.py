@@ -197,11 +197,15 @@ def _check_tree(
     if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):
         checked = _check_on_processes(workspace, todo, cache is not None, own, digests, jobs)
     else:
-        checks = _read_here(todo, cache, own, digests)
-        if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:
-            checked = _check_on_processes(workspace, checks, cache is not None, own, digests, jobs)
-        else:
-            checked = _check_here(workspace, checks, own, digests)
+        with contextlib.ExitStack() as ahead:
+            if jobs > 1:
+                ahead.enter_context(_package_tags_ahead(workspace, [key for key, _ in todo]))
+            checks = _read_here(todo, cache, own, digests)
+            if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:
+                ahead.close()  # the processes check the files, and read the tags each
+                checked = _check_on_processes(workspace, checks, cache is not None, own, digests, jobs)
+            else:
+                checked = _check_here(workspace, checks, own, digests)
     if cache is not None:
         for key in checked:
             cache.store_file(key, own[key])
@@ -289,6 +293,19 @@ def _check_here(
             if not own[key].targets and key not in targeted and not _writes_tags(workspace, key):
                 workspace.release(key)
     return [key for key, _ in todo]
+
+
+def _package_tags_ahead(workspace: Workspace, keys: list[str]) -> contextlib.AbstractContextManager[None]:
+    """JAX112 reads the installed packages' tags when a file names a checkpoint name that the
+    workspace's own tags leave untagged, and waits for them: in a check allowed a second process
+    in which some file names one, they are read beside from the start (unused, they cost no time)."""
+    if not keys or not workspace.settings.enabled("JAX112"):
+        return contextlib.nullcontext()
+    from jax_lsp.core.tags.tags import may_name_checkpoint_names  # here: a re-run may parse nothing
+
+    if not any(may_name_checkpoint_names(workspace.read(key) or b"") for key in keys):
+        return contextlib.nullcontext()
+    return workspace.checkpoint_names().packages_ahead()  # imports the index (and difflib)
 
 
 def _users_by_target(own: dict[str, FileResult]) -> dict[str, dict[str, FileResult]]:

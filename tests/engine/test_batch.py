@@ -240,3 +240,60 @@ def test_a_process_parses_a_module_of_tags_once_for_its_check_and_the_tags(tmp_p
         log.write_text("")
         assert _check(root, None, jobs) == {}  # the tag carries the name: no JAX112
         assert log.read_text().split().count("tagger.py") == 1
+
+
+def _names_tree(tmp_path: Path) -> tuple[Path, Path]:
+    """A package that tags "attn_out" (on a search path of its own), and a workspace whose
+    policy names "attn_outt", with more files to check before and after it."""
+    site = tmp_path / "site"
+    (site / "modellib").mkdir(parents=True)
+    (site / "modellib" / "__init__.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\nA = checkpoint_name(1, 'attn_out')\n"
+    )
+    root = tmp_path / "proj"
+    root.mkdir()
+    (root / "a_local.py").write_text(
+        "import jax\nf = jax.checkpoint(lambda x: x, policy=lambda prim, *a, **k: None)\n"
+    )
+    (root / "train.py").write_text(
+        "import jax\nimport modellib\n"
+        'POLICY = jax.checkpoint_policies.save_only_these_names("attn_outt")\n'
+        "f = jax.checkpoint(lambda x: x, policy=POLICY)\n"
+    )
+    return site, root
+
+
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_check_allowed_two_processes_reads_the_packages_tags_beside_from_its_start(
+    tmp_path, monkeypatch, jobs
+):
+    from jax_lsp.engine import batch
+
+    site, root = _names_tree(tmp_path)
+    monkeypatch.setattr("sys.path", [str(site), *__import__("sys").path])
+    workspace = Workspace([root])
+    events: list[str] = []
+    aside, check_own = workspace.aside, batch.check_own
+    monkeypatch.setattr(workspace, "aside", lambda work: events.append("aside") or aside(work))
+    monkeypatch.setattr(
+        batch, "check_own", lambda *a, **k: events.append(Path(a[1]).name) or check_own(*a, **k)
+    )
+    found = batch.check_tree(workspace, workspace.python_files(), jobs=jobs)
+    codes = {Path(path).name: sorted(f.code for f in findings) for path, findings in found.items()}
+    assert codes == {"a_local.py": ["JAX101"], "train.py": ["JAX112"]}
+    # One process reads them when the first file that names a checkpoint name asks.
+    assert events == (
+        ["aside", "a_local.py", "train.py"] if jobs > 1 else ["a_local.py", "train.py", "aside"]
+    )
+
+
+def test_no_packages_tags_are_read_ahead_where_no_file_names_a_checkpoint_name(tmp_path, monkeypatch):
+    from jax_lsp.engine import batch
+
+    root = _tree(tmp_path)
+    workspace = Workspace([root])
+    events: list[str] = []
+    aside = workspace.aside
+    monkeypatch.setattr(workspace, "aside", lambda work: events.append("aside") or aside(work))
+    batch.check_tree(workspace, workspace.python_files(), jobs=2)
+    assert events == []

@@ -335,6 +335,45 @@ def test_the_cli_reads_the_packages_tags_beside_the_workspaces_and_reports_with_
     assert (done.returncode, done.stdout.strip()) == (0, "All checks passed!"), done.stdout + done.stderr
 
 
+def test_the_heaviest_package_read_beside_and_the_others_here_give_the_tags_read_in_one_process(
+    tmp_path,
+):
+    """The CLI reads the package of most files beside (a forked process) and the others itself:
+    the typos that a tag of each shows are found, with the suggestions of a check in one process."""
+    from tests.cli.runner import run_check
+
+    site = tmp_path / "site"
+    (site / "biglib").mkdir(parents=True)
+    (site / "biglib" / "__init__.py").write_text("")
+    (site / "biglib" / "extra.py").write_text("X = 1\n")
+    (site / "biglib" / "layers.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\n\n\n"
+        "def attention(x, name='attn_out'):\n    return checkpoint_name(x, name)\n"
+    )
+    (site / "alib.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\nM = checkpoint_name(1, 'mlp_out')\n"
+    )
+    (site / "zmodels.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\nQ = checkpoint_name(1, 'q_proj')\n"
+    )
+    work = tmp_path / "work"
+    work.mkdir()
+    train = work / "train.py"
+    train.write_text(
+        "import jax\nimport alib\nimport biglib\nimport zmodels\n\n"
+        'POLICY = jax.checkpoint_policies.save_only_these_names("attn_outt", "mlp_outt", "q_projj")\n'
+    )
+    env_path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    done = run_check(work, "--no-cache", "--output-format", "concise", ".", env={"PYTHONPATH": env_path})
+    assert done.returncode == 1, done.stderr
+    for meant in ("attn_out", "mlp_out", "q_proj"):
+        assert f'did you mean "{meant}"?' in done.stdout, done.stdout
+    one_process = run_check(
+        work, "--no-cache", "--jobs", "1", "--output-format", "concise", ".", env={"PYTHONPATH": env_path}
+    )
+    assert one_process.stdout == done.stdout
+
+
 def test_installed_packages_are_read_only_for_a_name_the_workspace_does_not_tag(tmp_path, monkeypatch):
     site = tmp_path / "site"
     (site / "modellib").mkdir(parents=True)

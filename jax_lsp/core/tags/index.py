@@ -13,7 +13,8 @@ import difflib
 import itertools
 import os
 import re
-from collections.abc import Callable, Iterable
+from collections.abc import Callable, Iterable, Iterator
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol, TypeVar
@@ -25,19 +26,17 @@ from jax_lsp.core.packages import imported_packages, package_files, read_file, s
 from jax_lsp.core.tags.flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
 from jax_lsp.core.tags.tags import (
     TAG_FUNCTION,
-    USE_MARKERS,
     NameUse,
     Place,
     Tag,
     callee_names,
+    may_name_checkpoint_names,
     name_uses,
     tag_calls,
 )
 from jax_lsp.core.text.words import has_word
 
 if TYPE_CHECKING:
-    from contextlib import AbstractContextManager
-
     from jax_lsp.core.binding.module import Module
 
 
@@ -188,6 +187,11 @@ def _quoting(names: set[str], files: dict[str, bytes]) -> dict[str, tuple[set[st
     return quoting
 
 
+def _heaviest(packages: list[str], files: dict[str, list[str]]) -> list[str]:
+    """The package of `packages` (sorted) with the most files, the first on a tie; none of none."""
+    return [max(packages, key=lambda name: len(files[name]))] if packages else []
+
+
 def _mentions_tag(data: bytes) -> bool:
     return has_word(TAG_FUNCTION.encode(), data)
 
@@ -219,6 +223,8 @@ class NameIndex:
         self._bytes: dict[str, bytes | None] | None = None  # during a build
         self._open: set[str] = set()  # the paths of the open buffers, during a build
         self._corpora: dict[str | None, Corpus] = {}  # by package, during a build
+        # The installed packages' tags being read beside since a batch began (packages_ahead).
+        self._packages_ahead: Callable[[], _PlainPackageTags] | None = None
 
     # Keeping current ---------------------------------------------------------------------------
     def invalidate(self, path: str) -> None:
@@ -272,8 +278,7 @@ class NameIndex:
     def _names_here(self, path: str) -> bool:
         """Whether the workspace file at `path` mentions a factory of names."""
         if path not in self._naming:
-            data = self._read_bytes(path) or b""
-            self._naming[path] = any(marker in data for marker in USE_MARKERS)
+            self._naming[path] = may_name_checkpoint_names(self._read_bytes(path) or b"")
         return self._naming[path]
 
     def _imports_of(self, path: str) -> frozenset[str]:
@@ -357,13 +362,36 @@ class NameIndex:
                 return found
             # The installed packages' tags, needed when the workspace's own leave a name
             # untagged, are read beside (a forked process) while the workspace's are.
-            with self._sources.aside(lambda: self._reading(self._package_tags_plain)) as package_tags:
+            with self._package_tags_beside() as package_tags:
                 found = TagSet(self._reading(lambda: shapes_of(self._own())))
                 if all(found.carries(name) for name in wanted):
                     self._sources.depends_on_every_file()
                     return found
                 self._tags = self._reading(lambda: self._build(package_tags))
         return self.tags()
+
+    @contextmanager
+    def packages_ahead(self) -> Iterator[None]:
+        """A block in which the installed packages' tags are read beside from its start, for a
+        `tags_carrying` in it that needs them: a batch check starts them before its first file,
+        not when a file that names a checkpoint name asks; a process left unasked is stopped."""
+        with self._sources.aside(lambda: self._reading(self._package_tags_plain)) as package_tags:
+            self._packages_ahead = package_tags
+            try:
+                yield
+            finally:
+                self._packages_ahead = None
+
+    def _package_tags_beside(self) -> AbstractContextManager[Callable[[], _PlainPackageTags]]:
+        """The installed packages' tags, read beside: since `packages_ahead` began, else from now."""
+        if self._packages_ahead is None:
+            return self._sources.aside(lambda: self._reading(self._package_tags_plain))
+        return nullcontext(self._take_packages_ahead)
+
+    def _take_packages_ahead(self) -> _PlainPackageTags:
+        """The answer of `packages_ahead`'s process, which can be taken once (then made here)."""
+        ahead, self._packages_ahead = self._packages_ahead, None
+        return ahead() if ahead is not None else self._package_tags_plain()
 
     def _reading(self, build: Callable[[], T]) -> T:
         """`build()` with each file's bytes read once (the word searches read every file)."""
@@ -420,22 +448,32 @@ class NameIndex:
         return guarded(collect, [], errors, path, 0, "reading its checkpoint_name tags")
 
     def _build(self, package_tags: Callable[[], _PlainPackageTags] | None = None) -> TagSet:
-        """The workspace's tags and the installed packages' (those `package_tags` answers with,
-        when given: `_package_tags_plain` made elsewhere)."""
+        """The workspace's tags and the installed packages'. Given `package_tags` (the answer of
+        `_package_tags_plain`, made elsewhere: the heaviest package's), the other packages' are
+        read here meanwhile."""
         tags = list(self._own())
-        tags += self._package_tags() if package_tags is None else self._learn_package_tags(package_tags())
-        return TagSet(shapes_of(tags))
+        packages = self._imported_packages()
+        if package_tags is None:
+            return TagSet(shapes_of(tags + self._package_tags(packages)))
+        heaviest = _heaviest(packages, self._packages)
+        tags += self._package_tags(p for p in packages if heaviest and p < heaviest[0])
+        after = self._package_tags(p for p in packages if heaviest and p > heaviest[0])
+        return TagSet(shapes_of(tags + self._learn_package_tags(package_tags()) + after))
 
-    def _package_tags(self) -> list[Tag]:
-        """The tags of the installed packages the workspace imports."""
+    def _imported_packages(self) -> list[str]:
+        """The installed packages the workspace imports, by name, their files found."""
         files = self._root_files()
         imported = set().union(*(self._imports_of(f) for f in files)) if files else set()
         roots = self._sources.roots
         for name in sorted(imported - set(self._packages)):
             self._packages[name] = package_files(name, search_path(self._sources.interpreter), roots)
+        return sorted(self._packages)
+
+    def _package_tags(self, packages: Iterable[str]) -> list[Tag]:
+        """The tags of installed packages (imported ones, by name)."""
         tags: list[Tag] = []
-        for package, package_paths in sorted(self._packages.items()):
-            for path in package_paths:
+        for package in packages:
+            for path in self._packages[package]:
                 if path not in self._package_summaries:
                     data = self._read_bytes(path) or b""
                     self._package_summaries[path] = _mentions_tag(data)
@@ -445,8 +483,9 @@ class NameIndex:
         return tags
 
     def _package_tags_plain(self) -> _PlainPackageTags:
-        """`_package_tags()` and what it learnt, as plain data, for `_learn_package_tags` in
-        another process (forked before the workspace's own tags were read) or in this one."""
+        """The tags of the heaviest imported package (the one of most files: JAX, in a JAX project)
+        and what reading them learnt, as plain data, for `_learn_package_tags` in another process
+        (forked before the workspace's own tags were read) or in this one."""
         errors = self._sources.internal_errors
         known_errors = len(errors)
         kept = self._followed, self._read, self._read_packages
@@ -454,7 +493,7 @@ class NameIndex:
         try:
             tags = [
                 (t.place.path, _plain_span(t.place.span), t.name, t.shape, t.text, t.via)
-                for t in self._package_tags()
+                for t in self._package_tags(_heaviest(self._imported_packages(), self._packages))
             ]
             return (
                 tags,

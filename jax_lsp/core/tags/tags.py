@@ -40,6 +40,11 @@ NAME_FACTORIES = (*POSITIONAL_ROLES, *KEYWORD_ROLES)
 USE_MARKERS = (b"these_names", b"names_but_these")
 
 
+def may_name_checkpoint_names(data: bytes) -> bool:
+    """Whether a file's bytes may name checkpoint names: they mention a factory of names."""
+    return any(marker in data for marker in USE_MARKERS)
+
+
 class Place(OrderedRecord):
     __slots__ = ("path", "span")
     path: str
