@@ -302,12 +302,20 @@ POLICY = jax.checkpoint_policies.save_only_these_names("attn_out", "attn_outt")
     ]
 
 
+def _check_with_packages(work, site, *options: str):
+    """`jax-lsp check` of `work` (no cache, concise) with the packages of `site` importable."""
+    from tests.cli.runner import run_check
+
+    env_path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
+    return run_check(
+        work, "--no-cache", *options, "--output-format", "concise", ".", env={"PYTHONPATH": env_path}
+    )
+
+
 def test_the_cli_reads_the_packages_tags_beside_the_workspaces_and_reports_with_them(tmp_path):
     """A `check` (one thread: the packages' tags are read by a forked process) finds the typo
     that only a package's tag shows, as the check in this process does; and a tag of the
     workspace's own that carries every name needs no package."""
-    from tests.cli.runner import run_check
-
     site = tmp_path / "site"
     (site / "modellib").mkdir(parents=True)
     (site / "modellib" / "__init__.py").write_text(
@@ -325,13 +333,12 @@ def test_the_cli_reads_the_packages_tags_beside_the_workspaces_and_reports_with_
         "import jax\nimport modellib\n\n"
         'POLICY = jax.checkpoint_policies.save_only_these_names("attn_out", "attn_outt", "mlp_out")\n'
     )
-    env_path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
-    done = run_check(work, "--no-cache", "--output-format", "concise", ".", env={"PYTHONPATH": env_path})
+    done = _check_with_packages(work, site)
     assert done.returncode == 1, done.stderr
     assert done.stdout.count("JAX112") == 1 and 'did you mean "attn_out"?' in done.stdout, done.stdout
     assert "train.py:4:" in done.stdout, done.stdout
     train.write_text(train.read_text().replace('"attn_out", "attn_outt", ', ""))
-    done = run_check(work, "--no-cache", "--output-format", "concise", ".", env={"PYTHONPATH": env_path})
+    done = _check_with_packages(work, site)
     assert (done.returncode, done.stdout.strip()) == (0, "All checks passed!"), done.stdout + done.stderr
 
 
@@ -340,37 +347,25 @@ def test_the_heaviest_package_read_beside_and_the_others_here_give_the_tags_read
 ):
     """The CLI reads the package of most files beside (a forked process) and the others itself:
     the typos that a tag of each shows are found, with the suggestions of a check in one process."""
-    from tests.cli.runner import run_check
-
-    site = tmp_path / "site"
-    (site / "biglib").mkdir(parents=True)
-    (site / "biglib" / "__init__.py").write_text("")
-    (site / "biglib" / "extra.py").write_text("X = 1\n")
-    (site / "biglib" / "layers.py").write_text(
-        "from jax.ad_checkpoint import checkpoint_name\n\n\n"
-        "def attention(x, name='attn_out'):\n    return checkpoint_name(x, name)\n"
-    )
-    (site / "alib.py").write_text(
-        "from jax.ad_checkpoint import checkpoint_name\nM = checkpoint_name(1, 'mlp_out')\n"
-    )
-    (site / "zmodels.py").write_text(
-        "from jax.ad_checkpoint import checkpoint_name\nQ = checkpoint_name(1, 'q_proj')\n"
-    )
-    work = tmp_path / "work"
-    work.mkdir()
-    train = work / "train.py"
-    train.write_text(
-        "import jax\nimport alib\nimport biglib\nimport zmodels\n\n"
-        'POLICY = jax.checkpoint_policies.save_only_these_names("attn_outt", "mlp_outt", "q_projj")\n'
-    )
-    env_path = os.pathsep.join([str(site), os.environ.get("PYTHONPATH", "")])
-    done = run_check(work, "--no-cache", "--output-format", "concise", ".", env={"PYTHONPATH": env_path})
+    tag = "from jax.ad_checkpoint import checkpoint_name\n"
+    files = {
+        "site/biglib/__init__.py": "",
+        "site/biglib/extra.py": "X = 1\n",
+        "site/biglib/layers.py": f"{tag}\n\ndef attention(x, name='attn_out'):\n    return checkpoint_name(x, name)\n",
+        "site/alib.py": f"{tag}M = checkpoint_name(1, 'mlp_out')\n",
+        "site/zmodels.py": f"{tag}Q = checkpoint_name(1, 'q_proj')\n",
+        "work/train.py": "import jax\nimport alib\nimport biglib\nimport zmodels\n\n"
+        'POLICY = jax.checkpoint_policies.save_only_these_names("attn_outt", "mlp_outt", "q_projj")\n',
+    }
+    for name, text in files.items():
+        (tmp_path / name).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / name).write_text(text)
+    site, work = tmp_path / "site", tmp_path / "work"
+    done = _check_with_packages(work, site)
     assert done.returncode == 1, done.stderr
     for meant in ("attn_out", "mlp_out", "q_proj"):
         assert f'did you mean "{meant}"?' in done.stdout, done.stdout
-    one_process = run_check(
-        work, "--no-cache", "--jobs", "1", "--output-format", "concise", ".", env={"PYTHONPATH": env_path}
-    )
+    one_process = _check_with_packages(work, site, "--jobs", "1")
     assert one_process.stdout == done.stdout
 
 
