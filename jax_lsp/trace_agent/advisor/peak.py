@@ -60,7 +60,6 @@ def step_function(forward, jaxpr, leaves, positional):
 # Values XLA makes without a buffer of their own: a reshape is a bitcast, a transpose is
 # usually folded into the layout of the operand's producer.
 VIEWS = ("reshape", "squeeze", "expand_dims", "transpose")
-LOOPS = ("scan", "while")  # the equations `_loop_invariant` knows
 
 
 def _used(jaxpr):
@@ -73,18 +72,22 @@ def _used(jaxpr):
         return jaxpr
 
 
-def _loop_invariant(eqn):
-    """The inputs of a loop equation that are the same in every iteration: a scan's consts and
-    the stacked inputs it slices, a while loop's consts."""
-    if eqn.primitive.name == "scan":
-        counts = scan_counts(eqn)
-        if counts is None:  # a release whose scan this does not know: counted as traced
-            return []
-        consts, carry = counts
-        return [*eqn.invars[:consts], *eqn.invars[consts + carry :]]
-    if eqn.primitive.name == "while":
-        return eqn.invars[: eqn.params["cond_nconsts"] + eqn.params["body_nconsts"]]
-    return []
+def _scan_invariant(eqn):
+    """A scan's consts and the stacked inputs it slices."""
+    counts = scan_counts(eqn)
+    if counts is None:  # a release whose scan this does not know: counted as traced
+        return []
+    consts, carry = counts
+    return [*eqn.invars[:consts], *eqn.invars[consts + carry :]]
+
+
+def _while_invariant(eqn):
+    """A while loop's consts (its condition's, then its body's)."""
+    return eqn.invars[: eqn.params["cond_nconsts"] + eqn.params["body_nconsts"]]
+
+
+# The inputs of a loop equation that are the same in every iteration, by its primitive's name.
+LOOP_INVARIANTS = {"scan": _scan_invariant, "while": _while_invariant}
 
 
 def _widened(eqn):
@@ -96,7 +99,7 @@ def _widened(eqn):
     return list(
         dict.fromkeys(
             var
-            for var in _loop_invariant(eqn)
+            for var in LOOP_INVARIANTS[eqn.primitive.name](eqn)
             if not isinstance(var, jax_core.Literal) and getattr(var.aval, "dtype", None) == jnp.bfloat16
         )
     )
@@ -155,7 +158,7 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
     dying = {}
     for index, eqn in enumerate(jaxpr.eqns):
         made = [v for v in eqn.outvars if v not in owner and v not in outside]
-        loop = eqn.primitive.name in LOOPS
+        loop = eqn.primitive.name in LOOP_INVARIANTS
         widened = [v for v in _widened(eqn) if owner.get(v, v) not in wide] if loop else []
         widened = widened if widened and on_cpu() else []
         inner = 0
