@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import os
+import sys
 from pathlib import Path
 
 import pytest
@@ -270,7 +271,7 @@ def test_a_check_allowed_two_processes_reads_the_packages_tags_beside_from_its_s
     from jax_lsp.engine import batch
 
     site, root = _names_tree(tmp_path)
-    monkeypatch.setattr("sys.path", [str(site), *__import__("sys").path])
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
     workspace = Workspace([root])
     events: list[str] = []
     aside, check_own = workspace.aside, batch.check_own
