@@ -298,12 +298,14 @@ def _check_here(
 def _package_tags_ahead(workspace: Workspace, keys: list[str]) -> contextlib.AbstractContextManager[None]:
     """JAX112 reads the installed packages' tags when a file names a checkpoint name that the
     workspace's own tags leave untagged, and waits for them: in a check allowed a second process
-    in which some file names one, they are read beside from the start (unused, they cost no time)."""
+    in which some file seems to (`names_untagged_in`), they are read beside from the
+    start. A process left unasked costs the check time (its start, and the parent's pages it
+    copies), not findings."""
     if not keys or not workspace.settings.enabled("JAX112"):
         return contextlib.nullcontext()
-    from jax_lsp.core.tags.tags import may_name_checkpoint_names  # here: a re-run may parse nothing
+    from jax_lsp.core.tags.tags import names_untagged_in  # here: a re-run may parse nothing
 
-    if not any(may_name_checkpoint_names(workspace.read(key) or b"") for key in keys):
+    if not names_untagged_in([workspace.read(key) or b"" for key in keys]):
         return contextlib.nullcontext()
     return workspace.checkpoint_names().packages_ahead()  # imports the index (and difflib)
 

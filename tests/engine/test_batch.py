@@ -298,3 +298,21 @@ def test_no_packages_tags_are_read_ahead_where_no_file_names_a_checkpoint_name(t
     monkeypatch.setattr(workspace, "aside", lambda work: events.append("aside") or aside(work))
     batch.check_tree(workspace, workspace.python_files(), jobs=2)
     assert events == []
+
+
+def test_no_packages_tags_are_read_where_the_workspace_quotes_each_name_in_a_tagging_file(
+    tmp_path, monkeypatch
+):
+    from jax_lsp.engine import batch
+
+    site, root = _names_tree(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    (root / "model.py").write_text(
+        "from jax.ad_checkpoint import checkpoint_name\nB = checkpoint_name(1, 'attn_outt')\n"
+    )
+    workspace = Workspace([root])
+    events: list[str] = []
+    aside = workspace.aside
+    monkeypatch.setattr(workspace, "aside", lambda work: events.append("aside") or aside(work))
+    found = batch.check_tree(workspace, workspace.python_files(), jobs=2)
+    assert {Path(path).name for path in found} == {"a_local.py"} and events == []

@@ -32,6 +32,7 @@ from jax_lsp.core.tags.tags import (
     callee_names,
     may_name_checkpoint_names,
     name_uses,
+    quoted,
     tag_calls,
 )
 from jax_lsp.core.text.words import has_word
@@ -134,12 +135,6 @@ class Suggestion:
     exact: bool  # a name that can replace the one written
 
 
-def _quoted(name: str, data: bytes) -> bool:
-    """Whether `data` holds `name` as a plain string literal's text."""
-    encoded = name.encode("utf-8", "surrogatepass")
-    return b'"' + encoded + b'"' in data or b"'" + encoded + b"'" in data
-
-
 def _tag_windows(data: bytes) -> bytes:
     """The bytes just after each `checkpoint_name` mention, each window on a line of its own."""
     return b"\n".join(data[m.end() : m.end() + TAG_WINDOW] for m in _TAG_MENTION.finditer(data))
@@ -177,11 +172,11 @@ def _quoting(names: set[str], files: dict[str, bytes]) -> dict[str, tuple[set[st
     quoting = {}
     for path, data in files.items():
         windows = _tag_windows(data)
-        near = {name for name in names if _quoted(name, windows)}
+        near = {name for name in names if quoted(name, windows)}
         quoting[path] = (near, near)
     elsewhere = names.difference(*(near for near, _ in quoting.values()))
     for path, (near, _) in quoting.items():
-        quoting[path] = (near, near | {name for name in elsewhere if _quoted(name, files[path])})
+        quoting[path] = (near, near | {name for name in elsewhere if quoted(name, files[path])})
     if not elsewhere <= set().union(*(anywhere for _, anywhere in quoting.values())):
         return {}
     return quoting

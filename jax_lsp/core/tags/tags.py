@@ -19,6 +19,7 @@ from jax_lsp.core.jax_api import policy_member
 from jax_lsp.core.record import OrderedRecord, Record
 from jax_lsp.core.text.chunks import holds_line
 from jax_lsp.core.text.source import SourceModule
+from jax_lsp.core.text.words import has_word
 
 TAG_FUNCTIONS = {"jax.ad_checkpoint.checkpoint_name", "jax._src.ad_checkpoint.checkpoint_name"}
 TAG_FUNCTION = "checkpoint_name"
@@ -40,9 +41,39 @@ NAME_FACTORIES = (*POSITIONAL_ROLES, *KEYWORD_ROLES)
 USE_MARKERS = (b"these_names", b"names_but_these")
 
 
+# A call of a factory of names, and the strings written in it (as far as its first parenthesis).
+_FACTORY_CALL = rb"(?:these_names|names_but_these)\w*\s*\(([^()]*)"
+_STRING = rb"(['\"])([^'\"\\\r\n]+)\1"
+
+
 def may_name_checkpoint_names(data: bytes) -> bool:
     """Whether a file's bytes may name checkpoint names: they mention a factory of names."""
     return any(marker in data for marker in USE_MARKERS)
+
+
+def quoted(name: str, data: bytes) -> bool:
+    """Whether `data` holds `name` as a plain string literal's text."""
+    return _quoted_bytes(name.encode("utf-8", "surrogatepass"), data)
+
+
+def _quoted_bytes(text: bytes, data: bytes) -> bool:
+    return b'"' + text + b'"' in data or b"'" + text + b"'" in data
+
+
+def names_untagged_in(files: list[bytes]) -> bool:
+    """A guess from bytes: whether one of `files` writes, in a call of a factory of names, a
+    string that no file of them mentioning `checkpoint_name` quotes. The names index looks for a
+    name first in the tags that write it so, then in all of the workspace's, and only then in the
+    installed packages'; a wrong guess here costs time, never a finding."""
+    written = {
+        text
+        for data in files
+        if may_name_checkpoint_names(data)
+        for call in re.finditer(_FACTORY_CALL, data)
+        for _, text in re.findall(_STRING, call.group(1))
+    }
+    tagging = [data for data in files if written and has_word(TAG_FUNCTION.encode(), data)]
+    return any(not any(_quoted_bytes(text, data) for data in tagging) for text in written)
 
 
 class Place(OrderedRecord):
