@@ -171,6 +171,15 @@ def test_a_check_whose_rules_need_no_jax_fact_reads_none(tmp_path: Path) -> None
     assert {"jax_lsp.core.jax_facts", "json"}.isdisjoint(modules)
 
 
+def test_a_site_naming_a_member_of_every_release_reads_no_jax_fact(tmp_path: Path) -> None:
+    (tmp_path / "a.py").write_text(
+        "import jax\n\nf = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.nothing_saveable)\n"
+    )
+    code, modules = _modules_after(tmp_path, "check", "--no-cache", "a.py")
+    assert code == 0 and "jax_lsp.engine.analysis" in modules
+    assert "jax_lsp.core.jax_facts" not in modules
+
+
 _RUN_COUNTING_COLLECTIONS = """
 import gc
 import os
