@@ -12,6 +12,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import pytest
+
 from tests.cli.runner import REPO
 
 # Imported by no `jax-lsp check` of Python files without --trace or --fix, nor by the server's
@@ -158,26 +160,24 @@ def test_checking_a_project_with_a_site_imports_no_typing(tmp_path: Path) -> Non
     assert "typing" not in modules
 
 
-def test_a_check_whose_rules_need_no_jax_fact_reads_none(tmp_path: Path) -> None:
+@pytest.mark.parametrize(
+    "source",
+    [
+        # A member passed on by a parameter: no site names it.
+        "import jax\n\n\ndef wrap(f, policy=jax.checkpoint_policies.nothing_saveable):\n"
+        "    return jax.checkpoint(f, policy=policy)\n",
+        # A member named at the site, which every supported release has (JAX113).
+        "import jax\n\nf = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.nothing_saveable)\n",
+    ],
+)
+def test_a_check_whose_rules_need_no_jax_fact_reads_none(tmp_path: Path, source: str) -> None:
     # Reading the facts of the installed JAX (its metadata on the search path, their JSON) is ~5%
     # of checking a small project: a rule asks for them only where a finding depends on them.
-    (tmp_path / "a.py").write_text(
-        "import jax\n\n\ndef wrap(f, policy=jax.checkpoint_policies.nothing_saveable):\n"
-        "    return jax.checkpoint(f, policy=policy)\n"
-    )
+    (tmp_path / "a.py").write_text(source)
     code, modules = _modules_after(tmp_path, "check", "--no-cache", "a.py")
     assert code == 0
     assert "jax_lsp.engine.analysis" in modules  # the site was analysed
     assert {"jax_lsp.core.jax_facts", "json"}.isdisjoint(modules)
-
-
-def test_a_site_naming_a_member_of_every_release_reads_no_jax_fact(tmp_path: Path) -> None:
-    (tmp_path / "a.py").write_text(
-        "import jax\n\nf = jax.checkpoint(lambda x: x, policy=jax.checkpoint_policies.nothing_saveable)\n"
-    )
-    code, modules = _modules_after(tmp_path, "check", "--no-cache", "a.py")
-    assert code == 0 and "jax_lsp.engine.analysis" in modules
-    assert "jax_lsp.core.jax_facts" not in modules
 
 
 _RUN_COUNTING_COLLECTIONS = """
