@@ -31,6 +31,7 @@ from jax_lsp.core.tags.tags import (
     Tag,
     callee_names,
     may_name_checkpoint_names,
+    mentions_tag,
     name_uses,
     quoted,
     tag_calls,
@@ -187,10 +188,6 @@ def _heaviest(packages: list[str], files: dict[str, list[str]]) -> list[str]:
     return [max(packages, key=lambda name: len(files[name]))] if packages else []
 
 
-def _mentions_tag(data: bytes) -> bool:
-    return has_word(TAG_FUNCTION.encode(), data)
-
-
 class NameIndex:
     def __init__(self, workspace: NameSources):
         self._sources = workspace
@@ -267,7 +264,7 @@ class NameIndex:
     def _tags_here(self, path: str) -> bool:
         """Whether the workspace file at `path` mentions checkpoint_name."""
         if path not in self._tagging:
-            self._tagging[path] = _mentions_tag(self._read_bytes(path) or b"")
+            self._tagging[path] = mentions_tag(self._read_bytes(path) or b"")
         return self._tagging[path]
 
     def _names_here(self, path: str) -> bool:
@@ -471,7 +468,7 @@ class NameIndex:
             for path in self._packages[package]:
                 if path not in self._package_summaries:
                     data = self._read_bytes(path) or b""
-                    self._package_summaries[path] = _mentions_tag(data)
+                    self._package_summaries[path] = mentions_tag(data)
                 if self._package_summaries[path]:
                     self._read_packages.add(path)
                     tags += self._tags_in(path, package)

@@ -51,6 +51,11 @@ def may_name_checkpoint_names(data: bytes) -> bool:
     return any(marker in data for marker in USE_MARKERS)
 
 
+def mentions_tag(data: bytes) -> bool:
+    """Whether a file's bytes name `checkpoint_name` (as a whole word)."""
+    return has_word(TAG_FUNCTION.encode(), data)
+
+
 def quoted(name: str, data: bytes) -> bool:
     """Whether `data` holds `name` as a plain string literal's text."""
     return _quoted_bytes(name.encode("utf-8", "surrogatepass"), data)
@@ -72,7 +77,7 @@ def names_untagged_in(files: list[bytes]) -> bool:
         for call in re.finditer(_FACTORY_CALL, data)
         for _, text in re.findall(_STRING, call.group(1))
     }
-    tagging = [data for data in files if written and has_word(TAG_FUNCTION.encode(), data)]
+    tagging = [data for data in files if written and mentions_tag(data)]
     return any(not any(_quoted_bytes(text, data) for data in tagging) for text in written)
 
 
