@@ -183,9 +183,15 @@ def _quoting(names: set[str], files: dict[str, bytes]) -> dict[str, tuple[set[st
     return quoting
 
 
-def _heaviest(packages: list[str], files: dict[str, list[str]]) -> list[str]:
-    """The package of `packages` (sorted) with the most files, the first on a tie; none of none."""
-    return [max(packages, key=lambda name: len(files[name]))] if packages else []
+def _around_heaviest(
+    packages: list[str], files: dict[str, list[str]]
+) -> tuple[list[str], list[str], list[str]]:
+    """`packages` (sorted) cut around the one with the most files (the first on a tie): those
+    before it, it alone (none of none), those after it."""
+    if not packages:
+        return [], [], []
+    at = packages.index(max(packages, key=lambda name: len(files[name])))
+    return packages[:at], packages[at : at + 1], packages[at + 1 :]
 
 
 class NameIndex:
@@ -447,10 +453,10 @@ class NameIndex:
         packages = self._imported_packages()
         if package_tags is None:
             return TagSet(shapes_of(tags + self._package_tags(packages)))
-        heaviest = _heaviest(packages, self._packages)
-        tags += self._package_tags(p for p in packages if heaviest and p < heaviest[0])
-        after = self._package_tags(p for p in packages if heaviest and p > heaviest[0])
-        return TagSet(shapes_of(tags + self._learn_package_tags(package_tags()) + after))
+        before, _, after = _around_heaviest(packages, self._packages)
+        tags += self._package_tags(before)
+        tags_after = self._package_tags(after)
+        return TagSet(shapes_of(tags + self._learn_package_tags(package_tags()) + tags_after))
 
     def _imported_packages(self) -> list[str]:
         """The installed packages the workspace imports, by name, their files found."""
@@ -485,7 +491,7 @@ class NameIndex:
         try:
             tags = [
                 (t.place.path, _plain_span(t.place.span), t.name, t.shape, t.text, t.via)
-                for t in self._package_tags(_heaviest(self._imported_packages(), self._packages))
+                for t in self._package_tags(_around_heaviest(self._imported_packages(), self._packages)[1])
             ]
             return (
                 tags,
