@@ -468,6 +468,11 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(server,
 
         actions = await session.code_actions(uri, warnings, only=[types.CodeActionKind.QuickFix])
         drop = next(a for a in actions if a.title == "Drop 'mlpwo' from the policy (it changes nothing)")
+        # Neovim takes no documentChanges: every quick fix comes as `changes`.
+        shapes = {
+            (a.edit.changes is not None, a.edit.document_changes is not None) for a in actions if a.edit
+        }
+        assert shapes == {(False, True) if session.profile == "vscode" else (True, False)}
         fixed = session.apply(drop, uri)
         assert 'names_which_can_be_saved=["decoder_layer_input", "mlpwi"],' in fixed
         assert (
@@ -476,6 +481,21 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(server,
         )
         # the site changed: its advice and its warnings are gone
         await session.eventually(uri, lambda ds: not any(d.code == "JAX191" for d in ds))
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_noqa_on_the_sites_line_hides_its_jax191(server, tmp_path):
+    text = (ADVISOR_FIXTURES / "no_effect.py").read_text(encoding="utf-8")
+    text = text.replace(
+        "save_and_offload_only_these_names(\n",
+        "save_and_offload_only_these_names(  # jax-lsp: example=no_effect.py:example  # noqa: JAX191\n",
+    )
+    async with server.in_folder(tmp_path) as session:
+        uri, advice = await _open_and_advise(session, "no_effect.py", text)
+        current = next(p for p in advice["policies"] if p["current"])
+        assert len(current["no_effect"]) == 3  # advised, and found the names that change nothing
+        # The advisor publishes before it answers: what the client holds now is what it shows.
+        assert not [d for d in session.published[uri][1] if d.code == "JAX191"]
 
 
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)
