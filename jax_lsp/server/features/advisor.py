@@ -18,10 +18,10 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from jax_lsp.core.codes import CODES, NO_EFFECT, PROJECT_URL
-from jax_lsp.core.findings import Position, Span
+from jax_lsp.core.findings import Finding, Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
-from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
+from jax_lsp.server.diagnostics import admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
@@ -360,23 +360,24 @@ class AdvisorFeature(LanguageFeature):
         return actions
 
     def _publish(self, path: Path) -> None:
-        """JAX191 on each site of ``path`` whose policy lists a name that changes nothing."""
+        """JAX191 on each site of ``path`` whose policy lists a name that changes nothing, as the
+        selection a rule's finding passes admits it (noqa, select, severity)."""
         uri = path_to_uri(path)
-        settings = self.server.settings.core
-        severity = settings.severity_of(NO_EFFECT, CODES[NO_EFFECT].severity)
         root = self._root(path)
-        diagnostics = [
-            types.Diagnostic(
-                range=self.server.to_lsp_range(uri, advised.span),
-                message=f"{entry.explain(root)}: the policy keeps the same without it",
-                severity=LSP_SEVERITY[severity],
-                code=NO_EFFECT,
-                code_description=code_description(NO_EFFECT),
-                source=SOURCE,
+        findings = [
+            Finding(
+                str(path),
+                NO_EFFECT,
+                CODES[NO_EFFECT].severity,
+                f"{entry.explain(root)}: the policy keeps the same without it",
+                advised.span,
             )
             for advised in self.results.get(str(path), {}).values()
-            if advised.advice.current is not None and settings.enabled(NO_EFFECT)
+            if advised.advice.current is not None
             for entry in advised.advice.current.no_effect
+        ]
+        diagnostics = [
+            to_diagnostic(self.server, uri, f, None, SOURCE) for f in admitted(self.server, findings)
         ]
         self.server.publish_diagnostics(SOURCE, uri, diagnostics)
 

@@ -15,8 +15,8 @@ from lsprotocol import types
 from jax_lsp.core import Finding
 from jax_lsp.core.findings import Span
 from jax_lsp.engine import Workspace
-from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
+from jax_lsp.engine.selection import NOQA_COMMENT
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import DiagnosticData
 from jax_lsp.server.diagnostics import SOURCE, diagnostic_data, shown, to_diagnostic
