@@ -20,9 +20,9 @@ from pygls.exceptions import JsonRpcException
 from jax_lsp.core.codes import CODES, NO_EFFECT, PROJECT_URL
 from jax_lsp.core.findings import Finding, Position, Span
 from jax_lsp.engine.project import project_root
-from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostics import admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
+from jax_lsp.server.edits import workspace_edit
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
@@ -167,10 +167,10 @@ class AdvisorFeature(LanguageFeature):
         return example_for(path, line, dict(settings.core.examples), root)
 
     def refresh(self) -> None:
-        caps = self.server.client_capabilities
-        if supports(caps, "workspace.code_lens.refresh_support"):
+        support = self.server.client_support
+        if support.code_lens_refresh:
             self.server.workspace_code_lens_refresh(None)
-        if supports(caps, "workspace.inlay_hint.refresh_support"):
+        if support.inlay_hint_refresh:
             self.server.workspace_inlay_hint_refresh(None)
 
     # -- commands ------------------------------------------------------------------------
@@ -314,7 +314,7 @@ class AdvisorFeature(LanguageFeature):
                 types.CodeAction(
                     title=f"{QUICK_FIX}: {suggested.policy.removeprefix('jax.checkpoint_policies.')}",
                     kind=types.CodeActionKind.QuickFix,
-                    edit=_edit(place.uri, doc.version, edits),
+                    edit=workspace_edit(self.server, {place.uri: edits}),
                 )
             )
         return actions
@@ -334,14 +334,15 @@ class AdvisorFeature(LanguageFeature):
         the agent traced), or use the ready-made policy that keeps the same residuals and
         recomputes the same. Never where a key chooses the policy."""
         advice, current = advised.advice, advised.advice.current
-        doc = place.document
-        if current is None or not current.no_effect or advice.selector is not None or doc is None:
+        if current is None or not current.no_effect or advice.selector is not None or place.document is None:
             return []
 
         def replace_with(title: str, text: str) -> types.CodeAction:
             edit = types.TextEdit(range=place.range(advised.span), new_text=text)
             return types.CodeAction(
-                title=title, kind=types.CodeActionKind.QuickFix, edit=_edit(place.uri, doc.version, [edit])
+                title=title,
+                kind=types.CodeActionKind.QuickFix,
+                edit=workspace_edit(self.server, {place.uri: [edit]}),
             )
 
         actions = [
@@ -407,30 +408,20 @@ class AdvisorFeature(LanguageFeature):
         if written != setting.text:
             return _disabled(title, f"{where} changed since the advice: advise again")
         edit = types.TextEdit(range=ls.to_lsp_range(uri, span), new_text=_literal(select.key, setting.text))
-        document = ls.document(uri)
         return types.CodeAction(
             title=f"{title} ({where})",
             kind=types.CodeActionKind.QuickFix,
-            edit=_edit(uri, document.version if document is not None else None, [edit]),
+            edit=workspace_edit(ls, {uri: [edit]}),
         )
 
     # -- buffer events -------------------------------------------------------------------
-    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+    def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
         """Advice follows the lines it is on; an edit of the site or of a residual's line drops it."""
         path = place.file
         if path is None or str(path) not in self.results:
             return
         advised = self.results[str(path)]
-        for change in changes:
-            edit = (
-                LineEdit.of(
-                    (change.range.start.line, change.range.start.character),
-                    (change.range.end.line, change.range.end.character),
-                    change.text,
-                )
-                if isinstance(change, types.TextDocumentContentChangePartial)
-                else LineEdit.whole_text()
-            )
+        for edit in edits:
             kept = {}
             for item in advised.values():
                 shift = edit.moved(item.span.start.line, item.span.end.line)
@@ -493,17 +484,6 @@ def _hint_tooltip(residual: Residual, count: int, root: Path) -> str:
             f"{relative(path, root)}:{line}" for path, line in residual.used_by
         )
     return text + "."
-
-
-def _edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
-    return types.WorkspaceEdit(
-        document_changes=[
-            types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=list(edits),
-            )
-        ]
-    )
 
 
 def _literal(key: str | int, like: str) -> str:

@@ -20,7 +20,6 @@ from pygls.exceptions import JsonRpcException
 from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.findings import Position
 from jax_lsp.engine.project import project_root
-from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import TraceData
 from jax_lsp.server.diagnostics import admitted, note_diagnostic, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
@@ -101,7 +100,7 @@ class TraceFeature(LanguageFeature):
             self.refresh_lenses()
 
     def refresh_lenses(self) -> None:
-        if supports(self.server.client_capabilities, "workspace.code_lens.refresh_support"):
+        if self.server.client_support.code_lens_refresh:
             self.server.workspace_code_lens_refresh(None)
 
     # -- tracing -------------------------------------------------------------------------
@@ -213,21 +212,11 @@ class TraceFeature(LanguageFeature):
             "message": note.message,
         }
 
-    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+    def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
         """Move the trace's diagnostics with the lines they are on; drop those an edit touched."""
         file = str(place.file) if place.file is not None else None
         if file is None or not any(n.path == file for _, notes in self.results.values() for n in notes):
             return
-        edits = [
-            LineEdit.of(
-                (c.range.start.line, c.range.start.character),
-                (c.range.end.line, c.range.end.character),
-                c.text,
-            )
-            if isinstance(c, types.TextDocumentContentChangePartial)
-            else LineEdit.whole_text()
-            for c in changes
-        ]
         for key, (result, notes) in self.results.items():
             for edit in edits:
                 notes = follow_edit(notes, file, edit)
