@@ -26,6 +26,9 @@ if TYPE_CHECKING:
 
 
 SOURCE = "jax-lsp"
+ADVISE_SOURCE = "jax-lsp advise"
+# The sources whose diagnostics carry their fixes in `data` (`DiagnosticData`).
+FIXING_SOURCES = (SOURCE, ADVISE_SOURCE)
 LSP_SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -91,7 +94,7 @@ def to_diagnostic(
                 message="used as a remat policy here",
             )
         )
-    if data is None and source == SOURCE:
+    if data is None and source in FIXING_SOURCES:
         data = diagnostic_data(server, uri, finding, version)
     return note_diagnostic(
         server,

@@ -18,9 +18,9 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from jax_lsp.core.codes import CODES, NO_EFFECT, PROJECT_URL
-from jax_lsp.core.findings import Finding, Position, Span
+from jax_lsp.core.findings import Edit, Finding, Fix, Position, Span
 from jax_lsp.engine.project import project_root
-from jax_lsp.server.diagnostics import admitted, to_diagnostic
+from jax_lsp.server.diagnostics import ADVISE_SOURCE, admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.edits import workspace_edit
 from jax_lsp.server.features.trace import TraceFeature
@@ -51,7 +51,6 @@ ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
 QUICK_FIX = "Use the suggested policy"
-SOURCE = "jax-lsp advise"
 
 
 @dataclass(frozen=True)
@@ -298,7 +297,6 @@ class AdvisorFeature(LanguageFeature):
         for advised in self.results.get(str(path), {}).values():
             if not (advised.span.start.line <= last and first <= advised.span.end.line):
                 continue
-            actions += self._no_effect_fixes(place, advised)
             suggested = self.suggestion(advised.advice)
             if suggested is None:
                 continue
@@ -329,58 +327,57 @@ class AdvisorFeature(LanguageFeature):
         edits = await ls.run_analysis(default_policy_edits, analysis, str(path), span.start, policy)
         return [types.TextEdit(range=place.range(e.span), new_text=e.new_text) for e in edits or ()]
 
-    def _no_effect_fixes(self, place: Place, advised: Advised) -> list[types.CodeAction]:
-        """Where the site's policy lists a name that changes nothing (JAX191): drop it (the text
-        the agent traced), or use the ready-made policy that keeps the same residuals and
-        recomputes the same. Never where a key chooses the policy."""
+    def _no_effect_findings(self, path: Path, advised: Advised, root: Path) -> list[Finding]:
+        """JAX191 for each name of the site's policy that changes nothing, with its fixes: drop
+        the name (the text the agent traced), and on the first, use the ready-made policy that
+        keeps the same residuals and recomputes the same. No fix where a key chooses the policy."""
         advice, current = advised.advice, advised.advice.current
-        if current is None or not current.no_effect or advice.selector is not None or place.document is None:
+        if current is None:
             return []
-
-        def replace_with(title: str, text: str) -> types.CodeAction:
-            edit = types.TextEdit(range=place.range(advised.span), new_text=text)
-            return types.CodeAction(
-                title=title,
-                kind=types.CodeActionKind.QuickFix,
-                edit=workspace_edit(self.server, {place.uri: [edit]}),
-            )
-
-        actions = [
-            replace_with(f"Drop {n.name!r} from the policy (it changes nothing)", n.without)
-            for n in current.no_effect
-            if n.without is not None
-        ]
+        fixable = advice.selector is None
         same = [
             p
             for p in advice.same_as(current)
             if p.recompute_flops == current.recompute_flops and p.select is None and not p.current
         ]
-        if same:
-            ready = min(same, key=lambda p: ("(" in p.policy, len(p.policy)))
-            actions.append(replace_with(f"Use {short_policy(ready.policy)} (keeps the same)", ready.policy))
-        return actions
+        ready = min(same, key=lambda p: ("(" in p.policy, len(p.policy))) if same and fixable else None
+
+        def replace_with(title: str, text: str, safe: bool) -> Fix:
+            return Fix(title, safe, (Edit(str(path), advised.span, text),))
+
+        findings = []
+        for index, entry in enumerate(current.no_effect):
+            fixes = []
+            if fixable and entry.without is not None:
+                title = f"Drop {entry.name!r} from the policy (it changes nothing)"
+                fixes.append(replace_with(title, entry.without, True))
+            if ready is not None and index == 0:
+                # It keeps the same for this example; another example may tell them apart.
+                title = f"Use {short_policy(ready.policy)} (keeps the same)"
+                fixes.append(replace_with(title, ready.policy, False))
+            message = f"{entry.explain(root)}: the policy keeps the same without it"
+            severity = CODES[NO_EFFECT].severity
+            findings.append(Finding(str(path), NO_EFFECT, severity, message, advised.span, tuple(fixes)))
+        return findings
 
     def _publish(self, path: Path) -> None:
         """JAX191 on each site of ``path`` whose policy lists a name that changes nothing, as the
-        selection a rule's finding passes admits it (noqa, select, severity)."""
+        selection a rule's finding passes admits it (noqa, select, severity); its fixes travel in
+        the diagnostic's data, as a rule's do, for the buffer's version."""
         uri = path_to_uri(path)
         root = self._root(path)
         findings = [
-            Finding(
-                str(path),
-                NO_EFFECT,
-                CODES[NO_EFFECT].severity,
-                f"{entry.explain(root)}: the policy keeps the same without it",
-                advised.span,
-            )
+            finding
             for advised in self.results.get(str(path), {}).values()
-            if advised.advice.current is not None
-            for entry in advised.advice.current.no_effect
+            for finding in self._no_effect_findings(path, advised, root)
         ]
+        document = self.server.document(uri)
+        version = document.version if document is not None else None
         diagnostics = [
-            to_diagnostic(self.server, uri, f, None, SOURCE) for f in admitted(self.server, findings)
+            to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE)
+            for f in admitted(self.server, findings)
         ]
-        self.server.publish_diagnostics(SOURCE, uri, diagnostics)
+        self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
 
     def _set_key(self, advice: Advice, suggested: PolicyAdvice) -> types.CodeAction:
         """Where a key chooses the site's policy: the quick fix sets the key's literal default to

@@ -18,7 +18,7 @@ from jax_lsp.engine import Workspace
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.engine.selection import NOQA_COMMENT
 from jax_lsp.server.diagnostic_data import DiagnosticData
-from jax_lsp.server.diagnostics import SOURCE, diagnostic_data, shown, to_diagnostic
+from jax_lsp.server.diagnostics import FIXING_SOURCES, diagnostic_data, shown, to_diagnostic
 from jax_lsp.server.documents import split_lines
 from jax_lsp.server.edits import workspace_edit
 from jax_lsp.server.logs import log
@@ -171,7 +171,7 @@ async def diagnostics_in_request(
 ) -> list[types.Diagnostic]:
     """Ours among the request's diagnostics; when it names none (eglot at an empty region),
     the findings of the latest check that touch the requested range."""
-    ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+    ours = [d for d in params.context.diagnostics if d.source in FIXING_SOURCES]
     if ours:
         return ours
     findings = await ls.checker.findings(place.uri)
