@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import re
 from collections.abc import Callable
 from pathlib import Path
@@ -16,6 +17,12 @@ from jax_lsp.trace.locations import PolicyAnchor, policy_anchors
 
 METAVAR = "FILE[:LINE[:COLUMN]]"
 _TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
+
+
+def add_target(parser: argparse.ArgumentParser, places: str) -> None:
+    """The FILE[:LINE[:COLUMN]] argument of `trace` and `advise`; ``places``: what its line may
+    name."""
+    parser.add_argument("target", metavar=METAVAR, help=f"1-based line (and column) of {places}")
 
 
 class TargetError(Exception):

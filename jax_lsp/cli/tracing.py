@@ -39,8 +39,10 @@ def _confirmed(finding: Finding, note: TraceNote) -> Finding:
 def merge_notes(
     findings: dict[str, list[Finding]], notes: list[TraceNote], ws: Workspace
 ) -> dict[str, list[Finding]]:
-    """Static findings with "confirmed by trace" added where a note agrees, plus JAX190 findings."""
+    """Static findings with "confirmed by trace" added where a note agrees, plus the JAX190
+    findings the workspace's selection admits (`Workspace.admitted`: noqa, select, severity)."""
     merged = {path: list(found) for path, found in findings.items()}
+    unpredicted = []
     for note in notes:
         if note.confirms:
             found = merged.setdefault(note.path, [])
@@ -51,23 +53,29 @@ def merge_notes(
                     and "confirmed by trace" not in (finding.message.lower())
                 ):
                     found[i] = _confirmed(finding, note)
-        elif note.code == UNPREDICTED and ws.settings.enabled(UNPREDICTED):
-            finding = Finding(note.path, UNPREDICTED, note.severity, note.message, note.span)
-            if finding not in merged.setdefault(note.path, []):
-                merged[note.path].append(finding)
+        elif note.code == UNPREDICTED:
+            unpredicted.append(note.finding())
+    for finding in ws.admitted(unpredicted):
+        if finding not in merged.setdefault(finding.path, []):
+            merged[finding.path].append(finding)
     return merged
 
 
 def trace_check(
-    ws: Workspace, findings: dict[str, list[Finding]], args: argparse.Namespace, root: Path | str | None
+    ws: Workspace,
+    findings: dict[str, list[Finding]],
+    paths: list[str],
+    args: argparse.Namespace,
+    root: Path | str | None,
 ) -> tuple[dict[str, list[Finding]], list[str]]:
-    """Trace every policy site in the files of ``findings``; returns the merged findings and the
-    traces that could not run (as error lines)."""
+    """Trace every policy site in ``paths``, the checked files, clean ones included (a policy
+    JAX rejects may be one no rule predicts); returns ``findings`` merged with what the traces
+    found, and the traces that could not run (as error lines)."""
     static = [f for found in findings.values() for f in found]
     notes: list[TraceNote] = []
     errors: list[str] = []
     with trace_service(args) as service:
-        for path in findings:
+        for path in paths:
             for anchor in policy_anchors(ws, path):
                 if anchor.kind != "site":
                     continue

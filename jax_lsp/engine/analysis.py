@@ -2,37 +2,18 @@
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterable
 
 from jax_lsp.core.binding.guards import paths_with_jax
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.config import Settings
 from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.policies.resolve import PolicyFunction, Target, resolve_site, unselected_entries
 from jax_lsp.core.policies.sites import Site, find_sites
 from jax_lsp.core.policies.tables import TableChoice, choices_note
+from jax_lsp.engine.selection import admitted
 from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, Project, SiteContext
-
-# A noqa comment, with the codes it names. Compiled at its first use (re keeps it): it costs
-# ~1 ms, and is read only where a rule found something.
-NOQA_COMMENT = r"(?i)#\s*noqa(?::\s*(?P<codes>[A-Z]+[0-9]+(?:[,\s]+[A-Z]+[0-9]+)*))?"
-
-
-def noqa_codes(line: str) -> set[str] | None:
-    """None: no noqa; empty set: a bare `# noqa`; else the codes it names."""
-    match = re.search(NOQA_COMMENT, line)
-    if not match:
-        return None
-    codes = match.group("codes")
-    return set(re.split(r"[,\s]+", codes.upper().strip())) if codes else set()
-
-
-def _suppressed(module: Module, finding: Finding) -> bool:
-    codes = noqa_codes(module.source.line_text(finding.span.start.line))
-    return codes is not None and (not codes or finding.code in codes)
 
 
 def resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Site, list[Target]]]:
@@ -184,17 +165,7 @@ def check_module(
             )
             findings.append(finding.replace(message=finding.message + note) if note else finding)
 
-    result = []
-    seen = set()
     # The file's problems last: following a name may have parsed a deferred definition.
-    for finding in [*module.source.problems, *findings]:
-        family = family_of(finding.code)
-        if family is Family.RULE and _suppressed(module, finding):
-            continue
-        severity = settings.severity_of(finding.code, finding.severity)
-        finding = finding.replace(severity=severity) if severity != finding.severity else finding
-        identity = (finding.code, finding.span, finding.message)
-        if identity not in seen and (settings.enabled(finding.code) or family is Family.FILE):
-            seen.add(identity)
-            result.append(finding)
+    source = module.source
+    result = admitted([*source.problems, *findings], settings, lambda _, line: source.line_text(line))
     return sorted(result, key=lambda f: f.sort_key)

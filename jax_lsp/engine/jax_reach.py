@@ -138,6 +138,20 @@ def _is_dotted(name: str) -> bool:
     return all(part.isidentifier() for part in name.split("."))
 
 
+class _Listings(dict[str, set[str]]):
+    """The names in each folder asked about, each folder read once (none where it cannot be)."""
+
+    def of(self, folder: str) -> set[str]:
+        names = self.get(folder)
+        if names is None:
+            try:
+                names = set(os.listdir(folder))
+            except OSError:
+                names = set()
+            self[folder] = names
+        return names
+
+
 class JaxReach:
     """Per workspace: which modules reach JAX, and whether jedi could name a callee one.
 
@@ -159,7 +173,7 @@ class JaxReach:
         self._import_folders = import_folders
         self._is_buffer = is_buffer
         self._folders: dict[str, list[str]] = {}  # a file's folder -> where its imports are found
-        self._listings: dict[str, set[str]] = {}
+        self._listings = _Listings()
         self._found: dict[tuple[str, str], str | None] = {}  # (importer's folder, module) -> file
         self._packages: dict[str, list[str]] = {}  # a folder -> the dotted package its modules are in
         self._project_files = project_files
@@ -445,27 +459,19 @@ class JaxReach:
                 break
             current = folder
             for part in parts[:-1]:
-                if part not in self._listing(current):
+                if part not in self._listings.of(current):
                     break
                 current += os.sep + part
             else:
-                listing = self._listing(current)
+                listing = self._listings.of(current)
                 if parts[-1] + ".py" in listing:
                     found = module + ".py"
                     break
-                if parts[-1] in listing and "__init__.py" in self._listing(module):
+                if parts[-1] in listing and "__init__.py" in self._listings.of(module):
                     found = module + os.sep + "__init__.py"
                     break
         self._found[key] = found
         return found
-
-    def _listing(self, folder: str) -> set[str]:
-        if folder not in self._listings:
-            try:
-                self._listings[folder] = set(os.listdir(folder))
-            except OSError:
-                self._listings[folder] = set()
-        return self._listings[folder]
 
     def _leads_to_jax(self, top: str) -> bool:
         """Whether a module outside the project, by its top-level name, could lead to JAX."""
@@ -499,7 +505,7 @@ class _Installed:
         self._entries = [entry for entry in sys.path[1:] if entry and os.path.isdir(entry)]
         paths = sysconfig.get_paths()
         self._standard = {os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib") if key in paths}
-        self._listings: dict[str, set[str]] = {}
+        self._listings = _Listings()
         self._dists: dict[str, str] | None = None  # normalized name -> its .dist-info folder
         self._leads: dict[str, bool] = {}
         self._texts: dict[str, list[bytes] | None] = {}  # top-level module -> its files' bytes
@@ -517,7 +523,7 @@ class _Installed:
 
     def _read_package(self, top: str) -> list[bytes] | None:
         for entry in self._entries:
-            listing = self._listing(entry)
+            listing = self._listings.of(entry)
             if f"{top}.py" in listing:
                 paths = [os.path.join(entry, f"{top}.py")]
             elif top in listing:
@@ -540,7 +546,7 @@ class _Installed:
 
     def leads_to_jax(self, top: str) -> bool:
         for entry in self._entries:
-            listing = self._listing(entry)
+            listing = self._listings.of(entry)
             if top in listing or f"{top}.py" in listing:
                 if os.path.realpath(entry) in self._standard:
                     return False  # the standard library's (`test`, which stdlib_module_names omits)
@@ -576,19 +582,11 @@ class _Installed:
         if self._dists is None:
             self._dists = {}
             for entry in self._entries:
-                for item in self._listing(entry):
+                for item in self._listings.of(entry):
                     if item.endswith(".dist-info"):
                         name = _normalized(item[: -len(".dist-info")].split("-", 1)[0])
                         self._dists.setdefault(name, os.path.join(entry, item))
         return self._dists
-
-    def _listing(self, folder: str) -> set[str]:
-        if folder not in self._listings:
-            try:
-                self._listings[folder] = set(os.listdir(folder))
-            except OSError:
-                self._listings[folder] = set()
-        return self._listings[folder]
 
 
 _JAX_DISTRIBUTIONS = frozenset(JAX_PACKAGES)

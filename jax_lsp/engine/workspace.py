@@ -32,6 +32,7 @@ from jax_lsp.engine.jedi_names import JediNames
 from jax_lsp.engine.module_cache import ModuleCache
 from jax_lsp.engine.project_facts import ProjectFacts
 from jax_lsp.engine.project_files import ProjectFiles, path_key
+from jax_lsp.engine.selection import admitted
 from jax_lsp.engine.site_index import SiteIndex
 
 TYPE_CHECKING = False
@@ -147,6 +148,23 @@ class Workspace:
     def read(self, path: Path | str) -> bytes | None:
         """A module's current content: its open buffer (as UTF-8), else the file on disk."""
         return self.files.read(path)
+
+    def admitted(self, findings: Iterable[Finding]) -> list[Finding]:
+        """The findings of another producer than the rules (the trace) that the user sees:
+        `selection.admitted` under this workspace's settings, each file's lines as the workspace
+        holds them (an open buffer over the disk)."""
+        from jax_lsp.core.text.decoding import decode, split_lines  # here: read only for the trace
+
+        texts: dict[str, list[str]] = {}
+
+        def line_text(path: str, line: int) -> str:
+            if path not in texts:
+                data = self.read(path)
+                texts[path] = split_lines(decode(data)[0]) if data is not None else []
+            lines = texts[path]
+            return lines[line].rstrip("\r\n") if 0 <= line < len(lines) else ""
+
+        return admitted(findings, self.settings, line_text)
 
     def python_files(self) -> list[str]:
         """Every Python file under the roots, and the open buffers outside them."""

@@ -15,7 +15,7 @@ from collections.abc import Iterable
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from jax_lsp.core.findings import Finding
 from jax_lsp.server import notebooks
@@ -24,6 +24,8 @@ from jax_lsp.server.documents import analysis_key, path_to_uri
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
+    from jax_lsp.engine import Workspace
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 # A change that arrives while the one before it is still unchecked (typing, a paste sent as
@@ -54,7 +56,7 @@ class Checker:
         self.results: dict[str, tuple[int | None, list[Finding]]] = {}
         self._waiters: dict[str, list[tuple[int | None, asyncio.Future]]] = {}
         # analysis path -> (analysis, text) last given to that analysis by set_document
-        self._sent: dict[str, tuple[Any, str]] = {}
+        self._sent: dict[str, tuple[Workspace, str]] = {}
         self._refinements: dict[str, asyncio.Task] = {}
         self._jedi_thread = ThreadPoolExecutor(max_workers=1, thread_name_prefix="jax-lsp-jedi")
         # Set while no check is pending (since _quiet_since): background work waits for it.
@@ -156,24 +158,24 @@ class Checker:
             if not waiter.done():
                 waiter.set_result(findings)
 
-    def _subject(self, uri: str) -> tuple[Any, str, notebooks.JoinedNotebook | None] | None:
-        """(analysis path, text, notebook) to check for ``uri``: a synced cell's whole notebook."""
-        doc, notebook = self._server.document(uri), notebooks.joined(self._server, uri)
-        if doc is None:
+    def _subject(self, uri: str) -> tuple[Place, Path, str] | None:
+        """The buffer's place, and the path and text the analysis checks for it (a synced
+        cell's are its whole notebook's); None for a buffer that is not open."""
+        place = self._server.place(uri)
+        if place is None or place.document is None:
             return None
-        if notebook is not None:
-            return Path(notebook.path), notebook.text, notebook
-        path = analysis_key(uri)
-        return (path, doc.source, None) if path is not None else None
+        if place.notebook is not None:
+            return place, Path(place.notebook.path), place.notebook.text
+        return place, place.key, place.document.source
 
     async def _check(self, uri: str, external: bool, propagate: bool, refined: bool) -> None:
         server = self._server
-        subject, doc = self._subject(uri), server.document(uri)
-        if subject is None or doc is None or server.analysis is None:
+        subject = self._subject(uri)
+        if subject is None or server.analysis is None:
             self._resolve(uri, [])
             return
-        path, text, notebook = subject
-        version, analysis = doc.version, server.analysis
+        place, path, text = subject
+        notebook, version, analysis = place.notebook, place.version, server.analysis
         # A re-check caused by another file must not make the analysis re-parse an unchanged buffer.
         sent = self._sent.get(str(path))
         changed = sent is None or sent[0] is not analysis or sent[1] != text
@@ -183,14 +185,8 @@ class Checker:
         )
         self._sent[str(path)] = (analysis, text)
         checked = time.perf_counter()
-        doc, now = server.document(uri), self._subject(uri)
-        if (
-            doc is None
-            or doc.version != version
-            or now is None
-            or now[1] != text
-            or server.analysis is not analysis
-        ):
+        now = self._subject(uri)
+        if now is None or now[0].version != version or now[2] != text or server.analysis is not analysis:
             return  # stale: a newer check of this buffer is on its way
         if notebook is not None:
             findings = [moved for f in findings if (moved := notebook.in_cell(f, uri)) is not None]
@@ -256,8 +252,8 @@ class Checker:
 
 
 def _check_buffer(
-    analysis: Any, path: Any, text: str, changed: bool, propagate: bool
-) -> tuple[list[Finding], set, bool]:
+    analysis: Workspace, path: Path, text: str, changed: bool, propagate: bool
+) -> tuple[list[Finding], set[Path], bool]:
     """(findings, the other files they affect, whether callees were left to jedi)."""
     if changed:
         analysis.set_document(path, text)

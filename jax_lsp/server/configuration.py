@@ -15,6 +15,7 @@ from jax_lsp.server.logs import log
 from jax_lsp.server.settings import ServerSettings, resolve
 
 if TYPE_CHECKING:
+    from jax_lsp.engine import Workspace
     from jax_lsp.server.server import JaxLanguageServer
 
 SECTION = "jax-lsp"
@@ -22,17 +23,9 @@ SECTION = "jax-lsp"
 CONFIGURATION_TIMEOUT_S = 5.0
 
 
-def supports(capabilities: Any, dotted: str) -> bool:
-    for name in dotted.split("."):
-        capabilities = getattr(capabilities, name, None)
-        if capabilities is None:
-            return False
-    return bool(capabilities)
-
-
 async def editor_settings(ls: JaxLanguageServer, pushed: Any = None) -> Any:
     """The client's `jax-lsp` section: asked for when the client can answer, else what it sent."""
-    if supports(ls.client_capabilities, "workspace.configuration"):
+    if ls.client_support.configuration:
         scope = ls.workspace.root_uri
         try:
             reply = await asyncio.wait_for(
@@ -60,7 +53,7 @@ def workspace_roots(ls: JaxLanguageServer) -> list[Path]:
     return [root for root in roots if root is not None]
 
 
-def _build_analysis(roots: list[Path], settings: ServerSettings, buffers: dict[Path, str]) -> Any:
+def _build_analysis(roots: list[Path], settings: ServerSettings, buffers: dict[Path, str]) -> Workspace:
     from jax_lsp.engine import Workspace
 
     analysis = Workspace(

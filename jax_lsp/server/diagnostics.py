@@ -9,12 +9,14 @@ from __future__ import annotations
 import asyncio
 import hashlib
 import json
-from typing import TYPE_CHECKING
+from collections.abc import Iterable
+from typing import TYPE_CHECKING, Any
 
 from lsprotocol import types
 
 from jax_lsp.core.codes import Family, doc_url, family_of
-from jax_lsp.core.findings import Finding, Severity
+from jax_lsp.core.findings import Finding, Severity, Span
+from jax_lsp.engine import selection
 from jax_lsp.server import notebooks
 from jax_lsp.server.diagnostic_data import DiagnosticData, FixData, FixEdit
 from jax_lsp.server.documents import path_to_uri
@@ -24,6 +26,9 @@ if TYPE_CHECKING:
 
 
 SOURCE = "jax-lsp"
+ADVISE_SOURCE = "jax-lsp advise"
+# The sources whose diagnostics carry their fixes in `data` (`DiagnosticData`).
+FIXING_SOURCES = (SOURCE, ADVISE_SOURCE)
 LSP_SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,
@@ -71,8 +76,15 @@ def diagnostic_data(
 
 
 def to_diagnostic(
-    server: JaxLanguageServer, uri: str, finding: Finding, version: int | None
+    server: JaxLanguageServer,
+    uri: str,
+    finding: Finding,
+    version: int | None,
+    source: str = SOURCE,
+    data: Any = None,
 ) -> types.Diagnostic:
+    """``finding`` shown in ``uri``: with its fixes for buffer version ``version`` as its ``data``
+    (or ``data``, a feature's own), and where its policy is used as its related information."""
     related = []
     for path, span in finding.related:
         related_uri, span = notebooks.place(server, path, span)
@@ -82,16 +94,57 @@ def to_diagnostic(
                 message="used as a remat policy here",
             )
         )
-    return types.Diagnostic(
-        range=server.to_lsp_range(uri, finding.span),
-        severity=LSP_SEVERITY[finding.severity],
+    if data is None and source in FIXING_SOURCES:
+        data = diagnostic_data(server, uri, finding, version)
+    return note_diagnostic(
+        server,
+        uri,
+        finding.span,
+        finding.severity,
+        finding.message,
         code=finding.code,
-        code_description=code_description(finding.code),
-        source=SOURCE,
-        message=finding.message,
-        related_information=related or None,
-        data=server.converter.unstructure(diagnostic_data(server, uri, finding, version)),
+        source=source,
+        related=related,
+        data=data,
     )
+
+
+def note_diagnostic(
+    server: JaxLanguageServer,
+    uri: str,
+    span: Span,
+    severity: Severity,
+    message: str,
+    *,
+    code: str | None,
+    source: str,
+    related: list[types.DiagnosticRelatedInformation] | None = None,
+    data: Any = None,
+) -> types.Diagnostic:
+    """The one place a diagnostic is built: a finding's (`to_diagnostic`), or a note without a
+    code (what a trace decided)."""
+    return types.Diagnostic(
+        range=server.to_lsp_range(uri, span),
+        severity=LSP_SEVERITY[severity],
+        code=code,
+        code_description=code_description(code),
+        source=source,
+        message=message,
+        related_information=related or None,
+        data=server.converter.unstructure(data) if data is not None else None,
+    )
+
+
+def admitted(server: JaxLanguageServer, findings: Iterable[Finding]) -> list[Finding]:
+    """The findings of a feature (the trace's, the advisor's) that the user sees: the engine's
+    selection (`engine.selection.admitted`) under the analysis' settings, each line as the
+    open buffer has it, else the file on disk."""
+
+    def line_text(path: str, line: int) -> str:
+        lines = server.lines_of(path_to_uri(path))
+        return lines[line].rstrip("\r\n") if 0 <= line < len(lines) else ""
+
+    return selection.admitted(findings, server.settings.core, line_text)
 
 
 class DiagnosticStore:

@@ -5,16 +5,19 @@ from __future__ import annotations
 import asyncio
 import gc
 import uuid
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from lsprotocol import types
 
-from jax_lsp.server.configuration import reload, supports
+from jax_lsp.server.configuration import reload
 from jax_lsp.server.documents import path_to_uri, uri_to_path
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import LanguageFeature
 
 if TYPE_CHECKING:
+    from pathlib import Path
+
+    from jax_lsp.engine import Workspace
     from jax_lsp.server.server import JaxLanguageServer
 
 WATCHERS = [
@@ -40,15 +43,16 @@ class WorkspaceIndex(LanguageFeature):
         previous = ls.index_task
         if previous is not None and not previous.done():
             previous.cancel()
-        ls.index_task = asyncio.ensure_future(_index(ls, ls.analysis))
+        if ls.analysis is not None:
+            ls.index_task = asyncio.ensure_future(_index(ls, ls.analysis))
 
 
-async def _index(ls: JaxLanguageServer, analysis: Any) -> None:
+async def _index(ls: JaxLanguageServer, analysis: Workspace) -> None:
     loop = asyncio.get_running_loop()
     token = f"jax-lsp-index-{uuid.uuid4().hex[:8]}"
     progress = ls.work_done_progress
     shown = False
-    if supports(ls.client_capabilities, "window.work_done_progress"):
+    if ls.client_support.work_done_progress:
         try:
             await progress.create_async(token)
             progress.begin(
@@ -100,7 +104,7 @@ async def _index(ls: JaxLanguageServer, analysis: Any) -> None:
 
 
 async def register_watchers(ls: JaxLanguageServer) -> None:
-    if not supports(ls.client_capabilities, "workspace.did_change_watched_files.dynamic_registration"):
+    if not ls.client_support.watched_files_registration:
         log.info("The client cannot watch files for us: the index follows open buffers and saves only")
         return
     registration = types.Registration(
@@ -114,8 +118,8 @@ async def register_watchers(ls: JaxLanguageServer) -> None:
         log.warning("Registering file watchers failed: %s", exc)
 
 
-def _files_changed(analysis: Any, paths: list) -> set:
-    affected: set = set()
+def _files_changed(analysis: Workspace, paths: list[Path]) -> set[Path]:
+    affected: set[Path] = set()
     for path in paths:
         analysis.file_changed(path)
         affected |= analysis.affected_files(path)

@@ -10,7 +10,8 @@ from typing import TYPE_CHECKING
 from lsprotocol import types
 
 from jax_lsp.server import logs
-from jax_lsp.server.configuration import reload, supports
+from jax_lsp.server.client_support import ClientSupport
+from jax_lsp.server.configuration import reload
 from jax_lsp.server.diagnostics import pull
 from jax_lsp.server.indexing import register_watchers
 from jax_lsp.server.logs import log
@@ -56,12 +57,7 @@ def register(server: JaxLanguageServer) -> None:
     def initialize(ls: JaxLanguageServer, params: types.InitializeParams) -> None:
         options = params.initialization_options
         ls.init_options = options if isinstance(options, dict) else {}
-        capabilities = params.capabilities
-        # Pull only where the client can also be told to pull again (after another file
-        # changed, the index finished or a trace ran); everyone else gets pushed diagnostics.
-        ls.pull_diagnostics = supports(capabilities, "text_document.diagnostic") and supports(
-            capabilities, "workspace.diagnostics.refresh_support"
-        )
+        ls.client_support = ClientSupport.read(params.capabilities)
         if ls.pull_diagnostics:
             ls.feature(
                 types.TEXT_DOCUMENT_DIAGNOSTIC,
@@ -81,7 +77,7 @@ def register(server: JaxLanguageServer) -> None:
         )
         if ls.process_id:
             ls.parent_watch = asyncio.ensure_future(watch_parent(ls, ls.process_id))
-        if supports(ls.client_capabilities, "workspace.did_change_configuration.dynamic_registration"):
+        if ls.client_support.configuration_registration:
             try:
                 await ls.client_register_capability_async(
                     types.RegistrationParams(

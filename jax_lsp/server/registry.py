@@ -17,6 +17,7 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from jax_lsp.server.logs import log
+from jax_lsp.trace.mapping import LineEdit
 
 if TYPE_CHECKING:
     from jax_lsp.core.findings import Position
@@ -101,10 +102,8 @@ class LanguageFeature:
 
     async def _begin_progress(self, token: str, kind: str, message: str) -> str | None:
         """A cancellable $/progress under `token`, if the client shows them; None otherwise."""
-        from jax_lsp.server.configuration import supports
-
         ls = self.server
-        if not supports(ls.client_capabilities, "window.work_done_progress"):
+        if not ls.client_support.work_done_progress:
             return None
         try:
             await ls.work_done_progress.create_async(token)
@@ -129,8 +128,9 @@ class LanguageFeature:
         """Code actions beside the static fixes (asked after them); the place is the range's start."""
         return []
 
-    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
-        """A Python buffer changed (called in order, before the next message is handled)."""
+    def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
+        """A Python buffer changed by ``edits``, in order (called before the next message is
+        handled)."""
 
     async def did_save(self, place: Place) -> None:
         """A Python buffer was saved (run as a task of its own)."""
@@ -190,7 +190,8 @@ class Features:
         return actions
 
     def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
-        self._each("didChange", lambda feature: feature.did_change(place, changes))
+        edits = [line_edit(change) for change in changes]
+        self._each("didChange", lambda feature: feature.did_change(place, edits))
 
     def did_save(self, place: Place) -> None:
         for saved in self._each("didSave", lambda feature: feature.did_save(place)):
@@ -223,6 +224,14 @@ class Features:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
             log.error("A didSave hook failed", exc_info=task.exception())
+
+
+def line_edit(change: types.TextDocumentContentChangeEvent) -> LineEdit:
+    """What an LSP content change does to the buffer's line numbers."""
+    if isinstance(change, types.TextDocumentContentChangePartial):
+        start, end = change.range.start, change.range.end
+        return LineEdit.of((start.line, start.character), (end.line, end.character), change.text)
+    return LineEdit.whole_text()
 
 
 def merged(hovers: list[types.Hover]) -> types.Hover | None:

@@ -20,6 +20,7 @@ from jax_lsp import __version__
 from jax_lsp.core.findings import Span
 from jax_lsp.server import notebooks, positions
 from jax_lsp.server.checker import Checker
+from jax_lsp.server.client_support import ClientSupport
 from jax_lsp.server.diagnostics import DiagnosticStore
 from jax_lsp.server.documents import (
     LspTextDocument,
@@ -62,7 +63,7 @@ class JaxLanguageServer(LanguageServer):
         self.init_options: dict[str, Any] = {}
         self.analysis: Workspace | None = None  # built once the settings are known
         self.roots: list[Path] = []
-        self.pull_diagnostics = False
+        self.client_support = ClientSupport()  # read at initialize
         self.shutdown_requested = False  # the exit code is 0 only after a `shutdown` request
         self.shutting_down = False
         self._settings_ready: asyncio.Event | None = None
@@ -84,6 +85,11 @@ class JaxLanguageServer(LanguageServer):
     def converter(self) -> Converter:
         """The converter pygls (de)serialises messages with: LSP types, attrs classes <-> JSON."""
         return self.protocol.converter
+
+    @property
+    def pull_diagnostics(self) -> bool:
+        """Whether the client pulls diagnostics (and can be told to pull again)."""
+        return self.client_support.pull_diagnostics
 
     # -- the analysis -----------------------------------------------------------------------
     async def run_analysis(self, fn: Callable[..., T], *args: Any) -> T:
@@ -138,7 +144,7 @@ class JaxLanguageServer(LanguageServer):
             await self.checker.findings(uri)
         return self.place(uri, position)
 
-    async def built_analysis(self) -> Any:
+    async def built_analysis(self) -> Workspace | None:
         """The workspace, once it is built. A request that comes before the client has answered
         workspace/configuration (a hover or completion right after didOpen) waits for it, at
         most ANALYSIS_WAIT_S, rather than answering nothing; None if it is still not built."""

@@ -25,6 +25,11 @@ class TraceNote:
     code: str | None = None
     confirms: str | None = None  # the static rule this note confirms
 
+    def finding(self) -> Finding:
+        """The note as a finding, for a note with a code (JAX190, or the rule it confirms)."""
+        assert self.code is not None, "a note of what the trace decided is no finding"
+        return Finding(self.path, self.code, self.severity, self.message, self.span)
+
 
 @dataclass(frozen=True)
 class LineEdit:

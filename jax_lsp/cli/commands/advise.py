@@ -29,7 +29,7 @@ import sys
 from pathlib import Path
 
 from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.cli.target import METAVAR, Project, Target, TargetError
+from jax_lsp.cli.target import Project, Target, TargetError, add_target
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
 from jax_lsp.trace.advisor.advice import Advice, parse_size
@@ -46,11 +46,10 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "target",
-        metavar=METAVAR,
-        help="1-based line (and column) of a policy= argument, of a checkpointed def, or of a checkpoint "
-        "without a policy (its call or decorator); without it, every site",
+    add_target(
+        parser,
+        "a policy= argument, of a checkpointed def, or of a checkpoint without a policy (its call or "
+        "decorator); without it, every site",
     )
     parser.add_argument(
         "--example",

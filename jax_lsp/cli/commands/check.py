@@ -203,7 +203,7 @@ def _run(args: argparse.Namespace) -> int:
     if args.trace:
         from jax_lsp.cli.tracing import trace_check  # here: only --trace runs the trace (start-up time)
 
-        by_path, trace_errors = trace_check(ws, by_path, args, root)
+        by_path, trace_errors = trace_check(ws, by_path, targets, args, root)
         errors += trace_errors
     findings = sorted((f for fs in by_path.values() for f in fs), key=lambda f: f.sort_key)
     report = Report(

@@ -13,7 +13,7 @@ from pathlib import Path
 
 from jax_lsp.cli.output import display_path
 from jax_lsp.cli.output.trace_table import trace_table
-from jax_lsp.cli.target import METAVAR, Project, Target, TargetError
+from jax_lsp.cli.target import Project, Target, TargetError, add_target
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
 from jax_lsp.core import Severity
@@ -28,11 +28,7 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    parser.add_argument(
-        "target",
-        metavar=METAVAR,
-        help="1-based line (and column) of a policy= argument, a policy def or a lambda",
-    )
+    add_target(parser, "a policy= argument, a policy def or a lambda")
     parser.add_argument("--output-format", choices=("table", "json"), default="table")
     parser.add_argument(
         "--root",

@@ -111,6 +111,23 @@ class LiteralValue(Record):
 Target = PolicyFunction | BuiltinPolicy | LiteralValue
 
 
+class Wrapping(Record):
+    """What wraps a policy on its way to JAX: the arguments `functools.partial` bound, and
+    whether `save_from_both_policies` holds it."""
+
+    __slots__ = ("positional", "keywords", "in_save_from_both")
+    positional: int
+    keywords: frozenset[str]
+    in_save_from_both: bool
+
+    def __init__(self, positional: int, keywords: frozenset[str], in_save_from_both: bool) -> None:
+        self._assign(positional, keywords, in_save_from_both)
+
+
+NOT_WRAPPED = Wrapping(0, frozenset(), False)
+IN_SAVE_FROM_BOTH = Wrapping(0, frozenset(), True)
+
+
 def _called_literal(expr: ast.expr) -> bool:
     if isinstance(expr, ast.Constant):
         return bool(expr.value)
@@ -123,7 +140,7 @@ def resolve_site(site: Site) -> list[Target]:
     if site.value is None:
         return []
     reached_from = (site.module.path, site.module.source.span(site.value))
-    return _Resolver(reached_from).resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
+    return _Resolver(reached_from).resolve(site.module, site.value, site.scope, NOT_WRAPPED, 0)
 
 
 def unselected_entries(site: Site) -> list[Target]:
@@ -134,7 +151,7 @@ def unselected_entries(site: Site) -> list[Target]:
     if site.value is None:
         return []
     resolver = _Resolver((site.module.path, site.module.source.span(site.value)), unselected=[])
-    resolver.resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
+    resolver.resolve(site.module, site.value, site.scope, NOT_WRAPPED, 0)
     return resolver.unselected or []
 
 
@@ -153,58 +170,67 @@ class _Resolver:
         module: Module,
         expr: ast.expr,
         scope: Scope,
-        bound: int,
-        keywords: frozenset[str],
-        in_both: bool,
+        wrapping: Wrapping,
         depth: int,
     ) -> list[Target]:
         frame = tuple(
             sorted((f, name, value) for f, named in self.literals.items() for name, value in named.items())
         )
-        visit = (id(expr), bound, in_both, frame)
+        visit = (id(expr), wrapping.positional, wrapping.in_save_from_both, frame)
         if depth > MAX_DEPTH or visit in self.seen:
             return []
         self.seen.add(visit)
         step = depth + 1
 
         if isinstance(expr, ast.Lambda):
-            return [PolicyFunction(module, expr, scope, bound, keywords, in_both, self.reached_from)]
+            return [self._function(module, expr, scope, wrapping)]
         if _called_literal(expr):
             return [LiteralValue(module, expr, scope)]
         if isinstance(expr, ast.IfExp):
             return [
-                *self.resolve(module, expr.body, scope, bound, keywords, in_both, step),
-                *self.resolve(module, expr.orelse, scope, bound, keywords, in_both, step),
+                *self.resolve(module, expr.body, scope, wrapping, step),
+                *self.resolve(module, expr.orelse, scope, wrapping, step),
             ]
         looked_up = lookup(expr)
         if looked_up is not None:
-            entries = self._lookup(module, *looked_up, scope, bound, keywords, in_both, step)
+            entries = self._lookup(module, *looked_up, scope, wrapping, step)
             if entries is not None or isinstance(expr, ast.Subscript):
                 return entries or []
         if isinstance(expr, ast.Call):
-            return self._call(module, expr, scope, bound, keywords, in_both, step)
+            return self._call(module, expr, scope, wrapping, step)
         if isinstance(expr, (ast.Name, ast.Attribute)):
             member = policy_member(module.qualname(expr, scope))
             if member:
-                return [BuiltinPolicy(member, module, expr, None, in_both)]
+                return [BuiltinPolicy(member, module, expr, None, wrapping.in_save_from_both)]
             found = module.definition(expr, scope)
             if found is None:
-                return self._reaching(module, expr, scope, bound, keywords, in_both, step)
+                return self._reaching(module, expr, scope, wrapping, step)
             def_module, node, owner = found
             if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                return [PolicyFunction(def_module, node, owner, bound, keywords, in_both, self.reached_from)]
+                return [self._function(def_module, node, owner, wrapping)]
             if isinstance(node, ast.expr):
-                return self.resolve(def_module, node, owner, bound, keywords, in_both, step)
+                return self.resolve(def_module, node, owner, wrapping, step)
         return []
+
+    def _function(
+        self, module: Module, node: FunctionNode, scope: Scope, wrapping: Wrapping
+    ) -> PolicyFunction:
+        return PolicyFunction(
+            module,
+            node,
+            scope,
+            wrapping.positional,
+            wrapping.keywords,
+            wrapping.in_save_from_both,
+            self.reached_from,
+        )
 
     def _reaching(
         self,
         module: Module,
         expr: ast.expr,
         scope: Scope,
-        bound: int,
-        keywords: frozenset[str],
-        in_both: bool,
+        wrapping: Wrapping,
         step: int,
     ) -> list[Target]:
         """A name bound more than once: what each assignment or `def` that can reach it gives."""
@@ -214,11 +240,9 @@ class _Resolver:
         targets: list[Target] = []
         for value in reaching_values(expr, scope) or ():
             if isinstance(value, ast.expr):
-                targets += self.resolve(module, value, scope, bound, keywords, in_both, step)
+                targets += self.resolve(module, value, scope, wrapping, step)
             elif owner is not None:
-                targets.append(
-                    PolicyFunction(module, value, owner, bound, keywords, in_both, self.reached_from)
-                )
+                targets.append(self._function(module, value, owner, wrapping))
         return targets
 
     def _lookup(
@@ -228,9 +252,7 @@ class _Resolver:
         key: ast.expr,
         default: ast.expr | None,
         scope: Scope,
-        bound: int,
-        keywords: frozenset[str],
-        in_both: bool,
+        wrapping: Wrapping,
         step: int,
     ) -> list[Target] | None:
         """`TABLE[key]` / `TABLE.get(key, default)`: the entry of a constant key; every entry of
@@ -238,23 +260,19 @@ class _Resolver:
         table = find_table(module, table_expr, scope)
         if table is None:
             return None
-        more = (
-            self.resolve(module, default, scope, bound, keywords, in_both, step)
-            if default is not None
-            else []
-        )
+        more = self.resolve(module, default, scope, wrapping, step) if default is not None else []
         known, value = self._constant(key, scope)
         if known:
             entry = table.entry(value)
             if self.unselected is not None:
-                self._gather_unselected(table, entry, bound, keywords, in_both, step)
+                self._gather_unselected(table, entry, wrapping, step)
             if entry is None:
                 return more
-            return self.resolve(table.module, entry, table.scope, bound, keywords, in_both, step) + more
+            return self.resolve(table.module, entry, table.scope, wrapping, step) + more
         targets: list[Target] = []
         for name, value in table.entries:
             choice = table.choice(name, value)
-            for target in self.resolve(table.module, value, table.scope, bound, keywords, in_both, step):
+            for target in self.resolve(table.module, value, table.scope, wrapping, step):
                 targets.append(target if target.chosen_by else target.replace(chosen_by=choice))
         if not any(isinstance(t, (PolicyFunction, BuiltinPolicy)) for t in targets):
             # Not a policy table (a config dict of numbers and strings): its literals are no policies.
@@ -265,13 +283,11 @@ class _Resolver:
         self,
         table: Table,
         selected: ast.expr | None,
-        bound: int,
-        keywords: frozenset[str],
-        in_both: bool,
+        wrapping: Wrapping,
         step: int,
     ) -> None:
         by_entry = [
-            (name, value, self.resolve(table.module, value, table.scope, bound, keywords, in_both, step))
+            (name, value, self.resolve(table.module, value, table.scope, wrapping, step))
             for name, value in table.entries
         ]
         policies = all(
@@ -290,25 +306,26 @@ class _Resolver:
         module: Module,
         call: ast.Call,
         scope: Scope,
-        bound: int,
-        keywords: frozenset[str],
-        in_both: bool,
+        wrapping: Wrapping,
         step: int,
     ) -> list[Target]:
         qualname = module.qualname(call.func, scope)
         if qualname in PARTIAL and call.args:
             more = frozenset(k.arg for k in call.keywords if k.arg)
-            return self.resolve(
-                module, call.args[0], scope, bound + len(call.args) - 1, keywords | more, in_both, step
+            partial = Wrapping(
+                wrapping.positional + len(call.args) - 1, wrapping.keywords | more, wrapping.in_save_from_both
             )
+            return self.resolve(module, call.args[0], scope, partial, step)
         member, factory = self._callee(module, call.func, scope)
         if member == SAVE_FROM_BOTH:
-            targets: list[Target] = [BuiltinPolicy(member, module, call.func, call, in_both)]
+            targets: list[Target] = [
+                BuiltinPolicy(member, module, call.func, call, wrapping.in_save_from_both)
+            ]
             for argument in call.args:
-                targets += self.resolve(module, argument, scope, 0, frozenset(), True, step)
+                targets += self.resolve(module, argument, scope, IN_SAVE_FROM_BOTH, step)
             return targets
         if member:
-            return [BuiltinPolicy(member, module, call.func, call, in_both)]
+            return [BuiltinPolicy(member, module, call.func, call, wrapping.in_save_from_both)]
         if factory is None:
             return []
         # A local factory: the policies are what its return statements give.
@@ -320,9 +337,7 @@ class _Resolver:
         try:
             for _, value in paths_with_jax(factory_module, factory_def).values():
                 if value is not None:
-                    targets += self.resolve(
-                        factory_module, value, factory_scope, bound, keywords, in_both, step
-                    )
+                    targets += self.resolve(factory_module, value, factory_scope, wrapping, step)
         finally:
             self.literals = outer
         return targets

@@ -18,11 +18,11 @@ from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
 from jax_lsp.core.codes import CODES, NO_EFFECT, PROJECT_URL
-from jax_lsp.core.findings import Position, Span
+from jax_lsp.core.findings import Edit, Finding, Fix, Position, Span
 from jax_lsp.engine.project import project_root
-from jax_lsp.server.configuration import supports
-from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
+from jax_lsp.server.diagnostics import ADVISE_SOURCE, admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
+from jax_lsp.server.edits import workspace_edit
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
@@ -51,7 +51,6 @@ ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
 QUICK_FIX = "Use the suggested policy"
-SOURCE = "jax-lsp advise"
 
 
 @dataclass(frozen=True)
@@ -167,10 +166,10 @@ class AdvisorFeature(LanguageFeature):
         return example_for(path, line, dict(settings.core.examples), root)
 
     def refresh(self) -> None:
-        caps = self.server.client_capabilities
-        if supports(caps, "workspace.code_lens.refresh_support"):
+        support = self.server.client_support
+        if support.code_lens_refresh:
             self.server.workspace_code_lens_refresh(None)
-        if supports(caps, "workspace.inlay_hint.refresh_support"):
+        if support.inlay_hint_refresh:
             self.server.workspace_inlay_hint_refresh(None)
 
     # -- commands ------------------------------------------------------------------------
@@ -298,7 +297,6 @@ class AdvisorFeature(LanguageFeature):
         for advised in self.results.get(str(path), {}).values():
             if not (advised.span.start.line <= last and first <= advised.span.end.line):
                 continue
-            actions += self._no_effect_fixes(place, advised)
             suggested = self.suggestion(advised.advice)
             if suggested is None:
                 continue
@@ -314,7 +312,7 @@ class AdvisorFeature(LanguageFeature):
                 types.CodeAction(
                     title=f"{QUICK_FIX}: {suggested.policy.removeprefix('jax.checkpoint_policies.')}",
                     kind=types.CodeActionKind.QuickFix,
-                    edit=_edit(place.uri, doc.version, edits),
+                    edit=workspace_edit(self.server, {place.uri: edits}),
                 )
             )
         return actions
@@ -329,56 +327,57 @@ class AdvisorFeature(LanguageFeature):
         edits = await ls.run_analysis(default_policy_edits, analysis, str(path), span.start, policy)
         return [types.TextEdit(range=place.range(e.span), new_text=e.new_text) for e in edits or ()]
 
-    def _no_effect_fixes(self, place: Place, advised: Advised) -> list[types.CodeAction]:
-        """Where the site's policy lists a name that changes nothing (JAX191): drop it (the text
-        the agent traced), or use the ready-made policy that keeps the same residuals and
-        recomputes the same. Never where a key chooses the policy."""
+    def _no_effect_findings(self, path: Path, advised: Advised, root: Path) -> list[Finding]:
+        """JAX191 for each name of the site's policy that changes nothing, with its fixes: drop
+        the name (the text the agent traced), and on the first, use the ready-made policy that
+        keeps the same residuals and recomputes the same. No fix where a key chooses the policy."""
         advice, current = advised.advice, advised.advice.current
-        doc = place.document
-        if current is None or not current.no_effect or advice.selector is not None or doc is None:
+        if current is None:
             return []
-
-        def replace_with(title: str, text: str) -> types.CodeAction:
-            edit = types.TextEdit(range=place.range(advised.span), new_text=text)
-            return types.CodeAction(
-                title=title, kind=types.CodeActionKind.QuickFix, edit=_edit(place.uri, doc.version, [edit])
-            )
-
-        actions = [
-            replace_with(f"Drop {n.name!r} from the policy (it changes nothing)", n.without)
-            for n in current.no_effect
-            if n.without is not None
-        ]
+        fixable = advice.selector is None
         same = [
             p
             for p in advice.same_as(current)
             if p.recompute_flops == current.recompute_flops and p.select is None and not p.current
         ]
-        if same:
-            ready = min(same, key=lambda p: ("(" in p.policy, len(p.policy)))
-            actions.append(replace_with(f"Use {short_policy(ready.policy)} (keeps the same)", ready.policy))
-        return actions
+        ready = min(same, key=lambda p: ("(" in p.policy, len(p.policy))) if same and fixable else None
+
+        def replace_with(title: str, text: str, safe: bool) -> Fix:
+            return Fix(title, safe, (Edit(str(path), advised.span, text),))
+
+        findings = []
+        for index, entry in enumerate(current.no_effect):
+            fixes = []
+            if fixable and entry.without is not None:
+                title = f"Drop {entry.name!r} from the policy (it changes nothing)"
+                fixes.append(replace_with(title, entry.without, True))
+            if ready is not None and index == 0:
+                # It keeps the same for this example; another example may tell them apart.
+                title = f"Use {short_policy(ready.policy)} (keeps the same)"
+                fixes.append(replace_with(title, ready.policy, False))
+            message = f"{entry.explain(root)}: the policy keeps the same without it"
+            severity = CODES[NO_EFFECT].severity
+            findings.append(Finding(str(path), NO_EFFECT, severity, message, advised.span, tuple(fixes)))
+        return findings
 
     def _publish(self, path: Path) -> None:
-        """JAX191 on each site of ``path`` whose policy lists a name that changes nothing."""
+        """JAX191 on each site of ``path`` whose policy lists a name that changes nothing, as the
+        selection a rule's finding passes admits it (noqa, select, severity); its fixes travel in
+        the diagnostic's data, as a rule's do, for the buffer's version."""
         uri = path_to_uri(path)
-        settings = self.server.settings.core
-        severity = settings.severity_of(NO_EFFECT, CODES[NO_EFFECT].severity)
         root = self._root(path)
-        diagnostics = [
-            types.Diagnostic(
-                range=self.server.to_lsp_range(uri, advised.span),
-                message=f"{entry.explain(root)}: the policy keeps the same without it",
-                severity=LSP_SEVERITY[severity],
-                code=NO_EFFECT,
-                code_description=code_description(NO_EFFECT),
-                source=SOURCE,
-            )
+        findings = [
+            finding
             for advised in self.results.get(str(path), {}).values()
-            if advised.advice.current is not None and settings.enabled(NO_EFFECT)
-            for entry in advised.advice.current.no_effect
+            for finding in self._no_effect_findings(path, advised, root)
         ]
-        self.server.publish_diagnostics(SOURCE, uri, diagnostics)
+        document = self.server.document(uri)
+        version = document.version if document is not None else None
+        diagnostics = [
+            to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE)
+            for f in admitted(self.server, findings)
+        ]
+        self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
 
     def _set_key(self, advice: Advice, suggested: PolicyAdvice) -> types.CodeAction:
         """Where a key chooses the site's policy: the quick fix sets the key's literal default to
@@ -406,30 +405,20 @@ class AdvisorFeature(LanguageFeature):
         if written != setting.text:
             return _disabled(title, f"{where} changed since the advice: advise again")
         edit = types.TextEdit(range=ls.to_lsp_range(uri, span), new_text=_literal(select.key, setting.text))
-        document = ls.document(uri)
         return types.CodeAction(
             title=f"{title} ({where})",
             kind=types.CodeActionKind.QuickFix,
-            edit=_edit(uri, document.version if document is not None else None, [edit]),
+            edit=workspace_edit(ls, {uri: [edit]}),
         )
 
     # -- buffer events -------------------------------------------------------------------
-    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+    def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
         """Advice follows the lines it is on; an edit of the site or of a residual's line drops it."""
         path = place.file
         if path is None or str(path) not in self.results:
             return
         advised = self.results[str(path)]
-        for change in changes:
-            edit = (
-                LineEdit.of(
-                    (change.range.start.line, change.range.start.character),
-                    (change.range.end.line, change.range.end.character),
-                    change.text,
-                )
-                if isinstance(change, types.TextDocumentContentChangePartial)
-                else LineEdit.whole_text()
-            )
+        for edit in edits:
             kept = {}
             for item in advised.values():
                 shift = edit.moved(item.span.start.line, item.span.end.line)
@@ -492,17 +481,6 @@ def _hint_tooltip(residual: Residual, count: int, root: Path) -> str:
             f"{relative(path, root)}:{line}" for path, line in residual.used_by
         )
     return text + "."
-
-
-def _edit(uri: str, version: int | None, edits: list[types.TextEdit]) -> types.WorkspaceEdit:
-    return types.WorkspaceEdit(
-        document_changes=[
-            types.TextDocumentEdit(
-                text_document=types.OptionalVersionedTextDocumentIdentifier(uri=uri, version=version),
-                edits=list(edits),
-            )
-        ]
-    )
 
 
 def _literal(key: str | int, like: str) -> str:

@@ -15,12 +15,12 @@ from lsprotocol import types
 from jax_lsp.core import Finding
 from jax_lsp.core.findings import Span
 from jax_lsp.engine import Workspace
-from jax_lsp.engine.analysis import NOQA_COMMENT
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
-from jax_lsp.server.configuration import supports
+from jax_lsp.engine.selection import NOQA_COMMENT
 from jax_lsp.server.diagnostic_data import DiagnosticData
-from jax_lsp.server.diagnostics import SOURCE, diagnostic_data, shown, to_diagnostic
+from jax_lsp.server.diagnostics import FIXING_SOURCES, diagnostic_data, shown, to_diagnostic
 from jax_lsp.server.documents import split_lines
+from jax_lsp.server.edits import workspace_edit
 from jax_lsp.server.logs import log
 
 if TYPE_CHECKING:
@@ -37,22 +37,6 @@ def wanted(kind: str, only: Sequence[str] | None) -> bool:
     return not only or any(kind == k or kind.startswith(k + ".") for k in only)
 
 
-def _edit(ls: JaxLanguageServer, edits_by_uri: dict[str, list[types.TextEdit]]) -> types.WorkspaceEdit:
-    if supports(ls.client_capabilities, "workspace.workspace_edit.document_changes"):
-        return types.WorkspaceEdit(
-            document_changes=[
-                types.TextDocumentEdit(
-                    text_document=types.OptionalVersionedTextDocumentIdentifier(
-                        uri=uri, version=doc.version if (doc := ls.document(uri)) else None
-                    ),
-                    edits=edits,
-                )
-                for uri, edits in edits_by_uri.items()
-            ]
-        )
-    return types.WorkspaceEdit(changes=edits_by_uri)
-
-
 def fix_actions(
     ls: JaxLanguageServer, diagnostic: types.Diagnostic, data: DiagnosticData
 ) -> list[types.CodeAction]:
@@ -67,7 +51,7 @@ def fix_actions(
                 kind=types.CodeActionKind.QuickFix,
                 diagnostics=[diagnostic],
                 is_preferred=fix.safe or None,
-                edit=_edit(ls, edits),
+                edit=workspace_edit(ls, edits),
             )
         )
     return actions
@@ -92,7 +76,7 @@ def noqa_action(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnosti
         title=f"Disable {code} for this line",
         kind=types.CodeActionKind.QuickFix,
         diagnostics=[diagnostic],
-        edit=_edit(ls, {place.uri: [types.TextEdit(range=position, new_text=new_text)]}),
+        edit=workspace_edit(ls, {place.uri: [types.TextEdit(range=position, new_text=new_text)]}),
     )
 
 
@@ -151,7 +135,7 @@ async def fix_all_action(ls: JaxLanguageServer, place: Place) -> types.CodeActio
     return types.CodeAction(
         title="jax-lsp: Fix all safe fixes",
         kind=FIX_ALL,
-        edit=_edit(ls, {current.uri: [whole_document_edit(ls, current, new_text)]}),
+        edit=workspace_edit(ls, {current.uri: [whole_document_edit(ls, current, new_text)]}),
     )
 
 
@@ -187,7 +171,7 @@ async def diagnostics_in_request(
 ) -> list[types.Diagnostic]:
     """Ours among the request's diagnostics; when it names none (eglot at an empty region),
     the findings of the latest check that touch the requested range."""
-    ours = [d for d in params.context.diagnostics if d.source == SOURCE]
+    ours = [d for d in params.context.diagnostics if d.source in FIXING_SOURCES]
     if ours:
         return ours
     findings = await ls.checker.findings(place.uri)

@@ -15,7 +15,7 @@ from jax_lsp.core.findings import Span
 from jax_lsp.core.policies.describe import PolicyDescription
 from jax_lsp.core.tags import editor_help
 from jax_lsp.core.tags.editor_help import NameDescription
-from jax_lsp.engine.analysis import NOQA_COMMENT
+from jax_lsp.engine.selection import NOQA_COMMENT
 from jax_lsp.server import notebooks
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import LanguageFeature

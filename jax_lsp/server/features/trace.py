@@ -17,11 +17,11 @@ from typing import TYPE_CHECKING, Any
 from lsprotocol import types
 from pygls.exceptions import JsonRpcException
 
+from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.findings import Position
 from jax_lsp.engine.project import project_root
-from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostic_data import TraceData
-from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
+from jax_lsp.server.diagnostics import admitted, note_diagnostic, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import HOVER_SEPARATOR, REQUEST_FAILED, LanguageFeature
@@ -100,7 +100,7 @@ class TraceFeature(LanguageFeature):
             self.refresh_lenses()
 
     def refresh_lenses(self) -> None:
-        if supports(self.server.client_capabilities, "workspace.code_lens.refresh_support"):
+        if self.server.client_support.code_lens_refresh:
             self.server.workspace_code_lens_refresh(None)
 
     # -- tracing -------------------------------------------------------------------------
@@ -178,20 +178,28 @@ class TraceFeature(LanguageFeature):
         return self.results[key][1]
 
     def _publish_file(self, file: str) -> None:
+        """The file's notes as diagnostics: those with a code as findings, through the
+        selection a rule's pass through (noqa, select, severity); what a trace decided as is."""
         uri = path_to_uri(Path(file))
         notes = [n for _, notes in self.results.values() for n in notes if n.path == file]
-        self.server.publish_diagnostics(SOURCE, uri, [self._diagnostic(uri, n) for n in notes])
-
-    def _diagnostic(self, uri: str, note: TraceNote) -> types.Diagnostic:
-        return types.Diagnostic(
-            range=self.server.to_lsp_range(uri, note.span),
-            message=note.message,
-            severity=LSP_SEVERITY[note.severity],
-            code=note.code,
-            code_description=code_description(note.code),
-            source=SOURCE,
-            data=self.server.converter.unstructure(TraceData(note.confirms)) if note.confirms else None,
-        )
+        findings = admitted(self.server, [n.finding() for n in notes if n.code is not None])
+        diagnostics = [
+            to_diagnostic(
+                self.server,
+                uri,
+                f,
+                None,
+                SOURCE,
+                TraceData(f.code) if family_of(f.code) is Family.RULE else None,
+            )
+            for f in findings
+        ]
+        diagnostics += [
+            note_diagnostic(self.server, uri, n.span, n.severity, n.message, code=None, source=SOURCE)
+            for n in notes
+            if n.code is None
+        ]
+        self.server.publish_diagnostics(SOURCE, uri, diagnostics)
 
     def _note_json(self, note: TraceNote) -> dict:
         uri = path_to_uri(Path(note.path))
@@ -204,21 +212,11 @@ class TraceFeature(LanguageFeature):
             "message": note.message,
         }
 
-    def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
+    def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
         """Move the trace's diagnostics with the lines they are on; drop those an edit touched."""
         file = str(place.file) if place.file is not None else None
         if file is None or not any(n.path == file for _, notes in self.results.values() for n in notes):
             return
-        edits = [
-            LineEdit.of(
-                (c.range.start.line, c.range.start.character),
-                (c.range.end.line, c.range.end.character),
-                c.text,
-            )
-            if isinstance(c, types.TextDocumentContentChangePartial)
-            else LineEdit.whole_text()
-            for c in changes
-        ]
         for key, (result, notes) in self.results.items():
             for edit in edits:
                 notes = follow_edit(notes, file, edit)

@@ -212,3 +212,58 @@ def test_check_with_trace_from_a_folder_holding_the_agent_lands_only_in_the_chec
     if AGENT_FACTS.save_from_both_non_bool_error is not None:  # from jax 0.4.38
         predicted.add("JAX110")
     assert predicted <= confirmed
+
+
+# A policy JAX rejects that no rule predicts: the file has no static finding.
+REJECTED_UNPREDICTED = """
+import jax
+
+
+def policy(prim, *args, **params):
+    return prim.no_such_attribute == 1
+
+
+f = jax.checkpoint(lambda x: x, policy=policy)
+"""
+
+
+def test_check_with_trace_traces_a_file_without_static_findings(run_here, write, tmp_path):
+    write("model.py", REJECTED_UNPREDICTED)
+    plain = run_here("check", "--no-cache", "--output-format", "json", ".", cwd=tmp_path)
+    assert (plain.returncode, plain.stdout) == (0, "[]\n"), plain.stderr
+    traced = run_here("check", "--no-cache", "--trace", "--output-format", "json", ".", cwd=tmp_path)
+    assert traced.returncode == 1, traced.stdout + traced.stderr
+    [unpredicted] = json.loads(traced.stdout)
+    assert (unpredicted["code"], unpredicted["line"], unpredicted["severity"]) == ("JAX190", 5, "error")
+    assert "AttributeError" in unpredicted["message"]
+
+
+# Beside it, a policy JAX101 reports: the file is traced whether or not clean files are.
+REJECTED_AND_PREDICTED = (
+    REJECTED_UNPREDICTED
+    + """
+
+def without_return(prim, *args, **params):
+    if prim.name == "sin":
+        return True
+
+
+g = jax.checkpoint(lambda x: x, policy=without_return)
+"""
+)
+
+
+def test_check_with_trace_reads_noqa_and_severity_of_jax190(run_here, write, tmp_path):
+    """The trace's findings pass the filters a rule's pass: `# noqa: JAX190` on the reported line
+    hides it, `[tool.jax-lsp.severity]` sets its severity."""
+    write("model.py", REJECTED_AND_PREDICTED.replace("== 1\n", "== 1  # noqa: JAX190\n"))
+    silenced = run_here("check", "--no-cache", "--trace", "--output-format", "json", ".", cwd=tmp_path)
+    assert silenced.returncode == 1, silenced.stdout + silenced.stderr
+    [confirmed] = json.loads(silenced.stdout)
+    assert confirmed["code"] == "JAX101" and "[Confirmed by trace (jax " in confirmed["message"]
+    write("model.py", REJECTED_AND_PREDICTED)
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp.severity]\nJAX190 = "warning"\n')
+    warned = run_here("check", "--no-cache", "--trace", "--output-format", "json", ".", cwd=tmp_path)
+    assert warned.returncode == 1, warned.stdout + warned.stderr
+    found = sorted((f["code"], f["severity"]) for f in json.loads(warned.stdout))
+    assert found == [("JAX101", "error"), ("JAX190", "warning")]

@@ -440,15 +440,21 @@ async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion
     )
 
 
+def _no_effect_model(comment=""):
+    """The fixture whose policy names three names that change nothing, its example on the site's
+    first line, then ``comment``."""
+    text = (ADVISOR_FIXTURES / "no_effect.py").read_text(encoding="utf-8")
+    return text.replace(
+        "save_and_offload_only_these_names(\n",
+        f"save_and_offload_only_these_names(  # jax-lsp: example=no_effect.py:example{comment}\n",
+    )
+
+
 @pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
 async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(server, tmp_path):
     """JAX191 on the site for each name of its policy that changes nothing; the quick fixes drop
     the name (the text the agent traced) or use the candidate that keeps the same."""
-    text = (ADVISOR_FIXTURES / "no_effect.py").read_text(encoding="utf-8")
-    text = text.replace(
-        "save_and_offload_only_these_names(\n",
-        "save_and_offload_only_these_names(  # jax-lsp: example=no_effect.py:example\n",
-    )
+    text = _no_effect_model()
     async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "no_effect.py", text)
         found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
@@ -467,7 +473,19 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(server,
         assert warnings[0].range.start == site
 
         actions = await session.code_actions(uri, warnings, only=[types.CodeActionKind.QuickFix])
-        drop = next(a for a in actions if a.title == "Drop 'mlpwo' from the policy (it changes nothing)")
+        # The fixes travel in the diagnostics' data, as a rule's do, and read as a rule's.
+        drop = next(
+            a
+            for a in actions
+            if a.title == "jax-lsp (JAX191): Drop 'mlpwo' from the policy (it changes nothing)"
+        )
+        assert drop.is_preferred and drop.diagnostics[0].code == "JAX191"
+        assert "Disable JAX191 for this line" in {a.title for a in actions}
+        # Neovim takes no documentChanges: every quick fix comes as `changes`.
+        shapes = {
+            (a.edit.changes is not None, a.edit.document_changes is not None) for a in actions if a.edit
+        }
+        assert shapes == {(False, True) if session.profile == "vscode" else (True, False)}
         fixed = session.apply(drop, uri)
         assert 'names_which_can_be_saved=["decoder_layer_input", "mlpwi"],' in fixed
         assert (
@@ -476,6 +494,17 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(server,
         )
         # the site changed: its advice and its warnings are gone
         await session.eventually(uri, lambda ds: not any(d.code == "JAX191" for d in ds))
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_noqa_on_the_sites_line_hides_its_jax191(server, tmp_path):
+    text = _no_effect_model("  # noqa: JAX191")
+    async with server.in_folder(tmp_path) as session:
+        uri, advice = await _open_and_advise(session, "no_effect.py", text)
+        current = next(p for p in advice["policies"] if p["current"])
+        assert len(current["no_effect"]) == 3  # advised, and found the names that change nothing
+        # The advisor publishes before it answers: what the client holds now is what it shows.
+        assert not [d for d in session.published[uri][1] if d.code == "JAX191"]
 
 
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)
@@ -487,8 +516,9 @@ async def test_a_policy_that_keeps_what_a_candidate_keeps_can_switch_to_it(serve
         uri, advice = await _open_and_advise(session, "example.py", text)
         found = await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
         actions = await session.code_actions(uri, found, only=[types.CodeActionKind.QuickFix])
-        [switch] = [a for a in actions if a.title.startswith("Use ") and a.title.endswith("(keeps the same)")]
-        assert switch.title == "Use save_only_these_names('mlpwi') (keeps the same)"
+        [switch] = [a for a in actions if a.title.endswith("(keeps the same)")]
+        assert switch.title == "jax-lsp (JAX191): Use save_only_these_names('mlpwi') (keeps the same)"
+        assert not switch.is_preferred  # the same for this example: unsafe
         current = next(p for p in advice["policies"] if p["current"])
         assert "jax.checkpoint_policies.save_only_these_names('mlpwi')" in current["same_as"]
         assert "policy=jax.checkpoint_policies.save_only_these_names('mlpwi')  #" in session.apply(
@@ -516,4 +546,5 @@ async def test_a_name_the_new_remat_ignores_is_a_warning_without_a_fix(server, t
         [warning] = [d for d in found if d.code == "JAX191"]
         assert warning.message.startswith("'x' (saved): ignored under jax_remat3 on this release")
         actions = await session.code_actions(uri, [warning], only=[types.CodeActionKind.QuickFix])
-        assert not any(a.title.startswith(("Drop ", "Use ")) for a in actions)
+        assert not any(a.title.startswith("jax-lsp (JAX191)") for a in actions)
+        assert [a.title for a in actions] == ["Disable JAX191 for this line"]

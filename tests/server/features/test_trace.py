@@ -284,3 +284,39 @@ async def test_trace_on_save(server, tmp_path):
         )
         diagnostics = await _trace_diagnostics(session, uri)
         assert "JAX101" in {d.code for d in diagnostics}
+
+
+# A policy JAX rejects that no rule predicts: the trace's JAX190 on line 4 (0-based).
+UNPREDICTED = """import jax
+
+def policy(prim, *args, **params):
+    return prim.no_such_attribute == 1
+
+f = jax.checkpoint(lambda x: x, policy=policy)
+"""
+
+
+@pytest.mark.parametrize(
+    ("settings", "noqa", "shown"),
+    [
+        ({}, False, types.DiagnosticSeverity.Error),
+        ({"ignore": ["JAX190"]}, False, None),
+        ({"severity": {"JAX190": "warning"}}, False, types.DiagnosticSeverity.Warning),
+        ({}, True, None),
+    ],
+    ids=["as-is", "ignored", "a-warning", "noqa"],
+)
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_trace_findings_pass_the_settings_and_noqa(server, tmp_path, settings, noqa, shown):
+    text = UNPREDICTED.replace("== 1\n", "== 1  # noqa: JAX190\n") if noqa else UNPREDICTED
+    async with server.in_folder(tmp_path, _in_agent_python(**settings)) as session:
+        uri = session.write("model.py", text)
+        session.open("model.py")
+        await session.diagnostics(uri)
+        result = await asyncio.wait_for(
+            asyncio.wrap_future(_execute(session, _lens_at(uri, text, "policy=p"))), 60
+        )
+        assert result["status"] == "jax_error"
+        # The trace publishes before it answers: what the client holds now is what it shows.
+        found = [d for d in session.published[uri][1] if d.code == "JAX190"]
+        assert [(d.range.start.line, d.severity) for d in found] == ([(3, shown)] if shown else [])
