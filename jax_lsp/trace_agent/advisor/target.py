@@ -68,11 +68,14 @@ def _topology(topology_name, chip_config_name, chips_per_host_bounds, num_slices
 
 
 def opened_platforms():
-    """The platforms whose backend this process started (never ``tpu`` for a topology compile)."""
+    """The platforms whose backend this process started or tried to start (a TPU without a
+    chip fails, and JAX keeps its error): never ``tpu`` for a topology compile. None where this
+    JAX keeps neither."""
     try:
         from jax._src import xla_bridge
 
-        return sorted(xla_bridge._backends)  # private: read, never started here
+        # private, read only: the started backends and those that failed to start
+        return sorted({*xla_bridge._backends, *getattr(xla_bridge, "_backend_errors", {})})
     except Exception:
         return None
 
