@@ -38,6 +38,7 @@ from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.advisor.sites import advise_anchors
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
+from jax_lsp.trace.options import TPU_COMPILE_TIMEOUT_S, TraceOptions
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
@@ -85,8 +86,8 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         help="also compile each candidate's training step (jit of the gradient over the example's "
         "positional arguments) for the --target and show XLA's memory_analysis() beside the "
         "estimate; the budget is then compared with the compiled peak on a TPU, the compiled "
-        "temporaries on the CPU (default: on for a TPU target, off for cpu; compiling takes "
-        "seconds per candidate: raise --timeout)",
+        "temporaries on the CPU (default: on for a TPU target, whose --timeout is then 300 s, off "
+        "for cpu; compiling takes seconds per candidate: raise --timeout)",
     )
     parser.add_argument(
         "--target",
@@ -144,6 +145,9 @@ def run(args: argparse.Namespace) -> int:
         where = "--target" if args.compile_target else "[tool.jax-lsp] target"
         return _fail(args, f"{where}: {exc}")
     compile = target.is_tpu if args.compile is None else args.compile
+    options = trace_options(args)
+    if compile and target.is_tpu and options.timeout == TraceOptions().timeout:
+        options = options.replace(timeout=TPU_COMPILE_TIMEOUT_S)
     path, root, ws = advised.path, project.root, project.workspace
     examples_root = project.pyproject.parent if project.pyproject else root
     results: list[Advice] = []
@@ -162,7 +166,7 @@ def run(args: argparse.Namespace) -> int:
                     import_root=ws.imports.import_root(path),
                     cwd=cwd,
                     interpreter=args.interpreter,
-                    options=trace_options(args),
+                    options=options,
                     compile=compile,
                     target=target,
                 )

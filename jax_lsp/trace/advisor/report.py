@@ -92,11 +92,16 @@ def target_words(advice: Advice) -> str:
     target = advice.target
     if target is None or not target.is_tpu:
         return "cpu"
-    memory = f"{target.memory_bytes / 2**30:.4g} GiB" if target.memory_bytes is not None else "?"
+    memory = chip_memory(target.memory_bytes) if target.memory_bytes is not None else "?"
     chips = f"{target.chips} chip{'s' if target.chips != 1 else ''} of {memory}"
     sharding = next((p.compiled.sharding for p in advice.policies if p.compiled is not None), None)
     placed = {"example": "; inputs sharded as the example gives them", "replicated": "; inputs replicated"}
     return f"{target.name} ({target.topology}, {chips}{placed.get(sharding or '', '')})"
+
+
+def chip_memory(count: int) -> str:
+    """A chip's memory as XLA states it: ``15.75 GiB`` (not rounded to three digits)."""
+    return f"{count / 2**30:.4g} GiB"
 
 
 def fit_cells(advice: Advice, policy: PolicyAdvice) -> list[str]:
@@ -104,7 +109,7 @@ def fit_cells(advice: Advice, policy: PolicyAdvice) -> list[str]:
     ``["> 15.75 GiB", "does not fit by 4.1 GiB"]``, or ``failed`` where it did not compile."""
     fits = advice.fits(policy)
     if policy.exhausted is not None:
-        peak = f"> {format_bytes(policy.exhausted.available_bytes)}"
+        peak = f"> {chip_memory(policy.exhausted.available_bytes)}"
     else:
         peak = _size(policy.compiled.peak_bytes) if policy.compiled is not None else "failed"
     if fits is None:
