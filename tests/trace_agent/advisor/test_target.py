@@ -16,7 +16,7 @@ import textwrap
 
 import pytest
 
-from jax_lsp.trace.advisor.report import short_policy
+from jax_lsp.trace.advisor.report import format_markdown, short_policy
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.compile_target import GiB, parse_target
 from jax_lsp.trace.options import TraceOptions
@@ -189,3 +189,25 @@ def test_without_libtpu_a_tpu_target_says_how_to_get_it_and_answers_the_estimate
     assert not advice.compiled and all(p.peak_bytes for p in advice.policies)
     (note,) = [n for n in advice.notes if "libtpu" in n]
     assert "pip install 'jax[tpu]'" in note and "Linux x86-64" in note and "the estimate" in note
+
+
+def test_on_several_chips_the_examples_own_shardings_are_used(service, libtpu_python):
+    path = ADVISOR_FIXTURES / "sharded_stack.py"
+    advice = advise(
+        service,
+        path,
+        line_of(path),
+        example="sharded_stack.py:example",
+        root=ADVISOR_FIXTURES,
+        policies=["nothing_saveable"],
+        compile=True,
+        target=parse_target("v5e-4"),
+        interpreter=libtpu_python,
+        options=OPTIONS,
+    )
+    assert advice.ok, advice.message
+    weights, batch = 4 * 512 * 512 * 4, 1024 * 512 * 4
+    for entry in advice.policies:
+        assert entry.compiled is not None and entry.compiled.sharding == "example", entry
+        assert entry.compiled.argument_bytes == weights + batch // 4  # the batch split over 4 chips
+    assert "inputs sharded as the example gives them" in format_markdown(advice, None)
