@@ -58,6 +58,7 @@ def test_compiled_figures_and_failures_are_read_and_written_back():
 def test_on_a_tpu_target_each_step_fits_a_chip_or_says_by_how_much_and_the_budget_reads_the_peak():
     from dataclasses import replace
 
+    from jax_lsp.trace.advisor.chart import memory_axis
     from jax_lsp.trace.advisor.report import format_markdown
     from jax_lsp.trace.compile_target import GiB, parse_target
 
@@ -98,6 +99,8 @@ def test_on_a_tpu_target_each_step_fits_a_chip_or_says_by_how_much_and_the_budge
     assert "| compiled peak | on v5e-1 |" in text
     assert "does not fit by 4.25 GiB" in text and "does not fit by 1.25 GiB" in text
     assert "v5e-1 (v5e:1x1, 1 chip of 15.75 GiB; inputs replicated)" in text
+    title, plotted = memory_axis(advice)
+    assert "compiled for v5e-1" in title and plotted(a) == 1524 and plotted(c) is None
     # compiled for the CPU: the temporaries, as before, and no fit
     on_cpu = replace(advice, target=parse_target("cpu"))
     assert (
