@@ -135,12 +135,10 @@ class CompileTarget(Record):
 
 def _host_bounds(generation: Generation, shape: tuple[int, ...]) -> tuple[int, int, int]:
     """The chips of one host in each dimension: the whole slice where it fits on one host (a
-    v5e or v6e host holds 2x4 chips, a v4 or v5p host 2x2x1), else MaxText's 2x2x1."""
-    full = (*shape, 1, 1)[:3]
-    if generation.dims == 2 and shape[0] * shape[1] <= 8 and shape[0] <= 2:
-        return full[0], full[1], 1
-    if generation.dims == 3 and full == (2, 2, 1):
-        return full
+    v5e or v6e host holds up to 2x4 chips), else 2x2x1 (a v4 or v5p host; MaxText's bounds for
+    the larger v5e and v6e slices)."""
+    if generation.dims == 2 and shape[0] <= 2 and shape[0] * shape[1] <= 8:
+        return shape[0], shape[1], 1
     return 2, 2, 1
 
 
@@ -226,11 +224,13 @@ def local_target(
     return CompileTarget("cpu", None, (), "no TPU on this machine")
 
 
-def choose_target(given: str | None, configured: str | None, sysfs: str = "/sys") -> CompileTarget:
-    """The target: ``given`` (``--target``, the editor's setting), else ``configured``
-    (``[tool.jax-lsp] target``), else `local_target`."""
+def choose_target(
+    given: str | None, configured: str | None, sysfs: str = "/sys", given_by: str = "--target"
+) -> CompileTarget:
+    """The target: ``given`` (by ``given_by``: ``--target``, the editor's setting), else
+    ``configured`` (``[tool.jax-lsp] target``), else `local_target`."""
     if given:
-        return parse_target(given)
+        return parse_target(given, given_by)
     if configured:
         return parse_target(configured, "[tool.jax-lsp] target")
     return local_target(sysfs=sysfs)

@@ -308,7 +308,9 @@ class AdvisorFeature(LanguageFeature):
         this machine's TPU; None (the estimate alone) where the project's setting names none."""
         settings = self.server.settings
         try:
-            return choose_target(settings.advise.target, settings.core.compile_target)
+            return choose_target(
+                settings.advise.target, settings.core.compile_target, given_by="advise.target"
+            )
         except CompileTargetError as exc:
             self.server.notify_user(f"[tool.jax-lsp] target: {exc}", types.MessageType.Error)
             return None
