@@ -334,6 +334,14 @@ def advise(params, fork=False):
             path,
             params["line"],
         )
+    notes = []
+    if params.get("compile") and params.get("target"):
+        missing = libtpu_missing(params["target"])
+        if missing is not None:
+            notes.append(missing)
+            params = {**params, "compile": False}
+        else:  # before the user's code runs (it may make arrays) and before the worker forks
+            keep_off_devices()
     site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
     example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
     install_site(site)
@@ -373,14 +381,7 @@ def advise(params, fork=False):
         )
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
-    notes = [] if forward.lifted else [LITERALS_MISSING]
-    if params.get("compile") and params.get("target"):
-        missing = libtpu_missing(params["target"])
-        if missing is not None:
-            notes.append(missing)
-            params = {**params, "compile": False}
-        else:
-            keep_off_devices()  # before the worker forks, and before anything asks for a device
+    notes = ([] if forward.lifted else [LITERALS_MISSING]) + notes
 
     def prepare(platform=None):
         return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root, platform)

@@ -154,12 +154,15 @@ def test_a_step_larger_than_the_chip_does_not_fit_by_what_xla_says_and_is_no_err
     assert advice.suggest(2**50) is None
 
 
-def test_the_compile_process_opens_no_device(service, libtpu_python):
-    """The agent's answer names the backends its process started: the CPU's, never the TPU's."""
+@pytest.mark.parametrize("model", ["peak_stack", "concrete_stack"])
+def test_the_compile_process_opens_no_device(service, libtpu_python, model):
+    """The agent's answer names the backends its process started or tried: the CPU's, never the
+    TPU's, also where the example makes arrays (which starts a backend as it runs)."""
     target = parse_target("v5e-1")
+    path = ADVISOR_FIXTURES / f"{model}.py"
     params = {
-        **site_params(PEAK_STACK, line_of(PEAK_STACK), None, ADVISOR_FIXTURES, None),
-        "example": "peak_stack.py:example",
+        **site_params(path, line_of(path), None, ADVISOR_FIXTURES, None),
+        "example": f"{model}.py:example",
         "policies": ["dots_saveable"],
         "compile": True,
         "target": target.to_params(),
