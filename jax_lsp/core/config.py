@@ -31,6 +31,7 @@ class Settings(Record):
         "jedi_budget",
         "new_remat",
         "examples",
+        "compile_target",
     )
     select: tuple[str, ...]
     ignore: tuple[str, ...]
@@ -47,6 +48,9 @@ class Settings(Record):
     # `jax-lsp advise`: example specs (MODULE:FUNCTION) by site ("model.py:12") or file ("model.py"),
     # paths relative to the project root.
     examples: Mapping[str, str]
+    # `jax-lsp advise --compile`: the machine to compile for (`target`: "v5e-1", "v5e:2x2", "cpu";
+    # read by jax_lsp.trace.compile_target); None: the local TPU's type where there is one.
+    compile_target: str | None
 
     def __init__(
         self,
@@ -59,10 +63,22 @@ class Settings(Record):
         jedi_budget: float = 1.0,
         new_remat: str = "detect",
         examples: Mapping[str, str] | None = None,  # None: a new empty dict
+        compile_target: str | None = None,
     ) -> None:
         severity = {} if severity is None else severity
         examples = {} if examples is None else examples
-        self._assign(select, ignore, exclude, src, severity, target_version, jedi_budget, new_remat, examples)
+        self._assign(
+            select,
+            ignore,
+            exclude,
+            src,
+            severity,
+            target_version,
+            jedi_budget,
+            new_remat,
+            examples,
+            compile_target,
+        )
 
     def enabled(self, code: str) -> bool:
         """Ruff's rule: the longest matching prefix wins; on a tie, ignore wins."""
@@ -149,6 +165,12 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
                     f'`examples` must map "file.py" or "file.py:LINE" to "MODULE:FUNCTION", got {value!r}'
                 )
             changes["examples"] = dict(value)
+        elif key == "target":
+            if not isinstance(value, str) or not value.strip():
+                raise SettingsError(
+                    f'`target` must name a machine, e.g. "v5e-1", "v5e:2x2" or "cpu", got {value!r}'
+                )
+            changes["compile_target"] = value.strip()
         # Unknown keys belong to other layers (the editor's interpreter, trace options): ignored here.
     return settings.replace(**changes)
 

@@ -44,6 +44,9 @@ class TraceSettings:
 class AdviseOptions:
     on_save: bool = False
     budget: int | None = None  # bytes; None: the current policy's estimated peak
+    # What to compile for (docs/accelerators.md): "v5e-8", "v5e:2x4", "cpu"; None: the project's
+    # [tool.jax-lsp] target, else this machine's TPU, else cpu.
+    target: str | None = None
 
 
 @dataclass(frozen=True)
@@ -92,7 +95,7 @@ def _trace(value: Any, problems: list[str]) -> TraceSettings:
 
 
 def _advise(value: Any) -> AdviseOptions:
-    """`advise.onSave` (bool) and `advise.budget` ("24GiB", "600000B")."""
+    """`advise.onSave` (bool), `advise.budget` ("24GiB", "600000B") and `advise.target` ("v5e-8")."""
     if not isinstance(value, Mapping):
         raise SettingsError(f"`advise` must be an object, got {value!r}")
     on_save = _boolean(value.get("onSave", False), "advise.onSave")
@@ -104,7 +107,16 @@ def _advise(value: Any) -> AdviseOptions:
             budget = parse_size(str(budget))
         except ValueError as exc:
             raise SettingsError(f"`advise.budget`: {exc}") from None
-    return AdviseOptions(on_save=on_save, budget=budget)
+    target = value.get("target")
+    if target is not None:
+        from jax_lsp.trace.compile_target import CompileTargetError, parse_target  # only when one is set
+
+        try:
+            parse_target(str(target))
+        except CompileTargetError as exc:
+            raise SettingsError(f"`advise.target`: {exc}") from None
+        target = str(target)
+    return AdviseOptions(on_save=on_save, budget=budget, target=target)
 
 
 def _boolean(value: Any, key: str) -> bool:

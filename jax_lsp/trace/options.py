@@ -22,3 +22,8 @@ class TraceOptions(Record):
     def to_params(self) -> dict[str, float | int]:
         """The request's parameters that say them, as the agent reads them."""
         return {"timeout": self.timeout, "memory_mb": self.memory_mb}
+
+
+# `advise` on a TPU target compiles every candidate by default (docs/accelerators.md): seconds
+# each, so its default timeout is this one where --timeout keeps the trace's default.
+TPU_COMPILE_TIMEOUT_S = 300.0

@@ -127,3 +127,16 @@ async def test_new_remat_always_reports_callable_policies_and_a_bad_value_is_sai
         uri = lsp.open("model.py", POLICY)
         assert "JAX115" not in [d.code for d in await lsp.diagnostics(uri)]
         assert any("`new-remat` must be one of" in m.message for m in lsp.client.messages)
+
+
+def test_the_target_setting_is_checked_and_the_projects_is_read(tmp_path):
+    from jax_lsp.server.settings import resolve
+
+    settings, problems = resolve({"advise": {"target": "v5e-1"}}, [tmp_path])
+    assert settings.advise.target == "v5e-1" and problems == []
+    settings, problems = resolve({"advise": {"target": "v5e-3"}}, [tmp_path])
+    assert settings.advise.target is None
+    assert any("advise.target" in p and "no v5e slice of that size" in p for p in problems), problems
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp]\ntarget = "v6e-4"\n', encoding="utf-8")
+    settings, problems = resolve({}, [tmp_path])
+    assert settings.core.compile_target == "v6e-4" and problems == []

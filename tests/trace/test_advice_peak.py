@@ -3,7 +3,14 @@ keys they add to the JSON contract."""
 
 from jax_lsp.trace.advisor.advice import Advice, Compiled
 
-COMPILED = {"temp_bytes": 900, "argument_bytes": 300, "output_bytes": 324, "alias_bytes": 0}
+COMPILED = {
+    "temp_bytes": 900,
+    "argument_bytes": 300,
+    "output_bytes": 324,
+    "alias_bytes": 0,
+    "peak_bytes": 1524,
+    "host_temp_bytes": 0,
+}
 
 
 def _advice(*entries):
@@ -33,7 +40,7 @@ def test_compiled_figures_and_failures_are_read_and_written_back():
         _entry("c", peak_bytes=10, compiled={"temp_bytes": "many"}),
     )
     a, b, c = advice.policies
-    assert a.compiled == Compiled(900, 300, 324, 0) and a.compile_s == 1.5
+    assert a.compiled == Compiled(900, 300, 324, 0, 1524, 0) and a.compile_s == 1.5
     assert a.estimate_error == (1000 - 900) / 900
     assert b.compiled is None and b.compile_error == "XlaRuntimeError: too big" and b.was_compiled
     assert c.compiled is None and not c.was_compiled  # malformed: as if not compiled
@@ -46,3 +53,57 @@ def test_compiled_figures_and_failures_are_read_and_written_back():
     # with --compile the budget is for the compiled temporaries: b never fits, c's estimate
     # alone does not count
     assert advice.suggest(950).policy == "a" and advice.suggest(899) is None
+
+
+def test_on_a_tpu_target_each_step_fits_a_chip_or_says_by_how_much_and_the_budget_reads_the_peak():
+    from dataclasses import replace
+
+    from jax_lsp.trace.advisor.chart import memory_axis
+    from jax_lsp.trace.advisor.report import format_markdown
+    from jax_lsp.trace.compile_target import GiB, parse_target
+
+    over = {
+        "required_bytes": 20 * GiB,
+        "available_bytes": int(15.75 * GiB),
+        "message": "RESOURCE_EXHAUSTED: ...",
+    }
+    big = {**COMPILED, "peak_bytes": 17 * GiB, "sharding": "replicated"}
+    advice = replace(
+        _advice(
+            _entry("a", peak_bytes=1000, compiled={**COMPILED, "sharding": "replicated"}, compile_s=1.0),
+            _entry("b", peak_bytes=10, compiled=big, compile_s=1.0),
+            _entry("c", peak_bytes=10, compiled=None, exhausted=over, compile_s=0.1),
+        ),
+        target=parse_target("v5e-1"),
+    )
+    a, b, c = advice.policies
+    assert advice.on_tpu and c.was_compiled and c.compile_error is None
+    assert [advice.fits(p) for p in advice.policies] == [True, False, False]
+    assert advice.over_bytes(b) == 17 * GiB - int(15.75 * GiB)
+    assert advice.over_bytes(c) == 20 * GiB - int(15.75 * GiB)
+    # the budget is compared with the compiled peak (1524), not the temporaries (900)
+    assert advice.suggest(1524).policy == "a" and advice.suggest(1523) is None
+    contract = advice.to_contract(None)
+    assert contract["compile_target"] == {
+        "name": "v5e-1",
+        "topology": "v5e:1x1",
+        "chips": 1,
+        "memory_bytes": int(15.75 * GiB),
+        "source": "--target",
+        "sharding": "replicated",
+    }
+    entries = contract["policies"]
+    assert [e["fits"] for e in entries] == [True, False, False]
+    assert entries[2]["exhausted"] == over and entries[2]["compiled"] is None
+    text = format_markdown(advice, None)
+    assert "| compiled peak | on v5e-1 |" in text
+    assert "does not fit by 4.25 GiB" in text and "does not fit by 1.25 GiB" in text
+    assert "v5e-1 (v5e:1x1, 1 chip of 15.75 GiB; inputs replicated)" in text
+    title, plotted = memory_axis(advice)
+    assert "compiled for v5e-1" in title and plotted(a) == 1524 and plotted(c) is None
+    # compiled for the CPU: the temporaries, as before, and no fit
+    on_cpu = replace(advice, target=parse_target("cpu"))
+    assert (
+        not on_cpu.on_tpu and on_cpu.fits(a) is None and "fits" not in on_cpu.to_contract(None)["policies"][0]
+    )
+    assert on_cpu.suggest(900).policy == "a"

@@ -37,6 +37,8 @@ from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.advisor.sites import advise_anchors
+from jax_lsp.trace.compile_target import CompileTargetError, choose_target
+from jax_lsp.trace.options import TPU_COMPILE_TIMEOUT_S, TraceOptions
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
@@ -78,11 +80,22 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     )
     parser.add_argument(
         "--compile",
-        action="store_true",
+        action=argparse.BooleanOptionalAction,
+        default=None,
         help="also compile each candidate's training step (jit of the gradient over the example's "
-        "positional arguments) for the local device and show XLA's memory_analysis() beside the "
-        "estimate; the budget is then compared with the compiled temporaries (raise --timeout: "
-        "compiling takes seconds per candidate)",
+        "positional arguments) for the --target and show XLA's memory_analysis() beside the "
+        "estimate; the budget is then compared with the compiled peak on a TPU, the compiled "
+        "temporaries on the CPU (default: on for a TPU target, whose --timeout is then 300 s, off "
+        "for cpu; compiling takes seconds per candidate: raise --timeout)",
+    )
+    parser.add_argument(
+        "--target",
+        dest="compile_target",
+        metavar="MACHINE",
+        help="what --compile compiles for, from any machine: a TPU type (v5e-1, v5litepod-8, v4-8, "
+        "v5p-8, v6e-4), a topology as JAX writes it (v5e:2x2), or cpu (default: [tool.jax-lsp] target, "
+        "else this machine's TPU, read without opening it, else cpu); a TPU needs libtpu "
+        "(pip install 'jax[tpu]')",
     )
     parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
     parser.add_argument(
@@ -125,6 +138,15 @@ def run(args: argparse.Namespace) -> int:
         positions = advised.positions(project.workspace, "advise", advise_anchors)
     except TargetError as exc:
         return _fail(args, str(exc))
+    try:
+        target = choose_target(args.compile_target, project.settings.compile_target)
+    except CompileTargetError as exc:
+        where = "--target" if args.compile_target else "[tool.jax-lsp] target"
+        return _fail(args, f"{where}: {exc}")
+    compile = target.is_tpu if args.compile is None else args.compile
+    options = trace_options(args)
+    if compile and target.is_tpu and options.timeout == TraceOptions().timeout:
+        options = options.replace(timeout=TPU_COMPILE_TIMEOUT_S)
     path, root, ws = advised.path, project.root, project.workspace
     examples_root = project.pyproject.parent if project.pyproject else root
     results: list[Advice] = []
@@ -143,8 +165,9 @@ def run(args: argparse.Namespace) -> int:
                     import_root=ws.imports.import_root(path),
                     cwd=cwd,
                     interpreter=args.interpreter,
-                    options=trace_options(args),
-                    compile=args.compile,
+                    options=options,
+                    compile=compile,
+                    target=target,
                 )
             )
 

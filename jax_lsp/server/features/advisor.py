@@ -39,8 +39,10 @@ from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import format_markdown, short_policy
 from jax_lsp.trace.advisor.request import example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
+from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
+from jax_lsp.trace.options import TPU_COMPILE_TIMEOUT_S
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
@@ -110,7 +112,7 @@ class AdvisorFeature(LanguageFeature):
             arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
             found = advised.get(anchor.span.start.line)
             if found is not None and found.advice.ok and found.advice.current is not None:
-                title = f"{_lens_summary(found.advice.current)} · Compare policies"
+                title = f"{_lens_summary(found.advice, found.advice.current)} · Compare policies"
                 command = types.Command(title=title, command=COMPARE, arguments=arguments)
             elif self._example(path, anchor.line) is None:
                 title = "Advise policy: give an example (see docs/advise.md)"
@@ -243,8 +245,13 @@ class AdvisorFeature(LanguageFeature):
         )
         line = anchor.line if anchor is not None else position.line + 1
         self.warn_unsaved(path, "the advice traces")
-        advice: Advice = await self.run_job(
-            functools.partial(
+        target = self._target()
+
+        def job(compile: bool) -> functools.partial:
+            options = settings.trace.options
+            if compile:  # seconds a candidate: the trace's default timeout is too short for it
+                options = options.replace(timeout=max(options.timeout, TPU_COMPILE_TIMEOUT_S))
+            return functools.partial(
                 submit_advise,
                 self.service,
                 path,
@@ -254,13 +261,33 @@ class AdvisorFeature(LanguageFeature):
                 root=root,
                 import_root=ls.analysis.imports.import_root(path) if ls.analysis is not None else None,
                 interpreter=settings.interpreter,
-                options=settings.trace.options,
-            ),
-            "advise",
-            f"{path.name}:{line}",
-            cancelled,
-            progress,
-        )
+                options=options,
+                compile=compile,
+                target=target,
+            )
+
+        site = f"{path.name}:{line}"
+        advice: Advice = await self.run_job(job(False), "advise", site, cancelled, progress)
+        self._keep(path, anchor, advice)
+        if advice.ok and target is not None and target.is_tpu:
+            # the estimate is shown at once; the compiled figures replace it when they arrive
+            compiling = f"{site}: compiling each policy for {target.name}"
+            compiled: Advice = await self.run_job(job(True), "advise", compiling, cancelled, progress)
+            if compiled.ok:
+                advice = compiled
+                self._keep(path, anchor, advice)
+        if not advice.ok and advice.status != "cancelled":
+            where = relative(advice.error_path, root) if advice.error_path else path.name
+            message = (
+                f"Advice for {path.name}:{line} failed: {where}:{advice.error_line or line}: {advice.message}"
+            )
+            if advice.status == "no_example":
+                message += f" ({DOCS})"
+            ls.notify_user(message, types.MessageType.Error)
+        return advice
+
+    def _keep(self, path: Path, anchor: PolicyAnchor | None, advice: Advice) -> None:
+        """Keep ``advice`` for its site's lens, hints and fixes, and show it."""
         current = advice.current
         # Under jax_remat3 an `unsupported` advice still carries the names the new remat ignores.
         if anchor is not None and (advice.ok or (current is not None and current.no_effect)):
@@ -274,15 +301,18 @@ class AdvisorFeature(LanguageFeature):
             )
             self._publish(path)
             self.refresh()
-        if not advice.ok and advice.status != "cancelled":
-            where = relative(advice.error_path, root) if advice.error_path else path.name
-            message = (
-                f"Advice for {path.name}:{line} failed: {where}:{advice.error_line or line}: {advice.message}"
+
+    def _target(self) -> CompileTarget | None:
+        """What to compile for: the `advise.target` setting, else ``[tool.jax-lsp] target``, else
+        this machine's TPU; None (the estimate alone) where the project's setting names none."""
+        settings = self.server.settings
+        try:
+            return choose_target(
+                settings.advise.target, settings.core.compile_target, given_by="advise.target"
             )
-            if advice.status == "no_example":
-                message += f" ({DOCS})"
-            ls.notify_user(message, types.MessageType.Error)
-        return advice
+        except CompileTargetError as exc:
+            self.server.notify_user(f"[tool.jax-lsp] target: {exc}", types.MessageType.Error)
+            return None
 
     async def code_actions(self, place: Place, params: types.CodeActionParams) -> list[types.CodeAction]:
         path, doc = place.file, place.document
@@ -452,8 +482,15 @@ class AdvisorFeature(LanguageFeature):
             self._own_service.shutdown()
 
 
-def _lens_summary(current: PolicyAdvice) -> str:
-    """The current policy's `PolicyAdvice.summary`, then its step's estimated peak."""
+def _lens_summary(advice: Advice, current: PolicyAdvice) -> str:
+    """The current policy's `PolicyAdvice.summary`, then its step's peak: compiled for a TPU
+    (``· compiled peak 14.2 GiB, fits v5e-1``), else estimated."""
+    fits = advice.fits(current)
+    if fits is not None and advice.target is not None:
+        peak = current.compiled.peak_bytes if current.compiled is not None else None
+        size = format_bytes(peak) if peak is not None else "over the chip"
+        verdict = f"fits {advice.target.name}" if fits else f"does not fit {advice.target.name}"
+        return f"{current.summary()} · compiled peak {size}, {verdict}"
     if current.peak_bytes is None:
         return current.summary()
     return f"{current.summary()} · peak (est.) {format_bytes(current.peak_bytes)}"

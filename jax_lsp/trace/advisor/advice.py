@@ -16,6 +16,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jax_lsp.trace.advisor.compiled import Compiled, Exhausted, read_compiled, read_exhausted
+from jax_lsp.trace.compile_target import CompileTarget
 from jax_lsp.trace.result import TraceResult
 
 NAME_BASED = ("save_only_these_names", "save_and_offload_only_these_names")
@@ -242,24 +244,6 @@ class NoEffect:
 
 
 @dataclass(frozen=True)
-class Compiled:
-    """``memory_analysis()`` of the candidate's ``jit(grad)``, compiled for the local device."""
-
-    temp_bytes: int
-    argument_bytes: int
-    output_bytes: int
-    alias_bytes: int
-
-    def to_json(self) -> dict[str, int]:
-        return {
-            "temp_bytes": self.temp_bytes,
-            "argument_bytes": self.argument_bytes,
-            "output_bytes": self.output_bytes,
-            "alias_bytes": self.alias_bytes,
-        }
-
-
-@dataclass(frozen=True)
 class PolicyAdvice:
     policy: str  # a Python expression, e.g. "jax.checkpoint_policies.dots_saveable"
     current: bool
@@ -273,11 +257,12 @@ class PolicyAdvice:
     compiled: Compiled | None = None  # with --compile: the compiled step's memory_analysis()
     compile_s: float | None = None
     compile_error: str | None = None  # with --compile: the step did not compile
+    exhausted: Exhausted | None = None  # with --compile: the step is larger than the target's memory
 
     @property
     def was_compiled(self) -> bool:
         """--compile was asked for (whether or not the step compiled)."""
-        return self.compiled is not None or self.compile_error is not None
+        return self.compiled is not None or self.compile_error is not None or self.exhausted is not None
 
     @property
     def estimate_error(self) -> float | None:
@@ -358,6 +343,8 @@ class PolicyAdvice:
         }
         if self.compile_error is not None:
             data["compile_error"] = self.compile_error
+        if self.exhausted is not None:
+            data["exhausted"] = self.exhausted.to_json()
         return data
 
 
@@ -381,6 +368,7 @@ class Advice:
     setting: Setting | None = None  # the literal default of that key in the project, if one
     setting_note: str | None = None  # why there is no `setting` (none, or several)
     notes: tuple[str, ...] = ()  # what the advice cannot see on this JAX release
+    target: CompileTarget | None = None  # what --compile compiled for (None: not compiled)
 
     @property
     def ok(self) -> bool:
@@ -395,12 +383,40 @@ class Advice:
         """Advised with --compile: the budget is compared with the compiled temporaries."""
         return any(p.was_compiled for p in self.policies)
 
+    @property
+    def on_tpu(self) -> bool:
+        """Compiled for a TPU: XLA's compiled peak is then the step's whole memory on a chip."""
+        return self.compiled and self.target is not None and self.target.is_tpu
+
     def budgeted_bytes(self, policy: PolicyAdvice) -> int | None:
-        """What a budget is compared with: ``policy``'s compiled temporaries when the advice was
-        compiled, else its estimated peak; None when unknown (then never suggested)."""
-        if self.compiled:
-            return policy.compiled.temp_bytes if policy.compiled is not None else None
-        return policy.peak_bytes
+        """What a budget is compared with: ``policy``'s compiled peak on a TPU target (all the
+        step holds on a chip), its compiled temporaries on another target, else its estimated
+        peak; None when unknown (then never suggested: a step that did not compile, or is larger
+        than the chip)."""
+        if not self.compiled:
+            return policy.peak_bytes
+        compiled = policy.compiled
+        if compiled is None:
+            return None
+        return compiled.peak_bytes if self.on_tpu and compiled.peak_bytes is not None else compiled.temp_bytes
+
+    def fits(self, policy: PolicyAdvice) -> bool | None:
+        """Whether ``policy``'s compiled step fits one chip of the TPU target; None where that is
+        not known (no TPU target, or the step did not compile)."""
+        if not self.on_tpu or self.target is None or self.target.memory_bytes is None:
+            return None
+        if policy.exhausted is not None:
+            return False
+        peak = policy.compiled.peak_bytes if policy.compiled is not None else None
+        return None if peak is None else peak <= self.target.memory_bytes
+
+    def over_bytes(self, policy: PolicyAdvice) -> int:
+        """By how much ``policy``'s step exceeds a chip of the TPU target (0 where it fits)."""
+        if policy.exhausted is not None:
+            return policy.exhausted.over_bytes
+        peak = policy.compiled.peak_bytes if policy.compiled is not None else None
+        memory = self.target.memory_bytes if self.target is not None else None
+        return max(peak - memory, 0) if peak is not None and memory is not None else 0
 
     def same_as(self, policy: PolicyAdvice) -> list[PolicyAdvice]:
         """The other candidates that keep the same residuals as ``policy`` (shapes, dtypes,
@@ -444,8 +460,10 @@ class Advice:
             "target": {"path": relative(self.path, root), "line": self.line},
             "jax": self.jax_version,
             "platform": self.platform,
+            "compile_target": self.target_json(),
             "policies": [
-                {**p.to_json(root), "same_as": [o.policy for o in self.same_as(p)]} for p in self.policies
+                {**p.to_json(root), "same_as": [o.policy for o in self.same_as(p)], **self.fit_json(p)}
+                for p in self.policies
             ],
             "suggested": None,
             "notes": list(self.notes),
@@ -474,6 +492,26 @@ class Advice:
                 "line": self.error_line,
             }
         return data
+
+    def target_json(self) -> dict[str, Any] | None:
+        """What the steps were compiled for (None: not compiled)."""
+        target = self.target
+        if target is None or not self.compiled:
+            return None
+        sharding = next((p.compiled.sharding for p in self.policies if p.compiled is not None), None)
+        return {
+            "name": target.name,
+            "topology": target.topology,
+            "chips": target.chips if target.is_tpu else None,
+            "memory_bytes": target.memory_bytes,
+            "source": target.source,
+            "sharding": sharding,
+        }
+
+    def fit_json(self, policy: PolicyAdvice) -> dict[str, Any]:
+        """``fits`` and ``over_bytes`` of a policy compiled for a TPU target; {} otherwise."""
+        fits = self.fits(policy)
+        return {} if fits is None else {"fits": fits, "over_bytes": self.over_bytes(policy)}
 
     @classmethod
     def failure(cls, status: str, message: str, path: str, line: int, **known: Any) -> Advice:
@@ -581,9 +619,10 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         error=(error.get("message") if isinstance(error, dict) else None),
         select=_select(raw.get("select")),
         peak_bytes=_int(raw.get("peak_bytes")),
-        compiled=_compiled(raw.get("compiled")),
+        compiled=read_compiled(raw.get("compiled")),
         compile_s=raw["compile_s"] if isinstance(raw.get("compile_s"), (int, float)) else None,
         compile_error=raw["compile_error"] if isinstance(raw.get("compile_error"), str) else None,
+        exhausted=read_exhausted(raw.get("exhausted")),
         no_effect=tuple(_no_effect(n) for n in raw.get("no_effect") or () if isinstance(n, dict)),
     )
 
@@ -599,17 +638,6 @@ def _no_effect(raw: dict[str, Any]) -> NoEffect:
         ),
         without=raw.get("without") if isinstance(raw.get("without"), str) else None,
     )
-
-
-def _compiled(raw: Any) -> Compiled | None:
-    if not isinstance(raw, dict):
-        return None
-    temp, argument, output, alias = (
-        _int(raw.get(key)) for key in ("temp_bytes", "argument_bytes", "output_bytes", "alias_bytes")
-    )
-    if temp is None or argument is None or output is None or alias is None:
-        return None
-    return Compiled(temp, argument, output, alias)
 
 
 def relative(path: str | None, root: Path | None) -> str | None:

@@ -33,6 +33,11 @@ _SANS = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif"
 def memory_axis(advice: Advice) -> tuple[str, Callable[[PolicyAdvice], int | None]]:
     """The memory axis's title and what a candidate is plotted at on it (None: not drawn): the
     one place that decides which of the advice's memory figures the picture shows."""
+    if advice.on_tpu and advice.target is not None:
+        return (
+            f"the step's memory on one chip at its peak (compiled for {advice.target.name})",
+            advice.budgeted_bytes,
+        )
     measure = "compiled" if advice.compiled else "estimated"
     return f"the step's temporaries at their peak ({measure})", advice.budgeted_bytes
 

@@ -49,7 +49,8 @@ def short_policy(policy: str) -> str:
 
 
 COLUMNS = ("saves", "computed", "arguments", "host", "peak (est.)", "recompute")
-COMPILED_COLUMN = "compiled temp"  # after "peak (est.)", with --compile
+COMPILED_COLUMN = "compiled temp"  # after "peak (est.)", with --compile for the CPU
+PEAK_COLUMN = "compiled peak"  # after "peak (est.)", with --compile for a TPU, and whether it fits
 LEGEND = (
     "computed: what the policy keeps on the device; arguments: the parameters, inputs and "
     "constants the step holds anyway; peak (est.): the step's temporary device memory at its "
@@ -59,16 +60,61 @@ COMPILED_LEGEND = "; compiled temp: XLA's temporaries for the compiled step (mem
 
 
 def columns(advice: Advice) -> tuple[str, ...]:
-    """The table's columns: `COLUMNS`, with the compiled temporaries after the estimate when
-    the advice was compiled."""
+    """The table's columns: `COLUMNS`, with after the estimate the compiled temporaries when the
+    advice was compiled for the CPU, the compiled peak and whether it fits a chip when compiled
+    for a TPU."""
     if not advice.compiled:
         return COLUMNS
     at = COLUMNS.index("peak (est.)") + 1
-    return (*COLUMNS[:at], COMPILED_COLUMN, *COLUMNS[at:])
+    added = (PEAK_COLUMN, fit_column(advice)) if advice.on_tpu else (COMPILED_COLUMN,)
+    return (*COLUMNS[:at], *added, *COLUMNS[at:])
+
+
+def fit_column(advice: Advice) -> str:
+    """``on v5e-1``: the TPU target's column saying whether each step fits one chip."""
+    return f"on {advice.target.name}" if advice.target is not None else "on the target"
 
 
 def legend(advice: Advice) -> str:
-    return LEGEND + (COMPILED_LEGEND if advice.compiled else "")
+    if not advice.compiled:
+        return LEGEND
+    if not advice.on_tpu:
+        return LEGEND + COMPILED_LEGEND
+    return LEGEND + (
+        f"; compiled peak: all the step holds at once on one chip (arguments, gradients, temporaries), "
+        f"XLA's peak_memory_in_bytes for the step compiled for {target_words(advice)}"
+    )
+
+
+def target_words(advice: Advice) -> str:
+    """``v5e-1 (v5e:1x1, 1 chip of 15.75 GiB; inputs replicated)``: what the steps were compiled
+    for, and how the example's inputs were placed on the chips."""
+    target = advice.target
+    if target is None or not target.is_tpu:
+        return "cpu"
+    memory = chip_memory(target.memory_bytes) if target.memory_bytes is not None else "?"
+    chips = f"{target.chips} chip{'s' if target.chips != 1 else ''} of {memory}"
+    sharding = next((p.compiled.sharding for p in advice.policies if p.compiled is not None), None)
+    placed = {"example": "; inputs sharded as the example gives them", "replicated": "; inputs replicated"}
+    return f"{target.name} ({target.topology}, {chips}{placed.get(sharding or '', '')})"
+
+
+def chip_memory(count: int) -> str:
+    """A chip's memory as XLA states it: ``15.75 GiB`` (not rounded to three digits)."""
+    return f"{count / 2**30:.4g} GiB"
+
+
+def fit_cells(advice: Advice, policy: PolicyAdvice) -> list[str]:
+    """The compiled peak and the fit of ``policy``'s step on a TPU target: ``["14.2 GiB", "fits"]``,
+    ``["> 15.75 GiB", "does not fit by 4.1 GiB"]``, or ``failed`` where it did not compile."""
+    fits = advice.fits(policy)
+    if policy.exhausted is not None:
+        peak = f"> {chip_memory(policy.exhausted.available_bytes)}"
+    else:
+        peak = _size(policy.compiled.peak_bytes) if policy.compiled is not None else "failed"
+    if fits is None:
+        return [peak, "?" if policy.compiled is not None else "failed"]
+    return [peak, "fits" if fits else f"does not fit by {format_bytes(advice.over_bytes(policy))}"]
 
 
 def _size(count: int | None) -> str:
@@ -118,7 +164,12 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
         if p.error is not None:
             rows.append((mark, policy_label(p), *("-" for _ in columns(advice))))
             continue
-        temp = [] if not compiled else ["failed" if p.compiled is None else _size(p.compiled.temp_bytes)]
+        if not compiled:
+            temp = []
+        elif advice.on_tpu:
+            temp = fit_cells(advice, p)
+        else:
+            temp = ["failed" if p.compiled is None else _size(p.compiled.temp_bytes)]
         rows.append(
             (
                 mark,
@@ -149,7 +200,9 @@ def _first_line(error: str) -> str:
 
 def no_fit(advice: Advice, budget: int) -> str:
     """What a budget no candidate fits says."""
-    measure = "compiled temporaries" if advice.compiled else "estimated peak"
+    measure = (
+        "compiled peak" if advice.on_tpu else "compiled temporaries" if advice.compiled else "estimated peak"
+    )
     return f"No policy's step fits {format_bytes(budget)} at its peak ({measure})."
 
 
@@ -175,6 +228,8 @@ def heading(advice: Advice, root: Path | None) -> str:
     facts = [f"example {advice.example}" if advice.example else None]
     if advice.jax_version:
         facts.append(f"jax {advice.jax_version}" + (f", {advice.platform}" if advice.platform else ""))
+    if advice.on_tpu:
+        facts.append(f"compiled for {target_words(advice)}")
     extra = " · ".join(f for f in facts if f)
     return f"{where}" + (f" ({extra})" if extra else "")
 

@@ -8,11 +8,13 @@ from __future__ import annotations
 
 import os
 import re
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from jax_lsp.trace.advisor.advice import Advice, relative
 from jax_lsp.trace.advisor.setting import with_setting
+from jax_lsp.trace.compile_target import CompileTarget
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.service import TraceJob, TraceService, site_params
 
@@ -51,12 +53,14 @@ def submit_advise(
     interpreter: str | None = None,
     options: TraceOptions | None = None,
     compile: bool = False,
+    target: CompileTarget | None = None,
 ) -> TraceJob[Advice]:
     """Start advising the site at 1-based ``line`` of ``path`` (`site_params`); the job's result
     is an `Advice`, with the setting of the key that chooses the policy found under the root.
     ``cwd``: the folder the user runs from (the CLI's), where the agent runs the example, first
     on its ``sys.path`` and first of the folders an example path is relative to. ``compile``:
-    also compile each candidate's step for the local device (`--compile`)."""
+    also compile each candidate's step (`--compile`), for ``target`` (a TPU slice, from its
+    topology) or, without one or for ``cpu``, the local device; the advice says which."""
     site = site_params(path, line, column, root, import_root)
     return service.submit(
         "advise",
@@ -66,11 +70,15 @@ def submit_advise(
             "policies": list(policies),
             "cwd": os.path.realpath(cwd) if cwd else None,
             "compile": compile,
+            "target": target.to_params() if compile and target is not None else None,
         },
         options or TraceOptions(),
         interpreter=interpreter,
         cwd=site["root"],
-        answer=lambda answer: with_setting(Advice.from_agent(answer, site["path"], line), Path(site["root"])),
+        answer=lambda answer: with_setting(
+            replace(Advice.from_agent(answer, site["path"], line), target=target if compile else None),
+            Path(site["root"]),
+        ),
     )
 
 

@@ -48,6 +48,7 @@ from .site import (
     namesakes,
     parse_site,
 )
+from .target import keep_off_devices, libtpu_missing, opened_platforms
 from .worker import Worker, can_fork
 
 LITERALS_MISSING = (
@@ -169,6 +170,7 @@ class Work:
         self.site, self.forward, self.leaves = site, forward, leaves
         self.example_file, self.root = example_file, root
         self.compile = bool(params.get("compile"))
+        self.target = params.get("target") if self.compile else None
         self.arg_names = _arg_names(fn, args, kwargs, len(leaves))
         self.frames = Frames(root, [site.path, example_file])
         self.positional = len(jax.tree_util.tree_leaves(args))
@@ -195,7 +197,7 @@ class Work:
                 if "peak_bytes" not in entry:  # the step differentiates only some leaves
                     entry["peak_bytes"] = peak_or_none(estimate_peak, step, self.leaves)
                 if self.compile:
-                    entry.update(compiled_memory(step, self.leaves, entry["peak_bytes"]))
+                    entry.update(compiled_memory(step, self.leaves, entry["peak_bytes"], self.target))
         except MemoryError:
             raise
         except Exception as exc:
@@ -332,6 +334,14 @@ def advise(params, fork=False):
             path,
             params["line"],
         )
+    notes = []
+    if params.get("compile") and params.get("target"):
+        missing = libtpu_missing(params["target"])
+        if missing is not None:
+            notes.append(missing)
+            params = {**params, "compile": False}
+        else:  # before the user's code runs (it may make arrays) and before the worker forks
+            keep_off_devices()
     site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
     example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
     install_site(site)
@@ -371,6 +381,7 @@ def advise(params, fork=False):
         )
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
+    notes = ([] if forward.lifted else [LITERALS_MISSING]) + notes
 
     def prepare(platform=None):
         return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root, platform)
@@ -414,7 +425,6 @@ def advise(params, fork=False):
     timings["no_effect_s"] = time.perf_counter() - begun
     timings["per_policy_s"] = per_policy
     timings["max_rss_mb"] = _max_rss_mb()
-    notes = [] if forward.lifted else [LITERALS_MISSING]
     return {
         "status": "ok",
         "message": "",
@@ -429,6 +439,7 @@ def advise(params, fork=False):
         "policies": entries,
         "policy_errors": work.errors,
         "notes": notes,
+        "opened_platforms": opened_platforms(),
         "timings": timings,
     }
 

@@ -23,6 +23,7 @@ from jax._src import core as jax_core
 from .example import short_error
 from .jaxpr import eqn_jaxprs, open_jaxpr, scan_counts
 from .residuals import device_bytes
+from .target import exhausted, memory_of, placed_leaves
 
 
 def differentiated(leaves, positional):
@@ -214,29 +215,35 @@ def peak_or_none(estimate, *args):
         return None
 
 
-def compile_step(step, leaves):
-    """``memory_analysis()`` of ``jit(step)`` compiled for the local device, and the seconds
-    that lowering and compiling took."""
+def compile_step(step, leaves, target=None):
+    """``memory_analysis()`` of ``jit(step)`` compiled for ``target`` (the request's: a TPU
+    topology, `target.py`) or, without one, the local device; how the arguments were placed
+    (``"replicated"`` or ``"example"``, for a target) and the seconds lowering and compiling
+    took."""
     started = time.perf_counter()
-    stats = jax.jit(step).lower(*leaves).compile().memory_analysis()
-    compiled = {
-        "temp_bytes": int(stats.temp_size_in_bytes),
-        "argument_bytes": int(stats.argument_size_in_bytes),
-        "output_bytes": int(stats.output_size_in_bytes),
-        "alias_bytes": int(stats.alias_size_in_bytes),
-    }
+    sharding = None
+    if target:
+        leaves, sharding = placed_leaves(leaves, target)
+    compiled = memory_of(jax.jit(step).lower(*leaves).compile())
+    if sharding is not None:
+        compiled["sharding"] = sharding
     return compiled, time.perf_counter() - started
 
 
-def compiled_memory(step, leaves, peak):
+def compiled_memory(step, leaves, peak, target=None):
     """The answer entry's ``compiled``, ``compile_s`` and ``estimate_error`` (the estimated
-    ``peak``'s error against the compiled temporaries, a signed fraction), or
-    ``compile_error``."""
+    ``peak``'s error against the compiled temporaries, a signed fraction); ``exhausted``
+    (`target.exhausted`) for a step larger than the target's memory, else ``compile_error``
+    for a step that does not compile."""
+    started = time.perf_counter()
     try:
-        compiled, seconds = compile_step(step, leaves)
+        compiled, seconds = compile_step(step, leaves, target)
     except MemoryError:
         raise
     except Exception as exc:
+        over = exhausted(exc)
+        if over is not None:
+            return {"compiled": None, "exhausted": over, "compile_s": time.perf_counter() - started}
         return {"compiled": None, "compile_error": short_error(exc)}
     temp = compiled["temp_bytes"]
     error = (peak - temp) / temp if peak is not None and temp else None

@@ -11,6 +11,7 @@ import functools
 import io
 import json
 import shutil
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -35,7 +36,7 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 pytest.importorskip("jax")
 
 MLP = ADVISOR_FIXTURES / "mlp.py"
-TOP = {"target", "jax", "platform", "policies", "suggested", "notes"}
+TOP = {"target", "jax", "platform", "compile_target", "policies", "suggested", "notes"}
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops", "peak_bytes"}
 COMPILED = {"compiled", "estimate_error", "compile_s"}  # what --compile adds to each entry
 POLICY = {"policy", "current", "residuals", "select", "same_as", "no_effect", *NUMBERS}
@@ -202,12 +203,21 @@ def test_compile_adds_the_compiled_step_and_its_column(cli, capsys):
     for entry in data["policies"]:
         assert set(entry) == POLICY | COMPILED
         compiled = entry["compiled"]
-        assert set(compiled) == {"temp_bytes", "argument_bytes", "output_bytes", "alias_bytes"}
+        figures = {
+            "temp_bytes",
+            "argument_bytes",
+            "output_bytes",
+            "alias_bytes",
+            "peak_bytes",
+            "host_temp_bytes",
+        }
+        assert set(compiled) == figures
         assert all(_is_int(n) for n in compiled.values()) and entry["compile_s"] > 0
         error = (entry["peak_bytes"] - compiled["temp_bytes"]) / compiled["temp_bytes"]
         assert entry["estimate_error"] == pytest.approx(error)
         # the gradients of the arguments are the step's outputs: as large as the arguments
         assert compiled["argument_bytes"] == entry["argument_bytes"] <= compiled["output_bytes"]
+    assert data["compile_target"]["name"] == "cpu" and data["compile_target"]["topology"] is None
     assert data["suggested"]["compiled"] == next(
         p["compiled"] for p in data["policies"] if p["policy"] == data["suggested"]["policy"]
     )
@@ -265,6 +275,28 @@ def test_bad_options(capsys):
     assert main(["advise", f"{MLP}:1", "--budget", "lots"]) == 2
     assert "--budget" in capsys.readouterr().err
     assert main(["advise", "no/such/file.py:3"]) == 2
+    assert main(["advise", f"{MLP}:1", "--target", "v5e-3"]) == 2
+    assert "--target: v5e-3: no v5e slice of that size" in capsys.readouterr().err
+
+
+def test_a_bad_target_in_pyproject_names_the_setting(tmp_path, capsys):
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp]\ntarget = "a100"\n', encoding="utf-8")
+    shutil.copy(MLP, tmp_path / "mlp.py")
+    assert main(["advise", f"{tmp_path / 'mlp.py'}:{line_of(MLP)}"]) == 2
+    assert "[tool.jax-lsp] target: 'a100' is not a target" in capsys.readouterr().err
+
+
+def test_a_tpu_target_compiles_by_default_and_without_libtpu_says_how_to_get_it(cli, capsys):
+    if subprocess.run([AGENT_PYTHON, "-c", "import libtpu"], capture_output=True).returncode == 0:
+        pytest.skip(f"{AGENT_PYTHON} has libtpu: the note is for an interpreter without it")
+    site = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--policies", "nothing_saveable"]
+    code, data = _json(cli, capsys, *site, "--target", "v5e-1")
+    assert code == 0 and data["compile_target"] is None
+    (note,) = data["notes"]
+    assert "compiling for v5e-1 needs libtpu" in note and "pip install 'jax[tpu]'" in note
+    assert all(_is_int(p["peak_bytes"]) and "compiled" not in p for p in data["policies"])
+    assert cli(["advise", *site, "--target", "v5e-1"]) == 0
+    assert "Note: compiling for v5e-1 needs libtpu" in capsys.readouterr().out
 
 
 def _entry(policy, computed, flops, error=None, host=0, peak=None, compiled=None, compile_error=None):
@@ -333,6 +365,8 @@ def test_with_compile_the_budget_is_for_the_compiled_temporaries_and_a_failure_n
         "argument_bytes": 100,
         "output_bytes": 100,
         "alias_bytes": 0,
+        "peak_bytes": None,
+        "host_temp_bytes": None,
     }
     assert (
         entry["policies"][2]["compiled"] is None and entry["policies"][2]["compile_error"] == "XlaError: no"

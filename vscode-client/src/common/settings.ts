@@ -29,7 +29,7 @@ export interface ServerSettings {
     severity?: Record<string, string>;
     interpreter?: string;
     trace?: { onSave?: boolean; timeout?: number; memoryLimitMb?: number };
-    advise?: { onSave?: boolean; budget?: string };
+    advise?: { onSave?: boolean; budget?: string; target?: string };
     showNotifications?: string;
     logLevel?: string;
 }
@@ -112,7 +112,7 @@ export function serverSettings(get: SettingReader, interpreter: string | undefin
         result.trace = trace;
     }
     const advise: ServerSettings['advise'] = {};
-    for (const key of ['onSave', 'budget'] as const) {
+    for (const key of ['onSave', 'budget', 'target'] as const) {
         const value = get(`advise.${key}`);
         if (value !== undefined && value !== null) {
             (advise as Record<string, unknown>)[key] = value;

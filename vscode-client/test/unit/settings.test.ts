@@ -24,13 +24,13 @@ test('everything set: exactly the contract keys, trace options nested', () => {
         reader({
             select: ['JAX1'], ignore: ['JAX106'], src: ['.', 'libs'], jediBudget: 0.5, newRemat: 'always', targetVersion: 'py312', severity: { JAX104: 'error' }, importStrategy: 'fromEnvironment',
             'trace.onSave': true, 'trace.timeout': 5, 'trace.memoryLimitMb': 1024, showNotifications: 'off', logLevel: 'debug',
-            'advise.onSave': true, 'advise.budget': '24GiB',
+            'advise.onSave': true, 'advise.budget': '24GiB', 'advise.target': 'v5e-8',
         }),
         '/venv/bin/python',
     );
     assert.deepEqual(Object.keys(settings).sort(), [...CONTRACT_KEYS].sort());
     assert.deepEqual(settings.trace, { onSave: true, timeout: 5, memoryLimitMb: 1024 });
-    assert.deepEqual(settings.advise, { onSave: true, budget: '24GiB' });
+    assert.deepEqual(settings.advise, { onSave: true, budget: '24GiB', target: 'v5e-8' });
     assert.equal(settings.logLevel, 'debug');
 });
 
@@ -46,6 +46,7 @@ test('the manifest contributes every setting, with the server\'s defaults', () =
         'trace.memoryLimitMb': 4096,
         'advise.onSave': false,
         'advise.budget': null,
+        'advise.target': null,
         showNotifications: 'onError',
         logLevel: 'info',
     };

@@ -1,0 +1,216 @@
+"""`advise --target`: each candidate compiled for a TPU slice from its topology, with no TPU.
+
+The compile needs libtpu in the agent's interpreter. The suite's own venv has none (libtpu
+would slow every JAX start-up that does not pin the CPU): these tests run the agent in
+JAX_LSP_LIBTPU_INTERPRETER, a venv with ``jax[tpu]`` that `.ci/libtpu.sh` makes, and skip
+without it (with JAX_LSP_EXPECT_LIBTPU=1, as that script sets, they fail instead). The figures
+are compared with a direct ``jax.experimental.topologies`` compile run in that interpreter. The
+message for an interpreter without libtpu is provoked for real, in the suite's own."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import textwrap
+
+import pytest
+
+from jax_lsp.trace.advisor.report import format_markdown, short_policy
+from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.compile_target import GiB, parse_target
+from jax_lsp.trace.options import TraceOptions
+from jax_lsp.trace.service import site_params
+from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, line_of
+
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
+
+LIBTPU_PYTHON = os.environ.get("JAX_LSP_LIBTPU_INTERPRETER")
+PEAK_STACK = ADVISOR_FIXTURES / "peak_stack.py"
+TOO_LARGE = ADVISOR_FIXTURES / "too_large_stack.py"
+COMPARED = [  # the candidates compiled here too: on the device, by name, and offloading to the host
+    "dots_saveable",
+    "save_only_these_names('act')",
+    "offload_dot_with_no_batch_dims('device', 'pinned_host')",
+]
+OPTIONS = TraceOptions(timeout=600)
+
+
+def _libtpu_python() -> str:
+    if LIBTPU_PYTHON:
+        return LIBTPU_PYTHON
+    reason = "JAX_LSP_LIBTPU_INTERPRETER names no interpreter with libtpu (.ci/libtpu.sh makes one)"
+    if os.environ.get("JAX_LSP_EXPECT_LIBTPU") == "1":
+        pytest.fail(reason)
+    pytest.skip(reason)
+
+
+def _has_libtpu(python: str) -> bool:
+    probe = "import importlib.util, sys; sys.exit(importlib.util.find_spec('libtpu') is None)"
+    return subprocess.run([python, "-c", probe], check=False).returncode == 0
+
+
+# JAX's own compile for the topology, as MaxText's train_compile.py does it: the fixture's model
+# with each policy, its arguments replicated on the slice's chips.
+DIRECT = textwrap.dedent(
+    """
+    import json, os, sys
+    os.environ.update(TPU_SKIP_MDS_QUERY="1", ALLOW_MULTIPLE_LIBTPU_LOAD="1")
+    import jax
+    jax.config.update("jax_platforms", "cpu")
+    from jax.experimental import topologies
+    from jax.sharding import NamedSharding, PartitionSpec
+    sys.path.insert(0, sys.argv[1])
+    import peak_stack as model
+    topology_name, bounds, policies = sys.argv[2], json.loads(sys.argv[3]), json.loads(sys.argv[4])
+    topology = topologies.get_topology_desc(platform="tpu", topology_name=topology_name,
+        chip_config_name="default", chips_per_host_bounds=tuple(bounds), num_slices=1)
+    mesh = topologies.make_mesh(topology, (len(topology.devices),), ("chips",))
+    placed = NamedSharding(mesh, PartitionSpec())
+    args = jax.tree.map(lambda s: jax.ShapeDtypeStruct(s.shape, s.dtype, sharding=placed),
+                        model.example()["args"])
+    found = {}
+    for text in policies:
+        policy = eval(text, vars(jax.checkpoint_policies))
+        def stack(ws, x):
+            h, _ = jax.lax.scan(jax.checkpoint(model.layer, policy=policy), x, ws)
+            return jax.numpy.mean(h**2)
+        m = jax.jit(jax.grad(stack, argnums=(0, 1))).lower(*args).compile().memory_analysis()
+        found[text] = {"temp_bytes": m.temp_size_in_bytes, "argument_bytes": m.argument_size_in_bytes,
+                       "output_bytes": m.output_size_in_bytes, "alias_bytes": m.alias_size_in_bytes,
+                       "peak_bytes": m.peak_memory_in_bytes, "host_temp_bytes": m.host_temp_size_in_bytes}
+    print(json.dumps(found))
+    """
+)
+
+
+def _direct(python: str, topology: str, bounds: list[int], policies: list[str]) -> dict[str, dict[str, int]]:
+    done = subprocess.run(
+        [python, "-c", DIRECT, str(ADVISOR_FIXTURES), topology, json.dumps(bounds), json.dumps(policies)],
+        capture_output=True,
+        text=True,
+        timeout=600,
+        check=True,
+    )
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+@pytest.fixture(scope="module")
+def libtpu_python():
+    return _libtpu_python()
+
+
+@pytest.mark.parametrize("name", ["v5e-1", "v5e-4"])
+def test_compiled_for_a_topology_the_figures_are_jaxs_own_topology_compile(service, libtpu_python, name):
+    target = parse_target(name)
+    advice = advise(
+        service,
+        PEAK_STACK,
+        line_of(PEAK_STACK),
+        example="peak_stack.py:example",
+        root=ADVISOR_FIXTURES,
+        policies=COMPARED,
+        compile=True,
+        target=target,
+        interpreter=libtpu_python,
+        options=OPTIONS,
+    )
+    assert advice.ok, advice.message
+    assert advice.on_tpu and advice.target == target
+    params = target.to_params()
+    assert params is not None
+    direct = _direct(
+        libtpu_python, str(params["topology_name"]), list(params["chips_per_host_bounds"]), COMPARED
+    )
+    for text in COMPARED:
+        entry = next(p for p in advice.policies if short_policy(p.policy) == text)
+        assert entry.compiled is not None, (text, entry.compile_error)
+        assert entry.compiled.to_json() == {**direct[text], "sharding": "replicated"}, text
+        assert advice.fits(entry) is True
+    offload = next(p for p in advice.policies if short_policy(p.policy).startswith("offload_dot"))
+    assert offload.compiled is not None and offload.compiled.host_temp_bytes
+    assert advice.target_json()["sharding"] == "replicated"  # type: ignore[index]
+
+
+def test_a_step_larger_than_the_chip_does_not_fit_by_what_xla_says_and_is_no_error(service, libtpu_python):
+    advice = advise(
+        service,
+        TOO_LARGE,
+        line_of(TOO_LARGE),
+        example="too_large_stack.py:example",
+        root=ADVISOR_FIXTURES,
+        policies=["dots_saveable"],
+        compile=True,
+        target=parse_target("v5e-1"),
+        interpreter=libtpu_python,
+        options=OPTIONS,
+    )
+    assert advice.ok, advice.message
+    for entry in advice.policies:
+        assert entry.compile_error is None and entry.exhausted is not None, entry
+        assert entry.exhausted.available_bytes == int(15.75 * GiB)
+        assert entry.exhausted.required_bytes > 32 * GiB  # the parameters and their gradients
+        assert advice.fits(entry) is False and advice.over_bytes(entry) > 16 * GiB
+    assert advice.suggest(2**50) is None
+
+
+@pytest.mark.parametrize("model", ["peak_stack", "concrete_stack"])
+def test_the_compile_process_opens_no_device(service, libtpu_python, model):
+    """The agent's answer names the backends its process started or tried: the CPU's, never the
+    TPU's, also where the example makes arrays (which starts a backend as it runs)."""
+    target = parse_target("v5e-1")
+    path = ADVISOR_FIXTURES / f"{model}.py"
+    params = {
+        **site_params(path, line_of(path), None, ADVISOR_FIXTURES, None),
+        "example": f"{model}.py:example",
+        "policies": ["dots_saveable"],
+        "compile": True,
+        "target": target.to_params(),
+    }
+    answer = service.submit(
+        "advise", params, OPTIONS, interpreter=libtpu_python, cwd=str(ADVISOR_FIXTURES), answer=lambda a: a
+    ).result()
+    assert answer["status"] == "ok", answer
+    assert answer["policies"][-1]["compiled"]["peak_bytes"] > 0
+    assert answer["opened_platforms"] == ["cpu"]
+
+
+def test_without_libtpu_a_tpu_target_says_how_to_get_it_and_answers_the_estimate(service):
+    if _has_libtpu(AGENT_PYTHON):
+        pytest.skip(f"{AGENT_PYTHON} has libtpu: the message is for an interpreter without it")
+    advice = advise(
+        service,
+        PEAK_STACK,
+        line_of(PEAK_STACK),
+        example="peak_stack.py:example",
+        root=ADVISOR_FIXTURES,
+        policies=["dots_saveable"],
+        compile=True,
+        target=parse_target("v5e-1"),
+    )
+    assert advice.ok, advice.message
+    assert not advice.compiled and all(p.peak_bytes for p in advice.policies)
+    (note,) = [n for n in advice.notes if "libtpu" in n]
+    assert "pip install 'jax[tpu]'" in note and "Linux x86-64" in note and "the estimate" in note
+
+
+def test_on_several_chips_the_examples_own_shardings_are_used(service, libtpu_python):
+    path = ADVISOR_FIXTURES / "sharded_stack.py"
+    advice = advise(
+        service,
+        path,
+        line_of(path),
+        example="sharded_stack.py:example",
+        root=ADVISOR_FIXTURES,
+        policies=["nothing_saveable"],
+        compile=True,
+        target=parse_target("v5e-4"),
+        interpreter=libtpu_python,
+        options=OPTIONS,
+    )
+    assert advice.ok, advice.message
+    weights, batch = 4 * 512 * 512 * 4, 1024 * 512 * 4
+    for entry in advice.policies:
+        assert entry.compiled is not None and entry.compiled.sharding == "example", entry
+        assert entry.compiled.argument_bytes == weights + batch // 4  # the batch split over 4 chips
+    assert "inputs sharded as the example gives them" in format_markdown(advice, None)
