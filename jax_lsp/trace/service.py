@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 from jax_lsp.core.jax_facts import facts_for, supported_releases
 from jax_lsp.core.notebooks.files import is_notebook
 from jax_lsp.core.notebooks.notebook import Notebook, NotebookError
+from jax_lsp.trace.environment import child_environment
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.result import TraceResult, TraceStatus
 
@@ -38,7 +39,8 @@ def default_cache_dir() -> str:
 
 
 class AgentProcess:
-    """A running ``agent.py`` in one interpreter, spoken to over JSON lines."""
+    """A running ``agent.py`` in one interpreter, spoken to over JSON lines; JAX runs there, and
+    in every process it starts, on the CPU (`child_environment`)."""
 
     def __init__(self, interpreter: str, cwd: str | None = None):
         self.interpreter = interpreter
@@ -55,6 +57,7 @@ class AgentProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd if cwd and os.path.isdir(cwd) else None,
+            env=child_environment(),
         )
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr  # the three PIPEs above
         self._to_agent, self._from_agent, self._agent_log = (

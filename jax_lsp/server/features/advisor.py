@@ -36,7 +36,7 @@ from jax_lsp.trace.advisor.advice import (
     relative,
 )
 from jax_lsp.trace.advisor.chart import chart_svg
-from jax_lsp.trace.advisor.report import format_markdown, short_policy
+from jax_lsp.trace.advisor.report import figures_for, format_markdown, short_policy
 from jax_lsp.trace.advisor.request import example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
 from jax_lsp.trace.locations import PolicyAnchor
@@ -111,7 +111,7 @@ class AdvisorFeature(LanguageFeature):
             arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
             found = advised.get(anchor.span.start.line)
             if found is not None and found.advice.ok and found.advice.current is not None:
-                title = f"{_lens_summary(found.advice.current)} · Compare policies"
+                title = f"{_lens_summary(found.advice.current, found.advice)} · Compare policies"
                 command = types.Command(title=title, command=COMPARE, arguments=arguments)
             elif self._example(path, anchor.line) is None:
                 title = "Advise policy: give an example (see docs/advise.md)"
@@ -463,11 +463,13 @@ class AdvisorFeature(LanguageFeature):
             self._own_service.shutdown()
 
 
-def _lens_summary(current: PolicyAdvice) -> str:
-    """The current policy's `PolicyAdvice.summary`, then its step's estimated peak."""
-    if current.peak_bytes is None:
-        return current.summary()
-    return f"{current.summary()} · peak (est.) {format_bytes(current.peak_bytes)}"
+def _lens_summary(current: PolicyAdvice, advice: Advice) -> str:
+    """The current policy's `PolicyAdvice.summary`, then its step's estimated peak, then the JAX
+    release and the platform of ``advice``'s figures."""
+    parts = [current.summary()]
+    if current.peak_bytes is not None:
+        parts.append(f"peak (est.) {format_bytes(current.peak_bytes)}")
+    return " · ".join([*parts, *filter(None, [figures_for(advice)])])
 
 
 def _hint_text(residual: Residual, count: int) -> str:

@@ -169,12 +169,17 @@ def no_effect_lines(advice: Advice, root: Path | None) -> list[str]:
     return [n.explain(root) for n in current.no_effect] if current is not None else []
 
 
+def figures_for(advice: Advice) -> str | None:
+    """``jax 0.10.2, cpu``: the JAX release and the platform the figures are for, where known."""
+    if not advice.jax_version:
+        return None
+    return f"jax {advice.jax_version}" + (f", {advice.platform}" if advice.platform else "")
+
+
 def heading(advice: Advice, root: Path | None) -> str:
     """``mlp.py:14 (example mlp.py:example · jax 0.10.2, cpu)``"""
     where = f"{relative(advice.path, root)}:{advice.line}"
-    facts = [f"example {advice.example}" if advice.example else None]
-    if advice.jax_version:
-        facts.append(f"jax {advice.jax_version}" + (f", {advice.platform}" if advice.platform else ""))
+    facts = [f"example {advice.example}" if advice.example else None, figures_for(advice)]
     extra = " · ".join(f for f in facts if f)
     return f"{where}" + (f" ({extra})" if extra else "")
 

@@ -99,7 +99,7 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
         [lens] = await _until(advised)
         title = (
             "saves 8 arrays: 4 KiB computed, 4.5 KiB of arguments · recomputes 0 · peak (est.) 7 KiB"
-            " · Compare policies"
+            f" · jax {installed_jax_version(None)}, cpu · Compare policies"
         )
         assert lens.command.title == title
         assert current["peak_bytes"] == 7 * 1024  # the lens's peak is the answer's
