@@ -40,7 +40,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
         type=int,
         default=defaults.memory_mb,
         metavar="MB",
-        help=f"address space per trace (default {defaults.memory_mb})",
+        help=f"memory a trace may write (default {defaults.memory_mb})",
     )
 
 

@@ -10,7 +10,8 @@ from jax_lsp.core.record import Record
 
 
 class TraceOptions(Record):
-    """A request's wall-clock timeout (seconds) and address-space limit (MiB)."""
+    """A request's wall-clock timeout (seconds) and memory limit (MiB, ``RLIMIT_DATA``: what the
+    process writes, not the address space it reserves)."""
 
     __slots__ = ("timeout", "memory_mb")
     timeout: float

@@ -1,7 +1,7 @@
 """The trace agent: run with ``python agent.py`` in the user's interpreter (stdlib and jax only).
 
 It imports jax once (no backend yet), then forks one child per request, so a trace starts
-warm. Each child runs in its own process group under an address-space limit, dies with the
+warm. Each child runs in its own process group under a memory limit (``RLIMIT_DATA``), dies with the
 agent (``PR_SET_PDEATHSIG`` on Linux), and is killed at its deadline or on cancel. The agent
 exits, killing every child, when its stdin closes, on ``shutdown``, or when its parent dies.
 
@@ -217,7 +217,7 @@ class Agent:
                 os.close(fd)
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
-            _limit_address_space(limits["memory_mb"] * 1024 * 1024)
+            _limit_memory(limits["memory_mb"] * 1024 * 1024)
             result = self.handlers[method](params)
         except MemoryError:
             result = {
@@ -305,15 +305,18 @@ def _death_result(status, limits):
     }
 
 
-def _limit_address_space(limit):
+def _limit_memory(limit):
+    """Cap the memory the process writes (``RLIMIT_DATA``: its private writable mappings), not its
+    address space: accelerator runtimes and XLA reserve far more address space than they use, and
+    libtpu dies at start under an address-space limit it would never come near in memory."""
     import resource  # POSIX only: imported here so that the hello can say why not elsewhere
 
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ValueError, OSError):  # macOS does not enforce RLIMIT_AS: only the timeout bounds it
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+    except (ValueError, OSError):  # where it cannot be set, only the timeout bounds a run
         pass
 
 

@@ -57,7 +57,7 @@ def test_infinite_loop_at_import_is_killed_at_the_timeout(service, write):
     assert _wait_until(lambda: descendants() <= before)
 
 
-def test_memory_hog_is_stopped_by_the_address_space_limit(service, write):
+def test_memory_hog_is_stopped_by_the_memory_limit(service, write):
     path = _module(write, "import helper", helper="HOG = bytearray(3 * 1024 ** 3)\n")
     result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(memory_mb=2048))
     assert result.status == "memory"
@@ -65,6 +65,20 @@ def test_memory_hog_is_stopped_by_the_address_space_limit(service, write):
     # The same limit leaves room for a trace without the hog, and the agent survived its child.
     ok = _module(write)
     assert service.trace(ok, line_of(ok, "def policy"), options=TraceOptions(memory_mb=2048)).ok
+
+
+def test_address_space_reserved_and_never_written_is_not_memory(service, write):
+    """Runtimes reserve address space they never use (libtpu, CUDA, XLA's thread stacks): the
+    limit is on what a trace writes, so a reservation far past it leaves the trace working."""
+    reserve = "import mmap\n\nRESERVED = mmap.mmap(-1, 16 * 1024 ** 3, prot=mmap.PROT_READ)\n"
+    write("helper.py", reserve)
+    policy = POLICY.format(extra="import helper").replace(
+        "prim.name ==", "len(helper.RESERVED) and prim.name =="
+    )
+    path = write("model.py", policy)
+    result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(memory_mb=2048))
+    assert result.ok, result.message
+    assert {d.primitive for d in result.decisions if d.decision == "saved"} == {"sin"}
 
 
 def test_two_concurrent_traces(service, write):
