@@ -76,6 +76,7 @@ class Agent:
         self.info = None
         self.on_result = None  # called with each child's answer once it is sent
         self.stale = None  # before a fork, given its params: why the agent must restart first, or None
+        self.explain = None  # in a child, given an exception and the memory limit: its answer, or None
         self.deferred = []  # the requests (raw lines) to run after the restart
 
     def send(self, message):
@@ -224,8 +225,9 @@ class Agent:
                 "status": "memory",
                 "message": (f"The trace ran out of memory (limit {limits['memory_mb']} MiB) and was stopped"),
             }
-        except BaseException:
-            result = {
+        except BaseException as exc:
+            result = self.explain(exc, limits["memory_mb"]) if self.explain is not None else None
+            result = result or {
                 "status": "error",
                 "message": "Internal error in the trace agent:\n" + traceback.format_exc(limit=-8),
             }
@@ -375,6 +377,7 @@ def main():
         agent = Agent(out, handlers.BY_METHOD, common)
         agent.on_result = handlers.after_result
         agent.stale = handlers.stale
+        agent.explain = importlib.import_module(f"{PACKAGE}.devices").failure
         if agent.replay():
             agent.serve()
     except KeyboardInterrupt:

@@ -1,0 +1,48 @@
+"""A device that is busy, cannot start or runs out of memory is a sentence, never a traceback."""
+
+from jax_lsp.trace.options import TraceOptions
+from tests.agent import AgentTraceService, line_of, needs_linux, tpu_lock_held
+
+pytestmark = needs_linux
+
+POLICY = """
+import jax
+{setup}
+
+def policy(prim, *args, **params):
+    return prim.name == "sin"
+
+f = jax.checkpoint(lambda x: x, policy=policy)
+"""
+
+
+def _no_traceback(message: str) -> None:
+    assert "Traceback" not in message and "Internal error" not in message, message
+
+
+def test_memory_that_runs_out_as_the_backend_starts_is_a_sentence(service, write):
+    path = write("model.py", POLICY.format(setup=""))
+    result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(memory_mb=128))
+    assert result.status == "memory", result.message
+    assert result.message.startswith("The trace ran out of memory starting JAX's cpu backend (limit 128 MiB)")
+    assert "--memory-limit-mb" in result.message
+    _no_traceback(result.message)
+
+
+def test_code_that_asks_for_a_busy_tpu_is_told_so(libtpu_python, write):
+    """The project's code asks JAX for the TPU while another process holds it: one sentence, and
+    JAX's lock-file error is read, not shown."""
+    write("settings.py", 'import jax\n\njax.config.update("jax_platforms", "tpu")\n')
+    path = write("model.py", POLICY.format(setup="import settings"))
+    service = AgentTraceService()
+    try:
+        with tpu_lock_held():
+            result = service.trace(
+                path, line_of(path, "def policy"), interpreter=libtpu_python, options=TraceOptions(timeout=60)
+            )
+    finally:
+        service.shutdown()
+    assert result.status == "device_busy", result.message
+    assert result.message.startswith("The TPU is in use by another process (libtpu admits one)")
+    assert "lockfile" not in result.message
+    _no_traceback(result.message)
