@@ -30,7 +30,7 @@ from pathlib import Path
 
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import METAVAR, Project, Target, TargetError
-from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
+from jax_lsp.cli.trace_arguments import add_compile_arguments, add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
 from jax_lsp.trace.advisor.advice import Advice, parse_size
 from jax_lsp.trace.advisor.chart import chart_svg
@@ -82,8 +82,9 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         action="store_true",
         help="also compile each candidate's training step (jit of the gradient over the example's "
         "positional arguments) for the local device and show XLA's memory_analysis() beside the "
-        "estimate; the budget is then compared with the compiled temporaries (raise --timeout: "
-        "compiling takes seconds per candidate)",
+        "estimate; the budget is then compared with the compiled temporaries. Each candidate "
+        "compiles in a process of its own, under --compile-timeout and --compile-memory-limit-mb: "
+        "one that runs out of either is a row that says so",
     )
     parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
     parser.add_argument(
@@ -102,6 +103,7 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "holds FILE)",
     )
     add_trace_arguments(parser, flag=False)
+    add_compile_arguments(parser)
     parser.set_defaults(run=run)
 
 

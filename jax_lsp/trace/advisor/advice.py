@@ -273,6 +273,7 @@ class PolicyAdvice:
     compiled: Compiled | None = None  # with --compile: the compiled step's memory_analysis()
     compile_s: float | None = None
     compile_error: str | None = None  # with --compile: the step did not compile
+    compile_stopped: str | None = None  # and its process was stopped: "memory", "timeout", "crashed"
 
     @property
     def was_compiled(self) -> bool:
@@ -358,6 +359,8 @@ class PolicyAdvice:
         }
         if self.compile_error is not None:
             data["compile_error"] = self.compile_error
+        if self.compile_stopped is not None:
+            data["compile_stopped"] = self.compile_stopped
         return data
 
 
@@ -584,6 +587,7 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         compiled=_compiled(raw.get("compiled")),
         compile_s=raw["compile_s"] if isinstance(raw.get("compile_s"), (int, float)) else None,
         compile_error=raw["compile_error"] if isinstance(raw.get("compile_error"), str) else None,
+        compile_stopped=raw["compile_stopped"] if isinstance(raw.get("compile_stopped"), str) else None,
         no_effect=tuple(_no_effect(n) for n in raw.get("no_effect") or () if isinstance(n, dict)),
     )
 

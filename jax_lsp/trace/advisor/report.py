@@ -110,7 +110,8 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
 def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, ...]]:
     """(mark, policy, *COLUMNS) per policy; the mark is ``*`` on the current policy and ``+`` on
     the ``suggested`` one. A candidate JAX rejected has ``-`` in every column (`rejections`); one
-    whose step did not compile, ``failed`` as its compiled temporaries."""
+    whose step did not compile, ``failed`` as its compiled temporaries, or what stopped its
+    compile (``out of memory``, ``timed out``)."""
     rows = []
     compiled = advice.compiled
     for p in advice.policies:
@@ -118,7 +119,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
         if p.error is not None:
             rows.append((mark, policy_label(p), *("-" for _ in columns(advice))))
             continue
-        temp = [] if not compiled else ["failed" if p.compiled is None else _size(p.compiled.temp_bytes)]
+        temp = [] if not compiled else [_size(p.compiled.temp_bytes) if p.compiled else _not_compiled(p)]
         rows.append(
             (
                 mark,
@@ -131,6 +132,14 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
             )
         )
     return rows
+
+
+STOPPED = {"memory": "out of memory", "timeout": "timed out", "crashed": "crashed"}
+
+
+def _not_compiled(policy: PolicyAdvice) -> str:
+    """The compiled temporaries' cell of a step that did not compile."""
+    return STOPPED.get(policy.compile_stopped or "", "failed")
 
 
 def compile_failures(advice: Advice) -> list[str]:

@@ -1,19 +1,24 @@
 """Asking the trace agent for advice on one site, with the site's example.
 
 `advise()` sends an ``advise`` request through the trace's service (the same warm agent, a fork
-per request, the timeout and memory limit of a trace); the answer becomes an `Advice`.
+per request, the timeout and memory limit of a trace); the answer becomes an `Advice`. With
+``compile``, each candidate's step is then compiled in a request of its own, under the compile's
+limits: a candidate whose compile runs out of memory or time is a row that says so, and the
+others still answer.
 """
 
 from __future__ import annotations
 
 import os
 import re
+from concurrent.futures import Future
 from pathlib import Path
 from typing import Any
 
 from jax_lsp.trace.advisor.advice import Advice, relative
 from jax_lsp.trace.advisor.setting import with_setting
 from jax_lsp.trace.options import TraceOptions
+from jax_lsp.trace.result import TraceResult
 from jax_lsp.trace.service import TraceJob, TraceService, site_params
 
 EXAMPLE_COMMENT = re.compile(r"#\s*jax-lsp:\s*example\s*=\s*(?P<spec>[^\s#]+)")
@@ -50,30 +55,135 @@ def submit_advise(
     cwd: str | os.PathLike | None = None,
     interpreter: str | None = None,
     options: TraceOptions | None = None,
-    compile: bool = False,
 ) -> TraceJob[Advice]:
     """Start advising the site at 1-based ``line`` of ``path`` (`site_params`); the job's result
     is an `Advice`, with the setting of the key that chooses the policy found under the root.
     ``cwd``: the folder the user runs from (the CLI's), where the agent runs the example, first
-    on its ``sys.path`` and first of the folders an example path is relative to. ``compile``:
-    also compile each candidate's step for the local device (`--compile`)."""
-    site = site_params(path, line, column, root, import_root)
+    on its ``sys.path`` and first of the folders an example path is relative to."""
+    params = _advise_params(path, line, column, example, policies, root, import_root, cwd)
     return service.submit(
         "advise",
-        {
-            **site,
-            "example": example,
-            "policies": list(policies),
-            "cwd": os.path.realpath(cwd) if cwd else None,
-            "compile": compile,
-        },
+        params,
         options or TraceOptions(),
         interpreter=interpreter,
-        cwd=site["root"],
-        answer=lambda answer: with_setting(Advice.from_agent(answer, site["path"], line), Path(site["root"])),
+        cwd=params["root"],
+        answer=lambda answer: _advice(answer, params),
     )
 
 
-def advise(service: TraceService, path: str | os.PathLike, line: int, **request: Any) -> Advice:
-    """`submit_advise`, waited for."""
-    return submit_advise(service, path, line, **request).result()
+def advise(
+    service: TraceService,
+    path: str | os.PathLike,
+    line: int,
+    column: int | None = None,
+    *,
+    example: str | None,
+    policies: list[str] | tuple[str, ...] = (),
+    root: str | os.PathLike | None = None,
+    import_root: str | os.PathLike | None = None,
+    cwd: str | os.PathLike | None = None,
+    interpreter: str | None = None,
+    options: TraceOptions | None = None,
+    compile: bool = False,
+) -> Advice:
+    """`submit_advise`, waited for. ``compile``: then compile each candidate's step for the local
+    device (`--compile`), each in a request of its own under ``options.for_compile()``."""
+    options = options or TraceOptions()
+    params = _advise_params(path, line, column, example, policies, root, import_root, cwd)
+    answer = service.submit(
+        "advise", params, options, interpreter=interpreter, cwd=params["root"], answer=_as_is
+    ).result()
+    if compile and isinstance(answer, dict) and answer.get("status") == "ok":
+        _compile_each(service, answer, params, options, interpreter)
+    return _advice(answer, params)
+
+
+def _advise_params(
+    path: str | os.PathLike,
+    line: int,
+    column: int | None,
+    example: str | None,
+    policies: list[str] | tuple[str, ...],
+    root: str | os.PathLike | None,
+    import_root: str | os.PathLike | None,
+    cwd: str | os.PathLike | None,
+) -> dict[str, Any]:
+    return {
+        **site_params(path, line, column, root, import_root),
+        "example": example,
+        "policies": list(policies),
+        "cwd": os.path.realpath(cwd) if cwd else None,
+    }
+
+
+def _advice(answer: dict | TraceResult, params: dict[str, Any]) -> Advice:
+    advice = Advice.from_agent(answer, params["path"], params["line"])
+    return with_setting(advice, Path(params["root"]))
+
+
+def _as_is(answer: dict | TraceResult) -> dict | TraceResult:
+    return answer
+
+
+# The compiles in flight at once: two, as the advise child and its worker trace on two CPUs.
+COMPILES_IN_FLIGHT = 2
+
+
+def _compile_each(
+    service: TraceService,
+    answer: dict[str, Any],
+    params: dict[str, Any],
+    options: TraceOptions,
+    interpreter: str | None,
+) -> None:
+    """Add to each entry of ``answer`` (an ok advise's) its compiled step (``compiled``,
+    ``compile_s``, ``estimate_error``), or why there is none (``compile_error``, and
+    ``compile_stopped`` where the compile's process was stopped: ``memory``, ``timeout``...).
+    Each candidate is compiled in a child of its own, which traces the example again (from the
+    agent's warm imports) and the candidate; a JAX rejection is compiled by none."""
+    entries = answer.get("policies") or []
+    indices = [i for i, entry in enumerate(entries) if isinstance(entry, dict) and not entry.get("error")]
+    compile_options = options.for_compile()
+    for start in range(0, len(indices), COMPILES_IN_FLIGHT):
+        running: list[tuple[int, Future]] = []
+        for index in indices[start : start + COMPILES_IN_FLIGHT]:
+            job = service.submit(
+                "advise",
+                {**params, "compile": True, "only": index},
+                compile_options,
+                interpreter=interpreter,
+                cwd=params["root"],
+                answer=_as_is,
+            )
+            running.append((index, job.future))
+        for index, future in running:
+            entries[index].update(_compiled(future.result(), entries[index], compile_options))
+
+
+COMPILED_KEYS = ("compiled", "compile_s", "estimate_error", "compile_error")
+
+
+def _compiled(answer: dict | TraceResult, entry: dict[str, Any], options: TraceOptions) -> dict[str, Any]:
+    """The compile's keys for ``entry`` from one candidate's compile ``answer``."""
+    if isinstance(answer, dict) and answer.get("status") == "ok":
+        [compiled] = answer.get("policies") or [{}]
+        if compiled.get("policy") == entry.get("policy"):
+            return {key: compiled[key] for key in COMPILED_KEYS if key in compiled}
+        return {"compiled": None, "compile_error": "the candidates changed while it compiled: advise again"}
+    status = answer.status.value if isinstance(answer, TraceResult) else str(answer.get("status"))
+    message = answer.message if isinstance(answer, TraceResult) else str(answer.get("message"))
+    return {"compiled": None, "compile_stopped": status, "compile_error": _stopped(status, message, options)}
+
+
+def _stopped(status: str, message: str, options: TraceOptions) -> str:
+    """What a compile that did not answer says: what stopped it, and what to do."""
+    if status == "timeout":
+        return f"did not compile within {options.timeout:g} s and was stopped: raise --compile-timeout"
+    if status == "memory":
+        return (
+            f"ran out of memory compiling (limit {options.memory_mb} MiB) and was stopped: "
+            "raise --compile-memory-limit-mb"
+        )
+    if status == "crashed":  # the agent's message names the signal and the limit
+        return f"{message}: raise --compile-memory-limit-mb"
+    return message

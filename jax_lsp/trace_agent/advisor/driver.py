@@ -375,6 +375,10 @@ def advise(params, fork=False):
     def prepare(platform=None):
         return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root, platform)
 
+    only = params.get("only")  # a candidate's index: its entry alone (its compile's own request)
+    if only is not None:
+        return _one_entry(prepare(), int(only), path, site)
+
     def odd_share(platform):
         share = prepare(platform)
         texts = [c.text for c in share.candidates]
@@ -430,6 +434,23 @@ def advise(params, fork=False):
         "policy_errors": work.errors,
         "notes": notes,
         "timings": timings,
+    }
+
+
+def _one_entry(work, index, path, site):
+    """The answer that holds only the entry of ``work``'s candidate at ``index``."""
+    if not 0 <= index < len(work.candidates):
+        raise AgentError(
+            "error", f"No candidate {index}: the site has {len(work.candidates)}", path, site.line
+        )
+    entry, seconds = work.entry(work.candidates[index])
+    return {
+        "status": "ok",
+        "message": "",
+        "platform": work.platform,
+        "device": work.device,
+        "policies": [entry],
+        "timings": {"per_policy_s": [seconds]},
     }
 
 
