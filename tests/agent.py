@@ -66,8 +66,8 @@ AGENT_PYTHON = os.environ.get("JAX_LSP_TEST_INTERPRETER") or sys.executable
 class AgentTraceService(TraceService):
     """The service, tracing in AGENT_PYTHON unless a test names another interpreter."""
 
-    def agent(self, interpreter=None, cwd=None):
-        return super().agent(interpreter or AGENT_PYTHON, cwd)
+    def agent(self, interpreter=None, cwd=None, device=False):
+        return super().agent(interpreter or AGENT_PYTHON, cwd, device)
 
     def environment(self, interpreter=None):
         return super().environment(interpreter or AGENT_PYTHON)

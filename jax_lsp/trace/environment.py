@@ -5,7 +5,8 @@ machine, whatever accelerator it has (`child_environment`). The user's accelerat
 with their own job while they edit: a TPU admits one process (libtpu locks
 ``/tmp/libtpu_lockfile``, and a second process fails to start), and a JAX process preallocates
 75% of a GPU's memory. On the CPU a helper works beside that job, and answers the same on every
-machine.
+machine. Only ``advise --run`` opens the accelerator, on request, in an agent of its own started
+with the user's environment as it is (`device_environment`).
 """
 
 from __future__ import annotations
@@ -29,3 +30,9 @@ def child_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
     environment.pop("JAX_PLATFORM_NAME", None)  # JAX's older spelling of JAX_PLATFORMS
     environment.update(CPU_ONLY)
     return environment
+
+
+def device_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
+    """``base`` (default: this process's environment) as the user set it: for the agent whose
+    child runs the candidates on the local accelerator (``advise --run``)."""
+    return dict(os.environ if base is None else base)

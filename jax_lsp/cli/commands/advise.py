@@ -86,6 +86,15 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "compiles in a process of its own, under --compile-timeout and --compile-memory-limit-mb: "
         "one that runs out of either is a row that says so",
     )
+    parser.add_argument(
+        "--run",
+        action="store_true",
+        dest="run_steps",
+        help="also run each candidate's training step on the local accelerator (random inputs of the "
+        "example's shapes) and show its median step time and the device's peak_bytes_in_use; the "
+        "device is opened once for every candidate and given back; where another process holds the "
+        "TPU it says so and runs nothing; with no accelerator, the steps run on the CPU",
+    )
     parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
     parser.add_argument(
         "--plot",
@@ -148,6 +157,7 @@ def run(args: argparse.Namespace) -> int:
                     interpreter=args.interpreter,
                     options=trace_options(args),
                     compile=args.compile,
+                    run=args.run_steps,
                 )
             )
 

@@ -260,6 +260,33 @@ class Compiled:
 
 
 @dataclass(frozen=True)
+class StepRun:
+    """A candidate's step run on the local device (``advise --run``), or why it did not run."""
+
+    step_s: float | None  # the median of `runs` runs of the compiled step
+    runs: int | None
+    peak_bytes_in_use: int | None  # the device's memory_stats() after it: its high-water mark so far
+    error: str | None = None
+
+    def to_json(self) -> dict[str, Any]:
+        data = {"step_s": self.step_s, "runs": self.runs, "peak_bytes_in_use": self.peak_bytes_in_use}
+        return {**data, "error": self.error} if self.error is not None else data
+
+
+@dataclass(frozen=True)
+class DeviceRuns:
+    """Where ``advise --run`` ran the steps: the platform and device, or a note saying why they
+    did not run on an accelerator (none here, or another process holds it)."""
+
+    platform: str | None
+    device: str | None
+    note: str | None
+
+    def to_json(self) -> dict[str, Any]:
+        return {"platform": self.platform, "device": self.device, "note": self.note}
+
+
+@dataclass(frozen=True)
 class PolicyAdvice:
     policy: str  # a Python expression, e.g. "jax.checkpoint_policies.dots_saveable"
     current: bool
@@ -274,6 +301,7 @@ class PolicyAdvice:
     compile_s: float | None = None
     compile_error: str | None = None  # with --compile: the step did not compile
     compile_stopped: str | None = None  # and its process was stopped: "memory", "timeout", "crashed"
+    run: StepRun | None = None  # with --run: the step run on the local device
 
     @property
     def was_compiled(self) -> bool:
@@ -347,6 +375,8 @@ class PolicyAdvice:
         data["no_effect"] = [n.to_json(root) for n in self.no_effect]
         if self.was_compiled:
             data.update(self.compile_json())
+        if self.run is not None:
+            data["run"] = self.run.to_json()
         return data
 
     def compile_json(self) -> dict[str, Any]:
@@ -384,6 +414,7 @@ class Advice:
     setting: Setting | None = None  # the literal default of that key in the project, if one
     setting_note: str | None = None  # why there is no `setting` (none, or several)
     notes: tuple[str, ...] = ()  # what the advice cannot see on this JAX release
+    run: DeviceRuns | None = None  # with --run: where the steps ran
 
     @property
     def ok(self) -> bool:
@@ -453,6 +484,8 @@ class Advice:
             "suggested": None,
             "notes": list(self.notes),
         }
+        if self.run is not None:
+            data["run"] = self.run.to_json()
         if suggested is not None:
             data["suggested"] = {
                 "policy": suggested.policy,
@@ -514,6 +547,7 @@ class Advice:
             timings=tuple(_table(data, "timings").items()),
             selector=_selector(_table(data, "selector")),
             notes=tuple(n for n in data.get("notes") or () if isinstance(n, str)),
+            run=_device_runs(data.get("run")),
         )
 
 
@@ -588,6 +622,7 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         compile_s=raw["compile_s"] if isinstance(raw.get("compile_s"), (int, float)) else None,
         compile_error=raw["compile_error"] if isinstance(raw.get("compile_error"), str) else None,
         compile_stopped=raw["compile_stopped"] if isinstance(raw.get("compile_stopped"), str) else None,
+        run=_step_run(raw.get("run")),
         no_effect=tuple(_no_effect(n) for n in raw.get("no_effect") or () if isinstance(n, dict)),
     )
 
@@ -624,3 +659,27 @@ def relative(path: str | None, root: Path | None) -> str | None:
         return Path(path).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return path
+
+
+def _text(value: Any) -> str | None:
+    return value if isinstance(value, str) else None
+
+
+def _step_run(raw: Any) -> StepRun | None:
+    if not isinstance(raw, dict):
+        return None
+    seconds = raw.get("step_s")
+    return StepRun(
+        step_s=float(seconds) if isinstance(seconds, (int, float)) else None,
+        runs=_int(raw.get("runs")),
+        peak_bytes_in_use=_int(raw.get("peak_bytes_in_use")),
+        error=_text(raw.get("error")),
+    )
+
+
+def _device_runs(raw: Any) -> DeviceRuns | None:
+    if not isinstance(raw, dict):
+        return None
+    return DeviceRuns(
+        platform=_text(raw.get("platform")), device=_text(raw.get("device")), note=_text(raw.get("note"))
+    )

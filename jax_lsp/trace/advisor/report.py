@@ -56,19 +56,49 @@ LEGEND = (
     "peak, estimated from its trace"
 )
 COMPILED_LEGEND = "; compiled temp: XLA's temporaries for the compiled step (memory_analysis)"
+RUN_COLUMNS = ("step", "peak in use")  # last, with --run where the steps ran
+RUN_LEGEND = (
+    "; step: the compiled step's median time over {runs} runs on {device}, on random inputs; "
+    "peak in use: the device's memory_stats() peak_bytes_in_use after it (the high-water mark "
+    "of one process that ran the candidates in this order)"
+)
+
+
+def _ran(advice: Advice) -> bool:
+    return advice.run is not None and any(p.run is not None for p in advice.policies)
 
 
 def columns(advice: Advice) -> tuple[str, ...]:
     """The table's columns: `COLUMNS`, with the compiled temporaries after the estimate when
-    the advice was compiled."""
-    if not advice.compiled:
-        return COLUMNS
-    at = COLUMNS.index("peak (est.)") + 1
-    return (*COLUMNS[:at], COMPILED_COLUMN, *COLUMNS[at:])
+    the advice was compiled, and the runs last where the steps ran (--run)."""
+    shown: tuple[str, ...] = COLUMNS
+    if advice.compiled:
+        at = COLUMNS.index("peak (est.)") + 1
+        shown = (*COLUMNS[:at], COMPILED_COLUMN, *COLUMNS[at:])
+    return (*shown, *RUN_COLUMNS) if _ran(advice) else shown
 
 
 def legend(advice: Advice) -> str:
-    return LEGEND + (COMPILED_LEGEND if advice.compiled else "")
+    text = LEGEND + (COMPILED_LEGEND if advice.compiled else "")
+    if _ran(advice) and advice.run is not None:
+        runs = next((p.run.runs for p in advice.policies if p.run is not None and p.run.runs), None)
+        device = f"{advice.run.device} ({advice.run.platform})" if advice.run.device else "the device"
+        text += RUN_LEGEND.format(runs=runs or "several", device=device)
+    return text
+
+
+def run_note(advice: Advice) -> str | None:
+    """``--run: ...``: why the steps did not run on an accelerator, where they did not."""
+    return f"--run: {advice.run.note}" if advice.run is not None and advice.run.note else None
+
+
+def _run_cells(policy: PolicyAdvice) -> list[str]:
+    run = policy.run
+    if run is None:
+        return ["-", "-"]
+    if run.error is not None or run.step_s is None:
+        return ["failed", "-"]
+    return [f"{run.step_s * 1000:.3g} ms", _size(run.peak_bytes_in_use)]
 
 
 def _size(count: int | None) -> str:
@@ -129,6 +159,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
                 _size(p.peak_bytes),
                 *temp,
                 format_flops(p.recompute_flops),
+                *(_run_cells(p) if _ran(advice) else []),
             )
         )
     return rows
@@ -213,6 +244,9 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
     lines += ["", f"*{legend(advice)}.*"]
     lines += [f"*Note: {note}.*" for note in advice.notes]
+    ran = run_note(advice)
+    if ran:
+        lines.append(f"*{ran}.*")
     rejected = rejections(advice)
     if rejected:
         lines += ["", "**Rejected by JAX:**", ""]

@@ -85,16 +85,21 @@ def advise(
     interpreter: str | None = None,
     options: TraceOptions | None = None,
     compile: bool = False,
+    run: bool = False,
 ) -> Advice:
     """`submit_advise`, waited for. ``compile``: then compile each candidate's step for the local
-    device (`--compile`), each in a request of its own under ``options.for_compile()``."""
+    device (`--compile`), each in a request of its own under ``options.for_compile()``. ``run``:
+    then run each candidate's step on the local accelerator (`--run`, `_run_each`)."""
     options = options or TraceOptions()
     params = _advise_params(path, line, column, example, policies, root, import_root, cwd)
     answer = service.submit(
         "advise", params, options, interpreter=interpreter, cwd=params["root"], answer=_as_is
     ).result()
-    if compile and isinstance(answer, dict) and answer.get("status") == "ok":
-        _compile_each(service, answer, params, options, interpreter)
+    if isinstance(answer, dict) and answer.get("status") == "ok":
+        if compile:
+            _compile_each(service, answer, params, options, interpreter)
+        if run:
+            _run_each(service, answer, params, options.for_compile(), interpreter)
     return _advice(answer, params)
 
 
@@ -187,3 +192,42 @@ def _stopped(status: str, message: str, options: TraceOptions) -> str:
     if status == "crashed":  # the agent's message names the signal and the limit
         return f"{message}: raise --compile-memory-limit-mb"
     return message
+
+
+NO_ACCELERATOR = "no accelerator here: the steps ran on the CPU"
+BUSY = "the TPU is in use by another process: nothing ran on it"
+
+
+def _run_each(
+    service: TraceService,
+    answer: dict[str, Any],
+    params: dict[str, Any],
+    options: TraceOptions,
+    interpreter: str | None,
+) -> None:
+    """Add to each entry of ``answer`` (an ok advise's) its ``run`` on the local accelerator, and
+    to ``answer`` the ``run`` of them all (``platform``, ``device``, and a ``note`` where they did
+    not run on an accelerator). One request, in the agent started with the user's environment:
+    its child opens the device once for every candidate, and gives it back as it exits."""
+    ran = service.submit(
+        "advise",
+        {**params, "run": True},
+        options,
+        interpreter=interpreter,
+        cwd=params["root"],
+        answer=_as_is,
+        device=True,
+    ).result()
+    if isinstance(ran, dict) and ran.get("status") == "ok":
+        runs = {r.get("policy"): r for r in ran.get("runs") or () if isinstance(r, dict)}
+        for entry in answer.get("policies") or ():
+            if isinstance(entry, dict) and entry.get("policy") in runs:
+                entry["run"] = runs[entry["policy"]]
+        platform = ran.get("platform")
+        note = NO_ACCELERATOR if platform == "cpu" else None
+        answer["run"] = {"platform": platform, "device": ran.get("device"), "note": note}
+        return
+    status = ran.status.value if isinstance(ran, TraceResult) else str(ran.get("status"))
+    message = ran.message if isinstance(ran, TraceResult) else str(ran.get("message"))
+    note = BUSY if status == "device_busy" else f"nothing ran on the device: {message}"
+    answer["run"] = {"platform": None, "device": None, "note": note}

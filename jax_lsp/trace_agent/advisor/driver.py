@@ -24,6 +24,7 @@ from .jaxpr import (
     with_outvars,
 )
 from .no_effect import ignored_by_new_remat, no_effect
+from .on_device import run_each
 from .peak import (
     backward,
     compiled_memory,
@@ -378,6 +379,9 @@ def advise(params, fork=False):
     only = params.get("only")  # a candidate's index: its entry alone (its compile's own request)
     if only is not None:
         return _one_entry(prepare(), int(only), path, site)
+    if params.get("run"):  # advise --run, in the agent with the user's environment
+        work = prepare()
+        return run_each(work, lambda candidate: candidate_jaxpr(candidate, work.forward))
 
     def odd_share(platform):
         share = prepare(platform)
