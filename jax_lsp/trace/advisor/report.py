@@ -98,7 +98,8 @@ def _run_cells(policy: PolicyAdvice) -> list[str]:
         return ["-", "-"]
     if run.error is not None or run.step_s is None:
         return ["failed", "-"]
-    return [f"{run.step_s * 1000:.3g} ms", _size(run.peak_bytes_in_use)]
+    step = f"{run.step_s:.2f} s" if run.step_s >= 1 else f"{run.step_s * 1000:.3g} ms"
+    return [step, _size(run.peak_bytes_in_use)]
 
 
 def _size(count: int | None) -> str:
