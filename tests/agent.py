@@ -145,6 +145,18 @@ def line_of(path: str | Path, needle: str = "policy=") -> int:
     raise AssertionError(f"{needle!r} not in {path}")
 
 
+# A module with a policy that saves `sin`, after the statements `{extra}` (imports, settings).
+POLICY_MODULE = """
+import jax
+
+{extra}
+
+def policy(prim, *args, **params):
+    return prim.name == "sin"
+
+f = jax.checkpoint(lambda x: x, policy=policy)
+"""
+
 needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
 
 

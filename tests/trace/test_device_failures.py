@@ -1,19 +1,9 @@
 """A device that is busy, cannot start or runs out of memory is a sentence, never a traceback."""
 
 from jax_lsp.trace.options import TraceOptions
-from tests.agent import AgentTraceService, line_of, needs_linux, tpu_lock_held
+from tests.agent import POLICY_MODULE, AgentTraceService, line_of, needs_linux, tpu_lock_held
 
 pytestmark = needs_linux
-
-POLICY = """
-import jax
-{setup}
-
-def policy(prim, *args, **params):
-    return prim.name == "sin"
-
-f = jax.checkpoint(lambda x: x, policy=policy)
-"""
 
 
 def _no_traceback(message: str) -> None:
@@ -21,7 +11,7 @@ def _no_traceback(message: str) -> None:
 
 
 def test_memory_that_runs_out_as_the_backend_starts_is_a_sentence(service, write):
-    path = write("model.py", POLICY.format(setup=""))
+    path = write("model.py", POLICY_MODULE.format(extra=""))
     result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(memory_mb=128))
     assert result.status == "memory", result.message
     assert result.message.startswith("The trace ran out of memory starting JAX's cpu backend (limit 128 MiB)")
@@ -33,7 +23,7 @@ def test_code_that_asks_for_a_busy_tpu_is_told_so(libtpu_python, write):
     """The project's code asks JAX for the TPU while another process holds it: one sentence, and
     JAX's lock-file error is read, not shown."""
     write("settings.py", 'import jax\n\njax.config.update("jax_platforms", "tpu")\n')
-    path = write("model.py", POLICY.format(setup="import settings"))
+    path = write("model.py", POLICY_MODULE.format(extra="import settings"))
     service = AgentTraceService()
     try:
         with tpu_lock_held():

@@ -3,16 +3,7 @@
 from jax_lsp.trace.environment import CPU_ONLY, child_environment
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.service import AgentProcess
-from tests.agent import AgentTraceService, line_of, needs_linux
-
-POLICY = """
-import jax
-
-def policy(prim, *args, **params):
-    return prim.name == "sin"
-
-f = jax.checkpoint(lambda x: x, policy=policy)
-"""
+from tests.agent import POLICY_MODULE, AgentTraceService, line_of, needs_linux
 
 # What a TPU VM or a GPU machine's shell may hold: the user's job's accelerator.
 ACCELERATOR = {"JAX_PLATFORMS": "tpu", "JAX_PLATFORM_NAME": "gpu", "CUDA_VISIBLE_DEVICES": "0"}
@@ -28,7 +19,7 @@ def test_the_child_environment_keeps_jax_off_every_accelerator():
 def test_a_trace_runs_on_the_cpu_where_the_environment_asks_for_an_accelerator(write, monkeypatch):
     for name, value in ACCELERATOR.items():
         monkeypatch.setenv(name, value)
-    path = write("model.py", POLICY)
+    path = write("model.py", POLICY_MODULE.format(extra=""))
     service = AgentTraceService()
     try:
         result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(timeout=60))

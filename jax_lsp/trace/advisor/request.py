@@ -60,7 +60,9 @@ def submit_advise(
     is an `Advice`, with the setting of the key that chooses the policy found under the root.
     ``cwd``: the folder the user runs from (the CLI's), where the agent runs the example, first
     on its ``sys.path`` and first of the folders an example path is relative to."""
-    params = _advise_params(path, line, column, example, policies, root, import_root, cwd)
+    params = _advise_params(
+        path, line, column, example=example, policies=policies, root=root, import_root=import_root, cwd=cwd
+    )
     return service.submit(
         "advise",
         params,
@@ -77,21 +79,18 @@ def advise(
     line: int,
     column: int | None = None,
     *,
-    example: str | None,
-    policies: list[str] | tuple[str, ...] = (),
-    root: str | os.PathLike | None = None,
-    import_root: str | os.PathLike | None = None,
-    cwd: str | os.PathLike | None = None,
     interpreter: str | None = None,
     options: TraceOptions | None = None,
     compile: bool = False,
     run: bool = False,
+    **site: Any,
 ) -> Advice:
-    """`submit_advise`, waited for. ``compile``: then compile each candidate's step for the local
-    device (`--compile`), each in a request of its own under ``options.for_compile()``. ``run``:
-    then run each candidate's step on the local accelerator (`--run`, `_run_each`)."""
+    """`submit_advise` (``site``: its ``example``, ``policies``, ``root``, ``import_root`` and
+    ``cwd``), waited for. ``compile``: then compile each candidate's step for the local device
+    (`--compile`), each in a request of its own under ``options.for_compile()``. ``run``: then
+    run each candidate's step on the local accelerator (`--run`, `_run_each`)."""
     options = options or TraceOptions()
-    params = _advise_params(path, line, column, example, policies, root, import_root, cwd)
+    params = _advise_params(path, line, column, **site)
     answer = service.submit(
         "advise", params, options, interpreter=interpreter, cwd=params["root"], answer=_as_is
     ).result()
@@ -107,11 +106,12 @@ def _advise_params(
     path: str | os.PathLike,
     line: int,
     column: int | None,
+    *,
     example: str | None,
-    policies: list[str] | tuple[str, ...],
-    root: str | os.PathLike | None,
-    import_root: str | os.PathLike | None,
-    cwd: str | os.PathLike | None,
+    policies: list[str] | tuple[str, ...] = (),
+    root: str | os.PathLike | None = None,
+    import_root: str | os.PathLike | None = None,
+    cwd: str | os.PathLike | None = None,
 ) -> dict[str, Any]:
     return {
         **site_params(path, line, column, root, import_root),
@@ -128,6 +128,13 @@ def _advice(answer: dict | TraceResult, params: dict[str, Any]) -> Advice:
 
 def _as_is(answer: dict | TraceResult) -> dict | TraceResult:
     return answer
+
+
+def _failure(answer: dict | TraceResult) -> tuple[str, str]:
+    """The status and message of an answer that is not ok: the agent's, or the service's."""
+    if isinstance(answer, TraceResult):
+        return answer.status.value, answer.message
+    return str(answer.get("status")), str(answer.get("message"))
 
 
 # The compiles in flight at once: two, as the advise child and its worker trace on two CPUs.
@@ -175,8 +182,7 @@ def _compiled(answer: dict | TraceResult, entry: dict[str, Any], options: TraceO
         if compiled.get("policy") == entry.get("policy"):
             return {key: compiled[key] for key in COMPILED_KEYS if key in compiled}
         return {"compiled": None, "compile_error": "the candidates changed while it compiled: advise again"}
-    status = answer.status.value if isinstance(answer, TraceResult) else str(answer.get("status"))
-    message = answer.message if isinstance(answer, TraceResult) else str(answer.get("message"))
+    status, message = _failure(answer)
     return {"compiled": None, "compile_stopped": status, "compile_error": _stopped(status, message, options)}
 
 
@@ -227,7 +233,6 @@ def _run_each(
         note = NO_ACCELERATOR if platform == "cpu" else None
         answer["run"] = {"platform": platform, "device": ran.get("device"), "note": note}
         return
-    status = ran.status.value if isinstance(ran, TraceResult) else str(ran.get("status"))
-    message = ran.message if isinstance(ran, TraceResult) else str(ran.get("message"))
+    status, message = _failure(ran)
     note = BUSY if status == "device_busy" else f"nothing ran on the device: {message}"
     answer["run"] = {"platform": None, "device": None, "note": note}
