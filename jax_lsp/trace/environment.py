@@ -33,6 +33,10 @@ def child_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
 
 
 def device_environment(base: Mapping[str, str] | None = None) -> dict[str, str]:
-    """``base`` (default: this process's environment) as the user set it: for the agent whose
-    child runs the candidates on the local accelerator (``advise --run``)."""
-    return dict(os.environ if base is None else base)
+    """``base`` (default: this process's environment) as the user set it, for the agent whose
+    child runs the candidates on the local accelerator (``advise --run``); on a GPU, JAX then
+    allocates what the steps use instead of 75% of the GPU's memory, unless the user said
+    otherwise."""
+    environment = dict(os.environ if base is None else base)
+    environment.setdefault("XLA_PYTHON_CLIENT_PREALLOCATE", "false")
+    return environment

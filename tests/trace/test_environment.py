@@ -1,6 +1,6 @@
 """JAX runs on the CPU in every process jax-lsp starts, whatever the user's environment asks for."""
 
-from jax_lsp.trace.environment import CPU_ONLY, child_environment
+from jax_lsp.trace.environment import CPU_ONLY, child_environment, device_environment
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.service import AgentProcess
 from tests.agent import POLICY_MODULE, AgentTraceService, line_of, needs_linux
@@ -13,6 +13,12 @@ def test_the_child_environment_keeps_jax_off_every_accelerator():
     environment = child_environment({**ACCELERATOR, "PATH": "/usr/bin", "XLA_FLAGS": "--xla_dump_to=x"})
     assert environment == {**CPU_ONLY, "PATH": "/usr/bin", "XLA_FLAGS": "--xla_dump_to=x"}
     assert CPU_ONLY == {"JAX_PLATFORMS": "cpu", "CUDA_VISIBLE_DEVICES": "", "TPU_SKIP_MDS_QUERY": "1"}
+
+
+def test_the_device_environment_is_the_users_and_allocates_a_gpu_as_it_goes():
+    assert device_environment({**ACCELERATOR}) == {**ACCELERATOR, "XLA_PYTHON_CLIENT_PREALLOCATE": "false"}
+    said = {"XLA_PYTHON_CLIENT_PREALLOCATE": "true"}
+    assert device_environment(said) == said
 
 
 @needs_linux

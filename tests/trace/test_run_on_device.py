@@ -8,7 +8,7 @@ import pytest
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.trace.advisor.request import BUSY, NO_ACCELERATOR, advise
 from jax_lsp.trace.options import TraceOptions
-from tests.agent import ADVISOR_FIXTURES, AgentTraceService, line_of, needs_linux, tpu_lock_held
+from tests.agent import ADVISOR_FIXTURES, AgentTraceService, descendants, line_of, needs_linux, tpu_lock_held
 
 pytestmark = needs_linux
 
@@ -49,12 +49,14 @@ def test_without_an_accelerator_the_steps_run_on_the_cpu_and_it_says_so(service)
 def test_where_another_process_holds_the_tpu_nothing_runs_and_one_line_says_so(libtpu_python):
     """The run's agent starts JAX with the user's environment: libtpu refuses the chip another
     process holds, and the answer is one line beside the compiled and estimated figures."""
+    before = descendants()
     service = AgentTraceService()
     try:
         with tpu_lock_held():
             advice = _advise(service, interpreter=libtpu_python, compile=True)
     finally:
         service.shutdown()
+    assert descendants() <= before  # both agents and their children are gone
     assert advice.ok, advice.message
     assert advice.run is not None and advice.run.note == BUSY
     assert all(p.run is None and p.compiled is not None and p.peak_bytes for p in advice.policies)
