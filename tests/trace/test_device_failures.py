@@ -14,8 +14,7 @@ def test_memory_that_runs_out_as_the_backend_starts_is_a_sentence(service, write
     path = write("model.py", POLICY_MODULE.format(extra=""))
     result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(memory_mb=128))
     assert result.status == "memory", result.message
-    assert result.message.startswith("The trace ran out of memory starting JAX's cpu backend (limit 128 MiB)")
-    assert "--memory-limit-mb" in result.message
+    assert "ran out of memory" in result.message and "(limit 128 MiB)" in result.message
     _no_traceback(result.message)
 
 

@@ -37,7 +37,7 @@ from jax_lsp.trace.advisor.advice import (
 )
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.report import figures_for, format_markdown, short_policy
-from jax_lsp.trace.advisor.request import example_for, submit_advise
+from jax_lsp.trace.advisor.request import advise_and_run, example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
+RUN = "jax-lsp.runPolicies"
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
 QUICK_FIX = "Use the suggested policy"
 SOURCE = "jax-lsp advise"
@@ -201,6 +202,15 @@ class AdvisorFeature(LanguageFeature):
             "advice": advice.to_contract(root, budget),
         }
 
+    async def run_command(self, *arguments: Any) -> dict:
+        """The site advised again with each candidate's step run on the local accelerator
+        (`advise --run`): its Markdown table and its advice."""
+        path, position = self._arguments(RUN, arguments)
+        with self.server.protocol.cancellation() as cancelled:
+            advice = await self.advise(path, position, cancelled=cancelled, progress=True, run=True)
+        root, budget = self._root(path), self._budget(advice)
+        return {"markdown": format_markdown(advice, root, budget), "advice": advice.to_contract(root, budget)}
+
     def _root(self, path: Path) -> Path:
         return project_root(path, self.server.roots)
 
@@ -234,7 +244,9 @@ class AdvisorFeature(LanguageFeature):
         position: Position,
         cancelled: asyncio.Future | None = None,
         progress: bool = False,
+        run: bool = False,
     ) -> Advice:
+        """The site's advice (``run``: with each candidate run on the local accelerator)."""
         ls = self.server
         settings = ls.settings
         root = self._root(path)
@@ -246,7 +258,7 @@ class AdvisorFeature(LanguageFeature):
         self.warn_unsaved(path, "the advice traces")
         advice: Advice = await self.run_job(
             functools.partial(
-                submit_advise,
+                advise_and_run if run else submit_advise,
                 self.service,
                 path,
                 line,
@@ -541,3 +553,7 @@ def register(server: JaxLanguageServer) -> None:
     @server.command(COMPARE)
     async def compare_policies(ls, *arguments):
         return await feature.compare_command(*arguments)
+
+    @server.command(RUN)
+    async def run_policies(ls, *arguments):
+        return await feature.run_command(*arguments)

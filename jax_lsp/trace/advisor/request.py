@@ -102,6 +102,17 @@ def advise(
     return _advice(answer, params)
 
 
+def advise_and_run(
+    service: TraceService, path: str | os.PathLike, line: int, *args: Any, **request: Any
+) -> TraceJob[Advice]:
+    """`advise` with ``run`` (the editor's "Run policies on the device"), waited for on the
+    calling thread: the job it returns is done. It is not cancelled midway: the run's child
+    gives the device back as it ends."""
+    done: Future = Future()
+    done.set_result(advise(service, path, line, *args, run=True, **request))
+    return TraceJob(None, None, None, done)
+
+
 def _advise_params(
     path: str | os.PathLike,
     line: int,
