@@ -3,7 +3,16 @@ memory that ran out. JAX's own words are read here, never shown as a traceback."
 
 # libtpu's refusals when another process holds the chip (its lock on /tmp/libtpu_lockfile)
 _BUSY = ("libtpu multi-process lockfile", "TPU is already in use", "already in use by process")
-_OUT_OF_MEMORY = ("RESOURCE_EXHAUSTED", "bad_alloc", "Out of memory", "out of memory")
+# XLA's and C++'s words for memory that ran out, and the loader's and the kernel's (a shared
+# library's segments are written memory too)
+_OUT_OF_MEMORY = (
+    "RESOURCE_EXHAUSTED",
+    "bad_alloc",
+    "Out of memory",
+    "out of memory",
+    "failed to map segment from shared object",
+    "Cannot allocate memory",
+)
 
 
 def holds_chip_elsewhere(text):
@@ -27,11 +36,11 @@ def failure(exc, memory_mb):
             ),
         }
     if any(words in text for words in _OUT_OF_MEMORY):
-        where = f"starting JAX's {backend} backend" if backend else "in XLA"
+        where = f" starting JAX's {backend} backend" if backend else ""
         return {
             "status": "memory",
             "message": (
-                f"The trace ran out of memory {where} (limit {memory_mb} MiB): {first}. Raise the limit "
+                f"The trace ran out of memory{where} (limit {memory_mb} MiB): {first}. Raise the limit "
                 "(--memory-limit-mb, the editor's trace.memoryLimitMb)"
             ),
         }
