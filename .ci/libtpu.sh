@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Compiling for a TPU without one (`jax-lsp advise --target v5e-1`): a venv holding `jax[tpu]`
 # (JAX and its libtpu, about 700 MB; Linux x86-64 only), in which the trace agent runs for the
-# tests of tests/trace_agent/advisor/test_target.py and the editor's
-# (JAX_LSP_LIBTPU_INTERPRETER): each figure equals a direct `jax.experimental.topologies`
+# tests of tests/trace_agent/advisor/test_target.py and the editor's, and the busy-chip tests
+# (JAX_LSP_LIBTPU_PYTHON): each figure equals a direct `jax.experimental.topologies`
 # compile done in the test. libtpu stays out of the
 # suite's own venv (.ci/run's .venv), where every JAX start-up that does not pin the CPU would
 # try the TPU first (about 4 s and logged errors a process). The tests themselves run in the
@@ -27,7 +27,8 @@ if ! ls "$venv"/lib/python*/site-packages/jax-"$release".dist-info >/dev/null 2>
   "$venv/bin/pip" install -q --disable-pip-version-check "jax[tpu]==$release"
 fi
 echo "libtpu: jax $release with libtpu in $venv, ready in $((SECONDS - started)) s"
-JAX_LSP_LIBTPU_INTERPRETER=$venv/bin/python JAX_LSP_EXPECT_LIBTPU=1 \
+JAX_LSP_LIBTPU_PYTHON=$venv/bin/python JAX_LSP_EXPECT_LIBTPU=1 \
   python -m pytest -q -p no:cacheprovider tests/trace_agent/advisor/test_target.py \
-  tests/server/features/test_advisor_target.py
+  tests/server/features/test_advisor_target.py tests/trace/test_device_failures.py \
+  tests/trace/test_run_on_device.py
 echo "libtpu: passed in $((SECONDS - started)) s"

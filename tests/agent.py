@@ -2,6 +2,7 @@
 uses it, the advisor's model files, and checks that no process is left behind. The folders'
 conftests take their fixtures from here."""
 
+import contextlib
 import os
 import sys
 import textwrap
@@ -65,8 +66,8 @@ AGENT_PYTHON = os.environ.get("JAX_LSP_TEST_INTERPRETER") or sys.executable
 class AgentTraceService(TraceService):
     """The service, tracing in AGENT_PYTHON unless a test names another interpreter."""
 
-    def agent(self, interpreter=None, cwd=None):
-        return super().agent(interpreter or AGENT_PYTHON, cwd)
+    def agent(self, interpreter=None, cwd=None, device=False):
+        return super().agent(interpreter or AGENT_PYTHON, cwd, device)
 
     def environment(self, interpreter=None):
         return super().environment(interpreter or AGENT_PYTHON)
@@ -144,4 +145,69 @@ def line_of(path: str | Path, needle: str = "policy=") -> int:
     raise AssertionError(f"{needle!r} not in {path}")
 
 
+# A module with a policy that saves `sin`, after the statements `{extra}` (imports, settings).
+POLICY_MODULE = """
+import jax
+
+{extra}
+
+def policy(prim, *args, **params):
+    return prim.name == "sin"
+
+f = jax.checkpoint(lambda x: x, policy=policy)
+"""
+
 needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+
+
+def find_libtpu_python() -> str:
+    """A Python whose JAX has libtpu (jax[tpu], Linux x86-64): JAX_LSP_LIBTPU_PYTHON (the venv
+    `.ci/libtpu.sh` makes), else AGENT_PYTHON where it has it. Without one the test skips, or
+    fails where JAX_LSP_EXPECT_LIBTPU=1 (as that script sets). The busy-chip tests need it (libtpu
+    refuses a chip whose lock file another process holds, on a machine with or without a TPU), and
+    so does compiling for a TPU target."""
+    import subprocess
+
+    python = os.environ.get("JAX_LSP_LIBTPU_PYTHON") or AGENT_PYTHON
+    has = "import importlib.util, sys; sys.exit(importlib.util.find_spec('libtpu') is None)"
+    if subprocess.run([python, "-c", has], capture_output=True).returncode != 0:
+        reason = (
+            f"needs libtpu in {python}: set JAX_LSP_LIBTPU_PYTHON to a Python with jax[tpu] (.ci/libtpu.sh)"
+        )
+        if os.environ.get("JAX_LSP_EXPECT_LIBTPU") == "1":
+            pytest.fail(reason)
+        pytest.skip(reason)
+    return python
+
+
+@pytest.fixture(scope="session")
+def libtpu_python() -> str:
+    """`find_libtpu_python`, once a session."""
+    return find_libtpu_python()
+
+
+TPU_LOCK_FILE = "/tmp/libtpu_lockfile"  # libtpu's, fixed; never deleted (another process may hold it)
+HOLD_LOCK = """
+import fcntl, os, sys
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT, 0o666)
+fcntl.lockf(fd, fcntl.LOCK_EX)
+print("held", flush=True)
+sys.stdin.read()
+"""
+
+
+@contextlib.contextmanager
+def tpu_lock_held():
+    """Another process holds libtpu's lock on the chip (`lockf`, as a process using the TPU does)
+    while the block runs."""
+    import subprocess
+
+    holder = subprocess.Popen(
+        [sys.executable, "-c", HOLD_LOCK, TPU_LOCK_FILE], stdin=subprocess.PIPE, stdout=subprocess.PIPE
+    )
+    try:
+        assert holder.stdout is not None and holder.stdout.readline() == b"held\n"
+        yield holder
+    finally:
+        holder.kill()
+        holder.wait()

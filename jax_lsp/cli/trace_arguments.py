@@ -40,9 +40,32 @@ def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
         type=int,
         default=defaults.memory_mb,
         metavar="MB",
-        help=f"address space per trace (default {defaults.memory_mb})",
+        help=f"memory a trace may write (default {defaults.memory_mb})",
+    )
+
+
+def add_compile_arguments(parser: argparse.ArgumentParser) -> None:
+    """The limits of each candidate's compile (`advise --compile`)."""
+    defaults = TraceOptions()
+    parser.add_argument(
+        "--compile-timeout",
+        type=float,
+        default=defaults.compile_timeout,
+        metavar="SECONDS",
+        help=f"per candidate's compile, each in a process of its own (default {defaults.compile_timeout:g})",
+    )
+    parser.add_argument(
+        "--compile-memory-limit-mb",
+        dest="compile_memory_mb",
+        type=int,
+        default=defaults.compile_memory_mb,
+        metavar="MB",
+        help=f"memory a candidate's compile may write (default {defaults.compile_memory_mb})",
     )
 
 
 def trace_options(args: argparse.Namespace) -> TraceOptions:
-    return TraceOptions(timeout=args.trace_timeout, memory_mb=args.trace_memory_mb)
+    compile_limits = {
+        name: getattr(args, name) for name in ("compile_timeout", "compile_memory_mb") if hasattr(args, name)
+    }
+    return TraceOptions(timeout=args.trace_timeout, memory_mb=args.trace_memory_mb, **compile_limits)

@@ -10,20 +10,31 @@ from jax_lsp.core.record import Record
 
 
 class TraceOptions(Record):
-    """A request's wall-clock timeout (seconds) and address-space limit (MiB)."""
+    """A request's wall-clock timeout (seconds) and memory limit (MiB, ``RLIMIT_DATA``: what the
+    process writes, not the address space it reserves); and those of each candidate's compile
+    (``advise --compile``), each in a process of its own: XLA compiles a large model's step in
+    gigabytes and minutes (recurrentgemma's: 3.2 GB and 50 s on a CPU), far past what tracing
+    it takes."""
 
-    __slots__ = ("timeout", "memory_mb")
+    __slots__ = ("timeout", "memory_mb", "compile_timeout", "compile_memory_mb")
     timeout: float
     memory_mb: int
+    compile_timeout: float
+    compile_memory_mb: int
 
-    def __init__(self, timeout: float = 20.0, memory_mb: int = 4096) -> None:
-        self._assign(timeout, memory_mb)
+    def __init__(
+        self,
+        timeout: float = 20.0,
+        memory_mb: int = 4096,
+        compile_timeout: float = 300.0,
+        compile_memory_mb: int = 12288,
+    ) -> None:
+        self._assign(timeout, memory_mb, compile_timeout, compile_memory_mb)
 
     def to_params(self) -> dict[str, float | int]:
         """The request's parameters that say them, as the agent reads them."""
         return {"timeout": self.timeout, "memory_mb": self.memory_mb}
 
-
-# `advise` on a TPU target compiles every candidate by default (docs/accelerators.md): seconds
-# each, so its default timeout is this one where --timeout keeps the trace's default.
-TPU_COMPILE_TIMEOUT_S = 300.0
+    def for_compile(self) -> TraceOptions:
+        """The options of one candidate's compile: its limits as a request's."""
+        return self.replace(timeout=self.compile_timeout, memory_mb=self.compile_memory_mb)

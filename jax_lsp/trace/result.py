@@ -23,6 +23,7 @@ class TraceStatus(StrEnum):
     NO_JAX = "no_jax"
     TIMEOUT = "timeout"
     MEMORY = "memory"
+    DEVICE_BUSY = "device_busy"  # the code asked for a chip another process holds
     CRASHED = "crashed"
     CANCELLED = "cancelled"
     ERROR = "error"
@@ -45,6 +46,7 @@ NOT_RUN = (
     TraceStatus.NOT_FOUND,
     TraceStatus.TIMEOUT,
     TraceStatus.MEMORY,
+    TraceStatus.DEVICE_BUSY,
     TraceStatus.CRASHED,
 )
 

@@ -20,6 +20,7 @@ from typing import Any, Generic, TypeVar
 from jax_lsp.core.jax_facts import facts_for, supported_releases
 from jax_lsp.core.notebooks.files import is_notebook
 from jax_lsp.core.notebooks.notebook import Notebook, NotebookError
+from jax_lsp.trace.environment import child_environment, device_environment
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.result import TraceResult, TraceStatus
 
@@ -38,9 +39,11 @@ def default_cache_dir() -> str:
 
 
 class AgentProcess:
-    """A running ``agent.py`` in one interpreter, spoken to over JSON lines."""
+    """A running ``agent.py`` in one interpreter, spoken to over JSON lines; JAX runs there, and
+    in every process it starts, on the CPU (`child_environment`), unless it is the ``device``
+    agent (`device_environment`: ``advise --run``)."""
 
-    def __init__(self, interpreter: str, cwd: str | None = None):
+    def __init__(self, interpreter: str, cwd: str | None = None, device: bool = False):
         self.interpreter = interpreter
         self.hello: dict = {}
         self.info: dict | None = None
@@ -55,6 +58,7 @@ class AgentProcess:
             stdout=subprocess.PIPE,
             stderr=subprocess.PIPE,
             cwd=cwd if cwd and os.path.isdir(cwd) else None,
+            env=device_environment() if device else child_environment(),
         )
         assert self.proc.stdin and self.proc.stdout and self.proc.stderr  # the three PIPEs above
         self._to_agent, self._from_agent, self._agent_log = (
@@ -221,7 +225,7 @@ class TraceService:
 
     def __init__(self, cache_dir: str | None = None):
         self.cache_dir = cache_dir if cache_dir is not None else default_cache_dir()
-        self._agents: dict[str, AgentProcess] = {}
+        self._agents: dict[tuple[str, bool], AgentProcess] = {}
         self._jobs: dict[tuple, TraceJob] = {}
         self._lock = threading.Lock()
         self._closed = False
@@ -229,16 +233,20 @@ class TraceService:
         self._finalizer = weakref.finalize(self, _close_all, self._agents)
         atexit.register(self._finalizer)
 
-    def agent(self, interpreter: str | None = None, cwd: str | None = None) -> AgentProcess | TraceResult:
-        """The warm agent for ``interpreter`` (started on first use), or why there is none."""
+    def agent(
+        self, interpreter: str | None = None, cwd: str | None = None, device: bool = False
+    ) -> AgentProcess | TraceResult:
+        """The warm agent for ``interpreter`` (started on first use), or why there is none;
+        ``device``: the one that may open the accelerator (`AgentProcess`)."""
         interpreter = interpreter or sys.executable
+        key = (interpreter, device)
         with self._lock:
             if self._closed:
                 return TraceResult.failure(TraceStatus.ERROR, "The trace service is shut down")
-            agent = self._agents.get(interpreter)
+            agent = self._agents.get(key)
             if agent is None or not agent.alive:
                 try:
-                    agent = self._agents[interpreter] = AgentProcess(interpreter, cwd)
+                    agent = self._agents[key] = AgentProcess(interpreter, cwd, device)
                 except OSError as exc:
                     return TraceResult.failure(
                         TraceStatus.ERROR,
@@ -248,8 +256,8 @@ class TraceService:
         failure = agent.wait_ready()
         if failure is not None:
             with self._lock:
-                if self._agents.get(interpreter) is agent:
-                    del self._agents[interpreter]
+                if self._agents.get(key) is agent:
+                    del self._agents[key]
             agent.close(wait=0.5)
             return failure
         return agent
@@ -257,7 +265,7 @@ class TraceService:
     def environment(self, interpreter: str | None = None) -> dict | None:
         """``{"jax_version", "platform", ...}`` of a warm agent, once known; never starts one."""
         with self._lock:
-            agent = self._agents.get(interpreter or sys.executable)
+            agent = self._agents.get((interpreter or sys.executable, False))
         if agent is None or not agent.hello.get("ok"):
             return None
         return {"jax_version": agent.hello.get("jax_version"), **(agent.info or {})}
@@ -281,17 +289,19 @@ class TraceService:
         cwd: str | None,
         answer: Callable[[dict | TraceResult], Answer],
         key: tuple | None = None,
+        device: bool = False,
     ) -> TraceJob[Answer]:
         """Send a request to the warm agent of ``interpreter`` (started in ``cwd``), to run under
         ``options``: every request to the agent goes this way. The job's result is what ``answer``
         makes of the agent's answer, or of the `TraceResult` that says why there is none. A job
-        with a ``key`` cancels the running job of the same key."""
+        with a ``key`` cancels the running job of the same key; ``device``: to the agent that may
+        open the accelerator."""
         if key is not None:
             with self._lock:
                 previous = self._jobs.get(key)
             if previous is not None:
                 previous.cancel()
-        agent = self.agent(interpreter, cwd)
+        agent = self.agent(interpreter, cwd, device)
         if isinstance(agent, TraceResult):
             failed: Future = Future()
             failed.set_result(answer(agent))
@@ -408,7 +418,7 @@ def _module_source(path: str) -> str | None:
         return None  # the agent reports the file as it finds it
 
 
-def _close_all(agents: dict[str, AgentProcess]) -> None:
+def _close_all(agents: dict[tuple[str, bool], AgentProcess]) -> None:
     for agent in list(agents.values()):
         agent.close()
     agents.clear()

@@ -1,7 +1,7 @@
 """The trace agent: run with ``python agent.py`` in the user's interpreter (stdlib and jax only).
 
 It imports jax once (no backend yet), then forks one child per request, so a trace starts
-warm. Each child runs in its own process group under an address-space limit, dies with the
+warm. Each child runs in its own process group under a memory limit (``RLIMIT_DATA``), dies with the
 agent (``PR_SET_PDEATHSIG`` on Linux), and is killed at its deadline or on cancel. The agent
 exits, killing every child, when its stdin closes, on ``shutdown``, or when its parent dies.
 
@@ -76,6 +76,7 @@ class Agent:
         self.info = None
         self.on_result = None  # called with each child's answer once it is sent
         self.stale = None  # before a fork, given its params: why the agent must restart first, or None
+        self.explain = None  # in a child, given an exception and the memory limit: its answer, or None
         self.deferred = []  # the requests (raw lines) to run after the restart
 
     def send(self, message):
@@ -217,15 +218,16 @@ class Agent:
                 os.close(fd)
             null = os.open(os.devnull, os.O_RDONLY)
             os.dup2(null, 0)
-            _limit_address_space(limits["memory_mb"] * 1024 * 1024)
+            _limit_memory(limits["memory_mb"] * 1024 * 1024)
             result = self.handlers[method](params)
         except MemoryError:
             result = {
                 "status": "memory",
                 "message": (f"The trace ran out of memory (limit {limits['memory_mb']} MiB) and was stopped"),
             }
-        except BaseException:
-            result = {
+        except BaseException as exc:
+            result = self.explain(exc, limits["memory_mb"]) if self.explain is not None else None
+            result = result or {
                 "status": "error",
                 "message": "Internal error in the trace agent:\n" + traceback.format_exc(limit=-8),
             }
@@ -305,15 +307,18 @@ def _death_result(status, limits):
     }
 
 
-def _limit_address_space(limit):
+def _limit_memory(limit):
+    """Cap the memory the process writes (``RLIMIT_DATA``: its private writable mappings), not its
+    address space: accelerator runtimes and XLA reserve far more address space than they use, and
+    libtpu dies at start under an address-space limit it would never come near in memory."""
     import resource  # POSIX only: imported here so that the hello can say why not elsewhere
 
-    _, hard = resource.getrlimit(resource.RLIMIT_AS)
+    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
     if hard != resource.RLIM_INFINITY:
         limit = min(limit, hard)
     try:
-        resource.setrlimit(resource.RLIMIT_AS, (limit, hard))
-    except (ValueError, OSError):  # macOS does not enforce RLIMIT_AS: only the timeout bounds it
+        resource.setrlimit(resource.RLIMIT_DATA, (limit, hard))
+    except (ValueError, OSError):  # where it cannot be set, only the timeout bounds a run
         pass
 
 
@@ -372,6 +377,7 @@ def main():
         agent = Agent(out, handlers.BY_METHOD, common)
         agent.on_result = handlers.after_result
         agent.stale = handlers.stale
+        agent.explain = importlib.import_module(f"{PACKAGE}.devices").failure
         if agent.replay():
             agent.serve()
     except KeyboardInterrupt:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from jax_lsp.core.jax_facts import installed_jax_version
 from tests.agent import ADVISOR_FIXTURES
 
 pytest.importorskip("jax")
@@ -38,7 +39,7 @@ def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
     assert result["policies"] >= 5
     assert result["after"] == (
         "saves 5 arrays: 1.5 KiB computed, 4.5 KiB of arguments · recomputes 0 · peak (est.) 7 KiB"
-        " · Compare policies"
+        f" · jax {installed_jax_version(None)}, cpu · Compare policies"
     )
     assert result["after"] in result["shown"]
     by_line = {h["line"]: h for h in result["hints"]}

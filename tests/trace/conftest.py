@@ -1,5 +1,5 @@
 import pytest
 
-from tests.agent import service, write  # noqa: F401 (fixtures)
+from tests.agent import libtpu_python, service, write  # noqa: F401 (fixtures)
 
 pytest.importorskip("jax")

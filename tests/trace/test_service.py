@@ -12,27 +12,16 @@ import pytest
 from jax_lsp.core import jax_facts
 from jax_lsp.core.jax_facts import installed_jax_version
 from jax_lsp.trace.options import TraceOptions
-from tests.agent import AGENT_PYTHON, descendants, line_of, needs_linux
+from tests.agent import AGENT_PYTHON, POLICY_MODULE, descendants, line_of, needs_linux
 from tests.agent import AgentTraceService as TraceService
 
 pytestmark = needs_linux
-
-POLICY = """
-import jax
-
-{extra}
-
-def policy(prim, *args, **params):
-    return prim.name == "sin"
-
-f = jax.checkpoint(lambda x: x, policy=policy)
-"""
 
 
 def _module(write, extra="", helper=None):
     if helper:
         write("helper.py", helper)
-    return write("model.py", POLICY.format(extra=extra))
+    return write("model.py", POLICY_MODULE.format(extra=extra))
 
 
 def _wait_until(condition, seconds=10.0):
@@ -57,7 +46,7 @@ def test_infinite_loop_at_import_is_killed_at_the_timeout(service, write):
     assert _wait_until(lambda: descendants() <= before)
 
 
-def test_memory_hog_is_stopped_by_the_address_space_limit(service, write):
+def test_memory_hog_is_stopped_by_the_memory_limit(service, write):
     path = _module(write, "import helper", helper="HOG = bytearray(3 * 1024 ** 3)\n")
     result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(memory_mb=2048))
     assert result.status == "memory"
@@ -67,9 +56,23 @@ def test_memory_hog_is_stopped_by_the_address_space_limit(service, write):
     assert service.trace(ok, line_of(ok, "def policy"), options=TraceOptions(memory_mb=2048)).ok
 
 
+def test_address_space_reserved_and_never_written_is_not_memory(service, write):
+    """Runtimes reserve address space they never use (libtpu, CUDA, XLA's thread stacks): the
+    limit is on what a trace writes, so a reservation far past it leaves the trace working."""
+    reserve = "import mmap\n\nRESERVED = mmap.mmap(-1, 16 * 1024 ** 3, prot=mmap.PROT_READ)\n"
+    write("helper.py", reserve)
+    policy = POLICY_MODULE.format(extra="import helper").replace(
+        "prim.name ==", "len(helper.RESERVED) and prim.name =="
+    )
+    path = write("model.py", policy)
+    result = service.trace(path, line_of(path, "def policy"), options=TraceOptions(memory_mb=2048))
+    assert result.ok, result.message
+    assert {d.primitive for d in result.decisions if d.decision == "saved"} == {"sin"}
+
+
 def test_two_concurrent_traces(service, write):
-    first = write("a.py", POLICY.format(extra=""))
-    second = write("b.py", POLICY.format(extra="").replace('"sin"', '"cos"'))
+    first = write("a.py", POLICY_MODULE.format(extra=""))
+    second = write("b.py", POLICY_MODULE.format(extra="").replace('"sin"', '"cos"'))
     jobs = [service.submit_trace(p, line_of(p, "def policy")) for p in (first, second)]
     results = [job.result(60) for job in jobs]
     assert [r.status for r in results] == ["ok", "ok"]

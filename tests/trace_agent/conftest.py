@@ -1,1 +1,1 @@
-from tests.agent import service, write  # noqa: F401 (fixtures)
+from tests.agent import libtpu_python, service, write  # noqa: F401 (fixtures)

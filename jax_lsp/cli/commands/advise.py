@@ -30,7 +30,7 @@ from pathlib import Path
 
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import Project, Target, TargetError, add_target
-from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
+from jax_lsp.cli.trace_arguments import add_compile_arguments, add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
 from jax_lsp.trace.advisor.advice import Advice, parse_size
 from jax_lsp.trace.advisor.chart import chart_svg
@@ -38,7 +38,6 @@ from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.advisor.sites import advise_anchors
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
-from jax_lsp.trace.options import TPU_COMPILE_TIMEOUT_S, TraceOptions
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
@@ -85,8 +84,9 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         help="also compile each candidate's training step (jit of the gradient over the example's "
         "positional arguments) for the --target and show XLA's memory_analysis() beside the "
         "estimate; the budget is then compared with the compiled peak on a TPU, the compiled "
-        "temporaries on the CPU (default: on for a TPU target, whose --timeout is then 300 s, off "
-        "for cpu; compiling takes seconds per candidate: raise --timeout)",
+        "temporaries on the CPU (default: on for a TPU target, off for cpu). Each candidate "
+        "compiles in a process of its own, under --compile-timeout and --compile-memory-limit-mb: "
+        "one that runs out of either is a row that says so",
     )
     parser.add_argument(
         "--target",
@@ -96,6 +96,15 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "v5p-8, v6e-4), a topology as JAX writes it (v5e:2x2), or cpu (default: [tool.jax-lsp] target, "
         "else this machine's TPU, read without opening it, else cpu); a TPU needs libtpu "
         "(pip install 'jax[tpu]')",
+    )
+    parser.add_argument(
+        "--run",
+        action="store_true",
+        dest="run_steps",
+        help="also run each candidate's training step on the local accelerator (random inputs of the "
+        "example's shapes) and show its median step time and the device's peak_bytes_in_use; the "
+        "device is opened once for every candidate and given back; where another process holds the "
+        "TPU it says so and runs nothing; with no accelerator, the steps run on the CPU",
     )
     parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
     parser.add_argument(
@@ -114,6 +123,7 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "holds FILE)",
     )
     add_trace_arguments(parser, flag=False)
+    add_compile_arguments(parser)
     parser.set_defaults(run=run)
 
 
@@ -144,9 +154,6 @@ def run(args: argparse.Namespace) -> int:
         where = "--target" if args.compile_target else "[tool.jax-lsp] target"
         return _fail(args, f"{where}: {exc}")
     compile = target.is_tpu if args.compile is None else args.compile
-    options = trace_options(args)
-    if compile and target.is_tpu and options.timeout == TraceOptions().timeout:
-        options = options.replace(timeout=TPU_COMPILE_TIMEOUT_S)
     path, root, ws = advised.path, project.root, project.workspace
     examples_root = project.pyproject.parent if project.pyproject else root
     results: list[Advice] = []
@@ -165,9 +172,10 @@ def run(args: argparse.Namespace) -> int:
                     import_root=ws.imports.import_root(path),
                     cwd=cwd,
                     interpreter=args.interpreter,
-                    options=options,
+                    options=trace_options(args),
                     compile=compile,
                     target=target,
+                    run=args.run_steps,
                 )
             )
 

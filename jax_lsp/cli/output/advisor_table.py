@@ -17,6 +17,7 @@ from jax_lsp.trace.advisor.report import (
     policy_rows,
     rejections,
     residual_line,
+    run_note,
     suggestion,
 )
 
@@ -44,6 +45,9 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
         lines.append("  ".join(cells).rstrip())
     lines.append("(* current policy" + (", + suggested" if suggested else "") + f")\n({legend(advice)})")
     lines += [f"Note: {note}." for note in advice.notes]
+    ran = run_note(advice)
+    if ran:
+        lines.append(f"{ran}.")
     rejected = rejections(advice)
     if rejected:
         lines.append("Rejected by JAX:")

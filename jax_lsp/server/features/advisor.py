@@ -36,13 +36,12 @@ from jax_lsp.trace.advisor.advice import (
     relative,
 )
 from jax_lsp.trace.advisor.chart import chart_svg
-from jax_lsp.trace.advisor.report import format_markdown, short_policy
-from jax_lsp.trace.advisor.request import example_for, submit_advise
+from jax_lsp.trace.advisor.report import figures_for, format_markdown, short_policy
+from jax_lsp.trace.advisor.request import advise_and_run, example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
-from jax_lsp.trace.options import TPU_COMPILE_TIMEOUT_S
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
@@ -51,6 +50,7 @@ if TYPE_CHECKING:
 
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
+RUN = "jax-lsp.runPolicies"
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
 QUICK_FIX = "Use the suggested policy"
 
@@ -202,6 +202,15 @@ class AdvisorFeature(LanguageFeature):
             "advice": advice.to_contract(root, budget),
         }
 
+    async def run_command(self, *arguments: Any) -> dict:
+        """The site advised again with each candidate's step run on the local accelerator
+        (`advise --run`): its Markdown table and its advice."""
+        path, position = self._arguments(RUN, arguments)
+        with self.server.protocol.cancellation() as cancelled:
+            advice = await self.advise(path, position, cancelled=cancelled, progress=True, run=True)
+        root, budget = self._root(path), self._budget(advice)
+        return {"markdown": format_markdown(advice, root, budget), "advice": advice.to_contract(root, budget)}
+
     def _root(self, path: Path) -> Path:
         return project_root(path, self.server.roots)
 
@@ -235,7 +244,9 @@ class AdvisorFeature(LanguageFeature):
         position: Position,
         cancelled: asyncio.Future | None = None,
         progress: bool = False,
+        run: bool = False,
     ) -> Advice:
+        """The site's advice (``run``: with each candidate run on the local accelerator)."""
         ls = self.server
         settings = ls.settings
         root = self._root(path)
@@ -248,11 +259,10 @@ class AdvisorFeature(LanguageFeature):
         target = self._target()
 
         def job(compile: bool) -> functools.partial:
-            options = settings.trace.options
-            if compile:  # seconds a candidate: the trace's default timeout is too short for it
-                options = options.replace(timeout=max(options.timeout, TPU_COMPILE_TIMEOUT_S))
+            # a compile takes seconds a candidate: it runs under the compile's limits
+            options = settings.trace.options.for_compile() if compile else settings.trace.options
             return functools.partial(
-                submit_advise,
+                advise_and_run if run and not compile else submit_advise,
                 self.service,
                 path,
                 line,
@@ -484,16 +494,18 @@ class AdvisorFeature(LanguageFeature):
 
 def _lens_summary(advice: Advice, current: PolicyAdvice) -> str:
     """The current policy's `PolicyAdvice.summary`, then its step's peak: compiled for a TPU
-    (``· compiled peak 14.2 GiB, fits v5e-1``), else estimated."""
+    (``compiled peak 14.2 GiB, fits v5e-1``), else estimated; then the JAX release and the
+    platform of ``advice``'s figures."""
+    parts = [current.summary()]
     fits = advice.fits(current)
     if fits is not None and advice.target is not None:
         peak = current.compiled.peak_bytes if current.compiled is not None else None
         size = format_bytes(peak) if peak is not None else "over the chip"
         verdict = f"fits {advice.target.name}" if fits else f"does not fit {advice.target.name}"
-        return f"{current.summary()} · compiled peak {size}, {verdict}"
-    if current.peak_bytes is None:
-        return current.summary()
-    return f"{current.summary()} · peak (est.) {format_bytes(current.peak_bytes)}"
+        parts.append(f"compiled peak {size}, {verdict}")
+    elif current.peak_bytes is not None:
+        parts.append(f"peak (est.) {format_bytes(current.peak_bytes)}")
+    return " · ".join([*parts, *filter(None, [figures_for(advice)])])
 
 
 def _hint_text(residual: Residual, count: int) -> str:
@@ -554,3 +566,7 @@ def register(server: JaxLanguageServer) -> None:
     @server.command(COMPARE)
     async def compare_policies(ls, *arguments):
         return await feature.compare_command(*arguments)
+
+    @server.command(RUN)
+    async def run_policies(ls, *arguments):
+        return await feature.run_command(*arguments)

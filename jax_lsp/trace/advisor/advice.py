@@ -17,6 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted, read_compiled, read_exhausted
+from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun, read_device_runs, read_step_run
 from jax_lsp.trace.compile_target import CompileTarget
 from jax_lsp.trace.result import TraceResult
 
@@ -258,6 +259,8 @@ class PolicyAdvice:
     compile_s: float | None = None
     compile_error: str | None = None  # with --compile: the step did not compile
     exhausted: Exhausted | None = None  # with --compile: the step is larger than the target's memory
+    compile_stopped: str | None = None  # and its process was stopped: "memory", "timeout", "crashed"
+    run: StepRun | None = None  # with --run: the step run on the local device
 
     @property
     def was_compiled(self) -> bool:
@@ -331,6 +334,8 @@ class PolicyAdvice:
         data["no_effect"] = [n.to_json(root) for n in self.no_effect]
         if self.was_compiled:
             data.update(self.compile_json())
+        if self.run is not None:
+            data["run"] = self.run.to_json()
         return data
 
     def compile_json(self) -> dict[str, Any]:
@@ -345,6 +350,8 @@ class PolicyAdvice:
             data["compile_error"] = self.compile_error
         if self.exhausted is not None:
             data["exhausted"] = self.exhausted.to_json()
+        if self.compile_stopped is not None:
+            data["compile_stopped"] = self.compile_stopped
         return data
 
 
@@ -369,6 +376,7 @@ class Advice:
     setting_note: str | None = None  # why there is no `setting` (none, or several)
     notes: tuple[str, ...] = ()  # what the advice cannot see on this JAX release
     target: CompileTarget | None = None  # what --compile compiled for (None: not compiled)
+    run: DeviceRuns | None = None  # with --run: where the steps ran
 
     @property
     def ok(self) -> bool:
@@ -468,6 +476,8 @@ class Advice:
             "suggested": None,
             "notes": list(self.notes),
         }
+        if self.run is not None:
+            data["run"] = self.run.to_json()
         if suggested is not None:
             data["suggested"] = {
                 "policy": suggested.policy,
@@ -549,6 +559,7 @@ class Advice:
             timings=tuple(_table(data, "timings").items()),
             selector=_selector(_table(data, "selector")),
             notes=tuple(n for n in data.get("notes") or () if isinstance(n, str)),
+            run=read_device_runs(data.get("run")),
         )
 
 
@@ -623,6 +634,8 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         compile_s=raw["compile_s"] if isinstance(raw.get("compile_s"), (int, float)) else None,
         compile_error=raw["compile_error"] if isinstance(raw.get("compile_error"), str) else None,
         exhausted=read_exhausted(raw.get("exhausted")),
+        compile_stopped=raw["compile_stopped"] if isinstance(raw.get("compile_stopped"), str) else None,
+        run=read_step_run(raw.get("run")),
         no_effect=tuple(_no_effect(n) for n in raw.get("no_effect") or () if isinstance(n, dict)),
     )
 

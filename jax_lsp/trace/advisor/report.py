@@ -57,17 +57,28 @@ LEGEND = (
     "peak, estimated from its trace"
 )
 COMPILED_LEGEND = "; compiled temp: XLA's temporaries for the compiled step (memory_analysis)"
+RUN_COLUMNS = ("step", "peak in use")  # last, with --run where the steps ran
+RUN_LEGEND = (
+    "; step: the compiled step's median time over {runs} runs on {device}, on random inputs; "
+    "peak in use: the device's memory_stats() peak_bytes_in_use after it (the high-water mark "
+    "of one process that ran the candidates in this order)"
+)
+
+
+def _ran(advice: Advice) -> bool:
+    return advice.run is not None and any(p.run is not None for p in advice.policies)
 
 
 def columns(advice: Advice) -> tuple[str, ...]:
     """The table's columns: `COLUMNS`, with after the estimate the compiled temporaries when the
     advice was compiled for the CPU, the compiled peak and whether it fits a chip when compiled
-    for a TPU."""
-    if not advice.compiled:
-        return COLUMNS
-    at = COLUMNS.index("peak (est.)") + 1
-    added = (PEAK_COLUMN, fit_column(advice)) if advice.on_tpu else (COMPILED_COLUMN,)
-    return (*COLUMNS[:at], *added, *COLUMNS[at:])
+    for a TPU; and the runs last where the steps ran (--run)."""
+    shown: tuple[str, ...] = COLUMNS
+    if advice.compiled:
+        at = COLUMNS.index("peak (est.)") + 1
+        added = (PEAK_COLUMN, fit_column(advice)) if advice.on_tpu else (COMPILED_COLUMN,)
+        shown = (*COLUMNS[:at], *added, *COLUMNS[at:])
+    return (*shown, *RUN_COLUMNS) if _ran(advice) else shown
 
 
 def fit_column(advice: Advice) -> str:
@@ -76,14 +87,19 @@ def fit_column(advice: Advice) -> str:
 
 
 def legend(advice: Advice) -> str:
-    if not advice.compiled:
-        return LEGEND
-    if not advice.on_tpu:
-        return LEGEND + COMPILED_LEGEND
-    return LEGEND + (
-        f"; compiled peak: all the step holds at once on one chip (arguments, gradients, temporaries), "
-        f"XLA's peak_memory_in_bytes for the step compiled for {target_words(advice)}"
-    )
+    text = LEGEND
+    if advice.compiled and not advice.on_tpu:
+        text += COMPILED_LEGEND
+    elif advice.compiled:
+        text += (
+            f"; compiled peak: all the step holds at once on one chip (arguments, gradients, temporaries), "
+            f"XLA's peak_memory_in_bytes for the step compiled for {target_words(advice)}"
+        )
+    if _ran(advice) and advice.run is not None:
+        runs = next((p.run.runs for p in advice.policies if p.run is not None and p.run.runs), None)
+        device = f"{advice.run.device} ({advice.run.platform})" if advice.run.device else "the device"
+        text += RUN_LEGEND.format(runs=runs or "several", device=device)
+    return text
 
 
 def target_words(advice: Advice) -> str:
@@ -106,15 +122,30 @@ def chip_memory(count: int) -> str:
 
 def fit_cells(advice: Advice, policy: PolicyAdvice) -> list[str]:
     """The compiled peak and the fit of ``policy``'s step on a TPU target: ``["14.2 GiB", "fits"]``,
-    ``["> 15.75 GiB", "does not fit by 4.1 GiB"]``, or ``failed`` where it did not compile."""
+    ``["> 15.75 GiB", "does not fit by 4.1 GiB"]``, or what stopped it where it did not compile."""
     fits = advice.fits(policy)
     if policy.exhausted is not None:
         peak = f"> {chip_memory(policy.exhausted.available_bytes)}"
     else:
-        peak = _size(policy.compiled.peak_bytes) if policy.compiled is not None else "failed"
+        peak = _size(policy.compiled.peak_bytes) if policy.compiled is not None else _not_compiled(policy)
     if fits is None:
-        return [peak, "?" if policy.compiled is not None else "failed"]
+        return [peak, "?" if policy.compiled is not None else "-"]
     return [peak, "fits" if fits else f"does not fit by {format_bytes(advice.over_bytes(policy))}"]
+
+
+def run_note(advice: Advice) -> str | None:
+    """``--run: ...``: why the steps did not run on an accelerator, where they did not."""
+    return f"--run: {advice.run.note}" if advice.run is not None and advice.run.note else None
+
+
+def _run_cells(policy: PolicyAdvice) -> list[str]:
+    run = policy.run
+    if run is None:
+        return ["-", "-"]
+    if run.error is not None or run.step_s is None:
+        return ["failed", "-"]
+    step = f"{run.step_s:.2f} s" if run.step_s >= 1 else f"{run.step_s * 1000:.3g} ms"
+    return [step, _size(run.peak_bytes_in_use)]
 
 
 def _size(count: int | None) -> str:
@@ -156,7 +187,8 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
 def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, ...]]:
     """(mark, policy, *COLUMNS) per policy; the mark is ``*`` on the current policy and ``+`` on
     the ``suggested`` one. A candidate JAX rejected has ``-`` in every column (`rejections`); one
-    whose step did not compile, ``failed`` as its compiled temporaries."""
+    whose step did not compile, ``failed`` as its compiled temporaries, or what stopped its
+    compile (``out of memory``, ``timed out``)."""
     rows = []
     compiled = advice.compiled
     for p in advice.policies:
@@ -169,7 +201,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
         elif advice.on_tpu:
             temp = fit_cells(advice, p)
         else:
-            temp = ["failed" if p.compiled is None else _size(p.compiled.temp_bytes)]
+            temp = [_size(p.compiled.temp_bytes) if p.compiled else _not_compiled(p)]
         rows.append(
             (
                 mark,
@@ -179,9 +211,18 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
                 _size(p.peak_bytes),
                 *temp,
                 format_flops(p.recompute_flops),
+                *(_run_cells(p) if _ran(advice) else []),
             )
         )
     return rows
+
+
+STOPPED = {"memory": "out of memory", "timeout": "timed out", "crashed": "crashed"}
+
+
+def _not_compiled(policy: PolicyAdvice) -> str:
+    """The compiled temporaries' cell of a step that did not compile."""
+    return STOPPED.get(policy.compile_stopped or "", "failed")
 
 
 def compile_failures(advice: Advice) -> list[str]:
@@ -222,12 +263,17 @@ def no_effect_lines(advice: Advice, root: Path | None) -> list[str]:
     return [n.explain(root) for n in current.no_effect] if current is not None else []
 
 
+def figures_for(advice: Advice) -> str | None:
+    """``jax 0.10.2, cpu``: the JAX release and the platform the figures are for, where known."""
+    if not advice.jax_version:
+        return None
+    return f"jax {advice.jax_version}" + (f", {advice.platform}" if advice.platform else "")
+
+
 def heading(advice: Advice, root: Path | None) -> str:
     """``mlp.py:14 (example mlp.py:example · jax 0.10.2, cpu)``"""
     where = f"{relative(advice.path, root)}:{advice.line}"
-    facts = [f"example {advice.example}" if advice.example else None]
-    if advice.jax_version:
-        facts.append(f"jax {advice.jax_version}" + (f", {advice.platform}" if advice.platform else ""))
+    facts = [f"example {advice.example}" if advice.example else None, figures_for(advice)]
     if advice.on_tpu:
         facts.append(f"compiled for {target_words(advice)}")
     extra = " · ".join(f for f in facts if f)
@@ -254,6 +300,9 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
     lines += ["", f"*{legend(advice)}.*"]
     lines += [f"*Note: {note}.*" for note in advice.notes]
+    ran = run_note(advice)
+    if ran:
+        lines.append(f"*{ran}.*")
     rejected = rejections(advice)
     if rejected:
         lines += ["", "**Rejected by JAX:**", ""]

@@ -24,6 +24,7 @@ from .jaxpr import (
     with_outvars,
 )
 from .no_effect import ignored_by_new_remat, no_effect
+from .on_device import run_each
 from .peak import (
     backward,
     compiled_memory,
@@ -386,6 +387,13 @@ def advise(params, fork=False):
     def prepare(platform=None):
         return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root, platform)
 
+    only = params.get("only")  # a candidate's index: its entry alone (its compile's own request)
+    if only is not None:
+        return _one_entry(prepare(), int(only), path, site, notes)
+    if params.get("run"):  # advise --run, in the agent with the user's environment
+        work = prepare()
+        return run_each(work, lambda candidate: candidate_jaxpr(candidate, work.forward))
+
     def odd_share(platform):
         share = prepare(platform)
         texts = [c.text for c in share.candidates]
@@ -441,6 +449,26 @@ def advise(params, fork=False):
         "notes": notes,
         "opened_platforms": opened_platforms(),
         "timings": timings,
+    }
+
+
+def _one_entry(work, index, path, site, notes):
+    """The answer that holds only the entry of ``work``'s candidate at ``index``, with the
+    request's ``notes``."""
+    if not 0 <= index < len(work.candidates):
+        raise AgentError(
+            "error", f"No candidate {index}: the site has {len(work.candidates)}", path, site.line
+        )
+    entry, seconds = work.entry(work.candidates[index])
+    return {
+        "status": "ok",
+        "message": "",
+        "platform": work.platform,
+        "device": work.device,
+        "policies": [entry],
+        "notes": notes,
+        "opened_platforms": opened_platforms(),
+        "timings": {"per_policy_s": [seconds]},
     }
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import asyncio
+import glob
 import shutil
 import time
 from pathlib import Path
@@ -23,6 +24,7 @@ pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="modu
 
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
+RUN = "jax-lsp.runPolicies"
 
 
 async def _until(check, seconds=60.0):
@@ -99,7 +101,7 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
         [lens] = await _until(advised)
         title = (
             "saves 8 arrays: 4 KiB computed, 4.5 KiB of arguments · recomputes 0 · peak (est.) 7 KiB"
-            " · Compare policies"
+            f" · jax {installed_jax_version(None)}, cpu · Compare policies"
         )
         assert lens.command.title == title
         assert current["peak_bytes"] == 7 * 1024  # the lens's peak is the answer's
@@ -166,6 +168,23 @@ async def test_a_site_without_an_example_says_how_to_give_one(server, tmp_path):
         result = await _execute(session, ADVISE, lens.command.arguments)
         assert result["error"]["status"] == "no_example"
         assert "--example" in result["error"]["message"]
+
+
+@pytest.mark.skipif(
+    bool(glob.glob("/dev/accel*")), reason="this machine has a TPU (tests/trace/test_on_tpu.py)"
+)
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+async def test_run_policies_runs_each_candidate_on_this_machines_device(server, tmp_path):
+    """`jax-lsp.runPolicies` is `advise --run`: here, with no accelerator, on the CPU, and it says so."""
+    async with server.in_folder(tmp_path) as session:
+        uri = _model(session, _mlp())
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        result = await _execute(session, RUN, lens.command.arguments)
+    advice = result["advice"]
+    note = "no accelerator here: the steps ran on the CPU"
+    assert advice["run"] == {"platform": "cpu", "device": "cpu", "note": note}
+    assert advice["policies"] and all(p["run"]["step_s"] > 0 for p in advice["policies"])
+    assert f"*--run: {note}.*" in result["markdown"] and "peak in use" in result["markdown"]
 
 
 @pytest.mark.parametrize("server", ["neovim"], indirect=True)

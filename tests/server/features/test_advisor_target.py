@@ -1,6 +1,6 @@
 """The advisor in the editor on a TPU target (`advise.target`): the estimate at once, then the
 compiled figures in its place, under a progress of their own (real LSP, real agent with libtpu
-from JAX_LSP_LIBTPU_INTERPRETER, as tests/trace_agent/advisor/test_target.py's)."""
+from JAX_LSP_LIBTPU_PYTHON, as tests/trace_agent/advisor/test_target.py's)."""
 
 from __future__ import annotations
 
@@ -9,9 +9,8 @@ import asyncio
 import pytest
 from lsprotocol import types
 
-from tests.agent import ADVISOR_FIXTURES, needs_linux
+from tests.agent import ADVISOR_FIXTURES, find_libtpu_python, needs_linux
 from tests.server.features.test_advisor import ADVISE, COMPARE, _advise_lenses, _until
-from tests.trace_agent.advisor.test_target import _libtpu_python
 
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
@@ -19,7 +18,7 @@ pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="modu
 
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)
 async def test_on_a_tpu_target_the_lens_shows_the_estimate_then_the_compiled_peak(server, tmp_path):
-    python = _libtpu_python()
+    python = find_libtpu_python()
     text = (ADVISOR_FIXTURES / "mlp.py").read_text(encoding="utf-8")
     text = text.replace(
         "policy=jax.checkpoint_policies.dots_saveable)",

@@ -57,7 +57,7 @@ def test_a_convolution(service):
 
 
 def test_a_70b_shaped_layer_is_advised_without_allocating_it(service, tmp_path):
-    """Residuals of 7 GiB are advised in a child limited to 2 GiB of address space: the example
+    """Residuals of 7 GiB are advised in a child limited to writing 2 GiB: the example
     (its jax.random.key included) and every candidate are traced, never run."""
     path = tmp_path / "big.py"
     path.write_text(

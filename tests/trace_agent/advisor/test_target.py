@@ -2,7 +2,7 @@
 
 The compile needs libtpu in the agent's interpreter. The suite's own venv has none (libtpu
 would slow every JAX start-up that does not pin the CPU): these tests run the agent in
-JAX_LSP_LIBTPU_INTERPRETER, a venv with ``jax[tpu]`` that `.ci/libtpu.sh` makes, and skip
+JAX_LSP_LIBTPU_PYTHON, a venv with ``jax[tpu]`` that `.ci/libtpu.sh` makes, and skip
 without it (with JAX_LSP_EXPECT_LIBTPU=1, as that script sets, they fail instead). The figures
 are compared with a direct ``jax.experimental.topologies`` compile run in that interpreter. The
 message for an interpreter without libtpu is provoked for real, in the suite's own."""
@@ -10,7 +10,6 @@ message for an interpreter without libtpu is provoked for real, in the suite's o
 from __future__ import annotations
 
 import json
-import os
 import subprocess
 import textwrap
 
@@ -25,7 +24,6 @@ from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, line_of
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
-LIBTPU_PYTHON = os.environ.get("JAX_LSP_LIBTPU_INTERPRETER")
 PEAK_STACK = ADVISOR_FIXTURES / "peak_stack.py"
 TOO_LARGE = ADVISOR_FIXTURES / "too_large_stack.py"
 COMPARED = [  # the candidates compiled here too: on the device, by name, and offloading to the host
@@ -34,15 +32,6 @@ COMPARED = [  # the candidates compiled here too: on the device, by name, and of
     "offload_dot_with_no_batch_dims('device', 'pinned_host')",
 ]
 OPTIONS = TraceOptions(timeout=600)
-
-
-def _libtpu_python() -> str:
-    if LIBTPU_PYTHON:
-        return LIBTPU_PYTHON
-    reason = "JAX_LSP_LIBTPU_INTERPRETER names no interpreter with libtpu (.ci/libtpu.sh makes one)"
-    if os.environ.get("JAX_LSP_EXPECT_LIBTPU") == "1":
-        pytest.fail(reason)
-    pytest.skip(reason)
 
 
 def _has_libtpu(python: str) -> bool:
@@ -93,11 +82,6 @@ def _direct(python: str, topology: str, bounds: list[int], policies: list[str]) 
         check=True,
     )
     return json.loads(done.stdout.strip().splitlines()[-1])
-
-
-@pytest.fixture(scope="module")
-def libtpu_python():
-    return _libtpu_python()
 
 
 @pytest.mark.parametrize("name", ["v5e-1", "v5e-4"])
