@@ -126,7 +126,7 @@ async def test_lens_command_diagnostics_and_hover(server, tmp_path):
             types.HoverParams(text_document=types.TextDocumentIdentifier(uri), position=definition)
         )
         assert "**jax-lsp trace**" in hover.contents.value
-        assert "| primitive | decision | returned | line | count |" in hover.contents.value
+        assert "| probe primitive | decision | returned | line | count |" in hover.contents.value
         if session.profile == "vscode":  # the VS Code profile takes server-initiated progress
             reports = session.client.progress_reports
             assert any(r and r[0].kind == "begin" and r[-1].kind == "end" for r in reports.values())
