@@ -129,7 +129,9 @@ class JaxLsp {
             // The details arrive as "jax-lsp trace" diagnostics and hovers; this says how it went.
             const { status, message } = (result ?? {}) as { status?: string; message?: string };
             if (message) {
-                void (status === 'ok' ? window.showInformationMessage : window.showWarningMessage)(`jax-lsp trace: ${message}`);
+                // A checkpoint without a policy (`no_policy`) is no problem: JAX's default applies.
+                const fine = status === 'ok' || status === 'no_policy';
+                void (fine ? window.showInformationMessage : window.showWarningMessage)(`jax-lsp trace: ${message}`);
             }
             return result;
         } catch (error) {
