@@ -25,6 +25,7 @@ from pygls.exceptions import JsonRpcException
 
 from jax_lsp.core.codes import CODES, NO_EFFECT, PROJECT_URL
 from jax_lsp.core.findings import Position, Span
+from jax_lsp.core.text.line_layout import fitted, indent_step, line_length
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.configuration import supports
 from jax_lsp.server.diagnostics import LSP_SEVERITY, code_description
@@ -316,7 +317,8 @@ class AdvisorFeature(LanguageFeature):
             if advised.advice.selector is not None:
                 actions.append(self._set_key(advised.advice, suggested, why))
                 continue
-            edits = [types.TextEdit(range=place.range(advised.span), new_text=suggested.policy)]
+            text = _laid_out(path, doc.lines, doc.source, advised.span, suggested.policy)
+            edits = [types.TextEdit(range=place.range(advised.span), new_text=text)]
             if advised.kind == DEFAULT:
                 edits = await self._pass_policy(path, advised.span, suggested.policy, place)
                 if not edits:
@@ -552,6 +554,15 @@ def _target(advice: Advice) -> str:
     """What the figures are for: the platform the agent advised on. (The accelerator issue adds
     the target the user chooses; this is where it goes.)"""
     return advice.platform or "this machine"
+
+
+def _laid_out(path: Path, lines: Sequence[str], source: str, span: Span, value: str) -> str:
+    """``value`` to write over the one-line ``span``, on a line of its own where the line would
+    grow past the project's line length (`core.text.line_layout`)."""
+    if span.start.line != span.end.line or span.start.line >= len(lines):
+        return value
+    line = lines[span.start.line]
+    return fitted(line, span.start.column, span.end.column, value, line_length(path), indent_step(source))
 
 
 def _disk_text(path: Path) -> str | None:

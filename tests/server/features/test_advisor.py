@@ -145,8 +145,15 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
                 )
             )
             [action] = [a for a in actions or [] if a.title.startswith("Use the suggested policy")]
+        assert action.title == (
+            f"Use the suggested policy: {compared['advice']['suggested']['policy'].split('.')[-1]} "
+            f"(peak (est.) {format_bytes(compared['advice']['suggested']['peak_bytes'])} within the 6 KiB budget,"
+            " on cpu)"
+        )
         fixed = session.apply(action, uri)
-        assert f"policy={compared['advice']['suggested']['policy']})" in fixed
+        # the line would grow past 88 columns (ruff's default): the policy goes on a line of its own
+        assert f"policy=\n    {compared['advice']['suggested']['policy']})  # jax-lsp: example=" in fixed
+        compile(fixed, "mlp.py", "exec")
 
         # the site's line changed: its advice is dropped, the lens asks again
         [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy")), 20)
