@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
+ADVICE_CHANGED = "jax-lsp/adviceChanged"  # a notification: {uri, position, stale}, for views of an advice
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
 QUICK_FIX = "Use the suggested policy"
 SOURCE = "jax-lsp advise"
@@ -178,6 +179,17 @@ class AdvisorFeature(LanguageFeature):
         if supports(caps, "workspace.inlay_hint.refresh_support"):
             self.server.workspace_inlay_hint_refresh(None)
 
+    def announce(self, path: Path, advised: Advised) -> None:
+        """Tell the client that the advice of a site changed (new, or stale), so that a view of
+        it (VS Code's Compare panel) refreshes: ``{uri, position, stale}``, the position the
+        commands take."""
+        uri = path_to_uri(path)
+        start = self.server.to_lsp_range(uri, advised.span).start
+        position = {"line": start.line, "character": start.character}
+        self.server.protocol.notify(
+            ADVICE_CHANGED, {"uri": uri, "position": position, "stale": advised.stale}
+        )
+
     # -- commands ------------------------------------------------------------------------
     def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[Path, Position]:
         if not self.trusted:
@@ -278,11 +290,13 @@ class AdvisorFeature(LanguageFeature):
             )
             document = ls.document(path_to_uri(path))
             differs = document is not None and document.source != traced_text
-            self.results.setdefault(str(path), {})[anchor.span.start.line] = Advised(
+            advised = Advised(
                 advice, anchor.span, lines, anchor.kind, traced_text, FROM_DISK if differs else None
             )
+            self.results.setdefault(str(path), {})[anchor.span.start.line] = advised
             self._publish(path)
             self.refresh()
+            self.announce(path, advised)
         log.info("Advised %s", _log_line(advice, f"{path.name}:{line}", example))
         if not advice.ok and advice.status != "cancelled":
             where = relative(advice.error_path, root) if advice.error_path else path.name
@@ -463,6 +477,8 @@ class AdvisorFeature(LanguageFeature):
                 line_shifts = [edit.moved(line, line) for line in item.residual_lines]
                 if shift is None or None in line_shifts:  # what was advised changed
                     kept[item.span.start.line] = replace(item, residual_lines=(), stale=EDITED)
+                    if item.stale is None:
+                        self.announce(path, kept[item.span.start.line])
                     continue
                 lines = tuple(line + (s or 0) for line, s in zip(item.residual_lines, line_shifts))
                 moved = replace(item.moved(shift), residual_lines=lines)

@@ -64,6 +64,7 @@ async def test_an_edit_of_the_site_makes_the_advice_stale_and_the_save_advises_a
         assert "recomputes 0" in lens.command.title  # dots_saveable
         start = position_of(text, "dots_saveable)", session.encoding)
         end = types.Position(start.line, start.character + len("dots_saveable"))
+        session.client.advice_changes = []
         session.change(uri, start, end, "nothing_saveable")
 
         stale = await _one_lens(session, uri)  # at once: no figures of a policy no longer written
@@ -78,6 +79,12 @@ async def test_an_edit_of_the_site_makes_the_advice_stale_and_the_save_advises_a
         )
         compared = await _execute(session, "jax-lsp.comparePolicies", fresh.command.arguments)
         assert "| current | `nothing_saveable` |" in compared["markdown"] and compared["stale"] is None
+        # a view of the advice (VS Code's Compare panel) heard of both changes, at the site
+        changes = [
+            (c.uri, c.position.line, c.position.character, c.stale) for c in session.client.advice_changes
+        ]
+        at = (uri, fresh.range.start.line, fresh.range.start.character)
+        assert changes == [(*at, "the site changed since it was advised"), (*at, None)]
 
 
 @pytest.mark.parametrize("server", ["neovim"], indirect=True)
