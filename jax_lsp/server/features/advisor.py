@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import asyncio
 import functools
+import sys
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -109,12 +110,11 @@ class AdvisorFeature(LanguageFeature):
         path = place.file
         if not self.trusted or path is None or place.document is None:
             return []
-        advised = self.results.get(str(path), {})
         lenses = []
         for anchor in await self.sites(path):
             lsp_range = place.range(anchor.span)
             arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
-            found = advised.get(anchor.span.start.line)
+            found = self.advised_at(path, anchor.span.start.line)
             if found is not None and found.stale is not None:
                 title = f"Advise policy again: {found.stale}"
                 command = types.Command(title=title, command=ADVISE, arguments=arguments)
@@ -205,11 +205,11 @@ class AdvisorFeature(LanguageFeature):
     async def compare_command(self, *arguments: Any) -> dict:
         """The Markdown table of the site's advice and its chart, an SVG (advised first if it has none)."""
         path, position = self._arguments(COMPARE, arguments)
-        advised = self.results.get(str(path), {}).get(position.line)
+        advised = self.advised_at(path, position.line)
         if advised is None or advised.stale is not None:
             with self.server.protocol.cancellation() as cancelled:
                 advice = await self.advise(path, position, cancelled=cancelled, progress=True)
-            advised = self.results.get(str(path), {}).get(position.line)
+            advised = self.advised_at(path, position.line)
         else:
             advice = advised.advice
         root, budget = self._root(path), self._budget(advice)
@@ -293,7 +293,14 @@ class AdvisorFeature(LanguageFeature):
             advised = Advised(
                 advice, anchor.span, lines, anchor.kind, traced_text, FROM_DISK if differs else None
             )
-            self.results.setdefault(str(path), {})[anchor.span.start.line] = advised
+            by_line = self.results.setdefault(str(path), {})
+            for old in [
+                line
+                for line, a in by_line.items()
+                if a.span.start.line <= anchor.span.start.line <= a.span.end.line
+            ]:
+                del by_line[old]  # its stale advice, perhaps over more lines
+            by_line[anchor.span.start.line] = advised
             self._publish(path)
             self.refresh()
             self.announce(path, advised)
@@ -476,9 +483,10 @@ class AdvisorFeature(LanguageFeature):
                 shift = edit.moved(item.span.start.line, item.span.end.line)
                 line_shifts = [edit.moved(line, line) for line in item.residual_lines]
                 if shift is None or None in line_shifts:  # what was advised changed
-                    kept[item.span.start.line] = replace(item, residual_lines=(), stale=EDITED)
+                    stale = replace(item, span=_over_edit(item.span, edit), residual_lines=(), stale=EDITED)
+                    kept[stale.span.start.line] = stale
                     if item.stale is None:
-                        self.announce(path, kept[item.span.start.line])
+                        self.announce(path, stale)
                     continue
                 lines = tuple(line + (s or 0) for line, s in zip(item.residual_lines, line_shifts))
                 moved = replace(item.moved(shift), residual_lines=lines)
@@ -501,9 +509,10 @@ class AdvisorFeature(LanguageFeature):
         every = self.trusted and ls.settings.advise.on_save
         anchors = await self.sites(path)
         lines = {a.span.start.line for a in anchors if self._example(path, a.line) is not None}
-        again = {a.span.start.line for a in outdated} & lines if self.trusted else set()
+        again = {line for line in lines for a in outdated if a.span.start.line <= line <= a.span.end.line}
+        again = again if self.trusted else set()
         for item in outdated:
-            if item.span.start.line not in again:
+            if not any(item.span.start.line <= line <= item.span.end.line for line in again):
                 advised.pop(item.span.start.line, None)
         if outdated:
             self._publish(path)
@@ -512,20 +521,20 @@ class AdvisorFeature(LanguageFeature):
             if anchor.span.start.line in again or (every and anchor.span.start.line in lines):
                 await self.advise(path, anchor.span.start)
 
+    def advised_at(self, path: Path, line: int) -> Advised | None:
+        """The advice of the site on 0-based ``line``: the one that starts there, else one whose
+        (stale) lines hold it."""
+        advised = self.results.get(str(path), {})
+        return advised.get(line) or next(
+            (a for a in advised.values() if a.span.start.line <= line <= a.span.end.line), None
+        )
+
     async def hover(self, place: Place) -> types.Hover | None:
         """On an advised site's lines: what the advice says, in short."""
         path = place.file
         if path is None or place.position is None:
             return None
-        line = place.position.line
-        found = next(
-            (
-                a
-                for a in self.results.get(str(path), {}).values()
-                if a.span.start.line <= line <= a.span.end.line
-            ),
-            None,
-        )
+        found = self.advised_at(path, place.position.line)
         if found is None:
             return None
         advice, current = found.advice, found.advice.current
@@ -564,6 +573,17 @@ def _lens_summary(current: PolicyAdvice) -> str:
     if current.peak_bytes is None:
         return current.summary()
     return f"{current.summary()} · peak (est.) {format_bytes(current.peak_bytes)}"
+
+
+def _over_edit(span: Span, edit: LineEdit) -> Span:
+    """The lines of a site that ``edit`` changed: from its first line (or the edit's, above it)
+    to the last line the edit wrote (a policy put on a line of its own is still the site's)."""
+    if edit.last_touched == sys.maxsize:  # the whole text: where it was
+        return span
+    first = min(span.start.line, edit.first)
+    last = max(first, edit.last_touched + edit.shift, span.end.line + edit.shift)
+    column = span.start.column if first == span.start.line else 0
+    return Span(Position(first, column), Position(last, span.end.column))
 
 
 def _target(advice: Advice) -> str:

@@ -155,8 +155,11 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
         assert f"policy=\n    {compared['advice']['suggested']['policy']})  # jax-lsp: example=" in fixed
         compile(fixed, "mlp.py", "exec")
 
-        # the site's line changed: its advice is dropped, the lens asks again
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy")), 20)
+        # the site's lines changed (the policy is now on a line of its own): the lens there asks again
+        [lens] = await _until(
+            lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy again")), 20
+        )
+        assert lens.range.start.line == site.line + 1
 
 
 async def _until_title(session, uri, predicate):

@@ -140,7 +140,7 @@ async def test_no_budget_no_suggestion_and_the_hover_and_log_say_what_was_advise
         logged = [m.message for m in session.client.log_messages if "Advised " in m.message]
         line = site.line + 1
         assert len(logged) == 1 and logged[0].startswith(
-            f"Advised mlp.py:{line} (example mlp.py:example) in "
+            f"INFO Advised mlp.py:{line} (example mlp.py:example) in "
         )
         assert logged[0].endswith("recomputes 16.4 kFLOP · peak (est.) 5.5 KiB")
 
