@@ -44,7 +44,7 @@ const SHORT: Record<string, string> = {
     save_from_both_policies: 'both',
 };
 const MAX_LABEL = 24;
-const MARKS: Record<string, string> = { current: '* ', suggested: '+ ' };
+const MARKS: Record<string, string> = { current: '*&nbsp;', suggested: '+&nbsp;' };
 
 /** A short name for a policy expression: `names(h, y)`, `offload dots`, `dots`. */
 export function abbreviate(policy: string): string {
@@ -99,7 +99,7 @@ const escape = (text: string): string =>
 
 /** The host traffic of an offloading policy, each way per step: its residuals go to the host in the forward pass and come back. */
 function traffic(policy: ContractPolicy): string {
-    return policy.host_bytes ? `${formatBytes(policy.host_bytes)} each way` : '0';
+    return policy.host_bytes ? formatBytes(policy.host_bytes) : '0';
 }
 
 const STYLE = `
@@ -110,6 +110,7 @@ p { margin: 4px 0; }
 .chart { display: block; max-width: 100%; height: auto; margin: 8px 0; background: #fff; }
 table { border-collapse: collapse; width: 100%; font-size: 0.95em; }
 th, td { padding: 2px 4px; border-bottom: 1px solid var(--vscode-panel-border, #8884); text-align: right; white-space: nowrap; }
+th { white-space: normal; vertical-align: bottom; }
 th:first-child, td:first-child { text-align: left; white-space: normal; }
 tr.current td, tr.suggested td { font-weight: bold; }
 dl { display: grid; grid-template-columns: max-content 1fr; gap: 2px 12px; font-size: 0.9em; }
@@ -160,11 +161,11 @@ export function comparisonHtml(result: Comparison, cspSource: string): string {
 ${result.stale ? `<p class="stale">Outdated: ${escape(result.stale)}.</p>` : ''}
 ${chart}
 <table>
-<thead><tr><th>policy</th><th>saves</th><th>computed</th><th>peak (est.)</th><th>recompute</th><th>host / step</th></tr></thead>
+<thead><tr><th>policy</th><th>saves</th><th>computed</th><th>peak (est.)</th><th>recompute</th><th title="to the host and back, per step">host ⇄</th></tr></thead>
 <tbody>
 ${rows.join('\n')}
 </tbody></table>
-<p class="note">* current policy, + suggested. computed: what the policy keeps on the device; the step also holds ${escape(formatBytes(held))} of arguments whatever the policy. peak (est.): the step's temporary device memory at its peak, estimated from its trace. host / step: what an offloading policy moves to the host in the forward pass and back in the backward pass, every step (its time is measured by no column).</p>
+<p class="note">* current policy, + suggested. computed: what the policy keeps on the device; the step also holds ${escape(formatBytes(held))} of arguments whatever the policy. peak (est.): the step's temporary device memory at its peak, estimated from its trace. host ⇄: what an offloading policy moves to the host in the forward pass, and back in the backward pass, every step (its time is measured by no column).</p>
 <h3>Legend</h3>
 <dl>${legend.join('')}</dl>
 </body></html>
