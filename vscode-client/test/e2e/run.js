@@ -281,7 +281,8 @@ async function uiTrusted(dir, workspace) {
             await page.locator('.monaco-editor .codelens-decoration', { hasText: /recomputes 0 · peak \(est\.\) [\d.]+ MiB · Compare policies/ }).waitFor({ timeout: 60000 });
             const fresh = await comparisonPage(page, (found) => !found.stale && found.current && found.current !== 'names(hidden, out)');
             log('Panel after the save:', JSON.stringify({ current: fresh.current, stale: fresh.stale }));
-            await page.locator('.monaco-editor .view-line', { hasText: 'def mlp' }).first().waitFor({ timeout: 20000 });
+            // The editor repaints after the save once clicked (headless Chromium leaves it blank otherwise).
+            await page.locator('.monaco-editor .view-line', { hasText: 'def mlp' }).first().click({ timeout: 20000 });
             await page.mouse.move(0, 0);
             await page.waitForTimeout(1500);
             await page.screenshot({ path: path.join(OUT, 'advise-after-save-vscode.png') });
