@@ -283,6 +283,7 @@ async function uiTrusted(dir, workspace) {
             log('Panel after the save:', JSON.stringify({ current: fresh.current, stale: fresh.stale }));
             // The editor repaints after the save once clicked (headless Chromium leaves it blank otherwise).
             await page.locator('.monaco-editor .view-line', { hasText: 'def mlp' }).first().click({ timeout: 20000 });
+            await page.keyboard.press('Home'); // scrolled right by the long site line
             await page.mouse.move(0, 0);
             await page.waitForTimeout(1500);
             await page.screenshot({ path: path.join(OUT, 'advise-after-save-vscode.png') });
