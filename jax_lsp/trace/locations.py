@@ -6,8 +6,10 @@ import ast
 from dataclasses import dataclass
 
 from jax_lsp.core import Span
+from jax_lsp.core.policies.default_sites import find_default_sites
 from jax_lsp.core.policies.resolve import PolicyFunction
 from jax_lsp.engine import Workspace
+from jax_lsp.trace.result import TraceResult, TraceStatus
 
 
 @dataclass(frozen=True)
@@ -56,3 +58,26 @@ def policy_anchors(workspace: Workspace, path: str) -> list[PolicyAnchor]:
             if key not in anchors and workspace.describe_policy(path, *key) is not None:
                 anchors[key] = PolicyAnchor(module.path, span, "def")
     return sorted(anchors.values(), key=lambda a: (a.span.start, a.kind))
+
+
+def default_checkpoint_on(workspace: Workspace, path: str, line: int) -> str | None:
+    """The checkpoint on 1-based ``line`` that passes no policy (``nn.remat(TBlock)``), where
+    no policy can be traced on that line; None otherwise."""
+    module = workspace.load(path)
+    if module is None or any(a.line == line for a in policy_anchors(workspace, path)):
+        return None
+    for site in find_default_sites(module):
+        if site.node.lineno <= line <= (site.node.end_lineno or site.node.lineno):
+            return ast.unparse(site.node)
+    return None
+
+
+def no_policy_result(checkpoint: str) -> TraceResult:
+    """The trace's answer at a checkpoint without a policy: nothing ran, nothing is wrong."""
+    return TraceResult(
+        status=TraceStatus.NO_POLICY,
+        message=(
+            f"{checkpoint} passes no policy, so JAX's default is used (policy=None: it keeps what"
+            " nothing_saveable keeps); there is no policy to trace (the advisor shows what it keeps)."
+        ),
+    )

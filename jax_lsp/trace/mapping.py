@@ -256,10 +256,10 @@ def decision_rows(result: TraceResult) -> list[tuple[str, str, str, str, str]]:
     """(primitive, decision, value, line, count) per row, for tables."""
     rows = []
     for d in result.decisions:
-        where = f"{d.line}" if d.line else "(JAX)"
-        where = f"{d.dst_space} memory" if d.dst_space else f"to {d.dst!r}"  # older JAX maps no kind itself
-        decision = d.decision + (f" ({where})" if d.decision == "offloaded" else "")
-        rows.append((d.label, decision, d.value, where, str(d.count)))
+        line = f"{d.line}" if d.line else "(JAX)"
+        destination = f"{d.dst_space} memory" if d.dst_space else f"to {d.dst!r}"  # older JAX maps no kind
+        decision = d.decision + (f" ({destination})" if d.decision == "offloaded" else "")
+        rows.append((d.label, decision, d.value, line, str(d.count)))
     return rows
 
 
@@ -287,7 +287,7 @@ def report_header(result: TraceResult) -> list[str]:
             if r.host_bytes is None
             else f"{_size(r.host_bytes)} in host memory"
         )
-        lines.append(f"Residuals kept: {r.count} ({_size(r.bytes)}; {host})")
+        lines.append(f"Residuals the probe kept: {r.count} ({_size(r.bytes)}; {host})")
     if result.names:
         lines.append("Probe names: " + ", ".join(result.names))
     for line, text in result.skipped:
@@ -295,9 +295,15 @@ def report_header(result: TraceResult) -> list[str]:
     return lines
 
 
+PROBE_NOTE = (
+    "_The trace runs the policy over jax-lsp's own probe program (matmuls, a convolution, sin, cos...):"
+    " its decisions and residuals below are the probe's, not your model's (Advise policy gives those)._"
+)
+
+
 def hover_markdown(result: TraceResult) -> str:
     """A trace's report as Markdown, for editor hovers (the terminal's: `cli/output/trace_table.py`)."""
-    parts = [f"**jax-lsp trace** ({result.environment or 'no JAX'})", ""]
+    parts = [f"**jax-lsp trace** ({result.environment or 'no JAX'})", "", PROBE_NOTE, ""]
     parts += [f"- {line}" for line in report_header(result)]
     if result.error is not None and result.status in FAILED_UNDER_JAX:
         parts += ["", f"JAX raised at line {result.error.line}:", "```text", result.error.text, "```"]
@@ -305,6 +311,6 @@ def hover_markdown(result: TraceResult) -> str:
         parts += ["", f"Silent mistake at line {mistake.line}: {mistake.message}"]
     rows = decision_rows(result)
     if rows:
-        parts += ["", "| primitive | decision | returned | line | count |", "|---|---|---|---|---|"]
+        parts += ["", "| probe primitive | decision | returned | line | count |", "|---|---|---|---|---|"]
         parts += ["| " + " | ".join(cell.replace("|", "\\|") for cell in row) + " |" for row in rows]
     return "\n".join(parts)

@@ -27,6 +27,9 @@ class TraceStatus(StrEnum):
     CRASHED = "crashed"
     CANCELLED = "cancelled"
     ERROR = "error"
+    # The host's own, never the agent's: a checkpoint that passes no policy (JAX's default), so
+    # nothing to trace (`trace.locations.no_policy_result`)
+    NO_POLICY = "no_policy"
 
     @classmethod
     def parse(cls, value: object) -> TraceStatus:

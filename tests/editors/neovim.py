@@ -41,6 +41,7 @@ def run_neovim(tmp_path: Path, work: Path, target: Path, script: str) -> dict:
         "PATH": f"{Path(sys.executable).parent}{os.pathsep}{os.environ.get('PATH', '')}",
         "JAX_LSP_RESULT": str(result_file),
         "XDG_STATE_HOME": str(tmp_path / "state"),
+        "XDG_CACHE_HOME": str(tmp_path / "cache"),  # where Compare policies writes its chart
     }
     init = (
         f"vim.opt.runtimepath:prepend({json.dumps(str(REPO / 'editors' / 'neovim'))})\n"

@@ -77,5 +77,32 @@ end
 vim.lsp.inlay_hint.enable(true, { bufnr = buf })
 vim.wait(10000, function() return #vim.lsp.inlay_hint.get({ bufnr = buf }) > 0 end, 50)
 result.shown_hints = #vim.lsp.inlay_hint.get({ bufnr = buf })
+
+-- "Compare policies" through the shipped lsp/jax_lsp.lua's client-side command, twice: one
+-- scratch buffer, reused, beside the code; the chart written to an SVG file.
+local compare_lens = advise_lenses()[1]
+if compare_lens and compare_lens.command.command == 'jax-lsp.comparePolicies' then
+  for _ = 1, 2 do
+    client:exec_cmd(compare_lens.command, { bufnr = buf })
+    vim.wait(30000, function()
+      local shown = vim.fn.bufnr('jax-lsp://compare-policies')
+      return shown ~= -1 and #vim.api.nvim_buf_get_lines(shown, 0, -1, false) > 3
+    end, 50)
+  end
+  local shown = vim.fn.bufnr('jax-lsp://compare-policies')
+  if shown ~= -1 then
+    local lines = vim.api.nvim_buf_get_lines(shown, 0, -1, false)
+    local svg = lines[#lines]:match('^Chart: (.*)$')
+    local count = 0
+    for _, b in ipairs(vim.api.nvim_list_bufs()) do
+      if vim.api.nvim_buf_get_name(b):match('compare%-policies') then count = count + 1 end
+    end
+    result.compare = {
+      lines = lines, buffers = count, buftype = vim.bo[shown].buftype, modified = vim.bo[shown].modified,
+      windows = #vim.fn.win_findbuf(shown), svg = svg and vim.fn.readfile(svg)[1] or nil,
+      current = vim.api.nvim_get_current_buf() == buf,
+    }
+  end
+end
 result.messages = vim.fn.execute('messages')
 finish()

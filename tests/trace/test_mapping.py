@@ -3,7 +3,8 @@
 import pytest
 
 from jax_lsp.core import Span
-from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit
+from jax_lsp.trace.mapping import LineEdit, TraceNote, decision_rows, follow_edit, hover_markdown
+from jax_lsp.trace.result import Decision, Residuals, TraceResult, TraceStatus
 
 PATH = "/w/model.py"
 
@@ -52,3 +53,30 @@ def test_windows_and_old_mac_line_breaks_count_as_lines():
 def test_a_whole_text_replacement_drops_the_files_notes_only():
     other = _note(5, path="/w/helper.py")
     assert follow_edit([_note(0), _note(5), other], PATH, LineEdit.whole_text()) == [other]
+
+
+def test_the_report_gives_each_decisions_line_and_says_the_figures_are_the_probes():
+    saved = Decision("sin", "saved", "True", 2, ("grad",), path=PATH, line=7)
+    offloaded = Decision(
+        "dot_general",
+        "offloaded",
+        "Offloadable(...)",
+        1,
+        ("grad",),
+        path=PATH,
+        line=9,
+        dst="pinned_host",
+        dst_space="host",
+    )
+    inside_jax = Decision("cos", "recomputed", "False", 1, ("grad",))
+    result = TraceResult(
+        TraceStatus.OK, "traced", decisions=(saved, offloaded, inside_jax), residuals=Residuals(2, 64, 0)
+    )
+    assert decision_rows(result) == [
+        ("sin", "saved", "True", "7", "2"),
+        ("dot_general", "offloaded (host memory)", "Offloadable(...)", "9", "1"),
+        ("cos", "recomputed", "False", "(JAX)", "1"),
+    ]
+    hover = hover_markdown(result)
+    assert "not your model's" in hover and "- Residuals the probe kept: 2 (64 B; 0 B in host memory)" in hover
+    assert "| probe primitive | decision | returned | line | count |" in hover

@@ -14,6 +14,8 @@ import {
     type Uri,
 } from 'vscode';
 import { DidChangeConfigurationNotification, ExecuteCommandRequest, State, type LanguageClient } from 'vscode-languageclient/node';
+import type { Comparison } from './common/comparison';
+import { ADVICE_CHANGED, COMPARE_POLICIES, ComparisonView, type AdviceChanged } from './common/comparisonView';
 import { errorText } from './common/log';
 import { chooseInterpreter, InterpreterError, interpreterProblem, probeInterpreter, serverCommand } from './common/python';
 import { activeInterpreter, hasPythonExtension, onActiveInterpreterChange } from './common/pythonExtension';
@@ -58,6 +60,7 @@ class JaxLsp {
         private readonly context: ExtensionContext,
         private readonly log: LogOutputChannel,
         private readonly status: ServerStatus,
+        private readonly comparison: ComparisonView,
     ) {}
 
     /** Stops the running server (if any) and starts a new one; calls run one after another. */
@@ -129,7 +132,9 @@ class JaxLsp {
             // The details arrive as "jax-lsp trace" diagnostics and hovers; this says how it went.
             const { status, message } = (result ?? {}) as { status?: string; message?: string };
             if (message) {
-                void (status === 'ok' ? window.showInformationMessage : window.showWarningMessage)(`jax-lsp trace: ${message}`);
+                // A checkpoint without a policy (`no_policy`) is no problem: JAX's default applies.
+                const fine = status === 'ok' || status === 'no_policy';
+                void (fine ? window.showInformationMessage : window.showWarningMessage)(`jax-lsp trace: ${message}`);
             }
             return result;
         } catch (error) {
@@ -198,7 +203,18 @@ class JaxLsp {
             settingsFor: (scope) => this.settingsFor(scope),
             onClosed: () => closed(),
             onGaveUp: (message) => this.fail(message, false),
+            compared: (result, args) => this.comparison.show(result, args),
         });
+        client.onNotification(ADVICE_CHANGED, (params: AdviceChanged) =>
+            this.comparison.adviceChanged(params, async (args) => {
+                try {
+                    return (await client.sendRequest(ExecuteCommandRequest.type, { command: COMPARE_POLICIES, arguments: args })) as Comparison;
+                } catch (error) {
+                    this.log.warn(`Refreshing Compare policies: ${errorText(error)}`);
+                    return undefined;
+                }
+            }),
+        );
         client.onDidChangeState((event) => {
             if (this.client !== client) {
                 return;
@@ -249,11 +265,13 @@ let extension: JaxLsp | undefined;
 export async function activate(context: ExtensionContext): Promise<JaxLspApi> {
     const log = window.createOutputChannel('jax-lsp', { log: true });
     const status = new ServerStatus();
-    extension = new JaxLsp(context, log, status);
+    const comparison = new ComparisonView();
+    extension = new JaxLsp(context, log, status, comparison);
     const jaxLsp = extension;
     context.subscriptions.push(
         log,
         status,
+        comparison,
         commands.registerCommand('jax-lsp.restart', () => jaxLsp.restart()),
         commands.registerCommand('jax-lsp.showLogs', () => log.show()),
         commands.registerCommand('jax-lsp.traceAtCursor', () => jaxLsp.traceAtCursor()),

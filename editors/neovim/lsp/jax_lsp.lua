@@ -2,8 +2,87 @@
 -- (e.g. ~/.config/nvim/lsp/jax_lsp.lua) and call vim.lsp.enable('jax_lsp') in init.lua.
 -- It runs beside your main Python server (basedpyright, pyright, ruff): it reports JAX remat
 -- policy mistakes, and completes, finds and describes checkpoint names (nothing else).
+
+-- "Compare policies" (the advisor's lens): the table in one scratch buffer (Markdown, never asks
+-- to be saved), reused and refreshed when the server says the advice changed; the chart as an
+-- SVG file, named at the buffer's end.
+local COMPARE = 'jax-lsp.comparePolicies'
+local BUFFER = 'jax-lsp://compare-policies'
+local shown -- { client_id, uri, position } of the comparison in the buffer
+
+local function show_comparison(result)
+  local svg = vim.fn.stdpath('cache') .. '/jax-lsp-compare.svg'
+  vim.fn.mkdir(vim.fn.fnamemodify(svg, ':h'), 'p')
+  local file = io.open(svg, 'w')
+  if file then
+    file:write(result.chart or '')
+    file:close()
+  end
+  local lines = vim.split(result.markdown or '', '\n', { plain = true })
+  if result.stale and result.stale ~= vim.NIL then
+    table.insert(lines, 1, '> Outdated: ' .. result.stale)
+    table.insert(lines, 2, '')
+  end
+  vim.list_extend(lines, { '', 'Chart: ' .. svg })
+  local buf = vim.fn.bufnr(BUFFER)
+  if buf == -1 then
+    buf = vim.api.nvim_create_buf(false, true) -- unlisted scratch: buftype nofile
+    vim.api.nvim_buf_set_name(buf, BUFFER)
+    vim.bo[buf].filetype = 'markdown'
+    vim.bo[buf].bufhidden = 'hide'
+  end
+  vim.bo[buf].modifiable = true
+  vim.api.nvim_buf_set_lines(buf, 0, -1, false, lines)
+  vim.bo[buf].modifiable = false
+  vim.bo[buf].modified = false
+  if vim.fn.bufwinid(buf) == -1 then
+    local from = vim.api.nvim_get_current_win()
+    vim.cmd('botright vsplit')
+    vim.api.nvim_win_set_buf(0, buf)
+    vim.api.nvim_set_current_win(from)
+  end
+end
+
+local function compare(client_id, arguments, bufnr)
+  local client = vim.lsp.get_client_by_id(client_id)
+  if not client then
+    return
+  end
+  client:request('workspace/executeCommand', { command = COMPARE, arguments = arguments }, function(err, result)
+    if err or not result then
+      vim.notify('jax-lsp: Compare policies: ' .. (err and err.message or 'no answer'), vim.log.levels.WARN)
+      return
+    end
+    shown = { client_id = client_id, uri = arguments[1], line = arguments[2].line }
+    show_comparison(result)
+  end, bufnr)
+end
+
 return {
   cmd = { 'jax-lsp', 'serve' },
+  commands = {
+    [COMPARE] = function(command, ctx)
+      compare(ctx.client_id, command.arguments, ctx.bufnr)
+    end,
+  },
+  handlers = {
+    -- The advice of a site changed: refresh the comparison shown, if it is that site's.
+    ['jax-lsp/adviceChanged'] = function(_, params, ctx)
+      if not shown or shown.uri ~= params.uri or vim.fn.bufwinid(vim.fn.bufnr(BUFFER)) == -1 then
+        return
+      end
+      if params.stale and params.stale ~= vim.NIL then
+        shown.line = params.position.line
+        local buf = vim.fn.bufnr(BUFFER)
+        vim.bo[buf].modifiable = true
+        vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '> Outdated: ' .. params.stale, '' })
+        vim.bo[buf].modifiable = false
+        vim.bo[buf].modified = false
+      elseif params.position.line == shown.line then
+        compare(ctx.client_id, { params.uri, params.position })
+      end
+    end,
+  },
   filetypes = { 'python' },
   root_markers = { 'pyproject.toml', 'setup.py', 'setup.cfg', '.git' },
   -- Answered to workspace/configuration (section "jax-lsp"); every key is optional.

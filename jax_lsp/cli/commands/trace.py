@@ -17,6 +17,7 @@ from jax_lsp.cli.target import Project, Target, TargetError, add_target
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
 from jax_lsp.core import Severity
+from jax_lsp.trace.locations import default_checkpoint_on, no_policy_result
 from jax_lsp.trace.mapping import TraceNote, trace_notes
 from jax_lsp.trace.result import NOT_RUN
 
@@ -80,14 +81,19 @@ def run(args: argparse.Namespace) -> int:
     reports = []
     with trace_service(args) as service:
         for line, column in positions:
-            result = service.trace(
-                path,
-                line,
-                column,
-                root=project.root,
-                import_root=ws.imports.import_root(path),
-                interpreter=args.interpreter,
-                options=trace_options(args),
+            checkpoint = default_checkpoint_on(ws, str(path), line)
+            result = (
+                no_policy_result(checkpoint)
+                if checkpoint is not None
+                else service.trace(
+                    path,
+                    line,
+                    column,
+                    root=project.root,
+                    import_root=ws.imports.import_root(path),
+                    interpreter=args.interpreter,
+                    options=trace_options(args),
+                )
             )
             reports.append((line, column, result, trace_notes(result, static)))
 

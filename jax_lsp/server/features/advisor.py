@@ -1,8 +1,14 @@
 """The policy advisor in the editor: a code lens per site, inlay hints on the lines that make
-saved residuals, "Compare policies" (Markdown and a chart), the quick fix "Use the suggested policy".
+saved residuals, a hover, "Compare policies" (Markdown and a chart), the quick fix "Use the
+suggested policy".
 
-Advising runs workspace code, so it only starts on a user's request (lens, command) or on save
-when `advise.onSave` is set, and never in an untrusted workspace. It shares the trace's agent.
+Advising runs workspace code, so it only starts on a user's request (lens, command), on the
+save of a file whose sites were advised (to keep that advice fresh), or on any save when
+`advise.onSave` is set; never in an untrusted workspace. It shares the trace's agent.
+
+An advice describes the text it was computed from: an edit of its site or of a line whose
+residual it shows makes it stale (the lens asks again), as does advice of a file on disk that
+differs from the buffer; stale advice shows no figures, hints, warnings or fixes.
 """
 
 from __future__ import annotations
@@ -23,22 +29,16 @@ from jax_lsp.engine.project import project_root
 from jax_lsp.server.diagnostics import ADVISE_SOURCE, admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.edits import workspace_edit
+from jax_lsp.server.features.advice_text import disk_text, laid_out, over_edit
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
-from jax_lsp.trace.advisor.advice import (
-    REASONS,
-    Advice,
-    PolicyAdvice,
-    Residual,
-    format_bytes,
-    grouped,
-    relative,
-)
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, host_traffic, relative
 from jax_lsp.trace.advisor.chart import chart_svg
+from jax_lsp.trace.advisor.hints import line_hints
 from jax_lsp.trace.advisor.report import figures_for, format_markdown, short_policy
 from jax_lsp.trace.advisor.request import advise_and_run, example_for, submit_advise
-from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -51,8 +51,11 @@ if TYPE_CHECKING:
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
 RUN = "jax-lsp.runPolicies"
+ADVICE_CHANGED = "jax-lsp/adviceChanged"  # a notification: {uri, position, stale}, for views of an advice
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
 QUICK_FIX = "Use the suggested policy"
+EDITED = "the site changed since it was advised"
+FROM_DISK = "advised from the file on disk, not this buffer: save to advise again"
 
 
 @dataclass(frozen=True)
@@ -63,6 +66,8 @@ class Advised:
     span: Span  # the policy= value (a site without one: the checkpoint's name), 0-based code points
     residual_lines: tuple[int, ...]  # 0-based lines of the current policy's residuals, in this file
     kind: str = "site"  # the anchor's: "site", or DEFAULT for a checkpoint without a policy
+    traced_text: str | None = None  # the file as the agent read it
+    stale: str | None = None  # why the advice may no longer describe the buffer (EDITED, FROM_DISK)
 
     def moved(self, shift: int) -> Advised:
         """The site's span ``shift`` lines down (its residual lines move on their own)."""
@@ -105,13 +110,15 @@ class AdvisorFeature(LanguageFeature):
         path = place.file
         if not self.trusted or path is None or place.document is None:
             return []
-        advised = self.results.get(str(path), {})
         lenses = []
         for anchor in await self.sites(path):
             lsp_range = place.range(anchor.span)
             arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
-            found = advised.get(anchor.span.start.line)
-            if found is not None and found.advice.ok and found.advice.current is not None:
+            found = self.advised_at(path, anchor.span.start.line)
+            if found is not None and found.stale is not None:
+                title = f"Advise policy again: {found.stale}"
+                command = types.Command(title=title, command=ADVISE, arguments=arguments)
+            elif found is not None and found.advice.ok and found.advice.current is not None:
                 title = f"{_lens_summary(found.advice, found.advice.current)} · Compare policies"
                 command = types.Command(title=title, command=COMPARE, arguments=arguments)
             elif self._example(path, anchor.line) is None:
@@ -125,40 +132,38 @@ class AdvisorFeature(LanguageFeature):
             lenses.append(types.CodeLens(range=lsp_range, command=command))
         return lenses
 
-    def inlay_hints(self, place: Place, lsp_range: types.Range) -> list[types.InlayHint]:
+    async def inlay_hints(self, place: Place, lsp_range: types.Range) -> list[types.InlayHint]:
         path, doc = place.file, place.document
         if path is None or doc is None:
             return []
-        by_line: dict[int, list[Residual]] = {}
+        lines, root = doc.lines, self._root(path)
+        hints = []
         for advised in self.results.get(str(path), {}).values():
             current = advised.advice.current
-            if current is None:
+            if current is None or advised.stale is not None:
                 continue
             residuals = [r for r in current.residuals if r.path == str(path) and r.line is not None]
-            for residual, line in zip(residuals, advised.residual_lines):
-                by_line.setdefault(line, []).append(residual)
-        hints = []
-        lines = doc.lines
-        root = self._root(path)
-        for line, kept in sorted(by_line.items()):
-            if not (lsp_range.start.line <= line <= lsp_range.end.line) or line >= len(lines):
-                continue
-            end = Position(line, len(lines[line].rstrip("\r\n")))
-            position = place.range(Span(end, end)).start
-            groups = grouped(kept)
-            hints.append(
-                types.InlayHint(
-                    position=position,
-                    label=" " + ", ".join(_hint_text(r, count) for r, count in groups),
-                    kind=types.InlayHintKind.Type,
-                    padding_left=True,
-                    tooltip=types.MarkupContent(
-                        kind=types.MarkupKind.Markdown,
-                        value="\n\n".join(_hint_tooltip(r, count, root) for r, count in groups),
-                    ),
-                )
+            analysis = await self.server.built_analysis()
+            function_lines = (
+                await self.server.run_analysis(checkpointed_lines, analysis, str(path), advised.span.start)
+                if analysis is not None
+                else None
             )
-        return hints
+            placed = list(zip(advised.residual_lines, residuals))
+            for hint in line_hints(placed, function_lines, advised.span.start.line, root):
+                if not (lsp_range.start.line <= hint.line <= lsp_range.end.line) or hint.line >= len(lines):
+                    continue
+                end = Position(hint.line, len(lines[hint.line].rstrip("\r\n")))
+                hints.append(
+                    types.InlayHint(
+                        position=place.range(Span(end, end)).start,
+                        label=" " + hint.label,
+                        kind=types.InlayHintKind.Type,
+                        padding_left=True,
+                        tooltip=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hint.tooltip),
+                    )
+                )
+        return sorted(hints, key=lambda hint: (hint.position.line, hint.position.character))
 
     def _example(self, path: Path, line: int) -> str | None:
         ls = self.server
@@ -173,6 +178,17 @@ class AdvisorFeature(LanguageFeature):
             self.server.workspace_code_lens_refresh(None)
         if support.inlay_hint_refresh:
             self.server.workspace_inlay_hint_refresh(None)
+
+    def announce(self, path: Path, advised: Advised) -> None:
+        """Tell the client that the advice of a site changed (new, or stale), so that a view of
+        it (VS Code's Compare panel) refreshes: ``{uri, position, stale}``, the position the
+        commands take."""
+        uri = path_to_uri(path)
+        start = self.server.to_lsp_range(uri, advised.span).start
+        position = {"line": start.line, "character": start.character}
+        self.server.protocol.notify(
+            ADVICE_CHANGED, {"uri": uri, "position": position, "stale": advised.stale}
+        )
 
     # -- commands ------------------------------------------------------------------------
     def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[Path, Position]:
@@ -189,10 +205,11 @@ class AdvisorFeature(LanguageFeature):
     async def compare_command(self, *arguments: Any) -> dict:
         """The Markdown table of the site's advice and its chart, an SVG (advised first if it has none)."""
         path, position = self._arguments(COMPARE, arguments)
-        advised = self.results.get(str(path), {}).get(position.line)
-        if advised is None:
+        advised = self.advised_at(path, position.line)
+        if advised is None or advised.stale is not None:
             with self.server.protocol.cancellation() as cancelled:
                 advice = await self.advise(path, position, cancelled=cancelled, progress=True)
+            advised = self.advised_at(path, position.line)
         else:
             advice = advised.advice
         root, budget = self._root(path), self._budget(advice)
@@ -200,6 +217,7 @@ class AdvisorFeature(LanguageFeature):
             "markdown": format_markdown(advice, root, budget),
             "chart": chart_svg([advice], root, budget),
             "advice": advice.to_contract(root, budget),
+            "stale": advised.stale if advised is not None else None,
         }
 
     async def run_command(self, *arguments: Any) -> dict:
@@ -215,12 +233,9 @@ class AdvisorFeature(LanguageFeature):
         return project_root(path, self.server.roots)
 
     def _budget(self, advice: Advice) -> int | None:
-        """The `advise.budget` setting, else the current policy's step at its peak
-        (`Advice.budgeted_bytes`)."""
-        budget = self.server.settings.advise.budget
-        if budget is None and advice.current is not None and advice.current.error is None:
-            return advice.budgeted_bytes(advice.current)
-        return budget
+        """The `advise.budget` setting: without one, nothing is suggested (the current peak
+        would make a budget the user never chose)."""
+        return self.server.settings.advise.budget
 
     def suggestion(self, advice: Advice) -> PolicyAdvice | None:
         budget = self._budget(advice)
@@ -257,6 +272,8 @@ class AdvisorFeature(LanguageFeature):
         line = anchor.line if anchor is not None else position.line + 1
         self.warn_unsaved(path, "the advice traces")
         target = self._target()
+        traced_text = disk_text(path)
+        example = self._example(path, line)
 
         def job(compile: bool) -> functools.partial:
             # a compile takes seconds a candidate: it runs under the compile's limits
@@ -267,7 +284,7 @@ class AdvisorFeature(LanguageFeature):
                 path,
                 line,
                 anchor.column if anchor is not None else position.column,
-                example=self._example(path, line),
+                example=example,
                 root=root,
                 import_root=ls.analysis.imports.import_root(path) if ls.analysis is not None else None,
                 interpreter=settings.interpreter,
@@ -278,14 +295,15 @@ class AdvisorFeature(LanguageFeature):
 
         site = f"{path.name}:{line}"
         advice: Advice = await self.run_job(job(False), "advise", site, cancelled, progress)
-        self._keep(path, anchor, advice)
+        self._keep(path, anchor, advice, traced_text)
         if advice.ok and target is not None and target.is_tpu:
             # the estimate is shown at once; the compiled figures replace it when they arrive
             compiling = f"{site}: compiling each policy for {target.name}"
             compiled: Advice = await self.run_job(job(True), "advise", compiling, cancelled, progress)
             if compiled.ok:
                 advice = compiled
-                self._keep(path, anchor, advice)
+                self._keep(path, anchor, advice, traced_text)
+        log.info("Advised %s", _log_line(advice, site, example))
         if not advice.ok and advice.status != "cancelled":
             where = relative(advice.error_path, root) if advice.error_path else path.name
             message = (
@@ -296,8 +314,9 @@ class AdvisorFeature(LanguageFeature):
             ls.notify_user(message, types.MessageType.Error)
         return advice
 
-    def _keep(self, path: Path, anchor: PolicyAnchor | None, advice: Advice) -> None:
-        """Keep ``advice`` for its site's lens, hints and fixes, and show it."""
+    def _keep(self, path: Path, anchor: PolicyAnchor | None, advice: Advice, traced_text: str | None) -> None:
+        """Keep ``advice`` (traced from ``traced_text``, the file on disk) for its site's lens,
+        hints and fixes, show it, and tell the client's views of it."""
         current = advice.current
         # Under jax_remat3 an `unsupported` advice still carries the names the new remat ignores.
         if anchor is not None and (advice.ok or (current is not None and current.no_effect)):
@@ -306,11 +325,22 @@ class AdvisorFeature(LanguageFeature):
                 for r in (current.residuals if current is not None else ())
                 if r.path == str(path) and r.line is not None
             )
-            self.results.setdefault(str(path), {})[anchor.span.start.line] = Advised(
-                advice, anchor.span, lines, anchor.kind
+            document = self.server.document(path_to_uri(path))
+            differs = document is not None and document.source != traced_text
+            advised = Advised(
+                advice, anchor.span, lines, anchor.kind, traced_text, FROM_DISK if differs else None
             )
+            by_line = self.results.setdefault(str(path), {})
+            for old in [
+                line
+                for line, a in by_line.items()
+                if a.span.start.line <= anchor.span.start.line <= a.span.end.line
+            ]:
+                del by_line[old]  # its stale advice, perhaps over more lines
+            by_line[anchor.span.start.line] = advised
             self._publish(path)
             self.refresh()
+            self.announce(path, advised)
 
     def _target(self) -> CompileTarget | None:
         """What to compile for: the `advise.target` setting, else ``[tool.jax-lsp] target``, else
@@ -335,22 +365,26 @@ class AdvisorFeature(LanguageFeature):
         first, last = place.position.line, place.to_core(params.range.end).line
         actions = []
         for advised in self.results.get(str(path), {}).values():
-            if not (advised.span.start.line <= last and first <= advised.span.end.line):
+            if advised.stale is not None or not (
+                advised.span.start.line <= last and first <= advised.span.end.line
+            ):
                 continue
             suggested = self.suggestion(advised.advice)
             if suggested is None:
                 continue
+            why = self._why(advised.advice, suggested)
             if advised.advice.selector is not None:
-                actions.append(self._set_key(advised.advice, suggested))
+                actions.append(self._set_key(advised.advice, suggested, why))
                 continue
-            edits = [types.TextEdit(range=place.range(advised.span), new_text=suggested.policy)]
+            text = laid_out(path, doc.lines, doc.source, advised.span, suggested.policy)
+            edits = [types.TextEdit(range=place.range(advised.span), new_text=text)]
             if advised.kind == DEFAULT:
                 edits = await self._pass_policy(path, advised.span, suggested.policy, place)
                 if not edits:
                     continue
             actions.append(
                 types.CodeAction(
-                    title=f"{QUICK_FIX}: {suggested.policy.removeprefix('jax.checkpoint_policies.')}",
+                    title=f"{QUICK_FIX}: {short_policy(suggested.policy)} {why}",
                     kind=types.CodeActionKind.QuickFix,
                     edit=workspace_edit(self.server, {place.uri: edits}),
                 )
@@ -409,6 +443,7 @@ class AdvisorFeature(LanguageFeature):
         findings = [
             finding
             for advised in self.results.get(str(path), {}).values()
+            if advised.stale is None
             for finding in self._no_effect_findings(path, advised, root)
         ]
         document = self.server.document(uri)
@@ -419,7 +454,18 @@ class AdvisorFeature(LanguageFeature):
         ]
         self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
 
-    def _set_key(self, advice: Advice, suggested: PolicyAdvice) -> types.CodeAction:
+    def _why(self, advice: Advice, suggested: PolicyAdvice) -> str:
+        """``(peak 5 KiB within the 6 KiB budget, on cpu)``: what the suggestion was chosen for,
+        and what it moves to the host and back each step when it offloads."""
+        budget, size = self._budget(advice), advice.budgeted_bytes(suggested)
+        measure = "compiled" if advice.compiled else "peak (est.)"
+        text = f"({measure} {format_bytes(size or 0)} within the {format_bytes(budget or 0)} budget"
+        text += f", on {_target_name(advice)}"
+        if suggested.host_bytes:
+            text += f"; {host_traffic(suggested)}"
+        return text + ")"
+
+    def _set_key(self, advice: Advice, suggested: PolicyAdvice, why: str) -> types.CodeAction:
         """Where a key chooses the site's policy: the quick fix sets the key's literal default to
         the suggestion's key; without one (or without a key for the suggestion) it is disabled and
         says what to do, and the site is never replaced by a hard-coded policy."""
@@ -428,10 +474,12 @@ class AdvisorFeature(LanguageFeature):
         if select is None:
             expression = advice.selector.expression if advice.selector is not None else "the key"
             reason = f"no value of {expression} selects {short}: add it to what that key chooses from"
-            return _disabled(f"{QUICK_FIX}: {short}", reason)
+            return _disabled(f"{QUICK_FIX}: {short} {why}", reason)
         title = f"{QUICK_FIX}: set {select.name} to {select.key!r}"
         if setting is None:
-            return _disabled(title, f"Set {select.expression} to {select.key!r}: {advice.setting_note}")
+            return _disabled(
+                f"{title} {why}", f"Set {select.expression} to {select.key!r}: {advice.setting_note}"
+            )
         ls = self.server
         uri = path_to_uri(setting.path)
         span = Span(
@@ -443,17 +491,18 @@ class AdvisorFeature(LanguageFeature):
         )
         where = f"{Path(setting.path).name}:{setting.line}"
         if written != setting.text:
-            return _disabled(title, f"{where} changed since the advice: advise again")
+            return _disabled(f"{title} {why}", f"{where} changed since the advice: advise again")
         edit = types.TextEdit(range=ls.to_lsp_range(uri, span), new_text=_literal(select.key, setting.text))
         return types.CodeAction(
-            title=f"{title} ({where})",
+            title=f"{title} ({where}) {why}",
             kind=types.CodeActionKind.QuickFix,
             edit=workspace_edit(ls, {uri: [edit]}),
         )
 
     # -- buffer events -------------------------------------------------------------------
     def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
-        """Advice follows the lines it is on; an edit of the site or of a residual's line drops it."""
+        """Advice follows the lines it is on; an edit of the site or of a residual's line makes
+        it stale (its lens asks again; a save advises again)."""
         path = place.file
         if path is None or str(path) not in self.results:
             return
@@ -463,8 +512,12 @@ class AdvisorFeature(LanguageFeature):
             for item in advised.values():
                 shift = edit.moved(item.span.start.line, item.span.end.line)
                 line_shifts = [edit.moved(line, line) for line in item.residual_lines]
-                if shift is None or None in line_shifts:
-                    continue  # what was advised changed: the advice no longer describes it
+                if shift is None or None in line_shifts:  # what was advised changed
+                    stale = replace(item, span=over_edit(item.span, edit), residual_lines=(), stale=EDITED)
+                    kept[stale.span.start.line] = stale
+                    if item.stale is None:
+                        self.announce(path, stale)
+                    continue
                 lines = tuple(line + (s or 0) for line, s in zip(item.residual_lines, line_shifts))
                 moved = replace(item.moved(shift), residual_lines=lines)
                 kept[moved.span.start.line] = moved
@@ -473,14 +526,69 @@ class AdvisorFeature(LanguageFeature):
         self._publish(path)
 
     async def did_save(self, place: Place) -> None:
-        """`advise.onSave`: advise every site of the saved file that has an example."""
+        """Advise again each advised site of the saved file whose advice no longer describes it
+        (stale, or advised from other text), or forget it where it cannot be advised; with
+        `advise.onSave`, advise every site of the file that has an example."""
         ls, path = self.server, place.file
         await ls.settings_ready.wait()
-        if not (self.trusted and ls.settings.advise.on_save) or path is None:
+        if path is None:
             return
-        for anchor in await self.sites(path):
-            if self._example(path, anchor.line) is not None:
+        saved = disk_text(path)
+        advised = self.results.get(str(path), {})
+        outdated = [a for a in advised.values() if a.stale is not None or a.traced_text != saved]
+        every = self.trusted and ls.settings.advise.on_save
+        anchors = await self.sites(path)
+        lines = {a.span.start.line for a in anchors if self._example(path, a.line) is not None}
+        again = {line for line in lines for a in outdated if a.span.start.line <= line <= a.span.end.line}
+        again = again if self.trusted else set()
+        for item in outdated:
+            if not any(item.span.start.line <= line <= item.span.end.line for line in again):
+                advised.pop(item.span.start.line, None)
+        if outdated:
+            self._publish(path)
+            self.refresh()
+        for anchor in anchors:
+            if anchor.span.start.line in again or (every and anchor.span.start.line in lines):
                 await self.advise(path, anchor.span.start)
+
+    def advised_at(self, path: Path, line: int) -> Advised | None:
+        """The advice of the site on 0-based ``line``: the one that starts there, else one whose
+        (stale) lines hold it."""
+        advised = self.results.get(str(path), {})
+        return advised.get(line) or next(
+            (a for a in advised.values() if a.span.start.line <= line <= a.span.end.line), None
+        )
+
+    async def hover(self, place: Place) -> types.Hover | None:
+        """On an advised site's lines: what the advice says, in short."""
+        path = place.file
+        if path is None or place.position is None:
+            return None
+        found = self.advised_at(path, place.position.line)
+        if found is None:
+            return None
+        advice, current = found.advice, found.advice.current
+        parts = [f"**jax-lsp advice** ({_target_name(advice)}, jax {advice.jax_version or '?'})", ""]
+        if found.stale is not None:
+            parts.append(f"Outdated: {found.stale}.")
+        elif current is not None:
+            parts.append(
+                f"- current `{short_policy(current.policy)}`: {_lens_summary(found.advice, current)}"
+            )
+            suggested = self.suggestion(advice)
+            if suggested is not None:
+                parts.append(
+                    f"- suggested `{short_policy(suggested.policy)}`: {_lens_summary(found.advice, suggested)} "
+                    f"{self._why(advice, suggested)}"
+                )
+            elif self._budget(advice) is None:
+                parts.append("- no suggestion: set `advise.budget` (e.g. `24GiB`) to get one")
+            parts.append(f"- {len(advice.policies)} candidates: Compare policies (the lens) shows them")
+        else:
+            parts.append(f"{advice.status}: {advice.message}")
+        return types.Hover(
+            contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value="\n".join(parts))
+        )
 
     def did_close(self, place: Place) -> None:
         path = place.file
@@ -508,28 +616,22 @@ def _lens_summary(advice: Advice, current: PolicyAdvice) -> str:
     return " · ".join([*parts, *filter(None, [figures_for(advice)])])
 
 
-def _hint_text(residual: Residual, count: int) -> str:
-    """``saved bf16[8,2048,4096] 128 MiB x32``: one residual, or ``count`` alike."""
-    text = f"saved {residual.label} {format_bytes(residual.bytes)}"
-    if count > 1:
-        text += f" x{count}"
-    if residual.memory == "host":
-        text += " → pinned_host"
-    if residual.iterations is not None:
-        text += f" ×{residual.iterations}"
-    return text
+def _target_name(advice: Advice) -> str:
+    """What the figures are for: the TPU the steps were compiled for, else the platform the
+    agent advised on."""
+    return advice.target.name if advice.target is not None else advice.platform or "this machine"
 
 
-def _hint_tooltip(residual: Residual, count: int, root: Path) -> str:
-    """Why the residual is kept and which lines of the backward pass read it (Markdown)."""
-    text = f"`{residual.label}`" + (f" x{count}" if count > 1 else "") + f" ({residual.description})"
-    if residual.reason is not None:
-        text += f": {REASONS[residual.reason]} (`{residual.reason}`)"
-    if residual.used_by:
-        text += ". Read by the backward pass at " + ", ".join(
-            f"{relative(path, root)}:{line}" for path, line in residual.used_by
-        )
-    return text + "."
+def _log_line(advice: Advice, site: str, example: str | None) -> str:
+    """``mlp.py:14 (example mlp.py:example) in 1.4 s: saves 5 arrays...``, for the log."""
+    took = f" in {advice.duration_s:.1f} s" if advice.duration_s is not None else ""
+    current = advice.current
+    outcome = (
+        _lens_summary(advice, current)
+        if advice.ok and current is not None
+        else f"{advice.status}: {advice.message}"
+    )
+    return f"{site} (example {example or 'none'}){took}: {outcome}"
 
 
 def _literal(key: str | int, like: str) -> str:
@@ -551,10 +653,10 @@ def register(server: JaxLanguageServer) -> None:
     server.add_feature(feature)
 
     @server.feature(types.TEXT_DOCUMENT_INLAY_HINT)
-    def inlay_hint(ls: JaxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
+    async def inlay_hint(ls: JaxLanguageServer, params: types.InlayHintParams) -> list[types.InlayHint]:
         try:
             place = ls.place(params.text_document.uri)
-            return feature.inlay_hints(place, params.range) if place is not None else []
+            return await feature.inlay_hints(place, params.range) if place is not None else []
         except Exception:
             log.exception("Inlay hints for %s failed", params.text_document.uri)
             return []

@@ -25,7 +25,7 @@ from jax_lsp.server.diagnostics import admitted, note_diagnostic, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import HOVER_SEPARATOR, REQUEST_FAILED, LanguageFeature
-from jax_lsp.trace.locations import policy_anchors
+from jax_lsp.trace.locations import default_checkpoint_on, no_policy_result, policy_anchors
 from jax_lsp.trace.mapping import LineEdit, TraceNote, follow_edit, hover_markdown, trace_notes
 from jax_lsp.trace.result import FAILED_UNDER_JAX, TraceResult, TraceStatus
 from jax_lsp.trace.service import TraceService
@@ -120,6 +120,16 @@ class TraceFeature(LanguageFeature):
         settings = ls.settings
         root = project_root(path, ls.roots)
         import_root = ls.analysis.imports.import_root(path) if ls.analysis is not None else None
+        analysis = await ls.built_analysis()
+        checkpoint = (
+            await ls.run_analysis(default_checkpoint_on, analysis, str(path), position.line + 1)
+            if analysis is not None
+            else None
+        )
+        if checkpoint is not None:  # nothing to run: one answer, and no error anywhere
+            answer = no_policy_result(checkpoint)
+            log.info("Trace of %s:%d: %s", path.name, position.line + 1, answer.message)
+            return answer, []
         if ls.document(path_to_uri(path)) is not None:
             self.warn_unsaved(path, "the trace runs")
         result: TraceResult = await self.run_job(

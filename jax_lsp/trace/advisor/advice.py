@@ -78,6 +78,16 @@ def format_flops(count: int | None) -> str:
     return str(count)  # pragma: no cover
 
 
+def host_traffic(policy: PolicyAdvice) -> str:
+    """``moves 4 MiB to the host and 4 MiB back per step``: what an offloading policy's residuals
+    cost in transfers (each leaves the device in the forward pass and comes back for the
+    backward pass); empty for a policy that offloads nothing."""
+    if not policy.host_bytes:
+        return ""
+    size = format_bytes(policy.host_bytes)
+    return f"moves {size} to the host and {size} back per step"
+
+
 _SHORT_DTYPES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64", "int32": "i32"}
 
 
@@ -434,9 +444,10 @@ class Advice:
 
     def suggest(self, budget: int) -> PolicyAdvice | None:
         """The policy with the least recomputation whose step fits ``budget`` at its peak (its
-        `budgeted_bytes`: the compiled temporaries with --compile, else the estimated peak). On
-        a tie: one that offloads nothing (host transfers cost time the recompute does not show),
-        then one a key selects (where a key chooses the site's policy: set it, the site stays),
+        `budgeted_bytes`: the compiled temporaries with --compile, else the estimated peak),
+        among those that offload nothing; an offloading one only where none of those fits (its
+        host transfers cost time that no column measures: on a TPU v5e, offloading a stack's
+        dots made the step 3.2x slower than dots_saveable). On a tie: one a key selects (where a key chooses the site's policy: set it, the site stays),
         then a name-based one (it also holds under JAX's new remat), then the lowest peak, then
         the fewest computed bytes, then the fewest host bytes. A candidate JAX rejected, or whose
         step did not compile, is never suggested."""
@@ -451,8 +462,8 @@ class Advice:
         return min(
             fitting,
             key=lambda p: (
-                p.recompute_flops if p.recompute_flops is not None else float("inf"),
                 p.host_bytes > 0,
+                p.recompute_flops if p.recompute_flops is not None else float("inf"),
                 p.select is None,
                 not p.name_based,
                 sizes[id(p)],

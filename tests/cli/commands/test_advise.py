@@ -24,7 +24,15 @@ from jax_lsp.cli import main
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import repository_root
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advisor.advice import Advice, Compiled, PolicyAdvice, Residual, parse_size, relative
+from jax_lsp.trace.advisor.advice import (
+    Advice,
+    Compiled,
+    PolicyAdvice,
+    Residual,
+    host_traffic,
+    parse_size,
+    relative,
+)
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.service import TraceService
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
@@ -130,7 +138,9 @@ def test_the_json_contract(plotted):
     assert suggested["select"] is None and suggested["setting"] is None
     assert suggested["budget"] == 6000 and suggested["peak_bytes"] <= 6000
     fitting = [p for p in data["policies"] if p["peak_bytes"] <= 6000]
-    assert suggested["recompute_flops"] == min(p["recompute_flops"] for p in fitting)
+    on_device = [p for p in fitting if not p["host_bytes"]]  # an offloading one is never ranked free
+    assert suggested["host_bytes"] == 0
+    assert suggested["recompute_flops"] == min(p["recompute_flops"] for p in on_device)
     # the budget is the step's peak: the arguments (4.5 KiB here) do not count against it
     assert any(p["device_bytes"] > 6000 for p in fitting)
 
@@ -397,10 +407,12 @@ def test_on_a_tie_keeping_everything_on_the_device_wins_over_offloading():
     assert _advice(offload, everything, dots, named).suggest(1000) is named
     # when only offloading fits, it is suggested
     assert _advice(offload, dots).suggest(100) is offload
-    # less recompute still comes first
-    assert (
-        _advice(_entry("jax.checkpoint_policies.nothing_saveable", 0, 10), offload).suggest(1000) is offload
-    )
+    # an offloading one is never ranked free: its host traffic is priced by no column, so one
+    # that offloads nothing wins even with more recompute
+    nothing = _entry("jax.checkpoint_policies.nothing_saveable", 0, 10)
+    assert _advice(nothing, offload).suggest(1000) is nothing
+    assert host_traffic(offload) == "moves 500 B to the host and 500 B back per step"
+    assert host_traffic(nothing) == ""
 
 
 def test_a_rejected_candidate_has_no_numbers_and_its_error_below_the_table():

@@ -108,6 +108,22 @@ def test_trace_clean_policy_exits_zero(run_here, write):
     assert "dot_general           saved" in proc.stdout
 
 
+def test_trace_at_a_checkpoint_without_a_policy_runs_nothing_and_exits_zero(run_here, write):
+    path = write(
+        "model.py",
+        """
+        import jax
+        def model(x, cfg):
+            return jax.checkpoint(cfg.block)(x)
+    """,
+    )
+    proc = run_here("trace", f"{path}:3")
+    assert proc.returncode == 0, proc.stdout + proc.stderr
+    assert "Status: no_policy: jax.checkpoint(cfg.block) passes no policy, so JAX's default is used" in (
+        proc.stdout
+    )
+
+
 def test_trace_errors_exit_two(run_here, write, tmp_path):
     proc = run_here("trace", str(tmp_path / "missing.py"), "--output-format", "json")
     assert (proc.returncode, json.loads(proc.stdout)) == (2, [])

@@ -13,6 +13,7 @@ import pytest
 from lsprotocol import types
 
 from jax_lsp.core.jax_facts import facts_for, installed_jax_version
+from jax_lsp.trace.advisor.advice import format_bytes
 from tests.advisor_reference import saved_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
 from tests.server.lsp_harness import apply_text_edits, position_of, start_session
@@ -146,11 +147,21 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
                 )
             )
             [action] = [a for a in actions or [] if a.title.startswith("Use the suggested policy")]
+        assert action.title == (
+            f"Use the suggested policy: {compared['advice']['suggested']['policy'].split('.')[-1]} "
+            f"(peak (est.) {format_bytes(compared['advice']['suggested']['peak_bytes'])} within the 6 KiB budget,"
+            " on cpu)"
+        )
         fixed = session.apply(action, uri)
-        assert f"policy={compared['advice']['suggested']['policy']})" in fixed
+        # the line would grow past 88 columns (ruff's default): the policy goes on a line of its own
+        assert f"policy=\n    {compared['advice']['suggested']['policy']})  # jax-lsp: example=" in fixed
+        compile(fixed, "mlp.py", "exec")
 
-        # the site's line changed: its advice is dropped, the lens asks again
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy")), 20)
+        # the site's lines changed (the policy is now on a line of its own): the lens there asks again
+        [lens] = await _until(
+            lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy again")), 20
+        )
+        assert lens.range.start.line == site.line + 1
 
 
 async def _until_title(session, uri, predicate):
@@ -324,6 +335,12 @@ async def test_cancel_request_kills_the_run(tmp_path):
     await _until(shrank_to(before, set()), 10)
 
 
+def _within(result, budget):
+    """What a suggestion's title says it was chosen for: its peak, the budget, the target."""
+    peak = format_bytes(result["suggested"]["peak_bytes"])
+    return f"(peak (est.) {peak} within the {budget} budget, on {result['platform']})"
+
+
 async def _quick_fixes(session, uri, text, needle):
     site = position_of(text, needle, session.encoding)
     actions = await session.client.text_document_code_action_async(
@@ -364,7 +381,8 @@ async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(server, tmp
                 line = result["suggested"]["setting"]["line"]
                 assert (
                     action.title
-                    == f"Use the suggested policy: set remat_policy to 'checkpoint_dots' (config.py:{line})"
+                    == f"Use the suggested policy: set remat_policy to 'checkpoint_dots' (config.py:{line}) "
+                    + _within(result, "80 KiB")
                 )
                 assert action.disabled is None and not session.edits_for(action, uri)
                 fixed = apply_text_edits(config, session.edits_for(action, config_uri), session.encoding)
@@ -379,7 +397,9 @@ async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(server, tmp
                     f"config.py:{line} changed since the advice: advise again"
                 )
             else:
-                assert action.title == "Use the suggested policy: set remat to 'dots'"
+                assert action.title == "Use the suggested policy: set remat to 'dots' " + _within(
+                    result, "80 KiB"
+                )
                 assert action.edit is None
                 assert action.disabled.reason.startswith(
                     "Set cfg.remat to 'dots': no literal default of remat"
@@ -397,7 +417,9 @@ async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file
         line = result["suggested"]["setting"]["line"]
         [action] = await _until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
         assert (
-            action.title == f"Use the suggested policy: set remat_policy to 'dots_saveable' (vit.py:{line})"
+            action.title
+            == f"Use the suggested policy: set remat_policy to 'dots_saveable' (vit.py:{line}) "
+            + _within(result, "100 KiB")
         )
         fixed = session.apply(action, uri)
         assert fixed == text.replace(

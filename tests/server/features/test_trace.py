@@ -126,7 +126,7 @@ async def test_lens_command_diagnostics_and_hover(server, tmp_path):
             types.HoverParams(text_document=types.TextDocumentIdentifier(uri), position=definition)
         )
         assert "**jax-lsp trace**" in hover.contents.value
-        assert "| primitive | decision | returned | line | count |" in hover.contents.value
+        assert "| probe primitive | decision | returned | line | count |" in hover.contents.value
         if session.profile == "vscode":  # the VS Code profile takes server-initiated progress
             reports = session.client.progress_reports
             assert any(r and r[0].kind == "begin" and r[-1].kind == "end" for r in reports.values())
@@ -320,3 +320,56 @@ async def test_trace_findings_pass_the_settings_and_noqa(server, tmp_path, setti
         # The trace publishes before it answers: what the client holds now is what it shows.
         found = [d for d in session.published[uri][1] if d.code == "JAX190"]
         assert [(d.range.start.line, d.severity) for d in found] == ([(3, shown)] if shown else [])
+
+
+NO_POLICY = """import flax.linen as nn
+import jax.numpy as jnp
+
+
+class TBlock(nn.Module):
+    features: int
+
+    @nn.compact
+    def __call__(self, x):
+        return nn.Dense(self.features)(jnp.tanh(x))
+
+
+class Model(nn.Module):
+    layers: int
+
+    @nn.compact
+    def __call__(self, x):
+        cfg = {"features": 8}
+        for _ in range(self.layers):
+            x = nn.remat(TBlock)(cfg["features"])(x)
+        return x
+"""
+
+
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+async def test_a_checkpoint_without_a_policy_has_nothing_to_trace(server, tmp_path):
+    """`nn.remat(TBlock)` passes no policy: the trace says JAX's default is used, runs nothing,
+    puts no squiggle and shows no message (the client shows the answer); it is logged once."""
+    pytest.importorskip("flax")
+    async with server.in_folder(tmp_path, _in_agent_python()) as session:
+        uri = session.write("model.py", NO_POLICY)
+        session.open("model.py")
+        await session.diagnostics(uri)
+        site = position_of(NO_POLICY, "nn.remat(TBlock)", session.encoding)
+        arguments = [uri, {"line": site.line, "character": site.character}]
+        future = session.client.protocol.send_request(
+            types.WORKSPACE_EXECUTE_COMMAND,
+            types.ExecuteCommandParams(command="jax-lsp.tracePolicy", arguments=arguments),
+        )
+        result = await asyncio.wait_for(asyncio.wrap_future(future), 60)
+        assert result["status"] == "no_policy"
+        assert result["message"].startswith("nn.remat(TBlock) passes no policy, so JAX's default is used")
+        await asyncio.sleep(0.5)  # anything published after the answer would be here by now
+        if session.pull:
+            found = await session.diagnostics(uri)
+        else:
+            found = (session.published.get(uri) or (None, []))[1]
+        assert [d for d in found if d.source == "jax-lsp trace"] == []
+        assert session.client.messages == []
+        logged = [m for m in session.client.log_messages if "passes no policy" in m.message]
+        assert [m.type for m in logged] == [types.MessageType.Info]

@@ -1,20 +1,13 @@
 // The language client: runs the jax-lsp server over stdio and answers its configuration requests.
-import { commands, workspace, type LogOutputChannel, type Uri } from 'vscode';
+import { type LogOutputChannel, type Uri } from 'vscode';
 import { CloseAction, LanguageClient, RevealOutputChannelOn, type ErrorHandler, type LanguageClientOptions } from 'vscode-languageclient/node';
 import * as readline from 'node:readline';
-import { comparisonMarkdown } from './comparison';
+import type { Comparison } from './comparison';
+import { COMPARE_POLICIES } from './comparisonView';
 import { stderrLevel } from './log';
 import type { ServerCommand } from './python';
 import { SECTION, type ServerSettings } from './settings';
 import type { InitializationOptions } from './trust';
-
-export const COMPARE_POLICIES = 'jax-lsp.comparePolicies';
-
-/** Markdown in a read-only preview beside the editor. */
-async function showMarkdown(markdown: string): Promise<void> {
-    const document = await workspace.openTextDocument({ language: 'markdown', content: markdown });
-    await commands.executeCommand('markdown.showPreviewToSide', document.uri);
-}
 
 export const DOCUMENT_SELECTOR = [
     { scheme: 'file', language: 'python' },
@@ -29,6 +22,8 @@ export interface ClientHooks {
     onClosed(): void;
     /** The server stopped for good after crashing repeatedly. */
     onGaveUp(message: string): void;
+    /** "Compare policies" answered `result` for the site at `args` ([uri, position]): show it. */
+    compared(result: Comparison, args: unknown[]): void;
 }
 
 export function createClient(
@@ -53,11 +48,11 @@ export function createClient(
         },
         initializationOptions,
         middleware: {
-            // "Compare policies" answers Markdown and a chart: show them beside the code.
+            // "Compare policies" answers the advice and its chart: show them beside the code.
             executeCommand: async (command, args, next) => {
                 const result = await next(command, args);
-                if (command === COMPARE_POLICIES && typeof result?.markdown === 'string') {
-                    await showMarkdown(comparisonMarkdown(result));
+                if (command === COMPARE_POLICIES && result?.advice) {
+                    hooks.compared(result as Comparison, args);
                 }
                 return result;
             },

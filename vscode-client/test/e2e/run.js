@@ -75,6 +75,8 @@ function userSettings(trusted) {
         'editor.minimap.enabled': false,
         'workbench.secondarySideBar.defaultVisibility': 'hidden',
         'window.zoomLevel': 0,
+        // A budget, so that the advisor suggests (without one it never does).
+        'jax-lsp.advise.budget': '24MiB',
     };
 }
 
@@ -160,6 +162,34 @@ async function openModel(page, workspace) {
     await page.waitForSelector('.monaco-editor .squiggly-warning', { timeout: 30000 });
 }
 
+/** What the Compare policies webview shows, once `ready(found)` holds (it is an iframe in an iframe). */
+async function comparisonPage(page, ready, timeoutMs = 30000) {
+    let last;
+    for (const deadline = Date.now() + timeoutMs; Date.now() < deadline; await page.waitForTimeout(250)) {
+        for (const frame of page.frames()) {
+            const found = await frame.evaluate(() => {
+                const image = document.querySelector('img.chart');
+                const table = document.querySelector('table');
+                if (!image || !image.complete || !table) return null;
+                const current = document.querySelector('tr.current code');
+                return {
+                    chart: { width: image.naturalWidth, height: image.naturalHeight, above: image.getBoundingClientRect().bottom <= table.getBoundingClientRect().top },
+                    rows: table.querySelectorAll('tbody tr').length,
+                    fits: table.getBoundingClientRect().right <= document.documentElement.clientWidth + 1,
+                    current: current ? current.textContent : null,
+                    stale: document.querySelector('.stale')?.textContent ?? null,
+                    legend: Array.from(document.querySelectorAll('dt'), (dt) => `${dt.textContent}: ${dt.nextElementSibling?.textContent}`),
+                };
+            }).catch(() => null);
+            if (found) {
+                last = found;
+                if (ready(found)) return found;
+            }
+        }
+    }
+    throw new Error(`the Compare policies page did not show what was expected; last seen: ${JSON.stringify(last)}`);
+}
+
 async function runCommand(page, title) {
     await page.keyboard.press('F1');
     await page.locator('.quick-input-widget input').waitFor({ timeout: 20000 });
@@ -216,35 +246,49 @@ async function uiTrusted(dir, workspace) {
             await page.screenshot({ path: path.join(OUT, 'advise-vscode.png') });
             await page.setViewportSize({ width: 1400, height: 860 });
         }, page);
-        await check('trusted UI: Compare policies shows the chart (an SVG data: image, loaded) above the table', async () => {
-            await page.setViewportSize({ width: 1800, height: 1000 });
-            await page.locator('.monaco-editor .codelens-decoration a', { hasText: /Compare policies$/ }).click({ timeout: 20000 });
-            // The preview is a webview: an iframe in an iframe. Find the frame that shows the chart.
-            let chart;
-            for (const deadline = Date.now() + 30000; !chart && Date.now() < deadline; await page.waitForTimeout(250)) {
-                for (const frame of page.frames()) {
-                    const found = await frame.evaluate(() => {
-                        const image = document.querySelector('img[src^="data:image/svg+xml;base64,"]');
-                        const table = document.querySelector('table');
-                        if (!image || !image.complete || !table) return null;
-                        const above = image.getBoundingClientRect().bottom <= table.getBoundingClientRect().top;
-                        return { width: image.naturalWidth, height: image.naturalHeight, above };
-                    }).catch(() => null);
-                    if (found) chart = found;
-                }
-            }
-            log('Compare policies chart:', JSON.stringify(chart));
-            if (!chart) throw new Error('no loaded chart image in the Markdown preview');
-            if (!(chart.width > 400 && chart.height > 300)) throw new Error(`the chart did not render: ${JSON.stringify(chart)}`);
-            if (!chart.above) throw new Error('the chart is not above the table');
-            // docs/advise.md shows this one: the side bar hidden, so that the preview is wide enough for the chart.
-            await page.locator('.monaco-editor .view-line', { hasText: 'def example' }).click();
-            await page.keyboard.press('Control+B');
-            await page.mouse.move(0, 0);
-            await page.waitForTimeout(1000);
-            await page.screenshot({ path: path.join(OUT, 'advise-compare-vscode.png') });
-            await page.keyboard.press('Control+B');
+        await check('trusted UI: Compare policies opens one webview (chart, table that fits, legend), reused', async () => {
             await page.setViewportSize({ width: 1400, height: 860 });
+            for (let click = 0; click < 2; click++) {
+                await page.locator('.monaco-editor .codelens-decoration a', { hasText: /Compare policies$/ }).click({ timeout: 20000 });
+                await page.waitForTimeout(1000);
+            }
+            const page_ = await comparisonPage(page, (found) => found.rows > 0);
+            log('Compare policies page:', JSON.stringify(page_));
+            if (!(page_.chart.width > 400 && page_.chart.height > 300)) throw new Error(`the chart did not render: ${JSON.stringify(page_)}`);
+            if (!page_.chart.above) throw new Error('the chart is not above the table');
+            if (!page_.fits) throw new Error(`the table is cut off: ${JSON.stringify(page_)}`);
+            if (!page_.legend.some((entry) => entry.startsWith('names(hidden, out)'))) throw new Error('no legend entry for the current policy');
+            const tabs = await page.locator('.tabs-container .tab', { hasText: 'Compare policies' }).count();
+            if (tabs !== 1) throw new Error(`${tabs} Compare policies tabs`);
+            const untitled = await page.locator('.tabs-container .tab', { hasText: /Untitled|\.md/ }).count();
+            if (untitled) throw new Error('a Markdown document was opened');
+            await page.mouse.move(0, 0);
+            await page.waitForTimeout(500);
+            await page.screenshot({ path: path.join(OUT, 'advise-compare-vscode.png') });
+        }, page);
+        await check('trusted UI: the quick fix makes the advice stale (lens and panel say so), the save advises again', async () => {
+            await page.locator('.monaco-editor .view-line', { hasText: 'policy=' }).first().click();
+            await page.keyboard.press('Control+.');
+            const fix = page.locator('.action-widget .monaco-list-row', { hasText: 'Use the suggested policy' }).first();
+            const title = await fix.innerText({ timeout: 20000 });
+            log('Suggestion:', JSON.stringify(title));
+            if (!/within the 24 MiB budget, on cpu\)/.test(title)) throw new Error(`the title does not say the budget and target: ${title}`);
+            await fix.click();
+            await page.locator('.monaco-editor .codelens-decoration', { hasText: 'Advise policy again: the site changed since it was advised' }).waitFor({ timeout: 20000 });
+            const stale = await comparisonPage(page, (found) => found.stale);
+            log('Panel once stale:', JSON.stringify(stale.stale));
+            await page.keyboard.press('Control+S');
+            await page.locator('.monaco-editor .codelens-decoration', { hasText: /recomputes 0 · peak \(est\.\) [\d.]+ MiB · Compare policies/ }).waitFor({ timeout: 60000 });
+            const fresh = await comparisonPage(page, (found) => !found.stale && found.current && found.current !== 'names(hidden, out)');
+            log('Panel after the save:', JSON.stringify({ current: fresh.current, stale: fresh.stale }));
+            // The editor repaints after the save once clicked (headless Chromium leaves it blank otherwise).
+            await page.locator('.monaco-editor .view-line', { hasText: 'def mlp' }).first().click({ timeout: 20000 });
+            await page.keyboard.press('Home'); // scrolled right by the long site line
+            await page.mouse.move(0, 0);
+            await page.waitForTimeout(1500);
+            await page.screenshot({ path: path.join(OUT, 'advise-after-save-vscode.png') });
+            // The extension-host suite below starts from the fixture as it was.
+            fs.copyFileSync(path.join(FIXTURE, 'mlp.py'), path.join(workspace, 'mlp.py'));
         }, page);
     } finally {
         await context.close();
