@@ -25,13 +25,14 @@ from .jaxpr import (
 )
 from .no_effect import ignored_by_new_remat, no_effect
 from .peak import (
-    backward,
+    backward_jaxpr,
     compiled_memory,
     differentiated,
     estimate_peak,
     jaxpr_peak,
     local_backend_is_cpu,
     peak_or_none,
+    run_backward,
     step_function,
 )
 from .reasons import Chosen, Why, backward_inputs
@@ -111,21 +112,21 @@ def advise_one(
     chosen = {} if chosen is None else chosen
     new_jaxpr = candidate_jaxpr(candidate, forward, chosen)
     whole = positional is not None and differentiated(leaves, positional) == list(range(len(leaves)))
-    box, backward_failed = [], []
+    box, pulled, backward_failed = [], [], []
 
     def run(*xs):
         out, vjp_fn = jax.vjp(forward.replay(new_jaxpr), *xs)
         box.append(vjp_fn)
+        for recorder in chosen.values():
+            recorder.recording = False  # what the backward pass asks is not the forward's answer
         grads = None
-        if whole:
-            for recorder in chosen.values():
-                recorder.recording = False  # what the backward pass asks is not the forward's answer
-            try:
-                grads = backward(vjp_fn, out)
-            except MemoryError:
-                raise
-            except Exception:
-                backward_failed.append(True)
+        try:
+            pulled.append(backward_jaxpr(vjp_fn, out))
+            grads = run_backward(pulled[0], out) if whole else None
+        except MemoryError:
+            raise
+        except Exception:
+            backward_failed.append(True)
         return out, vjp_fn, grads
 
     traced, (out_shape, vjp_shape, _) = jax.make_jaxpr(run, return_shape=True)(*leaves)
@@ -137,7 +138,7 @@ def advise_one(
     inputs = backward_inputs(box[0], linear) if linear is not None else None
     why = Why(forward.marked, jaxpr, list(chosen.values()), linear, inputs, frames)
     residuals = residuals_of(jaxpr, outvars, arg_names, frames, why)
-    flops = recompute_flops(linear, [True] * len(linear.invars)) if linear is not None else None
+    flops = recompute_flops(open_jaxpr(pulled[0])) if pulled else None
     entry = {
         "policy": candidate.text,
         "current": candidate.current,
