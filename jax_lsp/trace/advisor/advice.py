@@ -362,6 +362,17 @@ class PolicyAdvice:
 
 
 @dataclass(frozen=True)
+class FitCheck:
+    """The candidates a budget's suggestion depended on, compiled before suggesting (`fit.py`)."""
+
+    policies: tuple[str, ...]
+    seconds: float  # the wall time of advising them again, compiling
+
+    def to_json(self) -> dict[str, Any]:
+        return {"policies": list(self.policies), "seconds": self.seconds}
+
+
+@dataclass(frozen=True)
 class Advice:
     status: str  # "ok", or why not: a TraceStatus value, "no_example", "example_error", ...
     message: str
@@ -381,6 +392,7 @@ class Advice:
     setting: Setting | None = None  # the literal default of that key in the project, if one
     setting_note: str | None = None  # why there is no `setting` (none, or several)
     notes: tuple[str, ...] = ()  # what the advice cannot see on this JAX release
+    fit_check: FitCheck | None = None  # a budget's candidates compiled before suggesting (`fit.py`)
 
     @property
     def ok(self) -> bool:
@@ -408,14 +420,20 @@ class Advice:
         kept = policy.kept
         return [p for p in self.policies if p is not policy and kept is not None and p.kept == kept]
 
+    def preference(self, policy: PolicyAdvice) -> tuple[Any, ...]:
+        """What the suggestion prefers first, before the step's size: the least recomputation,
+        then one that offloads nothing (host transfers cost time the recompute does not show)."""
+        recompute = policy.recompute_flops
+        return (recompute if recompute is not None else float("inf"), policy.host_bytes > 0)
+
     def suggest(self, budget: int) -> PolicyAdvice | None:
         """The policy with the least recomputation whose step fits ``budget`` at its peak (its
-        `budgeted_bytes`: the compiled temporaries with --compile, else the estimated peak). On
-        a tie: one that offloads nothing (host transfers cost time the recompute does not show),
-        then one a key selects (where a key chooses the site's policy: set it, the site stays),
-        then a name-based one (it also holds under JAX's new remat), then the lowest peak, then
-        the fewest computed bytes, then the fewest host bytes. A candidate JAX rejected, or whose
-        step did not compile, is never suggested."""
+        `budgeted_bytes`: the compiled temporaries where compiled, else the estimated peak). On
+        a tie (`preference`): one a key selects (where a key chooses the site's policy: set it,
+        the site stays), then a name-based one (it also holds under JAX's new remat), then the
+        lowest peak, then the fewest computed bytes, then the fewest host bytes. A candidate JAX
+        rejected, or whose step did not compile (or, where some were compiled, was not), is
+        never suggested."""
         sizes = {id(p): self.budgeted_bytes(p) for p in self.policies}
         fitting = [
             p
@@ -427,8 +445,7 @@ class Advice:
         return min(
             fitting,
             key=lambda p: (
-                p.recompute_flops if p.recompute_flops is not None else float("inf"),
-                p.host_bytes > 0,
+                *self.preference(p),
                 p.select is None,
                 not p.name_based,
                 sizes[id(p)],
@@ -449,6 +466,7 @@ class Advice:
             ],
             "suggested": None,
             "notes": list(self.notes),
+            "fit_check": self.fit_check.to_json() if self.fit_check is not None else None,
         }
         if suggested is not None:
             data["suggested"] = {

@@ -107,6 +107,24 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
     return f"policy={suggested.policy}", None
 
 
+def _compiled_cell(policy: PolicyAdvice) -> str:
+    if policy.compiled is not None:
+        return _size(policy.compiled.temp_bytes)
+    return "failed" if policy.was_compiled else ""  # "": not compiled, where the budget did not need it
+
+
+def fit_check_line(advice: Advice) -> str | None:
+    """What a budget's check by compiling (`fit.py`) did, and how long it took."""
+    check = advice.fit_check
+    if check is None:
+        return None
+    count = len(check.policies)
+    return (
+        f"Compiled {count} candidate{'s' if count != 1 else ''} to check that the suggestion fits "
+        f"({check.seconds:.1f} s): the estimated peak does not rank the candidates as XLA does."
+    )
+
+
 def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, ...]]:
     """(mark, policy, *COLUMNS) per policy; the mark is ``*`` on the current policy and ``+`` on
     the ``suggested`` one. A candidate JAX rejected has ``-`` in every column (`rejections`); one
@@ -118,7 +136,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
         if p.error is not None:
             rows.append((mark, policy_label(p), *("-" for _ in columns(advice))))
             continue
-        temp = [] if not compiled else ["failed" if p.compiled is None else _size(p.compiled.temp_bytes)]
+        temp = [] if not compiled else [_compiled_cell(p)]
         rows.append(
             (
                 mark,
@@ -199,6 +217,8 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
     lines += ["", f"*{legend(advice)}.*"]
     lines += [f"*Note: {note}.*" for note in advice.notes]
+    checked = fit_check_line(advice)
+    lines += [f"*{checked}*"] if checked else []
     rejected = rejections(advice)
     if rejected:
         lines += ["", "**Rejected by JAX:**", ""]
