@@ -168,7 +168,10 @@ def _first_line(error: str) -> str:
 def no_fit(advice: Advice, budget: int) -> str:
     """What a budget no candidate fits says."""
     measure = "compiled temporaries" if advice.compiled else "estimated peak"
-    return f"No policy's step fits {format_bytes(budget)} at its peak ({measure})."
+    text = f"No policy's step fits {format_bytes(budget)} at its peak ({measure})."
+    if advice.fit_check is not None and any(p.compile_error for p in advice.policies):
+        text += " Some candidates did not compile (above): a larger --timeout or --memory-limit-mb may let them."
+    return text
 
 
 def rejections(advice: Advice) -> list[str]:

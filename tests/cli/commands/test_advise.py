@@ -477,6 +477,7 @@ def test_a_policy_chosen_by_a_key_suggests_the_key(
     monkeypatch.chdir(tmp_path)
     target = f"{site}:{line_of(tmp_path / site, needle)}"
     example = ["--example", f"{site}:example", "--root", str(tmp_path), "--budget", budget]
+    example += ["--timeout", "300"]  # the budget's check compiles: seconds each on a loaded machine
     code, data = _json(cli, capsys, target, *example)
     assert code == 0
     suggested = data["suggested"]
