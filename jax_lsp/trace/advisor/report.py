@@ -170,7 +170,9 @@ def no_fit(advice: Advice, budget: int) -> str:
     measure = "compiled temporaries" if advice.compiled else "estimated peak"
     text = f"No policy's step fits {format_bytes(budget)} at its peak ({measure})."
     if advice.fit_check is not None and any(p.compile_error for p in advice.policies):
-        text += " Some candidates did not compile (above): a larger --timeout or --memory-limit-mb may let them."
+        text += (
+            " Some candidates did not compile (above): a larger --timeout or --memory-limit-mb may let them."
+        )
     return text
 
 
