@@ -10,6 +10,7 @@ import time
 import jax
 
 from ..errors import AgentError
+from ..load import add_import_folders
 from ..preload import installed_imports
 from .candidates import Candidate, build_candidates, ready_made
 from .example import error_site, run_example, short_error, user_frame_of
@@ -40,7 +41,6 @@ from .residuals import Frames, residuals_of
 from .selector import find_selector
 from .site import (
     Marker,
-    add_import_folders,
     example_function,
     example_path,
     import_file,

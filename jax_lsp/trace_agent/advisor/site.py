@@ -340,13 +340,6 @@ def namesakes(site):
     ]
 
 
-def add_import_folders(folders):
-    """Put ``folders`` first on ``sys.path``, in their order (one already there stays where it is)."""
-    for folder in reversed(folders):
-        if folder and folder not in sys.path:
-            sys.path.insert(0, folder)
-
-
 def _package_root(path):
     folder = os.path.dirname(path)
     while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
