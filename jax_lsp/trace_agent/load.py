@@ -86,8 +86,15 @@ def kept_statements(body):
                 yield ast.copy_location(new, stmt)
 
 
+def _fills_sys_modules(stmt):
+    """``sys.modules["name"] = stub``: what the module's later imports of that name get."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return any(isinstance(t, ast.Subscript) and ast.unparse(t.value) == "sys.modules" for t in targets)
+
+
 def needed_assignments(statements, roots):
-    """Assignments whose targets the policy reaches, directly or through definitions."""
+    """Assignments whose targets the policy reaches, directly or through definitions, and those
+    that put a stub in ``sys.modules`` (the imports after them need it, as an import would)."""
     defs = {}
     assigns = []
     for stmt in statements:
@@ -96,7 +103,8 @@ def needed_assignments(statements, roots):
                 defs.setdefault(node.name, []).append(node)
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             assigns.append(stmt)
-    needed, queue = set(), list(roots)
+    stubs = [s for s in assigns if _fills_sys_modules(s)]
+    needed, queue = set(), [*roots, *(name for s in stubs for name in names_in(s))]
     while queue:
         name = queue.pop()
         if name in needed:
@@ -107,7 +115,7 @@ def needed_assignments(statements, roots):
         for stmt in assigns:
             if name in _targets(stmt):
                 queue.extend(names_in(stmt))
-    return {id(s) for s in assigns if _targets(s) & needed}
+    return {id(s) for s in assigns if _targets(s) & needed} | {id(s) for s in stubs}
 
 
 def module_name(path, root):

@@ -382,3 +382,27 @@ def test_the_project_root_is_on_the_path_beside_the_modules_own_import_root(serv
     )
     result = service.trace(path, line_of(path, "def policy"), root=tmp_path, import_root=tmp_path / "scripts")
     assert result.ok, result.message
+
+
+def test_a_stub_put_in_sys_modules_serves_the_imports_after_it(service, write):
+    """As an import of the module runs it: `sys.modules["name"] = stub` before `import name`."""
+    path = write(
+        "model.py",
+        """
+        import sys
+        import types
+
+        stub = types.ModuleType("fancy_logger")
+        stub.SAVED = ("sin",)
+        sys.modules["fancy_logger"] = stub
+
+        import fancy_logger
+
+
+        def policy(prim, *args, **params):
+            return prim.name in fancy_logger.SAVED
+    """,
+    )
+    result = service.trace(path, line_of(path, "def policy"))
+    assert result.ok, result.message
+    assert {d.primitive for d in result.decisions if d.decision == "saved"} == {"sin"}
