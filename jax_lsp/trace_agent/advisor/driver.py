@@ -8,6 +8,7 @@ import sys
 import time
 
 import jax
+import jax.numpy as jnp
 
 from ..errors import AgentError
 from ..load import add_import_folders
@@ -105,13 +106,16 @@ def advise_one(
     candidate, forward, leaves, arg_names, frames, positional=None, on_cpu=local_backend_is_cpu, chosen=None
 ):
     """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry.
-    Given ``positional`` (the step's, `step_function`), where the step differentiates every leaf
-    the same trace goes on into the step's backward pass, and the entry gets its ``peak_bytes``
+    Given ``positional`` (the step's, `step_function`), where the step differentiates every
+    floating-point leaf the same trace goes on into the step's backward pass, and the entry gets its ``peak_bytes``
     (None where the backward pass cannot be traced; ``on_cpu`` as `jaxpr_peak` takes it).
     ``chosen``, a dict given: filled with the `Chosen` recorders the checkpoints were given."""
     chosen = {} if chosen is None else chosen
     new_jaxpr = candidate_jaxpr(candidate, forward, chosen)
-    whole = positional is not None and differentiated(leaves, positional) == list(range(len(leaves)))
+    # the step's gradients are this trace's where it differentiates every floating-point leaf (an
+    # integer leaf, token ids, has a float0 cotangent: no backward work)
+    floating = [i for i, leaf in enumerate(leaves) if jnp.issubdtype(leaf.dtype, jnp.inexact)]
+    whole = positional is not None and differentiated(leaves, positional) == floating
     box, pulled, backward_failed = [], [], []
 
     def run(*xs):
@@ -147,8 +151,9 @@ def advise_one(
         "recompute_flops": flops,
         "residuals": residuals,
     }
-    if whole:  # the step: the gradients its only outputs
-        step = with_outvars(jaxpr, jaxpr.outvars[num_out + num_res :])
+    if whole:  # the step: the gradients of the floating-point leaves its only outputs
+        grads = jaxpr.outvars[num_out + num_res :]
+        step = with_outvars(jaxpr, [grads[i] for i in floating])
         entry["peak_bytes"] = None if backward_failed else peak_or_none(jaxpr_peak, step, on_cpu)
     return entry
 
