@@ -24,7 +24,7 @@ def trace(params):
     try:
         import_root = params.get("import_root") or root
         policy = load.load_policy(
-            params["path"], int(params["line"]), params.get("column"), import_root, params.get("source")
+            params["path"], int(params["line"]), params.get("column"), import_root, params.get("source"), root
         )
     except AgentError as exc:
         return exc.result()

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import functools
+import importlib
 import os
 import re
 import sys
@@ -85,8 +86,15 @@ def kept_statements(body):
                 yield ast.copy_location(new, stmt)
 
 
+def _fills_sys_modules(stmt):
+    """``sys.modules["name"] = stub``: what the module's later imports of that name get."""
+    targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+    return any(isinstance(t, ast.Subscript) and ast.unparse(t.value) == "sys.modules" for t in targets)
+
+
 def needed_assignments(statements, roots):
-    """Assignments whose targets the policy reaches, directly or through definitions."""
+    """Assignments whose targets the policy reaches, directly or through definitions, and those
+    that put a stub in ``sys.modules`` (the imports after them need it, as an import would)."""
     defs = {}
     assigns = []
     for stmt in statements:
@@ -95,7 +103,8 @@ def needed_assignments(statements, roots):
                 defs.setdefault(node.name, []).append(node)
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)):
             assigns.append(stmt)
-    needed, queue = set(), list(roots)
+    stubs = [s for s in assigns if _fills_sys_modules(s)]
+    needed, queue = set(), [*roots, *(name for s in stubs for name in names_in(s))]
     while queue:
         name = queue.pop()
         if name in needed:
@@ -106,7 +115,7 @@ def needed_assignments(statements, roots):
         for stmt in assigns:
             if name in _targets(stmt):
                 queue.extend(names_in(stmt))
-    return {id(s) for s in assigns if _targets(s) & needed}
+    return {id(s) for s in assigns if _targets(s) & needed} | {id(s) for s in stubs}
 
 
 def module_name(path, root):
@@ -285,18 +294,34 @@ def parse_module(path, source=None, unreadable="error"):
         ) from None
 
 
-def add_import_folders(path, root):
-    """Put the folder of ``path``, then ``root``, first on ``sys.path`` (where not already on it)."""
-    for folder in (os.path.dirname(path), root):
+def add_import_folders(folders):
+    """Put ``folders`` first on ``sys.path``, in their order (one already there stays where it is).
+    The trace and the advisor both: the project root (the folder the user runs from), then the
+    folder above the site's outermost package, then the site's folder."""
+    for folder in reversed(folders):
         if folder and folder not in sys.path:
             sys.path.insert(0, folder)
 
 
-def load_policy(path, line, column=None, root=None, source=None):
+def _import_parent(name):
+    """Import the package of the module ``name`` first, as an import of ``name`` would: a package
+    whose ``__init__`` imports the module back then finds it whole, not half run (a circular
+    import). Where the package fails, the module's own statements say what fails."""
+    parent = name.rpartition(".")[0]
+    if parent and parent not in sys.modules:
+        try:
+            importlib.import_module(parent)
+        except Exception:
+            pass
+
+
+def load_policy(path, line, column=None, root=None, source=None, project=None):
     """Load ``path`` as a module and return the ``Policy`` at 1-based ``line``.
 
     ``column`` is 0-based, in characters; it only chooses between several candidates on the line.
     ``source`` is the module's text when it is not the file's (a notebook's code cells, joined).
+    ``root``: the folder above the site's outermost package; ``project``: the project root, first
+    on ``sys.path``.
     """
     path = os.path.realpath(path)
     text, tree = parse_module(path, source)
@@ -311,8 +336,9 @@ def load_policy(path, line, column=None, root=None, source=None):
         )
     kind, expr, node = candidates[0]
 
-    add_import_folders(path, root)
+    add_import_folders([project, root, os.path.dirname(path)])
     name = module_name(path, root)
+    _import_parent(name)
     module = types.ModuleType(name)
     module.__file__ = path
     module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name

@@ -280,7 +280,10 @@ class _WarmFinder:
                 return None
         else:
             search = sys.path
-        key = (name, tuple(search))
+        try:
+            key = (name, tuple(search))
+        except KeyError:  # a namespace package's path reads its parent in sys.modules: not there yet
+            return None
         if key not in self.found:
             spec = importlib.machinery.PathFinder.find_spec(name, list(search))
             self.found[key] = _where_of(spec)

@@ -337,3 +337,72 @@ def test_form_feed_and_line_separator_do_not_shift_lines(tmp_path):
     assert source_lines(text)[2] == "    return z"
     span = _line_span(str(path), 3, {})
     assert (span.start.line, span.start.column, span.end.column) == (2, 4, 12)
+
+
+def test_a_package_that_imports_the_module_back_is_no_circular_import(service, write, tmp_path):
+    """haliax's `_src/scan.py`: its package's `__init__` imports it, and it imports the package.
+    The module is loaded as an import loads it, its package first (`python -c "import lib.scan"`
+    works; loading the module before its package made a circular import)."""
+    write("lib/__init__.py", "from lib.scan import make\nfrom lib import other\n")
+    write("lib/other.py", "SAVED = ('exp',)\n")
+    path = write(
+        "lib/scan.py",
+        """
+        import jax
+        from lib.other import SAVED
+
+
+        def policy(prim, *args, **params):
+            return prim.name in SAVED
+
+
+        def make(f):
+            return jax.checkpoint(f, policy=policy)
+    """,
+    )
+    result = service.trace(path, line_of(path, "def policy"), root=tmp_path)
+    assert result.ok, result.message
+
+
+def test_the_project_root_is_on_the_path_beside_the_modules_own_import_root(service, write, tmp_path):
+    """As for `advise`: the project root first, then the folder above the site's outermost
+    package (a script folder here), so a package at the root imports (`--root` with a site
+    outside any package)."""
+    write("rbpf/__init__.py", "SAVED = ('sin',)\n")
+    path = write(
+        "scripts/train.py",
+        """
+        import jax
+        from rbpf import SAVED
+
+
+        def policy(prim, *args, **params):
+            return prim.name in SAVED
+    """,
+    )
+    result = service.trace(path, line_of(path, "def policy"), root=tmp_path, import_root=tmp_path / "scripts")
+    assert result.ok, result.message
+
+
+def test_a_stub_put_in_sys_modules_serves_the_imports_after_it(service, write):
+    """As an import of the module runs it: `sys.modules["name"] = stub` before `import name`."""
+    path = write(
+        "model.py",
+        """
+        import sys
+        import types
+
+        stub = types.ModuleType("fancy_logger")
+        stub.SAVED = ("sin",)
+        sys.modules["fancy_logger"] = stub
+
+        import fancy_logger
+
+
+        def policy(prim, *args, **params):
+            return prim.name in fancy_logger.SAVED
+    """,
+    )
+    result = service.trace(path, line_of(path, "def policy"))
+    assert result.ok, result.message
+    assert {d.primitive for d in result.decisions if d.decision == "saved"} == {"sin"}

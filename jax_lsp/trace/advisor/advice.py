@@ -366,6 +366,17 @@ class PolicyAdvice:
 
 
 @dataclass(frozen=True)
+class FitCheck:
+    """The candidates a budget's suggestion depended on, compiled before suggesting (`fit.py`)."""
+
+    policies: tuple[str, ...]
+    seconds: float  # the wall time of advising them again, compiling
+
+    def to_json(self) -> dict[str, Any]:
+        return {"policies": list(self.policies), "seconds": self.seconds}
+
+
+@dataclass(frozen=True)
 class Advice:
     status: str  # "ok", or why not: a TraceStatus value, "no_example", "example_error", ...
     message: str
@@ -387,6 +398,7 @@ class Advice:
     notes: tuple[str, ...] = ()  # what the advice cannot see on this JAX release
     target: CompileTarget | None = None  # what --compile compiled for (None: not compiled)
     run: DeviceRuns | None = None  # with --run: where the steps ran
+    fit_check: FitCheck | None = None  # a budget's candidates compiled before suggesting (`fit.py`)
 
     @property
     def ok(self) -> bool:
@@ -442,15 +454,23 @@ class Advice:
         kept = policy.kept
         return [p for p in self.policies if p is not policy and kept is not None and p.kept == kept]
 
+    def preference(self, policy: PolicyAdvice) -> tuple[Any, ...]:
+        """What the suggestion prefers first, before the step's size: one that offloads nothing
+        (host transfers cost time the recompute does not show), then the least recomputation."""
+        recompute = policy.recompute_flops
+        return (policy.host_bytes > 0, recompute if recompute is not None else float("inf"))
+
     def suggest(self, budget: int) -> PolicyAdvice | None:
         """The policy with the least recomputation whose step fits ``budget`` at its peak (its
-        `budgeted_bytes`: the compiled temporaries with --compile, else the estimated peak),
-        among those that offload nothing; an offloading one only where none of those fits (its
-        host transfers cost time that no column measures: on a TPU v5e, offloading a stack's
-        dots made the step 3.2x slower than dots_saveable). On a tie: one a key selects (where a key chooses the site's policy: set it, the site stays),
-        then a name-based one (it also holds under JAX's new remat), then the lowest peak, then
-        the fewest computed bytes, then the fewest host bytes. A candidate JAX rejected, or whose
-        step did not compile, is never suggested."""
+        `budgeted_bytes`: the compiled peak on a TPU, the compiled temporaries where compiled for
+        the CPU, else the estimated peak). First (`preference`) one that offloads nothing, then
+        the least recomputation: an offloading one only where none of those fits (its host
+        transfers cost time that no column measures: on a TPU v5e, offloading a stack's dots made
+        the step 3.2x slower than dots_saveable). On a tie: one a key selects (where a key chooses
+        the site's policy: set it, the site stays), then a name-based one (it also holds under
+        JAX's new remat), then the lowest peak, then the fewest computed bytes, then the fewest
+        host bytes. A candidate JAX rejected, or whose step did not compile (or, where some were
+        compiled, was not), is never suggested."""
         sizes = {id(p): self.budgeted_bytes(p) for p in self.policies}
         fitting = [
             p
@@ -462,8 +482,7 @@ class Advice:
         return min(
             fitting,
             key=lambda p: (
-                p.host_bytes > 0,
-                p.recompute_flops if p.recompute_flops is not None else float("inf"),
+                *self.preference(p),
                 p.select is None,
                 not p.name_based,
                 sizes[id(p)],
@@ -486,6 +505,7 @@ class Advice:
             ],
             "suggested": None,
             "notes": list(self.notes),
+            "fit_check": self.fit_check.to_json() if self.fit_check is not None else None,
         }
         if self.run is not None:
             data["run"] = self.run.to_json()

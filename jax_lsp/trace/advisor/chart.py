@@ -176,6 +176,8 @@ def _chart(advice: Advice, root: Path | None, budget: int | None) -> _Svg:
         memory = memory_of(policy) if policy.error is None else None
         if policy.error is not None:
             undrawn.append(f"{policy_label(policy)}: rejected by JAX")
+        elif advice.compiled and not policy.was_compiled:
+            undrawn.append(f"{policy_label(policy)}: not compiled (the budget's suggestion did not need it)")
         elif memory is None or policy.recompute_flops is None:
             undrawn.append(f"{policy_label(policy)}: no figure on this JAX release")
         else:

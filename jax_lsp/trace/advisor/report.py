@@ -184,6 +184,26 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
     return f"policy={suggested.policy}", None
 
 
+def _compiled_cell(policy: PolicyAdvice) -> str:
+    if policy.compiled is not None:
+        return _size(policy.compiled.temp_bytes)
+    return (
+        _not_compiled(policy) if policy.was_compiled else ""
+    )  # "": not compiled, the budget did not need it
+
+
+def fit_check_line(advice: Advice) -> str | None:
+    """What a budget's check by compiling (`fit.py`) did, and how long it took."""
+    check = advice.fit_check
+    if check is None:
+        return None
+    count = len(check.policies)
+    return (
+        f"Compiled {count} candidate{'s' if count != 1 else ''} to check that the suggestion fits "
+        f"({check.seconds:.1f} s): the estimated peak does not rank the candidates as XLA does."
+    )
+
+
 def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, ...]]:
     """(mark, policy, *COLUMNS) per policy; the mark is ``*`` on the current policy and ``+`` on
     the ``suggested`` one. A candidate JAX rejected has ``-`` in every column (`rejections`); one
@@ -201,7 +221,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
         elif advice.on_tpu:
             temp = fit_cells(advice, p)
         else:
-            temp = [_size(p.compiled.temp_bytes) if p.compiled else _not_compiled(p)]
+            temp = [_compiled_cell(p)]
         rows.append(
             (
                 mark,
@@ -244,7 +264,13 @@ def no_fit(advice: Advice, budget: int) -> str:
     measure = (
         "compiled peak" if advice.on_tpu else "compiled temporaries" if advice.compiled else "estimated peak"
     )
-    return f"No policy's step fits {format_bytes(budget)} at its peak ({measure})."
+    text = f"No policy's step fits {format_bytes(budget)} at its peak ({measure})."
+    if advice.fit_check is not None and any(p.compile_error for p in advice.policies):
+        text += (
+            " Some candidates did not compile (above): a larger --compile-timeout or "
+            "--compile-memory-limit-mb may let them."
+        )
+    return text
 
 
 def rejections(advice: Advice) -> list[str]:
@@ -303,6 +329,8 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
     ran = run_note(advice)
     if ran:
         lines.append(f"*{ran}.*")
+    checked = fit_check_line(advice)
+    lines += [f"*{checked}*"] if checked else []
     rejected = rejections(advice)
     if rejected:
         lines += ["", "**Rejected by JAX:**", ""]

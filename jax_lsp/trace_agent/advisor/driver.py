@@ -8,8 +8,10 @@ import sys
 import time
 
 import jax
+import jax.numpy as jnp
 
 from ..errors import AgentError
+from ..load import add_import_folders
 from ..preload import installed_imports
 from .candidates import Candidate, build_candidates, ready_made
 from .example import error_site, run_example, short_error, user_frame_of
@@ -26,13 +28,14 @@ from .jaxpr import (
 from .no_effect import ignored_by_new_remat, no_effect
 from .on_device import run_each
 from .peak import (
-    backward,
+    backward_jaxpr,
     compiled_memory,
     differentiated,
     estimate_peak,
     jaxpr_peak,
     local_backend_is_cpu,
     peak_or_none,
+    run_backward,
     step_function,
 )
 from .reasons import Chosen, Why, backward_inputs
@@ -40,7 +43,6 @@ from .residuals import Frames, residuals_of
 from .selector import find_selector
 from .site import (
     Marker,
-    add_import_folders,
     example_function,
     example_path,
     import_file,
@@ -106,28 +108,31 @@ def advise_one(
     candidate, forward, leaves, arg_names, frames, positional=None, on_cpu=local_backend_is_cpu, chosen=None
 ):
     """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry.
-    Given ``positional`` (the step's, `step_function`), where the step differentiates every leaf
-    the same trace goes on into the step's backward pass, and the entry gets its ``peak_bytes``
+    Given ``positional`` (the step's, `step_function`), where the step differentiates every
+    floating-point leaf the same trace goes on into the step's backward pass, and the entry gets its ``peak_bytes``
     (None where the backward pass cannot be traced; ``on_cpu`` as `jaxpr_peak` takes it).
     ``chosen``, a dict given: filled with the `Chosen` recorders the checkpoints were given."""
     chosen = {} if chosen is None else chosen
     new_jaxpr = candidate_jaxpr(candidate, forward, chosen)
-    whole = positional is not None and differentiated(leaves, positional) == list(range(len(leaves)))
-    box, backward_failed = [], []
+    # the step's gradients are this trace's where it differentiates every floating-point leaf (an
+    # integer leaf, token ids, has a float0 cotangent: no backward work)
+    floating = [i for i, leaf in enumerate(leaves) if jnp.issubdtype(leaf.dtype, jnp.inexact)]
+    whole = positional is not None and differentiated(leaves, positional) == floating
+    box, pulled, backward_failed = [], [], []
 
     def run(*xs):
         out, vjp_fn = jax.vjp(forward.replay(new_jaxpr), *xs)
         box.append(vjp_fn)
+        for recorder in chosen.values():
+            recorder.recording = False  # what the backward pass asks is not the forward's answer
         grads = None
-        if whole:
-            for recorder in chosen.values():
-                recorder.recording = False  # what the backward pass asks is not the forward's answer
-            try:
-                grads = backward(vjp_fn, out)
-            except MemoryError:
-                raise
-            except Exception:
-                backward_failed.append(True)
+        try:
+            pulled.append(backward_jaxpr(vjp_fn, out))
+            grads = run_backward(pulled[0], out) if whole else None
+        except MemoryError:
+            raise
+        except Exception:
+            backward_failed.append(True)
         return out, vjp_fn, grads
 
     traced, (out_shape, vjp_shape, _) = jax.make_jaxpr(run, return_shape=True)(*leaves)
@@ -139,7 +144,7 @@ def advise_one(
     inputs = backward_inputs(box[0], linear) if linear is not None else None
     why = Why(forward.marked, jaxpr, list(chosen.values()), linear, inputs, frames)
     residuals = residuals_of(jaxpr, outvars, arg_names, frames, why)
-    flops = recompute_flops(linear, [True] * len(linear.invars)) if linear is not None else None
+    flops = recompute_flops(open_jaxpr(pulled[0])) if pulled else None
     entry = {
         "policy": candidate.text,
         "current": candidate.current,
@@ -148,8 +153,9 @@ def advise_one(
         "recompute_flops": flops,
         "residuals": residuals,
     }
-    if whole:  # the step: the gradients its only outputs
-        step = with_outvars(jaxpr, jaxpr.outvars[num_out + num_res :])
+    if whole:  # the step: the gradients of the floating-point leaves its only outputs
+        grads = jaxpr.outvars[num_out + num_res :]
+        step = with_outvars(jaxpr, [grads[i] for i in floating])
         entry["peak_bytes"] = None if backward_failed else peak_or_none(jaxpr_peak, step, on_cpu)
     return entry
 

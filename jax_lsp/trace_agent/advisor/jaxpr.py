@@ -215,39 +215,72 @@ def _flops(eqn):
     return 0
 
 
-def _inner_inputs(eqn, sub, linear_in):
-    """Which inputs of a nested jaxpr are linear, from the equation's inputs."""
-    n = len(sub.invars)
-    if primitive_name(eqn) == "cond":
-        mapped = linear_in[1:]
-    elif primitive_name(eqn) == "while":
-        cond_n = eqn.params.get("cond_nconsts", 0)
-        mapped = linear_in[cond_n:] if n == len(linear_in) - cond_n else None
-    else:
-        mapped = linear_in
-    if mapped is None or len(mapped) != n:
-        return [any(linear_in)] * n
-    return list(mapped)
+def _loop_fixpoint(body, fixed, carried, trailing):
+    """(FLOPs, tainted outputs) of a loop ``body`` whose inputs are ``fixed`` (consts), then the
+    carry (``carried`` tainted on entry), then ``trailing``: a carry tainted in any iteration is
+    tainted in the first (the body's carry outputs come first)."""
+    while True:
+        flops, outs = _tainted(body, [*fixed, *carried, *trailing])
+        grown = [a or b for a, b in zip(carried, outs)]
+        if grown == carried:
+            return flops, outs
+        carried = grown
 
 
-def recompute_flops(jaxpr, linear_in):
-    """FLOPs of ``dot_general``/convolutions in ``jaxpr`` whose operands are not linear."""
-    linear = {v for v, is_linear in zip(jaxpr.invars, linear_in) if is_linear}
+def _nested(eqn, subs, ins):
+    """(FLOPs, tainted outputs) of an equation that holds jaxprs, ``ins`` its tainted inputs."""
+    name = primitive_name(eqn)
+    counts = scan_counts(eqn) if name == "scan" else None
+    if counts is not None and len(subs) == 1:
+        consts, carry = counts
+        flops, outs = _loop_fixpoint(
+            subs[0], ins[:consts], ins[consts : consts + carry], ins[consts + carry :]
+        )
+        return eqn.params.get("length", 1) * flops, outs
+    if name == "while" and len(subs) == 2:
+        cond_n, body_n = eqn.params["cond_nconsts"], eqn.params["body_nconsts"]
+        cond, body = (open_jaxpr(eqn.params[k]) for k in ("cond_jaxpr", "body_jaxpr"))
+        carried = ins[cond_n + body_n :]
+        flops, outs = _loop_fixpoint(body, ins[cond_n : cond_n + body_n], carried, [])
+        # the trip count is not known here: one iteration counted
+        return flops + _tainted(cond, [*ins[:cond_n], *outs])[0], outs
+    if name == "cond" and all(len(s.invars) == len(ins) - 1 for s in subs):
+        found = [_tainted(s, ins[1:]) for s in subs]
+        outs = [ins[0] or any(column) for column in zip(*(o for _, o in found))]
+        return max(f for f, _ in found), outs
+    if len(subs) == 1 and len(subs[0].invars) == len(ins) and len(subs[0].outvars) == len(eqn.outvars):
+        return _tainted(subs[0], ins)  # a call: jit, checkpoint, custom_jvp/vjp, closed_call
+    # a form not known here: every output tainted by any input, every jaxpr run once
+    flops = sum(_tainted(s, [any(ins)] * len(s.invars))[0] for s in subs)
+    return flops, [any(ins)] * len(eqn.outvars)
+
+
+def _tainted(jaxpr, tainted_in):
+    """(FLOPs of the ``dot_general``/convolutions in ``jaxpr`` that read no tainted value, which
+    outputs are tainted): a value is tainted when it is computed from a tainted input."""
+    tainted = {v for v, is_tainted in zip(jaxpr.invars, tainted_in) if is_tainted}
     total = 0
     for eqn in jaxpr.eqns:
-        ins = [not isinstance(v, jax_core.Literal) and v in linear for v in eqn.invars]
-        if any(ins):
-            linear.update(eqn.outvars)
+        ins = [not isinstance(v, jax_core.Literal) and v in tainted for v in eqn.invars]
+        subs = eqn_jaxprs(eqn)
+        if subs:
+            flops, outs = _nested(eqn, subs, ins)
+            total += flops
+            tainted.update(v for v, is_tainted in zip(eqn.outvars, outs) if is_tainted)
+        elif any(ins):
+            tainted.update(eqn.outvars)
         elif primitive_name(eqn) in FLOP_PRIMITIVES:
             total += _flops(eqn)
-        times = eqn.params.get("length", 1) if primitive_name(eqn) == "scan" else 1
-        subs = eqn_jaxprs(eqn)
-        if primitive_name(eqn) == "cond":
-            total += max((recompute_flops(s, _inner_inputs(eqn, s, ins)) for s in subs), default=0)
-        else:
-            for sub in subs:
-                total += times * recompute_flops(sub, _inner_inputs(eqn, sub, ins))
-    return total
+    outs = [not isinstance(v, jax_core.Literal) and v in tainted for v in jaxpr.outvars]
+    return total, outs
+
+
+def recompute_flops(backward_jaxpr):
+    """FLOPs of the ``dot_general``/convolutions that the backward pass ``backward_jaxpr`` (what
+    ``jax.vjp``'s function runs: its inputs are the cotangents, the residuals its consts) computes
+    without reading a cotangent: forward work done again. A scan's body counts once per
+    iteration."""
+    return _tainted(backward_jaxpr, [True] * len(backward_jaxpr.invars))[0]
 
 
 def linear_jaxpr(vjp_fn):

@@ -21,7 +21,7 @@ import jax.numpy as jnp
 from jax._src import core as jax_core
 
 from .example import short_error
-from .jaxpr import eqn_jaxprs, open_jaxpr, scan_counts
+from .jaxpr import consts_of, eqn_jaxprs, open_jaxpr, scan_counts
 from .residuals import device_bytes
 from .target import exhausted, memory_of, placed_leaves
 
@@ -34,7 +34,23 @@ def differentiated(leaves, positional):
 
 def backward(vjp_fn, out):
     """The gradients ``vjp_fn`` gives for cotangents of ones on the outputs ``out``."""
-    return vjp_fn([jnp.ones_like(o) for o in out])
+    return vjp_fn(_ones(out))
+
+
+def _ones(out):
+    return [jnp.ones_like(o) for o in out]
+
+
+def backward_jaxpr(vjp_fn, out):
+    """The backward pass of ``vjp_fn`` (``jax.vjp``'s function of the outputs ``out``) as JAX
+    traces it: a closed jaxpr of the cotangents, the residuals its consts."""
+    return jax.make_jaxpr(vjp_fn)(_ones(out))
+
+
+def run_backward(pulled, out):
+    """The gradients the backward pass ``pulled`` (`backward_jaxpr`) gives for cotangents of ones,
+    its equations traced again where the call is made."""
+    return jax_core.eval_jaxpr(open_jaxpr(pulled), consts_of(pulled), *_ones(out))
 
 
 def step_function(forward, jaxpr, leaves, positional):

@@ -240,14 +240,18 @@ class Why:
     def __call__(self, index, var, kind):
         readers = self.readers(index)
         used_by = [{"path": p, "line": n} for p, n in readers.lines] if readers.known else None
-        return {"reason": self.reason(var, kind, readers), "used_by": used_by}
+        first, eqn = origin(self.jaxpr, var, self.memo) if kind == "computed" else (None, None)
+        found = {"reason": self.reason(kind, readers, first, eqn), "used_by": used_by}
+        if eqn is not None and primitive_name(eqn) == "name":  # made in a scan or a jit: its name
+            found["name"] = eqn.params.get("name")
+        return found
 
-    def reason(self, var, kind, readers):
+    def reason(self, kind, readers, first, eqn):
         """See docs/advise.md; None where the policy was never asked about the equation inside the
-        checkpoint that made the value (a ``cond``'s output, a loop's carry passed through)."""
+        checkpoint that made the value (a ``cond``'s output, a loop's carry passed through).
+        ``first``, ``eqn``: the value's `origin`."""
         if kind == "argument":
             return "argument"
-        first, eqn = origin(self.jaxpr, var, self.memo) if kind == "computed" else (None, None)
         if not self._inside(eqn):
             return None if self._inside(first) else ("argument" if readers.by_checkpoint else "default")
         answers = [chosen.answer_for(eqn) for chosen in self.chosen]

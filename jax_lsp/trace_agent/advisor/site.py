@@ -318,17 +318,26 @@ def install_site(site):
     sys.meta_path.insert(0, finder)
 
 
+def _is_copy(file, site):
+    """Whether ``file`` is a copy of the site's file: the same text, or the same name in a folder
+    of the same name (an installed ``pkg/_src/scan.py``; not ``pkg/nn/scan.py``)."""
+    if os.path.basename(os.path.dirname(file)) == os.path.basename(os.path.dirname(site.path)):
+        return True
+    try:
+        with open(file, encoding="utf-8") as handle:
+            return handle.read() == site.text
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
 def namesakes(site):
-    """(name, file) of each imported module named as the site's file but from another file (an
-    installed or vendored copy of it): an example that calls those never reaches the site."""
-    return [(name, file) for name, file in _imported_files(SiteFinder(site).stem) if file != site.path]
-
-
-def add_import_folders(folders):
-    """Put ``folders`` first on ``sys.path``, in their order (one already there stays where it is)."""
-    for folder in reversed(folders):
-        if folder and folder not in sys.path:
-            sys.path.insert(0, folder)
+    """(name, file) of each imported module that is a copy of the site's file from another file
+    (an installed or vendored copy of it): an example that calls those never reaches the site."""
+    return [
+        (name, file)
+        for name, file in _imported_files(SiteFinder(site).stem)
+        if file != site.path and _is_copy(file, site)
+    ]
 
 
 def _package_root(path):

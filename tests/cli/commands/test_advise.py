@@ -34,7 +34,6 @@ from jax_lsp.trace.advisor.advice import (
     relative,
 )
 from jax_lsp.trace.advisor.report import format_markdown
-from jax_lsp.trace.service import TraceService
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
 from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, descendants, line_of
 
@@ -44,25 +43,12 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 pytest.importorskip("jax")
 
 MLP = ADVISOR_FIXTURES / "mlp.py"
-TOP = {"target", "jax", "platform", "compile_target", "policies", "suggested", "notes"}
+TOP = {"target", "jax", "platform", "compile_target", "policies", "suggested", "notes", "fit_check"}
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops", "peak_bytes"}
 COMPILED = {"compiled", "estimate_error", "compile_s"}  # what --compile adds to each entry
 POLICY = {"policy", "current", "residuals", "select", "same_as", "no_effect", *NUMBERS}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
 RESIDUAL |= {"reason", "used_by", "group"}
-
-
-@pytest.fixture(scope="module")
-def cli(service):
-    """`main`, tracing in the session's warm agent: an agent of its own would cost each run about
-    3 CPU-s, most of it importing jax. Where the session's agent runs another Python
-    (JAX_LSP_TEST_INTERPRETER), in a warm agent of this one: these tests compare with its JAX."""
-    if AGENT_PYTHON == sys.executable:
-        yield functools.partial(main, trace_service=service)
-        return
-    own = TraceService()
-    yield functools.partial(main, trace_service=own)
-    own.shutdown()
 
 
 def _json(cli, capsys, *argv):
@@ -97,8 +83,9 @@ def test_the_json_contract(plotted):
     assert data["jax"] == __import__("jax").__version__
     assert data["platform"] == "cpu"
     assert [p["current"] for p in data["policies"]].count(True) == 1
+    checked = data["fit_check"]["policies"]  # compiled to check that the suggestion fits
     for entry in data["policies"]:
-        assert set(entry) == POLICY
+        assert set(entry) == (POLICY | COMPILED if entry["policy"] in checked else POLICY)
         assert entry["select"] is None  # a plain policy: no key chooses it
         assert isinstance(entry["policy"], str) and isinstance(entry["current"], bool)
         assert all(_is_int(entry[k]) for k in NUMBERS)
@@ -134,13 +121,19 @@ def test_the_json_contract(plotted):
         in by_policy["jax.checkpoint_policies.dots_saveable"]["same_as"]
     )
     suggested = data["suggested"]
-    assert set(suggested) == {"policy", "budget", "select", "setting", *NUMBERS}
+    assert set(suggested) == {"policy", "budget", "select", "setting", "compiled", *NUMBERS}
     assert suggested["select"] is None and suggested["setting"] is None
-    assert suggested["budget"] == 6000 and suggested["peak_bytes"] <= 6000
-    fitting = [p for p in data["policies"] if p["peak_bytes"] <= 6000]
+    assert suggested["budget"] == 6000 and suggested["compiled"]["temp_bytes"] <= 6000
+    fitting = [p for p in data["policies"] if p.get("compiled") and p["compiled"]["temp_bytes"] <= 6000]
     on_device = [p for p in fitting if not p["host_bytes"]]  # an offloading one is never ranked free
     assert suggested["host_bytes"] == 0
     assert suggested["recompute_flops"] == min(p["recompute_flops"] for p in on_device)
+    # every candidate on the device that recomputes less was compiled, and does not fit
+    assert all(
+        p["compiled"]["temp_bytes"] > 6000
+        for p in data["policies"]
+        if p["recompute_flops"] < suggested["recompute_flops"] and not p["host_bytes"]
+    )
     # the budget is the step's peak: the arguments (4.5 KiB here) do not count against it
     assert any(p["device_bytes"] > 6000 for p in fitting)
 
@@ -262,7 +255,10 @@ def test_plot_draws_every_candidate(cli, plotted, capsys, tmp_path):
     root = ElementTree.parse(plot).getroot()
     markers = [e for e in root.iter() if "candidate" in (e.get("class") or "").split()]
     titles = sorted(m.findtext("{http://www.w3.org/2000/svg}title").split(":")[0] for m in markers)
-    assert titles == sorted(p["policy"] for p in data["policies"])
+    # with a budget, the candidates compiled to check the suggestion; the others are named
+    assert titles == sorted(data["fit_check"]["policies"])
+    undrawn = ElementTree.tostring(root, encoding="unicode").count("not compiled (the budget's suggestion")
+    assert undrawn == len(data["policies"]) - len(titles)
     [current] = [m for m in markers if "current" in m.get("class").split()]
     [suggested] = [m for m in markers if "suggested" in m.get("class").split()]
     assert current.findtext("{http://www.w3.org/2000/svg}title").startswith(
@@ -527,6 +523,7 @@ def test_a_policy_chosen_by_a_key_suggests_the_key(
     monkeypatch.chdir(tmp_path)
     target = f"{site}:{line_of(tmp_path / site, needle)}"
     example = ["--example", f"{site}:example", "--root", str(tmp_path), "--budget", budget]
+    example += ["--timeout", "300"]  # the budget's check compiles: seconds each on a loaded machine
     code, data = _json(cli, capsys, target, *example)
     assert code == 0
     suggested = data["suggested"]

@@ -213,3 +213,30 @@ def test_an_example_that_calls_a_copy_of_the_site_says_so(service, tmp_path):
         f"it imported vendored.ring_attention from {project / 'vendored' / 'ring_attention.py'}"
         in advice.message
     )
+
+
+def test_a_module_of_the_same_name_that_is_no_copy_is_not_blamed(service, tmp_path):
+    """A library's `lib/_src/scan.py` (the site) and `lib/nn/scan.py` share a name only: an
+    example that takes a branch around the site's checkpoint is told to call it, not blamed on
+    the other module."""
+    package = tmp_path / "lib"
+    for folder in (package, package / "_src", package / "nn"):
+        folder.mkdir()
+        (folder / "__init__.py").write_text("")
+    (package / "_src" / "scan.py").write_text(
+        "import jax\n\n\ndef wrap(f, simple):\n    if simple:\n        return jax.checkpoint(f)\n"
+        "    return jax.checkpoint(f, policy=jax.checkpoint_policies.dots_saveable)\n"
+    )
+    (package / "nn" / "scan.py").write_text(
+        "import jax.numpy as jnp\n\nfrom lib._src.scan import wrap\n\n\n"
+        "def stack(x):\n    return wrap(jnp.tanh, simple=True)(x)\n"
+    )
+    (tmp_path / "run.py").write_text(
+        "import jax\nimport jax.numpy as jnp\n\nfrom lib.nn.scan import stack\n\n\n"
+        "def example():\n"
+        "    return {'fn': lambda x: jnp.sum(stack(x)), 'args': (jax.ShapeDtypeStruct((4,), jnp.float32),)}\n"
+    )
+    advice = _advise(service, tmp_path, "lib/_src/scan.py", "run.py:example", root=tmp_path)
+    assert advice.status == "not_reached"
+    assert "the example must call the function it checkpoints" in advice.message
+    assert "lib.nn.scan" not in advice.message

@@ -226,12 +226,24 @@ def test_the_peak_read_from_the_residual_trace_is_the_step_traced_alone(candidat
     assert {key: value for key, value in entry.items() if key != "peak_bytes"} == alone
 
 
-def test_a_step_that_leaves_an_argument_undifferentiated_is_traced_apart():
+@pytest.mark.parametrize("candidate", CANDIDATES, ids=lambda c: c.text)
+def test_an_integer_leaf_does_not_need_the_step_traced_apart(candidate):
+    """Token ids have no gradient: the step differentiates every floating-point leaf, and its peak
+    is read from the same trace, equal to the step traced alone."""
     forward = trace_forward(_marked_stack, STACK_ARGS)
+    names = ("ws", "x", "tokens")
+    entry = advise_one(candidate, forward, STACK_ARGS, names, Frames(None, []), positional=3)
+    step = step_function(forward, candidate_jaxpr(candidate, forward), STACK_ARGS, 3)
+    assert entry["peak_bytes"] == estimate_peak(step, STACK_ARGS) > 0
+
+
+def test_a_step_that_leaves_a_float_argument_undifferentiated_is_traced_apart():
+    forward = trace_forward(_marked_stack, STACK_ARGS)
+    # only the first argument is positional: the step differentiates ws, not x
     entry = advise_one(
-        CANDIDATES[0], forward, STACK_ARGS, ("ws", "x", "tokens"), Frames(None, []), positional=3
+        CANDIDATES[0], forward, STACK_ARGS, ("ws", "x", "tokens"), Frames(None, []), positional=1
     )
-    assert "peak_bytes" not in entry  # the driver traces the step (ws and x only) on its own
+    assert "peak_bytes" not in entry  # the driver traces the step (ws only) on its own
 
 
 @pytest.fixture(scope="module")

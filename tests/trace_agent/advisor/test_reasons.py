@@ -136,3 +136,30 @@ def test_a_conds_outputs_have_no_reason(service):
     assert {r.reason for r in others} == {"argument", "policy"}
     table = advice_table(found, ADVISOR_FIXTURES, None)
     assert f"output of cond (cond_layer.py:{branch})\n" in table + "\n"
+
+
+def test_a_named_value_stacked_by_a_scan_keeps_its_name(service, tmp_path):
+    """JAX describes a scan's stacked residual as the scan's output; the advice names it after
+    the `checkpoint_name` inside the body that made it."""
+    stack = tmp_path / "stack.py"
+    stack.write_text(
+        "import jax\nimport jax.numpy as jnp\nfrom jax.ad_checkpoint import checkpoint_name\n\n\n"
+        "def layer(h, w):\n    return jnp.tanh(checkpoint_name(h @ w, 'pre')), None\n\n\n"
+        "def stack(ws, x):\n"
+        "    body = jax.checkpoint(layer, policy=jax.checkpoint_policies.nothing_saveable)\n"
+        "    return jnp.sum(jax.lax.scan(body, x, ws)[0])\n\n\n"
+        "def example():\n    matrices = jax.ShapeDtypeStruct((3, 8, 8), jnp.float32)\n"
+        "    return {'fn': stack, 'args': (matrices, jax.ShapeDtypeStruct((4, 8), jnp.float32))}\n"
+    )
+    found = advise(
+        service,
+        stack,
+        line_of(stack),
+        example="stack.py:example",
+        policies=["save_only_these_names('pre')"],
+        root=tmp_path,
+        options=TraceOptions(timeout=120),
+    )
+    assert found.ok, found.message
+    named = [r for r in _policy(found, "save_only_these_names('pre')").residuals if r.reason == "named"]
+    assert [(r.name, r.iterations, r.shape) for r in named] == [("pre", 3, (3, 4, 8))]

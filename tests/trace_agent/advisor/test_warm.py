@@ -280,3 +280,27 @@ def test_the_modules_an_import_statement_names(tmp_path, name, code, package, ex
     path = tmp_path / "module.py"
     path.write_text(code)
     assert preload._imports_of(str(path), name, package) == expected
+
+
+def test_a_namespace_package_inside_a_package_is_reused_or_imported_afresh(tmp_path, fresh):
+    """`lib/sub/ns/` has no `__init__.py`: its path reads `lib.sub` from `sys.modules`, which a
+    later child has not imported yet when it decides what to reuse (a KeyError there failed every
+    warm advise of haliax, whose `aqt.jax.v2` is such a package)."""
+    files = {
+        "lib/__init__.py": "",
+        "lib/sub/__init__.py": "",
+        "lib/sub/ns/helper.py": "SCALE = 2.0\n",
+        "model/__init__.py": "from lib.sub.ns import helper\n\nfrom .block import apply_block\n",
+        "model/block.py": textwrap.dedent(PROJECT["model/block.py"]).replace("jnp.sum(", "jnp.sum(2.0 * "),
+        "example.py": "import jax\nimport jax.numpy as jnp\n\nimport model\n\n\ndef block():\n"
+        "    x = jax.ShapeDtypeStruct((4, 8), jnp.float32)\n"
+        "    return {'fn': model.apply_block, 'args': (x, jax.ShapeDtypeStruct((8, 8), jnp.float32))}\n",
+    }
+    root = tmp_path / "project"
+    for name, code in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(code, encoding="utf-8")
+    service = fresh()
+    first = _advise(service, root, "block.py", "block")
+    _settled(service)
+    assert _advise(service, root, "block.py", "block").policies == first.policies
