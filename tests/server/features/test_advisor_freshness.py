@@ -142,7 +142,8 @@ async def test_no_budget_no_suggestion_and_the_hover_and_log_say_what_was_advise
         assert len(logged) == 1 and logged[0].startswith(
             f"INFO Advised mlp.py:{line} (example mlp.py:example) in "
         )
-        assert logged[0].endswith("recomputes 16.4 kFLOP · peak (est.) 5.5 KiB")
+        assert "recomputes 16.4 kFLOP · peak (est.) 5.5 KiB · jax " in logged[0]
+        assert logged[0].endswith(", cpu")
 
 
 STEP = """import jax
