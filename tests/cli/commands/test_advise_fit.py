@@ -52,18 +52,18 @@ def test_a_budget_suggests_only_a_policy_whose_compiled_step_fits(cli, capsys):
     suggested = data["suggested"]
     assert suggested["compiled"]["temp_bytes"] <= budget
     assert suggested["compiled"] == compiled[suggested["policy"]]["compiled"]
-    fitting = [p for p in every["policies"] if p["compiled"]["temp_bytes"] <= budget]
+    # an offloading candidate is never ranked free: the least recompute among those on the device
+    fitting = [p for p in every["policies"] if p["compiled"]["temp_bytes"] <= budget and not p["host_bytes"]]
+    assert suggested["host_bytes"] == 0
     assert suggested["recompute_flops"] == min(p["recompute_flops"] for p in fitting)
-    # it compiled what the suggestion depends on: every candidate that recomputes less, and no other tie
+
+    def preference(policy):
+        return (policy["host_bytes"] > 0, policy["recompute_flops"])
+
+    # it compiled what the suggestion depends on: every candidate it prefers, and no other tie
     checked = data["fit_check"]["policies"]
-    assert {
-        p["policy"] for p in data["policies"] if p["recompute_flops"] < suggested["recompute_flops"]
-    } <= set(checked)
-    assert all(
-        p["recompute_flops"] <= suggested["recompute_flops"]
-        for p in data["policies"]
-        if p["policy"] in checked
-    )
+    assert {p["policy"] for p in data["policies"] if preference(p) < preference(suggested)} <= set(checked)
+    assert all(preference(p) <= preference(suggested) for p in data["policies"] if p["policy"] in checked)
     assert data["fit_check"]["seconds"] > 0
 
     assert cli(["advise", *STACK_SITE, "--budget", BUDGET, "--timeout", "300"]) == 0
