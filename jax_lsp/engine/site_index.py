@@ -40,6 +40,15 @@ def policy_function() -> type[PolicyFunction]:
     return PolicyFunction
 
 
+def reached_elsewhere(
+    sites: list[tuple[Site, list[Target]]], errors: list[InternalError]
+) -> list[tuple[Site, list[Target]]]:
+    """What the sites reach in other modules (imported with the analysis, for the same reason)."""
+    from jax_lsp.engine.analysis import reached_elsewhere
+
+    return reached_elsewhere(sites, errors)
+
+
 # The forked reader and the search for users are imported where they are used: only a check of
 # named files uses them.
 def _search_users(
@@ -114,13 +123,11 @@ class SiteIndex:
             return cached[1]
 
     def _index_file(self, key: str) -> None:
-        function = policy_function()
         module = self._modules.load(key, only_if_site=True)
         targets: set[str] = set()
         if module is not None:
-            for _, resolved in self.sites(module):
-                targets.update(t.module.path for t in resolved if isinstance(t, function))
-            targets.discard(key)
+            for _, reached in reached_elsewhere(self.sites(module), self._internal_errors):
+                targets.update(t.module.path for t in reached)
         if targets:
             self._site_targets[key] = targets
         else:
@@ -176,20 +183,18 @@ class SiteIndex:
 
         return _search_users(files, jobs > 1, parse_named, lambda p: self._imports.module_name(str(p))[0])
 
-    def foreign_policies(self, key: str) -> list[PolicyFunction]:
-        """The policy functions defined at `key` that the sites of other indexed files reach."""
-        function = policy_function()
+    def foreign_targets(self, key: str) -> list[tuple[Site, list[Target]]]:
+        """The sites of other indexed files, each with what it reaches at `key` (policy
+        functions, members of its policy tables)."""
         found = []
         for site_file, targets in list(self._site_targets.items()):
             if key in targets and site_file != key:
                 module = self._modules.load(site_file, only_if_site=True)
                 if module is not None:
-                    found += [
-                        t
-                        for _, resolved in self.sites(module)
-                        for t in resolved
-                        if isinstance(t, function) and t.module.path == key
-                    ]
+                    for site, reached in reached_elsewhere(self.sites(module), self._internal_errors):
+                        here = [t for t in reached if t.module.path == key]
+                        if here:
+                            found.append((site, here))
         return found
 
     def forget(self, key: str) -> None:
