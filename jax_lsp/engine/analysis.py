@@ -41,11 +41,36 @@ def _suppressed(module: Module, finding: Finding) -> bool:
     return codes is not None and (not codes or finding.code in codes)
 
 
-def resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Site, list[Target]]]:
+def could_give_findings(site: Site) -> bool:
+    """Whether a call could give findings as a site, whatever checkpoint it is: it passes no
+    function (JAX109), or its policy leads somewhere (a definition, a member of
+    `jax.checkpoint_policies`, a literal, a policy table), which the rules read. One whose policy
+    leads nowhere the analysis can follow (a parameter, an attribute) gives none: no rule has
+    anything to read, whether or not the call is a checkpoint."""
+    return site.missing_function or bool(resolve_site(site)) or bool(table_members(site))
+
+
+def resolved_sites(
+    module: Module, errors: list[InternalError], findings_only: bool = False
+) -> list[tuple[Site, list[Target]]]:
     """Each site with the definitions its policy reaches; a site that cannot be resolved
-    (an analysis bug) keeps no targets and adds an InternalError."""
+    (an analysis bug) keeps no targets and adds an InternalError. `findings_only`: a callee
+    only jedi could name is not asked about where the call could give no finding (a check that
+    reports findings, not one whose sites are traced, hovered or advised on)."""
     path = module.path
-    sites: list[Site] = guarded(lambda: find_sites(module), [], errors, path, 0, "finding the policy sites")
+
+    def worth_naming(site: Site) -> bool:
+        line = site.call.lineno - 1
+        return guarded(lambda: could_give_findings(site), True, errors, path, line, "resolving the policy")
+
+    sites: list[Site] = guarded(
+        lambda: find_sites(module, worth_naming if findings_only else None),
+        [],
+        errors,
+        path,
+        0,
+        "finding the policy sites",
+    )
     return [
         (
             site,

@@ -383,6 +383,7 @@ def _start_worker(
     roots: list[Path],
     settings: Settings,
     interpreter: str | None,
+    findings_only: bool,
     buffers: dict[str, str],
     jedi_answers: dict[str, dict[JediKey, JediAnswer]],
 ) -> None:
@@ -390,7 +391,7 @@ def _start_worker(
     from jax_lsp.engine.workspace import Workspace
 
     gc.disable()
-    _worker = Workspace(roots, settings, interpreter)
+    _worker = Workspace(roots, settings, interpreter, findings_only=findings_only)
     for path, text in buffers.items():
         _worker.set_document(path, text)
     _worker.assume_unchanging()  # as its parent's check_tree does
@@ -466,6 +467,7 @@ def _check_on_processes(
             workspace.roots,
             workspace.settings,
             workspace.interpreter,
+            workspace.site_index.findings_only,
             workspace.buffers(),
             workspace.jedi.preloaded(),
         ),

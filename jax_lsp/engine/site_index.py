@@ -27,10 +27,12 @@ log = logger(__name__)
 
 # The analysis is imported where a site is first resolved: a `jax-lsp check` whose results all
 # come from the cache resolves none, and start-up time is most of such a run.
-def _resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Site, list[Target]]]:
+def _resolved_sites(
+    module: Module, errors: list[InternalError], findings_only: bool
+) -> list[tuple[Site, list[Target]]]:
     from jax_lsp.engine.analysis import resolved_sites
 
-    return resolved_sites(module, errors)
+    return resolved_sites(module, errors, findings_only)
 
 
 def policy_function() -> type[PolicyFunction]:
@@ -95,8 +97,10 @@ class SiteIndex:
         modules: ModuleCache,
         imports: ImportResolver,
         internal_errors: list[InternalError],
+        findings_only: bool = False,
     ):
         self._lock = lock
+        self.findings_only = findings_only  # see analysis.resolved_sites
         self._roots = roots
         self._settings = settings
         self._modules = modules
@@ -118,7 +122,7 @@ class SiteIndex:
             if cached is None or cached[0] is not module:
                 cached = self._site_cache[module.path] = (
                     module,
-                    _resolved_sites(module, self._internal_errors),
+                    _resolved_sites(module, self._internal_errors, self.findings_only),
                 )
             return cached[1]
 
