@@ -39,7 +39,8 @@ def defaulted(wrapped: Checkpointed) -> set[str]:
 def passed_parameters(module: Module, wrapped: Checkpointed) -> set[str]:
     """The parameters of `wrapped.function` that some call of the checkpointed callable in
     `module` can pass, by position, keyword, `*args` or `**kwargs`."""
-    module.parse_deferred()  # a call may lie in a definition not parsed yet
+    # A definition left unparsed (core/text/deferred.py) holds no use of the names followed:
+    # a name bound from a checkpoint's call marks the lines that use it (SourceModule.mark_name).
     return _Roads(module, wrapped).passed()
 
 
