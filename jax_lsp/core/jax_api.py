@@ -112,15 +112,56 @@ class FlagTestingLayer(Record):
 
     __slots__ = ("flag", "call_position", "skipped_by")
     flag: str
-    call_position: int
+    call_position: int | None  # None: the call takes it by keyword only
     skipped_by: str
 
-    def __init__(self, flag: str, call_position: int, skipped_by: str) -> None:
+    def __init__(self, flag: str, call_position: int | None, skipped_by: str) -> None:
         self._assign(flag, call_position, skipped_by)
 
 
 _DROPOUT = FlagTestingLayer("deterministic", 1, "rate")
-FLAG_TESTING_LAYERS = {"flax.linen.Dropout": _DROPOUT, "flax.linen.stochastic.Dropout": _DROPOUT}
+_NNX_DROPOUT = FlagTestingLayer("deterministic", None, "rate")  # its call takes the flag by keyword only
+FLAG_TESTING_LAYERS = {
+    "flax.linen.Dropout": _DROPOUT,
+    "flax.linen.stochastic.Dropout": _DROPOUT,
+    "flax.nnx.Dropout": _NNX_DROPOUT,
+    "flax.nnx.nn.stochastic.Dropout": _NNX_DROPOUT,
+}
+
+# Transforms whose result calls the function they are given with the arguments it is called
+# with (scanned or mapped axes sliced): JAX119 follows a checkpointed function through them.
+FORWARDING_TRANSFORMS = frozenset(
+    {
+        *CHECKPOINT_FUNCTIONS,
+        *(f"jax.{name}" for name in ("jit", "vmap", "pmap", "named_call")),
+        *(f"flax.linen.{name}" for name in ("jit", "vmap", "scan")),
+        *(f"flax.linen.transforms.{name}" for name in ("jit", "vmap", "scan")),
+        *(f"flax.nnx.{name}" for name in ("jit", "vmap", "scan")),
+        "equinox.filter_jit",
+        "equinox.filter_vmap",
+    }
+)
+
+
+class LoopCall(Record):
+    """A JAX loop that calls the function it is given with arguments of its own (JAX119: a
+    parameter past them keeps its default): where the function is given, and how many
+    positional arguments each call passes it."""
+
+    __slots__ = ("function_position", "passes")
+    function_position: int
+    passes: int
+
+    def __init__(self, function_position: int, passes: int) -> None:
+        self._assign(function_position, passes)
+
+
+LOOP_CALLS = {
+    "jax.lax.scan": LoopCall(0, 2),  # f(carry, x)
+    "jax.lax.map": LoopCall(0, 1),  # f(x)
+    "jax.lax.fori_loop": LoopCall(2, 2),  # body_fun(i, val)
+    "jax.lax.while_loop": LoopCall(1, 1),  # body_fun(val)
+}
 
 # The names they are called by: `checkpoint`, `remat`, `filter_checkpoint`.
 CHECKPOINT_FUNCTION_NAMES = frozenset(name.rsplit(".", 1)[1] for name in CHECKPOINT_FUNCTIONS)

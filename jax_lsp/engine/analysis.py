@@ -9,18 +9,49 @@ from jax_lsp.core.binding.module import Module
 from jax_lsp.core.config import Settings
 from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.guard import guarded
-from jax_lsp.core.policies.resolve import PolicyFunction, Target, resolve_site, unselected_entries
+from jax_lsp.core.policies.resolve import (
+    PolicyFunction,
+    Target,
+    resolve_site,
+    table_members,
+    unselected_entries,
+)
 from jax_lsp.core.policies.sites import Site, find_sites
 from jax_lsp.core.policies.tables import TableChoice, choices_note
 from jax_lsp.engine.selection import admitted
 from jax_lsp.rules import ALL_RULES, ModuleContext, PolicyContext, Project, SiteContext
 
 
-def resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Site, list[Target]]]:
+def could_give_findings(site: Site) -> bool:
+    """Whether a call could give findings as a site, whatever checkpoint it is: it passes no
+    function (JAX109), or its policy leads somewhere (a definition, a member of
+    `jax.checkpoint_policies`, a literal, a policy table), which the rules read. One whose policy
+    leads nowhere the analysis can follow (a parameter, an attribute) gives none: no rule has
+    anything to read, whether or not the call is a checkpoint."""
+    return site.missing_function or bool(resolve_site(site)) or bool(table_members(site))
+
+
+def resolved_sites(
+    module: Module, errors: list[InternalError], findings_only: bool = False
+) -> list[tuple[Site, list[Target]]]:
     """Each site with the definitions its policy reaches; a site that cannot be resolved
-    (an analysis bug) keeps no targets and adds an InternalError."""
+    (an analysis bug) keeps no targets and adds an InternalError. `findings_only`: a callee
+    only jedi could name is not asked about where the call could give no finding (a check that
+    reports findings, not one whose sites are traced, hovered or advised on)."""
     path = module.path
-    sites: list[Site] = guarded(lambda: find_sites(module), [], errors, path, 0, "finding the policy sites")
+
+    def worth_naming(site: Site) -> bool:
+        line = site.call.lineno - 1
+        return guarded(lambda: could_give_findings(site), True, errors, path, line, "resolving the policy")
+
+    sites: list[Site] = guarded(
+        lambda: find_sites(module, worth_naming if findings_only else None),
+        [],
+        errors,
+        path,
+        0,
+        "finding the policy sites",
+    )
     return [
         (
             site,
@@ -80,6 +111,44 @@ def _unselected_members(
     return result
 
 
+def reached_elsewhere(
+    sites: list[tuple[Site, list[Target]]], errors: list[InternalError]
+) -> list[tuple[Site, list[Target]]]:
+    """Each site with what it reaches outside its own module: the policy functions it resolves
+    to, and the members of other modules' policy tables that it looks up, however its key is
+    given (those written in the table itself: a finding about one goes there)."""
+    result = []
+    for site, targets in sites:
+        here = site.module.path
+        reached: list[Target] = [
+            t for t in targets if isinstance(t, PolicyFunction) and t.module.path != here
+        ]
+        if any(t.module.path != here for t in targets):  # it may look up a table elsewhere
+            none: list[Target] = []
+            members = guarded(
+                lambda: table_members(site),
+                none,
+                errors,
+                here,
+                site.call.lineno - 1,
+                "finding the policy table's members",
+            )
+            reached += [
+                t
+                for t in members
+                if t.module.path != here
+                and t not in reached
+                and (
+                    isinstance(t, PolicyFunction)
+                    or t.chosen_by is not None
+                    and t.chosen_by.path == t.module.path
+                )
+            ]
+        if reached:
+            result.append((site, reached))
+    return result
+
+
 def _at_member(finding: Finding, members: list[Target], findings: list[Finding]) -> bool:
     """A finding about an unselected table member: kept where it lies in the member (not on
     the site) and that place has no finding of the rule yet."""
@@ -93,20 +162,30 @@ def _at_member(finding: Finding, members: list[Target], findings: list[Finding])
 def check_module(
     module: Module,
     sites: list[tuple[Site, list[Target]]],
-    foreign_policies: Iterable[PolicyFunction],
+    foreign: Iterable[tuple[Site, list[Target]]],
     settings: Settings,
     errors: list[InternalError],
     project: Project,
 ) -> list[Finding]:
     """Every finding anchored in `module`.
 
-    `sites` are this module's own resolved sites; `foreign_policies` the policy
-    functions defined here that sites in other modules reach. A rule that fails on one
-    policy or site loses only that, and adds an InternalError to `errors`."""
+    `sites` are this module's own resolved sites; `foreign` the sites of other modules, each
+    with what it reaches here (`reached_elsewhere`): policy functions, and members of this
+    module's policy tables, checked at the member. A rule that fails on one policy or site
+    loses only that, and adds an InternalError to `errors`."""
     rules = [rule for rule in ALL_RULES if settings.enabled(rule.code)]
     findings: list[Finding] = []
 
     unselected = _unselected_members(module, sites, errors)
+    foreign_policies: list[PolicyFunction] = []
+    for site, targets in foreign:
+        foreign_policies += [t for t in targets if isinstance(t, PolicyFunction)]
+        members: list[Target] = [
+            t for t in targets if not isinstance(t, PolicyFunction) and t.module is module
+        ]
+        if members:  # the site as seen from here: no policy value of its own in this module
+            here = site.replace(module=module, value=None, positional_policy=False, missing_function=False)
+            unselected.append((here, members))
     policies: dict[tuple, PolicyContext] = {}
     local = [t for _, targets in [*sites, *unselected] for t in targets if isinstance(t, PolicyFunction)]
     for function in [*local, *foreign_policies]:
@@ -155,9 +234,11 @@ def check_module(
             )
             findings.extend(_one_per_place(found, targets, module.path))
         for site, members in unselected:
-            found = run(
-                lambda: rule.check_site(SiteContext(site, members, project)), site.call.lineno - 1, "a table"
+            chosen = members[0].chosen_by
+            line = (
+                site.call.lineno - 1 if site.value is not None or chosen is None else chosen.entry.start.line
             )
+            found = run(lambda: rule.check_site(SiteContext(site, members, project)), line, "a table")
             findings.extend(f for f in found if _at_member(f, members, findings))
         for finding in run(lambda: rule.check_module(ModuleContext(module, project)), 0, "the module"):
             note = choices_note(

@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 def _check_module(
     module: Module,
     sites: list[tuple[Site, list[Target]]],
-    foreign: Iterable[PolicyFunction],
+    foreign: Iterable[tuple[Site, list[Target]]],
     settings: Settings,
     errors: list[InternalError],
     project: Project,
@@ -79,7 +79,7 @@ class FileAnswers:
             module = self._modules.load(key)
             if module is None:
                 return []
-            foreign = self._site_index.foreign_policies(key)
+            foreign = self._site_index.foreign_targets(key)
             return _check_module(
                 module,
                 self._site_index.sites(module),
@@ -101,6 +101,8 @@ class FileAnswers:
             here = [(site.value, targets) for site, targets in sites if site.value is not None]
             functions = [t for _, targets in sites for t in targets if isinstance(t, function)]
             functions = [
-                f for f in [*functions, *self._site_index.foreign_policies(key)] if f.module is module
+                f
+                for f in [*functions, *(t for _, ts in self._site_index.foreign_targets(key) for t in ts)]
+                if isinstance(f, function) and f.module is module
             ]
             return _describe(module, here, functions, Position(line, column))

@@ -22,7 +22,8 @@ from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
-    from jax_lsp.core.policies.resolve import PolicyFunction
+    from jax_lsp.core.policies.resolve import Target
+    from jax_lsp.core.policies.sites import Site
     from jax_lsp.engine.jedi_names import Answer as JediAnswer
     from jax_lsp.engine.jedi_names import FileStats
     from jax_lsp.engine.jedi_names import Key as JediKey
@@ -150,8 +151,7 @@ def check_own(
     with their digests, which only the cache needs: the names index reads every file. The file
     is parsed as far as its sites need (a `def` or `class` holding no trigger waits until a site
     leads to it): a syntax error that no site reaches is left to the tools that read it."""
-    from jax_lsp.core.policies.resolve import PolicyFunction
-    from jax_lsp.engine.analysis import check_module
+    from jax_lsp.engine.analysis import check_module, reached_elsewhere
 
     with workspace.recording_loads() as loaded:
         module = workspace.load(key, only_if_site=True)
@@ -161,12 +161,11 @@ def check_own(
         findings = check_module(
             module, sites, (), workspace.settings, workspace.internal_errors, workspace.project()
         )
-    targets = {
-        t.module.path
-        for _, resolved in sites
-        for t in resolved
-        if isinstance(t, PolicyFunction) and t.module.path != key
-    }
+        targets = {
+            t.module.path
+            for _, reached in reached_elsewhere(sites, workspace.internal_errors)
+            for t in reached
+        }
     deps = {path: digests(path) for path in sorted(loaded) if path != key} if for_cache else {}
     skipped = tuple(module.source.skipped)
     return FileResult(own_digest, deps, tuple(sorted(targets)), tuple(findings), skipped)  # type: ignore[arg-type]
@@ -340,10 +339,12 @@ def _check_with_users(
         return []
     foreign = []
     for user in users:
-        reached = _policies_in(workspace, user, target)
-        if any(t.module is not module for t in reached):  # resolved before `target` was released
+        reached = _reached_in(workspace, user, target)
+        if any(
+            t.module is not module for _, ts in reached for t in ts
+        ):  # resolved before `target` was released
             workspace.release(user)
-            reached = _policies_in(workspace, user, target)
+            reached = _reached_in(workspace, user, target)
         foreign += reached
     findings = check_module(
         module,
@@ -358,19 +359,20 @@ def _check_with_users(
     return findings
 
 
-def _policies_in(workspace: Workspace, user: str, target: str) -> list[PolicyFunction]:
-    """The policy functions defined in `target` that the sites of `user` reach."""
-    from jax_lsp.core.policies.resolve import PolicyFunction
+def _reached_in(workspace: Workspace, user: str, target: str) -> list[tuple[Site, list[Target]]]:
+    """The sites of `user`, each with what it reaches in `target` (policy functions, members of
+    its policy tables)."""
+    from jax_lsp.engine.analysis import reached_elsewhere
 
     user_module = workspace.load(user, only_if_site=True)  # as its own check loaded it: it has sites
     if user_module is None:
         return []
-    return [
-        t
-        for _, resolved in workspace.sites(user_module)
-        for t in resolved
-        if isinstance(t, PolicyFunction) and t.module.path == target
-    ]
+    found = []
+    for site, reached in reached_elsewhere(workspace.sites(user_module), workspace.internal_errors):
+        here = [t for t in reached if t.module.path == target]
+        if here:
+            found.append((site, here))
+    return found
 
 
 # Processes -------------------------------------------------------------------------------
@@ -381,6 +383,7 @@ def _start_worker(
     roots: list[Path],
     settings: Settings,
     interpreter: str | None,
+    findings_only: bool,
     buffers: dict[str, str],
     jedi_answers: dict[str, dict[JediKey, JediAnswer]],
 ) -> None:
@@ -388,7 +391,7 @@ def _start_worker(
     from jax_lsp.engine.workspace import Workspace
 
     gc.disable()
-    _worker = Workspace(roots, settings, interpreter)
+    _worker = Workspace(roots, settings, interpreter, findings_only=findings_only)
     for path, text in buffers.items():
         _worker.set_document(path, text)
     _worker.assume_unchanging()  # as its parent's check_tree does
@@ -464,6 +467,7 @@ def _check_on_processes(
             workspace.roots,
             workspace.settings,
             workspace.interpreter,
+            workspace.site_index.findings_only,
             workspace.buffers(),
             workspace.jedi.preloaded(),
         ),

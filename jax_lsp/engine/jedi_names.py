@@ -14,7 +14,8 @@ as parso's FileIO reads or stats them) is kept with it: `check` keeps answers in
 valid while those files are unchanged (`preload`, `take_fresh`), and a file's result depends on
 them as on the modules its analysis read. Where parso offers no such FileIO, answers are not kept.
 
-Inline (the CLI, the API): jedi is asked while the sites are found. In the background (the
+Inline (the CLI, the API): jedi is asked while the sites are found (by `check`, only about the
+calls that could give a finding: `analysis.could_give_findings`). In the background (the
 server): finding sites only reads answers and notes the callees still to ask; `refine` asks jedi
 about them later, on another thread, and the server checks the file again. Meanwhile a callee
 whose context changed keeps its last answer (an edit must not make a finding blink).

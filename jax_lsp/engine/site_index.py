@@ -27,10 +27,12 @@ log = logger(__name__)
 
 # The analysis is imported where a site is first resolved: a `jax-lsp check` whose results all
 # come from the cache resolves none, and start-up time is most of such a run.
-def _resolved_sites(module: Module, errors: list[InternalError]) -> list[tuple[Site, list[Target]]]:
+def _resolved_sites(
+    module: Module, errors: list[InternalError], findings_only: bool
+) -> list[tuple[Site, list[Target]]]:
     from jax_lsp.engine.analysis import resolved_sites
 
-    return resolved_sites(module, errors)
+    return resolved_sites(module, errors, findings_only)
 
 
 def policy_function() -> type[PolicyFunction]:
@@ -38,6 +40,15 @@ def policy_function() -> type[PolicyFunction]:
     from jax_lsp.core.policies.resolve import PolicyFunction
 
     return PolicyFunction
+
+
+def reached_elsewhere(
+    sites: list[tuple[Site, list[Target]]], errors: list[InternalError]
+) -> list[tuple[Site, list[Target]]]:
+    """What the sites reach in other modules (imported with the analysis, for the same reason)."""
+    from jax_lsp.engine.analysis import reached_elsewhere
+
+    return reached_elsewhere(sites, errors)
 
 
 # The forked reader and the search for users are imported where they are used: only a check of
@@ -86,8 +97,10 @@ class SiteIndex:
         modules: ModuleCache,
         imports: ImportResolver,
         internal_errors: list[InternalError],
+        findings_only: bool = False,
     ):
         self._lock = lock
+        self.findings_only = findings_only  # see analysis.resolved_sites
         self._roots = roots
         self._settings = settings
         self._modules = modules
@@ -109,18 +122,16 @@ class SiteIndex:
             if cached is None or cached[0] is not module:
                 cached = self._site_cache[module.path] = (
                     module,
-                    _resolved_sites(module, self._internal_errors),
+                    _resolved_sites(module, self._internal_errors, self.findings_only),
                 )
             return cached[1]
 
     def _index_file(self, key: str) -> None:
-        function = policy_function()
         module = self._modules.load(key, only_if_site=True)
         targets: set[str] = set()
         if module is not None:
-            for _, resolved in self.sites(module):
-                targets.update(t.module.path for t in resolved if isinstance(t, function))
-            targets.discard(key)
+            for _, reached in reached_elsewhere(self.sites(module), self._internal_errors):
+                targets.update(t.module.path for t in reached)
         if targets:
             self._site_targets[key] = targets
         else:
@@ -176,20 +187,18 @@ class SiteIndex:
 
         return _search_users(files, jobs > 1, parse_named, lambda p: self._imports.module_name(str(p))[0])
 
-    def foreign_policies(self, key: str) -> list[PolicyFunction]:
-        """The policy functions defined at `key` that the sites of other indexed files reach."""
-        function = policy_function()
+    def foreign_targets(self, key: str) -> list[tuple[Site, list[Target]]]:
+        """The sites of other indexed files, each with what it reaches at `key` (policy
+        functions, members of its policy tables)."""
         found = []
         for site_file, targets in list(self._site_targets.items()):
             if key in targets and site_file != key:
                 module = self._modules.load(site_file, only_if_site=True)
                 if module is not None:
-                    found += [
-                        t
-                        for _, resolved in self.sites(module)
-                        for t in resolved
-                        if isinstance(t, function) and t.module.path == key
-                    ]
+                    for site, reached in reached_elsewhere(self.sites(module), self._internal_errors):
+                        here = [t for t in reached if t.module.path == key]
+                        if here:
+                            found.append((site, here))
         return found
 
     def forget(self, key: str) -> None:

@@ -75,7 +75,10 @@ class Workspace:
         settings: Settings | None = None,
         interpreter: str | None = None,
         jedi_in_background: bool = False,
+        findings_only: bool = False,
     ):
+        """`findings_only`: the sites serve findings alone (a `check` that traces nothing), so a
+        callee only jedi could name is asked about only where its call could give a finding."""
         self.roots = [Path(path_key(r)) for r in roots]
         self.settings = settings or Settings()
         self.interpreter = interpreter
@@ -96,7 +99,13 @@ class Workspace:
             self._lock, self.files, self.imports, self.pythons, self.callees, self.internal_errors
         )
         self.site_index = SiteIndex(
-            self._lock, self.roots, self.settings, self.modules, self.imports, self.internal_errors
+            self._lock,
+            self.roots,
+            self.settings,
+            self.modules,
+            self.imports,
+            self.internal_errors,
+            findings_only,
         )
         self.answers = FileAnswers(
             self._lock, self.settings, self.modules, self.site_index, self.project, self.internal_errors

@@ -9,7 +9,11 @@ A table looked up only with constant keys (`POLICIES["dots"]`) is reported the s
 uncalled factory it holds, though no key used today selects it: selecting it later raises. One
 finding per entry, however many sites look the table up; a table counts as one of policies
 when its every entry is a member of `jax.checkpoint_policies` or a function, with at least
-one member, and it lies in the module of the site that looks it up.
+one member. A table in another module than the lookup is reported there too, at the entry,
+whatever module looks it up (a literal key given to its `pick(name)` helper included), as the
+table's module is checked beside the modules that look it up (a whole tree, a named file with
+the files that could use it, the editor's indexed workspace); a run-time key's site also keeps
+its own finding, which names the entry's file and line.
 
 ## Why is this bad?
 A factory *makes* a policy from its arguments (the names to save, two policies, the memory

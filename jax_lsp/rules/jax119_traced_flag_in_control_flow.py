@@ -9,12 +9,26 @@ when `static_argnums` names it, as each wrapper counts: `flax.linen.remat` count
 argument 0, `flax.linen.partitioning.remat` does not. The finding is on `static_argnums`, or on
 the checkpoint call when it has none, and names the index that would make the parameter static.
 
-A parameter handed to `nn.Dropout` as `deterministic` (to the layer or its call) counts as
-tested: Dropout asks `if rate == 0.0 or deterministic` (a literal rate of 0 is left alone).
-Otherwise only what the checkpointed function's own body tests is looked at, not the functions
-it defines or calls (a flag handed on to a submodule is not followed): a parameter
-it assigns again, one tested only as `x is None` (which asks nothing of a traced value), or one
-used through `jnp.where`/`lax.cond` is not reported. The rule cannot tell a flag from a
+A parameter with a default is reported only where some call of the checkpointed callable in
+the checkpoint's module can pass it: a call of it (by position, keyword, `*args` or
+`**kwargs`), through `functools.partial` (its arguments count), a transform that forwards its
+arguments (`vmap`, `jit`, `nn.scan`, `nn.vmap`...), a name or `self.` attribute it is bound
+to, and for a Flax `Module` class its instances, their calls, `apply` and `init`. `lax.scan`
+(two arguments), `lax.map`, `fori_loop` and `while_loop` pass only their own; a call of the
+unwrapped function passes nothing to the checkpoint. Where the callers are unknown (the
+callable is exported, returned or stored), a parameter with a default is taken to keep it, and
+one without a default is reported.
+
+What the checkpointed function's body asks is looked at, its lambdas included (they are
+called where they are written, as a rule), not the functions it defines. A parameter handed
+to `nn.Dropout` or `nnx.Dropout` as `deterministic` (to the layer, to its call, or to a layer
+bound to a name and called through it, a branch of a conditional expression included) counts
+as tested: Dropout asks `if rate == 0.0 or deterministic` (a literal rate of 0 is left alone).
+So does a parameter handed to a function or lambda bound to a name whose own body (or callee,
+three deep) tests the parameter that gets it; a flag handed to a submodule's attribute
+(`self.block(x, flag)`) is not followed. A parameter the body assigns again, one tested only
+as `x is None` (which asks nothing of a traced value), or one used through
+`jnp.where`/`lax.cond` is not reported. The rule cannot tell a flag from a
 container argument (a dict's truth is its length, not a traced value): any parameter tested is
 taken for a value JAX traces. A parameter named in `static_argnames` counts as
 static (JAX honours it under `jax_remat3`; the default checkpoint of jax 0.10 ignores it), and
@@ -40,10 +54,11 @@ static argument must be hashable.
 from __future__ import annotations
 
 import ast
+import os
 from collections.abc import Iterable, Iterator
 
 from jax_lsp.core.binding.module import Module
-from jax_lsp.core.binding.scopes import Scope, string_constant
+from jax_lsp.core.binding.scopes import Scope, iter_parameters, string_constant
 from jax_lsp.core.findings import Edit, Finding, Position, Span
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES, FLAG_TESTING_LAYERS, FlagTestingLayer
 from jax_lsp.core.policies.checkpointed import (
@@ -53,11 +68,16 @@ from jax_lsp.core.policies.checkpointed import (
     checkpointed,
     static_indices,
 )
+from jax_lsp.core.policies.checkpointed_calls import defaulted, passed_parameters
 from jax_lsp.rules.base import Example, ModuleContext, Rule
 
-_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda, ast.ClassDef)
+_NESTED = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 # The nodes that can ask for a truth value (`_truth_tests`, a layer's call).
 _ASKING = (ast.If, ast.While, ast.IfExp, ast.Assert, ast.comprehension, ast.UnaryOp, ast.BoolOp, ast.Call)
+# The last names of the layers that test a flag (`Dropout`), resolved only where one is called.
+_LAYER_NAMES = frozenset(name.rsplit(".", 1)[1] for name in FLAG_TESTING_LAYERS)
+# How deep callees bound to names are followed.
+_CALLEES_FOLLOWED = 3
 # `concrete=` changes what the wrapper traces (older JAX), or raises (newer): not checked.
 _UNKNOWN = ("concrete",)
 
@@ -94,7 +114,11 @@ class TracedFlagInControlFlow(Rule):
             candidates = [c for c in candidates if c != positional[0].arg]
         if not candidates:
             return
-        tested = _tested_parameters(wrapped, set(candidates))
+        tested = _tested_parameters(wrapped.defined_in, wrapped.function, set(candidates))
+        kept_default = defaulted(wrapped) & set(tested)
+        if kept_default:
+            kept_default -= passed_parameters(module, wrapped)
+            tested = {name: use for name, use in tested.items() if name not in kept_default}
         if not tested:
             return
         keyword = wrapped.keyword(STATIC_ARGNUMS)
@@ -346,16 +370,17 @@ def _static(wrapped: Checkpointed) -> tuple[set[int], set[str]] | None:
     return indices, names
 
 
-def _tested_parameters(wrapped: Checkpointed, candidates: set[str]) -> dict[str, tuple[str, ast.expr]]:
-    """Each candidate parameter whose truth value the function's own body asks, or hands to a
-    Flax layer that asks it, with what asks it first and where; a parameter the body assigns
-    again is left out."""
-    function = wrapped.function
+def _tested_parameters(
+    module: Module, function: CheckpointedNode, candidates: set[str], depth: int = 0
+) -> dict[str, tuple[str, ast.expr]]:
+    """Each candidate parameter whose truth value the function's own body (its lambdas
+    included) asks, or hands to a callee that asks it (a Flax layer, a function), with what asks
+    it first and where; a parameter the body assigns again is left out."""
     body: list[ast.AST] = [function.body] if isinstance(function, ast.Lambda) else list(function.body)
-    layers = _FlagTestingLayers(wrapped.defined_in, function, candidates)
+    callees = _FlagCallees(module, function, candidates, depth)
     assigned: set[str] = set()
     asked: dict[str, tuple[str, ast.expr]] = {}
-    for node in _walk_own(body):
+    for node in _walk_own(body, candidates):
         if isinstance(node, ast.Name):
             if not isinstance(node.ctx, ast.Load):
                 assigned.add(node.id)
@@ -364,7 +389,7 @@ def _tested_parameters(wrapped: Checkpointed, candidates: set[str]) -> dict[str,
             assigned.update(node.names)
         if not isinstance(node, _ASKING):
             continue
-        for asked_by, test in [*_truth_tests(node), *layers.asked(node)]:
+        for asked_by, test in [*_truth_tests(node), *callees.asked(node)]:
             for name in _truth_operands(test):
                 if name.id in candidates and (name.id not in asked or _before(name, asked[name.id][1])):
                     asked[name.id] = (asked_by, name)
@@ -372,43 +397,105 @@ def _tested_parameters(wrapped: Checkpointed, candidates: set[str]) -> dict[str,
     return dict(sorted(found.items(), key=lambda item: (item[1][1].lineno, item[1][1].col_offset)))
 
 
-class _FlagTestingLayers:
-    """The candidates handed as a flag to a Flax layer that tests it in Python (`nn.Dropout(rate)(x,
-    deterministic=flag)`, or given to the layer itself), in one function's body. The layer's
-    name is resolved only where a candidate is handed to something named like it."""
+class _FlagCallees:
+    """The candidates handed as a flag, in one function's body, to a callee that tests it in
+    Python: a Flax layer (`nn.Dropout(rate)(x, deterministic=flag)`, the flag given to the layer
+    itself, or a layer bound to a name and called through it, a conditional expression's branch
+    included), or a function or lambda bound to a name whose control flow the parameter that
+    gets the flag decides. A callee's name is resolved only where a candidate is handed to it."""
 
-    _BY_NAME = {name.rsplit(".", 1)[1]: layer for name, layer in FLAG_TESTING_LAYERS.items()}
-
-    def __init__(self, module: Module, function: CheckpointedNode, candidates: set[str]) -> None:
+    def __init__(self, module: Module, function: CheckpointedNode, candidates: set[str], depth: int) -> None:
         self.module = module
         self.function = function
         self.candidates = candidates
+        self.depth = depth
         self._scope: Scope | None = None
 
-    def asked(self, node: ast.AST) -> Iterator[tuple[str, ast.expr]]:
-        if not isinstance(node, ast.Call):
-            return
-        for constructor, position in ((node.func, 1), (node, None)):  # the layer's call; the layer
-            if not isinstance(constructor, ast.Call):
-                continue
-            func = constructor.func
-            name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
-            layer = self._BY_NAME.get(name)
-            if layer is None:
-                continue
-            given = _argument(node, layer.flag, None if position is None else layer.call_position)
-            if (
-                given is not None
-                and any(n.id in self.candidates for n in _truth_operands(given))
-                and not _zero(constructor, layer.skipped_by)
-                and self._resolves_to_layer(func)
-            ):
-                yield _asked_by(name, layer), given
-
-    def _resolves_to_layer(self, func: ast.expr) -> bool:
+    @property
+    def scope(self) -> Scope:
         if self._scope is None:
             self._scope = self.module.function_scope(self.function)
-        return self.module.qualname(func, self._scope) in FLAG_TESTING_LAYERS
+        return self._scope
+
+    def asked(self, node: ast.AST) -> Iterator[tuple[str, ast.expr]]:
+        if not isinstance(node, ast.Call) or not self._hands_candidate(node):
+            return
+        func = node.func
+        if isinstance(func, ast.Call):  # `Layer(...)(x, flag)`
+            yield from self._layer(self.module, func, self.scope, node)
+        yield from self._layer(self.module, node, self.scope, None)  # `Layer(..., flag=flag)`
+        if isinstance(func, ast.Name) and self.depth < _CALLEES_FOLLOWED:
+            found = self.module.definition(func, self.scope)
+            if found is not None:
+                yield from self._bound(*found, node, func.id, 0)
+
+    def _hands_candidate(self, call: ast.Call) -> bool:
+        given = [*call.args, *(k.value for k in call.keywords)]
+        return any(n.id in self.candidates for value in given for n in _truth_operands(value))
+
+    def _layer(
+        self, module: Module, constructor: ast.Call, scope: Scope, call: ast.Call | None
+    ) -> Iterator[tuple[str, ast.expr]]:
+        """The flag that `constructor`, a Flax layer's, or `call`, that layer's call, is given."""
+        func = constructor.func
+        name = func.attr if isinstance(func, ast.Attribute) else getattr(func, "id", "")
+        if name not in _LAYER_NAMES:
+            return
+        layer = FLAG_TESTING_LAYERS.get(module.qualname(func, scope) or "")
+        if layer is None or _zero(constructor, layer.skipped_by):
+            return
+        given = (
+            _argument(constructor, layer.flag, None)
+            if call is None
+            else _argument(call, layer.flag, layer.call_position)
+        )
+        if given is not None:
+            yield _asked_by(name, layer), given
+
+    def _bound(
+        self, module: Module, value: ast.AST, scope: Scope, call: ast.Call, name: str, step: int
+    ) -> Iterator[tuple[str, ast.expr]]:
+        """What the callee `value`, bound to `name` and called by `call`, asks of what it gets."""
+        if step > _CALLEES_FOLLOWED:
+            return
+        if isinstance(value, ast.IfExp):
+            for branch in (value.body, value.orelse):
+                yield from self._bound(module, branch, scope, call, name, step + 1)
+        elif isinstance(value, ast.Name):
+            found = module.definition(value, scope)
+            if found is not None:
+                yield from self._bound(*found, call, name, step + 1)
+        elif isinstance(value, ast.Call):
+            yield from self._layer(module, value, scope, call)
+        elif isinstance(value, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
+            yield from self._function(module, value, call, name)
+
+    def _function(
+        self, module: Module, function: CheckpointedNode, call: ast.Call, name: str
+    ) -> Iterator[tuple[str, ast.expr]]:
+        """Each flag `call` hands to a parameter of `function` whose truth its body asks."""
+        if any(isinstance(a, ast.Starred) for a in call.args) or any(k.arg is None for k in call.keywords):
+            return
+        args = function.args
+        positional = [*args.posonlyargs, *args.args]
+        given = {p.arg: a for p, a in zip(positional, call.args)}
+        named = {p.arg for p in [*positional[len(args.posonlyargs) :], *args.kwonlyargs]}
+        given.update((k.arg, k.value) for k in call.keywords if k.arg in named)
+        flags = {
+            parameter: value
+            for parameter, value in given.items()
+            if any(n.id in self.candidates for n in _truth_operands(value))
+        }
+        if not flags:
+            return
+        inner = _tested_parameters(module, function, set(flags), self.depth + 1)
+        for parameter, (asked_by, use) in inner.items():
+            callee = f"`{name}`" if isinstance(function, ast.Lambda) else f"`{function.name}`"
+            where = "" if module is self.module else f" of {os.path.basename(module.path)}"
+            yield (
+                f"goes to {callee}, where `{parameter}` {asked_by} (line {use.lineno}{where})",
+                flags[parameter],
+            )
 
 
 def _argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
@@ -432,13 +519,21 @@ def _before(node: ast.expr, other: ast.expr) -> bool:
     return (node.lineno, node.col_offset) < (other.lineno, other.col_offset)
 
 
-def _walk_own(body: Iterable[ast.AST]) -> Iterator[ast.AST]:
-    """The nodes of a function's body, not entering the functions and classes defined in it."""
-    todo = [node for node in body if not isinstance(node, _NESTED)]
+def _walk_own(body: Iterable[ast.AST], candidates: set[str]) -> Iterator[ast.AST]:
+    """The nodes of a function's body and of its lambdas (called where they are written, as a
+    rule), not entering the functions and classes defined in it, nor a lambda whose parameters
+    hide a candidate."""
+
+    def entered(node: ast.AST) -> bool:
+        if isinstance(node, ast.Lambda):
+            return not any(p.arg in candidates for p in iter_parameters(node.args))
+        return not isinstance(node, _NESTED)
+
+    todo = [node for node in body if entered(node)]
     while todo:
         node = todo.pop()
         yield node
-        todo.extend(child for child in ast.iter_child_nodes(node) if not isinstance(child, _NESTED))
+        todo.extend(child for child in ast.iter_child_nodes(node) if entered(child))
 
 
 def _truth_tests(node: ast.AST) -> Iterator[tuple[str, ast.expr]]:

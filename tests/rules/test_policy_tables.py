@@ -144,12 +144,14 @@ def test_a_table_in_another_module_is_reported_at_the_site_with_where_the_entry_
     assert (
         f"(chosen by the key 'save_only_these_names' of `POLICIES` in policies.py:{entry})" in jax107.message
     )
-    # With the workspace indexed, the table's module reports the broken bodies it holds, with the key.
+    # With the workspace indexed, the table's module reports every broken member it holds at the
+    # member, with the key.
     (tmp_path / "model.py").write_text(textwrap.dedent(code))
     workspace = Workspace([tmp_path])
     workspace.index()
     in_table = {f.code: f.message for f in workspace.check_file(tmp_path / "policies.py")}
-    assert sorted(in_table) == ["JAX101", "JAX103", "JAX106"]
+    assert sorted(in_table) == ["JAX101", "JAX103", "JAX106", "JAX107", "JAX111"]
+    assert "(chosen by the key 'by_name' of `POLICIES`)" in in_table["JAX111"]
     assert "(chosen by the key 'falls' of `POLICIES`)" in in_table["JAX101"]
     assert "(chosen by the key 'numbers' of `POLICIES`)" in in_table["JAX103"]
 

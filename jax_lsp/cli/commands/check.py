@@ -182,7 +182,9 @@ def _run(args: argparse.Namespace) -> int:
     except (SettingsError, files.MissingPathError) as exc:
         return _fail(args, str(exc))
     root = config_dir or project_root(start)
-    ws = Workspace(roots=[root], settings=settings, interpreter=args.interpreter)
+    ws = Workspace(
+        roots=[root], settings=settings, interpreter=args.interpreter, findings_only=not args.trace
+    )
     whole_project = any(root.is_relative_to(p.resolve()) for p in paths if p.is_dir())
     cache_dir = None if args.no_cache else (args.cache_dir or root / CACHE_DIR_NAME)
     jobs = max(1, args.jobs)

@@ -20,17 +20,24 @@ class Checkpointed(Record):
     """A call of a checkpoint function (or of `functools.partial` of one) whose counting of
     `static_argnums` is known, and the function it checkpoints, known from the source."""
 
-    __slots__ = ("call", "wrapper", "function", "counts_first", "defined_in")
+    __slots__ = ("call", "wrapper", "function", "counts_first", "defined_in", "of_class")
     call: ast.Call
     wrapper: str  # the checkpoint function's qualified name
     function: CheckpointedNode
     counts_first: bool  # whether the function's first parameter (`self`) is argument 0
     defined_in: Module  # the module the function is written in
+    of_class: bool  # whether a `Module` class was given (`function` is its `__call__`)
 
     def __init__(
-        self, call: ast.Call, wrapper: str, function: CheckpointedNode, counts_first: bool, defined_in: Module
+        self,
+        call: ast.Call,
+        wrapper: str,
+        function: CheckpointedNode,
+        counts_first: bool,
+        defined_in: Module,
+        of_class: bool,
     ) -> None:
-        self._assign(call, wrapper, function, counts_first, defined_in)
+        self._assign(call, wrapper, function, counts_first, defined_in, of_class)
 
     @property
     def counting(self) -> StaticArgnums:
@@ -59,7 +66,7 @@ def checkpointed(module: Module, calls: Iterable[tuple[ast.Call, Scope]]) -> Ite
     bare = {
         key: (call, wrapper, scope)
         for key, (call, wrapper, scope) in wrappers.items()
-        if _function_given(module, call, scope) is None
+        if function_given(module, call, scope) is None
     }
     applied = _applied_to(module.source.tree, bare) if bare else {}
     for key, (call, wrapper, scope) in wrappers.items():
@@ -92,7 +99,7 @@ def _wrapper(module: Module, call: ast.Call, scope: Scope) -> str | None:
     return None
 
 
-def _function_given(module: Module, call: ast.Call, scope: Scope) -> ast.expr | None:
+def function_given(module: Module, call: ast.Call, scope: Scope) -> ast.expr | None:
     """The function passed to the wrapper in the call itself (after `partial`'s first argument)."""
     arguments = call.args[1:] if module.qualname(call.func, scope) in PARTIAL else call.args
     if arguments:
@@ -102,10 +109,10 @@ def _function_given(module: Module, call: ast.Call, scope: Scope) -> ast.expr | 
 
 def _wrapped(
     module: Module, call: ast.Call, scope: Scope, wrapper: str, applied: ast.AST | None
-) -> tuple[CheckpointedNode, bool, Module] | None:
-    """The function checkpointed, whether its first parameter is counted (`self`), and the module
-    it is written in."""
-    given: ast.AST | None = _function_given(module, call, scope)
+) -> tuple[CheckpointedNode, bool, Module, bool] | None:
+    """The function checkpointed, whether its first parameter is counted (`self`), the module
+    it is written in, and whether it is the `__call__` of the class given."""
+    given: ast.AST | None = function_given(module, call, scope)
     if given is None:
         if isinstance(applied, ast.Call):  # partial(jax.checkpoint, static_argnums=...)(f)
             given = applied.args[0] if applied.args else None
@@ -134,9 +141,9 @@ def _wrapped(
         )
         if method is None or method.decorator_list and not _only_compact(method):
             return None
-        return method, counting.self_counted, defined_in
+        return method, counting.self_counted, defined_in, True
     if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)):
-        return node, counting.self_counted is not False, defined_in
+        return node, counting.self_counted is not False, defined_in, False
     return None
 
 

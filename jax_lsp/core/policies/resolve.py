@@ -155,11 +155,26 @@ def unselected_entries(site: Site) -> list[Target]:
     return resolver.unselected or []
 
 
+def table_members(site: Site) -> list[Target]:
+    """Every member of the policy tables the site looks up, however its key is given (as
+    `unselected_entries`, the member a constant key selects included; for an unknown key, every
+    member), each marked with the key that selects it."""
+    if site.value is None:
+        return []
+    resolver = _Resolver((site.module.path, site.module.source.span(site.value)), unselected=[], every=True)
+    chosen = resolver.resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
+    return [t for t in chosen if t.chosen_by is not None] + (resolver.unselected or [])
+
+
 class _Resolver:
-    def __init__(self, reached_from: tuple[str, Span], unselected: list[Target] | None = None):
+    def __init__(
+        self, reached_from: tuple[str, Span], unselected: list[Target] | None = None, every: bool = False
+    ):
         self.reached_from = reached_from
-        # Where the entries that constant keys leave unselected are gathered, when asked for.
+        # Where the entries that constant keys leave unselected are gathered, when asked for
+        # (`every`: the selected one too).
         self.unselected = unselected
+        self.every = every
         self.seen: set[tuple[int, int, bool, tuple[tuple[int, str, object], ...]]] = set()
         # The parameters of the helpers being followed that their call binds to a literal:
         # id(def) -> {parameter: value}.
@@ -297,7 +312,7 @@ class _Resolver:
         if not policies or not any(isinstance(t, BuiltinPolicy) for _, _, ts in by_entry for t in ts):
             return
         for name, value, targets in by_entry:
-            if value is not selected and self.unselected is not None:
+            if (self.every or value is not selected) and self.unselected is not None:
                 choice = table.choice(name, value)
                 self.unselected += [t if t.chosen_by else t.replace(chosen_by=choice) for t in targets]
 

@@ -9,6 +9,12 @@ from jax_lsp.core.binding.scopes import Scope, dotted
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES, CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
 from jax_lsp.core.record import Record
 
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+# The checkpoint a call is taken for while deciding whether to ask jedi what it is.
+CHECKPOINT = "jax.checkpoint"
 # The name of the wrapped-function parameter, when passed by keyword.
 FUNCTION_KEYWORDS = {"fun", "target", "fn", "f"}
 
@@ -82,31 +88,43 @@ def _could_be_site(call: ast.Call, names: frozenset[str] | set[str]) -> bool:
     return last in names
 
 
-def find_sites(module: Module) -> list[Site]:
+def find_sites(module: Module, worth_naming: Callable[[Site], bool] | None = None) -> list[Site]:
+    """The module's policy sites. A call with `policy=` whose callee the module's imports cannot
+    name is asked of jedi (`Module.callee_qualname`) only where `worth_naming` (given the call as
+    a `jax.checkpoint` site would be) says so."""
     sites: list[Site] = []
     names = FUNCTION_NAMES | checkpoint_aliases(module)
     for call, scope in module.calls:
         if not _could_be_site(call, names):
             continue
-        site = _site(module, call, scope)
+        site = _site(module, call, scope, worth_naming)
         if site is not None:
             sites.append(site)
     return sites
 
 
-def _site(module: Module, call: ast.Call, scope: Scope) -> Site | None:
-    has_keyword = _policy_keyword(call) is not None
-    qualname = module.callee_qualname(call, scope) if has_keyword else module.qualname(call.func, scope)
+def _site(
+    module: Module, call: ast.Call, scope: Scope, worth_naming: Callable[[Site], bool] | None
+) -> Site | None:
+    value = _policy_keyword(call)
+    qualname = module.qualname(call.func, scope)
+    if qualname is None and value is not None:
+        has_function = bool(call.args) or any(k.arg in FUNCTION_KEYWORDS for k in call.keywords)
+        maybe = Site(
+            module, call, CHECKPOINT_FUNCTIONS[CHECKPOINT], scope, value, False, not has_function, False
+        )
+        if worth_naming is None or worth_naming(maybe):
+            qualname = module.callee_qualname(call, scope)
+    has_keyword = value is not None
     if qualname in PARTIAL and call.args:
         inner = module.qualname(call.args[0], scope)
         function = CHECKPOINT_FUNCTIONS.get(inner or "")
         if function is None or not has_keyword:
             return None
-        return Site(module, call, function, scope, _policy_keyword(call), False, False, True)
+        return Site(module, call, function, scope, value, False, False, True)
     function = CHECKPOINT_FUNCTIONS.get(qualname or "")
     if function is None:
         return None
-    value = _policy_keyword(call)
     positional = False
     if value is None:
         if function.policy_position is None and len(call.args) >= 2:
