@@ -162,7 +162,7 @@ def table_members(site: Site) -> list[Target]:
     if site.value is None:
         return []
     resolver = _Resolver((site.module.path, site.module.source.span(site.value)), unselected=[], every=True)
-    chosen = resolver.resolve(site.module, site.value, site.scope, 0, frozenset(), False, 0)
+    chosen = resolver.resolve(site.module, site.value, site.scope, NOT_WRAPPED, 0)
     return [t for t in chosen if t.chosen_by is not None] + (resolver.unselected or [])
 
 
