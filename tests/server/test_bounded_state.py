@@ -1,0 +1,96 @@
+"""What the server keeps is bounded by what is open, not by how often it changed.
+
+The server runs in this process so that what it holds can be counted; its messages are JSON
+text, read by pygls as it reads them from stdin (`json.loads` with the protocol's
+`structure_message`) and handled by the protocol; what it sends is collected.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import gc
+import json
+from concurrent.futures import Future
+from pathlib import Path
+
+from jax_lsp.server import create_server
+
+TEXT = "import jax\n\n\ndef f(x):\n    return jax.checkpoint(lambda y: y, policy=None)(x)\n"
+
+
+class Sent:
+    """pygls' writer interface: what the server sends, kept as JSON messages."""
+
+    def __init__(self) -> None:
+        self.messages: list[dict] = []
+
+    def write(self, data: bytes) -> None:
+        self.messages.append(json.loads(data.split(b"\r\n\r\n", 1)[1]))
+
+    def close(self) -> None:
+        pass
+
+
+class InProcessServer:
+    def __init__(self, root: Path) -> None:
+        self.server = create_server()
+        self.sent = Sent()
+        self.server.protocol.set_writer(self.sent)
+        self.next_id = 0
+        self.request("initialize", {"rootUri": root.as_uri(), "capabilities": {}})
+        self.notify("initialized", {})
+
+    def receive(self, message: dict) -> None:
+        protocol = self.server.protocol
+        body = json.dumps({"jsonrpc": "2.0", **message})
+        protocol.handle_message(json.loads(body, object_hook=protocol.structure_message))
+
+    def notify(self, method: str, params: dict) -> None:
+        self.receive({"method": method, "params": params})
+
+    def request(self, method: str, params: dict) -> None:
+        self.next_id += 1
+        self.receive({"id": self.next_id, "method": method, "params": params})
+
+    def stop(self) -> None:
+        self.server.stop_background_work()
+
+
+def live_futures() -> int:
+    gc.collect()
+    return sum(isinstance(thing, (Future, asyncio.Future)) for thing in gc.get_objects())
+
+
+async def settle() -> None:
+    for _ in range(5):
+        await asyncio.sleep(0.01)
+
+
+async def test_handled_notifications_leave_no_future_behind(tmp_path: Path):
+    lsp = InProcessServer(tmp_path)
+    uri = (tmp_path / "model.py").as_uri()
+    item = {"uri": uri, "languageId": "python", "version": 1, "text": TEXT}
+    lsp.notify("textDocument/didOpen", {"textDocument": item})
+
+    def edit(version: int) -> None:
+        where = {"start": {"line": 0, "character": 0}, "end": {"line": 0, "character": version % 2}}
+        change = {"range": where, "text": "" if version % 2 else "#"}
+        lsp.notify(
+            "textDocument/didChange",
+            {"textDocument": {"uri": uri, "version": version}, "contentChanges": [change]},
+        )
+
+    try:
+        for version in range(2, 22):
+            edit(version)
+        await settle()
+        before = live_futures()
+        for version in range(22, 222):
+            edit(version)
+        lsp.request(
+            "textDocument/hover", {"textDocument": {"uri": uri}, "position": {"line": 0, "character": 0}}
+        )
+        await settle()
+        assert live_futures() - before < 20  # pygls 2.1 alone keeps one per didChange
+    finally:
+        lsp.stop()
