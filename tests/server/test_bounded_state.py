@@ -14,6 +14,7 @@ from concurrent.futures import Future
 from pathlib import Path
 
 from jax_lsp.server import create_server
+from jax_lsp.server.registry import LanguageFeature
 
 TEXT = "import jax\n\n\ndef f(x):\n    return jax.checkpoint(lambda y: y, policy=None)(x)\n"
 
@@ -32,12 +33,12 @@ class Sent:
 
 
 class InProcessServer:
-    def __init__(self, root: Path) -> None:
+    def __init__(self, root: Path, capabilities: dict | None = None) -> None:
         self.server = create_server()
         self.sent = Sent()
         self.server.protocol.set_writer(self.sent)
         self.next_id = 0
-        self.request("initialize", {"rootUri": root.as_uri(), "capabilities": {}})
+        self.request("initialize", {"rootUri": root.as_uri(), "capabilities": capabilities or {}})
         self.notify("initialized", {})
 
     def receive(self, message: dict) -> None:
@@ -51,6 +52,17 @@ class InProcessServer:
     def request(self, method: str, params: dict) -> None:
         self.next_id += 1
         self.receive({"id": self.next_id, "method": method, "params": params})
+
+    async def answer(self, method: str) -> None:
+        """Answer the server's next request of `method` (with a null result)."""
+        for _ in range(500):
+            asked = [m for m in self.sent.messages if m.get("method") == method and "id" in m]
+            if asked:
+                self.sent.messages.remove(asked[0])
+                self.receive({"id": asked[0]["id"], "result": None})
+                return
+            await asyncio.sleep(0.01)
+        raise AssertionError(f"the server sent no {method} request")
 
     def stop(self) -> None:
         self.server.stop_background_work()
@@ -92,5 +104,38 @@ async def test_handled_notifications_leave_no_future_behind(tmp_path: Path):
         )
         await settle()
         assert live_futures() - before < 20  # pygls 2.1 alone keeps one per didChange
+    finally:
+        lsp.stop()
+
+
+class FinishedJob:
+    """What `run_job` needs of an agent job (trace, advise): its answer, here already there."""
+
+    def __init__(self) -> None:
+        self.future: Future[str] = Future()
+        self.future.set_result("answer")
+
+    def cancel(self) -> None:
+        pass
+
+
+async def test_a_job_under_progress_leaves_no_progress_token_behind(tmp_path: Path):
+    lsp = InProcessServer(tmp_path, {"window": {"workDoneProgress": True}})
+    feature = LanguageFeature(lsp.server)
+    progress = lsp.server.work_done_progress
+    try:
+        await lsp.answer("window/workDoneProgress/create")  # the index's progress
+        for _ in range(3):
+            job = asyncio.ensure_future(feature.run_job(FinishedJob, "trace", "tracing", None, progress=True))
+            await lsp.answer("window/workDoneProgress/create")
+            assert await job == "answer"
+        ends = [
+            m
+            for m in lsp.sent.messages
+            if m.get("method") == "$/progress" and m["params"]["value"]["kind"] == "end"
+        ]
+        assert len(ends) >= 3
+        await asyncio.wait_for(lsp.server.index_task, 60)
+        assert progress.tokens == {}  # pygls keeps each token until it is removed
     finally:
         lsp.stop()
