@@ -13,8 +13,11 @@ import json
 from concurrent.futures import Future
 from pathlib import Path
 
+from jax_lsp.core.findings import InternalError
+from jax_lsp.engine import Workspace
 from jax_lsp.server import create_server
 from jax_lsp.server.registry import LanguageFeature
+from jax_lsp.server.server import LOGGED_ERRORS_KEPT
 
 TEXT = "import jax\n\n\ndef f(x):\n    return jax.checkpoint(lambda y: y, policy=None)(x)\n"
 
@@ -139,3 +142,16 @@ async def test_a_job_under_progress_leaves_no_progress_token_behind(tmp_path: Pa
         assert progress.tokens == {}  # pygls keeps each token until it is removed
     finally:
         lsp.stop()
+
+
+async def test_the_analysis_bugs_logged_once_each_are_remembered_up_to_a_bound(tmp_path: Path):
+    server = create_server()
+    server.analysis = Workspace([tmp_path])
+    try:
+        for line in range(LOGGED_ERRORS_KEPT + 200):  # a site with a bug, moved down a line an edit
+            error = InternalError(str(tmp_path / "model.py"), line, "resolving the site", "TypeError: ...")
+            server.analysis.internal_errors.append(error)
+            await server.run_analysis(lambda: None)
+        assert len(server._logged_internal_errors) <= LOGGED_ERRORS_KEPT
+    finally:
+        server.stop_background_work()
