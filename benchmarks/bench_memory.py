@@ -1,8 +1,11 @@
 """Memory of `jax-lsp serve` over a long editing session, through real LSP traffic.
 
 The server opens maxtext's `src/maxtext/layers/decoders.py` (corpus.MAXTEXT_REPO, made by hand
-once as benchmarks/corpus.py says) in a copy of its repository, and the client sends --edits
-incremental changes, each waiting for the diagnostics of its version: every 4th edit breaks a
+once as benchmarks/corpus.py says) in a copy of its repository; once the workspace index has
+ended (its $/progress; with --type-at-once, at once: the index then reads one file each time
+it waits INDEX_WAIT_AT_MOST_S for a pause that never comes, and the server's memory grows
+with it until it ends, bounded by the project), the client sends --edits incremental changes,
+each waiting for the diagnostics of its version: every 4th edit breaks a
 policy line (`save_only_these_names(*names)` loses its `*`: JAX116, with a fix) and the next
 restores it; the two others add a comment to a line and remove it. So the buffer cycles through
 a few texts, and whatever the server keeps should be bounded by what is open, not by how often
@@ -17,7 +20,7 @@ are not comparable), and the allocation sites that grew most from the edit after
 --every edits to the end are printed (what is alive in both is the current texts' state).
 
     python benchmarks/bench_memory.py [--edits 9000] [--mark 1000] [--tracemalloc]
-                                      [--cache-dir DIR] [--repo DIR]
+                                      [--type-at-once] [--cache-dir DIR] [--repo DIR]
 """
 
 from __future__ import annotations
@@ -48,6 +51,7 @@ FILE = "src/maxtext/layers/decoders.py"
 POLICY_LINE = "    return jax.checkpoint_policies.save_only_these_names(*names)\n"
 COMMENT_LINE = '    inputs = checkpoint_name(inputs, "decoder_layer_input")\n'
 COMMENT = "  # edited"
+INDEX_TIMEOUT_S = 600
 RSS_GROWTH_LIMIT = 0.05
 P95_LIMIT_MS = 50.0
 
@@ -147,6 +151,13 @@ async def snapshot(client: Client, path: Path) -> None:
         await asyncio.sleep(0.05)
 
 
+async def index_done(client: Client) -> None:
+    """Wait for the end of the workspace index's $/progress."""
+    while not any(token.startswith("jax-lsp-index") for token in client.progress_ended):
+        client.changed.clear()
+        await asyncio.wait_for(client.changed.wait(), INDEX_TIMEOUT_S)
+
+
 async def session(root: Path, args: argparse.Namespace, traces: tuple[Path, Path] | None) -> dict:
     """The edits; with `traces`, snapshots of tracemalloc (started at edit --mark) written there
     --every edits later and at the end."""
@@ -159,6 +170,8 @@ async def session(root: Path, args: argparse.Namespace, traces: tuple[Path, Path
     uri, text = path.as_uri(), path.read_text(encoding="utf-8")
     policy_line, comment_line = line_of(text, POLICY_LINE), line_of(text, COMMENT_LINE)
     await client.open_and_wait(uri, text)
+    if not args.type_at_once:
+        await index_done(client)
     rss, latencies = {}, []
 
     async def send(step: int) -> list:
@@ -219,6 +232,12 @@ def main() -> int:
     parser.add_argument("--mark", type=int, default=1000, help="the edit growth is measured from")
     parser.add_argument("--every", type=int, default=1000, help="print RSS every this many edits")
     parser.add_argument("--tracemalloc", action="store_true")
+    parser.add_argument(
+        "--type-at-once",
+        action="store_true",
+        help="edit from the first diagnostics on, while the workspace index runs (it then reads a "
+        "file every 2 s: its memory grows over the edits)",
+    )
     parser.add_argument("--cache-dir", type=Path, default=DEFAULT_CACHE)
     parser.add_argument("--repo", type=Path, help="maxtext's repository (default: the corpus' copy)")
     args = parser.parse_args()
