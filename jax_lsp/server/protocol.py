@@ -77,12 +77,22 @@ def _forget_when_done(running: dict[Any, Any], key: Any) -> None:
     pygls 2.1 keeps the future of each notification's handler, and of each user handler that
     one of its built-in handlers (`didChange`, `executeCommand`...) hands a message to, under a
     fresh uuid that nothing ever removes: one future, with its lock and condition, per message,
-    for the life of the server (about 1 KiB an edit). Only a request's own id, which the client
-    may cancel and pygls removes once it has answered, is left to pygls."""
+    for the life of the server (half a kilobyte an edit). Only a request's own id, which the
+    client may cancel and pygls removes once it has answered, is left to pygls. The record goes
+    on the event loop, after the callback: pygls' `shutdown` cancels the futures while it
+    iterates over them, and a future cancelled calls its callbacks at once."""
     future = running[key]
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # handled outside an event loop: pygls' own tests of the protocol
+        return
 
-    def forget(done: Any) -> None:
-        if running.get(key) is done:
-            del running[key]
+    def forget() -> None:
+        if running.get(key) is future:
+            running.pop(key, None)
 
-    future.add_done_callback(forget)
+    def when_done(_: Any) -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(forget)
+
+    future.add_done_callback(when_done)

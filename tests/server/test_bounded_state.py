@@ -107,6 +107,10 @@ async def test_handled_notifications_leave_no_future_behind(tmp_path: Path):
         )
         await settle()
         assert live_futures() - before < 20  # pygls 2.1 alone keeps one per didChange
+        lsp.request("shutdown", {})  # it cancels the pending ones while it iterates over them
+        await settle()
+        answer = next(m for m in lsp.sent.messages if m.get("id") == lsp.next_id)
+        assert "error" not in answer, answer
     finally:
         lsp.stop()
 
