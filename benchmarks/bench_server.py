@@ -89,6 +89,7 @@ class Client:
         self.next_id = 0
         self.pending: dict[int, asyncio.Future] = {}
         self.published: dict[str, tuple[int | None, list, float]] = {}
+        self.progress_ended: set[str] = set()  # the tokens of the $/progress that ended
         self.changed = asyncio.Event()
         self.reader = asyncio.ensure_future(self._read())
 
@@ -162,6 +163,9 @@ class Client:
                     params["diagnostics"],
                     time.perf_counter(),
                 )
+                self.changed.set()
+            elif message.get("method") == "$/progress" and message["params"]["value"]["kind"] == "end":
+                self.progress_ended.add(str(message["params"]["token"]))
                 self.changed.set()
 
     async def diagnostics_for(self, uri: str, version: int) -> tuple[list, float]:

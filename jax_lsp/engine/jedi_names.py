@@ -7,7 +7,7 @@
   already started runs to its end, so a pass may overrun the budget by that one.
 - Answers are kept per callee, keyed by its dotted text, the file's import statements, the
   top-level statement around it and the module-level statements binding its first name: an edit
-  elsewhere in the file reuses them.
+  elsewhere in the file reuses them. At most ANSWERS_KEPT per file, however often it changed.
 
 What jedi read for an answer (the modules it followed, the files its search for callers opened,
 as parso's FileIO reads or stats them) is kept with it: `check` keeps answers in its result cache,
@@ -297,22 +297,24 @@ class JediNames:
             stats.seconds += elapsed
         with self._lock:
             self._spent[path] = (token, spent)
-            kept = self._answers.setdefault(path, {})
+            kept, reads = self._answers.setdefault(path, {}), self._read_for.setdefault(path, {})
             if len(kept) + len(answers) > ANSWERS_KEPT:
                 kept.clear()
+                reads.clear()
             kept.update(answers)
             latest = self._latest.setdefault(path, {})
+            if len(latest) + len(answers) > ANSWERS_KEPT:
+                latest.clear()
             for (callee, _), answer in answers.items():
                 latest[callee] = answer
             # Each answer depends on everything jedi read for this text's Script so far: an
             # inference reuses what an earlier one loaded without reading it again.
             read = frozenset(self._script_reads.get(path, set()) - {path}) if self._recorded else None
-            reads = self._read_for.setdefault(path, {})
             for key_asked, answer in answers.items():
                 if key_asked in past_budget:
                     continue
                 reads[key_asked] = read
-                if read is not None:
+                if read is not None and not self.background:  # the server keeps no result cache
                     self._fresh.setdefault(path, {})[key_asked] = (answer, read)
         return answers
 

@@ -1,6 +1,7 @@
 """pygls' LanguageServerProtocol, extended through its `protocol_cls` seam (as in
 jedi-language-server): documents split into lines as LSP clients count them, the converter
-it was built with, and a way for a request to hear that the client cancelled it."""
+it was built with, a way for a request to hear that the client cancelled it, and no record
+kept of a handler that has finished."""
 
 from __future__ import annotations
 
@@ -47,7 +48,12 @@ class JaxLanguageServerProtocol(LanguageServerProtocol):
             watcher = self._cancel_watchers.get(message.params.id)
             if watcher is not None and not watcher.done():
                 watcher.cancel()
+        running = getattr(self, "_request_futures", None)
+        before = set(running) if isinstance(running, dict) else set()
         super().handle_message(message)
+        if isinstance(running, dict):
+            for key in running.keys() - before - {getattr(message, "id", None)}:
+                _forget_when_done(running, key)
 
     @contextmanager
     def cancellation(self) -> Iterator[asyncio.Future[None]]:
@@ -63,3 +69,30 @@ class JaxLanguageServerProtocol(LanguageServerProtocol):
         finally:
             if msg_id is not None:
                 self._cancel_watchers.pop(msg_id, None)
+
+
+def _forget_when_done(running: dict[Any, Any], key: Any) -> None:
+    """Drop pygls' record of a handler it runs under an id of its own once the handler is done.
+
+    pygls 2.1 keeps the future of each notification's handler, and of each user handler that
+    one of its built-in handlers (`didChange`, `executeCommand`...) hands a message to, under a
+    fresh uuid that nothing ever removes: one future, with its lock and condition, per message,
+    for the life of the server (half a kilobyte an edit). Only a request's own id, which the
+    client may cancel and pygls removes once it has answered, is left to pygls. The record goes
+    on the event loop, after the callback: pygls' `shutdown` cancels the futures while it
+    iterates over them, and a future cancelled calls its callbacks at once."""
+    future = running[key]
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:  # handled outside an event loop: pygls' own tests of the protocol
+        return
+
+    def forget() -> None:
+        if running.get(key) is future:
+            running.pop(key, None)
+
+    def when_done(_: Any) -> None:
+        if not loop.is_closed():
+            loop.call_soon_threadsafe(forget)
+
+    future.add_done_callback(when_done)

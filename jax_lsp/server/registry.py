@@ -99,6 +99,7 @@ class LanguageFeature:
         finally:
             if token is not None:
                 self.server.work_done_progress.end(token, types.WorkDoneProgressEnd(message="done"))
+                self.server.work_done_progress.tokens.pop(token, None)  # pygls keeps every one
 
     async def _begin_progress(self, token: str, kind: str, message: str) -> str | None:
         """A cancellable $/progress under `token`, if the client shows them; None otherwise."""

@@ -45,6 +45,9 @@ T = TypeVar("T")
 
 # How long a request waits for the workspace to be built (the client's configuration reply).
 ANALYSIS_WAIT_S = 10.0
+# The analysis bugs logged, each once, are remembered up to this many: one whose site moves as
+# lines are typed above it is a new one at each line.
+LOGGED_ERRORS_KEPT = 1000
 
 
 class JaxLanguageServer(LanguageServer):
@@ -98,6 +101,8 @@ class JaxLanguageServer(LanguageServer):
         if self.analysis is not None:
             for error in map(str, self.analysis.take_internal_errors()):
                 if error not in self._logged_internal_errors:
+                    if len(self._logged_internal_errors) >= LOGGED_ERRORS_KEPT:
+                        self._logged_internal_errors.clear()
                     self._logged_internal_errors.add(error)
                     log.error("%s (the rest of the file was checked; please report this)", error)
         return result

@@ -130,3 +130,21 @@ def test_the_budget_is_a_number_of_seconds(tmp_path):
     assert resolve({"jediBudget": 0}, [tmp_path])[0].core.jedi_budget == 0.0  # the editor's wins
     settings, problems = resolve({"jediBudget": "soon"}, [tmp_path])
     assert settings.core.jedi_budget == 3.0 and "jediBudget" in problems[0]
+
+
+def test_what_is_kept_of_a_file_is_bounded_however_often_it_changed(tmp_path, monkeypatch):
+    from jax_lsp.engine import jedi_names
+
+    monkeypatch.setattr(jedi_names, "ANSWERS_KEPT", 2)
+    path, text = star_import_project(tmp_path, 1)
+    workspace = Workspace([tmp_path], ROOMY, jedi_in_background=True)
+    jedi = workspace.jedi
+    for edit in range(6):  # each edit changes the statement around the callee: a new answer
+        edited = text.replace("policy=bad_0)", f"policy=bad_0)  # edit {edit}")
+        workspace.set_document(path, edited)
+        workspace.check_file(path)
+        assert workspace.refine_with_jedi(path, edited)
+        assert len(workspace.check_file(path)) == 1
+    key = str(path)
+    kept = [jedi._answers[key], jedi._read_for[key], jedi._latest[key], jedi._fresh.get(key, {})]
+    assert [len(answers) <= 2 for answers in kept] == [True] * 4, [len(answers) for answers in kept]
