@@ -264,7 +264,11 @@ class _WarmFinder:
             return loaded is warm.module
         if warm.file is not None and (warm.file == self.site_file or not self._unchanged(warm)):
             return False
-        return self._where(warm.name) == _where_of(warm.module.__spec__)
+        try:
+            kept = _where_of(warm.module.__spec__)
+        except KeyError:  # a namespace package's path reads its parent, not imported here yet
+            return False
+        return self._where(warm.name) == kept
 
     def _unchanged(self, warm):
         if warm.name not in self.unchanged:
@@ -280,13 +284,15 @@ class _WarmFinder:
                 return None
         else:
             search = sys.path
+        # A namespace package's path reads its parent in sys.modules, which may not be there yet:
+        # reading it (here, or where Python 3.12 makes a namespace spec) raises KeyError.
         try:
             key = (name, tuple(search))
-        except KeyError:  # a namespace package's path reads its parent in sys.modules: not there yet
+            if key not in self.found:
+                spec = importlib.machinery.PathFinder.find_spec(name, list(key[1]))
+                self.found[key] = _where_of(spec)
+        except KeyError:
             return None
-        if key not in self.found:
-            spec = importlib.machinery.PathFinder.find_spec(name, list(search))
-            self.found[key] = _where_of(spec)
         return self.found[key]
 
 
