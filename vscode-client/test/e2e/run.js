@@ -278,7 +278,7 @@ async function uiTrusted(dir, workspace) {
             const stale = await comparisonPage(page, (found) => found.stale);
             log('Panel once stale:', JSON.stringify(stale.stale));
             await page.keyboard.press('Control+S');
-            await page.locator('.monaco-editor .codelens-decoration', { hasText: /recomputes 0 · peak \(est\.\) [\d.]+ MiB · Compare policies/ }).waitFor({ timeout: 60000 });
+            await page.locator('.monaco-editor .codelens-decoration', { hasText: /recomputes 0 · peak \(est\.\) [\d.]+ MiB · jax [\d.]+, cpu · Compare policies/ }).waitFor({ timeout: 60000 });
             const fresh = await comparisonPage(page, (found) => !found.stale && found.current && found.current !== 'names(hidden, out)');
             log('Panel after the save:', JSON.stringify({ current: fresh.current, stale: fresh.stale }));
             // The editor repaints after the save once clicked (headless Chromium leaves it blank otherwise).

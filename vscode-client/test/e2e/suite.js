@@ -136,7 +136,7 @@ async function adviseChecks(folder, modelDoc) {
     const doc = await vscode.workspace.openTextDocument(uri);
     await vscode.window.showTextDocument(doc);
     const siteLine = doc.getText().split('\n').findIndex((line) => line.includes('policy='));
-    const summary = /^saves 5 arrays: 5 MiB computed, 33 MiB of arguments · recomputes 4\.29 GFLOP · peak \(est\.\) 21 MiB · Compare policies$/;
+    const summary = /^saves 5 arrays: 5 MiB computed, 33 MiB of arguments · recomputes 4\.29 GFLOP · peak \(est\.\) 21 MiB · jax [\d.]+, cpu · Compare policies$/;
     let lens;
     let compared;
 
@@ -248,7 +248,7 @@ async function adviseLoopChecks(folder) {
         assert.deepStrictEqual(hints.filter((hint) => hint.position.line === hidden).map((hint) => label(hint).trim()), ['saved f32[64,128] 32 KiB x4']);
         const actions = await vscode.commands.executeCommand('vscode.executeCodeActionProvider', uri, warnings[0].range, vscode.CodeActionKind.QuickFix.value);
         const titles = actions.map((a) => a.title);
-        assert.ok(titles.includes("Drop 'attn_out' from the policy (it changes nothing)"), JSON.stringify(titles));
+        assert.ok(titles.includes("jax-lsp (JAX191): Drop 'attn_out' from the policy (it changes nothing)"), JSON.stringify(titles));
     });
 }
 
