@@ -3,6 +3,7 @@ uses it, the advisor's model files, and checks that no process is left behind. T
 conftests take their fixtures from here."""
 
 import contextlib
+import glob
 import os
 import sys
 import textwrap
@@ -158,6 +159,11 @@ f = jax.checkpoint(lambda x: x, policy=policy)
 """
 
 needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
+# A TPU machine: its chips are /dev/accelN (v4) or /dev/vfio/N (v5e and later). Run these
+# through the device tool (docs/accelerators.md); CI has no TPU.
+needs_tpu = pytest.mark.skipif(
+    not (glob.glob("/dev/accel[0-9]*") or glob.glob("/dev/vfio/[0-9]*")), reason="needs a TPU (/dev/accel*)"
+)
 
 
 def find_libtpu_python() -> str:

@@ -31,7 +31,9 @@ ADVISE="python3 -m jax_lsp advise $SITE --example peak_stack.py:example --root t
 LENS="tests/server/features/test_advisor.py::test_lens_hints_compare_and_quick_fix"
 
 if [ "$PART" = tests ]; then
-  (time timeout 240 $PYTEST -m tpu -v -s tests/trace/test_on_tpu.py) > $OUT/tpu_tests.log 2>&1
+  (time timeout 300 $PYTEST -m tpu -v -s tests/trace/test_on_tpu.py \
+    tests/server/features/test_advisor.py::test_on_a_tpu_the_lens_shows_the_compiled_peak_for_the_chip) \
+    > $OUT/tpu_tests.log 2>&1
   timeout 60 $PYTEST -q "$LENS" > $OUT/lens.log 2>&1
   python3 -c "$HOLDER" > $OUT/holder.log 2>&1 &
   HELD=$!

@@ -188,18 +188,29 @@ def _example(generation: Generation) -> str:
 
 
 def local_target(
-    environ: os._Environ[str] | dict[str, str] | None = None, sysfs: str = "/sys"
+    environ: os._Environ[str] | dict[str, str] | None = None, sysfs: str = "/sys", devfs: str = "/dev"
 ) -> CompileTarget:
     """This machine's TPU, read without opening it: the accelerator type a Cloud TPU VM or GKE
     node states in ``TPU_ACCELERATOR_TYPE``, else its chips on the PCI bus (what JAX reads to
-    count them); ``cpu`` where there is none."""
+    count them), narrowed to the chips a process here may open; ``cpu`` where there is none."""
     environ = os.environ if environ is None else environ
+    found = _stated_target(environ) or _pci_target(sysfs)
+    if found is None:
+        return CompileTarget("cpu", None, (), "no TPU on this machine")
+    return _narrowed(found, environ, devfs)
+
+
+def _stated_target(environ: os._Environ[str] | dict[str, str]) -> CompileTarget | None:
     stated = environ.get("TPU_ACCELERATOR_TYPE", "").strip()
     if stated:
         try:
             return parse_target(stated, "this machine's TPU (TPU_ACCELERATOR_TYPE)")
         except CompileTargetError:
             pass  # a type this does not know: the PCI bus may still say
+    return None
+
+
+def _pci_target(sysfs: str) -> CompileTarget | None:
     found: dict[str, int] = {}
     for device in sorted(Path(sysfs, "bus", "pci", "devices").glob("*")):
         try:
@@ -212,16 +223,35 @@ def local_target(
             found[generation] = found.get(generation, 0) + 1
     if len(found) == 1:
         ((generation, chips),) = found.items()
-        shapes = SHAPES_2D if GENERATIONS[generation].dims == 2 else SHAPES_3D
-        if chips in shapes:
-            source = "this machine's TPU (/sys/bus/pci)"
-            return CompileTarget(
-                f"{generation}-{chips * GENERATIONS[generation].cores_per_chip}",
-                GENERATIONS[generation],
-                shapes[chips],
-                source,
-            )
-    return CompileTarget("cpu", None, (), "no TPU on this machine")
+        return _slice(GENERATIONS[generation], chips, "this machine's TPU (/sys/bus/pci)")
+    return None
+
+
+def _slice(generation: Generation, chips: int, source: str) -> CompileTarget | None:
+    shapes = SHAPES_2D if generation.dims == 2 else SHAPES_3D
+    if chips not in shapes:
+        return None
+    return CompileTarget(
+        f"{generation.name}-{chips * generation.cores_per_chip}", generation, shapes[chips], source
+    )
+
+
+def _narrowed(found: CompileTarget, environ: os._Environ[str] | dict[str, str], devfs: str) -> CompileTarget:
+    """``found``, or the slice of the chips a process here may open where that is fewer on a
+    one-host machine: a container or VM given one chip of a 4-chip host sees the host's type
+    (``v5litepod-4``) but JAX, and the user's job, get one chip."""
+    single_host = environ.get("TPU_HOST_BOUNDS", "1,1,1").replace(" ", "") in ("1,1,1", "1,1")
+    visible = environ.get("TPU_VISIBLE_CHIPS", "").strip()
+    if visible:
+        openable = len([chip for chip in visible.split(",") if chip.strip()])
+    else:
+        devices = list(Path(devfs).glob("accel[0-9]*")) + list(Path(devfs, "vfio").glob("[0-9]*"))
+        openable = len(devices)
+    generation = found.generation
+    if generation is None or not single_host or not 0 < openable < found.chips:
+        return found
+    source = f"{found.source}: {openable} of its {found.chips} chips open here"
+    return _slice(generation, openable, source) or found
 
 
 def choose_target(

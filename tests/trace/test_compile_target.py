@@ -68,14 +68,44 @@ def _pci(root: Path, devices: dict[str, tuple[str, str]]) -> str:
 def test_the_local_tpu_is_read_from_the_pci_bus_without_opening_it(tmp_path):
     four = {f"0000:00:0{i}.0": ("0x1ae0", "0x0063") for i in range(4)}
     sysfs = _pci(tmp_path / "v5e", {**four, "0000:00:10.0": ("0x8086", "0x1234")})
-    target = local_target({}, sysfs)
+    devfs = str(tmp_path / "dev")  # no chip devices: nothing narrows what the bus says
+    target = local_target({}, sysfs, devfs)
     assert (target.name, target.topology, target.chips) == ("v5e-4", "v5e:2x2", 4)
     assert "/sys/bus/pci" in target.source
     v4 = _pci(tmp_path / "v4", {f"0000:00:0{i}.0": ("0x1ae0", "0x005e") for i in range(4)})
-    assert local_target({}, v4).name == "v4-8"
+    assert local_target({}, v4, devfs).name == "v4-8"
     # what the machine states comes first; no TPU at all is the CPU
-    assert local_target({"TPU_ACCELERATOR_TYPE": "v6e-8"}, sysfs).topology == "v6e:2x4"
-    assert not local_target({}, str(tmp_path / "none")).is_tpu
+    assert local_target({"TPU_ACCELERATOR_TYPE": "v6e-8"}, sysfs, devfs).topology == "v6e:2x4"
+    assert not local_target({}, str(tmp_path / "none"), devfs).is_tpu
+
+
+def _chip_devices(root: Path, *names: str) -> str:
+    for name in names:
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).touch()
+    return str(root)
+
+
+def test_a_machine_given_some_chips_of_its_host_compiles_for_those(tmp_path):
+    # As on the lent TPU: a v5litepod-4 host (its type, its 4 chips on the PCI bus) whose
+    # sandbox opens one chip (/dev/vfio/0); JAX there sees one device.
+    four = {f"0000:00:0{i}.0": ("0x1ae0", "0x0063") for i in range(4)}
+    sysfs = _pci(tmp_path / "sys", four)
+    one = _chip_devices(tmp_path / "one", "vfio/0", "vfio/vfio")
+    stated = {"TPU_ACCELERATOR_TYPE": "v5litepod-4", "TPU_HOST_BOUNDS": "1,1,1"}
+    for environ in (stated, {}):
+        target = local_target(environ, sysfs, one)
+        assert (target.name, target.topology, target.chips) == ("v5e-1", "v5e:1x1", 1)
+        assert "1 of its 4 chips open here" in target.source
+    all_four = _chip_devices(tmp_path / "all", *(f"vfio/{i}" for i in range(4)))
+    assert local_target(stated, sysfs, all_four).name == "v5litepod-4"
+    v4 = _chip_devices(tmp_path / "v4", "accel0")  # v4 chips show as /dev/accelN
+    assert local_target({"TPU_ACCELERATOR_TYPE": "v4-16"}, sysfs, v4).name == "v4-16"  # no 1-chip v4
+    assert local_target({"TPU_ACCELERATOR_TYPE": "v5litepod-8"}, sysfs, v4).name == "v5e-1"
+    assert local_target({**stated, "TPU_VISIBLE_CHIPS": "0"}, sysfs, all_four).name == "v5e-1"
+    # one host of a multi-host slice compiles for the whole slice
+    pod = {"TPU_ACCELERATOR_TYPE": "v5litepod-16", "TPU_HOST_BOUNDS": "2,2,1"}
+    assert local_target(pod, sysfs, all_four).name == "v5litepod-16"
 
 
 def test_the_target_given_wins_over_the_project_setting_which_wins_over_the_machine(tmp_path):

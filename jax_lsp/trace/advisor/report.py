@@ -60,8 +60,9 @@ COMPILED_LEGEND = "; compiled temp: XLA's temporaries for the compiled step (mem
 RUN_COLUMNS = ("step", "peak in use")  # last, with --run where the steps ran
 RUN_LEGEND = (
     "; step: the compiled step's median time over {runs} runs on {device}, on random inputs; "
-    "peak in use: the device's memory_stats() peak_bytes_in_use after it (the high-water mark "
-    "of one process that ran the candidates in this order)"
+    "peak in use: the device's memory_stats() peak_bytes_in_use, the step's own peak where it "
+    "raised the device's high-water mark (the steps ran smallest compiled peak first), else "
+    "≤ the mark it stayed under"
 )
 
 
@@ -145,6 +146,8 @@ def _run_cells(policy: PolicyAdvice) -> list[str]:
     if run.error is not None or run.step_s is None:
         return ["failed", "-"]
     step = f"{run.step_s:.2f} s" if run.step_s >= 1 else f"{run.step_s * 1000:.3g} ms"
+    if run.peak_bytes_in_use is None and run.peak_bytes_at_most is not None:
+        return [step, f"≤ {_size(run.peak_bytes_at_most)}"]
     return [step, _size(run.peak_bytes_in_use)]
 
 

@@ -12,11 +12,18 @@ class StepRun:
 
     step_s: float | None  # the median of `runs` runs of the compiled step
     runs: int | None
-    peak_bytes_in_use: int | None  # the device's memory_stats() after it: its high-water mark so far
+    peak_bytes_in_use: int | None  # its own peak on the device, where it raised the high-water mark
     error: str | None = None
+    peak_bytes_at_most: int | None = None  # else the device's high-water mark it stayed under
 
     def to_json(self) -> dict[str, Any]:
-        data = {"step_s": self.step_s, "runs": self.runs, "peak_bytes_in_use": self.peak_bytes_in_use}
+        data: dict[str, Any] = {
+            "step_s": self.step_s,
+            "runs": self.runs,
+            "peak_bytes_in_use": self.peak_bytes_in_use,
+        }
+        if self.peak_bytes_at_most is not None:
+            data["peak_bytes_at_most"] = self.peak_bytes_at_most
         return {**data, "error": self.error} if self.error is not None else data
 
 
@@ -42,6 +49,7 @@ def read_step_run(raw: Any) -> StepRun | None:
         runs=_int(raw.get("runs")),
         peak_bytes_in_use=_int(raw.get("peak_bytes_in_use")),
         error=_text(raw.get("error")),
+        peak_bytes_at_most=_int(raw.get("peak_bytes_at_most")),
     )
 
 

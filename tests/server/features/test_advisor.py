@@ -14,8 +14,9 @@ from lsprotocol import types
 
 from jax_lsp.core.jax_facts import facts_for, installed_jax_version
 from jax_lsp.trace.advisor.advice import format_bytes
+from jax_lsp.trace.compile_target import local_target
 from tests.advisor_reference import saved_residuals
-from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
+from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, needs_tpu, shrank_to
 from tests.server.lsp_harness import apply_text_edits, position_of, start_session
 
 pytest.importorskip("jax")
@@ -84,7 +85,10 @@ def _mlp(comment=True, policy="dots_saveable"):
 @pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
 async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
     text = _mlp(policy="everything_saveable")
-    async with server.in_folder(tmp_path, configuration={"advise": {"budget": "6KiB"}}) as session:
+    # the estimate's figures: `cpu` compiles nothing, on a TPU machine too (where the default
+    # target is the local chip: test_on_a_tpu_the_lens_shows_the_compiled_peak_for_the_chip)
+    advise = {"budget": "6KiB", "target": "cpu"}
+    async with server.in_folder(tmp_path, configuration={"advise": advise}) as session:
         uri = _model(session, text)
         [lens] = await _until(lambda: _advise_lenses(session, uri))
         site = position_of(text, "jax.checkpoint_policies.everything_saveable", session.encoding)
@@ -589,3 +593,24 @@ async def test_a_name_the_new_remat_ignores_is_a_warning_without_a_fix(server, t
         actions = await session.code_actions(uri, [warning], only=[types.CodeActionKind.QuickFix])
         assert not any(a.title.startswith("jax-lsp (JAX191)") for a in actions)
         assert [a.title for a in actions] == ["Disable JAX191 for this line"]
+
+
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+@pytest.mark.tpu
+@needs_tpu
+async def test_on_a_tpu_the_lens_shows_the_compiled_peak_for_the_chip(server, tmp_path):
+    chip = local_target()
+    async with server.in_folder(tmp_path) as session:  # the defaults
+        uri = _model(session, _mlp())
+        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        result = await _execute(session, ADVISE, lens.command.arguments)
+        assert result["platform"] == "cpu" and result["compile_target"]["name"] == chip.name
+        assert all(p.get("error") is None for p in result["policies"]), result["policies"]
+
+        async def compiled():
+            found = await _advise_lenses(session, uri)
+            return found if found and "compiled peak" in found[0].command.title else None
+
+        [lens] = await _until(compiled, 300)
+        assert f"fits {chip.name}" in lens.command.title, lens.command.title
+        print(lens.command.title)
