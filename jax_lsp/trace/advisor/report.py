@@ -60,9 +60,9 @@ COMPILED_LEGEND = "; compiled temp: XLA's temporaries for the compiled step (mem
 RUN_COLUMNS = ("step", "peak in use")  # last, with --run where the steps ran
 RUN_LEGEND = (
     "; step: the compiled step's median time over {runs} runs on {device}, on random inputs; "
-    "peak in use: the device's memory_stats() peak_bytes_in_use, the step's own peak where it "
-    "raised the device's high-water mark (the steps ran smallest compiled peak first), else "
-    "≤ the mark it stayed under"
+    "peak in use: the device's memory_stats() peak_bytes_in_use, the step's own where it raised "
+    "the high-water mark (smallest compiled peak ran first), else ≤ the mark; on a TPU, "
+    "buffers only, not XLA's temporaries"
 )
 
 
