@@ -4,6 +4,8 @@ Apart from the commands, so that building the command line imports nothing of th
 
 from __future__ import annotations
 
+import os
+
 from jax_lsp.trace.options import TraceOptions
 
 TYPE_CHECKING = False
@@ -21,6 +23,7 @@ def add_trace_arguments(parser: argparse.ArgumentParser, *, flag: bool) -> None:
         )
     parser.add_argument(
         "--interpreter",
+        type=_interpreter,
         metavar="PYTHON",
         help="the project's Python: its JAX is the release the findings speak for, and a trace runs in it (default: this one)",
     )
@@ -69,3 +72,9 @@ def trace_options(args: argparse.Namespace) -> TraceOptions:
         name: getattr(args, name) for name in ("compile_timeout", "compile_memory_mb") if hasattr(args, name)
     }
     return TraceOptions(timeout=args.trace_timeout, memory_mb=args.trace_memory_mb, **compile_limits)
+
+
+def _interpreter(value: str) -> str:
+    """A path (``.venv/bin/python``) from where the command runs, since the agent starts in the
+    project's root; a bare name (``python3``) is looked up on PATH as it is."""
+    return os.path.abspath(value) if os.sep in value or (os.altsep and os.altsep in value) else value
