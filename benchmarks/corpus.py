@@ -134,7 +134,8 @@ GITHUB = (
     # Added in December 2026, each for its policies: a name -> policy table chosen by a config
     # string (tuna), a stateful policy factory (Hax-LLM), `getattr(jax.checkpoint_policies, ...)`
     # (simply, big_vision, openpi), nnx.remat and save_and_offload_only_these_names (maxdiffusion),
-    # `policy=` as the keyword of calls that are not checkpoints (gemma's kauldron configs).
+    # `policy=` as the keyword of calls that are not checkpoints (gemma's kauldron configs), a
+    # policy chosen by an `if` between None and a ready-made one (llm-jax).
     _github("HeegyuKim/tuna", "2a6d45348c8516d24759697a77a1f2f4ef2841dc"),
     _github("sbl1996/Hax-LLM", "57ffc5d4c02448d9265642cdfa40ca48cce44dca"),
     _github("google-deepmind/simply", "e14c06121fd9c5967051f0956fb4a84ad84a551c"),
@@ -143,6 +144,7 @@ GITHUB = (
     _github("AI-Hypercomputer/maxdiffusion", "7cfb8801d41d1728f0232cd7ee59e900a151fecf"),
     _github("google-deepmind/gemma", "7691fd4e7f26c9ec5db38110dddb3addfab4d767"),
     _github("Physical-Intelligence/openpi", "15a9616a00943ada6c20a0f158e3adb39df2ccac"),
+    _github("evanatyourservice/llm-jax", "fe296a2f8d628889c59e8cb442bc3b1f84277607"),
 )
 # Its 664 .py files are not a small repository: only one file of it is measured (bench_real).
 
