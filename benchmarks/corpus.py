@@ -18,9 +18,11 @@ The local ones (`LOCAL`):
 - `cpython-lib`: the standard library of the Python running this (CPython's `Lib/`, where
   `policy=` is the email package's keyword), copied into the cache without its site-packages.
 
-The small ones (`GITHUB`), and maxtext's repository (`MAXTEXT_REPO`, for one file of it): public repositories of under 150 .py files that use JAX (most with
-jax.checkpoint, remat or Flax), each pinned at a commit and read from a folder made by hand,
-once, like jax-repo's (only the .py files are needed):
+The small ones (`GITHUB`), and maxtext's repository (`MAXTEXT_REPO`, for one file of it): public
+repositories of at most 330 .py files that use JAX (most with jax.checkpoint, remat or Flax),
+each pinned at a commit and read from a folder made by hand, once, like jax-repo's (only the .py
+files are needed; where `git archive` fails on a blob that is absent from the clone, such as an
+LFS object, `git ls-tree -r` and `git cat-file blob` give the .py files one by one):
 
     git clone --bare https://github.com/OWNER/NAME NAME.git
     mkdir -p ~/.cache/jax-lsp-corpus/src/github-NAME-COMMIT12   # the first 12 hex digits
@@ -129,6 +131,20 @@ GITHUB = (
     _github("google-research/vision_transformer", "c6de1e5378c9831a8477feb30994971bdc409e46"),
     _github("lucidrains/progen", "3054b2973ce27964ed1ce9c868648cb5889447bc"),
     _github("lucidrains/flash-attention-jax", "d73dcdd6cb4b4f8d786922e2ec6826036dae896a"),
+    # Added in December 2026, each for its policies: a name -> policy table chosen by a config
+    # string (tuna), a stateful policy factory (Hax-LLM), `getattr(jax.checkpoint_policies, ...)`
+    # (simply, big_vision, openpi), nnx.remat and save_and_offload_only_these_names (maxdiffusion),
+    # `policy=` as the keyword of calls that are not checkpoints (gemma's kauldron configs), a
+    # policy chosen by an `if` between None and a ready-made one (llm-jax).
+    _github("HeegyuKim/tuna", "2a6d45348c8516d24759697a77a1f2f4ef2841dc"),
+    _github("sbl1996/Hax-LLM", "57ffc5d4c02448d9265642cdfa40ca48cce44dca"),
+    _github("google-deepmind/simply", "e14c06121fd9c5967051f0956fb4a84ad84a551c"),
+    _github("google-research/big_vision", "0127fb6b337ee2a27bf4e54dea79cff176527356"),
+    _github("jenkspt/gpt-jax", "f22a46e81e72fd44c8115f8b63dcfa53eb0a6d14"),
+    _github("AI-Hypercomputer/maxdiffusion", "7cfb8801d41d1728f0232cd7ee59e900a151fecf"),
+    _github("google-deepmind/gemma", "7691fd4e7f26c9ec5db38110dddb3addfab4d767"),
+    _github("Physical-Intelligence/openpi", "15a9616a00943ada6c20a0f158e3adb39df2ccac"),
+    _github("evanatyourservice/llm-jax", "fe296a2f8d628889c59e8cb442bc3b1f84277607"),
 )
 # Its 664 .py files are not a small repository: only one file of it is measured (bench_real).
 
