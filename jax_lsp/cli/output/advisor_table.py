@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import Advice, format_bytes, grouped, relative
+from jax_lsp.trace.advisor.advice import Advice, grouped, relative
 from jax_lsp.trace.advisor.report import (
     NO_EFFECT_HEADING,
     columns,
@@ -21,6 +21,7 @@ from jax_lsp.trace.advisor.report import (
     run_note,
     suggestion,
 )
+from jax_lsp.trace.advisor.sizes import format_bytes
 
 TABLE_WIDTH = 120  # characters a row may take; longer policies are shortened, with a legend
 _LEAST_POLICY_WIDTH = 40  # a ready-made policy, save_only_these_names of two names

@@ -33,12 +33,13 @@ from jax_lsp.server.features.advice_text import disk_text, laid_out, over_edit
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, host_traffic, relative
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.hints import line_hints
-from jax_lsp.trace.advisor.report import figures_for, format_markdown, short_policy
+from jax_lsp.trace.advisor.report import figures_for, format_markdown, host_traffic, short_policy
 from jax_lsp.trace.advisor.request import advise_and_run, example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
+from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit

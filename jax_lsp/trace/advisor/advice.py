@@ -1,15 +1,13 @@
 """The advisor's answer: what each policy keeps at one site, as an `Advice`.
 
 `Advice.from_agent` reads the trace agent's answer to an ``advise`` request; `to_contract()` is
-the JSON of `jax-lsp advise --output-format json` (docs/advise.md). Sizes are bytes, read from
-and written for people here (`parse_size`, `format_bytes`). Lines are 1-based, as Python
-numbers them.
+the JSON of `jax-lsp advise --output-format json` (docs/advise.md). Sizes are bytes (`sizes.py`
+reads and writes them for people). Lines are 1-based, as Python numbers them.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,6 +16,7 @@ from typing import Any
 
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted, read_compiled, read_exhausted
 from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun, read_device_runs, read_step_run
+from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
 from jax_lsp.trace.compile_target import CompileTarget
 from jax_lsp.trace.result import TraceResult
 
@@ -31,63 +30,6 @@ REASONS = {
     "offloaded": "offloaded by the policy",
     "default": "kept whatever the policy",
 }
-_SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]i?b|b)?\s*$", re.IGNORECASE)
-_UNITS = {
-    "b": 1,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
-
-
-def parse_size(text: str) -> int:
-    """``24GiB``, ``600000B``, ``1.5 GB``, ``4096`` (bytes) as a number of bytes."""
-    match = _SIZE.match(text)
-    if match is None:
-        raise ValueError(f"{text!r} is not a size: write e.g. 24GiB, 512MiB or 600000B")
-    unit = (match["unit"] or "b").lower()
-    return int(float(match["number"]) * _UNITS[unit])
-
-
-def format_bytes(count: int) -> str:
-    if count < 1024:
-        return f"{count} B"
-    value = float(count)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if value < 1024 or unit == "TiB":
-            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
-    return f"{count} B"  # pragma: no cover
-
-
-def format_flops(count: int | None) -> str:
-    if count is None:
-        return "?"
-    if count == 0:
-        return "0"
-    value = float(count)
-    for unit in ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"):
-        if value < 1000 or unit == "PFLOP":
-            return f"{value:.3g} {unit}" if unit != "FLOP" else f"{count} FLOP"
-        value /= 1000
-    return str(count)  # pragma: no cover
-
-
-def host_traffic(policy: PolicyAdvice) -> str:
-    """``moves 4 MiB to the host and 4 MiB back per step``: what an offloading policy's residuals
-    cost in transfers (each leaves the device in the forward pass and comes back for the
-    backward pass); empty for a policy that offloads nothing."""
-    if not policy.host_bytes:
-        return ""
-    size = format_bytes(policy.host_bytes)
-    return f"moves {size} to the host and {size} back per step"
-
-
 _SHORT_DTYPES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64", "int32": "i32"}
 
 

@@ -12,11 +12,20 @@ from jax_lsp.trace.advisor.advice import (
     Advice,
     PolicyAdvice,
     Residual,
-    format_bytes,
-    format_flops,
     grouped,
     relative,
 )
+from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
+
+
+def host_traffic(policy: PolicyAdvice) -> str:
+    """``moves 4 MiB to the host and 4 MiB back per step``: what an offloading policy's residuals
+    cost in transfers (each leaves the device in the forward pass and comes back for the
+    backward pass); empty for a policy that offloads nothing."""
+    if not policy.host_bytes:
+        return ""
+    size = format_bytes(policy.host_bytes)
+    return f"moves {size} to the host and {size} back per step"
 
 
 def _where(residual: Residual, root: Path | None) -> str:

@@ -29,11 +29,10 @@ from jax_lsp.trace.advisor.advice import (
     Compiled,
     PolicyAdvice,
     Residual,
-    host_traffic,
-    parse_size,
     relative,
 )
-from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.report import format_markdown, host_traffic
+from jax_lsp.trace.advisor.sizes import parse_size
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
 from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, descendants, line_of
 

@@ -13,7 +13,7 @@ import pytest
 from lsprotocol import types
 
 from jax_lsp.core.jax_facts import facts_for, installed_jax_version
-from jax_lsp.trace.advisor.advice import format_bytes
+from jax_lsp.trace.advisor.sizes import format_bytes
 from tests.advisor_reference import saved_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
 from tests.server.lsp_harness import apply_text_edits, position_of, start_session
