@@ -36,7 +36,14 @@ from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.hints import line_hints
-from jax_lsp.trace.advisor.report import figures_for, format_markdown, host_traffic, short_policy
+from jax_lsp.trace.advisor.report import (
+    figures_for,
+    format_markdown,
+    host_traffic,
+    no_effect_reason,
+    policy_summary,
+    short_policy,
+)
 from jax_lsp.trace.advisor.request import advise_and_run, example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
 from jax_lsp.trace.advisor.sizes import format_bytes
@@ -430,7 +437,7 @@ class AdvisorFeature(LanguageFeature):
                 # It keeps the same for this example; another example may tell them apart.
                 title = f"Use {short_policy(ready.policy)} (keeps the same)"
                 fixes.append(replace_with(title, ready.policy, False))
-            message = f"{entry.explain(root)}: the policy keeps the same without it"
+            message = f"{no_effect_reason(entry, root)}: the policy keeps the same without it"
             severity = CODES[NO_EFFECT].severity
             findings.append(Finding(str(path), NO_EFFECT, severity, message, advised.span, tuple(fixes)))
         return findings
@@ -605,7 +612,7 @@ def _lens_summary(advice: Advice, current: PolicyAdvice) -> str:
     """The current policy's `PolicyAdvice.summary`, then its step's peak: compiled for a TPU
     (``compiled peak 14.2 GiB, fits v5e-1``), else estimated; then the JAX release and the
     platform of ``advice``'s figures."""
-    parts = [current.summary()]
+    parts = [policy_summary(current)]
     fits = advice.fits(current)
     if fits is not None and advice.target is not None:
         peak = current.compiled.peak_bytes if current.compiled is not None else None

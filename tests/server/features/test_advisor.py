@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import glob
+import json
 import shutil
 import time
 from pathlib import Path
@@ -13,6 +14,7 @@ import pytest
 from lsprotocol import types
 
 from jax_lsp.core.jax_facts import facts_for, installed_jax_version
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.sizes import format_bytes
 from tests.advisor_reference import saved_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
@@ -92,6 +94,10 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
 
         result = await _execute(session, ADVISE, lens.command.arguments)
         assert result["target"]["path"] == "mlp.py" and result["platform"] == "cpu"
+        # what the editor receives is the one wire format: it reads back into the advice
+        advice = Advice.from_contract(result, root=tmp_path)
+        assert advice.path == str(tmp_path.resolve() / "mlp.py") and advice.ok
+        assert json.loads(json.dumps(advice.to_contract(tmp_path, 6 * 1024))) == result
         current = next(p for p in result["policies"] if p["current"])
         assert current["policy"] == "jax.checkpoint_policies.everything_saveable"
 
