@@ -12,7 +12,7 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
@@ -103,13 +103,12 @@ def advise(
     run each candidate's step on the local accelerator (`--run`, `_run_each`)."""
     options = options or TraceOptions()
     params = _advise_params(path, line, column, **site)
-    advice = Advice.from_agent(
-        _ask(service, params, options, interpreter).result(), params["path"], params["line"]
-    )
+    request = _Request(service, params, interpreter)
+    advice = Advice.from_agent(request.ask(options).result(), params["path"], params["line"])
     if advice.ok and compile:
-        advice = _compile_each(service, advice, {**params, **_target_params(target)}, options, interpreter)
+        advice = _compile_each(request, advice, options, target)
     if advice.ok and run:
-        advice = _run_each(service, advice, params, options.for_compile(), interpreter)
+        advice = _run_each(request, advice, options.for_compile())
     return with_setting(replace(advice, target=target if compile else None), Path(params["root"]))
 
 
@@ -155,18 +154,27 @@ def _advice(
     return with_setting(advice, Path(params["root"]))
 
 
-def _ask(
-    service: TraceService,
-    params: dict[str, Any],
-    options: TraceOptions,
-    interpreter: str | None,
-    device: bool = False,
-) -> Future:
-    """Send an ``advise`` request; its future's result is the agent's answer as it came."""
-    job = service.submit(
-        "advise", params, options, interpreter=interpreter, cwd=params["root"], answer=_as_is, device=device
-    )
-    return job.future
+@dataclass(frozen=True)
+class _Request:
+    """One site's ``advise`` request: the service it goes through and what it asks."""
+
+    service: TraceService
+    params: dict[str, Any]
+    interpreter: str | None
+
+    def ask(self, options: TraceOptions, device: bool = False, **more: Any) -> Future:
+        """Send it, with ``more`` params; the future's result is the agent's answer as it came."""
+        params = {**self.params, **more}
+        job = self.service.submit(
+            "advise",
+            params,
+            options,
+            interpreter=self.interpreter,
+            cwd=params["root"],
+            answer=_as_is,
+            device=device,
+        )
+        return job.future
 
 
 def _as_is(answer: dict | TraceResult) -> dict | TraceResult:
@@ -178,11 +186,7 @@ COMPILES_IN_FLIGHT = 2
 
 
 def _compile_each(
-    service: TraceService,
-    advice: Advice,
-    params: dict[str, Any],
-    options: TraceOptions,
-    interpreter: str | None,
+    request: _Request, advice: Advice, options: TraceOptions, target: CompileTarget | None
 ) -> Advice:
     """``advice`` (an ok one) with each candidate's compiled step (``compiled``, ``compile_s``),
     or why there is none (``compile_error``, and ``compile_stopped`` where the compile's process
@@ -194,7 +198,7 @@ def _compile_each(
     compile_options = options.for_compile()
     for start in range(0, len(indices), COMPILES_IN_FLIGHT):
         running = [
-            (index, _ask(service, {**params, "compile": True, "only": index}, compile_options, interpreter))
+            (index, request.ask(compile_options, compile=True, only=index, **_target_params(target)))
             for index in indices[start : start + COMPILES_IN_FLIGHT]
         ]
         for index, future in running:
@@ -241,18 +245,12 @@ NO_ACCELERATOR = "no accelerator here: the steps ran on the CPU"
 BUSY = "the TPU is in use by another process: nothing ran on it"
 
 
-def _run_each(
-    service: TraceService,
-    advice: Advice,
-    params: dict[str, Any],
-    options: TraceOptions,
-    interpreter: str | None,
-) -> Advice:
+def _run_each(request: _Request, advice: Advice, options: TraceOptions) -> Advice:
     """``advice`` (an ok one) with each candidate's ``run`` on the local accelerator, and the
     ``run`` of them all (``platform``, ``device``, and a ``note`` where they did not run on an
     accelerator). One request, in the agent started with the user's environment: its child
     opens the device once for every candidate, and gives it back as it exits."""
-    answer = _ask(service, {**params, "run": True}, options, interpreter, device=True).result()
+    answer = request.ask(options, device=True, run=True).result()
     ran = Advice.from_agent(answer, advice.path, advice.line)
     if not ran.ok:
         why = BUSY if ran.status == "device_busy" else f"nothing ran on the device: {ran.message}"
