@@ -442,11 +442,12 @@ class AdvisorFeature(LanguageFeature):
             findings.append(Finding(str(path), NO_EFFECT, severity, message, advised.span, tuple(fixes)))
         return findings
 
-    def _publish(self, path: Path) -> None:
+    def findings(self, place: Place) -> list[Finding]:
+        return self._shown(place.file) if place.file is not None else []
+
+    def _shown(self, path: Path) -> list[Finding]:
         """JAX191 on each site of ``path`` whose policy lists a name that changes nothing, as the
-        selection a rule's finding passes admits it (noqa, select, severity); its fixes travel in
-        the diagnostic's data, as a rule's do, for the buffer's version."""
-        uri = path_to_uri(path)
+        selection a rule's finding passes admits it (noqa, select, severity)."""
         root = self._root(path)
         findings = [
             finding
@@ -454,12 +455,15 @@ class AdvisorFeature(LanguageFeature):
             if advised.stale is None
             for finding in self._no_effect_findings(path, advised, root)
         ]
+        return admitted(self.server, findings)
+
+    def _publish(self, path: Path) -> None:
+        """`_shown`'s findings as diagnostics; their fixes travel in the diagnostic's data, as a
+        rule's do, for the buffer's version."""
+        uri = path_to_uri(path)
         document = self.server.document(uri)
         version = document.version if document is not None else None
-        diagnostics = [
-            to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE)
-            for f in admitted(self.server, findings)
-        ]
+        diagnostics = [to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE) for f in self._shown(path)]
         self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
 
     def _why(self, advice: Advice, suggested: PolicyAdvice) -> str:

@@ -125,7 +125,9 @@ async def fix_all_action(ls: JaxLanguageServer, place: Place) -> types.CodeActio
     if doc is None or analysis is None:
         return None
     version, text = doc.version, doc.source
-    findings = await ls.checker.findings(place.uri)
+    # the features' findings too (the advisor's JAX191: a safe fix drops one name, which the
+    # agent traced alone; the recheck holds the rules' only, so one such drop a fix-all)
+    findings = [*await ls.checker.findings(place.uri), *ls.features.findings(place)]
     if not any(f.applicable_fix() for f in findings):
         return None
     new_text = await ls.run_analysis(fixed_text, analysis, str(place.key), text, findings)
@@ -155,7 +157,7 @@ async def data_of(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnos
         data.version if data is not None else None,
         place.version,
     )
-    for finding in await ls.checker.findings(place.uri):
+    for finding in [*await ls.checker.findings(place.uri), *ls.features.findings(place)]:
         if finding.code == diagnostic.code and place.range(finding.span) == diagnostic.range:
             return diagnostic_data(ls, place.uri, finding, place.version)
     return None

@@ -544,6 +544,22 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(server,
 
 
 @pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_fix_all_drops_a_name_that_changes_nothing_and_never_switches_the_policy(server, tmp_path):
+    """Fix-all applies JAX191's safe fix as a rule's: one name dropped (each was traced to change
+    nothing alone, not together); the unsafe switch to another policy is left to the user."""
+    text = _no_effect_model()
+    names = ("decoder_layer_input", "mlpwo", "query_proj")  # each changes nothing
+    async with server.in_folder(tmp_path) as session:
+        uri, _ = await _open_and_advise(session, "no_effect.py", text)
+        await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
+        [fix_all] = await session.code_actions(uri, [], only=["source.fixAll.jax-lsp"])
+        fixed = session.apply(fix_all, uri)
+        policy = fixed.split("save_and_offload_only_these_names(")[1].split("\n    ),")[0]
+        assert [name for name in names if f'"{name}"' not in policy] == ["decoder_layer_input"], policy
+        assert 'names_which_can_be_saved=["mlpwi", "mlpwo"],' in policy
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
 async def test_noqa_on_the_sites_line_hides_its_jax191(server, tmp_path):
     text = _no_effect_model("  # noqa: JAX191")
     async with server.in_folder(tmp_path) as session:
