@@ -322,6 +322,24 @@ async def test_trace_findings_pass_the_settings_and_noqa(server, tmp_path, setti
         assert [(d.range.start.line, d.severity) for d in found] == ([(3, shown)] if shown else [])
 
 
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_a_trace_finding_can_be_disabled_for_its_line(server, tmp_path):
+    async with server.in_folder(tmp_path, _in_agent_python()) as session:
+        uri = session.write("model.py", UNPREDICTED)
+        session.open("model.py")
+        await session.diagnostics(uri)
+        await asyncio.wait_for(
+            asyncio.wrap_future(_execute(session, _lens_at(uri, UNPREDICTED, "policy=p"))), 60
+        )
+        [found] = [d for d in session.published[uri][1] if d.code == "JAX190"]
+        actions = await session.code_actions(uri, [found], only=[types.CodeActionKind.QuickFix])
+        [disable] = [a for a in actions if a.title == "Disable JAX190 for this line"]
+        assert (
+            session.apply(disable, uri).splitlines()[3]
+            == "    return prim.no_such_attribute == 1  # noqa: JAX190"
+        )
+
+
 NO_POLICY = """import flax.linen as nn
 import jax.numpy as jnp
 
