@@ -6,6 +6,7 @@ import asyncio
 import contextlib
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -227,6 +228,15 @@ class Session:
 
         return await asyncio.wait_for(arrived(), TIMEOUT_S)
 
+    async def code_lenses(self, uri: str, *commands: str) -> list[types.CodeLens]:
+        """The server's code lenses of ``uri`` whose command is one of ``commands``."""
+        result = await self.client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
+        )
+        return [
+            lens for lens in result or [] if lens.command is not None and lens.command.command in commands
+        ]
+
     async def code_actions(
         self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None
     ) -> list[types.CodeAction]:
@@ -262,6 +272,17 @@ class Session:
         for edit in in_application_order(edits):
             self.change(uri, edit.range.start, edit.range.end, edit.new_text)
         return self.texts[uri]
+
+
+async def until(check, seconds: float = 60.0):
+    """``check()``'s first true answer, asked every 0.1 s for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = await check()
+        if found:
+            return found
+        await asyncio.sleep(0.1)
+    raise AssertionError("timed out")
 
 
 def make_client(receiver: list[Session], configuration_delay: float = 0) -> LanguageClient:

@@ -6,7 +6,6 @@ import asyncio
 import glob
 import json
 import shutil
-import time
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -18,7 +17,7 @@ from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.sizes import format_bytes
 from tests.advisor_reference import saved_residuals
 from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
-from tests.server.lsp_harness import apply_text_edits, position_of, start_session
+from tests.server.lsp_harness import apply_text_edits, position_of, start_session, until
 
 pytest.importorskip("jax")
 # runs the trace agent under real JAX; reads /proc; one server (and agent) per profile for the
@@ -30,21 +29,8 @@ COMPARE = "jax-lsp.comparePolicies"
 RUN = "jax-lsp.runPolicies"
 
 
-async def _until(check, seconds=60.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.1)
-    raise AssertionError("timed out")
-
-
 async def _advise_lenses(session, uri):
-    result = await session.client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
-    )
-    return [lens for lens in result or [] if lens.command.command in (ADVISE, COMPARE)]
+    return await session.code_lenses(uri, ADVISE, COMPARE)
 
 
 def _execute(session, command, arguments):
@@ -66,7 +52,7 @@ async def _open_and_advise(session, name, text):
     """Open ``name`` holding ``text`` and run its site's "Advise policy" lens: (uri, the advice)."""
     uri = session.write(name, text)
     session.open(name)
-    [lens] = await _until(lambda: _advise_lenses(session, uri))
+    [lens] = await until(lambda: _advise_lenses(session, uri))
     return uri, await _execute(session, ADVISE, lens.command.arguments)
 
 
@@ -88,7 +74,7 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
     text = _mlp(policy="everything_saveable")
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "6KiB"}}) as session:
         uri = _model(session, text)
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         site = position_of(text, "jax.checkpoint_policies.everything_saveable", session.encoding)
         assert (lens.range.start, lens.command.title) == (site, "Advise policy")
 
@@ -105,7 +91,7 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
             found = await _advise_lenses(session, uri)
             return found if found and found[0].command.command == COMPARE else None
 
-        [lens] = await _until(advised)
+        [lens] = await until(advised)
         title = (
             "saves 8 arrays: 4 KiB computed, 4.5 KiB of arguments · recomputes 0 · peak (est.) 7 KiB"
             f" · jax {installed_jax_version(None)}, cpu · Compare policies"
@@ -164,7 +150,7 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
         compile(fixed, "mlp.py", "exec")
 
         # the site's lines changed (the policy is now on a line of its own): the lens there asks again
-        [lens] = await _until(
+        [lens] = await until(
             lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy again")), 20
         )
         assert lens.range.start.line == site.line + 1
@@ -180,7 +166,7 @@ async def test_a_site_without_an_example_says_how_to_give_one(server, tmp_path):
     text = _mlp(comment=False)
     async with server.in_folder(tmp_path) as session:
         uri = _model(session, text)
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         assert lens.command.title == "Advise policy: give an example (see docs/advise.md)"
         result = await _execute(session, ADVISE, lens.command.arguments)
         assert result["error"]["status"] == "no_example"
@@ -195,7 +181,7 @@ async def test_run_policies_runs_each_candidate_on_this_machines_device(server, 
     """`jax-lsp.runPolicies` is `advise --run`: here, with no accelerator, on the CPU, and it says so."""
     async with server.in_folder(tmp_path) as session:
         uri = _model(session, _mlp())
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         result = await _execute(session, RUN, lens.command.arguments)
     advice = result["advice"]
     note = "no accelerator here: the steps ran on the CPU"
@@ -213,7 +199,7 @@ async def test_an_example_from_pyproject_and_on_save(server, tmp_path):
         session.client.text_document_did_save(
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
         )
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         assert lens.command.title.startswith("saves 5 arrays: 1.5 KiB computed, 4.5 KiB of arguments")
 
 
@@ -250,7 +236,7 @@ async def test_nothing_is_advised_without_a_request(tmp_path):
     before = descendants()
     async with start_session("neovim", tmp_path) as session:
         uri = _model(session, _mlp())
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         session.client.text_document_did_save(
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
         )
@@ -266,10 +252,10 @@ async def test_advice_moves_with_its_lines(server, tmp_path):
     text = _mlp()
     async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "mlp.py", text)
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         line = lens.range.start.line
         session.change(uri, types.Position(0, 0), types.Position(0, 0), "# one\n# two\n")
-        [moved] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [moved] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         assert moved.range.start.line == line + 2
         hints = await session.client.text_document_inlay_hint_async(
             types.InlayHintParams(
@@ -289,7 +275,7 @@ async def test_a_loops_layers_are_one_hint_whose_tooltip_says_why(server, tmp_pa
     text = text.replace("dots_saveable)", "dots_saveable)  # jax-lsp: example=loop.py:example", 1)
     async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "loop.py", text)
-        await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         hints = await session.client.text_document_inlay_hint_async(
             types.InlayHintParams(
                 text_document=types.TextDocumentIdentifier(uri),
@@ -318,7 +304,7 @@ async def test_cancel_request_kills_the_run(tmp_path):
     before = descendants()
     async with start_session("neovim", tmp_path) as session:
         uri = _model(session, text)
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
 
         async def agent_ready():  # the trace's lens names jax once the agent is up and idle
             result = await session.client.text_document_code_lens_async(
@@ -326,19 +312,19 @@ async def test_cancel_request_kills_the_run(tmp_path):
             )
             return any("(jax " in lens.command.title for lens in result or [])
 
-        await _until(agent_ready)
+        await until(agent_ready)
         family = descendants() - before
         future = session.client.protocol.send_request(
             types.WORKSPACE_EXECUTE_COMMAND,
             types.ExecuteCommandParams(command=ADVISE, arguments=lens.command.arguments),
             msg_id="advise-1",
         )
-        await _until(grew(before, family, 1), 30)  # the advise's child is running
+        await until(grew(before, family, 1), 30)  # the advise's child is running
         session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="advise-1"))
         with pytest.raises(Exception, match="cancel"):
             await asyncio.wait_for(asyncio.wrap_future(future), 10)
-        await _until(shrank_to(before, family), 10)
-    await _until(shrank_to(before, set()), 10)
+        await until(shrank_to(before, family), 10)
+    await until(shrank_to(before, set()), 10)
 
 
 def _within(result, budget):
@@ -380,7 +366,7 @@ async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(server, tmp
         ):
             uri, result = await _open_and_advise(session, name, text)
             assert result["suggested"]["select"] is not None, result["suggested"]
-            [action] = await _until(
+            [action] = await until(
                 lambda uri=uri, text=text, needle=needle: _quick_fixes(session, uri, text, needle)
             )
             if name == "model.py":
@@ -421,7 +407,7 @@ async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "100KiB"}}) as session:
         uri, result = await _open_and_advise(session, "vit.py", text)
         line = result["suggested"]["setting"]["line"]
-        [action] = await _until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
+        [action] = await until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
         assert (
             action.title
             == f"Use the suggested policy: set remat_policy to 'dots_saveable' (vit.py:{line}) "
@@ -460,7 +446,7 @@ async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "64KiB"}}) as session:
         uri = session.write("block.py", NO_POLICY)
         session.open("block.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         site = position_of(NO_POLICY, "jax.checkpoint  #", session.encoding)
         assert (lens.range.start, lens.command.title) == (site, "Advise policy (none given: JAX's default)")
         result = await _execute(session, ADVISE, lens.command.arguments)
@@ -468,12 +454,12 @@ async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion
         assert (current["policy"], result["target"]["line"]) == ("None", 5)
         nothing = next(p for p in result["policies"] if p["policy"].endswith(".nothing_saveable"))
         assert current["residuals"] == nothing["residuals"]
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         compared = await _execute(session, COMPARE, lens.command.arguments)
         assert "| current | `None (default: nothing_saveable)` |" in compared["markdown"]
 
         suggested = compared["advice"]["suggested"]["policy"]
-        [action] = await _until(lambda: _quick_fixes(session, uri, NO_POLICY, "jax.checkpoint  #"))
+        [action] = await until(lambda: _quick_fixes(session, uri, NO_POLICY, "jax.checkpoint  #"))
         fixed = session.apply(action, uri)
         assert fixed == NO_POLICY.replace("import jax\n", "import functools\nimport jax\n", 1).replace(
             "@jax.checkpoint  #", f"@functools.partial(jax.checkpoint, policy={suggested})  #"
