@@ -11,10 +11,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from tests.agent import grew, shrank_to
 
 SERVER_COMMAND = [sys.executable, "-m", "jax_lsp", "serve", "--log-level", "debug"]
 TIMEOUT_S = 20
@@ -283,6 +286,18 @@ async def until(check, seconds: float = 60.0):
             return found
         await asyncio.sleep(0.1)
     raise AssertionError("timed out")
+
+
+async def cancel_ends_its_child(
+    session: Session, future: Any, msg_id: str, before: set[int], family: set[int]
+):
+    """Cancel the request ``msg_id`` (``future``) once its child runs (a process beside
+    ``before`` and the server's ``family``): it fails as cancelled, and the child ends."""
+    await until(grew(before, family, 1), 30)
+    session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    with pytest.raises(Exception, match="cancel"):
+        await asyncio.wait_for(asyncio.wrap_future(future), 10)
+    await until(shrank_to(before, family), 10)
 
 
 def make_client(receiver: list[Session], configuration_delay: float = 0) -> LanguageClient:

@@ -16,8 +16,14 @@ from jax_lsp.core.jax_facts import facts_for, installed_jax_version
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.sizes import format_bytes
 from tests.advisor_reference import saved_residuals
-from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, shrank_to
-from tests.server.lsp_harness import apply_text_edits, position_of, start_session, until
+from tests.agent import ADVISOR_FIXTURES, descendants, needs_linux, shrank_to
+from tests.server.lsp_harness import (
+    apply_text_edits,
+    cancel_ends_its_child,
+    position_of,
+    start_session,
+    until,
+)
 
 pytest.importorskip("jax")
 # runs the trace agent under real JAX; reads /proc; one server (and agent) per profile for the
@@ -319,11 +325,7 @@ async def test_cancel_request_kills_the_run(tmp_path):
             types.ExecuteCommandParams(command=ADVISE, arguments=lens.command.arguments),
             msg_id="advise-1",
         )
-        await until(grew(before, family, 1), 30)  # the advise's child is running
-        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="advise-1"))
-        with pytest.raises(Exception, match="cancel"):
-            await asyncio.wait_for(asyncio.wrap_future(future), 10)
-        await until(shrank_to(before, family), 10)
+        await cancel_ends_its_child(session, future, "advise-1", before, family)
     await until(shrank_to(before, set()), 10)
 
 

@@ -6,8 +6,8 @@ import pytest
 from lsprotocol import types
 
 from jax_lsp.core.jax_facts import installed_jax_version
-from tests.agent import AGENT_PYTHON, descendants, grew, invalid_value_text, needs_linux, shrank_to
-from tests.server.lsp_harness import position_of, start_session, until
+from tests.agent import AGENT_PYTHON, descendants, invalid_value_text, needs_linux, shrank_to
+from tests.server.lsp_harness import cancel_ends_its_child, position_of, start_session, until
 
 pytest.importorskip("jax")
 # runs the trace agent under real JAX; reads /proc; one server (and agent) per profile for the
@@ -196,11 +196,7 @@ async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
         await until(lambda: _lenses_titled(session, uri), 60)  # the agent is up and idle
         server_family = descendants() - before
         future = _execute(session, lens, msg_id="trace-1")
-        await until(grew(before, server_family, 1), 30)  # the trace's child is running
-        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="trace-1"))
-        with pytest.raises(Exception, match="cancel"):
-            await asyncio.wait_for(asyncio.wrap_future(future), 10)
-        await until(shrank_to(before, server_family), 10)
+        await cancel_ends_its_child(session, future, "trace-1", before, server_family)
     await until(shrank_to(before, set()), 10)
 
 
