@@ -183,6 +183,10 @@ def test_a_site_that_cannot_be_advised_exits_2_with_its_error(cli, capsys):
     code, data = _json(cli, capsys, f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:nowhere")
     assert code == 2
     assert data["policies"] == [] and data["error"]["status"] == "example_error"
+    root = project_root(MLP, [])
+    assert _read_back(data, root, None) == data
+    failed = Advice.from_contract(data, root=root)
+    assert (failed.ok, failed.status, failed.message) == (False, "example_error", data["error"]["message"])
 
 
 def test_chosen_policies_and_the_table(cli, capsys):
