@@ -45,6 +45,7 @@ from jax_lsp.trace.advisor.request import advise  # noqa: E402
 from jax_lsp.trace.options import TraceOptions  # noqa: E402
 from jax_lsp.trace.result import TraceResult  # noqa: E402
 
+RECOMPUTE_REFERENCE = HERE.parent / "tests" / "recompute_reference.py"
 DEFAULT_CACHE = Path.home() / ".cache" / "jax-lsp-corpus" / "models"
 READY_MADE = ("nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable", "everything_saveable")
 
@@ -71,11 +72,15 @@ MODELS = (
 
 # Run in the repository's root: JAX's backward dot_general FLOPs per policy, beyond everything's.
 REFERENCE = """
-import functools, json, math, sys
+import functools, importlib.util, json, sys
 import jax, jax.numpy as jnp
-from jax._src import core as jax_core
 
-factory, names = sys.argv[1], sys.argv[2:]
+# tests/recompute_reference.py, by its path: the model's own `tests` may come first on sys.path
+spec = importlib.util.spec_from_file_location("recompute_reference", sys.argv[1])
+reference = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(reference)
+dot_flops = reference.dot_flops
+factory, names = sys.argv[2], sys.argv[3:]
 chosen = {}
 if factory == "linen":
     import flax.linen as nn
@@ -91,17 +96,6 @@ else:
     eqx.filter_checkpoint = patched
 sys.path.insert(0, "")
 import advise_example
-
-def dot_flops(jaxpr):
-    total = 0
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name == "dot_general":
-            (contract, _), _ = eqn.params["dimension_numbers"]
-            lhs, out = eqn.invars[0].aval.shape, eqn.outvars[0].aval.shape
-            total += 2 * math.prod(out) * math.prod(lhs[d] for d in contract)
-        times = eqn.params["length"] if eqn.primitive.name == "scan" else 1
-        total += times * sum(dot_flops(s) for s in jax_core.jaxprs_in_params(eqn.params))
-    return total
 
 def backward_flops():
     entry = advise_example.example()
@@ -177,7 +171,7 @@ def advise_twice(root: Path, model: Model) -> tuple[dict[str, int | None], float
 
 def jax_recompute(root: Path, model: Model) -> dict[str, int]:
     done = subprocess.run(
-        [sys.executable, "-c", REFERENCE, model.factory, *READY_MADE],
+        [sys.executable, "-c", REFERENCE, str(RECOMPUTE_REFERENCE), model.factory, *READY_MADE],
         cwd=root,
         env=_environment(root, model),
         capture_output=True,

@@ -8,11 +8,14 @@ import os
 import sys
 import textwrap
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from jax_lsp.core.jax_facts import facts_for, installed_jax_version
 from jax_lsp.trace import TraceService
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.request import advise
 from tests.jax_premises import not_installed
 
 ADVISOR_FIXTURES = Path(__file__).parent / "fixtures" / "advisor"
@@ -144,6 +147,17 @@ def line_of(path: str | Path, needle: str = "policy=") -> int:
         if needle in text:
             return number
     raise AssertionError(f"{needle!r} not in {path}")
+
+
+def advise_fixture(service: TraceService, name: str, *policies: str, **request: Any) -> Advice:
+    """`advise` of the site of the fixture ``ADVISOR_FIXTURES/NAME.py`` with its example
+    ``NAME.py:example``, for ``policies`` (``request``: ``compile``, ``target``, ``run``,
+    ``interpreter``, ``options``)."""
+    path = ADVISOR_FIXTURES / f"{name}.py"
+    example = f"{name}.py:example"
+    return advise(
+        service, path, line_of(path), example=example, root=ADVISOR_FIXTURES, policies=policies, **request
+    )
 
 
 # A module with a policy that saves `sin`, after the statements `{extra}` (imports, settings).

@@ -100,3 +100,62 @@ def test_the_checks_see_a_second_home():
         "ls.client_capabilities",
         "workspace.workspace_edit.document_changes",
     ]
+
+
+ADVICE = "trace/advisor/advice.py"  # the advice's type and its one wire format (to/from_contract)
+# Keys of the advice's JSON (docs/advise.md) that only the type reads or writes, in the layers the
+# advice travels through (the host, the editor's server, the CLI); the agent writes its answer
+# in them (trace_agent/, where jax-lsp is not importable).
+ADVICE_KEYS = {
+    "policies",
+    "same_as",
+    "no_effect",
+    "fit_check",
+    "compiled",
+    "compile_s",
+    "compile_error",
+    "compile_stopped",
+    "exhausted",
+    "recompute_flops",
+}
+TRAVELLED = ("trace/", "server/", "cli/")
+# The request's list of candidates (a dict display of its params), not the answer's.
+REQUEST_KEYS = {("trace/advisor/request.py", "policies", "written")}
+
+
+def _advice_keys(tree: ast.Module) -> set[tuple[str, str]]:
+    """The advice's keys a module names, and how: ``written`` in a dict display, ``read`` in a
+    subscript or a `.get`, `.setdefault`, `.pop`."""
+    named = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Dict):
+            keys, how = [k for k in node.keys if k is not None], "written"
+        elif isinstance(node, ast.Subscript):
+            keys, how = [node.slice], "read"
+        elif (
+            isinstance(node, ast.Call)
+            and isinstance(node.func, ast.Attribute)
+            and node.func.attr in {"get", "setdefault", "pop"}
+        ):
+            keys, how = node.args[:1], "read"
+        else:
+            continue
+        named |= {(k.value, how) for k in keys if isinstance(k, ast.Constant) and k.value in ADVICE_KEYS}
+    return named
+
+
+def test_only_the_advices_type_builds_or_reads_its_json():
+    named = {
+        (path, key, how)
+        for path, tree in _sources().items()
+        if path != ADVICE and path.startswith(TRAVELLED)
+        for key, how in _advice_keys(tree)
+    }
+    assert named <= REQUEST_KEYS, sorted(named)
+
+
+def test_the_advice_check_sees_a_dict_built_or_read_elsewhere():
+    tree = ast.parse(
+        "a = {'same_as': []}\nb = answer['policies']\nc = entry.get('compiled')\nd = x['other']\n"
+    )
+    assert _advice_keys(tree) == {("same_as", "written"), ("policies", "read"), ("compiled", "read")}

@@ -6,6 +6,7 @@ from __future__ import annotations
 import argparse
 from collections.abc import Iterator
 from contextlib import contextmanager
+from dataclasses import replace
 from pathlib import Path
 
 from jax_lsp.cli.trace_arguments import trace_options
@@ -34,6 +35,21 @@ def trace_service(args: argparse.Namespace) -> Iterator[TraceService]:
 
 def _confirmed(finding: Finding, note: TraceNote) -> Finding:
     return finding.replace(message=f"{finding.message} [{note.message}]")
+
+
+def admitted_notes(notes: list[TraceNote], ws: Workspace) -> list[TraceNote]:
+    """``notes`` as the user sees them: those with a code (JAX190, a rule's confirmation) as the
+    workspace's selection admits them (`Workspace.admitted`: noqa, select, severity), what the
+    trace decided as is."""
+    shown = {
+        (f.code, f.span, f.message): f.severity for f in ws.admitted(n.finding() for n in notes if n.code)
+    }
+    kept = []
+    for note in notes:
+        severity = shown.get((note.code, note.span, note.message)) if note.code else note.severity
+        if severity is not None:
+            kept.append(replace(note, severity=severity))
+    return kept
 
 
 def merge_notes(

@@ -27,8 +27,11 @@ if TYPE_CHECKING:
 
 SOURCE = "jax-lsp"
 ADVISE_SOURCE = "jax-lsp advise"
+TRACE_SOURCE = "jax-lsp trace"
 # The sources whose diagnostics carry their fixes in `data` (`DiagnosticData`).
 FIXING_SOURCES = (SOURCE, ADVISE_SOURCE)
+# The sources whose coded diagnostics the noqa comment hides (`engine.selection`).
+SELECTED_SOURCES = (*FIXING_SOURCES, TRACE_SOURCE)
 LSP_SEVERITY = {
     Severity.ERROR: types.DiagnosticSeverity.Error,
     Severity.WARNING: types.DiagnosticSeverity.Warning,

@@ -20,7 +20,7 @@ from jax_lsp.server.logs import log
 from jax_lsp.trace.mapping import LineEdit
 
 if TYPE_CHECKING:
-    from jax_lsp.core.findings import Position
+    from jax_lsp.core.findings import Finding, Position
     from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
@@ -129,6 +129,11 @@ class LanguageFeature:
         """Code actions beside the static fixes (asked after them); the place is the range's start."""
         return []
 
+    def findings(self, place: Place) -> list[Finding]:
+        """The findings the feature shows in the buffer now, with their fixes: fix-all applies
+        their safe ones, as it does a rule's."""
+        return []
+
     def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
         """A Python buffer changed by ``edits``, in order (called before the next message is
         handled)."""
@@ -189,6 +194,9 @@ class Features:
             except Exception:
                 log.exception("Code actions of %s failed", type(feature).__name__)
         return actions
+
+    def findings(self, place: Place) -> list[Finding]:
+        return [f for found in self._each("findings", lambda feature: feature.findings(place)) for f in found]
 
     def did_change(self, place: Place, changes: Sequence[types.TextDocumentContentChangeEvent]) -> None:
         edits = [line_edit(change) for change in changes]

@@ -101,7 +101,7 @@ def _advise(value: Any) -> AdviseOptions:
     on_save = _boolean(value.get("onSave", False), "advise.onSave")
     budget = value.get("budget")
     if budget is not None:
-        from jax_lsp.trace.advisor.advice import parse_size  # only when a budget is set
+        from jax_lsp.trace.advisor.sizes import parse_size  # only when a budget is set
 
         try:
             budget = parse_size(str(budget))

@@ -10,7 +10,9 @@ from jax_lsp.core import Settings
 from jax_lsp.engine import Workspace, analyze_text
 from tests.rules.site_rules import anchored_text, grad_of_f
 
-TABLE = """
+# Both tables' start: ready-made policies, an uncalled factory, a name, then a member that is
+# not a policy (`bad_one`) among their own.
+TABLE_START = """
 import jax
 import jax.numpy as jnp
 
@@ -25,7 +27,8 @@ POLICIES = dict(
     nothing_saveable=cp.nothing_saveable,
     save_only_these_names=cp.save_only_these_names,
     by_name="dots_saveable",
-    everything=cp.everything_saveable(),
+"""
+TABLE = f"""{TABLE_START}    everything=cp.everything_saveable(),
     falls=lambda prim, *a, **k: None,
     numbers=bad_one,
     fine=cp.save_from_both_policies(cp.dots_saveable, cp.nothing_saveable),
@@ -156,21 +159,7 @@ def test_a_table_in_another_module_is_reported_at_the_site_with_where_the_entry_
     assert "(chosen by the key 'numbers' of `POLICIES`)" in in_table["JAX103"]
 
 
-HELPERS = """
-import jax
-
-cp = jax.checkpoint_policies
-
-
-def bad_one(prim, *avals, **params):
-    return 1
-
-
-POLICIES = dict(
-    nothing_saveable=cp.nothing_saveable,
-    save_only_these_names=cp.save_only_these_names,
-    by_name="dots_saveable",
-    also_names=cp.save_any_names_but_these,
+HELPERS = f"""{TABLE_START}    also_names=cp.save_any_names_but_these,
     numbers=bad_one,
     more_numbers=bad_one,
 )

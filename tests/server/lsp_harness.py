@@ -6,14 +6,18 @@ import asyncio
 import contextlib
 import sys
 import threading
+import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import pytest
 from lsprotocol import types
 from pygls.protocol import default_converter
 from pytest_lsp import LanguageClient, client_capabilities
 from pytest_lsp.client import DEFAULT_CLIENT_FEATURES, register_lsp_features
+
+from tests.agent import grew, shrank_to
 
 SERVER_COMMAND = [sys.executable, "-m", "jax_lsp", "serve", "--log-level", "debug"]
 TIMEOUT_S = 20
@@ -227,6 +231,15 @@ class Session:
 
         return await asyncio.wait_for(arrived(), TIMEOUT_S)
 
+    async def code_lenses(self, uri: str, *commands: str) -> list[types.CodeLens]:
+        """The server's code lenses of ``uri`` whose command is one of ``commands``."""
+        result = await self.client.text_document_code_lens_async(
+            types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
+        )
+        return [
+            lens for lens in result or [] if lens.command is not None and lens.command.command in commands
+        ]
+
     async def code_actions(
         self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None
     ) -> list[types.CodeAction]:
@@ -262,6 +275,29 @@ class Session:
         for edit in in_application_order(edits):
             self.change(uri, edit.range.start, edit.range.end, edit.new_text)
         return self.texts[uri]
+
+
+async def until(check, seconds: float = 60.0):
+    """``check()``'s first true answer, asked every 0.1 s for at most ``seconds``."""
+    deadline = time.monotonic() + seconds
+    while time.monotonic() < deadline:
+        found = await check()
+        if found:
+            return found
+        await asyncio.sleep(0.1)
+    raise AssertionError("timed out")
+
+
+async def cancel_ends_its_child(
+    session: Session, future: Any, msg_id: str, before: set[int], family: set[int]
+):
+    """Cancel the request ``msg_id`` (``future``) once its child runs (a process beside
+    ``before`` and the server's ``family``): it fails as cancelled, and the child ends."""
+    await until(grew(before, family, 1), 30)
+    session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id=msg_id))
+    with pytest.raises(Exception, match="cancel"):
+        await asyncio.wait_for(asyncio.wrap_future(future), 10)
+    await until(shrank_to(before, family), 10)
 
 
 def make_client(receiver: list[Session], configuration_delay: float = 0) -> LanguageClient:

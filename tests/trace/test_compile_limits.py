@@ -2,23 +2,17 @@
 one that runs out of memory or time is a row that says so."""
 
 from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
-from tests.agent import ADVISOR_FIXTURES, line_of, needs_linux
+from tests.agent import advise_fixture, needs_linux
 
 pytestmark = needs_linux
 
-MODEL = ADVISOR_FIXTURES / "big_constant.py"
-
 
 def _advise(service, options):
-    return advise(
+    return advise_fixture(
         service,
-        MODEL,
-        line_of(MODEL),
-        example="big_constant.py:example",
-        root=ADVISOR_FIXTURES,
-        policies=["nothing_saveable"],
+        "big_constant",
+        "nothing_saveable",
         compile=True,
         options=options,
     )

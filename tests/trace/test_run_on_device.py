@@ -6,23 +6,24 @@ import glob
 import pytest
 
 from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.trace.advisor.request import BUSY, NO_ACCELERATOR, advise
+from jax_lsp.trace.advisor.request import BUSY, NO_ACCELERATOR
 from jax_lsp.trace.options import TraceOptions
-from tests.agent import ADVISOR_FIXTURES, AgentTraceService, descendants, line_of, needs_linux, tpu_lock_held
+from tests.agent import (
+    AgentTraceService,
+    advise_fixture,
+    descendants,
+    needs_linux,
+    tpu_lock_held,
+)
 
 pytestmark = needs_linux
 
-MLP = ADVISOR_FIXTURES / "mlp.py"
-
 
 def _advise(service, **request):
-    return advise(
+    return advise_fixture(
         service,
-        MLP,
-        line_of(MLP),
-        example="mlp.py:example",
-        root=ADVISOR_FIXTURES,
-        policies=["nothing_saveable"],
+        "mlp",
+        "nothing_saveable",
         run=True,
         options=TraceOptions(timeout=60),
         **request,

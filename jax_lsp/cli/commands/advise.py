@@ -34,12 +34,13 @@ from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import Project, Target, TargetError, add_target
 from jax_lsp.cli.trace_arguments import add_compile_arguments, add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
-from jax_lsp.trace.advisor.advice import Advice, parse_size
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.fit import check_fit
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.advisor.sites import advise_anchors
+from jax_lsp.trace.advisor.sizes import parse_size
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
 from jax_lsp.trace.service import TraceService
 

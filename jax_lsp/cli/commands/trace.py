@@ -15,7 +15,7 @@ from jax_lsp.cli.output import display_path
 from jax_lsp.cli.output.trace_table import trace_table
 from jax_lsp.cli.target import Project, Target, TargetError, add_target
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
-from jax_lsp.cli.tracing import trace_service
+from jax_lsp.cli.tracing import admitted_notes, trace_service
 from jax_lsp.core import Severity
 from jax_lsp.trace.locations import default_checkpoint_on, no_policy_result
 from jax_lsp.trace.mapping import TraceNote, trace_notes
@@ -95,7 +95,7 @@ def run(args: argparse.Namespace) -> int:
                     options=trace_options(args),
                 )
             )
-            reports.append((line, column, result, trace_notes(result, static)))
+            reports.append((line, column, result, admitted_notes(trace_notes(result, static), ws)))
 
     if args.output_format == "json":
         sys.stdout.write(

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import Advice, format_bytes, grouped, relative
+from jax_lsp.trace.advisor.advice import Advice, grouped, relative
 from jax_lsp.trace.advisor.report import (
     NO_EFFECT_HEADING,
     columns,
@@ -16,11 +16,13 @@ from jax_lsp.trace.advisor.report import (
     no_effect_lines,
     no_fit,
     policy_rows,
+    policy_summary,
     rejections,
     residual_line,
     run_note,
     suggestion,
 )
+from jax_lsp.trace.advisor.sizes import format_bytes
 
 TABLE_WIDTH = 120  # characters a row may take; longer policies are shortened, with a legend
 _LEAST_POLICY_WIDTH = 40  # a ready-made policy, save_only_these_names of two names
@@ -99,14 +101,14 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
     current = advice.current
     if current is not None and current.residuals:
         lines.append("")
-        lines.append(f"The current policy keeps ({current.summary()}):")
+        lines.append(f"The current policy keeps ({policy_summary(current)}):")
         lines += [f"  {residual_line(r, root, count)}" for r, count in grouped(current.residuals)]
     if budget is not None:
         lines.append("")
         if suggested is None:
             lines.append(no_fit(advice, budget))
         else:
-            lines.append(f"Suggested for a budget of {format_bytes(budget)} ({suggested.summary()}):")
+            lines.append(f"Suggested for a budget of {format_bytes(budget)} ({policy_summary(suggested)}):")
             action, detail = suggestion(advice, suggested, root)
             lines.append(f"  {action}" + (f" ({detail})" if detail else ""))
     return "\n".join(lines)

@@ -33,12 +33,20 @@ from jax_lsp.server.features.advice_text import disk_text, laid_out, over_edit
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, host_traffic, relative
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.hints import line_hints
-from jax_lsp.trace.advisor.report import figures_for, format_markdown, short_policy
+from jax_lsp.trace.advisor.report import (
+    figures_for,
+    format_markdown,
+    host_traffic,
+    no_effect_reason,
+    policy_summary,
+    short_policy,
+)
 from jax_lsp.trace.advisor.request import advise_and_run, example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
+from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -429,16 +437,17 @@ class AdvisorFeature(LanguageFeature):
                 # It keeps the same for this example; another example may tell them apart.
                 title = f"Use {short_policy(ready.policy)} (keeps the same)"
                 fixes.append(replace_with(title, ready.policy, False))
-            message = f"{entry.explain(root)}: the policy keeps the same without it"
+            message = f"{no_effect_reason(entry, root)}: the policy keeps the same without it"
             severity = CODES[NO_EFFECT].severity
             findings.append(Finding(str(path), NO_EFFECT, severity, message, advised.span, tuple(fixes)))
         return findings
 
-    def _publish(self, path: Path) -> None:
+    def findings(self, place: Place) -> list[Finding]:
+        return self._shown(place.file) if place.file is not None else []
+
+    def _shown(self, path: Path) -> list[Finding]:
         """JAX191 on each site of ``path`` whose policy lists a name that changes nothing, as the
-        selection a rule's finding passes admits it (noqa, select, severity); its fixes travel in
-        the diagnostic's data, as a rule's do, for the buffer's version."""
-        uri = path_to_uri(path)
+        selection a rule's finding passes admits it (noqa, select, severity)."""
         root = self._root(path)
         findings = [
             finding
@@ -446,12 +455,15 @@ class AdvisorFeature(LanguageFeature):
             if advised.stale is None
             for finding in self._no_effect_findings(path, advised, root)
         ]
+        return admitted(self.server, findings)
+
+    def _publish(self, path: Path) -> None:
+        """`_shown`'s findings as diagnostics; their fixes travel in the diagnostic's data, as a
+        rule's do, for the buffer's version."""
+        uri = path_to_uri(path)
         document = self.server.document(uri)
         version = document.version if document is not None else None
-        diagnostics = [
-            to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE)
-            for f in admitted(self.server, findings)
-        ]
+        diagnostics = [to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE) for f in self._shown(path)]
         self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
 
     def _why(self, advice: Advice, suggested: PolicyAdvice) -> str:
@@ -604,7 +616,7 @@ def _lens_summary(advice: Advice, current: PolicyAdvice) -> str:
     """The current policy's `PolicyAdvice.summary`, then its step's peak: compiled for a TPU
     (``compiled peak 14.2 GiB, fits v5e-1``), else estimated; then the JAX release and the
     platform of ``advice``'s figures."""
-    parts = [current.summary()]
+    parts = [policy_summary(current)]
     fits = advice.fits(current)
     if fits is not None and advice.target is not None:
         peak = current.compiled.peak_bytes if current.compiled is not None else None

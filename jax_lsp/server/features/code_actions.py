@@ -18,7 +18,13 @@ from jax_lsp.engine import Workspace
 from jax_lsp.engine.fixes import Findings, TextBuffer, fix_until_stable
 from jax_lsp.engine.selection import NOQA_COMMENT
 from jax_lsp.server.diagnostic_data import DiagnosticData
-from jax_lsp.server.diagnostics import FIXING_SOURCES, diagnostic_data, shown, to_diagnostic
+from jax_lsp.server.diagnostics import (
+    FIXING_SOURCES,
+    SELECTED_SOURCES,
+    diagnostic_data,
+    shown,
+    to_diagnostic,
+)
 from jax_lsp.server.documents import split_lines
 from jax_lsp.server.edits import workspace_edit
 from jax_lsp.server.logs import log
@@ -59,7 +65,7 @@ def fix_actions(
 
 def noqa_action(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnostic) -> types.CodeAction | None:
     line_number = diagnostic.range.start.line
-    if line_number >= len(place.lines):
+    if line_number >= len(place.lines) or diagnostic.code is None:
         return None
     line = place.lines[line_number]
     content = line.rstrip("\r\n")
@@ -125,7 +131,9 @@ async def fix_all_action(ls: JaxLanguageServer, place: Place) -> types.CodeActio
     if doc is None or analysis is None:
         return None
     version, text = doc.version, doc.source
-    findings = await ls.checker.findings(place.uri)
+    # the features' findings too (the advisor's JAX191: a safe fix drops one name, which the
+    # agent traced alone; the recheck holds the rules' only, so one such drop a fix-all)
+    findings = [*await ls.checker.findings(place.uri), *ls.features.findings(place)]
     if not any(f.applicable_fix() for f in findings):
         return None
     new_text = await ls.run_analysis(fixed_text, analysis, str(place.key), text, findings)
@@ -155,7 +163,7 @@ async def data_of(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnos
         data.version if data is not None else None,
         place.version,
     )
-    for finding in await ls.checker.findings(place.uri):
+    for finding in [*await ls.checker.findings(place.uri), *ls.features.findings(place)]:
         if finding.code == diagnostic.code and place.range(finding.span) == diagnostic.range:
             return diagnostic_data(ls, place.uri, finding, place.version)
     return None
@@ -171,7 +179,7 @@ async def diagnostics_in_request(
 ) -> list[types.Diagnostic]:
     """Ours among the request's diagnostics; when it names none (eglot at an empty region),
     the findings of the latest check that touch the requested range."""
-    ours = [d for d in params.context.diagnostics if d.source in FIXING_SOURCES]
+    ours = [d for d in params.context.diagnostics if d.source in SELECTED_SOURCES]
     if ours:
         return ours
     findings = await ls.checker.findings(place.uri)
@@ -195,10 +203,11 @@ def register(server: JaxLanguageServer) -> None:
         try:
             if wanted(types.CodeActionKind.QuickFix, only):
                 for diagnostic in await diagnostics_in_request(ls, place, params):
-                    data = await data_of(ls, place, diagnostic)
-                    if data is None:
-                        continue
-                    actions += fix_actions(ls, diagnostic, data)
+                    if diagnostic.source in FIXING_SOURCES:  # the trace's carry no fixes
+                        data = await data_of(ls, place, diagnostic)
+                        if data is None:  # no finding of the current text
+                            continue
+                        actions += fix_actions(ls, diagnostic, data)
                     if (action := noqa_action(ls, place, diagnostic)) is not None:
                         actions.append(action)
             if wanted(FIX_ALL, only) and (action := await fix_all_action(ls, place)) is not None:

@@ -21,7 +21,7 @@ from jax_lsp.core.codes import Family, family_of
 from jax_lsp.core.findings import Position
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.diagnostic_data import TraceData
-from jax_lsp.server.diagnostics import admitted, note_diagnostic, to_diagnostic
+from jax_lsp.server.diagnostics import TRACE_SOURCE, admitted, note_diagnostic, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import HOVER_SEPARATOR, REQUEST_FAILED, LanguageFeature
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
 
 
-SOURCE = "jax-lsp trace"
+SOURCE = TRACE_SOURCE
 COMMAND = "jax-lsp.tracePolicy"
 
 

@@ -1,15 +1,13 @@
 """The advisor's answer: what each policy keeps at one site, as an `Advice`.
 
 `Advice.from_agent` reads the trace agent's answer to an ``advise`` request; `to_contract()` is
-the JSON of `jax-lsp advise --output-format json` (docs/advise.md). Sizes are bytes, read from
-and written for people here (`parse_size`, `format_bytes`). Lines are 1-based, as Python
-numbers them.
+the JSON of `jax-lsp advise --output-format json` (docs/advise.md). Sizes are bytes (`sizes.py`
+reads and writes them for people). Lines are 1-based, as Python numbers them.
 """
 
 from __future__ import annotations
 
 import ast
-import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass
@@ -18,7 +16,7 @@ from typing import Any
 
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted, read_compiled, read_exhausted
 from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun, read_device_runs, read_step_run
-from jax_lsp.trace.compile_target import CompileTarget
+from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, parse_target
 from jax_lsp.trace.result import TraceResult
 
 NAME_BASED = ("save_only_these_names", "save_and_offload_only_these_names")
@@ -31,63 +29,6 @@ REASONS = {
     "offloaded": "offloaded by the policy",
     "default": "kept whatever the policy",
 }
-_SIZE = re.compile(r"^\s*(?P<number>\d+(?:\.\d+)?)\s*(?P<unit>[kmgt]i?b|b)?\s*$", re.IGNORECASE)
-_UNITS = {
-    "b": 1,
-    "kb": 10**3,
-    "mb": 10**6,
-    "gb": 10**9,
-    "tb": 10**12,
-    "kib": 2**10,
-    "mib": 2**20,
-    "gib": 2**30,
-    "tib": 2**40,
-}
-
-
-def parse_size(text: str) -> int:
-    """``24GiB``, ``600000B``, ``1.5 GB``, ``4096`` (bytes) as a number of bytes."""
-    match = _SIZE.match(text)
-    if match is None:
-        raise ValueError(f"{text!r} is not a size: write e.g. 24GiB, 512MiB or 600000B")
-    unit = (match["unit"] or "b").lower()
-    return int(float(match["number"]) * _UNITS[unit])
-
-
-def format_bytes(count: int) -> str:
-    if count < 1024:
-        return f"{count} B"
-    value = float(count)
-    for unit in ("KiB", "MiB", "GiB", "TiB"):
-        value /= 1024
-        if value < 1024 or unit == "TiB":
-            return f"{value:.3g} {unit}" if value < 100 else f"{value:.0f} {unit}"
-    return f"{count} B"  # pragma: no cover
-
-
-def format_flops(count: int | None) -> str:
-    if count is None:
-        return "?"
-    if count == 0:
-        return "0"
-    value = float(count)
-    for unit in ("FLOP", "kFLOP", "MFLOP", "GFLOP", "TFLOP", "PFLOP"):
-        if value < 1000 or unit == "PFLOP":
-            return f"{value:.3g} {unit}" if unit != "FLOP" else f"{count} FLOP"
-        value /= 1000
-    return str(count)  # pragma: no cover
-
-
-def host_traffic(policy: PolicyAdvice) -> str:
-    """``moves 4 MiB to the host and 4 MiB back per step``: what an offloading policy's residuals
-    cost in transfers (each leaves the device in the forward pass and comes back for the
-    backward pass); empty for a policy that offloads nothing."""
-    if not policy.host_bytes:
-        return ""
-    size = format_bytes(policy.host_bytes)
-    return f"moves {size} to the host and {size} back per step"
-
-
 _SHORT_DTYPES = {"bfloat16": "bf16", "float16": "f16", "float32": "f32", "float64": "f64", "int32": "i32"}
 
 
@@ -128,6 +69,7 @@ class Residual:
             "line": self.line,
             "iterations": self.iterations,
             "reason": self.reason,
+            "description": self.description,
             "used_by": None
             if self.used_by is None
             else [{"path": relative(path, root), "line": line} for path, line in self.used_by],
@@ -186,6 +128,9 @@ class Selector:
     current: str | int | None
     keys: tuple[str | int, ...]
 
+    def to_json(self) -> dict[str, Any]:
+        return {"expression": self.expression, "current": self.current, "keys": list(self.keys)}
+
 
 @dataclass(frozen=True)
 class Setting:
@@ -198,7 +143,8 @@ class Setting:
     text: str  # the literal as written, e.g. "'nothing_saveable'"
 
     def to_json(self, root: Path | None) -> dict[str, Any]:
-        return {"path": relative(self.path, root), "line": self.line, "text": self.text}
+        where = {"path": relative(self.path, root), "line": self.line}
+        return {**where, "column": self.column, "end_column": self.end_column, "text": self.text}
 
 
 def setting_name(expression: str) -> str | None:
@@ -217,14 +163,6 @@ def setting_name(expression: str) -> str | None:
     return None
 
 
-NO_EFFECT_REASONS = {  # why a name the policy lists changes nothing (docs/advise.md)
-    "not_produced": "no checkpoint_name of it runs inside the checkpoint",
-    "not_needed": "the backward pass never reads the value it names",
-    "kept_otherwise": "the rest of the policy keeps the same residuals without it",
-    "new_remat": "ignored under jax_remat3 on this release (it keeps what nothing_saveable keeps)",
-}
-
-
 @dataclass(frozen=True)
 class NoEffect:
     """A name the current policy lists that changes nothing: the policy without it keeps the same
@@ -232,17 +170,9 @@ class NoEffect:
 
     name: str
     role: str  # "saved" | "offloaded" | "excluded": the list of the policy that names it
-    reason: str  # a key of NO_EFFECT_REASONS
+    reason: str  # a key of report.NO_EFFECT_REASONS
     tagged_outside: tuple[tuple[str, int], ...]  # (path, line) of its tags outside the checkpoint
     without: str | None  # the site's policy= value without the name, checked to keep the same
-
-    def explain(self, root: Path | None) -> str:
-        """``'mlpwo' (saved): the backward pass never reads the value it names``"""
-        why = NO_EFFECT_REASONS.get(self.reason, self.reason)
-        if self.reason == "not_produced":
-            places = ", ".join(f"{relative(p, root)}:{n}" for p, n in self.tagged_outside)
-            why += f" (tagged outside it at {places})" if places else " (tagged nowhere the example runs)"
-        return f"{self.name!r} ({self.role}): {why}"
 
     def to_json(self, root: Path | None) -> dict[str, Any]:
         return {
@@ -308,20 +238,9 @@ class PolicyAdvice:
         """The device residuals the policy makes the step keep: values computed in the forward pass."""
         return sum(r.bytes for r in self.residuals if r.memory == "device" and not r.held_anyway)
 
-    def summary(self) -> str:
-        """``saves 5 arrays: 2 KiB computed, 4 KiB of arguments (+1 KiB on host) · recomputes 4.3
-        GFLOP``: the residuals, what the policy keeps, what the step holds anyway."""
-        count = len(self.residuals)
-        text = (
-            f"saves {count} array{'s' if count != 1 else ''}: {format_bytes(self.computed_bytes)} computed, "
-            f"{format_bytes(self.argument_bytes)} of arguments"
-        )
-        if self.host_bytes:
-            text += f" (+{format_bytes(self.host_bytes)} on host)"
-        return f"{text} · recomputes {format_flops(self.recompute_flops)}"
-
-    def to_json(self, root: Path | None) -> dict[str, Any]:
-        numbers = {
+    def numbers(self) -> dict[str, int | None]:
+        """Its figures as the contract names them."""
+        return {
             "device_bytes": self.device_bytes,
             "host_bytes": self.host_bytes,
             "argument_bytes": self.argument_bytes,
@@ -329,6 +248,9 @@ class PolicyAdvice:
             "recompute_flops": self.recompute_flops,
             "peak_bytes": self.peak_bytes,
         }
+
+    def to_json(self, root: Path | None) -> dict[str, Any]:
+        numbers = self.numbers()
         data: dict[str, Any] = {
             "policy": self.policy,
             "current": self.current,
@@ -492,9 +414,12 @@ class Advice:
         )
 
     def to_contract(self, root: Path | None, budget: int | None = None) -> dict[str, Any]:
-        """The JSON contract of `jax-lsp advise` (docs/advise.md)."""
+        """The advice's one wire format: the JSON of `jax-lsp advise`, of the editor's commands
+        and of `from_contract` (docs/advise.md); paths relative to ``root`` where inside it."""
         suggested = self.suggest(budget) if budget is not None and self.ok else None
         data: dict[str, Any] = {
+            "status": self.status,
+            "message": self.message,
             "target": {"path": relative(self.path, root), "line": self.line},
             "jax": self.jax_version,
             "platform": self.platform,
@@ -506,18 +431,21 @@ class Advice:
             "suggested": None,
             "notes": list(self.notes),
             "fit_check": self.fit_check.to_json() if self.fit_check is not None else None,
+            "python": self.python,
+            "names": list(self.names),
+            "example": {"spec": self.example} if self.example is not None else None,
+            "duration_s": self.duration_s,
+            "timings": dict(self.timings),
+            "selector": self.selector.to_json() if self.selector is not None else None,
+            "setting": self.setting.to_json(root) if self.setting is not None else None,
+            "setting_note": self.setting_note,
         }
         if self.run is not None:
             data["run"] = self.run.to_json()
         if suggested is not None:
             data["suggested"] = {
                 "policy": suggested.policy,
-                "device_bytes": suggested.device_bytes,
-                "host_bytes": suggested.host_bytes,
-                "argument_bytes": suggested.argument_bytes,
-                "computed_bytes": suggested.computed_bytes,
-                "recompute_flops": suggested.recompute_flops,
-                "peak_bytes": suggested.peak_bytes,
+                **suggested.numbers(),
                 **({"compiled": suggested.compiled.to_json()} if suggested.compiled is not None else {}),
                 "budget": budget,
                 "select": suggested.select.to_json() if suggested.select is not None else None,
@@ -560,7 +488,8 @@ class Advice:
 
     @classmethod
     def from_agent(cls, data: dict[str, Any] | TraceResult, path: str, line: int) -> Advice:
-        """Build from the agent's answer; malformed parts become empty, never raise."""
+        """Build from the agent's answer (`from_contract`); malformed parts become empty, never
+        raise."""
         if isinstance(data, TraceResult):  # the agent died, timed out or could not start
             return cls.failure(
                 data.status.value,
@@ -572,26 +501,55 @@ class Advice:
                 error_path=path,
                 error_line=line,
             )
+        return cls.from_contract(_in_contract_words(data), path, line)
+
+    @classmethod
+    def from_contract(
+        cls, data: dict[str, Any], path: str = "", line: int = 0, root: Path | None = None
+    ) -> Advice:
+        """Read `to_contract`'s JSON (its paths relative to ``root``) or the agent's answer
+        in the same words; ``path`` and ``line`` where it names no target."""
         error, target, example = (_table(data, key) for key in ("error", "target", "example"))
+        setting = _table(data, "setting")
+        compile_target = _table(data, "compile_target")
+        fit_check = _table(data, "fit_check")
         return cls(
             status=str(data.get("status") or "error"),
             message=str(data.get("message") or ""),
-            path=str(target.get("path") or path),
+            path=_absolute(target.get("path"), root) or path,
             line=_int(target.get("line")) or line,
-            jax_version=data.get("jax_version"),
+            jax_version=data.get("jax"),
             platform=data.get("platform"),
             python=data.get("python"),
-            policies=tuple(_policy(raw) for raw in data.get("policies") or () if isinstance(raw, dict)),
+            policies=tuple(_policy(raw, root) for raw in data.get("policies") or () if isinstance(raw, dict)),
             names=tuple(str(n) for n in data.get("names") or ()),
             example=example.get("spec"),
-            error_path=error.get("path") or (None if data.get("status") == "ok" else path),
+            error_path=_absolute(error.get("path"), root) or (None if data.get("status") == "ok" else path),
             error_line=_int(error.get("line")),
             duration_s=data.get("duration_s"),
             timings=tuple(_table(data, "timings").items()),
             selector=_selector(_table(data, "selector")),
+            setting=_setting(setting, root) if setting else None,
+            setting_note=data.get("setting_note") if isinstance(data.get("setting_note"), str) else None,
             notes=tuple(n for n in data.get("notes") or () if isinstance(n, str)),
+            target=_compile_target(compile_target) if compile_target else None,
             run=read_device_runs(data.get("run")),
+            fit_check=FitCheck(
+                tuple(map(str, fit_check.get("policies") or ())), float(fit_check.get("seconds") or 0)
+            )
+            if fit_check
+            else None,
         )
+
+
+def _in_contract_words(answer: dict[str, Any]) -> dict[str, Any]:
+    """The agent's answer as the contract words it: the agent's protocol (a trace's too) names
+    JAX's release ``jax_version`` and a candidate's error ``{message, path, line}``."""
+    policies = [
+        {**raw, "error": _table(raw, "error").get("message")} if isinstance(raw, dict) else raw
+        for raw in answer.get("policies") or ()
+    ]
+    return {**answer, "jax": answer.get("jax_version"), "policies": policies}
 
 
 def _table(data: dict[str, Any], key: str) -> dict[str, Any]:
@@ -603,7 +561,7 @@ def _int(value: Any) -> int | None:
     return value if isinstance(value, int) and not isinstance(value, bool) else None
 
 
-def _residual(raw: dict[str, Any]) -> Residual:
+def _residual(raw: dict[str, Any], root: Path | None) -> Residual:
     return Residual(
         shape=tuple(int(d) for d in raw.get("shape") or ()),
         dtype=str(raw.get("dtype") or ""),
@@ -611,20 +569,20 @@ def _residual(raw: dict[str, Any]) -> Residual:
         memory="host" if raw.get("memory") == "host" else "device",
         kind=raw["kind"] if raw.get("kind") in KINDS else "computed",
         name=raw.get("name") if isinstance(raw.get("name"), str) else None,
-        path=raw.get("path") if isinstance(raw.get("path"), str) else None,
+        path=_absolute(raw.get("path"), root),
         line=_int(raw.get("line")),
         iterations=_int(raw.get("iterations")),
         description=str(raw.get("description") or ""),
         reason=raw["reason"] if raw.get("reason") in REASONS else None,
-        used_by=_lines(raw.get("used_by")),
+        used_by=_lines(raw.get("used_by"), root),
     )
 
 
-def _lines(raw: Any) -> tuple[tuple[str, int], ...] | None:
+def _lines(raw: Any, root: Path | None) -> tuple[tuple[str, int], ...] | None:
     if not isinstance(raw, list):
         return None
     return tuple(
-        (item["path"], item["line"])
+        (_absolute(item["path"], root) or "", item["line"])
         for item in raw
         if isinstance(item, dict) and isinstance(item.get("path"), str) and _int(item.get("line")) is not None
     )
@@ -649,7 +607,7 @@ def _select(raw: Any) -> Select | None:
     return Select(key, raw["expression"]) if key is not None else None
 
 
-def _policy(raw: dict[str, Any]) -> PolicyAdvice:
+def _policy(raw: dict[str, Any], root: Path | None) -> PolicyAdvice:
     error = raw.get("error")
     return PolicyAdvice(
         policy=str(raw.get("policy") or ""),
@@ -657,8 +615,8 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         device_bytes=_int(raw.get("device_bytes")) or 0,
         host_bytes=_int(raw.get("host_bytes")) or 0,
         recompute_flops=_int(raw.get("recompute_flops")),
-        residuals=tuple(_residual(r) for r in raw.get("residuals") or () if isinstance(r, dict)),
-        error=(error.get("message") if isinstance(error, dict) else None),
+        residuals=tuple(_residual(r, root) for r in raw.get("residuals") or () if isinstance(r, dict)),
+        error=error if isinstance(error, str) else None,
         select=_select(raw.get("select")),
         peak_bytes=_int(raw.get("peak_bytes")),
         compiled=read_compiled(raw.get("compiled")),
@@ -667,18 +625,20 @@ def _policy(raw: dict[str, Any]) -> PolicyAdvice:
         exhausted=read_exhausted(raw.get("exhausted")),
         compile_stopped=raw["compile_stopped"] if isinstance(raw.get("compile_stopped"), str) else None,
         run=read_step_run(raw.get("run")),
-        no_effect=tuple(_no_effect(n) for n in raw.get("no_effect") or () if isinstance(n, dict)),
+        no_effect=tuple(_no_effect(n, root) for n in raw.get("no_effect") or () if isinstance(n, dict)),
     )
 
 
-def _no_effect(raw: dict[str, Any]) -> NoEffect:
+def _no_effect(raw: dict[str, Any], root: Path | None) -> NoEffect:
     places = (p for p in raw.get("tagged_outside") or () if isinstance(p, dict))
     return NoEffect(
         name=str(raw.get("name") or ""),
         role=str(raw.get("role") or ""),
         reason=str(raw.get("reason") or ""),
         tagged_outside=tuple(
-            (p["path"], p["line"]) for p in places if isinstance(p.get("path"), str) and _int(p.get("line"))
+            (_absolute(p["path"], root) or "", p["line"])
+            for p in places
+            if isinstance(p.get("path"), str) and _int(p.get("line"))
         ),
         without=raw.get("without") if isinstance(raw.get("without"), str) else None,
     )
@@ -692,3 +652,27 @@ def relative(path: str | None, root: Path | None) -> str | None:
         return Path(path).resolve().relative_to(root.resolve()).as_posix()
     except ValueError:
         return path
+
+
+def _absolute(path: Any, root: Path | None) -> str | None:
+    """A contract's ``path`` (`relative`) as the file's own path again."""
+    if not isinstance(path, str):
+        return None
+    if root is None or Path(path).is_absolute():
+        return path
+    return str(root.resolve() / path)
+
+
+def _setting(raw: dict[str, Any], root: Path | None) -> Setting | None:
+    where, text = _absolute(raw.get("path"), root), raw.get("text")
+    line, column, end = (_int(raw.get(key)) for key in ("line", "column", "end_column"))
+    if where is None or not isinstance(text, str) or line is None or column is None or end is None:
+        return None
+    return Setting(where, line, column, end, text)
+
+
+def _compile_target(raw: dict[str, Any]) -> CompileTarget | None:
+    try:
+        return parse_target(str(raw.get("name")), str(raw.get("source")))
+    except CompileTargetError:
+        return None

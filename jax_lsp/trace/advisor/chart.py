@@ -17,8 +17,9 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, format_bytes, format_flops
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
 from jax_lsp.trace.advisor.report import heading, policy_label
+from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
 
 _PLOT_LEFT, _PLOT_TOP, _PLOT_WIDTH, _PLOT_HEIGHT = 96, 64, 380, 300
 _LABEL_GAP = 36  # from the plot's right edge to the label column

@@ -11,7 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import REASONS, Residual, format_bytes, grouped, relative
+from jax_lsp.trace.advisor.advice import REASONS, Residual, grouped, relative
+from jax_lsp.trace.advisor.sizes import format_bytes
 
 
 @dataclass(frozen=True)

@@ -12,11 +12,12 @@ from __future__ import annotations
 import os
 import re
 from concurrent.futures import Future
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
-from jax_lsp.trace.advisor.advice import Advice, relative
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.runs import DeviceRuns, read_step_run
 from jax_lsp.trace.advisor.setting import with_setting
 from jax_lsp.trace.compile_target import CompileTarget
 from jax_lsp.trace.options import TraceOptions
@@ -102,15 +103,13 @@ def advise(
     run each candidate's step on the local accelerator (`--run`, `_run_each`)."""
     options = options or TraceOptions()
     params = _advise_params(path, line, column, **site)
-    answer = service.submit(
-        "advise", params, options, interpreter=interpreter, cwd=params["root"], answer=_as_is
-    ).result()
-    if isinstance(answer, dict) and answer.get("status") == "ok":
-        if compile:
-            _compile_each(service, answer, {**params, **_target_params(target)}, options, interpreter)
-        if run:
-            _run_each(service, answer, params, options.for_compile(), interpreter)
-    return _advice(answer, params, target if compile else None)
+    request = _Request(service, params, interpreter)
+    advice = Advice.from_agent(request.ask(options).result(), params["path"], params["line"])
+    if advice.ok and compile:
+        advice = _compile_each(request, advice, options, target)
+    if advice.ok and run:
+        advice = _run_each(request, advice, options.for_compile())
+    return with_setting(replace(advice, target=target if compile else None), Path(params["root"]))
 
 
 def advise_and_run(
@@ -155,15 +154,31 @@ def _advice(
     return with_setting(advice, Path(params["root"]))
 
 
+@dataclass(frozen=True)
+class _Request:
+    """One site's ``advise`` request: the service it goes through and what it asks."""
+
+    service: TraceService
+    params: dict[str, Any]
+    interpreter: str | None
+
+    def ask(self, options: TraceOptions, device: bool = False, **more: Any) -> Future:
+        """Send it, with ``more`` params; the future's result is the agent's answer as it came."""
+        params = {**self.params, **more}
+        job = self.service.submit(
+            "advise",
+            params,
+            options,
+            interpreter=self.interpreter,
+            cwd=params["root"],
+            answer=_as_is,
+            device=device,
+        )
+        return job.future
+
+
 def _as_is(answer: dict | TraceResult) -> dict | TraceResult:
     return answer
-
-
-def _failure(answer: dict | TraceResult) -> tuple[str, str]:
-    """The status and message of an answer that is not ok: the agent's, or the service's."""
-    if isinstance(answer, TraceResult):
-        return answer.status.value, answer.message
-    return str(answer.get("status")), str(answer.get("message"))
 
 
 # The compiles in flight at once: two, as the advise child and its worker trace on two CPUs.
@@ -171,58 +186,45 @@ COMPILES_IN_FLIGHT = 2
 
 
 def _compile_each(
-    service: TraceService,
-    answer: dict[str, Any],
-    params: dict[str, Any],
-    options: TraceOptions,
-    interpreter: str | None,
-) -> None:
-    """Add to each entry of ``answer`` (an ok advise's) its compiled step (``compiled``,
-    ``compile_s``, ``estimate_error``), or why there is none (``compile_error``, and
-    ``compile_stopped`` where the compile's process was stopped: ``memory``, ``timeout``...).
-    Each candidate is compiled in a child of its own, which traces the example again (from the
-    agent's warm imports) and the candidate; a JAX rejection is compiled by none."""
-    entries = answer.get("policies") or []
-    indices = [i for i, entry in enumerate(entries) if isinstance(entry, dict) and not entry.get("error")]
+    request: _Request, advice: Advice, options: TraceOptions, target: CompileTarget | None
+) -> Advice:
+    """``advice`` (an ok one) with each candidate's compiled step (``compiled``, ``compile_s``),
+    or why there is none (``compile_error``, and ``compile_stopped`` where the compile's process
+    was stopped: ``memory``, ``timeout``...), and the compiles' notes. Each candidate is compiled
+    in a child of its own, which traces the example again (from the agent's warm imports) and
+    the candidate; a JAX rejection is compiled by none."""
+    policies, notes = list(advice.policies), list(advice.notes)
+    indices = [i for i, policy in enumerate(policies) if policy.error is None]
     compile_options = options.for_compile()
     for start in range(0, len(indices), COMPILES_IN_FLIGHT):
-        running: list[tuple[int, Future]] = []
-        for index in indices[start : start + COMPILES_IN_FLIGHT]:
-            job = service.submit(
-                "advise",
-                {**params, "compile": True, "only": index},
-                compile_options,
-                interpreter=interpreter,
-                cwd=params["root"],
-                answer=_as_is,
-            )
-            running.append((index, job.future))
+        running = [
+            (index, request.ask(compile_options, compile=True, only=index, **_target_params(target)))
+            for index in indices[start : start + COMPILES_IN_FLIGHT]
+        ]
         for index, future in running:
-            compiled = future.result()
-            entries[index].update(_compiled(compiled, entries[index], compile_options))
-            _add_notes(answer, compiled)
+            compiled = Advice.from_agent(future.result(), advice.path, advice.line)
+            policies[index] = _compiled(compiled, policies[index], compile_options)
+            notes.extend(note for note in compiled.notes if note not in notes)
+    return replace(advice, policies=tuple(policies), notes=tuple(notes))
 
 
-COMPILED_KEYS = ("compiled", "compile_s", "estimate_error", "compile_error", "exhausted")
-
-
-def _add_notes(answer: dict[str, Any], compiled: dict | TraceResult) -> None:
-    """The notes of a candidate's compile (libtpu missing for a TPU target...) in ``answer``'s,
-    each once."""
-    notes = answer.setdefault("notes", [])
-    if isinstance(compiled, dict):
-        notes.extend(note for note in compiled.get("notes") or () if note not in notes)
-
-
-def _compiled(answer: dict | TraceResult, entry: dict[str, Any], options: TraceOptions) -> dict[str, Any]:
-    """The compile's keys for ``entry`` from one candidate's compile ``answer``."""
-    if isinstance(answer, dict) and answer.get("status") == "ok":
-        [compiled] = answer.get("policies") or [{}]
-        if compiled.get("policy") == entry.get("policy"):
-            return {key: compiled[key] for key in COMPILED_KEYS if key in compiled}
-        return {"compiled": None, "compile_error": "the candidates changed while it compiled: advise again"}
-    status, message = _failure(answer)
-    return {"compiled": None, "compile_stopped": status, "compile_error": _stopped(status, message, options)}
+def _compiled(compiled: Advice, entry: PolicyAdvice, options: TraceOptions) -> PolicyAdvice:
+    """``entry`` with what one candidate's compile, ``compiled``, said of its step."""
+    if not compiled.ok:
+        error = _stopped(compiled.status, compiled.message, options)
+        return replace(entry, compiled=None, compile_stopped=compiled.status, compile_error=error)
+    [alone] = compiled.policies or [None]
+    if alone is None or alone.policy != entry.policy:
+        return replace(
+            entry, compiled=None, compile_error="the candidates changed while it compiled: advise again"
+        )
+    return replace(
+        entry,
+        compiled=alone.compiled,
+        compile_s=alone.compile_s,
+        compile_error=alone.compile_error,
+        exhausted=alone.exhausted,
+    )
 
 
 def _stopped(status: str, message: str, options: TraceOptions) -> str:
@@ -243,35 +245,17 @@ NO_ACCELERATOR = "no accelerator here: the steps ran on the CPU"
 BUSY = "the TPU is in use by another process: nothing ran on it"
 
 
-def _run_each(
-    service: TraceService,
-    answer: dict[str, Any],
-    params: dict[str, Any],
-    options: TraceOptions,
-    interpreter: str | None,
-) -> None:
-    """Add to each entry of ``answer`` (an ok advise's) its ``run`` on the local accelerator, and
-    to ``answer`` the ``run`` of them all (``platform``, ``device``, and a ``note`` where they did
-    not run on an accelerator). One request, in the agent started with the user's environment:
-    its child opens the device once for every candidate, and gives it back as it exits."""
-    ran = service.submit(
-        "advise",
-        {**params, "run": True},
-        options,
-        interpreter=interpreter,
-        cwd=params["root"],
-        answer=_as_is,
-        device=True,
-    ).result()
-    if isinstance(ran, dict) and ran.get("status") == "ok":
-        runs = {r.get("policy"): r for r in ran.get("runs") or () if isinstance(r, dict)}
-        for entry in answer.get("policies") or ():
-            if isinstance(entry, dict) and entry.get("policy") in runs:
-                entry["run"] = runs[entry["policy"]]
-        platform = ran.get("platform")
-        note = NO_ACCELERATOR if platform == "cpu" else None
-        answer["run"] = {"platform": platform, "device": ran.get("device"), "note": note}
-        return
-    status, message = _failure(ran)
-    note = BUSY if status == "device_busy" else f"nothing ran on the device: {message}"
-    answer["run"] = {"platform": None, "device": None, "note": note}
+def _run_each(request: _Request, advice: Advice, options: TraceOptions) -> Advice:
+    """``advice`` (an ok one) with each candidate's ``run`` on the local accelerator, and the
+    ``run`` of them all (``platform``, ``device``, and a ``note`` where they did not run on an
+    accelerator). One request, in the agent started with the user's environment: its child
+    opens the device once for every candidate, and gives it back as it exits."""
+    answer = request.ask(options, device=True, run=True).result()
+    ran = Advice.from_agent(answer, advice.path, advice.line)
+    if not ran.ok:
+        why = BUSY if ran.status == "device_busy" else f"nothing ran on the device: {ran.message}"
+        return replace(advice, run=DeviceRuns(None, None, why))
+    runs = {r.get("policy"): read_step_run(r) for r in answer.get("runs") or () if isinstance(r, dict)}
+    policies = tuple(replace(p, run=runs[p.policy]) if p.policy in runs else p for p in advice.policies)
+    note = NO_ACCELERATOR if ran.platform == "cpu" else None
+    return replace(advice, policies=policies, run=DeviceRuns(ran.platform, answer.get("device"), note))

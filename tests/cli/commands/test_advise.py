@@ -29,11 +29,10 @@ from jax_lsp.trace.advisor.advice import (
     Compiled,
     PolicyAdvice,
     Residual,
-    host_traffic,
-    parse_size,
     relative,
 )
-from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.report import format_markdown, host_traffic
+from jax_lsp.trace.advisor.sizes import parse_size
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
 from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, descendants, line_of
 
@@ -43,17 +42,34 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 pytest.importorskip("jax")
 
 MLP = ADVISOR_FIXTURES / "mlp.py"
-TOP = {"target", "jax", "platform", "compile_target", "policies", "suggested", "notes", "fit_check"}
+TOP = {"status", "message", "target", "jax", "platform", "compile_target", "policies", "suggested", "notes"}
+TOP |= {
+    "fit_check",
+    "python",
+    "names",
+    "example",
+    "duration_s",
+    "timings",
+    "selector",
+    "setting",
+    "setting_note",
+}
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops", "peak_bytes"}
 COMPILED = {"compiled", "estimate_error", "compile_s"}  # what --compile adds to each entry
 POLICY = {"policy", "current", "residuals", "select", "same_as", "no_effect", *NUMBERS}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
-RESIDUAL |= {"reason", "used_by", "group"}
+RESIDUAL |= {"reason", "description", "used_by", "group"}
 
 
 def _json(cli, capsys, *argv):
     code = cli(["advise", *argv, "--output-format", "json"])
     return code, json.loads(capsys.readouterr().out)
+
+
+def _read_back(data, root, budget):
+    """``data`` read into the one type and written again, as JSON."""
+    advice = Advice.from_contract(data, root=root)
+    return json.loads(json.dumps(advice.to_contract(root, budget)))
 
 
 def _is_int(value):
@@ -138,6 +154,14 @@ def test_the_json_contract(plotted):
     assert any(p["device_bytes"] > 6000 for p in fitting)
 
 
+def test_the_json_reads_back_into_the_advice_it_was_written_from(plotted):
+    _, data, _ = plotted
+    assert _read_back(data, ADVISOR_FIXTURES, 6000) == data
+    advice = Advice.from_contract(data, root=ADVISOR_FIXTURES)
+    assert advice.path == str(MLP.resolve()) and advice.example == "mlp.py:example"
+    assert advice.fit_check is not None and advice.fit_check.policies == tuple(data["fit_check"]["policies"])
+
+
 def test_a_budget_no_policy_fits_exits_1(cli, capsys):
     site = f"{MLP}:{line_of(MLP)}"
     code, data = _json(
@@ -159,6 +183,10 @@ def test_a_site_that_cannot_be_advised_exits_2_with_its_error(cli, capsys):
     code, data = _json(cli, capsys, f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:nowhere")
     assert code == 2
     assert data["policies"] == [] and data["error"]["status"] == "example_error"
+    root = project_root(MLP, [])
+    assert _read_back(data, root, None) == data
+    failed = Advice.from_contract(data, root=root)
+    assert (failed.ok, failed.status, failed.message) == (False, "example_error", data["error"]["message"])
 
 
 def test_chosen_policies_and_the_table(cli, capsys):
@@ -528,9 +556,12 @@ def test_a_policy_chosen_by_a_key_suggests_the_key(
     assert code == 0
     suggested = data["suggested"]
     assert suggested["select"] == select
-    assert suggested["setting"] == {**setting, "line": suggested["setting"]["line"]}
+    found = suggested["setting"]
+    assert {key: found[key] for key in setting} == setting
     written = (tmp_path / setting["path"]).read_text(encoding="utf-8").splitlines()
-    assert setting["text"] in written[suggested["setting"]["line"] - 1]
+    assert written[found["line"] - 1][found["column"] : found["end_column"]] == setting["text"]
+    assert data["setting"] == found and data["selector"]["expression"] == select["expression"]
+    assert _read_back(data, tmp_path, parse_size(budget)) == data
     chosen = next(p for p in data["policies"] if p["policy"] == suggested["policy"])
     assert chosen["select"] == select
 

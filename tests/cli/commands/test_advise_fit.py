@@ -11,7 +11,7 @@ import json
 import pytest
 
 from jax_lsp.cli.output.advisor_table import TABLE_WIDTH
-from jax_lsp.trace.advisor.advice import parse_size
+from jax_lsp.trace.advisor.sizes import parse_size
 from tests.agent import ADVISOR_FIXTURES, line_of, skip_unless_agent_runs_this_jax
 
 pytest.importorskip("jax")

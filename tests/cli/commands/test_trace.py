@@ -283,3 +283,23 @@ def test_check_with_trace_reads_noqa_and_severity_of_jax190(run_here, write, tmp
     assert warned.returncode == 1, warned.stdout + warned.stderr
     found = sorted((f["code"], f["severity"]) for f in json.loads(warned.stdout))
     assert found == [("JAX101", "error"), ("JAX190", "warning")]
+
+
+def test_the_trace_commands_notes_pass_noqa_ignore_and_severity(run_here, write, tmp_path):
+    """`jax-lsp trace` shows the trace's findings as `check` does: `# noqa: JAX190` on the
+    reported line or `ignore` hides JAX190; `[tool.jax-lsp.severity]` sets its severity."""
+
+    def jax190(*extra):
+        proc = run_here("trace", "model.py", "--output-format", "json", *extra, cwd=tmp_path)
+        [report] = json.loads(proc.stdout)
+        return proc.returncode, [(n["line"], n["severity"]) for n in report["notes"] if n["code"] == "JAX190"]
+
+    write("model.py", REJECTED_UNPREDICTED)
+    assert jax190() == (1, [(5, "error")])
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp.severity]\nJAX190 = "warning"\n')
+    assert jax190() == (1, [(5, "warning")])
+    (tmp_path / "pyproject.toml").write_text('[tool.jax-lsp]\nignore = ["JAX190"]\n')
+    assert jax190() == (0, [])
+    (tmp_path / "pyproject.toml").unlink()
+    write("model.py", REJECTED_UNPREDICTED.replace("== 1\n", "== 1  # noqa: JAX190\n"))
+    assert jax190() == (0, [])

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import asyncio
 import glob
+import json
 import shutil
-import time
 from pathlib import Path
 from xml.etree import ElementTree
 
@@ -13,11 +13,18 @@ import pytest
 from lsprotocol import types
 
 from jax_lsp.core.jax_facts import facts_for, installed_jax_version
-from jax_lsp.trace.advisor.advice import format_bytes
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.compile_target import local_target
 from tests.advisor_reference import saved_residuals
-from tests.agent import ADVISOR_FIXTURES, descendants, grew, needs_linux, needs_tpu, shrank_to
-from tests.server.lsp_harness import apply_text_edits, position_of, start_session
+from tests.agent import ADVISOR_FIXTURES, descendants, needs_linux, needs_tpu, shrank_to
+from tests.server.lsp_harness import (
+    apply_text_edits,
+    cancel_ends_its_child,
+    position_of,
+    start_session,
+    until,
+)
 
 pytest.importorskip("jax")
 # runs the trace agent under real JAX; reads /proc; one server (and agent) per profile for the
@@ -29,21 +36,8 @@ COMPARE = "jax-lsp.comparePolicies"
 RUN = "jax-lsp.runPolicies"
 
 
-async def _until(check, seconds=60.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.1)
-    raise AssertionError("timed out")
-
-
 async def _advise_lenses(session, uri):
-    result = await session.client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
-    )
-    return [lens for lens in result or [] if lens.command.command in (ADVISE, COMPARE)]
+    return await session.code_lenses(uri, ADVISE, COMPARE)
 
 
 def _execute(session, command, arguments):
@@ -65,7 +59,7 @@ async def _open_and_advise(session, name, text):
     """Open ``name`` holding ``text`` and run its site's "Advise policy" lens: (uri, the advice)."""
     uri = session.write(name, text)
     session.open(name)
-    [lens] = await _until(lambda: _advise_lenses(session, uri))
+    [lens] = await until(lambda: _advise_lenses(session, uri))
     return uri, await _execute(session, ADVISE, lens.command.arguments)
 
 
@@ -90,12 +84,16 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
     advise = {"budget": "6KiB", "target": "cpu"}
     async with server.in_folder(tmp_path, configuration={"advise": advise}) as session:
         uri = _model(session, text)
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         site = position_of(text, "jax.checkpoint_policies.everything_saveable", session.encoding)
         assert (lens.range.start, lens.command.title) == (site, "Advise policy")
 
         result = await _execute(session, ADVISE, lens.command.arguments)
         assert result["target"]["path"] == "mlp.py" and result["platform"] == "cpu"
+        # what the editor receives is the one wire format: it reads back into the advice
+        advice = Advice.from_contract(result, root=tmp_path)
+        assert advice.path == str(tmp_path.resolve() / "mlp.py") and advice.ok
+        assert json.loads(json.dumps(advice.to_contract(tmp_path, 6 * 1024))) == result
         current = next(p for p in result["policies"] if p["current"])
         assert current["policy"] == "jax.checkpoint_policies.everything_saveable"
 
@@ -103,7 +101,7 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
             found = await _advise_lenses(session, uri)
             return found if found and found[0].command.command == COMPARE else None
 
-        [lens] = await _until(advised)
+        [lens] = await until(advised)
         title = (
             "saves 8 arrays: 4 KiB computed, 4.5 KiB of arguments · recomputes 0 · peak (est.) 7 KiB"
             f" · jax {installed_jax_version(None)}, cpu · Compare policies"
@@ -162,7 +160,7 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
         compile(fixed, "mlp.py", "exec")
 
         # the site's lines changed (the policy is now on a line of its own): the lens there asks again
-        [lens] = await _until(
+        [lens] = await until(
             lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy again")), 20
         )
         assert lens.range.start.line == site.line + 1
@@ -178,7 +176,7 @@ async def test_a_site_without_an_example_says_how_to_give_one(server, tmp_path):
     text = _mlp(comment=False)
     async with server.in_folder(tmp_path) as session:
         uri = _model(session, text)
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         assert lens.command.title == "Advise policy: give an example (see docs/advise.md)"
         result = await _execute(session, ADVISE, lens.command.arguments)
         assert result["error"]["status"] == "no_example"
@@ -193,7 +191,7 @@ async def test_run_policies_runs_each_candidate_on_this_machines_device(server, 
     """`jax-lsp.runPolicies` is `advise --run`: here, with no accelerator, on the CPU, and it says so."""
     async with server.in_folder(tmp_path) as session:
         uri = _model(session, _mlp())
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         result = await _execute(session, RUN, lens.command.arguments)
     advice = result["advice"]
     note = "no accelerator here: the steps ran on the CPU"
@@ -211,7 +209,7 @@ async def test_an_example_from_pyproject_and_on_save(server, tmp_path):
         session.client.text_document_did_save(
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
         )
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         assert lens.command.title.startswith("saves 5 arrays: 1.5 KiB computed, 4.5 KiB of arguments")
 
 
@@ -248,7 +246,7 @@ async def test_nothing_is_advised_without_a_request(tmp_path):
     before = descendants()
     async with start_session("neovim", tmp_path) as session:
         uri = _model(session, _mlp())
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         session.client.text_document_did_save(
             types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
         )
@@ -264,10 +262,10 @@ async def test_advice_moves_with_its_lines(server, tmp_path):
     text = _mlp()
     async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "mlp.py", text)
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         line = lens.range.start.line
         session.change(uri, types.Position(0, 0), types.Position(0, 0), "# one\n# two\n")
-        [moved] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [moved] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         assert moved.range.start.line == line + 2
         hints = await session.client.text_document_inlay_hint_async(
             types.InlayHintParams(
@@ -287,7 +285,7 @@ async def test_a_loops_layers_are_one_hint_whose_tooltip_says_why(server, tmp_pa
     text = text.replace("dots_saveable)", "dots_saveable)  # jax-lsp: example=loop.py:example", 1)
     async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "loop.py", text)
-        await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         hints = await session.client.text_document_inlay_hint_async(
             types.InlayHintParams(
                 text_document=types.TextDocumentIdentifier(uri),
@@ -316,7 +314,7 @@ async def test_cancel_request_kills_the_run(tmp_path):
     before = descendants()
     async with start_session("neovim", tmp_path) as session:
         uri = _model(session, text)
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
 
         async def agent_ready():  # the trace's lens names jax once the agent is up and idle
             result = await session.client.text_document_code_lens_async(
@@ -324,19 +322,15 @@ async def test_cancel_request_kills_the_run(tmp_path):
             )
             return any("(jax " in lens.command.title for lens in result or [])
 
-        await _until(agent_ready)
+        await until(agent_ready)
         family = descendants() - before
         future = session.client.protocol.send_request(
             types.WORKSPACE_EXECUTE_COMMAND,
             types.ExecuteCommandParams(command=ADVISE, arguments=lens.command.arguments),
             msg_id="advise-1",
         )
-        await _until(grew(before, family, 1), 30)  # the advise's child is running
-        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="advise-1"))
-        with pytest.raises(Exception, match="cancel"):
-            await asyncio.wait_for(asyncio.wrap_future(future), 10)
-        await _until(shrank_to(before, family), 10)
-    await _until(shrank_to(before, set()), 10)
+        await cancel_ends_its_child(session, future, "advise-1", before, family)
+    await until(shrank_to(before, set()), 10)
 
 
 def _within(result, budget):
@@ -378,7 +372,7 @@ async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(server, tmp
         ):
             uri, result = await _open_and_advise(session, name, text)
             assert result["suggested"]["select"] is not None, result["suggested"]
-            [action] = await _until(
+            [action] = await until(
                 lambda uri=uri, text=text, needle=needle: _quick_fixes(session, uri, text, needle)
             )
             if name == "model.py":
@@ -419,7 +413,7 @@ async def test_a_policy_chosen_by_getattr_is_fixed_at_the_field_in_the_same_file
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "100KiB"}}) as session:
         uri, result = await _open_and_advise(session, "vit.py", text)
         line = result["suggested"]["setting"]["line"]
-        [action] = await _until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
+        [action] = await until(lambda: _quick_fixes(session, uri, text, "# jax-lsp: example"))
         assert (
             action.title
             == f"Use the suggested policy: set remat_policy to 'dots_saveable' (vit.py:{line}) "
@@ -458,7 +452,7 @@ async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "64KiB"}}) as session:
         uri = session.write("block.py", NO_POLICY)
         session.open("block.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         site = position_of(NO_POLICY, "jax.checkpoint  #", session.encoding)
         assert (lens.range.start, lens.command.title) == (site, "Advise policy (none given: JAX's default)")
         result = await _execute(session, ADVISE, lens.command.arguments)
@@ -466,12 +460,12 @@ async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion
         assert (current["policy"], result["target"]["line"]) == ("None", 5)
         nothing = next(p for p in result["policies"] if p["policy"].endswith(".nothing_saveable"))
         assert current["residuals"] == nothing["residuals"]
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         compared = await _execute(session, COMPARE, lens.command.arguments)
         assert "| current | `None (default: nothing_saveable)` |" in compared["markdown"]
 
         suggested = compared["advice"]["suggested"]["policy"]
-        [action] = await _until(lambda: _quick_fixes(session, uri, NO_POLICY, "jax.checkpoint  #"))
+        [action] = await until(lambda: _quick_fixes(session, uri, NO_POLICY, "jax.checkpoint  #"))
         fixed = session.apply(action, uri)
         assert fixed == NO_POLICY.replace("import jax\n", "import functools\nimport jax\n", 1).replace(
             "@jax.checkpoint  #", f"@functools.partial(jax.checkpoint, policy={suggested})  #"
@@ -542,6 +536,22 @@ async def test_a_name_that_changes_nothing_is_a_warning_with_exact_fixes(server,
 
 
 @pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_fix_all_drops_a_name_that_changes_nothing_and_never_switches_the_policy(server, tmp_path):
+    """Fix-all applies JAX191's safe fix as a rule's: one name dropped (each was traced to change
+    nothing alone, not together); the unsafe switch to another policy is left to the user."""
+    text = _no_effect_model()
+    names = ("decoder_layer_input", "mlpwo", "query_proj")  # each changes nothing
+    async with server.in_folder(tmp_path) as session:
+        uri, _ = await _open_and_advise(session, "no_effect.py", text)
+        await session.eventually(uri, lambda ds: any(d.code == "JAX191" for d in ds))
+        [fix_all] = await session.code_actions(uri, [], only=["source.fixAll.jax-lsp"])
+        fixed = session.apply(fix_all, uri)
+        policy = fixed.split("save_and_offload_only_these_names(")[1].split("\n    ),")[0]
+        assert [name for name in names if f'"{name}"' not in policy] == ["decoder_layer_input"], policy
+        assert 'names_which_can_be_saved=["mlpwi", "mlpwo"],' in policy
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
 async def test_noqa_on_the_sites_line_hides_its_jax191(server, tmp_path):
     text = _no_effect_model("  # noqa: JAX191")
     async with server.in_folder(tmp_path) as session:
@@ -602,7 +612,7 @@ async def test_on_a_tpu_the_lens_shows_the_compiled_peak_for_the_chip(server, tm
     chip = local_target()
     async with server.in_folder(tmp_path) as session:  # the defaults
         uri = _model(session, _mlp())
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         result = await _execute(session, ADVISE, lens.command.arguments)
         assert result["platform"] == "cpu" and result["compile_target"]["name"] == chip.name
         assert all(p.get("error") is None for p in result["policies"]), result["policies"]
@@ -611,6 +621,6 @@ async def test_on_a_tpu_the_lens_shows_the_compiled_peak_for_the_chip(server, tm
             found = await _advise_lenses(session, uri)
             return found if found and "compiled peak" in found[0].command.title else None
 
-        [lens] = await _until(compiled, 300)
+        [lens] = await until(compiled, 300)
         assert f"fits {chip.name}" in lens.command.title, lens.command.title
         print(lens.command.title)

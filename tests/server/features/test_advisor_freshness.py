@@ -14,10 +14,9 @@ from tests.server.features.test_advisor import (
     _mlp,
     _open_and_advise,
     _quick_fixes,
-    _until,
     _until_title,
 )
-from tests.server.lsp_harness import position_of
+from tests.server.lsp_harness import position_of, until
 
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
@@ -60,7 +59,7 @@ async def test_an_edit_of_the_site_makes_the_advice_stale_and_the_save_advises_a
     text = _mlp()
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "6KiB"}}) as session:
         uri, _ = await _open_and_advise(session, "mlp.py", text)
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         assert "recomputes 0" in lens.command.title  # dots_saveable
         start = position_of(text, "dots_saveable)", session.encoding)
         end = types.Position(start.line, start.character + len("dots_saveable"))
@@ -74,7 +73,7 @@ async def test_an_edit_of_the_site_makes_the_advice_stale_and_the_save_advises_a
         assert "Outdated: the site changed since it was advised." in await _hover(session, uri, start)
 
         _saved(session, uri, session.texts[uri])  # the save advises the site again, unasked
-        [fresh] = await _until(
+        [fresh] = await until(
             lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies") and "kFLOP" in t)
         )
         compared = await _execute(session, "jax-lsp.comparePolicies", fresh.command.arguments)
@@ -93,16 +92,16 @@ async def test_advice_of_the_disk_while_the_buffer_differs_says_so_until_saved(s
     async with server.in_folder(tmp_path) as session:
         uri = session.write("mlp.py", text)
         session.open("mlp.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         session.change(uri, types.Position(0, 0), types.Position(0, 0), "# not saved yet ")  # no line moves
-        [lens] = await _until(lambda: _until_title(session, uri, lambda t: t == "Advise policy"))
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t == "Advise policy"))
         await _execute(session, "jax-lsp.advisePolicy", lens.command.arguments)
         assert (await _one_lens(session, uri)).command.title == FROM_DISK
         compared = await _execute(session, "jax-lsp.comparePolicies", lens.command.arguments)
         assert compared["stale"] == FROM_DISK.removeprefix("Advise policy again: ")
 
         _saved(session, uri, session.texts[uri])
-        await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
 
 
 @pytest.mark.parametrize("server", ["neovim"], indirect=True)
@@ -111,13 +110,13 @@ async def test_a_save_forgets_advice_it_cannot_renew(server, tmp_path):
     text = _mlp()
     async with server.in_folder(tmp_path) as session:
         uri, _ = await _open_and_advise(session, "mlp.py", text)
-        await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         comment = position_of(text, "  # jax-lsp: example", session.encoding)
         end = types.Position(comment.line, comment.character + len("  # jax-lsp: example=mlp.py:example"))
         session.change(uri, comment, end, "")
         assert (await _one_lens(session, uri)).command.title == EDITED
         _saved(session, uri, session.texts[uri])
-        await _until(
+        await until(
             lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy: give an example"))
         )
 
@@ -130,7 +129,7 @@ async def test_no_budget_no_suggestion_and_the_hover_and_log_say_what_was_advise
     async with server.in_folder(tmp_path) as session:
         uri, result = await _open_and_advise(session, "mlp.py", text)
         assert result["suggested"] is None
-        await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         assert not await _quick_fixes(session, uri, text, "nothing_saveable")
         site = position_of(text, "jax.checkpoint_policies.nothing_saveable", session.encoding)
         hover = await _hover(session, uri, site)
@@ -174,7 +173,7 @@ def example():
 async def test_hints_mark_the_checkpointed_functions_lines_and_group_the_rest_on_the_site(server, tmp_path):
     async with server.in_folder(tmp_path) as session:
         uri, result = await _open_and_advise(session, "step.py", STEP)
-        await _until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         lines = STEP.split("\n")
         current = next(p for p in result["policies"] if p["current"])
         function = range(lines.index("def mlp(x, w1, w2):"), lines.index("    return jnp.sin(h @ w2)") + 1)

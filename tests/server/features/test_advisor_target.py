@@ -10,7 +10,8 @@ import pytest
 from lsprotocol import types
 
 from tests.agent import ADVISOR_FIXTURES, find_libtpu_python, needs_linux
-from tests.server.features.test_advisor import ADVISE, COMPARE, _advise_lenses, _until
+from tests.server.features.test_advisor import ADVISE, COMPARE, _advise_lenses
+from tests.server.lsp_harness import until
 
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
@@ -28,7 +29,7 @@ async def test_on_a_tpu_target_the_lens_shows_the_estimate_then_the_compiled_pea
     async with server.in_folder(tmp_path, settings) as session:
         uri = session.write("mlp.py", text)
         session.open("mlp.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         arguments = lens.command.arguments
         titles: list[str] = []
 
@@ -47,7 +48,7 @@ async def test_on_a_tpu_target_the_lens_shows_the_estimate_then_the_compiled_pea
                 ),
                 600,
             )
-            await _until(lambda: _titled(session, uri, "fits v5e-1"))
+            await until(lambda: _titled(session, uri, "fits v5e-1"))
         finally:
             watcher.cancel()
         assert (

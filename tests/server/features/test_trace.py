@@ -1,14 +1,13 @@
 """The trace in the editor, over real LSP (pytest-lsp drives the real server over stdio)."""
 
 import asyncio
-import time
 
 import pytest
 from lsprotocol import types
 
 from jax_lsp.core.jax_facts import installed_jax_version
-from tests.agent import AGENT_PYTHON, descendants, grew, invalid_value_text, needs_linux, shrank_to
-from tests.server.lsp_harness import position_of, start_session
+from tests.agent import AGENT_PYTHON, descendants, invalid_value_text, needs_linux, shrank_to
+from tests.server.lsp_harness import cancel_ends_its_child, position_of, start_session, until
 
 pytest.importorskip("jax")
 # runs the trace agent under real JAX; reads /proc; one server (and agent) per profile for the
@@ -52,22 +51,9 @@ def _traced_in_agent_python(**settings):
     return {"configuration": settings, "initialization_options": {"settings": settings}}
 
 
-async def _until(check, seconds=30.0):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        found = await check()
-        if found:
-            return found
-        await asyncio.sleep(0.1)
-    raise AssertionError("timed out")
-
-
 async def _lenses(session, uri):
     """The trace's code lenses (the advisor adds its own at the sites)."""
-    result = await session.client.text_document_code_lens_async(
-        types.CodeLensParams(text_document=types.TextDocumentIdentifier(uri))
-    )
-    return [lens for lens in result or [] if lens.command.command == "jax-lsp.tracePolicy"]
+    return await session.code_lenses(uri, "jax-lsp.tracePolicy")
 
 
 async def _trace_diagnostics(session, uri):
@@ -78,7 +64,7 @@ async def _trace_diagnostics(session, uri):
             found = (session.published.get(uri) or (None, []))[1]
         return [d for d in found if d.source == "jax-lsp trace"]
 
-    return await _until(check)
+    return await until(check)
 
 
 def _execute(session, lens, msg_id=None):
@@ -94,7 +80,7 @@ async def test_lens_command_diagnostics_and_hover(server, tmp_path):
     async with server.in_folder(tmp_path, _in_agent_python()) as session:
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
-        lenses = await _until(lambda: _lenses(session, uri))
+        lenses = await until(lambda: _lenses(session, uri))
         site = position_of(BROKEN, "policy),", session.encoding)
         other_site = position_of(BROKEN, "fine)", session.encoding)
         definition = position_of(BROKEN, "policy(prim", session.encoding)
@@ -104,7 +90,7 @@ async def test_lens_command_diagnostics_and_hover(server, tmp_path):
         )
         assert {l.command.command for l in lenses} == {"jax-lsp.tracePolicy"}
         # Once the agent is up, the title names its jax and platform.
-        titled = await _until(lambda: _lenses_titled(session, uri))
+        titled = await until(lambda: _lenses_titled(session, uri))
         assert titled == f"Trace policy (jax {installed_jax_version(AGENT_PYTHON)}, cpu)"
 
         [lens] = [l for l in lenses if l.range.start == other_site]
@@ -138,7 +124,7 @@ async def test_trace_diagnostics_follow_edits(server, tmp_path):
         uri = session.write("model.py", BROKEN)
         session.open("model.py")
         site = position_of(BROKEN, "policy),", session.encoding)
-        [lens] = [l for l in await _until(lambda: _lenses(session, uri)) if l.range.start == site]
+        [lens] = [l for l in await until(lambda: _lenses(session, uri)) if l.range.start == site]
         await asyncio.wait_for(asyncio.wrap_future(_execute(session, lens)), 60)
         [confirmed] = [d for d in await _trace_diagnostics(session, uri) if d.code == "JAX101"]
         line = confirmed.range.start.line
@@ -196,7 +182,7 @@ async def test_untrusted_workspace_refuses(tmp_path, capfd):
             server_log += capfd.readouterr().err
             return "Request refused: Tracing is disabled" in server_log
 
-        await _until(logged, 10)
+        await until(logged, 10)
         assert "Traceback" not in server_log and "ERROR" not in server_log
 
 
@@ -206,16 +192,12 @@ async def test_cancel_request_kills_the_run_and_exit_leaves_nothing(tmp_path):
         session.write("helper.py", "while True:\n    pass\n")
         uri = session.write("model.py", LOOPING)
         session.open("model.py")
-        [lens] = await _until(lambda: _lenses(session, uri))
-        await _until(lambda: _lenses_titled(session, uri), 60)  # the agent is up and idle
+        [lens] = await until(lambda: _lenses(session, uri))
+        await until(lambda: _lenses_titled(session, uri), 60)  # the agent is up and idle
         server_family = descendants() - before
         future = _execute(session, lens, msg_id="trace-1")
-        await _until(grew(before, server_family, 1), 30)  # the trace's child is running
-        session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="trace-1"))
-        with pytest.raises(Exception, match="cancel"):
-            await asyncio.wait_for(asyncio.wrap_future(future), 10)
-        await _until(shrank_to(before, server_family), 10)
-    await _until(shrank_to(before, set()), 10)
+        await cancel_ends_its_child(session, future, "trace-1", before, server_family)
+    await until(shrank_to(before, set()), 10)
 
 
 async def test_cancel_while_the_agent_starts_kills_the_run_it_starts(tmp_path):
@@ -225,7 +207,7 @@ async def test_cancel_while_the_agent_starts_kills_the_run_it_starts(tmp_path):
         quick_uri = session.write("quick.py", QUICK)
         before = descendants()  # the server, and the agents of other tests' sessions
         looping = _execute(session, _lens_at(uri, LOOPING, "policy="), msg_id="trace-early")
-        await _until(_agent_started(before), 30)  # and still importing jax: the run is not submitted yet
+        await until(_agent_started(before), 30)  # and still importing jax: the run is not submitted yet
         session.client.protocol.notify(types.CANCEL_REQUEST, types.CancelParams(id="trace-early"))
         with pytest.raises(Exception, match="cancel"):
             await asyncio.wait_for(asyncio.wrap_future(looping), 10)
@@ -234,7 +216,7 @@ async def test_cancel_while_the_agent_starts_kills_the_run_it_starts(tmp_path):
         quick = _lens_at(quick_uri, QUICK, "policy=")
         assert (await asyncio.wait_for(asyncio.wrap_future(_execute(session, quick)), 60))["status"] == "ok"
         [agent] = await _agent_started(before)()
-        await _until(lambda: _no_children(agent), 5)
+        await until(lambda: _no_children(agent), 5)
 
 
 def _lens_at(uri, text, needle):
@@ -320,6 +302,24 @@ async def test_trace_findings_pass_the_settings_and_noqa(server, tmp_path, setti
         # The trace publishes before it answers: what the client holds now is what it shows.
         found = [d for d in session.published[uri][1] if d.code == "JAX190"]
         assert [(d.range.start.line, d.severity) for d in found] == ([(3, shown)] if shown else [])
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_a_trace_finding_can_be_disabled_for_its_line(server, tmp_path):
+    async with server.in_folder(tmp_path, _in_agent_python()) as session:
+        uri = session.write("model.py", UNPREDICTED)
+        session.open("model.py")
+        await session.diagnostics(uri)
+        await asyncio.wait_for(
+            asyncio.wrap_future(_execute(session, _lens_at(uri, UNPREDICTED, "policy=p"))), 60
+        )
+        [found] = [d for d in session.published[uri][1] if d.code == "JAX190"]
+        actions = await session.code_actions(uri, [found], only=[types.CodeActionKind.QuickFix])
+        [disable] = [a for a in actions if a.title == "Disable JAX190 for this line"]
+        assert (
+            session.apply(disable, uri).splitlines()[3]
+            == "    return prim.no_such_attribute == 1  # noqa: JAX190"
+        )
 
 
 NO_POLICY = """import flax.linen as nn

@@ -13,7 +13,7 @@ import pytest
 
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
-from tests.agent import ADVISOR_FIXTURES, line_of, skip_unless_agent_runs_this_jax
+from tests.agent import ADVISOR_FIXTURES, advise_fixture, line_of, skip_unless_agent_runs_this_jax
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -248,13 +248,10 @@ def test_a_step_that_leaves_a_float_argument_undifferentiated_is_traced_apart():
 
 @pytest.fixture(scope="module")
 def compiled_stack(service):
-    return advise(
+    return advise_fixture(
         service,
-        PEAK_STACK,
-        line_of(PEAK_STACK),
-        example="peak_stack.py:example",
-        root=ADVISOR_FIXTURES,
-        policies=ON_DEVICE,
+        "peak_stack",
+        *ON_DEVICE,
         compile=True,
         options=TraceOptions(timeout=300),
     )
@@ -303,13 +300,10 @@ def test_the_estimate_is_within_30_percent_of_compiled_and_orders_as_it(compiled
 
 def test_a_step_that_does_not_compile_is_listed_with_its_error_and_never_suggested(service):
     path = ADVISOR_FIXTURES / "unlowerable.py"
-    advice = advise(
+    advice = advise_fixture(
         service,
-        path,
-        line_of(path),
-        example="unlowerable.py:example",
-        root=ADVISOR_FIXTURES,
-        policies=["nothing_saveable"],
+        "unlowerable",
+        "nothing_saveable",
         compile=True,
     )
     assert advice.ok, advice.message

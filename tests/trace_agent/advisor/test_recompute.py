@@ -5,7 +5,6 @@ FLOPs of `jax.vjp`'s backward jaxpr beyond those it has where the policy saves e
 from __future__ import annotations
 
 import importlib.util
-import math
 
 import pytest
 
@@ -15,7 +14,7 @@ from tests.agent import ADVISOR_FIXTURES, line_of, skip_unless_agent_runs_this_j
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
 jax = pytest.importorskip("jax")
-from jax._src import core as jax_core  # noqa: E402 (after the skip)
+from tests.recompute_reference import backward_flops  # noqa: E402 (after the skip)
 
 PATH = ADVISOR_FIXTURES / "between_matmuls.py"
 POLICIES = ["nothing_saveable", "dots_saveable", "dots_with_no_batch_dims_saveable", "everything_saveable"]
@@ -29,28 +28,10 @@ def _fixture():
     return module
 
 
-def _dot_flops(jaxpr) -> int:
-    total = 0
-    for eqn in jaxpr.eqns:
-        if eqn.primitive.name == "dot_general":
-            (contract, _), _ = eqn.params["dimension_numbers"]
-            lhs, out = eqn.invars[0].aval.shape, eqn.outvars[0].aval.shape
-            total += 2 * math.prod(out) * math.prod(lhs[d] for d in contract)
-        times = eqn.params["length"] if eqn.primitive.name == "scan" else 1
-        total += times * sum(_dot_flops(sub) for sub in jax_core.jaxprs_in_params(eqn.params))
-    return total
-
-
-def _backward_flops(fn, args) -> int:
-    """The `dot_general` FLOPs of the backward pass JAX traces for ``fn`` at ``args``."""
-    out, vjp_fn = jax.vjp(fn, *args)
-    return _dot_flops(jax.make_jaxpr(vjp_fn)(jax.numpy.ones_like(out)).jaxpr)
-
-
 def _jax_recompute(make, args) -> dict[str, int]:
     """``{policy: FLOPs}``: ``make(policy)``'s backward pass beyond `everything_saveable`'s."""
     policies = jax.checkpoint_policies
-    flops = {name: _backward_flops(make(getattr(policies, name)), args) for name in POLICIES}
+    flops = {name: backward_flops(make(getattr(policies, name)), args) for name in POLICIES}
     return {name: value - flops["everything_saveable"] for name, value in flops.items()}
 
 

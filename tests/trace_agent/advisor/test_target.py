@@ -16,22 +16,26 @@ import textwrap
 import pytest
 
 from jax_lsp.trace.advisor.report import format_markdown, short_policy
-from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.compile_target import GiB, parse_target
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.service import site_params
-from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, line_of
+from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, advise_fixture, line_of
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
-PEAK_STACK = ADVISOR_FIXTURES / "peak_stack.py"
-TOO_LARGE = ADVISOR_FIXTURES / "too_large_stack.py"
 COMPARED = [  # the candidates compiled here too: on the device, by name, and offloading to the host
     "dots_saveable",
     "save_only_these_names('act')",
     "offload_dot_with_no_batch_dims('device', 'pinned_host')",
 ]
 OPTIONS = TraceOptions(timeout=600)
+
+
+def _compiled_for(target, service, python, name, *policies):
+    """The fixture ``name``'s advice, each candidate compiled for ``target`` in ``python``."""
+    return advise_fixture(
+        service, name, *policies, compile=True, target=target, interpreter=python, options=OPTIONS
+    )
 
 
 def _has_libtpu(python: str) -> bool:
@@ -87,18 +91,7 @@ def _direct(python: str, topology: str, bounds: list[int], policies: list[str]) 
 @pytest.mark.parametrize("name", ["v5e-1", "v5e-4"])
 def test_compiled_for_a_topology_the_figures_are_jaxs_own_topology_compile(service, libtpu_python, name):
     target = parse_target(name)
-    advice = advise(
-        service,
-        PEAK_STACK,
-        line_of(PEAK_STACK),
-        example="peak_stack.py:example",
-        root=ADVISOR_FIXTURES,
-        policies=COMPARED,
-        compile=True,
-        target=target,
-        interpreter=libtpu_python,
-        options=OPTIONS,
-    )
+    advice = _compiled_for(target, service, libtpu_python, "peak_stack", *COMPARED)
     assert advice.ok, advice.message
     assert advice.on_tpu and advice.target == target
     params = target.to_params()
@@ -117,18 +110,7 @@ def test_compiled_for_a_topology_the_figures_are_jaxs_own_topology_compile(servi
 
 
 def test_a_step_larger_than_the_chip_does_not_fit_by_what_xla_says_and_is_no_error(service, libtpu_python):
-    advice = advise(
-        service,
-        TOO_LARGE,
-        line_of(TOO_LARGE),
-        example="too_large_stack.py:example",
-        root=ADVISOR_FIXTURES,
-        policies=["dots_saveable"],
-        compile=True,
-        target=parse_target("v5e-1"),
-        interpreter=libtpu_python,
-        options=OPTIONS,
-    )
+    advice = _compiled_for(parse_target("v5e-1"), service, libtpu_python, "too_large_stack", "dots_saveable")
     assert advice.ok, advice.message
     for entry in advice.policies:
         assert entry.compile_error is None and entry.exhausted is not None, entry
@@ -162,13 +144,10 @@ def test_the_compile_process_opens_no_device(service, libtpu_python, model):
 def test_without_libtpu_a_tpu_target_says_how_to_get_it_and_answers_the_estimate(service):
     if _has_libtpu(AGENT_PYTHON):
         pytest.skip(f"{AGENT_PYTHON} has libtpu: the message is for an interpreter without it")
-    advice = advise(
+    advice = advise_fixture(
         service,
-        PEAK_STACK,
-        line_of(PEAK_STACK),
-        example="peak_stack.py:example",
-        root=ADVISOR_FIXTURES,
-        policies=["dots_saveable"],
+        "peak_stack",
+        "dots_saveable",
         compile=True,
         target=parse_target("v5e-1"),
     )
@@ -179,19 +158,7 @@ def test_without_libtpu_a_tpu_target_says_how_to_get_it_and_answers_the_estimate
 
 
 def test_on_several_chips_the_examples_own_shardings_are_used(service, libtpu_python):
-    path = ADVISOR_FIXTURES / "sharded_stack.py"
-    advice = advise(
-        service,
-        path,
-        line_of(path),
-        example="sharded_stack.py:example",
-        root=ADVISOR_FIXTURES,
-        policies=["nothing_saveable"],
-        compile=True,
-        target=parse_target("v5e-4"),
-        interpreter=libtpu_python,
-        options=OPTIONS,
-    )
+    advice = _compiled_for(parse_target("v5e-4"), service, libtpu_python, "sharded_stack", "nothing_saveable")
     assert advice.ok, advice.message
     weights, batch = 4 * 512 * 512 * 4, 1024 * 512 * 4
     for entry in advice.policies:
