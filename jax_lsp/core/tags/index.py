@@ -351,7 +351,9 @@ class NameIndex:
     def tags_carrying(self, names: Iterable[str]) -> TagSet:
         """Tags that carry every one of `names` when the workspace's own tags do, else every tag
         in reach. Cheapest first: the tags that name them in a string written in the call (a few
-        files read), then all the workspace's own tags, then the installed packages' too."""
+        files read), then the workspace's own tags as far as following their names finds them
+        (the files that quote them read first), then all of its own, then the installed
+        packages' too."""
         wanted = set(names)
         if self._tags is None:
             found = TagSet(self._reading(lambda: self._written_carrying(wanted)))
