@@ -533,6 +533,27 @@ def test_the_name_flow_stops_once_the_names_asked_for_are_found(tmp_path, monkey
     assert any("make_config" in source for source in sources)
 
 
+def test_a_name_that_is_only_part_of_a_tagged_name_does_not_stop_the_name_flow(tmp_path):
+    # The flow meets "attn" on its way to the f-string's "attn_out": were it to stop there, the
+    # suffix unknown, the tag would be of the shape "attn.*", which carries "attn".
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent("""
+        from jax.ad_checkpoint import checkpoint_name
+
+
+        def tag(x, prefix, suffix):
+            return checkpoint_name(x, f"{prefix}{suffix}")
+
+
+        def model(x):
+            return tag(x, "attn", "_out")
+    """)
+    )
+    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("attn")\n'
+    [finding] = jax112(train, tmp_path, "train.py")
+    assert 'did you mean "attn_out"?' in finding.message
+
+
 @pytest.mark.parametrize(
     "tagging",
     [
