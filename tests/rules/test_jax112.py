@@ -448,28 +448,30 @@ POLICY = jax.checkpoint_policies.save_only_these_names(
     assert anchored_text(train, finding) == '"atn_out"'
 
 
+# A kernel that tags the name its config is given (maxdiffusion's splash attention).
+KERNEL = """
+import dataclasses
+
+from jax.ad_checkpoint import checkpoint_name
+
+
+@dataclasses.dataclass
+class Config:
+    residual_name: str | None = None
+
+
+def attention(x, config):
+    if config.residual_name is not None:
+        x = checkpoint_name(x, name=config.residual_name)
+    return x
+
+
+DEFAULT = Config(residual_name="context")
+"""
+
+
 def test_a_config_attribute_tags_what_code_assigns_to_it(tmp_path):
-    (tmp_path / "kernel.py").write_text(
-        textwrap.dedent("""
-        import dataclasses
-
-        from jax.ad_checkpoint import checkpoint_name
-
-
-        @dataclasses.dataclass
-        class Config:
-            residual_name: str | None = None
-
-
-        def attention(x, config):
-            if config.residual_name is not None:
-                x = checkpoint_name(x, name=config.residual_name)
-            return x
-
-
-        DEFAULT = Config(residual_name="context")
-    """)
-    )
+    (tmp_path / "kernel.py").write_text(textwrap.dedent(KERNEL))
     train = """
 import jax
 import kernel
@@ -484,22 +486,7 @@ def test_the_name_flow_stops_once_the_names_asked_for_are_found(tmp_path, monkey
     # maxdiffusion's kernel tags `config.residual_checkpoint_name`; its attention layers pass the
     # name on through parameters, and its transformers write "self_attn": the files that quote
     # a name asked for are read first, and the layers are never parsed.
-    (tmp_path / "kernel.py").write_text(
-        textwrap.dedent("""
-        import dataclasses
-
-        from jax.ad_checkpoint import checkpoint_name
-
-
-        @dataclasses.dataclass
-        class Config:
-            residual_name: str | None = None
-
-
-        def attention(x, config):
-            return checkpoint_name(x, name=config.residual_name)
-    """)
-    )
+    (tmp_path / "kernel.py").write_text(textwrap.dedent(KERNEL))
     (tmp_path / "layers.py").write_text(
         textwrap.dedent("""
         from kernel import Config
