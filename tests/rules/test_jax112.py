@@ -448,28 +448,30 @@ POLICY = jax.checkpoint_policies.save_only_these_names(
     assert anchored_text(train, finding) == '"atn_out"'
 
 
+# A kernel that tags the name its config is given (maxdiffusion's splash attention).
+KERNEL = """
+import dataclasses
+
+from jax.ad_checkpoint import checkpoint_name
+
+
+@dataclasses.dataclass
+class Config:
+    residual_name: str | None = None
+
+
+def attention(x, config):
+    if config.residual_name is not None:
+        x = checkpoint_name(x, name=config.residual_name)
+    return x
+
+
+DEFAULT = Config(residual_name="context")
+"""
+
+
 def test_a_config_attribute_tags_what_code_assigns_to_it(tmp_path):
-    (tmp_path / "kernel.py").write_text(
-        textwrap.dedent("""
-        import dataclasses
-
-        from jax.ad_checkpoint import checkpoint_name
-
-
-        @dataclasses.dataclass
-        class Config:
-            residual_name: str | None = None
-
-
-        def attention(x, config):
-            if config.residual_name is not None:
-                x = checkpoint_name(x, name=config.residual_name)
-            return x
-
-
-        DEFAULT = Config(residual_name="context")
-    """)
-    )
+    (tmp_path / "kernel.py").write_text(textwrap.dedent(KERNEL))
     train = """
 import jax
 import kernel
@@ -478,6 +480,65 @@ POLICY = jax.checkpoint_policies.save_only_these_names("context", "contxt")
 """
     [finding] = jax112(train, tmp_path, "train.py")
     assert anchored_text(train, finding) == '"contxt"'
+
+
+def test_the_name_flow_stops_once_the_names_asked_for_are_found(tmp_path, monkeypatch):
+    # maxdiffusion's kernel tags `config.residual_checkpoint_name`; its attention layers pass the
+    # name on through parameters, and its transformers write "self_attn": the files that quote
+    # a name asked for are read first, and the layers are never parsed.
+    (tmp_path / "kernel.py").write_text(textwrap.dedent(KERNEL))
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent("""
+        from kernel import Config
+
+
+        def make_config(residual_name=None):
+            return Config(residual_name=residual_name)
+
+
+        def layer_config():
+            return make_config(residual_name=None)
+    """)
+    )
+    (tmp_path / "model.py").write_text(
+        'from kernel import Config\n\nSELF = Config(residual_name="self_attn")\n'
+        'CROSS = Config(residual_name="cross_attn")\n'
+    )
+    sources: list[str] = []
+    parse = ast.parse
+    monkeypatch.setattr(
+        ast, "parse", lambda source, *args, **kwargs: sources.append(source) or parse(source, *args, **kwargs)
+    )
+    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("self_attn", "cross_attn")\n'
+    assert jax112(train, tmp_path, "train.py") == []
+    assert any("cross_attn" in source for source in sources)
+    assert not any("make_config" in source for source in sources)
+    # A name no tag carries: every tag is followed to the end, the layers' too, and a typo found.
+    sources.clear()
+    [finding] = jax112(train.replace('"cross_attn"', '"cross_atn"'), tmp_path, "train.py")
+    assert 'did you mean "cross_attn"?' in finding.message
+    assert any("make_config" in source for source in sources)
+
+
+def test_a_name_that_is_only_part_of_a_tagged_name_does_not_stop_the_name_flow(tmp_path):
+    # The flow meets "attn" on its way to the f-string's "attn_out": were it to stop there, the
+    # suffix unknown, the tag would be of the shape "attn.*", which carries "attn".
+    (tmp_path / "layers.py").write_text(
+        textwrap.dedent("""
+        from jax.ad_checkpoint import checkpoint_name
+
+
+        def tag(x, prefix, suffix):
+            return checkpoint_name(x, f"{prefix}{suffix}")
+
+
+        def model(x):
+            return tag(x, "attn", "_out")
+    """)
+    )
+    train = 'import jax\nP = jax.checkpoint_policies.save_only_these_names("attn")\n'
+    [finding] = jax112(train, tmp_path, "train.py")
+    assert 'did you mean "attn_out"?' in finding.message
 
 
 @pytest.mark.parametrize(

@@ -233,20 +233,46 @@ def _last_name(expr: ast.expr) -> str | None:
 
 
 class NameFlow:
-    """Follows tag names through the files `files_with(word)` finds (`facts(path)` reads one)."""
+    """Follows tag names through the files `files_with(word)` finds (`facts(path)` reads one).
+
+    Given `wanted` names, it stops following once each is the name of a tag found: the tags it
+    answers are then some of those in reach, not all. Only names count, not shapes or wildcards:
+    those can come of where following stopped (MAX_STEPS), which the order files are read in moves."""
 
     def __init__(
-        self, facts: Callable[[str], FileFacts | None], files_with: Callable[[str], list[str] | None]
+        self,
+        facts: Callable[[str], FileFacts | None],
+        files_with: Callable[[str], list[str] | None],
+        wanted: Iterable[str] | None = None,
     ):
         self._facts = facts
         self._files_with = files_with
         self.words: set[str] = set()  # every word followed: a file that gains or loses one matters
+        self.wanted: set[str] | None = None if wanted is None else set(wanted)  # those not carried yet
+        self._joining = 0  # inside a joined string: the tags met are its parts, not tags in reach
 
     def tags(self, facts: FileFacts, expr: ast.expr, functions: Functions) -> list[Tag]:
         return self._evaluate(facts, expr, functions, 0, set())
 
+    @property
+    def enough(self) -> bool:
+        """Whether every wanted name is the name of a tag found (never, when none are wanted)."""
+        return self.wanted is not None and not self.wanted
+
+    def found(self, tags: Iterable[Tag]) -> None:
+        """`tags` are in reach: their names are wanted no more."""
+        if self.wanted and not self._joining:
+            self.wanted.difference_update(tag.name for tag in tags if tag.name is not None)
+
     # Expressions -------------------------------------------------------------------------------
     def _evaluate(
+        self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: Seen
+    ) -> list[Tag]:
+        tags = self._evaluate_expression(facts, expr, functions, steps, seen)
+        self.found(tags)
+        return tags
+
+    def _evaluate_expression(
         self, facts: FileFacts, expr: ast.expr, functions: Functions, steps: int, seen: Seen
     ) -> list[Tag]:
         if isinstance(expr, ast.Constant):
@@ -292,7 +318,7 @@ class NameFlow:
             if isinstance(part, str):
                 options: list[tuple[tuple[str, bool], Tag | None]] = [((part, True), None)]
             else:
-                tags = self._evaluate(facts, part, functions, steps + 1, seen) if steps < MAX_STEPS else []
+                tags = self._part(facts, part, functions, steps, seen)
                 options = [
                     (
                         (t.name, True) if t.name is not None else (t.shape or ".*", False),
@@ -320,6 +346,18 @@ class NameFlow:
                 known = any(literal and piece for piece, literal in pieces)
                 joined.append(Tag(place, shape=shape, text=text) if known else Tag(place, text=text))
         return joined
+
+    def _part(
+        self, facts: FileFacts, part: ast.expr, functions: Functions, steps: int, seen: Seen
+    ) -> list[Tag]:
+        """The values of a part of a joined string: no tags in reach, so they find no name."""
+        if steps >= MAX_STEPS:
+            return []
+        self._joining += 1
+        try:
+            return self._evaluate(facts, part, functions, steps + 1, seen)
+        finally:
+            self._joining -= 1
 
     def _name(
         self, facts: FileFacts, expr: ast.Name, functions: Functions, steps: int, seen: Seen
@@ -415,7 +453,7 @@ class NameFlow:
         if isinstance(function, ast.Lambda):
             return [Tag(place, text=word)]
         key = ("parameter", facts.path, function.lineno, word)
-        if key in seen:
+        if key in seen or self.enough:
             return []
         seen.add(key)
         via = f"the parameter `{word}` of `{function.name}()`"
@@ -434,6 +472,8 @@ class NameFlow:
         hidden = files is None
         called = False
         for path in files or ():
+            if self.enough:
+                break
             other = self._facts(path)
             if other is None:
                 continue
@@ -452,7 +492,7 @@ class NameFlow:
     def _word(self, word: str, place: Place, steps: int, seen: Seen) -> list[Tag]:
         """What code assigns to `word` anywhere: `word=...` arguments and defaults, `x.word = ...`."""
         key = ("word", word)
-        if key in seen:
+        if key in seen or self.enough:
             return []
         seen.add(key)
         self.words.add(word)
@@ -462,6 +502,8 @@ class NameFlow:
         tags: list[Tag] = []
         found = False
         for path in files:
+            if self.enough:
+                break
             other = self._facts(path)
             if other is None:
                 continue
@@ -472,7 +514,9 @@ class NameFlow:
             for value, functions in values:
                 tags += self._evaluate(other, value, functions, steps + 1, seen)
             tags += self._values(other, word, assigned, loops, steps, seen)
-        return tags if found else [Tag(place, text=word, via=f"nothing in sight assigns `{word}`")]
+        if found or self.enough:  # stopped early: what the files left unread assign is not known
+            return tags
+        return [Tag(place, text=word, via=f"nothing in sight assigns `{word}`")]
 
 
 class _Unknown(enum.Enum):

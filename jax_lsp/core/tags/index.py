@@ -351,22 +351,35 @@ class NameIndex:
     def tags_carrying(self, names: Iterable[str]) -> TagSet:
         """Tags that carry every one of `names` when the workspace's own tags do, else every tag
         in reach. Cheapest first: the tags that name them in a string written in the call (a few
-        files read), then all the workspace's own tags, then the installed packages' too."""
+        files read), then the workspace's own tags as far as following their names finds them
+        (the files that quote them read first), then all of its own, then the installed
+        packages' too."""
         wanted = set(names)
         if self._tags is None:
             found = TagSet(self._reading(lambda: self._written_carrying(wanted)))
-            if all(found.carries(name) for name in wanted):
-                self._sources.depends_on_every_file()
+            if self._carry_all(found, wanted):
                 return found
             # The installed packages' tags, needed when the workspace's own leave a name
             # untagged, are read beside (a forked process) while the workspace's are.
             with self._package_tags_beside() as package_tags:
+                if self._own_tags is None:
+                    left = {name for name in wanted if not found.carries(name)}
+                    found = TagSet(found.tags + self._reading(lambda: self._own_naming(left)))
+                    if self._carry_all(found, wanted):
+                        return found
                 found = TagSet(self._reading(lambda: shapes_of(self._own())))
-                if all(found.carries(name) for name in wanted):
-                    self._sources.depends_on_every_file()
+                if self._carry_all(found, wanted):
                     return found
                 self._tags = self._reading(lambda: self._build(package_tags))
         return self.tags()
+
+    def _carry_all(self, found: TagSet, names: set[str]) -> bool:
+        """Whether `found` carries every one of `names`: the check that asked then depends on
+        every file of the workspace (any may come to tag a name), and the workspace is told so."""
+        if not all(found.carries(name) for name in names):
+            return False
+        self._sources.depends_on_every_file()
+        return True
 
     @contextmanager
     def packages_ahead(self) -> Iterator[None]:
@@ -407,6 +420,32 @@ class NameIndex:
             files = [path for path in self._root_files() if self._tags_here(path)]
             self._own_tags = [tag for path in files for tag in self._tags_in(path, None)]
         return self._own_tags
+
+    def _own_naming(self, names: set[str]) -> list[Tag]:
+        """Tags of the workspace's own, up to those named each of `names` (all of them when one
+        is named by none): the name flow reads first the files that quote a name still wanted,
+        and stops once every one is found. Kept for no other check: they are not all the tags."""
+        flow = NameFlow(self._file_facts, lambda word: self._quoting_first(word, flow), wanted=names)
+        tags: list[Tag] = []
+        for path in self._root_files():
+            if flow.enough:
+                break
+            if self._tags_here(path):
+                tags += self._tags_in(path, None, flow)
+        return tags
+
+    def _quoting_first(self, word: str, flow: NameFlow) -> list[str] | None:
+        """The workspace's files holding `word`, those that quote a name `flow` still wants first."""
+        found = self._files_with(word, None)
+        if found is None or not flow.wanted:
+            return found
+        wanted = flow.wanted
+
+        def quotes_none(path: str) -> bool:
+            data = self._read_bytes(path) or b""
+            return not any(quoted(name, data) for name in wanted)
+
+        return sorted(found, key=quotes_none)  # stable: in the files' order otherwise
 
     def _written_carrying(self, names: set[str]) -> list[Tag]:
         """For each of `names` that one is found for, a tag that names it in a string written in
@@ -520,7 +559,9 @@ class NameIndex:
             for path, span, name, shape, text, via in tags
         ]
 
-    def _tags_in(self, path: str, package: str | None) -> list[Tag]:
+    def _tags_in(self, path: str, package: str | None, flow: NameFlow | None = None) -> list[Tag]:
+        """The tags of a file, their names followed by `flow` (given when it follows names for
+        other files too), else by a flow of the file's own."""
         errors = self._sources.internal_errors
 
         def files_with(word: str) -> list[str] | None:
@@ -538,16 +579,19 @@ class NameIndex:
                 module = self._tag_module(path, whole=True)
             if module is None:
                 return []
-            flow = NameFlow(self._file_facts, files_with)
+            following = flow or NameFlow(self._file_facts, files_with)
             found = []
             for _, expr, functions in list(tag_calls(module)):
+                if following.enough:
+                    break
                 written = written_tag(path, module.source, expr)
                 facts = self._file_facts(path) if written is None else None
                 if written is not None:
                     found.append(written)
+                    following.found([written])
                 elif facts is not None:
-                    found += flow.tags(facts, expr, functions)
-            self._followed |= flow.words
+                    found += following.tags(facts, expr, functions)
+            self._followed |= following.words
             self._read.add(path)
             return found
 
