@@ -2,8 +2,15 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
+
+# A measured step time breaks the suggestion's ranking only where it is this many times the
+# fastest fitting candidate's and at least CLEAR_MARGIN_S longer (docs/advise.md, "Measured on
+# the device"): below that, a median of a few runs on a shared machine is noise.
+CLEARLY_SLOWER = 1.5
+CLEAR_MARGIN_S = 0.001
 
 
 @dataclass(frozen=True)
@@ -31,6 +38,40 @@ class DeviceRuns:
 
     def to_json(self) -> dict[str, Any]:
         return {"platform": self.platform, "device": self.device, "note": self.note}
+
+
+def measured_step(run: StepRun | None) -> float | None:
+    """The step's measured median time; None where it did not run."""
+    return run.step_s if run is not None and run.error is None else None
+
+
+def fastest_step(runs: Iterable[StepRun | None]) -> float | None:
+    return min((s for s in map(measured_step, runs) if s is not None), default=None)
+
+
+def clearly_slower(run: StepRun | None, fastest_s: float | None) -> bool:
+    """Whether ``run``'s step is clearly slower than a step of ``fastest_s`` (`CLEARLY_SLOWER`)."""
+    step = measured_step(run)
+    if step is None or fastest_s is None:
+        return False
+    return step >= CLEARLY_SLOWER * fastest_s and step - fastest_s >= CLEAR_MARGIN_S
+
+
+def own_peaks(runs: Sequence[StepRun | None]) -> list[int | None]:
+    """Each run's own peak in use, in the order the candidates ran: the device's high-water mark
+    after it where the mark rose during it (the first run's too); None where the mark did not
+    rise (its own peak is at most the mark: unknown), after a run that failed, or where the
+    device keeps no statistics (the CPU). A candidate that did not run (None) leaves the mark."""
+    peaks: list[int | None] = []
+    mark: int | None = 0
+    for run in runs:
+        if run is None:
+            peaks.append(None)
+            continue
+        after = run.peak_bytes_in_use if run.error is None else None
+        peaks.append(after if after is not None and mark is not None and after > mark else None)
+        mark = after
+    return peaks
 
 
 def read_step_run(raw: Any) -> StepRun | None:
