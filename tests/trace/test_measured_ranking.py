@@ -2,6 +2,7 @@
 use over the budget never fits, and a clearly slower measured step loses its place
 (docs/advise.md, "Measured on the device")."""
 
+from jax_lsp.server.features.advice_words import why_suggested
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.report import format_markdown, passed_over, slower_words
 from jax_lsp.trace.advisor.runs import StepRun, clearly_slower, own_peaks
@@ -94,6 +95,9 @@ def test_a_clearly_faster_measured_step_breaks_the_ranking():
     found = passed_over(advice, 50 * MiB)
     assert found is not None and found[0].policy == DOTS and round(found[1], 2) == 2.25
     assert slower_words(found) == "dots_saveable measured 2.2x slower"
+    assert why_suggested(advice, advice.suggest(50 * MiB), 50 * MiB) == (
+        "(peak (est.) 12 MiB within the 50 MiB budget, on tpu; dots_saveable measured 2.2x slower)"
+    )
     assert "*Chosen by the measured step times: dots_saveable measured 2.2x slower.*" in format_markdown(
         advice, None, 50 * MiB
     )
