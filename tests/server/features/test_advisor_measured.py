@@ -5,12 +5,19 @@ a budget's quick fix is checked by compiling (as `advise --budget`), and the ste
 from __future__ import annotations
 
 import pytest
-from lsprotocol import types
 
 from jax_lsp.trace.advisor.advice import format_bytes, parse_size
 from tests.agent import ADVISOR_FIXTURES, needs_linux
-from tests.server.features.test_advisor import COMPARE, RUN, _advise_lenses, _execute, _mlp, _model, _until
-from tests.server.lsp_harness import position_of
+from tests.server.features.test_advisor import (
+    COMPARE,
+    RUN,
+    _advise_lenses,
+    _execute,
+    _mlp,
+    _model,
+    _quick_fixes,
+    _until,
+)
 
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
@@ -39,15 +46,7 @@ async def test_the_budgets_quick_fix_suggests_only_what_fits_compiled(server, tm
         suggested = result["suggested"]
         assert suggested["compiled"]["temp_bytes"] <= budget and suggested["recompute_flops"] > least
 
-        site = position_of(text, "save_matmuls)", session.encoding)
-        actions = await session.client.text_document_code_action_async(
-            types.CodeActionParams(
-                text_document=types.TextDocumentIdentifier(uri),
-                range=types.Range(site, site),
-                context=types.CodeActionContext(diagnostics=[]),
-            )
-        )
-        [action] = [a for a in actions or [] if a.title.startswith("Use the suggested policy")]
+        [action] = await _quick_fixes(session, uri, text, "save_matmuls)")
         temp = format_bytes(suggested["compiled"]["temp_bytes"])
         short = suggested["policy"].removeprefix("jax.checkpoint_policies.")
         assert (
