@@ -250,8 +250,8 @@ class AdvisorFeature(LanguageFeature):
 
     def suggestion(self, advice: Advice) -> PolicyAdvice | None:
         budget = self._budget(advice)
-        if budget is None or not advice.ok:
-            return None
+        if budget is None or not advice.ok or not advice.compiled:
+            return None  # uncompiled: the budget's check (`advise`) has not answered yet
         suggested = advice.suggest(budget)
         if suggested is None or suggested.current:
             return None
