@@ -2,6 +2,7 @@
 use over the budget never fits, and a clearly slower measured step loses its place
 (docs/advise.md, "Measured on the device")."""
 
+from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.server.features.advice_words import why_suggested
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.report import format_markdown, passed_over, slower_words
@@ -99,6 +100,9 @@ def test_a_clearly_faster_measured_step_breaks_the_ranking():
         "(peak (est.) 12 MiB within the 50 MiB budget, on tpu; dots_saveable measured 2.2x slower)"
     )
     assert "*Chosen by the measured step times: dots_saveable measured 2.2x slower.*" in format_markdown(
+        advice, None, 50 * MiB
+    )
+    assert "  (chosen by the measured step times: dots_saveable measured 2.2x slower)" in advice_table(
         advice, None, 50 * MiB
     )
     # without runs, the ranking is the recompute's
