@@ -215,11 +215,7 @@ class AdvisorFeature(LanguageFeature):
         else:
             advice = advised.advice
         root, budget = self._root(path), self._budget(advice)
-        return {
-            **self._comparison(advice, root, budget),
-            "chart": chart_svg([advice], root, budget),
-            "stale": advised.stale if advised is not None else None,
-        }
+        return {**self._comparison(advice, root, budget), "stale": advised.stale if advised is not None else None}
 
     async def run_command(self, *arguments: Any) -> dict:
         """The site advised again with each candidate's step run on the local accelerator
@@ -231,12 +227,13 @@ class AdvisorFeature(LanguageFeature):
 
     def _comparison(self, advice: Advice, root: Path, budget: int | None) -> dict:
         """The comparison's ``view`` (`trace.advisor.comparison`), as ``text`` too, its Markdown
-        table and the JSON contract: what Compare and Run answer."""
+        table, its chart and the JSON contract: what Compare and Run answer."""
         view = comparison_view(advice, root, budget)
         return {
             "markdown": format_markdown(advice, root, budget),
             "view": view,
             "text": comparison_text(view),
+            "chart": chart_svg([advice], root, budget),
             "advice": advice.to_contract(root, budget),
         }
 
