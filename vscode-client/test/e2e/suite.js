@@ -115,6 +115,7 @@ async function waitForStatus(state, timeoutMs = 60000) {
 
 const ADVISE = 'jax-lsp.advisePolicy';
 const COMPARE = 'jax-lsp.comparePolicies';
+const RUN = 'jax-lsp.runPolicies';
 const SHORT = (policy) => policy.replace(/^jax\.checkpoint_policies\./, '');
 
 /** The advisor's lens on mlp.py's `policy=` site, once `probe(title)` holds (polled: the server refreshes lenses). */
@@ -222,6 +223,18 @@ async function adviseChecks(folder, modelDoc) {
 
     await vscode.window.showTextDocument(doc);
     await vscode.commands.executeCommand('workbench.action.files.revert');
+
+    await check('trusted: advisor: Run policies on the device (here the CPU) shows each step\'s time in the Compare panel', async () => {
+        assert.ok(lens, 'not advised');
+        const ran = await vscode.commands.executeCommand(RUN, ...lens.command.arguments);
+        const { columns, rows, notes } = ran.view;
+        assert.strictEqual(columns[columns.length - 1], 'step', JSON.stringify(columns));
+        assert.ok(rows.every((row) => / m?s$/.test(row.cells[row.cells.length - 1])), JSON.stringify(rows));
+        assert.ok(notes.includes('--run: no accelerator here: the steps ran on the CPU'), JSON.stringify(notes));
+        const panels = vscode.window.tabGroups.all.flatMap((group) => group.tabs)
+            .filter((tab) => tab.input instanceof vscode.TabInputWebview && tab.label === 'Compare policies');
+        assert.strictEqual(panels.length, 1);
+    });
     // Back to model.py for the checks below (the comparison's preview stays open beside it).
     await vscode.window.showTextDocument(modelDoc, vscode.ViewColumn.One);
     await waitForDiagnostics(modelDoc.uri, EXPECTED);
