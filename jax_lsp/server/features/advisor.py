@@ -215,7 +215,10 @@ class AdvisorFeature(LanguageFeature):
         else:
             advice = advised.advice
         root, budget = self._root(path), self._budget(advice)
-        return {**self._comparison(advice, root, budget), "stale": advised.stale if advised is not None else None}
+        return {
+            **self._comparison(advice, root, budget),
+            "stale": advised.stale if advised is not None else None,
+        }
 
     async def run_command(self, *arguments: Any) -> dict:
         """The site advised again with each candidate's step run on the local accelerator
