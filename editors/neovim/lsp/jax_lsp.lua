@@ -3,9 +3,10 @@
 -- It runs beside your main Python server (basedpyright, pyright, ruff): it reports JAX remat
 -- policy mistakes, and completes, finds and describes checkpoint names (nothing else).
 
--- "Compare policies" (the advisor's lens): the table in one scratch buffer (Markdown, never asks
--- to be saved), reused and refreshed when the server says the advice changed; the chart as an
--- SVG file, named at the buffer's end.
+-- "Compare policies" (the advisor's lens): the server's comparison as text (the policies
+-- abbreviated, with a legend, as VS Code's panel shows them) in one scratch buffer that never asks
+-- to be saved, reused and refreshed when the server says the advice changed; the chart as an SVG
+-- file, named at the buffer's end.
 local COMPARE = 'jax-lsp.comparePolicies'
 local BUFFER = 'jax-lsp://compare-policies'
 local shown -- { client_id, uri, position } of the comparison in the buffer
@@ -18,7 +19,7 @@ local function show_comparison(result)
     file:write(result.chart or '')
     file:close()
   end
-  local lines = vim.split(result.markdown or '', '\n', { plain = true })
+  local lines = vim.split(result.text or '', '\n', { plain = true })
   if result.stale and result.stale ~= vim.NIL then
     table.insert(lines, 1, '> Outdated: ' .. result.stale)
     table.insert(lines, 2, '')
@@ -28,7 +29,7 @@ local function show_comparison(result)
   if buf == -1 then
     buf = vim.api.nvim_create_buf(false, true) -- unlisted scratch: buftype nofile
     vim.api.nvim_buf_set_name(buf, BUFFER)
-    vim.bo[buf].filetype = 'markdown'
+    vim.bo[buf].filetype = 'text'
     vim.bo[buf].bufhidden = 'hide'
   end
   vim.bo[buf].modifiable = true

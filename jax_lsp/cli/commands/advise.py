@@ -26,9 +26,7 @@ from __future__ import annotations
 import argparse
 import json
 import sys
-from collections.abc import Callable
 from pathlib import Path
-from typing import Any
 
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import Project, Target, TargetError, add_target
@@ -38,11 +36,10 @@ from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.fit import check_fit
 from jax_lsp.trace.advisor.report import format_markdown
-from jax_lsp.trace.advisor.request import advise, example_for
+from jax_lsp.trace.advisor.request import advise, compiling, example_for
 from jax_lsp.trace.advisor.sites import advise_anchors
 from jax_lsp.trace.advisor.sizes import parse_size
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
-from jax_lsp.trace.service import TraceService
 
 
 def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
@@ -139,17 +136,6 @@ def _fail(args: argparse.Namespace, message: str) -> int:
     return 2
 
 
-def _compiling(
-    service: TraceService, path: Path, line: int, request: dict[str, Any]
-) -> Callable[[list[str]], Advice]:
-    """What advises the site at ``line`` again for the policies given, compiling them."""
-
-    def compile_candidates(policies: list[str]) -> Advice:
-        return advise(service, path, line, policies=policies, compile=True, **request)
-
-    return compile_candidates
-
-
 def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     try:
@@ -190,7 +176,7 @@ def run(args: argparse.Namespace) -> int:
                 service, path, line, policies=args.policies, compile=compile, run=args.run_steps, **request
             )
             if budget is not None:
-                advice = check_fit(advice, budget, _compiling(service, path, line, request))
+                advice = check_fit(advice, budget, compiling(service, path, line, **request))
             results.append(advice)
 
     if args.output_format == "json":

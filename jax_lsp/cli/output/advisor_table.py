@@ -15,11 +15,13 @@ from jax_lsp.trace.advisor.report import (
     legend,
     no_effect_lines,
     no_fit,
+    passed_over,
     policy_rows,
     policy_summary,
     rejections,
     residual_line,
     run_note,
+    slower_words,
     suggestion,
 )
 from jax_lsp.trace.advisor.sizes import format_bytes
@@ -111,4 +113,6 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
             lines.append(f"Suggested for a budget of {format_bytes(budget)} ({policy_summary(suggested)}):")
             action, detail = suggestion(advice, suggested, root)
             lines.append(f"  {action}" + (f" ({detail})" if detail else ""))
+            slower = passed_over(advice, budget)
+            lines += [f"  (chosen by the measured step times: {slower_words(slower)})"] if slower else []
     return "\n".join(lines)

@@ -30,21 +30,20 @@ from jax_lsp.server.diagnostics import ADVISE_SOURCE, admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.edits import workspace_edit
 from jax_lsp.server.features.advice_text import disk_text, laid_out, over_edit
+from jax_lsp.server.features.advice_words import lens_summary, log_line, target_name, why_suggested
 from jax_lsp.server.features.trace import TraceFeature
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
 from jax_lsp.trace.advisor.chart import chart_svg
+from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
 from jax_lsp.trace.advisor.hints import line_hints
 from jax_lsp.trace.advisor.report import (
-    figures_for,
     format_markdown,
-    host_traffic,
     no_effect_reason,
-    policy_summary,
     short_policy,
 )
-from jax_lsp.trace.advisor.request import advise_and_run, example_for, submit_advise
+from jax_lsp.trace.advisor.request import advise_and_run, example_for, fit_checked, submit_advise, with_runs
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
 from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
@@ -127,7 +126,7 @@ class AdvisorFeature(LanguageFeature):
                 title = f"Advise policy again: {found.stale}"
                 command = types.Command(title=title, command=ADVISE, arguments=arguments)
             elif found is not None and found.advice.ok and found.advice.current is not None:
-                title = f"{_lens_summary(found.advice, found.advice.current)} · Compare policies"
+                title = f"{lens_summary(found.advice, found.advice.current)} · Compare policies"
                 command = types.Command(title=title, command=COMPARE, arguments=arguments)
             elif self._example(path, anchor.line) is None:
                 title = "Advise policy: give an example (see docs/advise.md)"
@@ -222,20 +221,29 @@ class AdvisorFeature(LanguageFeature):
             advice = advised.advice
         root, budget = self._root(path), self._budget(advice)
         return {
-            "markdown": format_markdown(advice, root, budget),
-            "chart": chart_svg([advice], root, budget),
-            "advice": advice.to_contract(root, budget),
+            **self._comparison(advice, root, budget),
             "stale": advised.stale if advised is not None else None,
         }
 
     async def run_command(self, *arguments: Any) -> dict:
         """The site advised again with each candidate's step run on the local accelerator
-        (`advise --run`): its Markdown table and its advice."""
+        (`advise --run`): its comparison, with the measured step times and peaks."""
         path, position = self._arguments(RUN, arguments)
         with self.server.protocol.cancellation() as cancelled:
             advice = await self.advise(path, position, cancelled=cancelled, progress=True, run=True)
-        root, budget = self._root(path), self._budget(advice)
-        return {"markdown": format_markdown(advice, root, budget), "advice": advice.to_contract(root, budget)}
+        return self._comparison(advice, self._root(path), self._budget(advice))
+
+    def _comparison(self, advice: Advice, root: Path, budget: int | None) -> dict:
+        """The comparison's ``view`` (`trace.advisor.comparison`), as ``text`` too, its Markdown
+        table, its chart and the JSON contract: what Compare and Run answer."""
+        view = comparison_view(advice, root, budget)
+        return {
+            "markdown": format_markdown(advice, root, budget),
+            "view": view,
+            "text": comparison_text(view),
+            "chart": chart_svg([advice], root, budget),
+            "advice": advice.to_contract(root, budget),
+        }
 
     def _root(self, path: Path) -> Path:
         return project_root(path, self.server.roots)
@@ -247,8 +255,8 @@ class AdvisorFeature(LanguageFeature):
 
     def suggestion(self, advice: Advice) -> PolicyAdvice | None:
         budget = self._budget(advice)
-        if budget is None or not advice.ok:
-            return None
+        if budget is None or not advice.ok or not advice.compiled:
+            return None  # uncompiled: the budget's check (`advise`) has not answered yet
         suggested = advice.suggest(budget)
         if suggested is None or suggested.current:
             return None
@@ -283,22 +291,21 @@ class AdvisorFeature(LanguageFeature):
         traced_text = disk_text(path)
         example = self._example(path, line)
 
+        request: dict[str, Any] = {
+            "column": anchor.column if anchor is not None else position.column,
+            "example": example,
+            "root": root,
+            "import_root": ls.analysis.imports.import_root(path) if ls.analysis is not None else None,
+            "interpreter": settings.interpreter,
+            "target": target,
+        }
+
         def job(compile: bool) -> functools.partial:
             # a compile takes seconds a candidate: it runs under the compile's limits
             options = settings.trace.options.for_compile() if compile else settings.trace.options
+            submit = advise_and_run if run and not compile else submit_advise
             return functools.partial(
-                advise_and_run if run and not compile else submit_advise,
-                self.service,
-                path,
-                line,
-                anchor.column if anchor is not None else position.column,
-                example=example,
-                root=root,
-                import_root=ls.analysis.imports.import_root(path) if ls.analysis is not None else None,
-                interpreter=settings.interpreter,
-                options=options,
-                compile=compile,
-                target=target,
+                submit, self.service, path, line, options=options, compile=compile, **request
             )
 
         site = f"{path.name}:{line}"
@@ -309,9 +316,25 @@ class AdvisorFeature(LanguageFeature):
             compiling = f"{site}: compiling each policy for {target.name}"
             compiled: Advice = await self.run_job(job(True), "advise", compiling, cancelled, progress)
             if compiled.ok:
-                advice = compiled
+                advice = with_runs(compiled, advice) if run else compiled
                 self._keep(path, anchor, advice, traced_text)
-        log.info("Advised %s", _log_line(advice, site, example))
+        budget = self._budget(advice)
+        if advice.ok and budget is not None and not advice.compiled:
+            # as `advise --budget`: the candidates the suggestion depends on, compiled (`fit.py`)
+            checking = functools.partial(
+                fit_checked,
+                advice,
+                budget,
+                self.service,
+                path,
+                line,
+                options=settings.trace.options,
+                **request,
+            )
+            message = f"{site}: compiling the candidates for the {format_bytes(budget)} budget"
+            advice = await self.run_job(checking, "advise", message, cancelled, progress)
+            self._keep(path, anchor, advice, traced_text)
+        log.info("Advised %s", log_line(advice, site, example))
         if not advice.ok and advice.status != "cancelled":
             where = relative(advice.error_path, root) if advice.error_path else path.name
             message = (
@@ -467,15 +490,7 @@ class AdvisorFeature(LanguageFeature):
         self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
 
     def _why(self, advice: Advice, suggested: PolicyAdvice) -> str:
-        """``(peak 5 KiB within the 6 KiB budget, on cpu)``: what the suggestion was chosen for,
-        and what it moves to the host and back each step when it offloads."""
-        budget, size = self._budget(advice), advice.budgeted_bytes(suggested)
-        measure = "compiled" if advice.compiled else "peak (est.)"
-        text = f"({measure} {format_bytes(size or 0)} within the {format_bytes(budget or 0)} budget"
-        text += f", on {_target_name(advice)}"
-        if suggested.host_bytes:
-            text += f"; {host_traffic(suggested)}"
-        return text + ")"
+        return why_suggested(advice, suggested, self._budget(advice))
 
     def _set_key(self, advice: Advice, suggested: PolicyAdvice, why: str) -> types.CodeAction:
         """Where a key chooses the site's policy: the quick fix sets the key's literal default to
@@ -580,17 +595,15 @@ class AdvisorFeature(LanguageFeature):
         if found is None:
             return None
         advice, current = found.advice, found.advice.current
-        parts = [f"**jax-lsp advice** ({_target_name(advice)}, jax {advice.jax_version or '?'})", ""]
+        parts = [f"**jax-lsp advice** ({target_name(advice)}, jax {advice.jax_version or '?'})", ""]
         if found.stale is not None:
             parts.append(f"Outdated: {found.stale}.")
         elif current is not None:
-            parts.append(
-                f"- current `{short_policy(current.policy)}`: {_lens_summary(found.advice, current)}"
-            )
+            parts.append(f"- current `{short_policy(current.policy)}`: {lens_summary(found.advice, current)}")
             suggested = self.suggestion(advice)
             if suggested is not None:
                 parts.append(
-                    f"- suggested `{short_policy(suggested.policy)}`: {_lens_summary(found.advice, suggested)} "
+                    f"- suggested `{short_policy(suggested.policy)}`: {lens_summary(found.advice, suggested)} "
                     f"{self._why(advice, suggested)}"
                 )
             elif self._budget(advice) is None:
@@ -610,40 +623,6 @@ class AdvisorFeature(LanguageFeature):
     def shutdown(self) -> None:
         if self._own_service is not None:
             self._own_service.shutdown()
-
-
-def _lens_summary(advice: Advice, current: PolicyAdvice) -> str:
-    """The current policy's `PolicyAdvice.summary`, then its step's peak: compiled for a TPU
-    (``compiled peak 14.2 GiB, fits v5e-1``), else estimated; then the JAX release and the
-    platform of ``advice``'s figures."""
-    parts = [policy_summary(current)]
-    fits = advice.fits(current)
-    if fits is not None and advice.target is not None:
-        peak = current.compiled.peak_bytes if current.compiled is not None else None
-        size = format_bytes(peak) if peak is not None else "over the chip"
-        verdict = f"fits {advice.target.name}" if fits else f"does not fit {advice.target.name}"
-        parts.append(f"compiled peak {size}, {verdict}")
-    elif current.peak_bytes is not None:
-        parts.append(f"peak (est.) {format_bytes(current.peak_bytes)}")
-    return " · ".join([*parts, *filter(None, [figures_for(advice)])])
-
-
-def _target_name(advice: Advice) -> str:
-    """What the figures are for: the TPU the steps were compiled for, else the platform the
-    agent advised on."""
-    return advice.target.name if advice.target is not None else advice.platform or "this machine"
-
-
-def _log_line(advice: Advice, site: str, example: str | None) -> str:
-    """``mlp.py:14 (example mlp.py:example) in 1.4 s: saves 5 arrays...``, for the log."""
-    took = f" in {advice.duration_s:.1f} s" if advice.duration_s is not None else ""
-    current = advice.current
-    outcome = (
-        _lens_summary(advice, current)
-        if advice.ok and current is not None
-        else f"{advice.status}: {advice.message}"
-    )
-    return f"{site} (example {example or 'none'}){took}: {outcome}"
 
 
 def _literal(key: str | int, like: str) -> str:

@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
+from jax_lsp.trace.advisor import runs
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted, read_compiled, read_exhausted
 from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun, read_device_runs, read_step_run
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, parse_target
@@ -382,28 +383,32 @@ class Advice:
         recompute = policy.recompute_flops
         return (policy.host_bytes > 0, recompute if recompute is not None else float("inf"))
 
-    def suggest(self, budget: int) -> PolicyAdvice | None:
+    def suggest(self, budget: int, by_time: bool = True) -> PolicyAdvice | None:
         """The policy with the least recomputation whose step fits ``budget`` at its peak (its
-        `budgeted_bytes`: the compiled peak on a TPU, the compiled temporaries where compiled for
-        the CPU, else the estimated peak). First (`preference`) one that offloads nothing, then
-        the least recomputation: an offloading one only where none of those fits (its host
-        transfers cost time that no column measures: on a TPU v5e, offloading a stack's dots made
-        the step 3.2x slower than dots_saveable). On a tie: one a key selects (where a key chooses
-        the site's policy: set it, the site stays), then a name-based one (it also holds under
-        JAX's new remat), then the lowest peak, then the fewest computed bytes, then the fewest
-        host bytes. A candidate JAX rejected, or whose step did not compile (or, where some were
-        compiled, was not), is never suggested."""
+        `budgeted_bytes`) and, where the steps ran (--run), whose own measured peak in use is
+        within it. First, ``by_time``, one whose measured step is not clearly slower than the
+        fastest fitting one's (`runs.clearly_slower`); then (`preference`) one that offloads
+        nothing (host transfers cost time: on a TPU v5e, offloading a stack's dots made the step
+        3.2x slower than dots_saveable), then the least recomputation. On a tie: one a key
+        selects (set it, the site stays), a name-based one (it holds under JAX's new remat), the
+        lowest peak, the fewest computed bytes, then host bytes. A candidate JAX rejected, or
+        whose step did not compile (or, where some were compiled, was not), is never suggested
+        (docs/advise.md, "Measured on the device")."""
         sizes = {id(p): self.budgeted_bytes(p) for p in self.policies}
         fitting = [
             p
             for p in self.policies
-            if p.error is None and (size := sizes[id(p)]) is not None and size <= budget
+            if p.error is None
+            and (size := sizes[id(p)]) is not None
+            and max(size, runs.own_peak(p.run) or 0) <= budget
         ]
+        fastest = runs.fastest_step(p.run for p in fitting) if by_time else None
         if not fitting:
             return None
         return min(
             fitting,
             key=lambda p: (
+                runs.clearly_slower(p.run, fastest),
                 *self.preference(p),
                 p.select is None,
                 not p.name_based,

@@ -4,7 +4,8 @@ The estimated peak does not rank the candidates as XLA does where the step is no
 layers (docs/advise.md, "The peak estimate against the compiled step"), so a suggestion made
 from it may not fit. Before suggesting, the candidates the suggestion depends on are compiled,
 in the order it prefers them (`Advice.preference`), one tie at a time, until a tie holds one
-that fits: every candidate before it does not fit, and it beats every one after it.
+that fits: every candidate before it does not fit, and it beats every one after it but those
+whose step measured clearly faster (`advise --run`), which are compiled too.
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ import time
 from collections.abc import Callable
 from dataclasses import replace
 
+from jax_lsp.trace.advisor import runs
 from jax_lsp.trace.advisor.advice import Advice, FitCheck, PolicyAdvice
 
 
@@ -41,15 +43,25 @@ def check_fit(advice: Advice, budget: int, compile_candidates: Callable[[list[st
     begun = time.perf_counter()
     ranked = sorted((p for p in advice.policies if p.error is None), key=advice.preference)
     compiled: dict[str, PolicyAdvice] = {}
+    fitted: PolicyAdvice | None = None  # the first tie's candidate that fits
     for _, tie in itertools.groupby(ranked, key=advice.preference):
-        group = list(tie)
+        # after one fits, only a candidate whose step measured clearly faster (--run) may still win
+        group = [
+            p for p in tie if fitted is None or runs.clearly_slower(fitted.run, runs.measured_step(p.run))
+        ]
+        if not group:
+            continue
         answer = compile_candidates([p.policy for p in group])
         for policy in group:
             compiled[policy.policy] = _answered(answer, policy)
-        if not answer.ok or any(
-            (temp := compiled[p.policy].compiled) is not None and temp.temp_bytes <= budget for p in group
-        ):
+        if not answer.ok:
             break
+        fits = [
+            p
+            for p in group
+            if (temp := compiled[p.policy].compiled) is not None and temp.temp_bytes <= budget
+        ]
+        fitted = fitted or next(iter(fits), None)
     policies = tuple(
         replace(p, compiled=again.compiled, compile_s=again.compile_s, compile_error=again.compile_error)
         if (again := compiled.get(p.policy)) is not None

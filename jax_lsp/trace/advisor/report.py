@@ -5,8 +5,10 @@ terminal's table is `cli/output/advisor_table.py`.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from pathlib import Path
 
+from jax_lsp.trace.advisor import runs
 from jax_lsp.trace.advisor.advice import (
     REASONS,
     Advice,
@@ -16,6 +18,7 @@ from jax_lsp.trace.advisor.advice import (
     grouped,
     relative,
 )
+from jax_lsp.trace.advisor.runs import measured_step
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
 
 NO_EFFECT_REASONS = {  # why a name the policy lists changes nothing (docs/advise.md)
@@ -179,15 +182,7 @@ def run_note(advice: Advice) -> str | None:
 
 
 def _run_cells(policy: PolicyAdvice) -> list[str]:
-    run = policy.run
-    if run is None:
-        return ["-", "-"]
-    if run.error is not None or run.step_s is None:
-        return ["failed", "-"]
-    step = f"{run.step_s:.2f} s" if run.step_s >= 1 else f"{run.step_s * 1000:.3g} ms"
-    if run.peak_bytes_in_use is None and run.peak_bytes_at_most is not None:
-        return [step, f"≤ {_size(run.peak_bytes_at_most)}"]
-    return [step, _size(run.peak_bytes_in_use)]
+    return [runs.step_text(policy.run), runs.peak_in_use_text(policy.run)]
 
 
 def _size(count: int | None) -> str:
@@ -226,12 +221,28 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
     return f"policy={suggested.policy}", None
 
 
-def _compiled_cell(policy: PolicyAdvice) -> str:
+def compiled_cell(policy: PolicyAdvice) -> str:
     if policy.compiled is not None:
         return _size(policy.compiled.temp_bytes)
     return (
         _not_compiled(policy) if policy.was_compiled else ""
     )  # "": not compiled, the budget did not need it
+
+
+def passed_over(advice: Advice, budget: int) -> tuple[PolicyAdvice, float] | None:
+    """The candidate the budget's ranking prefers without the measured step times, and how many
+    times slower than the suggestion's its step measured, where the times changed the suggestion."""
+    suggested, unmeasured = advice.suggest(budget), advice.suggest(budget, by_time=False)
+    if suggested is None or unmeasured is None or unmeasured is suggested:
+        return None
+    fast, slow = measured_step(suggested.run), measured_step(unmeasured.run)
+    return (unmeasured, slow / fast) if fast and slow is not None else None
+
+
+def slower_words(found: tuple[PolicyAdvice, float], name: Callable[[str], str] = short_policy) -> str:
+    """``offload dots measured 3.2x slower``: a `passed_over` in words, the policy by ``name``."""
+    policy, times = found
+    return f"{name(policy.policy)} measured {times:.1f}x slower"
 
 
 def fit_check_line(advice: Advice) -> str | None:
@@ -263,7 +274,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
         elif advice.on_tpu:
             temp = fit_cells(advice, p)
         else:
-            temp = [_compiled_cell(p)]
+            temp = [compiled_cell(p)]
         rows.append(
             (
                 mark,
@@ -397,6 +408,8 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
             action, where = suggestion(advice, suggested, root)
             detail = f" ({where})" if where else ""
             lines.append(f"**Suggested** for a budget of {format_bytes(budget)}: `{action}`{detail}")
+            slower = passed_over(advice, budget)
+            lines += [f"*Chosen by the measured step times: {slower_words(slower)}.*"] if slower else []
     lines += [
         "",
         "Residuals as JAX records them for the backward pass (not XLA's peak memory: that is "

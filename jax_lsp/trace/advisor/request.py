@@ -11,12 +11,14 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import Any
 
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.fit import check_fit
 from jax_lsp.trace.advisor.runs import DeviceRuns, read_step_run
 from jax_lsp.trace.advisor.setting import with_setting
 from jax_lsp.trace.compile_target import CompileTarget
@@ -118,8 +120,40 @@ def advise_and_run(
     """`advise` with ``run`` (the editor's "Run policies on the device"), waited for on the
     calling thread: the job it returns is done. It is not cancelled midway: the run's child
     gives the device back as it ends."""
+    return _done(advise(service, path, line, *args, run=True, **request))
+
+
+def compiling(
+    service: TraceService, path: str | os.PathLike, line: int, **request: Any
+) -> Callable[[list[str]], Advice]:
+    """What advises the site at ``line`` again for the policies given, compiling them
+    (`fit.check_fit`'s ``compile_candidates``); ``request`` as `advise` takes it."""
+
+    def compile_candidates(policies: list[str]) -> Advice:
+        return advise(service, path, line, **{**request, "policies": policies, "compile": True})
+
+    return compile_candidates
+
+
+def fit_checked(
+    advice: Advice, budget: int, service: TraceService, path: str | os.PathLike, line: int, **request: Any
+) -> TraceJob[Advice]:
+    """`fit.check_fit` of ``advice`` for ``budget`` (the editor's suggestion, as the CLI's
+    ``--budget``), waited for on the calling thread, as `advise_and_run`."""
+    return _done(check_fit(advice, budget, compiling(service, path, line, **request)))
+
+
+def with_runs(compiled: Advice, ran: Advice) -> Advice:
+    """``compiled`` with the steps ``ran`` measured (the same site advised with --run)."""
+    steps = {p.policy: p.run for p in ran.policies if not p.current}
+    current = ran.current.run if ran.current is not None else None
+    policies = tuple(replace(p, run=current if p.current else steps.get(p.policy)) for p in compiled.policies)
+    return replace(compiled, policies=policies, run=ran.run)
+
+
+def _done(advice: Advice) -> TraceJob[Advice]:
     done: Future = Future()
-    done.set_result(advise(service, path, line, *args, run=True, **request))
+    done.set_result(advice)
     return TraceJob(None, None, None, done)
 
 

@@ -125,15 +125,30 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
 
         compared = await _execute(session, COMPARE, lens.command.arguments)
         assert "| current | `everything_saveable` |" in compared["markdown"]
+        # the budget's suggestion was checked by compiling the candidates it depends on (`fit.py`):
+        # the chart draws those, at their compiled temporaries
+        compiled = {p["policy"]: p["compiled"] for p in compared["advice"]["policies"] if p.get("compiled")}
+        assert compiled and compared["advice"]["fit_check"]["policies"]
         chart = ElementTree.fromstring(compared["chart"])
         markers = [e for e in chart.iter() if "candidate" in (e.get("class") or "").split()]
-        assert len(markers) == len(compared["advice"]["policies"])
+        assert len(markers) == len(compiled)
         [current] = [e for e in markers if "current" in (e.get("class") or "").split()]
+        temp = format_bytes(compiled["jax.checkpoint_policies.everything_saveable"]["temp_bytes"])
         assert current.findtext("{http://www.w3.org/2000/svg}title").startswith(
-            "jax.checkpoint_policies.everything_saveable: 7 KiB"  # the step's estimated peak
+            f"jax.checkpoint_policies.everything_saveable: {temp}"
         )
-        [now] = [p for p in compared["advice"]["policies"] if p["current"]]
-        assert compared["advice"]["suggested"]["peak_bytes"] <= now["peak_bytes"]  # the default budget
+        suggested = compared["advice"]["suggested"]
+        assert suggested["compiled"]["temp_bytes"] <= 6 * 1024
+        # the view both editors show: abbreviated names with a legend, the compiled figures
+        view = compared["view"]
+        assert [r["label"] for r in view["rows"] if r["mark"] == "current"] == ["everything"]
+        assert "compiled temp" in view["columns"]
+        assert {
+            "label": "everything",
+            "policy": "jax.checkpoint_policies.everything_saveable",
+            "error": None,
+        } in (view["legend"])
+        assert "* everything" in compared["text"] and "Legend:" in compared["text"]
 
         [action] = [
             a
@@ -151,19 +166,20 @@ async def test_lens_hints_compare_and_quick_fix(server, tmp_path):
             [action] = [a for a in actions or [] if a.title.startswith("Use the suggested policy")]
         assert action.title == (
             f"Use the suggested policy: {compared['advice']['suggested']['policy'].split('.')[-1]} "
-            f"(peak (est.) {format_bytes(compared['advice']['suggested']['peak_bytes'])} within the 6 KiB budget,"
-            " on cpu)"
+            f"(compiled {format_bytes(suggested['compiled']['temp_bytes'])} within the 6 KiB budget, on cpu)"
         )
         fixed = session.apply(action, uri)
-        # the line would grow past 88 columns (ruff's default): the policy goes on a line of its own
-        assert f"policy=\n    {compared['advice']['suggested']['policy']})  # jax-lsp: example=" in fixed
+        # compiled, dots_saveable fits (its estimate, 7 KiB, did not): shorter than the policy it
+        # replaces, it stays on the site's line (core/text/line_layout.py's tests lay out longer ones)
+        assert suggested["policy"] == "jax.checkpoint_policies.dots_saveable"
+        assert f"policy={suggested['policy']})  # jax-lsp: example=" in fixed
         compile(fixed, "mlp.py", "exec")
 
-        # the site's lines changed (the policy is now on a line of its own): the lens there asks again
+        # the site's line changed: the lens there asks again
         [lens] = await until(
             lambda: _until_title(session, uri, lambda t: t.startswith("Advise policy again")), 20
         )
-        assert lens.range.start.line == site.line + 1
+        assert lens.range.start.line == site.line
 
 
 async def _until_title(session, uri, predicate):
@@ -334,9 +350,16 @@ async def test_cancel_request_kills_the_run(tmp_path):
 
 
 def _within(result, budget):
-    """What a suggestion's title says it was chosen for: its peak, the budget, the target."""
-    peak = format_bytes(result["suggested"]["peak_bytes"])
-    return f"(peak (est.) {peak} within the {budget} budget, on {result['platform']})"
+    """What a suggestion's title says it was chosen for: its compiled temporaries (the budget's
+    check compiled it) or its estimated peak, the budget, the target."""
+    suggested = result["suggested"]
+    compiled = suggested.get("compiled")
+    size = (
+        f"compiled {format_bytes(compiled['temp_bytes'])}"
+        if compiled
+        else (f"peak (est.) {format_bytes(suggested['peak_bytes'])}")
+    )
+    return f"({size} within the {budget} budget, on {result['platform']})"
 
 
 async def _quick_fixes(session, uri, text, needle):

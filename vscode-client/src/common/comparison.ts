@@ -1,106 +1,33 @@
-// "Compare policies" as a page for a webview panel: the server's chart (SVG) and a table of the
-// candidates built from its JSON contract (docs/advise.md), with the columns that matter and the
-// policies abbreviated, a legend giving each in full. No vscode import: unit-tested in node.
+// "Compare policies" as a page for a webview panel: the server's chart (SVG) and its table of the
+// candidates as the server lays it out for every editor (`view`, docs/advise.md): the columns that
+// matter, measured ones where the steps ran, the policies abbreviated with a legend giving each in
+// full. No vscode import: unit-tested in node.
 
-/** One candidate of the contract's `policies` (the keys this page reads). */
-export interface ContractPolicy {
-    policy: string;
-    current: boolean;
-    computed_bytes: number | null;
-    argument_bytes: number | null;
-    host_bytes: number | null;
-    peak_bytes: number | null;
-    recompute_flops: number | null;
-    residuals: unknown[];
-    error?: string;
+/** The server's layout of the comparison (`view`: jax_lsp/trace/advisor/comparison.py), the one
+ * Neovim's buffer shows as text: abbreviated labels, the cells of each column, the legend. */
+export interface ComparisonLayout {
+    title: string;
+    facts: string;
+    budget?: string;
+    message?: string;
+    columns: string[];
+    rows: { mark: string; label: string; policy: string; cells: string[] }[];
+    legend: { label: string; policy: string; error: string | null }[];
+    notes: string[];
 }
 
-/** What `jax-lsp.comparePolicies` answers. */
+/** What `jax-lsp.comparePolicies` answers (the keys this page reads). */
 export interface Comparison {
     chart?: string;
     stale?: string | null;
-    advice: {
-        target: { path: string; line: number };
-        jax: string | null;
-        platform: string | null;
-        policies: ContractPolicy[];
-        suggested: { policy: string; budget: number } | null;
-    };
+    view: ComparisonLayout;
 }
 
-const PREFIX = /^jax\.checkpoint_policies\./;
-const SHORT: Record<string, string> = {
-    nothing_saveable: 'nothing',
-    everything_saveable: 'everything',
-    dots_saveable: 'dots',
-    checkpoint_dots: 'dots',
-    dots_with_no_batch_dims_saveable: 'dots, no batch',
-    checkpoint_dots_with_no_batch_dims: 'dots, no batch',
-    save_only_these_names: 'names',
-    save_and_offload_only_these_names: 'offload names',
-    offload_dot_with_no_batch_dims: 'offload dots',
-    save_anything_except_these_names: 'all but names',
-    save_any_names_but_these: 'names but',
-    save_from_both_policies: 'both',
-};
-const MAX_LABEL = 24;
 const MARKS: Record<string, string> = { current: '*&nbsp;', suggested: '+&nbsp;' };
-
-/** A short name for a policy expression: `names(h, y)`, `offload dots`, `dots`. */
-export function abbreviate(policy: string): string {
-    const text = policy.replace(PREFIX, '');
-    const call = /^([A-Za-z_][\w.]*)\(([\s\S]*)\)$/.exec(text);
-    const name = call ? call[1] : text;
-    let label = SHORT[name.replace(PREFIX, '')] ?? name.replace(/^.*\./, '');
-    if (call && /names/.test(name)) {
-        const names = [...call[2].matchAll(/['"]([^'"]*)['"]/g)].map((m) => m[1]).filter((n) => !/^(device|pinned_host|unpinned_host)$/.test(n));
-        label += `(${names.join(', ')})`;
-    }
-    return label.length > MAX_LABEL ? `${label.slice(0, MAX_LABEL - 1)}…` : label;
-}
-
-/** Each policy's label, unique (a second `dots` is `dots #2`). */
-export function labels(policies: string[]): string[] {
-    const seen = new Map<string, number>();
-    return policies.map((policy) => {
-        const label = abbreviate(policy);
-        const count = (seen.get(label) ?? 0) + 1;
-        seen.set(label, count);
-        return count === 1 ? label : `${label} #${count}`;
-    });
-}
-
-export function formatBytes(count: number | null): string {
-    if (count === null || count === undefined) return '?';
-    if (count < 1024) return `${count} B`;
-    let value = count;
-    for (const unit of ['KiB', 'MiB', 'GiB', 'TiB']) {
-        value /= 1024;
-        if (value < 1024 || unit === 'TiB') {
-            return value < 100 ? `${Number(value.toPrecision(3))} ${unit}` : `${Math.round(value)} ${unit}`;
-        }
-    }
-    return `${count} B`;
-}
-
-export function formatFlops(count: number | null): string {
-    if (count === null || count === undefined) return '?';
-    if (count === 0) return '0';
-    let value = count;
-    for (const unit of ['FLOP', 'kFLOP', 'MFLOP', 'GFLOP', 'TFLOP', 'PFLOP']) {
-        if (value < 1000 || unit === 'PFLOP') return unit === 'FLOP' ? `${count} FLOP` : `${Number(value.toPrecision(3))} ${unit}`;
-        value /= 1000;
-    }
-    return String(count);
-}
+const HINTS: Record<string, string> = { 'host ⇄': 'to the host and back, per step' };
 
 const escape = (text: string): string =>
     text.replace(/&/g, '&amp;').replace(/</g, '&lt;').replace(/>/g, '&gt;').replace(/"/g, '&quot;');
-
-/** The host traffic of an offloading policy, each way per step: its residuals go to the host in the forward pass and come back. */
-function traffic(policy: ContractPolicy): string {
-    return policy.host_bytes ? formatBytes(policy.host_bytes) : '0';
-}
 
 const STYLE = `
 body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size); color: var(--vscode-foreground); padding: 0 12px; }
@@ -121,53 +48,39 @@ dd { margin: 0; font-family: var(--vscode-editor-font-family); overflow-wrap: an
 
 /** The whole page; `cspSource` is the webview's (its images are data: URLs, it runs no script). */
 export function comparisonHtml(result: Comparison, cspSource: string): string {
-    const { advice } = result;
-    const policies = advice.policies;
-    const names = labels(policies.map((p) => p.policy));
-    const suggested = advice.suggested?.policy;
-    const where = `${advice.target.path}:${advice.target.line}`;
-    const environment = [advice.jax && `jax ${advice.jax}`, advice.platform].filter(Boolean).join(', ');
-    const budget = advice.suggested
-        ? `suggested for a budget of ${formatBytes(advice.suggested.budget)} (peak, est.)`
-        : 'no suggestion: set jax-lsp.advise.budget (e.g. 24GiB) to get one';
-    const rows = policies.map((p, i) => {
-        const mark = p.current ? 'current' : p.policy === suggested ? 'suggested' : '';
-        const name = `${MARKS[mark] ?? ''}<code title="${escape(p.policy)}">${escape(names[i])}</code>`;
-        const cells = p.error
-            ? [name, 'failed', '', '', '', '']
-            : [
-                  name,
-                  String(p.residuals.length),
-                  formatBytes(p.computed_bytes),
-                  formatBytes(p.peak_bytes),
-                  formatFlops(p.recompute_flops),
-                  traffic(p),
-              ];
-        return `<tr class="${mark}">${cells.map((c) => `<td>${c}</td>`).join('')}</tr>`;
+    const { view } = result;
+    const rows = view.rows.map((row) => {
+        const name = `${MARKS[row.mark] ?? ''}<code title="${escape(row.policy)}">${escape(row.label)}</code>`;
+        return `<tr class="${escape(row.mark)}">${[name, ...row.cells.map(escape)].map((c) => `<td>${c}</td>`).join('')}</tr>`;
     });
-    const held = policies.find((p) => !p.error)?.argument_bytes ?? null;
-    const legend = policies.map((p, i) => `<dt>${escape(names[i])}</dt><dd>${escape(p.policy)}${p.error ? ` (failed: ${escape(p.error.split('\n')[0])})` : ''}</dd>`);
+    const headers = ['policy', ...view.columns].map((c) => (HINTS[c] ? `<th title="${HINTS[c]}">${escape(c)}</th>` : `<th>${escape(c)}</th>`));
+    const legend = view.legend.map(
+        (entry) => `<dt>${escape(entry.label)}</dt><dd>${escape(entry.policy)}${entry.error ? ` (failed: ${escape(entry.error)})` : ''}</dd>`,
+    );
     const chart =
         typeof result.chart === 'string'
             ? `<img class="chart" alt="Memory against recompute of every candidate policy" src="data:image/svg+xml;base64,${Buffer.from(result.chart, 'utf8').toString('base64')}">`
             : '';
+    const table = view.message
+        ? `<p>${escape(view.message)}</p>`
+        : `<table>
+<thead><tr>${headers.join('')}</tr></thead>
+<tbody>
+${rows.join('\n')}
+</tbody></table>
+${view.notes.map((note) => `<p class="note">${escape(note)}.</p>`).join('\n')}
+<h3>Legend</h3>
+<dl>${legend.join('')}</dl>`;
     return `<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="default-src 'none'; img-src ${cspSource} data:; style-src 'unsafe-inline';">
 <style>${STYLE}</style><title>Compare policies</title></head>
 <body>
-<h2>Compare policies: ${escape(where)}</h2>
-<p>${escape(environment || 'no JAX')} · ${escape(budget)}</p>
+<h2>Compare policies: ${escape(view.title)}</h2>
+<p>${escape([view.facts, view.budget].filter(Boolean).join(' · '))}</p>
 ${result.stale ? `<p class="stale">Outdated: ${escape(result.stale)}.</p>` : ''}
 ${chart}
-<table>
-<thead><tr><th>policy</th><th>saves</th><th>computed</th><th>peak (est.)</th><th>recompute</th><th title="to the host and back, per step">host ⇄</th></tr></thead>
-<tbody>
-${rows.join('\n')}
-</tbody></table>
-<p class="note">* current policy, + suggested. computed: what the policy keeps on the device; the step also holds ${escape(formatBytes(held))} of arguments whatever the policy. peak (est.): the step's temporary device memory at its peak, estimated from its trace. host ⇄: what an offloading policy moves to the host in the forward pass, and back in the backward pass, every step (its time is measured by no column).</p>
-<h3>Legend</h3>
-<dl>${legend.join('')}</dl>
+${table}
 </body></html>
 `;
 }

@@ -4,6 +4,7 @@ import { ViewColumn, window, type Disposable, type WebviewPanel } from 'vscode';
 import { comparisonHtml, type Comparison } from './comparison';
 
 export const COMPARE_POLICIES = 'jax-lsp.comparePolicies';
+export const RUN_POLICIES = 'jax-lsp.runPolicies'; // Compare with each step run on the device (docs/accelerators.md)
 export const ADVICE_CHANGED = 'jax-lsp/adviceChanged';
 const VIEW_TYPE = 'jax-lsp.comparison';
 

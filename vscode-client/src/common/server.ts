@@ -3,7 +3,7 @@ import { type LogOutputChannel, type Uri } from 'vscode';
 import { CloseAction, LanguageClient, RevealOutputChannelOn, type ErrorHandler, type LanguageClientOptions } from 'vscode-languageclient/node';
 import * as readline from 'node:readline';
 import type { Comparison } from './comparison';
-import { COMPARE_POLICIES } from './comparisonView';
+import { COMPARE_POLICIES, RUN_POLICIES } from './comparisonView';
 import { stderrLevel } from './log';
 import type { ServerCommand } from './python';
 import { SECTION, type ServerSettings } from './settings';
@@ -48,10 +48,10 @@ export function createClient(
         },
         initializationOptions,
         middleware: {
-            // "Compare policies" answers the advice and its chart: show them beside the code.
+            // "Compare policies" and "Run policies on the device" answer the comparison: show it beside the code.
             executeCommand: async (command, args, next) => {
                 const result = await next(command, args);
-                if (command === COMPARE_POLICIES && result?.advice) {
+                if ((command === COMPARE_POLICIES || command === RUN_POLICIES) && result?.view) {
                     hooks.compared(result as Comparison, args);
                 }
                 return result;

@@ -115,6 +115,7 @@ async function waitForStatus(state, timeoutMs = 60000) {
 
 const ADVISE = 'jax-lsp.advisePolicy';
 const COMPARE = 'jax-lsp.comparePolicies';
+const RUN = 'jax-lsp.runPolicies';
 const SHORT = (policy) => policy.replace(/^jax\.checkpoint_policies\./, '');
 
 /** The advisor's lens on mlp.py's `policy=` site, once `probe(title)` holds (polled: the server refreshes lenses). */
@@ -167,7 +168,8 @@ async function adviseChecks(folder, modelDoc) {
         assert.ok(lens, 'not advised');
         compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments);
         const { markdown, advice } = compared;
-        assert.match(markdown, /^\| \| policy \| saves \| computed \| arguments \| host \| peak \(est\.\) \| recompute \|$/m);
+        // The budget's suggestion was checked by compiling what it depends on (as `advise --budget`).
+        assert.match(markdown, /^\| \| policy \| saves \| computed \| arguments \| host \| peak \(est\.\) \| compiled temp \| recompute \|$/m);
         const policies = advice.policies.map((p) => SHORT(p.policy));
         for (const ready of ['nothing_saveable', 'dots_saveable', 'dots_with_no_batch_dims_saveable', 'everything_saveable',
             'save_only_these_names(\'hidden\', \'out\')']) {
@@ -176,8 +178,12 @@ async function adviseChecks(folder, modelDoc) {
         for (const policy of policies) {
             assert.ok(markdown.includes(`| \`${policy}\` |`), `no table row for ${policy}:\n${markdown}`);
         }
-        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 5 MiB \| 33 MiB \| 0 \| 21 MiB \| 4\.29 GFLOP \|$/m);
-        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [^|]+ \| [\d.]+ MiB \| [^|]+ \| [\d.]+ MiB \| 0 \|$/m);
+        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 5 MiB \| 33 MiB \| 0 \| 21 MiB \| [^|]* \| 4\.29 GFLOP \|$/m);
+        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [^|]+ \| [\d.]+ MiB \| [^|]+ \| [\d.]+ MiB \| [\d.]+ [KM]iB \| 0 \|$/m);
+        // The panel's layout is the server's (`view`), as Neovim's buffer shows it.
+        const current = compared.view.rows.find((row) => row.mark === 'current');
+        assert.strictEqual(current && current.label, 'names(hidden, out)', JSON.stringify(compared.view.rows));
+        assert.ok(compared.view.columns.includes('compiled temp'), JSON.stringify(compared.view.columns));
         assert.ok(advice.suggested && advice.suggested.recompute_flops === 0, JSON.stringify(advice.suggested));
         // The client shows it beside the code in one webview panel (asked twice: still one), never a document to save.
         assert.match(compared.chart, /^<svg xmlns="http:\/\/www\.w3\.org\/2000\/svg"/);
@@ -199,7 +205,7 @@ async function adviseChecks(folder, modelDoc) {
         const titles = actions.map((a) => a.title);
         const fix = actions.find((a) => a.title.startsWith('Use the suggested policy'));
         assert.ok(fix && fix.edit, JSON.stringify(titles));
-        assert.ok(fix.title.startsWith(`Use the suggested policy: ${SHORT(suggested)} (peak (est.) `), fix.title);
+        assert.ok(fix.title.startsWith(`Use the suggested policy: ${SHORT(suggested)} (compiled `), fix.title);
         assert.ok(fix.title.endsWith(' within the 24 MiB budget, on cpu)'), fix.title);
         const before = doc.lineAt(siteLine).text;
         assert.ok(await vscode.workspace.applyEdit(fix.edit), 'applyEdit refused the edit');
@@ -217,6 +223,18 @@ async function adviseChecks(folder, modelDoc) {
 
     await vscode.window.showTextDocument(doc);
     await vscode.commands.executeCommand('workbench.action.files.revert');
+
+    await check('trusted: advisor: Run policies on the device (here the CPU) shows each step\'s time in the Compare panel', async () => {
+        assert.ok(lens, 'not advised');
+        const ran = await vscode.commands.executeCommand(RUN, ...lens.command.arguments);
+        const { columns, rows, notes } = ran.view;
+        assert.strictEqual(columns[columns.length - 1], 'step', JSON.stringify(columns));
+        assert.ok(rows.every((row) => / m?s$/.test(row.cells[row.cells.length - 1])), JSON.stringify(rows));
+        assert.ok(notes.includes('--run: no accelerator here: the steps ran on the CPU'), JSON.stringify(notes));
+        const panels = vscode.window.tabGroups.all.flatMap((group) => group.tabs)
+            .filter((tab) => tab.input instanceof vscode.TabInputWebview && tab.label === 'Compare policies');
+        assert.strictEqual(panels.length, 1);
+    });
     // Back to model.py for the checks below (the comparison's preview stays open beside it).
     await vscode.window.showTextDocument(modelDoc, vscode.ViewColumn.One);
     await waitForDiagnostics(modelDoc.uri, EXPECTED);
