@@ -14,7 +14,7 @@ NOTHING = "jax.checkpoint_policies.nothing_saveable"
 OFFLOAD = "jax.checkpoint_policies.offload_dot_with_no_batch_dims('device', 'pinned_host')"
 
 
-def _entry(policy, peak_mib, flops, step_ms=None, in_use_mib=None, host=0, current=False):
+def _entry(policy, peak_mib, flops, step_ms=None, in_use_mib=None, host=0, current=False, at_most_mib=None):
     entry = {
         "policy": policy,
         "current": current,
@@ -28,6 +28,7 @@ def _entry(policy, peak_mib, flops, step_ms=None, in_use_mib=None, host=0, curre
             "step_s": step_ms / 1000,
             "runs": 5,
             "peak_bytes_in_use": None if in_use_mib is None else in_use_mib * MiB,
+            "peak_bytes_at_most": None if at_most_mib is None else at_most_mib * MiB,
         }
     return entry
 
@@ -103,7 +104,7 @@ def test_a_measured_peak_over_the_budget_never_fits():
     advice = _advice(
         _entry(NOTHING, 12, 300, step_ms=40, in_use_mib=30, current=True),
         _entry(DOTS, 20, 100, step_ms=38, in_use_mib=60),  # its estimate fits 50 MiB; it used 60
-        _entry(names, 20, 200, step_ms=38, in_use_mib=60),  # the mark did not rise: at most 60
+        _entry(names, 20, 200, step_ms=38, at_most_mib=60),  # the mark did not rise: at most 60
         _entry("jax.checkpoint_policies.everything_saveable", 80, 0, step_ms=38, in_use_mib=70),
     )
     assert advice.suggest(50 * MiB).policy == names  # its own peak is not known to be over

@@ -16,8 +16,8 @@ from tests.server.features.test_advisor import (
     _mlp,
     _model,
     _quick_fixes,
-    _until,
 )
+from tests.server.lsp_harness import until
 
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
@@ -36,7 +36,7 @@ async def test_the_budgets_quick_fix_suggests_only_what_fits_compiled(server, tm
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": BUDGET}}) as session:
         uri = session.write("scan_stack.py", text)
         session.open("scan_stack.py")
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         result = await _execute(session, ADVISE, lens.command.arguments)
         least = min(p["recompute_flops"] for p in result["policies"])
         # the premise: by its estimate a policy that recomputes least fits; compiled, none does
@@ -59,11 +59,11 @@ async def test_the_budgets_quick_fix_suggests_only_what_fits_compiled(server, tm
 async def test_compare_shows_the_steps_run_on_the_device(server, tmp_path):
     async with server.in_folder(tmp_path) as session:
         uri = _model(session, _mlp())
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         ran = await _execute(session, RUN, lens.command.arguments)
         assert ran["view"]["columns"][-1] == "step"  # the CPU counts no peak in use
         # the site keeps the run's advice: Compare shows its measured steps, as text for Neovim too
-        [lens] = await _until(lambda: _advise_lenses(session, uri))
+        [lens] = await until(lambda: _advise_lenses(session, uri))
         assert lens.command.command == COMPARE
         compared = await _execute(session, COMPARE, lens.command.arguments)
         view = compared["view"]
