@@ -18,6 +18,7 @@ from typing import Any
 
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted, read_compiled, read_exhausted
 from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun, read_device_runs, read_step_run
+from jax_lsp.trace.advisor.user_call import UserCall, read_user_call
 from jax_lsp.trace.compile_target import CompileTarget
 from jax_lsp.trace.result import TraceResult
 
@@ -399,6 +400,7 @@ class Advice:
     target: CompileTarget | None = None  # what --compile compiled for (None: not compiled)
     run: DeviceRuns | None = None  # with --run: where the steps ran
     fit_check: FitCheck | None = None  # a budget's candidates compiled before suggesting (`fit.py`)
+    user_call: UserCall | None = None  # for a site in a library: the user's call that chooses it
 
     @property
     def ok(self) -> bool:
@@ -506,6 +508,9 @@ class Advice:
             "suggested": None,
             "notes": list(self.notes),
             "fit_check": self.fit_check.to_json() if self.fit_check is not None else None,
+            "user_call": self.user_call.to_json(relative(self.user_call.path, root), suggested)
+            if self.user_call
+            else None,
         }
         if self.run is not None:
             data["run"] = self.run.to_json()
@@ -591,6 +596,7 @@ class Advice:
             selector=_selector(_table(data, "selector")),
             notes=tuple(n for n in data.get("notes") or () if isinstance(n, str)),
             run=read_device_runs(data.get("run")),
+            user_call=read_user_call(data.get("user_call")),
         )
 
 

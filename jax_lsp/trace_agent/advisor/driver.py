@@ -52,6 +52,7 @@ from .site import (
     parse_site,
 )
 from .target import keep_off_devices, libtpu_missing, opened_platforms
+from .user_call import user_call_of, watch_library_site
 from .worker import Worker, can_fork
 
 LITERALS_MISSING = (
@@ -179,7 +180,11 @@ class Work:
         self.compile = bool(params.get("compile"))
         self.target = params.get("target") if self.compile else None
         self.arg_names = _arg_names(fn, args, kwargs, len(leaves))
-        self.frames = Frames(root, [site.path, example_file])
+        if site.user_call is not None or site.installed:  # name residuals after the user's lines
+            user_files = site.chain.user_files if site.chain is not None else []
+            self.frames = Frames(root, [example_file, *user_files], library=site.library)
+        else:
+            self.frames = Frames(root, [site.path, example_file])
         self.positional = len(jax.tree_util.tree_leaves(args))
         self.traced = []  # (the recorders of a ready-made candidate's trace, its entry)
         self.traced_count = 0  # the candidates traced, not copied
@@ -354,6 +359,7 @@ def advise(params, fork=False):
     install_site(site)
     add_import_folders([cwd, root, import_root, os.path.dirname(path), os.path.dirname(example_file)])
     files = {path, example_file}
+    watch_library_site(site, example_file, root)
     name = example_name or module_name(example_file, cwd, root, import_root)
     module = import_file(example_file, name, site, files, root)
     if site.module is None:  # an example that does not import the site's module
@@ -386,6 +392,7 @@ def advise(params, fork=False):
             path,
             site.line,
         )
+    site.user_call = user_call_of(site, example_file)
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
     notes = ([] if forward.lifted else [LITERALS_MISSING]) + notes
@@ -450,6 +457,7 @@ def advise(params, fork=False):
         "names": work.names,
         "markers": len(site.markers),
         "selector": selector.to_json() if selector is not None else None,
+        "user_call": site.user_call,
         "policies": entries,
         "policy_errors": work.errors,
         "notes": notes,

@@ -173,6 +173,11 @@ class Site:
         self.markers = []  # every Marker the site's expression made, in order
         self.captured = []  # what the site's call returned while the module loaded
         self.loading = False
+        self.watch = None  # called with the frame and the value of the first marker (`user_call`)
+        self.chain = None  # what `watch` answered
+        self.library = None  # the library's folder, for a site in a library (`user_call`)
+        self.installed = False  # the site is in an installed package
+        self.user_call = None  # the user's call that chooses the policy of a site in a library
 
     @property
     def line(self):
@@ -183,6 +188,10 @@ class Site:
         return self.module.__dict__
 
     def expression(self):
+        """The current policy as written: for a site in a library, at the user's call that chooses it."""
+        call = self.user_call
+        if call is not None:
+            return call["text"] if call["carries_policy"] else f"{call['keyword']}={call['text']}"
         if self.default:
             return "None"
         return (ast.get_source_segment(self.text, self.keyword.value) or "").strip()
@@ -190,6 +199,8 @@ class Site:
     def mark(self, value):
         marker = Marker(value)
         self.markers.append(marker)
+        if self.watch is not None and self.chain is None:
+            self.chain = self.watch(sys._getframe(1), value)
         return marker
 
     def capture(self, value):

@@ -1,0 +1,80 @@
+"""The user's call that chooses the policy of a checkpoint site in a library (the agent's
+`user_call`): where the user tunes the site, as the advice shows it and edits it."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from jax_lsp.trace.advisor.advice import PolicyAdvice
+
+
+@dataclass(frozen=True)
+class UserCall:
+    """``hnn.Stacked.init(..., gradient_checkpointing="recompute")`` in the user's file, for
+    haliax's ``filter_checkpoint(callable, policy=policy)``."""
+
+    path: str
+    line: int  # 1-based: the keyword's value
+    column: int  # 0-based code points
+    end_line: int
+    end_column: int
+    keyword: str  # e.g. "gradient_checkpointing"
+    text: str  # the value as written, e.g. '"recompute"'
+    callee: str  # the called function as written, e.g. "hnn.Stacked.init"
+    carries_policy: bool  # the value is the site's policy itself: a candidate can replace it
+
+    @property
+    def written(self) -> str:
+        return f"{self.keyword}={self.text}"
+
+    def to_json(self, path: str | None, suggested: PolicyAdvice | None) -> dict[str, Any]:
+        """The contract's ``user_call``, its ``path`` as the contract shows paths, and the edit of
+        it that gives the ``suggested`` policy (`edit`)."""
+        edit = self.edit(suggested.policy, path) if suggested is not None else None
+        return {
+            "path": path,
+            "line": self.line,
+            "keyword": self.keyword,
+            "text": self.text,
+            "callee": self.callee,
+            "carries_policy": self.carries_policy,
+            "edit": edit,
+        }
+
+    def edit(self, policy: str, path: str | None) -> dict[str, Any] | None:
+        """The edit of the user's line that gives the site ``policy`` (None where the library
+        makes the policy from the value: no value of it is known to give ``policy``)."""
+        if not self.carries_policy:
+            return None
+        start = {"line": self.line, "column": self.column}
+        end = {"line": self.end_line, "column": self.end_column}
+        return {"path": path, "start": start, "end": end, "new_text": policy}
+
+    def suggestion(self, policy: str, where: str) -> tuple[str, str]:
+        """What to do for ``policy`` and where, as `report.suggestion` says it."""
+        if self.carries_policy:
+            return f"{self.keyword}={policy}", where
+        return (
+            f"policy={policy}",
+            f"the library makes this site's policy from {self.written} in {self.callee}(...) at "
+            f"{where}: give it the value that makes {policy}",
+        )
+
+
+def read_user_call(raw: Any) -> UserCall | None:
+    """The agent's ``user_call``; None when absent or malformed."""
+    if not isinstance(raw, dict):
+        return None
+    numbers = [raw.get(key) for key in ("line", "column", "end_line", "end_column")]
+    texts = [raw.get(key) for key in ("path", "keyword", "text", "callee")]
+    if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+        return None
+    if not all(isinstance(t, str) for t in texts):
+        return None
+    line, column, end_line, end_column = numbers
+    path, keyword, text, callee = texts
+    return UserCall(
+        path, line, column, end_line, end_column, keyword, text, callee, raw.get("carries_policy") is True
+    )
