@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import AgentError
-from ..load import add_import_folders
+from ..import_path import add_import_folders, module_name
 from ..preload import installed_imports
 from .candidates import Candidate, build_candidates, ready_made
 from .example import error_site, run_example, short_error, user_frame_of
@@ -47,7 +47,6 @@ from .site import (
     example_path,
     import_file,
     install_site,
-    module_name,
     namesakes,
     parse_site,
 )
@@ -357,7 +356,7 @@ def advise(params, fork=False):
     site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
     example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
     install_site(site)
-    add_import_folders([cwd, root, import_root, os.path.dirname(path), os.path.dirname(example_file)])
+    add_import_folders(cwd, root, import_root, path, example_file)
     files = {path, example_file}
     watch_library_site(site, example_file, root)
     name = example_name or module_name(example_file, cwd, root, import_root)
