@@ -39,6 +39,7 @@ from jax_lsp.trace.advisor.hints import line_hints
 from jax_lsp.trace.advisor.report import figures_for, format_markdown, short_policy
 from jax_lsp.trace.advisor.request import advise_and_run, example_for, submit_advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
+from jax_lsp.trace.advisor.user_call import UserCall
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -373,6 +374,9 @@ class AdvisorFeature(LanguageFeature):
             if suggested is None:
                 continue
             why = self._why(advised.advice, suggested)
+            if advised.advice.user_call is not None:  # a site in a library: the user's call is edited
+                actions.append(self._edit_user_call(advised.advice.user_call, suggested, why))
+                continue
             if advised.advice.selector is not None:
                 actions.append(self._set_key(advised.advice, suggested, why))
                 continue
@@ -493,6 +497,25 @@ class AdvisorFeature(LanguageFeature):
         if written != setting.text:
             return _disabled(f"{title} {why}", f"{where} changed since the advice: advise again")
         edit = types.TextEdit(range=ls.to_lsp_range(uri, span), new_text=_literal(select.key, setting.text))
+        return types.CodeAction(
+            title=f"{title} ({where}) {why}",
+            kind=types.CodeActionKind.QuickFix,
+            edit=workspace_edit(ls, {uri: [edit]}),
+        )
+
+    def _edit_user_call(self, call: UserCall, suggested: PolicyAdvice, why: str) -> types.CodeAction:
+        """A site in a library: the quick fix replaces the policy the user's call passes it; where
+        the library makes the policy from the call's value, it is disabled and says so."""
+        title = f"{QUICK_FIX}: {short_policy(suggested.policy)}"
+        where = f"{Path(call.path).name}:{call.line}"
+        if not call.carries_policy:
+            return _disabled(f"{title} {why}", call.suggestion(suggested.policy, where)[1])
+        ls = self.server
+        uri = path_to_uri(call.path)
+        if not call.still_in(ls.lines_of(uri)):
+            return _disabled(f"{title} {why}", f"{where} changed since the advice: advise again")
+        span = Span(Position(call.line - 1, call.column), Position(call.end_line - 1, call.end_column))
+        edit = types.TextEdit(range=ls.to_lsp_range(uri, span), new_text=suggested.policy)
         return types.CodeAction(
             title=f"{title} ({where}) {why}",
             kind=types.CodeActionKind.QuickFix,

@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -28,6 +29,15 @@ class UserCall:
     @property
     def written(self) -> str:
         return f"{self.keyword}={self.text}"
+
+    def still_in(self, lines: Sequence[str]) -> bool:
+        """Whether ``lines`` (of the call's file) still hold the value where it was advised."""
+        block = list(lines[self.line - 1 : self.end_line])
+        if len(block) != self.end_line - self.line + 1:
+            return False
+        block[-1] = block[-1][: self.end_column]
+        block[0] = block[0][self.column :]
+        return "\n".join(block) == self.text
 
     def to_json(self, path: str | None, suggested: PolicyAdvice | None) -> dict[str, Any]:
         """The contract's ``user_call``, its ``path`` as the contract shows paths, and the edit of
