@@ -79,12 +79,12 @@ def read_user_call(raw: Any) -> UserCall | None:
         return None
     numbers = [raw.get(key) for key in ("line", "column", "end_line", "end_column")]
     texts = [raw.get(key) for key in ("path", "keyword", "text", "callee")]
-    if not all(isinstance(n, int) and not isinstance(n, bool) for n in numbers):
+    ints = [n for n in numbers if isinstance(n, int) and not isinstance(n, bool)]
+    strings = [t for t in texts if isinstance(t, str)]
+    if len(ints) != len(numbers) or len(strings) != len(texts):
         return None
-    if not all(isinstance(t, str) for t in texts):
-        return None
-    line, column, end_line, end_column = numbers
-    path, keyword, text, callee = texts
+    line, column, end_line, end_column = ints
+    path, keyword, text, callee = strings
     return UserCall(
         path, line, column, end_line, end_column, keyword, text, callee, raw.get("carries_policy") is True
     )

@@ -391,7 +391,7 @@ def advise(params, fork=False):
             path,
             site.line,
         )
-    site.user_call = user_call_of(site, example_file)
+    site.user_call = user_call_of(site, example_file, function)
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
     notes = ([] if forward.lifted else [LITERALS_MISSING]) + notes

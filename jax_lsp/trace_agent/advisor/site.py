@@ -201,7 +201,10 @@ class Site:
         marker = Marker(value)
         self.markers.append(marker)
         if self.watch is not None and self.chain is None:
-            self.chain = self.watch(sys._getframe(1), value)
+            try:
+                self.chain = self.watch(sys._getframe(1), value)
+            except Exception:  # reading the frames helps the advice, never fails it
+                self.watch = None
         return marker
 
     def capture(self, value):

@@ -20,6 +20,7 @@ import types
 from .. import load
 from .example import is_project_file
 from .residuals import AGENT_FOLDER
+from .site import CHECKPOINT_NAMES
 
 _PLAIN = (str, bytes, int, float, complex, bool, type(None), types.ModuleType, type)
 
@@ -69,20 +70,22 @@ class PolicyChain:
         self.carries_policy = {name for name, value in values.items() if value is policy}
         self.names = [name for name in values if name not in ("self", "cls")]  # nearest the user first
         self.fields = attributes - set(self.names)  # read at the site: `self.config.remat_policy`
-        self.callees = {frame.f_code.co_name}
+        self.callees = {frame.f_code.co_name} - CHECKPOINT_NAMES
         self.user_files = []  # the user's files on the way out, innermost first
+        self.user_functions = set()  # (file, first line) of the user's functions on the way out
         outer = frame.f_back
         while outer is not None:
             filename = outer.f_code.co_filename
             if is_user(filename):
                 if filename not in self.user_files:
                     self.user_files.append(filename)
+                self.user_functions.add((os.path.realpath(filename), outer.f_code.co_firstlineno))
             elif _under(os.path.realpath(filename), library):
                 self._read_library_frame(outer, tracked, policy)
             outer = outer.f_back
 
     def _read_library_frame(self, frame, tracked, policy):
-        self.callees.add(frame.f_code.co_name)
+        self.callees |= {frame.f_code.co_name} - CHECKPOINT_NAMES  # a user's own jax.checkpoint is no knob
         holders = list(frame.f_locals.items())
         owner = frame.f_locals.get("self")
         if owner is not None:
@@ -149,7 +152,19 @@ def _column(line_text, byte_offset):
     return len(line_text.encode("utf-8")[:byte_offset].decode("utf-8", "replace"))
 
 
-def find_user_call(chain, files):
+def _scopes(tree, path, functions):
+    """What of a user's file is searched: its module-level statements, and the functions among
+    ``functions`` ((file, first line) pairs), nested functions included."""
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
+            if (path, first) in functions:
+                yield node
+        elif not isinstance(node, ast.ClassDef):
+            yield node
+
+
+def find_user_call(chain, files, functions):
     """The call in ``files`` that passes the site's policy, or what the library makes it from, as a
     keyword: ``{"path", "line", "column", "end_line", "end_column", "keyword", "text",
     "callee", "carries_policy"}`` (columns 0-based code points), or None. A keyword named as a
@@ -163,7 +178,8 @@ def find_user_call(chain, files):
             text, tree = load.parse_module(path)
         except Exception:
             continue
-        for call in ast.walk(tree):
+        calls = [n for scope in _scopes(tree, path, functions) for n in ast.walk(scope)]
+        for call in calls:
             if not isinstance(call, ast.Call):
                 continue
             near_library = bool(_callee_parts(call) & chain.callees)
@@ -198,8 +214,14 @@ def watch_library_site(site, example_file, root):
     site.watch = functools.partial(PolicyChain, site, is_user=is_user, library=site.library)
 
 
-def user_call_of(site, example_file):
-    """The user's call that chooses a library site's policy (`find_user_call`), or None."""
+def user_call_of(site, example_file, example):
+    """The user's call that chooses a library site's policy (`find_user_call`), or None: in the
+    example function ``example``, the user's functions the site was reached through, or at the
+    top level of their files (a call elsewhere may not be the one that ran)."""
     if site.chain is None:
         return None
-    return find_user_call(site.chain, [example_file, *site.chain.user_files])
+    code = getattr(example, "__code__", None)
+    functions = set(site.chain.user_functions)
+    if code is not None:
+        functions.add((example_file, code.co_firstlineno))
+    return find_user_call(site.chain, [example_file, *site.chain.user_files], functions)

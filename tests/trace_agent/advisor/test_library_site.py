@@ -88,6 +88,15 @@ def test_a_value_the_library_makes_the_policy_from(service, project):
     assert computed and {Path(r.path).name for r in computed} == {"user_model.py"}
 
 
+def test_a_positional_value_gives_no_user_call_not_the_users_own_checkpoint(service, project):
+    """The library's frame that builds the checkpoint is named `checkpoint`: the user's own
+    `jax.checkpoint(..., policy=...)` is still not the call that chooses the library's policy."""
+    advice = _advise(
+        service, project, "jax.checkpoint(body, policy=policy)", "user_model.py:positional_example"
+    )
+    assert advice.user_call is None
+
+
 def test_a_site_in_the_examples_own_package_has_no_user_call(service, project):
     shutil.copy(project / "user_model.py", project / "stacklib" / "user_model.py")
     (project / "stacklib" / "user_model.py").write_text(
