@@ -43,7 +43,17 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 pytest.importorskip("jax")
 
 MLP = ADVISOR_FIXTURES / "mlp.py"
-TOP = {"target", "jax", "platform", "compile_target", "policies", "suggested", "notes", "fit_check", "user_call"}
+TOP = {
+    "target",
+    "jax",
+    "platform",
+    "compile_target",
+    "policies",
+    "suggested",
+    "notes",
+    "fit_check",
+    "user_call",
+}
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops", "peak_bytes"}
 COMPILED = {"compiled", "estimate_error", "compile_s"}  # what --compile adds to each entry
 POLICY = {"policy", "current", "residuals", "select", "same_as", "no_effect", *NUMBERS}
