@@ -178,7 +178,7 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
     select = suggested.select
     if advice.user_call is not None:
         return advice.user_call.suggestion(
-            suggested.policy, f"{relative(advice.user_call.path, root)}:{advice.user_call.line}"
+            suggested, f"{relative(advice.user_call.path, root)}:{advice.user_call.line}"
         )
     if select is not None:
         setting = advice.setting

@@ -41,8 +41,13 @@ class UserCall:
 
     def to_json(self, path: str | None, suggested: PolicyAdvice | None) -> dict[str, Any]:
         """The contract's ``user_call``, its ``path`` as the contract shows paths, and the edit of
-        it that gives the ``suggested`` policy (`edit`)."""
-        edit = self.edit(suggested.policy, path) if suggested is not None else None
+        it that gives the ``suggested`` policy (`new_text`)."""
+        new_text = self.new_text(suggested) if suggested is not None else None
+        edit = None
+        if new_text is not None:
+            start = {"line": self.line, "column": self.column}
+            end = {"line": self.end_line, "column": self.end_column}
+            edit = {"path": path, "start": start, "end": end, "new_text": new_text}
         return {
             "path": path,
             "line": self.line,
@@ -53,24 +58,40 @@ class UserCall:
             "edit": edit,
         }
 
-    def edit(self, policy: str, path: str | None) -> dict[str, Any] | None:
-        """The edit of the user's line that gives the site ``policy`` (None where the library
-        makes the policy from the value: no value of it is known to give ``policy``)."""
-        if not self.carries_policy:
-            return None
-        start = {"line": self.line, "column": self.column}
-        end = {"line": self.end_line, "column": self.end_column}
-        return {"path": path, "start": start, "end": end, "new_text": policy}
+    def key_of(self, suggested: PolicyAdvice) -> str | int | None:
+        """The key to give the call's keyword for ``suggested``, where the site chooses its policy
+        by a key the keyword sets (``Config(remat_policy=...)`` for ``POLICIES[self.config.remat_policy]``)."""
+        select = suggested.select
+        return select.key if select is not None and select.name == self.keyword else None
 
-    def suggestion(self, policy: str, where: str) -> tuple[str, str]:
-        """What to do for ``policy`` and where, as `report.suggestion` says it."""
+    def new_text(self, suggested: PolicyAdvice) -> str | None:
+        """The value that gives the site the ``suggested`` policy: the policy itself, or the key
+        that selects it; None where the library makes the policy from the value otherwise (no
+        value of it is known to give the policy)."""
+        key = self.key_of(suggested)
+        if key is not None:
+            return key_literal(key, self.text)
+        return suggested.policy if self.carries_policy else None
+
+    def suggestion(self, suggested: PolicyAdvice, where: str) -> tuple[str, str]:
+        """What to do for ``suggested`` and where, as `report.suggestion` says it."""
+        key = self.key_of(suggested)
+        if key is not None:
+            return f"set {self.keyword} to {key!r}", where
         if self.carries_policy:
-            return f"{self.keyword}={policy}", where
+            return f"{self.keyword}={suggested.policy}", where
         return (
-            f"policy={policy}",
+            f"policy={suggested.policy}",
             f"the library makes this site's policy from {self.written} in {self.callee}(...) at "
-            f"{where}: give it the value that makes {policy}",
+            f"{where}: give it the value that makes {suggested.policy}",
         )
+
+
+def key_literal(key: str | int, like: str) -> str:
+    """``key`` as a literal, quoted as the literal ``like`` is where it can be."""
+    if isinstance(key, str) and like.startswith('"') and not {'"', "\\"} & set(key):
+        return f'"{key}"'
+    return repr(key)
 
 
 def read_user_call(raw: Any) -> UserCall | None:

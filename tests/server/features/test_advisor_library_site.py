@@ -17,6 +17,7 @@ pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="modu
 
 DIRECT = "jax.checkpoint(block, policy=policy)"
 STACK = "jax.checkpoint(body, policy=policy)"
+CONFIGURED = "POLICIES[self.config.remat_policy])"
 
 
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)
@@ -25,6 +26,9 @@ async def test_a_library_sites_quick_fix_edits_the_users_call(server, tmp_path):
     blocks = (tmp_path / "stacklib" / "blocks.py").read_text(encoding="utf-8")
     blocks = blocks.replace(DIRECT + "\n", DIRECT + "  # jax-lsp: example=user_model.py:direct_example\n")
     blocks = blocks.replace(STACK + "\n", STACK + "  # jax-lsp: example=user_model.py:stack_example\n")
+    blocks = blocks.replace(
+        CONFIGURED + "\n", CONFIGURED + "  # jax-lsp: example=user_model.py:configured_example\n"
+    )
     user_path = tmp_path / "user_model.py"
     user, user_uri = user_path.read_text(encoding="utf-8"), user_path.as_uri()
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "1MiB"}}) as session:
@@ -55,4 +59,17 @@ async def test_a_library_sites_quick_fix_edits_the_users_call(server, tmp_path):
         assert action.edit is None and isinstance(action.disabled, types.CodeActionDisabled)
         assert f'remat="recompute" in Stack(...) at user_model.py:{stack["user_call"]["line"]}' in (
             action.disabled.reason
+        )
+
+        configured = results["remat_policy"]
+        [action] = await _until(lambda: _quick_fixes(session, uri, blocks, CONFIGURED))
+        key = configured["suggested"]["select"]["key"]
+        line = configured["user_call"]["line"]
+        assert action.title.startswith(
+            f"Use the suggested policy: set remat_policy to {key!r} (user_model.py:{line})"
+        )
+        assert not session.edits_for(action, uri)
+        fixed = apply_text_edits(user, session.edits_for(action, user_uri), session.encoding)
+        assert fixed == user.replace(
+            'StackConfig(remat_policy="recompute")', f'StackConfig(remat_policy="{key}")'
         )

@@ -88,6 +88,25 @@ def test_a_value_the_library_makes_the_policy_from(service, project):
     assert computed and {Path(r.path).name for r in computed} == {"user_model.py"}
 
 
+def test_a_configuration_field_that_selects_the_policy_is_set_at_the_users_call(service, project):
+    """`POLICIES[self.config.remat_policy]` in the library, `StackConfig(remat_policy=...)` in the
+    user's file: the suggestion sets the key there (not the library's default of the field)."""
+    advice = _advise(
+        service, project, "POLICIES[self.config.remat_policy]", "user_model.py:configured_example"
+    )
+    call = advice.user_call
+    assert call is not None and Path(call.path) == (project / "user_model.py").resolve()
+    assert call.line == line_of(project / "user_model.py", 'StackConfig(remat_policy="recompute")')
+    assert (call.keyword, call.text, call.callee) == ("remat_policy", '"recompute"', "StackConfig")
+    suggested = advice.suggest(2**30)
+    assert suggested is not None and suggested.select is not None
+    action, where = suggestion(advice, suggested, project)
+    assert (action, where) == (f"set remat_policy to {suggested.select.key!r}", f"user_model.py:{call.line}")
+    edit = advice.to_contract(project, budget=2**30)["user_call"]["edit"]
+    assert edit["new_text"] == f'"{suggested.select.key}"'
+    assert (edit["start"]["line"], edit["start"]["column"]) == (call.line, call.column)
+
+
 def test_a_positional_value_gives_no_user_call_not_the_users_own_checkpoint(service, project):
     """The library's frame that builds the checkpoint is named `checkpoint`: the user's own
     `jax.checkpoint(..., policy=...)` is still not the call that chooses the library's policy."""
