@@ -2,12 +2,13 @@
 
 haliax's ``eqx.filter_checkpoint(callable, policy=policy)`` is reached by every haliax model;
 what a user sets is ``Stacked.init(..., gradient_checkpointing="recompute")`` in their own file.
-When the site's policy expression is evaluated (`Site.mark`), the frames from the site outward
-to the first frame of the user's files are read once: the names the expression reads (one local
-assignment followed), the objects those names hold, and, in each library frame on the way out,
-the parameters and the fields of ``self`` that hold one of those objects (``remat``,
-``gradient_checkpointing``). The user's call is then the call in the user's files, of a function
-or class met on that way out, that passes one of those names as a keyword.
+When the site's policy expression is first evaluated (`Site.mark`), the frames from the site
+outward are read once: the names the expression reads (one local assignment followed), the
+objects those names hold, and, in each library frame on the way out, the parameters and the
+fields of ``self`` that hold one of those objects (``remat``, ``gradient_checkpointing``). The
+user's call is then the call, in the example function, the user's functions on the way out or
+the top level of their files, of a function or class met on that way out, that passes one of
+those names as a keyword.
 """
 
 from __future__ import annotations
@@ -76,11 +77,12 @@ class PolicyChain:
         outer = frame.f_back
         while outer is not None:
             filename = outer.f_code.co_filename
+            real = os.path.realpath(filename)
             if is_user(filename):
-                if filename not in self.user_files:
-                    self.user_files.append(filename)
-                self.user_functions.add((os.path.realpath(filename), outer.f_code.co_firstlineno))
-            elif _under(os.path.realpath(filename), library):
+                if real not in self.user_files:
+                    self.user_files.append(real)
+                self.user_functions.add((real, outer.f_code.co_firstlineno))
+            elif _under(real, library):
                 self._read_library_frame(outer, tracked, policy)
             outer = outer.f_back
 
@@ -130,6 +132,8 @@ def user_files_test(example_file, root, library):
     """Whether a file is the user's: the example's, or the project's outside the library."""
 
     def is_user(filename):
+        if filename.startswith("<"):  # <frozen importlib._bootstrap>, <string>
+            return False
         real = os.path.realpath(filename)
         if real == example_file:
             return True
