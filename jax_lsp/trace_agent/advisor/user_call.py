@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 import functools
 import os
+import sys
 import types
 
 from .. import load
@@ -72,6 +73,7 @@ class PolicyChain:
         self.names = [name for name in values if name not in ("self", "cls")]  # nearest the user first
         self.fields = attributes - set(self.names)  # read at the site: `self.config.remat_policy`
         self.callees = {frame.f_code.co_name} - CHECKPOINT_NAMES
+        self.policy = policy
         self.user_files = []  # the user's files on the way out, innermost first
         self.user_functions = set()  # (file, first line) of the user's functions on the way out
         outer = frame.f_back
@@ -157,15 +159,43 @@ def _column(line_text, byte_offset):
 
 
 def _scopes(tree, path, functions):
-    """What of a user's file is searched: its module-level statements, and the functions among
-    ``functions`` ((file, first line) pairs), nested functions included."""
-    for node in tree.body:
+    """What of a user's file is searched: its module-level statements, and the functions and
+    methods among ``functions`` ((file, first line) pairs), nested functions included."""
+    yield from (
+        n for n in tree.body if not isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
+    )
+    for node in ast.walk(tree):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            first = min([node.lineno, *(d.lineno for d in node.decorator_list)])
-            if (path, first) in functions:
+            if (path, min([node.lineno, *(d.lineno for d in node.decorator_list)])) in functions:
                 yield node
-        elif not isinstance(node, ast.ClassDef):
-            yield node
+
+
+def _namespace_of(path):
+    """The globals of the imported module whose file is ``path`` (empty where none is)."""
+    for module in list(sys.modules.values()):
+        namespace = getattr(module, "__dict__", {})  # no module __getattr__ runs
+        file = namespace.get("__file__")
+        if isinstance(file, str) and os.path.realpath(file) == path:
+            return namespace
+    return {}
+
+
+def _dotted_value(node, namespace):
+    """The value of a dotted name (``jax.checkpoint_policies.dots_saveable``) in ``namespace``;
+    None for any other expression (nothing is called) or a name it lacks."""
+    attributes = []
+    while isinstance(node, ast.Attribute):
+        attributes.insert(0, node.attr)
+        node = node.value
+    if not isinstance(node, ast.Name) or node.id not in namespace:
+        return None
+    value = namespace[node.id]
+    for attribute in attributes:
+        try:
+            value = getattr(value, attribute)
+        except Exception:
+            return None
+    return value
 
 
 def find_user_call(chain, files, functions):
@@ -186,8 +216,16 @@ def find_user_call(chain, files, functions):
         for call in calls:
             if not isinstance(call, ast.Call):
                 continue
-            near_library = bool(_callee_parts(call) & chain.callees)
+            parts = _callee_parts(call)
+            near_library = bool(parts & chain.callees)
             for keyword in call.keywords:
+                if keyword.arg in chain.carries_policy and parts & CHECKPOINT_NAMES:
+                    # `nn.remat(Block, policy=...)`: a checkpoint function of the library, passing
+                    # the very policy the site got (never the user's own checkpoint of another)
+                    passes = _dotted_value(keyword.value, _namespace_of(path)) is chain.policy
+                    if passes and chain.policy is not None:
+                        found.append((rank[keyword.arg], path, keyword.value.lineno, text, call, keyword))
+                    continue
                 if keyword.arg in chain.fields or (keyword.arg in rank and near_library):
                     found.append((rank[keyword.arg], path, keyword.value.lineno, text, call, keyword))
     if not found:

@@ -5,7 +5,9 @@ the residuals after the user's lines."""
 
 from __future__ import annotations
 
+import ast
 import shutil
+import subprocess
 from pathlib import Path
 
 import pytest
@@ -13,7 +15,7 @@ import pytest
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.report import policy_label, suggestion
 from jax_lsp.trace.advisor.request import advise
-from tests.agent import ADVISOR_FIXTURES, line_of
+from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, line_of
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -126,3 +128,34 @@ def test_a_site_in_the_examples_own_package_has_no_user_call(service, project):
         service, project, "jax.checkpoint(body, policy=policy)", "stacklib/user_model.py:stack_example"
     )
     assert advice.user_call is None
+
+
+def _flax_checkpoint_site() -> tuple[Path, int]:
+    """The `policy=` of `jax.remat` in flax's own `lift.checkpoint` (what `nn.remat` goes through),
+    in the agent's flax."""
+    found = subprocess.run(
+        [AGENT_PYTHON, "-c", "import flax.core.lift as lift; print(lift.__file__)"],
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode:
+        pytest.skip(f"{AGENT_PYTHON} lacks flax")
+    path = Path(found.stdout.strip())
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    [function] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "checkpoint"]
+    [keyword] = [n for n in ast.walk(function) if isinstance(n, ast.keyword) and n.arg == "policy"]
+    return path, keyword.value.lineno
+
+
+def test_flaxs_own_remat_internals_advise_the_users_nn_remat(service, tmp_path):
+    path, line = _flax_checkpoint_site()
+    shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
+    advice = advise(service, path, line, example="linen_block.py:example", root=tmp_path, cwd=tmp_path)
+    assert advice.ok, advice.message
+    call = advice.user_call
+    assert call is not None and Path(call.path) == (tmp_path / "linen_block.py").resolve()
+    assert call.line == line_of(tmp_path / "linen_block.py", "nn.remat(MLPBlock, policy=")
+    assert (call.keyword, call.callee, call.carries_policy) == ("policy", "nn.remat", True)
+    assert call.text == POLICIES + "dots_with_no_batch_dims_saveable"
+    computed = [r for p in advice.policies for r in p.residuals if r.kind == "computed"]
+    assert computed and {Path(r.path).name for r in computed} == {"linen_block.py"}
