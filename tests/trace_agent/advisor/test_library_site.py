@@ -15,7 +15,7 @@ import pytest
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.report import policy_label, suggestion
 from jax_lsp.trace.advisor.request import advise
-from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, line_of
+from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, AgentTraceService, line_of
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 
@@ -147,10 +147,17 @@ def _flax_checkpoint_site() -> tuple[Path, int]:
     return path, keyword.value.lineno
 
 
-def test_flaxs_own_remat_internals_advise_the_users_nn_remat(service, tmp_path):
+def test_flaxs_own_remat_internals_advise_the_users_nn_remat(tmp_path):
+    """In an agent of its own: one that has imported flax already (the session's, warm) keeps
+    flax's modules that use `lift.checkpoint`, so the example never reaches the marked copy
+    (`not_reached`; docs/advise.md, "A checkpoint in a library")."""
     path, line = _flax_checkpoint_site()
     shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
-    advice = advise(service, path, line, example="linen_block.py:example", root=tmp_path, cwd=tmp_path)
+    own = AgentTraceService()
+    try:
+        advice = advise(own, path, line, example="linen_block.py:example", root=tmp_path, cwd=tmp_path)
+    finally:
+        own.shutdown()
     assert advice.ok, advice.message
     call = advice.user_call
     assert call is not None and Path(call.path) == (tmp_path / "linen_block.py").resolve()
