@@ -9,13 +9,13 @@ from __future__ import annotations
 
 import ast
 import functools
-import importlib
 import os
 import re
 import sys
 import types
 
 from .errors import AgentError
+from .import_path import add_import_folders, import_parent, module_name
 
 ALWAYS_RUN = (ast.Import, ast.ImportFrom, ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
@@ -116,19 +116,6 @@ def needed_assignments(statements, roots):
             if name in _targets(stmt):
                 queue.extend(names_in(stmt))
     return {id(s) for s in assigns if _targets(s) & needed} | {id(s) for s in stubs}
-
-
-def module_name(path, root):
-    """The dotted name ``path`` is imported under from ``root`` (a placeholder where it has none)."""
-    rel = os.path.relpath(path, root) if root else os.path.basename(path)
-    if rel.startswith(".."):
-        rel = os.path.basename(path)
-    stem, suffix = os.path.splitext(rel)
-    parts = stem.split(os.sep) if suffix in (".py", ".ipynb") else [rel]
-    if parts[-1] == "__init__":
-        parts = parts[:-1] or ["__init__"]
-    name = ".".join(p for p in parts if p)
-    return name if all(p.isidentifier() for p in name.split(".")) else "__jax_lsp_trace__"
 
 
 def _frame_in(tb, path):
@@ -294,27 +281,6 @@ def parse_module(path, source=None, unreadable="error"):
         ) from None
 
 
-def add_import_folders(folders):
-    """Put ``folders`` first on ``sys.path``, in their order (one already there stays where it is).
-    The trace and the advisor both: the project root (the folder the user runs from), then the
-    folder above the site's outermost package, then the site's folder."""
-    for folder in reversed(folders):
-        if folder and folder not in sys.path:
-            sys.path.insert(0, folder)
-
-
-def _import_parent(name):
-    """Import the package of the module ``name`` first, as an import of ``name`` would: a package
-    whose ``__init__`` imports the module back then finds it whole, not half run (a circular
-    import). Where the package fails, the module's own statements say what fails."""
-    parent = name.rpartition(".")[0]
-    if parent and parent not in sys.modules:
-        try:
-            importlib.import_module(parent)
-        except Exception:
-            pass
-
-
 def load_policy(path, line, column=None, root=None, source=None, project=None):
     """Load ``path`` as a module and return the ``Policy`` at 1-based ``line``.
 
@@ -336,9 +302,9 @@ def load_policy(path, line, column=None, root=None, source=None, project=None):
         )
     kind, expr, node = candidates[0]
 
-    add_import_folders([project, root, os.path.dirname(path)])
-    name = module_name(path, root)
-    _import_parent(name)
+    add_import_folders(None, project, root, path)
+    name = module_name(path, None, project, root)
+    import_parent(name)
     module = types.ModuleType(name)
     module.__file__ = path
     module.__package__ = name.rpartition(".")[0] if not path.endswith("__init__.py") else name

@@ -46,6 +46,7 @@ from jax_lsp.trace.advisor.report import (
 from jax_lsp.trace.advisor.request import advise_and_run, example_for, fit_checked, submit_advise, with_runs
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
 from jax_lsp.trace.advisor.sizes import format_bytes
+from jax_lsp.trace.advisor.user_call import UserCall, key_literal
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -404,6 +405,9 @@ class AdvisorFeature(LanguageFeature):
             if suggested is None:
                 continue
             why = self._why(advised.advice, suggested)
+            if advised.advice.user_call is not None:  # a site in a library: the user's call is edited
+                actions.append(self._edit_user_call(advised.advice.user_call, suggested, why))
+                continue
             if advised.advice.selector is not None:
                 actions.append(self._set_key(advised.advice, suggested, why))
                 continue
@@ -519,7 +523,30 @@ class AdvisorFeature(LanguageFeature):
         where = f"{Path(setting.path).name}:{setting.line}"
         if written != setting.text:
             return _disabled(f"{title} {why}", f"{where} changed since the advice: advise again")
-        edit = types.TextEdit(range=ls.to_lsp_range(uri, span), new_text=_literal(select.key, setting.text))
+        edit = types.TextEdit(
+            range=ls.to_lsp_range(uri, span), new_text=key_literal(select.key, setting.text)
+        )
+        return types.CodeAction(
+            title=f"{title} ({where}) {why}",
+            kind=types.CodeActionKind.QuickFix,
+            edit=workspace_edit(ls, {uri: [edit]}),
+        )
+
+    def _edit_user_call(self, call: UserCall, suggested: PolicyAdvice, why: str) -> types.CodeAction:
+        """A site in a library: the quick fix replaces the value the user's call gives it (the
+        policy, or the key that selects it); where the library makes the policy from the value
+        otherwise, it is disabled and says so."""
+        action, where = call.suggestion(suggested, f"{Path(call.path).name}:{call.line}")
+        title = f"{QUICK_FIX}: {short_policy(action.removeprefix('policy='))}"
+        new_text = call.new_text(suggested)
+        if new_text is None:
+            return _disabled(f"{title} {why}", where)
+        ls = self.server
+        uri = path_to_uri(call.path)
+        if not call.still_in(ls.lines_of(uri)):
+            return _disabled(f"{title} {why}", f"{where} changed since the advice: advise again")
+        span = Span(Position(call.line - 1, call.column), Position(call.end_line - 1, call.end_column))
+        edit = types.TextEdit(range=ls.to_lsp_range(uri, span), new_text=new_text)
         return types.CodeAction(
             title=f"{title} ({where}) {why}",
             kind=types.CodeActionKind.QuickFix,
@@ -623,13 +650,6 @@ class AdvisorFeature(LanguageFeature):
     def shutdown(self) -> None:
         if self._own_service is not None:
             self._own_service.shutdown()
-
-
-def _literal(key: str | int, like: str) -> str:
-    """``key`` as a literal, quoted as the literal ``like`` is where it can be."""
-    if isinstance(key, str) and like.startswith('"') and not {'"', "\\"} & set(key):
-        return f'"{key}"'
-    return repr(key)
 
 
 def _disabled(title: str, reason: str) -> types.CodeAction:

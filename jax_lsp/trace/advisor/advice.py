@@ -17,6 +17,7 @@ from typing import Any
 from jax_lsp.trace.advisor import runs
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted, read_compiled, read_exhausted
 from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun, read_device_runs, read_step_run
+from jax_lsp.trace.advisor.user_call import UserCall, read_user_call
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, parse_target
 from jax_lsp.trace.result import TraceResult
 
@@ -322,6 +323,7 @@ class Advice:
     target: CompileTarget | None = None  # what --compile compiled for (None: not compiled)
     run: DeviceRuns | None = None  # with --run: where the steps ran
     fit_check: FitCheck | None = None  # a budget's candidates compiled before suggesting (`fit.py`)
+    user_call: UserCall | None = None  # for a site in a library: the user's call that chooses it
 
     @property
     def ok(self) -> bool:
@@ -444,6 +446,9 @@ class Advice:
             "selector": self.selector.to_json() if self.selector is not None else None,
             "setting": self.setting.to_json(root) if self.setting is not None else None,
             "setting_note": self.setting_note,
+            "user_call": self.user_call.to_json(relative(self.user_call.path, root), suggested)
+            if self.user_call
+            else None,
         }
         if self.run is not None:
             data["run"] = self.run.to_json()
@@ -544,6 +549,7 @@ class Advice:
             )
             if fit_check
             else None,
+            user_call=read_user_call(data.get("user_call")),
         )
 
 

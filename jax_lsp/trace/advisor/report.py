@@ -20,6 +20,7 @@ from jax_lsp.trace.advisor.advice import (
 )
 from jax_lsp.trace.advisor.runs import measured_step
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
+from jax_lsp.trace.advisor.user_call import UserCall
 
 NO_EFFECT_REASONS = {  # why a name the policy lists changes nothing (docs/advise.md)
     "not_produced": "no checkpoint_name of it runs inside the checkpoint",
@@ -194,13 +195,16 @@ def _size(count: int | None) -> str:
 _ERROR_WIDTH = 100  # characters of a rejected candidate's error shown under the table
 
 
-def policy_label(policy: PolicyAdvice) -> str:
+def policy_label(policy: PolicyAdvice, user_call: UserCall | None = None) -> str:
     """The policy, and the key that selects it where a key chooses the site's policy:
     ``dots_saveable (remat_policy='checkpoint_dots')``; JAX's default (a site without a policy)
-    says what JAX makes of it."""
+    says what JAX makes of it. The current policy of a site in a library that makes it from the
+    ``user_call``'s value: ``nothing_saveable (gradient_checkpointing="recompute")``."""
     if policy.policy == "None":
         return "None (default: nothing_saveable)"
     short = short_policy(policy.policy)
+    if policy.current and user_call is not None and policy.policy != user_call.written:
+        return short if user_call.carries_policy else f"{short} ({user_call.written})"
     select = policy.select
     return short if select is None else f"{short} ({select.name}={select.key!r})"
 
@@ -209,6 +213,10 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
     """What to do for the ``suggested`` policy, and where or why: ``("set remat_policy to
     'checkpoint_dots'", "config.py:7")`` where a key selects it, else ``("policy=...", None)``."""
     select = suggested.select
+    if advice.user_call is not None:
+        return advice.user_call.suggestion(
+            suggested, f"{relative(advice.user_call.path, root)}:{advice.user_call.line}"
+        )
     if select is not None:
         setting = advice.setting
         where = (
@@ -267,7 +275,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
     for p in advice.policies:
         mark = "*" if p.current else ("+" if p is suggested else "")
         if p.error is not None:
-            rows.append((mark, policy_label(p), *("-" for _ in columns(advice))))
+            rows.append((mark, policy_label(p, advice.user_call), *("-" for _ in columns(advice))))
             continue
         if not compiled:
             temp = []
@@ -278,7 +286,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
         rows.append(
             (
                 mark,
-                policy_label(p),
+                policy_label(p, advice.user_call),
                 str(len(p.residuals)),
                 *(format_bytes(n) if n else "0" for n in (p.computed_bytes, p.argument_bytes, p.host_bytes)),
                 _size(p.peak_bytes),

@@ -11,7 +11,7 @@ import jax
 import jax.numpy as jnp
 
 from ..errors import AgentError
-from ..load import add_import_folders
+from ..import_path import add_import_folders, module_name
 from ..preload import installed_imports
 from .candidates import Candidate, build_candidates, ready_made
 from .example import error_site, run_example, short_error, user_frame_of
@@ -47,11 +47,11 @@ from .site import (
     example_path,
     import_file,
     install_site,
-    module_name,
     namesakes,
     parse_site,
 )
 from .target import keep_off_devices, libtpu_missing, opened_platforms
+from .user_call import user_call_of, watch_library_site
 from .worker import Worker, can_fork
 
 LITERALS_MISSING = (
@@ -179,7 +179,11 @@ class Work:
         self.compile = bool(params.get("compile"))
         self.target = params.get("target") if self.compile else None
         self.arg_names = _arg_names(fn, args, kwargs, len(leaves))
-        self.frames = Frames(root, [site.path, example_file])
+        if site.user_call is not None or site.installed:  # name residuals after the user's lines
+            user_files = site.chain.user_files if site.chain is not None else []
+            self.frames = Frames(root, [example_file, *user_files], library=site.library)
+        else:
+            self.frames = Frames(root, [site.path, example_file])
         self.positional = len(jax.tree_util.tree_leaves(args))
         self.traced = []  # (the recorders of a ready-made candidate's trace, its entry)
         self.traced_count = 0  # the candidates traced, not copied
@@ -352,8 +356,9 @@ def advise(params, fork=False):
     site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
     example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
     install_site(site)
-    add_import_folders([cwd, root, import_root, os.path.dirname(path), os.path.dirname(example_file)])
+    add_import_folders(cwd, root, import_root, path, example_file)
     files = {path, example_file}
+    watch_library_site(site, example_file, root)
     name = example_name or module_name(example_file, cwd, root, import_root)
     module = import_file(example_file, name, site, files, root)
     if site.module is None:  # an example that does not import the site's module
@@ -386,6 +391,7 @@ def advise(params, fork=False):
             path,
             site.line,
         )
+    site.user_call = user_call_of(site, example_file, function)
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
     notes = ([] if forward.lifted else [LITERALS_MISSING]) + notes
@@ -450,6 +456,7 @@ def advise(params, fork=False):
         "names": work.names,
         "markers": len(site.markers),
         "selector": selector.to_json() if selector is not None else None,
+        "user_call": site.user_call,
         "policies": entries,
         "policy_errors": work.errors,
         "notes": notes,

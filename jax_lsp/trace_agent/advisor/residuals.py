@@ -39,9 +39,10 @@ def device_bytes(aval):
 class Frames:
     """Finds the user's line in a JAX source_info, caching by traceback."""
 
-    def __init__(self, root, user_files):
+    def __init__(self, root, user_files, library=None):
         self.root = os.path.realpath(root) if root else None
         self.user_files = {os.path.realpath(f) for f in user_files if f}
+        self.library = library  # a library site's folder (`user_call.library_folder`): never the user's
         self._user = {}
         self._lines = {}
 
@@ -50,7 +51,10 @@ class Frames:
             return self._user[filename]
         real = os.path.realpath(filename) if not filename.startswith("<") else filename
         mine = real.startswith(AGENT_FOLDER + os.sep)  # the agent's hooks, when jax-lsp is the project
-        found = not mine and (real in self.user_files or is_project_file(real, self.root))
+        library = self.library is not None and (
+            real == self.library or real.startswith(self.library + os.sep)
+        )
+        found = not mine and not library and (real in self.user_files or is_project_file(real, self.root))
         self._user[filename] = found
         return found
 

@@ -20,6 +20,7 @@ import jax
 
 from .. import load
 from ..errors import AgentError
+from ..import_path import import_parent
 from .example import error_site, short_error
 from .selector import KEY, key_node
 
@@ -173,6 +174,11 @@ class Site:
         self.markers = []  # every Marker the site's expression made, in order
         self.captured = []  # what the site's call returned while the module loaded
         self.loading = False
+        self.watch = None  # called with the frame and the value of the first marker (`user_call`)
+        self.chain = None  # what `watch` answered
+        self.library = None  # the library's folder, for a site in a library (`user_call`)
+        self.installed = False  # the site is in an installed package
+        self.user_call = None  # the user's call that chooses the policy of a site in a library
 
     @property
     def line(self):
@@ -183,6 +189,10 @@ class Site:
         return self.module.__dict__
 
     def expression(self):
+        """The current policy as written: for a site in a library, at the user's call that chooses it."""
+        call = self.user_call
+        if call is not None:
+            return call["text"] if call["carries_policy"] else f"{call['keyword']}={call['text']}"
         if self.default:
             return "None"
         return (ast.get_source_segment(self.text, self.keyword.value) or "").strip()
@@ -190,6 +200,11 @@ class Site:
     def mark(self, value):
         marker = Marker(value)
         self.markers.append(marker)
+        if self.watch is not None and self.chain is None:
+            try:
+                self.chain = self.watch(sys._getframe(1), value)
+            except Exception:  # reading the frames helps the advice, never fails it
+                self.watch = None
         return marker
 
     def capture(self, value):
@@ -340,31 +355,6 @@ def namesakes(site):
     ]
 
 
-def _package_root(path):
-    folder = os.path.dirname(path)
-    while os.path.isfile(os.path.join(folder, "__init__.py")) and os.path.dirname(folder) != folder:
-        folder = os.path.dirname(folder)
-    return folder
-
-
-def module_name(path, cwd, root, import_root):
-    """The dotted name ``path`` is imported by: a package's module from the folder above its
-    outermost package, any other file from the first of ``cwd``, ``root``, ``import_root`` that
-    holds it (``examples/run.py`` from the repository is ``examples.run``), else its own stem."""
-    in_package = os.path.isfile(os.path.join(os.path.dirname(path), "__init__.py"))
-    folders = [import_root, _package_root(path)] if in_package else [cwd, root, import_root]
-    for folder in [f for f in folders if f] + [os.path.dirname(path)]:
-        relative = os.path.relpath(path, folder)
-        if relative.startswith(os.pardir):
-            continue
-        parts = os.path.splitext(relative)[0].split(os.sep)
-        if parts[-1] == "__init__":
-            parts = parts[:-1]
-        if parts and all(part.isidentifier() for part in parts):
-            return ".".join(parts)
-    return "__jax_lsp_advise__"
-
-
 def import_file(path, name, site, files, root):
     """The module of the file at ``path`` imported by ``name`` as Python imports it (its parent
     packages first); where ``name`` finds another file or none (a notebook), the file run under
@@ -377,6 +367,7 @@ def import_file(path, name, site, files, root):
             spec = None
         if spec is not None and spec.origin and os.path.realpath(spec.origin) == path:
             return importlib.import_module(name)
+        import_parent(name)  # as the trace does (`import_path`): a circular import finds it whole
         if path == site.path:
             spec = importlib.util.spec_from_file_location(name, path, loader=_SiteLoader(site))
         else:

@@ -53,6 +53,7 @@ TOP |= {
     "selector",
     "setting",
     "setting_note",
+    "user_call",
 }
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops", "peak_bytes"}
 COMPILED = {"compiled", "estimate_error", "compile_s"}  # what --compile adds to each entry

@@ -1,0 +1,168 @@
+"""A checkpoint site in a library (tests/fixtures/advisor/library_site: `stacklib`, and a user's
+model on it): the advice names the user's call that chooses the policy, shows the current policy
+as the user wrote it, edits the user's line where the user passes the policy itself, and names
+the residuals after the user's lines."""
+
+from __future__ import annotations
+
+import ast
+import shutil
+import subprocess
+from pathlib import Path
+
+import pytest
+
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.report import policy_label, suggestion
+from jax_lsp.trace.advisor.request import advise
+from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, AgentTraceService, line_of
+
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
+
+pytest.importorskip("jax")
+
+POLICIES = "jax.checkpoint_policies."
+
+
+@pytest.fixture
+def project(tmp_path: Path) -> Path:
+    shutil.copytree(ADVISOR_FIXTURES / "library_site", tmp_path, dirs_exist_ok=True)
+    return tmp_path
+
+
+def _advise(service, root: Path, needle: str, example: str) -> Advice:
+    site = root / "stacklib" / "blocks.py"
+    advice = advise(service, site, line_of(site, needle), example=example, root=root, cwd=root)
+    assert advice.ok, advice.message
+    return advice
+
+
+def _text_at(path: Path, line: int, column: int, end_column: int) -> str:
+    return path.read_text(encoding="utf-8").splitlines()[line - 1][column:end_column]
+
+
+def test_a_policy_the_user_passes_to_a_library_helper(service, project):
+    advice = _advise(service, project, "jax.checkpoint(block, policy=policy)", "user_model.py:direct_example")
+    call = advice.user_call
+    assert call is not None and Path(call.path) == (project / "user_model.py").resolve()
+    assert call.line == line_of(project / "user_model.py", "remat_block(layer, policy=")
+    assert (call.keyword, call.callee, call.carries_policy) == ("policy", "remat_block", True)
+    assert call.text == POLICIES + "nothing_saveable"
+    assert _text_at(project / "user_model.py", call.line, call.column, call.end_column) == call.text
+    assert advice.current is not None and advice.current.policy == POLICIES + "nothing_saveable"
+
+    contract = advice.to_contract(project, budget=2**30)
+    suggested = contract["suggested"]["policy"]
+    edit = contract["user_call"]["edit"]
+    assert edit["path"] == "user_model.py" and edit["new_text"] == suggested
+    assert (edit["start"]["line"], edit["start"]["column"]) == (call.line, call.column)
+    assert (edit["end"]["line"], edit["end"]["column"]) == (call.end_line, call.end_column)
+    action, where = suggestion(advice, advice.suggest(2**30), project)
+    assert (action, where) == (f"policy={suggested}", f"user_model.py:{call.line}")
+
+    computed = [r for p in advice.policies for r in p.residuals if r.kind == "computed"]
+    assert computed and {Path(r.path).name for r in computed} == {"user_model.py"}
+
+
+def test_a_value_the_library_makes_the_policy_from(service, project):
+    advice = _advise(service, project, "jax.checkpoint(body, policy=policy)", "user_model.py:stack_example")
+    call = advice.user_call
+    assert call is not None and Path(call.path) == (project / "user_model.py").resolve()
+    assert call.line == line_of(project / "user_model.py", 'Stack(remat="recompute")')
+    assert (call.keyword, call.text, call.callee, call.carries_policy) == (
+        "remat",
+        '"recompute"',
+        "Stack",
+        False,
+    )
+    # the library gives nothing_saveable: the ready-made row is the current one, labelled with the call
+    assert advice.current is not None and advice.current.policy == POLICIES + "nothing_saveable"
+    assert policy_label(advice.current, call) == 'nothing_saveable (remat="recompute")'
+    assert policy_label(advice.current) == "nothing_saveable"
+
+    contract = advice.to_contract(project, budget=2**30)
+    assert contract["user_call"]["edit"] is None  # no value of `remat` is known to give a policy
+    action, where = suggestion(advice, advice.suggest(2**30), project)
+    assert action == f"policy={contract['suggested']['policy']}"
+    assert where is not None and f'remat="recompute" in Stack(...) at user_model.py:{call.line}' in where
+
+    computed = [r for p in advice.policies for r in p.residuals if r.kind == "computed"]
+    assert computed and {Path(r.path).name for r in computed} == {"user_model.py"}
+
+
+def test_a_configuration_field_that_selects_the_policy_is_set_at_the_users_call(service, project):
+    """`POLICIES[self.config.remat_policy]` in the library, `StackConfig(remat_policy=...)` in the
+    user's file: the suggestion sets the key there (not the library's default of the field)."""
+    advice = _advise(
+        service, project, "POLICIES[self.config.remat_policy]", "user_model.py:configured_example"
+    )
+    call = advice.user_call
+    assert call is not None and Path(call.path) == (project / "user_model.py").resolve()
+    assert call.line == line_of(project / "user_model.py", 'StackConfig(remat_policy="recompute")')
+    assert (call.keyword, call.text, call.callee) == ("remat_policy", '"recompute"', "StackConfig")
+    suggested = advice.suggest(2**30)
+    assert suggested is not None and suggested.select is not None
+    action, where = suggestion(advice, suggested, project)
+    assert (action, where) == (f"set remat_policy to {suggested.select.key!r}", f"user_model.py:{call.line}")
+    edit = advice.to_contract(project, budget=2**30)["user_call"]["edit"]
+    assert edit["new_text"] == f'"{suggested.select.key}"'
+    assert (edit["start"]["line"], edit["start"]["column"]) == (call.line, call.column)
+
+
+def test_a_positional_value_gives_no_user_call_not_the_users_own_checkpoint(service, project):
+    """The library's frame that builds the checkpoint is named `checkpoint`: the user's own
+    `jax.checkpoint(..., policy=...)` is still not the call that chooses the library's policy."""
+    advice = _advise(
+        service, project, "jax.checkpoint(body, policy=policy)", "user_model.py:positional_example"
+    )
+    assert advice.user_call is None
+
+
+def test_a_site_in_the_examples_own_package_has_no_user_call(service, project):
+    shutil.copy(project / "user_model.py", project / "stacklib" / "user_model.py")
+    (project / "stacklib" / "user_model.py").write_text(
+        (project / "user_model.py").read_text(encoding="utf-8").replace("from stacklib", "from ."),
+        encoding="utf-8",
+    )
+    advice = _advise(
+        service, project, "jax.checkpoint(body, policy=policy)", "stacklib/user_model.py:stack_example"
+    )
+    assert advice.user_call is None
+
+
+def _flax_checkpoint_site() -> tuple[Path, int]:
+    """The `policy=` of `jax.remat` in flax's own `lift.checkpoint` (what `nn.remat` goes through),
+    in the agent's flax."""
+    found = subprocess.run(
+        [AGENT_PYTHON, "-c", "import flax.core.lift as lift; print(lift.__file__)"],
+        capture_output=True,
+        text=True,
+    )
+    if found.returncode:
+        pytest.skip(f"{AGENT_PYTHON} lacks flax")
+    path = Path(found.stdout.strip())
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    [function] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "checkpoint"]
+    [keyword] = [n for n in ast.walk(function) if isinstance(n, ast.keyword) and n.arg == "policy"]
+    return path, keyword.value.lineno
+
+
+def test_flaxs_own_remat_internals_advise_the_users_nn_remat(tmp_path):
+    """In an agent of its own: one that has imported flax already (the session's, warm) keeps
+    flax's modules that use `lift.checkpoint`, so the example never reaches the marked copy
+    (`not_reached`; docs/advise.md, "A checkpoint in a library")."""
+    path, line = _flax_checkpoint_site()
+    shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
+    own = AgentTraceService()
+    try:
+        advice = advise(own, path, line, example="linen_block.py:example", root=tmp_path, cwd=tmp_path)
+    finally:
+        own.shutdown()
+    assert advice.ok, advice.message
+    call = advice.user_call
+    assert call is not None and Path(call.path) == (tmp_path / "linen_block.py").resolve()
+    assert call.line == line_of(tmp_path / "linen_block.py", "nn.remat(MLPBlock, policy=")
+    assert (call.keyword, call.callee, call.carries_policy) == ("policy", "nn.remat", True)
+    assert call.text == POLICIES + "dots_with_no_batch_dims_saveable"
+    computed = [r for p in advice.policies for r in p.residuals if r.kind == "computed"]
+    assert computed and {Path(r.path).name for r in computed} == {"linen_block.py"}
