@@ -9,8 +9,8 @@ import pytest
 from lsprotocol import types
 
 from tests.agent import ADVISOR_FIXTURES, needs_linux
-from tests.server.features.test_advisor import ADVISE, _advise_lenses, _execute, _quick_fixes, _until
-from tests.server.lsp_harness import apply_text_edits
+from tests.server.features.test_advisor import ADVISE, _advise_lenses, _execute, _quick_fixes
+from tests.server.lsp_harness import apply_text_edits, until
 
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
@@ -34,14 +34,14 @@ async def test_a_library_sites_quick_fix_edits_the_users_call(server, tmp_path):
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "1MiB"}}) as session:
         uri = session.write("stacklib/blocks.py", blocks)
         session.open("stacklib/blocks.py")
-        lenses = await _until(lambda: _advise_lenses(session, uri))
+        lenses = await until(lambda: _advise_lenses(session, uri))
         results = {}
         for lens in lenses:
             result = await _execute(session, ADVISE, lens.command.arguments)
             results[result["user_call"]["keyword"]] = result
 
         direct = results["policy"]
-        [action] = await _until(lambda: _quick_fixes(session, uri, blocks, DIRECT))
+        [action] = await until(lambda: _quick_fixes(session, uri, blocks, DIRECT))
         suggested = direct["suggested"]["policy"]
         line = direct["user_call"]["line"]
         assert action.title.startswith(
@@ -55,14 +55,14 @@ async def test_a_library_sites_quick_fix_edits_the_users_call(server, tmp_path):
         )
 
         stack = results["remat"]
-        [action] = await _until(lambda: _quick_fixes(session, uri, blocks, STACK))
+        [action] = await until(lambda: _quick_fixes(session, uri, blocks, STACK))
         assert action.edit is None and isinstance(action.disabled, types.CodeActionDisabled)
         assert f'remat="recompute" in Stack(...) at user_model.py:{stack["user_call"]["line"]}' in (
             action.disabled.reason
         )
 
         configured = results["remat_policy"]
-        [action] = await _until(lambda: _quick_fixes(session, uri, blocks, CONFIGURED))
+        [action] = await until(lambda: _quick_fixes(session, uri, blocks, CONFIGURED))
         key = configured["suggested"]["select"]["key"]
         line = configured["user_call"]["line"]
         assert action.title.startswith(
