@@ -122,9 +122,12 @@ class Workspace:
 
     # Buffers and disk --------------------------------------------------------
     def set_document(self, path: Path | str, text: str) -> None:
+        key = path_key(path)
         with self._lock:
-            self.files.open(path_key(path), text)
-            self._forget(path_key(path))
+            # A buffer opened may be a module no file on disk is yet; an edit moves no module.
+            opened = not self.files.is_open(key)
+            self.files.open(key, text)
+            self._forget(key, modules_moved=opened)
 
     def close_document(self, path: Path | str) -> None:
         with self._lock:
@@ -137,9 +140,10 @@ class Workspace:
             self._forget(path_key(path))
             self.callees.file_changed(path_key(path))
 
-    def _forget(self, key: str) -> None:
+    def _forget(self, key: str, modules_moved: bool = True) -> None:
         self.modules.forget(key)
-        self.imports.forget()
+        if modules_moved:
+            self.imports.forget()
         self.callees.forget(key)
         self.site_index.forget(key)
         if self._names is not None:

@@ -157,3 +157,34 @@ assert _can_fork()
 root = Path(sys.argv[1])
 print(json.dumps([str(p) for p in Workspace([root]).users_of([root / "pkg" / "policies.py"], jobs=int(sys.argv[2]))]))
 """
+
+
+def test_an_edit_of_a_buffer_keeps_where_imports_lead_and_a_buffer_opened_does_not(tmp_path, monkeypatch):
+    from jax_lsp.engine import Workspace
+
+    policies = "import jax\nchosen = jax.checkpoint_policies.save_only_these_names\n"
+    (tmp_path / "policies.py").write_text(policies)
+    model = tmp_path / "model.py"
+    text = "import jax\nfrom policies import chosen\nf = jax.checkpoint(lambda x: x, policy=chosen)\n"
+    workspace = Workspace([tmp_path])
+    searched: list[str] = []
+    search = workspace.imports._find_module_file
+    monkeypatch.setattr(
+        workspace.imports,
+        "_find_module_file",
+        lambda name, folders: searched.append(name) or search(name, folders),
+    )
+    workspace.set_document(model, text)
+    assert [f.code for f in workspace.check_file(model)] == ["JAX107"]
+    assert "policies" in searched
+    searched.clear()
+    for typed in ("# typing\n", ""):
+        workspace.set_document(model, text + typed)
+        assert [f.code for f in workspace.check_file(model)] == ["JAX107"]
+    assert "policies" not in searched
+    # A module that is only a buffer, opened after a name was looked for in vain: found now.
+    text = text.replace("from policies", "from drafted")
+    workspace.set_document(model, text)
+    assert workspace.check_file(model) == []
+    workspace.set_document(tmp_path / "drafted.py", policies)
+    assert [f.code for f in workspace.check_file(model)] == ["JAX107"]

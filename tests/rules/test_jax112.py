@@ -673,6 +673,36 @@ def test_a_name_written_in_a_tag_stops_being_carried_when_the_tag_changes(tmp_pa
     assert [f.code for f in workspace.check_file(train)] == ["JAX112"]
 
 
+def test_an_edit_reads_again_only_the_tags_of_the_file_edited(tmp_path, monkeypatch):
+    # A long editing session of a file that tags and names: the names another file's tags
+    # carry stay proven, and that file is not parsed for its tags again on every edit.
+    (tmp_path / "model.py").write_text(textwrap.dedent(MODEL))
+    edited = tmp_path / "train.py"
+    text = textwrap.dedent(MODEL).replace('"attn_out"', '"mlp_out"') + (
+        'P = jax.checkpoint_policies.save_only_these_names("attn_out", "mlp_out")\n'
+    )
+    workspace = Workspace([tmp_path], Settings(select=("JAX112",)))
+    loads: list[str] = []
+    monkeypatch.setattr(
+        workspace,
+        "load",
+        lambda path, *args, load=workspace.load, **kwargs: (
+            loads.append(str(path)) or load(path, *args, **kwargs)
+        ),
+    )
+    workspace.set_document(edited, text)
+    assert workspace.check_file(edited) == []
+    assert str(tmp_path / "model.py") in loads
+    loads.clear()
+    for typed in ("  # a comment", ""):
+        workspace.set_document(edited, text.replace("return jnp.sin(h)", "return jnp.sin(h)" + typed))
+        assert workspace.check_file(edited) == []
+    assert str(tmp_path / "model.py") not in loads
+    # Its own tag edited away, the name it carried is reported.
+    workspace.set_document(edited, text.replace('(x), "mlp_out")', '(x), "mlp_outt")'))
+    assert [f.code for f in workspace.check_file(edited)] == ["JAX112"]
+
+
 def _sources_parsed_for_a_typo_of_attn_out(tmp_path, monkeypatch) -> list[str]:
     """The texts parsed while a module of `tmp_path` that names "atn_out" is checked, which
     JAX112 reports as a typo of the "attn_out" its tag carries."""

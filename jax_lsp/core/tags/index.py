@@ -251,8 +251,10 @@ class NameIndex:
         )
         if tags or new_imports or followed:
             self._tags = self._own_tags = None
-            self._written, self._written_read = {}, set()
             self._changed.add(path)
+        # The names written in other files' tags stay proven: only this file is read again.
+        self._written = {name: tag for name, tag in self._written.items() if tag.place.path != path}
+        self._written_read.discard(path)
 
     def affected_by(self, path: str) -> set[str]:
         """The files that name checkpoint names, when a change of `path` may have changed the tags."""

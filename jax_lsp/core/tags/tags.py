@@ -9,6 +9,8 @@ parameters and attributes a tag's name comes from.
 from __future__ import annotations
 
 import ast
+import bisect
+import itertools
 import re
 from collections.abc import Callable, Iterable, Iterator
 
@@ -247,8 +249,16 @@ def name_uses(module: Module) -> list[NameUse]:
 
 def _mentioning(source: SourceModule, words: Iterable[str]) -> Callable[[ast.stmt], bool]:
     """Whether a statement's lines (its decorators' included) hold one of `words`."""
-    words = tuple(words)
-    lines = [number for number, text in enumerate(source.lines, 1) if any(word in text for word in words)]
+    # Found in the whole text, then numbered: a search of each line costs a call per line and word.
+    text = source.text
+    starts = list(itertools.accumulate(map(len, source.lines), initial=0))  # of each line, in `text`
+    found: set[int] = set()
+    for word in words:
+        at = text.find(word)
+        while at != -1:
+            found.add(bisect.bisect_right(starts, at))
+            at = text.find(word, at + 1)
+    lines = sorted(found)
 
     def mentions(statement: ast.stmt) -> bool:
         first = min(node.lineno for node in [statement, *getattr(statement, "decorator_list", ())])

@@ -207,18 +207,22 @@ class ParseCache:
 
     def __init__(self) -> None:
         self._statements: dict[tuple[int, str], list[ast.stmt] | ChunkError] = {}
-        self._members: dict[tuple[int, str], list[ast.stmt]] = {}  # statements of large classes
+        # The statements of large classes, by first line: (their text, their parse).
+        self._members: dict[int, tuple[str, list[ast.stmt]]] = {}
 
     def parse(self, text: str, path: str) -> tuple[list[ast.stmt], list[ChunkError]]:
         """(the statements that parsed, why the others did not)."""
         lines = split_lines(text)
         kept: dict[tuple[int, str], list[ast.stmt] | ChunkError] = {}
-        members: dict[tuple[int, str], list[ast.stmt]] = {}
+        members: dict[int, tuple[str, list[ast.stmt]]] = {}
         body: list[ast.stmt] = []
         failures: list[ChunkError] = []
         for start, end in statement_chunks(lines):
             key = (start, "".join(lines[start:end]))
             parsed = self._statements.get(key)
+            if parsed is not None and end - start >= LARGE_CLASS_LINES:
+                # An unchanged class keeps its statements' parses for the next edit inside it.
+                members.update((n, self._members[n]) for n in range(start, end) if n in self._members)
             if parsed is None and end - start >= LARGE_CLASS_LINES:
                 parsed = self._class_by_members(lines, start, end, path, members)
             if parsed is None:
@@ -233,7 +237,7 @@ class ParseCache:
         return body, failures
 
     def _class_by_members(
-        self, lines: list[str], start: int, end: int, path: str, kept: dict[tuple[int, str], list[ast.stmt]]
+        self, lines: list[str], start: int, end: int, path: str, kept: dict[int, tuple[str, list[ast.stmt]]]
     ) -> list[ast.stmt] | None:
         """A large class parsed statement by statement of its body, each parsed again only if
         its text or first line changed: an edit inside one method costs that method. None when
@@ -253,14 +257,16 @@ class ParseCache:
             return None
         node.body = []
         for first, after in zip(body_starts, [*body_starts[1:], end]):
-            key = (first, "".join(lines[first:after]))
-            statements = self._members.get(key)
-            if statements is None:
+            text = "".join(lines[first:after])
+            earlier = self._members.get(first)
+            if earlier is not None and earlier[0] == text:
+                statements = earlier[1]
+            else:
                 try:
-                    statements = class_body(parse_in_a_class(key[1], path, first))
+                    statements = class_body(parse_in_a_class(text, path, first))
                 except (SyntaxError, ValueError, RecursionError, MemoryError):
                     return None
-            kept[key] = statements
+            kept[first] = (text, statements)
             node.body += statements
         if not node.body:
             return None

@@ -103,3 +103,22 @@ def test_a_large_class_is_parsed_as_a_fresh_parse_parses_it():
     )
     changed = [b is not a for b, a in zip(before, after)]
     assert sum(changed) == 1 and len(before) == len(after)
+
+
+def test_a_large_class_keeps_its_statements_while_another_is_edited():
+    # Two large classes, edited in turn (an editor's session: a change here, one there, back here).
+    text = "".join(
+        f"class {name}:\n" + "".join(f"    def method_{n}(self):\n        return {n}\n\n" for n in range(30))
+        for name in ("First", "Second")
+    )
+    cache = ParseCache()
+    parse_text(text, "m.py", cache=cache)
+    edits = [("return 7\n", "return 77\n", 1), ("return 8\n", "return 88\n", -1)]
+    parsed = []
+    for old, new, count in edits + [(new, old, count) for old, new, count in edits]:
+        text = text.replace(old, new, count) if count > 0 else new.join(text.rsplit(old, 1))
+        parsed.append(parse_text(text, "m.py", cache=cache))
+    first_class = [[s for s in m.tree.body if isinstance(s, ast.ClassDef)][0].body for m in parsed]
+    # Back in First after an edit of Second: only the method edited is parsed again.
+    changed = [b is not a for b, a in zip(first_class[1], first_class[2])]
+    assert sum(changed) == 1 and len(changed) == 30
