@@ -2,7 +2,7 @@
 times (issue 37).
 
     python benchmarks/advise_against_jax.py [--cache DIR] [--only NAME] [--example FUNCTION]
-                                            [--no-compile]
+                                            [--no-compile] [--compile-timeout SECONDS]
 
 For each model (a repository checked out in the cache folder as benchmarks/advise_models.py
 describes, its example from benchmarks/advise_models/NAME.py copied to its root as
@@ -204,12 +204,13 @@ class Advised:
     compile_s: float | None
 
 
-def advise_model(root: Path, model: Model, example: str, compiling: bool) -> Advised:
-    """The site advised cold, warm and (``compiling``) with `--compile`, with the seconds of each."""
+def advise_model(root: Path, model: Model, example: str, compiling: bool, compile_timeout: float) -> Advised:
+    """The site advised cold, warm and (``compiling``) with `--compile`, each candidate's compile
+    stopped after ``compile_timeout`` seconds, with the seconds of each advise."""
     path, line = model.site.rsplit(":", 1)
     os.environ["PYTHONPATH"] = _environment(root, model)["PYTHONPATH"]  # the agent inherits it
     service = TraceService()
-    options = TraceOptions(timeout=600)
+    options = TraceOptions(timeout=600, compile_timeout=compile_timeout)
     try:
         _settled(service)
         answers, seconds = [], []
@@ -350,6 +351,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--only", help="one model's name")
     parser.add_argument("--example", default="example", help="the example's function (default example)")
     parser.add_argument("--no-compile", action="store_true", help="residuals and recompute only")
+    parser.add_argument(
+        "--compile-timeout", type=float, default=300.0, help="seconds per candidate (default 300, the CLI's)"
+    )
     args = parser.parse_args(argv)
     compiling = not args.no_compile
     held = True
@@ -361,7 +365,7 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{model.name}: not in {args.cache}, skipped")
             continue
         shutil.copy(HERE / "advise_models" / f"{model.name}.py", root / "advise_example.py")
-        advised = advise_model(root, model, args.example, compiling)
+        advised = advise_model(root, model, args.example, compiling, args.compile_timeout)
         times = f"advise cold {advised.cold_s:.1f} s, warm {advised.warm_s:.1f} s"
         if advised.compile_s is not None:
             times += f", --compile {advised.compile_s:.0f} s"
