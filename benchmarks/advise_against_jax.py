@@ -273,7 +273,7 @@ def compare(advised: Advised, theirs: dict) -> bool:
     """Print the table of one model's candidates; whether every figure agrees."""
     base = theirs["jax.checkpoint_policies.everything_saveable"]["flops"]
     compiled = {_expression(p): p for p in advised.compiled.policies} if advised.compiled else {}
-    held = True
+    held, problems = True, []
     header = f"   {'policy':<36}{'residuals':>14}  {'compiled temp':>21}  {'recompute FLOPs':>29}"
     print(header + "\n" + f"   {'':<36}{'ours/JAX':>14}  {'ours/JAX':>21}  {'ours/JAX':>29}  ratio")
     for policy in advised.warm.policies:
@@ -289,8 +289,19 @@ def compare(advised: Advised, theirs: dict) -> bool:
         if not compiled:
             temp, temp_equal = "-", True
         elif again is None or again.compiled is None or "temp_bytes" not in jax:
-            why = (again.compile_error or again.compile_stopped or "exhausted") if again else "not compiled"
-            temp, temp_equal = f"{why} / {jax.get('compile_error', 'ok')}"[:21], False
+            if again is None:
+                ours = "missing"
+            else:
+                ours = (
+                    _not_compiled(again)
+                    if again.compiled is None
+                    else format_bytes(again.compiled.temp_bytes)
+                )
+            jax_temp = format_bytes(jax["temp_bytes"]) if "temp_bytes" in jax else "failed"
+            temp, temp_equal = f"{ours}/{jax_temp} ≠", False
+            problems.append(
+                f"{_short(policy)}: advisor {_compile_problem(again)}; JAX {jax.get('compile_error', 'ok')}"
+            )
         else:
             temp_equal = again.compiled.temp_bytes == jax["temp_bytes"]
             temp = f"{format_bytes(again.compiled.temp_bytes)}/{format_bytes(jax['temp_bytes'])}"
@@ -303,8 +314,23 @@ def compare(advised: Advised, theirs: dict) -> bool:
         print(f"   {_short(policy):<36}{residuals:>14}  {temp:>21}  {flops:>29}  {shown}")
         if difference:
             print(f"     residuals differ: {difference}")
+    for problem in problems:
+        print(f"   not compiled: {problem}")
         held = held and difference is None and temp_equal and ratio_ok
     return held
+
+
+def _not_compiled(policy: PolicyAdvice) -> str:
+    """The table's word for a candidate whose step did not compile: what stopped it, else failed."""
+    return policy.compile_stopped or ("exhausted" if policy.exhausted else "failed")
+
+
+def _compile_problem(policy: PolicyAdvice | None) -> str:
+    if policy is None:
+        return "not compiled"
+    if policy.compiled is not None:
+        return "ok"
+    return policy.compile_error or _not_compiled(policy)
 
 
 def check_budgets(advised: Advised, theirs: dict) -> bool:

@@ -5,7 +5,7 @@ without a policy (JAX's default) over every residual block, `return_cache` a sta
 Griffin's blocks alternate two recurrent blocks (an RG-LRU: a linear scan over the sequence)
 with a local-attention block, as RecurrentGemma-2B's do. The loss is next-token cross-entropy.
 
-Copied to the repository's root by benchmarks/advise_recompute.py and run from there.
+Copied to the repository's root by benchmarks/advise_against_jax.py and run from there.
 """
 
 import jax

@@ -9,7 +9,7 @@ tunix's own `__init__` imports every trainer (grain, metrax, qwix, transformers,
 `tunix/models/llama3/__init__` the Hugging Face loaders; a user who needs only the model puts
 empty packages for those two in `sys.modules` before importing it, as done here.
 
-Copied to the repository's root by benchmarks/advise_recompute.py and run from there.
+Copied to the repository's root by benchmarks/advise_against_jax.py and run from there.
 """
 
 import sys
