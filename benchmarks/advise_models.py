@@ -160,14 +160,14 @@ def jax_kind(description: str) -> str:
 Item = tuple[tuple[int, ...], str, str, str]  # COMPARED, in order
 
 
-def _jax_items(found: list[dict]) -> list[Item]:
+def jax_items(found: list[dict]) -> list[Item]:
     return [
         (tuple(r["shape"]), r["dtype"], "host" if r["host"] else "device", jax_kind(r["description"]))
         for r in found
     ]
 
 
-def _advisor_items(residuals: list[dict]) -> list[Item]:
+def advisor_items(residuals: list[dict]) -> list[Item]:
     return [(tuple(r["shape"]), r["dtype"], r["memory"], r["kind"]) for r in residuals]
 
 
@@ -251,7 +251,7 @@ def run_example(python: str, repository: Repository, root: Path, function: str) 
         return entry | {"status": error["status"], "message": error.get("message"), "equal": False}
     if isinstance(reference, str):
         return entry | {"status": "reference_error", "message": reference, "equal": False}
-    ours, theirs = _advisor_items(current["residuals"]), _jax_items(reference)
+    ours, theirs = advisor_items(current["residuals"]), jax_items(reference)
     difference = first_difference(ours, theirs)
     return entry | {
         "status": "ok",

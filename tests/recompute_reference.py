@@ -1,6 +1,6 @@
 """JAX's own recompute figure: the `dot_general` FLOPs of a backward pass as JAX traces it (a
 scan's body once per iteration). Shared by tests/trace_agent/advisor/test_recompute.py and
-benchmarks/advise_recompute.py, whose reference runs in a model's interpreter: JAX only here."""
+benchmarks/advise_against_jax.py, whose reference runs in a model's interpreter: JAX only here."""
 
 from __future__ import annotations
 

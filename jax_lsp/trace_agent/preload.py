@@ -91,7 +91,10 @@ def _namespace(module):
     path = getattr(module, "__path__", None)
     if getattr(module, "__file__", None) is not None or path is None:
         return False
-    return not all(_installed(p) for p in path)
+    try:
+        return not all(_installed(p) for p in path)
+    except KeyError:  # its path reads its parent, whose import failed after importing it: not reused
+        return False
 
 
 def project_imports(before, folders, loaded_files):

@@ -231,6 +231,12 @@ class PolicyAdvice:
         return any(f".{name}(" in self.policy or self.policy.startswith(name + "(") for name in NAME_BASED)
 
     @property
+    def jax_policy(self) -> bool:
+        """One of `jax.checkpoint_policies` or made by its factories: under JAX's new remat
+        (`jax_remat3`) it still takes effect, where a custom callable saves nothing."""
+        return self.policy.startswith("jax.checkpoint_policies.") or self.name_based
+
+    @property
     def argument_bytes(self) -> int:
         """The device residuals the step holds whatever the policy: arguments, constants, literals."""
         return sum(r.bytes for r in self.residuals if r.memory == "device" and r.held_anyway)
@@ -391,11 +397,13 @@ class Advice:
         within it. First, ``by_time``, one whose measured step is not clearly slower than the
         fastest fitting one's (`runs.clearly_slower`); then (`preference`) one that offloads
         nothing (host transfers cost time: on a TPU v5e, offloading a stack's dots made the step
-        3.2x slower than dots_saveable), then the least recomputation. On a tie: one a key
-        selects (set it, the site stays), a name-based one (it holds under JAX's new remat), the
-        lowest peak, the fewest computed bytes, then host bytes. A candidate JAX rejected, or
-        whose step did not compile (or, where some were compiled, was not), is never suggested
-        (docs/advise.md, "Measured on the device")."""
+        3.2x slower than dots_saveable), then the least recomputation. On a tie, first what
+        differs in the step: the lowest peak, the fewest computed bytes, then host bytes; only
+        then the edit: the current policy (none), one a key selects (set it, the site stays),
+        JAX's own policy over a custom callable (it holds under JAX's new remat), then the
+        shortest expression. A candidate JAX rejected, or whose step did not compile (or, where
+        some were compiled, was not), is never suggested (docs/advise.md: "Measured on the
+        device", and why ties go first to what differs in the step)."""
         sizes = {id(p): self.budgeted_bytes(p) for p in self.policies}
         fitting = [
             p
@@ -412,11 +420,13 @@ class Advice:
             key=lambda p: (
                 runs.clearly_slower(p.run, fastest),
                 *self.preference(p),
-                p.select is None,
-                not p.name_based,
                 sizes[id(p)],
                 p.computed_bytes,
                 p.host_bytes,
+                not p.current,
+                p.select is None,
+                not p.jax_policy,
+                len(p.policy),
             ),
         )
 

@@ -14,6 +14,7 @@ import shutil
 import subprocess
 import sys
 import time
+from dataclasses import replace
 from pathlib import Path
 from types import SimpleNamespace
 from xml.etree import ElementTree
@@ -29,6 +30,7 @@ from jax_lsp.trace.advisor.advice import (
     Compiled,
     PolicyAdvice,
     Residual,
+    Select,
     relative,
 )
 from jax_lsp.trace.advisor.report import format_markdown, host_traffic
@@ -361,20 +363,40 @@ def _advice(*policies):
     return Advice("ok", "", "m.py", 3, policies=policies)
 
 
-def test_the_suggestion_least_recompute_whose_computed_bytes_fit_then_name_based():
+def test_the_suggestion_least_recompute_whose_computed_bytes_fit_then_the_lowest_peak():
     advice = _advice(
         _entry("jax.checkpoint_policies.everything_saveable", 900, 0),
-        _entry("jax.checkpoint_policies.dots_saveable", 500, 10),
         _entry("jax.checkpoint_policies.save_only_these_names('h')", 600, 10),
+        _entry("jax.checkpoint_policies.dots_saveable", 500, 10),
         _entry("jax.checkpoint_policies.nothing_saveable", 100, 50),
         _entry("broken", 0, 0, error="TypeError"),
     )
     assert advice.suggest(1000).policy.endswith("everything_saveable")
     assert advice.suggest(900).policy.endswith("everything_saveable")  # the arguments do not count
-    assert advice.suggest(800).policy.endswith("save_only_these_names('h')")
+    # the same recompute: the lower peak, name-based or not
+    assert advice.suggest(800).policy.endswith("dots_saveable")
     assert advice.suggest(550).policy.endswith("dots_saveable")
     assert advice.suggest(100).policy.endswith("nothing_saveable")
     assert advice.suggest(99) is None
+
+
+def test_a_tie_in_every_figure_goes_to_the_edit_that_says_least():
+    # haliax's scan: the names of the site's policy match nothing, so every candidate but
+    # dots_saveable keeps what nothing_saveable keeps and compiles to the same step
+    named = _entry("jax.checkpoint_policies.save_only_these_names('scan(layers)')", 100, 50, compiled=700)
+    nothing = _entry("jax.checkpoint_policies.nothing_saveable", 100, 50, compiled=700)
+    custom = _entry("keep_nothing", 100, 50, compiled=700)
+    dots = _entry("jax.checkpoint_policies.dots_saveable", 100, 50, compiled=650)
+    # the same figures: JAX's policy over a custom callable, then the shortest expression
+    assert _advice(named, custom, nothing).suggest(800) is nothing
+    assert _advice(custom, named).suggest(800) is named
+    # a figure that differs decides before the expression
+    assert _advice(named, nothing, dots).suggest(800) is dots
+    # the current policy ties: keep it (no edit); else the one a key selects
+    current = replace(custom, current=True)
+    assert _advice(named, nothing, current).suggest(800) is current
+    selected = replace(named, select=Select("scan", "self.config.policy"))
+    assert _advice(nothing, selected).suggest(800) is selected
 
 
 def test_the_budget_is_for_the_steps_peak_not_for_what_the_policy_keeps():
@@ -428,8 +450,8 @@ def test_on_a_tie_keeping_everything_on_the_device_wins_over_offloading():
     named = _entry("jax.checkpoint_policies.save_only_these_names('h')", 600, 0)
     # fewer computed bytes and name-based do not beat keeping everything on the device
     assert _advice(offload, named_offload, everything, dots).suggest(1000) is dots
-    # among on-device policies: name-based first, then the fewest computed bytes
-    assert _advice(offload, everything, dots, named).suggest(1000) is named
+    # among on-device policies: the lowest peak first, name-based or not
+    assert _advice(offload, everything, named, dots).suggest(1000) is dots
     # when only offloading fits, it is suggested
     assert _advice(offload, dots).suggest(100) is offload
     # an offloading one is never ranked free: its host traffic is priced by no column, so one

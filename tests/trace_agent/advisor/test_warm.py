@@ -282,6 +282,14 @@ def test_the_modules_an_import_statement_names(tmp_path, name, code, package, ex
     assert preload._imports_of(str(path), name, package) == expected
 
 
+def _written(root: Path, files: dict[str, str]) -> Path:
+    """``root`` holding ``files`` (path -> text)."""
+    for name, code in files.items():
+        (root / name).parent.mkdir(parents=True, exist_ok=True)
+        (root / name).write_text(code, encoding="utf-8")
+    return root
+
+
 def test_a_namespace_package_inside_a_package_is_reused_or_imported_afresh(tmp_path, fresh):
     """`lib/sub/ns/` has no `__init__.py`: its path reads `lib.sub` from `sys.modules`, which a
     later child has not imported yet when it decides what to reuse (a KeyError there failed every
@@ -296,11 +304,35 @@ def test_a_namespace_package_inside_a_package_is_reused_or_imported_afresh(tmp_p
         "    x = jax.ShapeDtypeStruct((4, 8), jnp.float32)\n"
         "    return {'fn': model.apply_block, 'args': (x, jax.ShapeDtypeStruct((8, 8), jnp.float32))}\n",
     }
-    root = tmp_path / "project"
-    for name, code in files.items():
-        (root / name).parent.mkdir(parents=True, exist_ok=True)
-        (root / name).write_text(code, encoding="utf-8")
+    root = _written(tmp_path / "project", files)
     service = fresh()
     first = _advise(service, root, "block.py", "block")
     _settled(service)
     assert _advise(service, root, "block.py", "block").policies == first.policies
+
+
+def test_a_package_stubbed_by_the_example_whose_own_import_fails_in_the_agent(tmp_path, fresh):
+    """The example puts `model` in `sys.modules` (its `__init__` needs a package not installed, as
+    tunix's does) and imports `model.layers.helper` (`layers/` has no `__init__.py`). The agent,
+    preloading that module, runs `model/__init__`, which imports `model.layers` and fails: the
+    namespace package stays behind without its parent, and reading its path raised KeyError,
+    which killed the agent and every compile in flight."""
+    files = {
+        "model/__init__.py": "from model.layers import block\nimport a_package_nobody_installed\n",
+        "model/layers/block.py": textwrap.dedent(PROJECT["model/block.py"]),
+        "model/layers/helper.py": "WIDTH = 8\n",
+        "example.py": "import sys, types\nfrom pathlib import Path\n\nimport jax\nimport jax.numpy as jnp\n\n"
+        "sys.modules['model'] = types.ModuleType('model')\n"
+        "sys.modules['model'].__path__ = [str(Path(__file__).parent / 'model')]\n\n"
+        "from model.layers.block import apply_block\nfrom model.layers.helper import WIDTH\n\n\n"
+        "def block():\n"
+        "    x = jax.ShapeDtypeStruct((4, WIDTH), jnp.float32)\n"
+        "    return {'fn': apply_block, 'args': (x, jax.ShapeDtypeStruct((8, 8), jnp.float32))}\n",
+    }
+    root = _written(tmp_path / "project", files)
+    service = fresh()
+    first = _advise(service, root, "layers/block.py", "block")
+    agent = service.agent()
+    _settled(service)
+    assert service.agent() is agent  # the agent that preloaded is still the one serving
+    assert _advise(service, root, "layers/block.py", "block").policies == first.policies

@@ -1,0 +1,56 @@
+"""A user's example for recurrentgemma's Griffin (google-deepmind/recurrentgemma at 2efa84d).
+
+The site advised is `nn.remat(block_class, static_argnums=4)` in `Griffin.setup`: a checkpoint
+without a policy (JAX's default) over every residual block, `return_cache` a static argument.
+Griffin's blocks alternate two recurrent blocks (an RG-LRU: a linear scan over the sequence)
+with a local-attention block, as RecurrentGemma-2B's do. The loss is next-token cross-entropy.
+
+Copied to the repository's root by benchmarks/advise_against_jax.py and run from there.
+"""
+
+import jax
+import jax.numpy as jnp
+from recurrentgemma import common
+from recurrentgemma.jax import griffin
+
+RECURRENT, ATTENTION = common.TemporalBlockType.RECURRENT, common.TemporalBlockType.ATTENTION
+
+
+def _config(width, layers, vocab):
+    return common.GriffinConfig(
+        vocab_size=vocab,
+        width=width,
+        mlp_expanded_width=3 * width,
+        num_heads=max(width // 256, 1),
+        block_types=tuple((RECURRENT, RECURRENT, ATTENTION)[i % 3] for i in range(layers)),
+        embeddings_scale_by_sqrt_dim=True,
+        attention_window_size=2048,
+        logits_soft_cap=30.0,
+        scan_type=common.ScanType.LINEAR_NATIVE,
+    )
+
+
+def _entry(config, batch, length):
+    model = griffin.Griffin(config)
+    tokens = jax.ShapeDtypeStruct((batch, length), jnp.int32)
+    positions = jax.ShapeDtypeStruct((batch, length), jnp.int32)
+    params = jax.eval_shape(model.init, jax.random.key(0), tokens, positions)
+
+    def loss(params, tokens, positions):
+        logits, _ = model.apply(params, tokens, positions, return_cache=False)
+        log_probs = jax.nn.log_softmax(logits[:, :-1])
+        picked = jnp.take_along_axis(log_probs, tokens[:, 1:, None], axis=-1)
+        return -jnp.mean(picked)
+
+    return {"fn": loss, "args": (params, tokens, positions)}
+
+
+def example():
+    """3 blocks (recurrent, recurrent, attention) of width 256, 4 sequences of 128 tokens."""
+    return _entry(_config(256, 3, 1024), 4, 128)
+
+
+def example_2b_widths():
+    """RecurrentGemma-2B's widths (2560, MLP 7680, 10 heads), 3 of its 26 blocks, a 64k
+    vocabulary (its own is 256k), 2 sequences of 512 tokens: gigabytes to compile."""
+    return _entry(_config(2560, 3, 64_000), 2, 512)
