@@ -147,22 +147,58 @@ def _flax_checkpoint_site() -> tuple[Path, int]:
     return path, keyword.value.lineno
 
 
-def test_flaxs_own_remat_internals_advise_the_users_nn_remat(tmp_path):
-    """In an agent of its own: one that has imported flax already (the session's, warm) keeps
-    flax's modules that use `lift.checkpoint`, so the example never reaches the marked copy
-    (`not_reached`; docs/advise.md, "A checkpoint in a library")."""
-    path, line = _flax_checkpoint_site()
-    shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
-    own = AgentTraceService()
-    try:
-        advice = advise(own, path, line, example="linen_block.py:example", root=tmp_path, cwd=tmp_path)
-    finally:
-        own.shutdown()
+def _assert_advises_the_users_nn_remat(advice: Advice, project: Path) -> None:
     assert advice.ok, advice.message
     call = advice.user_call
-    assert call is not None and Path(call.path) == (tmp_path / "linen_block.py").resolve()
-    assert call.line == line_of(tmp_path / "linen_block.py", "nn.remat(MLPBlock, policy=")
+    assert call is not None and Path(call.path) == (project / "linen_block.py").resolve()
+    assert call.line == line_of(project / "linen_block.py", "nn.remat(MLPBlock, policy=")
     assert (call.keyword, call.callee, call.carries_policy) == ("policy", "nn.remat", True)
     assert call.text == POLICIES + "dots_with_no_batch_dims_saveable"
     computed = [r for p in advice.policies for r in p.residuals if r.kind == "computed"]
     assert computed and {Path(r.path).name for r in computed} == {"linen_block.py"}
+
+
+def test_flaxs_own_remat_internals_advise_the_users_nn_remat_warm_and_compiled(tmp_path):
+    """In an agent of its own, so that the first advise is cold (flax not imported yet): the
+    next ones run in children of an agent that holds flax, whose other modules hold the copy of
+    `lift` they imported; the child imports flax afresh, so they reach the marked site too, the
+    compile of each candidate included (docs/advise.md, "A checkpoint in a library")."""
+    path, line = _flax_checkpoint_site()
+    shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
+    own = AgentTraceService()
+    request = {"example": "linen_block.py:example", "root": tmp_path, "cwd": tmp_path}
+    try:
+        cold = advise(own, path, line, **request)
+        warm = advise(own, path, line, **request)
+        compiled = advise(own, path, line, compile=True, **request)
+    finally:
+        own.shutdown()
+    assert (cold.status, warm.status, compiled.status) == ("ok", "ok", "ok"), warm.message
+    for advice in (cold, warm, compiled):
+        _assert_advises_the_users_nn_remat(advice, tmp_path)
+    assert [p.policy for p in warm.policies] == [p.policy for p in cold.policies]
+    assert compiled.compiled and compiled.policies
+    assert all(entry.compiled is not None for entry in compiled.policies), [
+        entry.compile_error for entry in compiled.policies
+    ]
+
+
+def test_a_project_module_that_imports_the_library_is_imported_afresh_with_it(tmp_path):
+    """The model in a project module the example imports: the agent preloads that module too, and
+    it holds the agent's flax; the child imports it afresh with flax, so a warm advise reaches
+    the site."""
+    path, line = _flax_checkpoint_site()
+    shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
+    (tmp_path / "run_block.py").write_text(
+        "import linen_block\n\n\ndef example():\n    return linen_block.example()\n", encoding="utf-8"
+    )
+    own = AgentTraceService()
+    request = {"example": "run_block.py:example", "root": tmp_path, "cwd": tmp_path}
+    try:
+        cold = advise(own, path, line, **request)
+        warm = advise(own, path, line, **request)
+    finally:
+        own.shutdown()
+    assert (cold.status, warm.status) == ("ok", "ok"), warm.message
+    assert [p.policy for p in warm.policies] == [p.policy for p in cold.policies]
+    assert warm.user_call is not None and Path(warm.user_call.path).name == "linen_block.py"
