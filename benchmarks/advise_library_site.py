@@ -3,7 +3,7 @@
 
     python benchmarks/advise_library_site.py [--cache DIR]
 
-The checkout and its example as benchmarks/advise_recompute.py sets them up (haliax imports `aqt`:
+The checkout and its example as benchmarks/advise_against_jax.py sets them up (haliax imports `aqt`:
 PyPI's aqtp). Runs `jax-lsp advise --budget 60MiB --output-format json` as a user does and checks
 what docs/advise.md ("A checkpoint in a library") promises: the user's call that chooses the
 policy is `gradient_checkpointing=...` of `hnn.Stacked.init` in the example, the current policy is
@@ -20,7 +20,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from advise_recompute import DEFAULT_CACHE, HERE, MODELS, _environment
+from advise_against_jax import DEFAULT_CACHE, HERE, MODELS, _environment
 
 BUDGET = "60MiB"
 
