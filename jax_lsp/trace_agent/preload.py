@@ -132,7 +132,8 @@ def preload_from(result):
         if project:
             _preload_project(project)
     finally:
-        _PRELOADED.update(name.partition(".")[0] for name in set(sys.modules) - before)
+        # only packages new to the agent: never JAX, whose submodules it may import here
+        _PRELOADED.update({n.partition(".")[0] for n in set(sys.modules) - before} - before)
 
 
 def _import(name):
