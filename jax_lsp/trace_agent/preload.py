@@ -11,9 +11,10 @@ it loaded, and what each child may use of it.
   (transitively) is the site's file or was loaded afresh by the child. Everything else the child
   imports afresh, as a cold agent would.
 - An installed package the agent preloaded that holds the site's file (flax, for a site in
-  ``flax/core/lift.py``) is imported afresh by the child, as are the project's modules that import
-  it: its other modules hold the copy of the site's module they imported, which the site's marks
-  are not in. Its compiled extensions are kept (they cannot be loaded twice).
+  ``flax/core/lift.py``) is imported afresh by the child, as are the preloaded installed packages
+  and the project's modules that import it: they hold the copy of the site's module they
+  imported, which the site's marks are not in. Compiled extensions are kept (they cannot be
+  loaded twice).
 - Once a preloaded file changed or was deleted, the agent must not fork from its copy of it:
   ``stale()`` says so, and the agent restarts itself (``agent.py``). The file a request marks
   is the exception for that request: its child loads it, and whatever imports it, afresh anyway.
@@ -29,6 +30,7 @@ import importlib
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 import time
 import types
@@ -229,14 +231,15 @@ def enter_child(site_file):
     is the preloaded installed package that holds it."""
     site_file = os.path.realpath(site_file) if site_file else None
     package = _preloaded_package(site_file) if site_file else None
-    if package is not None:
-        _forget_package(package)
+    fresh = _with_importers(package) if package is not None else set()
+    for name in fresh:
+        _forget_package(name)
     if not _WARM:
         return
     for name, warm in _WARM.items():
         if sys.modules.get(name) is warm.module:
             del sys.modules[name]
-    sys.meta_path.insert(0, _WarmFinder(site_file, package))
+    sys.meta_path.insert(0, _WarmFinder(site_file, fresh))
 
 
 def _preloaded_package(file):
@@ -251,6 +254,32 @@ def _preloaded_package(file):
         if os.path.isfile(os.sep.join([*parts[:end], "__init__.py"])):
             return ".".join(parts[start:end])
     return None
+
+
+def _with_importers(package):
+    """``package`` and the preloaded installed packages whose loaded modules import it, directly
+    or through one another (levanter, for a site in haliax): their files' import lines, as text."""
+    files = {}  # top-level package -> its loaded modules' source files
+    for name in list(sys.modules):
+        top = name.partition(".")[0]
+        file = getattr(sys.modules[name], "__dict__", {}).get("__file__")  # no module __getattr__
+        if top in _PRELOADED and isinstance(file, str) and file.endswith(".py"):
+            files.setdefault(top, []).append(file)
+    fresh, added = {package}, [package]
+    while added:
+        names = "|".join(re.escape(name) for name in added)
+        imports = re.compile(rf"^[ \t]*(?:from|import)[ \t]+(?:{names})\b", re.MULTILINE)
+        added = [top for top in files if top not in fresh and any(_matches(imports, f) for f in files[top])]
+        fresh.update(added)
+    return fresh
+
+
+def _matches(pattern, file):
+    try:
+        with open(file, encoding="utf-8", errors="replace") as handle:
+            return pattern.search(handle.read()) is not None
+    except OSError:
+        return False
 
 
 def _forget_package(package):
@@ -278,9 +307,9 @@ class _WarmLoader:
 
 
 class _WarmFinder:
-    def __init__(self, site_file, fresh_package):
+    def __init__(self, site_file, fresh_packages):
         self.site_file = site_file
-        self.fresh_package = fresh_package  # imported afresh: a module that imports it is too
+        self.fresh_packages = fresh_packages  # imported afresh: a module that imports one is too
         self.found = {}  # (name, search path) -> where a cold import finds it
         self.unchanged = {}  # name -> whether its file is as the agent imported it
 
@@ -307,7 +336,7 @@ class _WarmFinder:
             return loaded is warm.module
         if warm.file is not None and (warm.file == self.site_file or not self._unchanged(warm)):
             return False
-        if self.fresh_package is not None and self.fresh_package in warm.imports:
+        if not self.fresh_packages.isdisjoint(warm.imports):
             return False
         try:
             kept = _where_of(warm.module.__spec__)

@@ -6,6 +6,7 @@ the residuals after the user's lines."""
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -147,6 +148,23 @@ def _flax_checkpoint_site() -> tuple[Path, int]:
     return path, keyword.value.lineno
 
 
+def _in_an_agent_of_its_own(
+    path: Path, line: int, example: str, project: Path, *, compile: bool = False
+) -> tuple[Advice, Advice, Advice | None]:
+    """The site advised twice (with ``compile``, thrice: the last one compiling) in an agent of
+    its own: the first advise is cold, the next ones warm (the agent imported what it used)."""
+    own = AgentTraceService()
+    request = {"example": example, "root": project, "cwd": project}
+    try:
+        cold, warm = (advise(own, path, line, **request) for _ in range(2))
+        compiled = advise(own, path, line, compile=True, **request) if compile else None
+    finally:
+        own.shutdown()
+    assert (cold.status, warm.status) == ("ok", "ok"), warm.message
+    assert [p.policy for p in warm.policies] == [p.policy for p in cold.policies]
+    return cold, warm, compiled
+
+
 def _assert_advises_the_users_nn_remat(advice: Advice, project: Path) -> None:
     assert advice.ok, advice.message
     call = advice.user_call
@@ -165,18 +183,12 @@ def test_flaxs_own_remat_internals_advise_the_users_nn_remat_warm_and_compiled(t
     compile of each candidate included (docs/advise.md, "A checkpoint in a library")."""
     path, line = _flax_checkpoint_site()
     shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
-    own = AgentTraceService()
-    request = {"example": "linen_block.py:example", "root": tmp_path, "cwd": tmp_path}
-    try:
-        cold = advise(own, path, line, **request)
-        warm = advise(own, path, line, **request)
-        compiled = advise(own, path, line, compile=True, **request)
-    finally:
-        own.shutdown()
-    assert (cold.status, warm.status, compiled.status) == ("ok", "ok", "ok"), warm.message
+    cold, warm, compiled = _in_an_agent_of_its_own(
+        path, line, "linen_block.py:example", tmp_path, compile=True
+    )
+    assert compiled is not None
     for advice in (cold, warm, compiled):
         _assert_advises_the_users_nn_remat(advice, tmp_path)
-    assert [p.policy for p in warm.policies] == [p.policy for p in cold.policies]
     assert compiled.compiled and compiled.policies
     assert all(entry.compiled is not None for entry in compiled.policies), [
         entry.compile_error for entry in compiled.policies
@@ -192,13 +204,28 @@ def test_a_project_module_that_imports_the_library_is_imported_afresh_with_it(tm
     (tmp_path / "run_block.py").write_text(
         "import linen_block\n\n\ndef example():\n    return linen_block.example()\n", encoding="utf-8"
     )
-    own = AgentTraceService()
-    request = {"example": "run_block.py:example", "root": tmp_path, "cwd": tmp_path}
-    try:
-        cold = advise(own, path, line, **request)
-        warm = advise(own, path, line, **request)
-    finally:
-        own.shutdown()
-    assert (cold.status, warm.status) == ("ok", "ok"), warm.message
-    assert [p.policy for p in warm.policies] == [p.policy for p in cold.policies]
+    _, warm, _ = _in_an_agent_of_its_own(path, line, "run_block.py:example", tmp_path)
     assert warm.user_call is not None and Path(warm.user_call.path).name == "linen_block.py"
+
+
+def test_an_installed_package_that_imports_the_sites_package_is_imported_afresh_with_it(
+    tmp_path, monkeypatch
+):
+    """`stacklib` and a package of models on it (`stackmodels`, as levanter is on haliax) both
+    installed (on the agent's PYTHONPATH): once the agent holds both, the child imports both
+    afresh, or the models call the agent's copy of the site and a warm advise says `not_reached`."""
+    packages = tmp_path / "site-packages"
+    shutil.copytree(ADVISOR_FIXTURES / "library_site" / "stacklib", packages / "stacklib")
+    (packages / "stackmodels").mkdir()
+    shutil.copy(ADVISOR_FIXTURES / "library_site" / "user_model.py", packages / "stackmodels" / "__init__.py")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "run_stack.py").write_text(
+        "import stackmodels\n\n\ndef example():\n    return stackmodels.stack_example()\n", encoding="utf-8"
+    )
+    site = packages / "stacklib" / "blocks.py"
+    line = line_of(site, "jax.checkpoint(body, policy=policy)")
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(packages), os.environ.get("PYTHONPATH")]))
+    )
+    _in_an_agent_of_its_own(site, line, "run_stack.py:example", project)
