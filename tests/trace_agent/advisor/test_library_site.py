@@ -131,21 +131,28 @@ def test_a_site_in_the_examples_own_package_has_no_user_call(service, project):
     assert advice.user_call is None
 
 
-def _flax_checkpoint_site() -> tuple[Path, int]:
-    """The `policy=` of `jax.remat` in flax's own `lift.checkpoint` (what `nn.remat` goes through),
-    in the agent's flax."""
+def _installed_policy_keyword(module: str, qualname: str) -> tuple[Path, int]:
+    """The `policy=` keyword inside the function ``qualname`` (`checkpoint`,
+    `_CheckpointWrapper.__call__`) of the agent's installed ``module``."""
     found = subprocess.run(
-        [AGENT_PYTHON, "-c", "import flax.core.lift as lift; print(lift.__file__)"],
+        [AGENT_PYTHON, "-c", f"import {module} as found; print(found.__file__)"],
         capture_output=True,
         text=True,
     )
     if found.returncode:
-        pytest.skip(f"{AGENT_PYTHON} lacks flax")
+        pytest.skip(f"{AGENT_PYTHON} lacks {module}")
     path = Path(found.stdout.strip())
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    [function] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "checkpoint"]
-    [keyword] = [n for n in ast.walk(function) if isinstance(n, ast.keyword) and n.arg == "policy"]
+    node: ast.Module | ast.ClassDef | ast.FunctionDef = tree
+    for name in qualname.split("."):
+        [node] = [n for n in node.body if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name == name]
+    [keyword] = [n for n in ast.walk(node) if isinstance(n, ast.keyword) and n.arg == "policy"]
     return path, keyword.value.lineno
+
+
+def _flax_checkpoint_site() -> tuple[Path, int]:
+    """The `policy=` of `jax.remat` in flax's own `lift.checkpoint` (what `nn.remat` goes through)."""
+    return _installed_policy_keyword("flax.core.lift", "checkpoint")
 
 
 def _in_an_agent_of_its_own(
@@ -229,3 +236,15 @@ def test_an_installed_package_that_imports_the_sites_package_is_imported_afresh_
         "PYTHONPATH", os.pathsep.join(filter(None, [str(packages), os.environ.get("PYTHONPATH")]))
     )
     _in_an_agent_of_its_own(site, line, "run_stack.py:example", project)
+
+
+def test_equinoxs_own_checkpoint_advises_warm_and_compiled(tmp_path):
+    """Equinox registers its modules as pytrees as it imports: imported afresh in a warm agent's
+    child, `eqx.filter_checkpoint`'s own `jax.checkpoint` is reached and every candidate compiles."""
+    path, line = _installed_policy_keyword("equinox._ad", "_CheckpointWrapper.__call__")
+    shutil.copy(ADVISOR_FIXTURES / "eqx_block.py", tmp_path / "eqx_block.py")
+    _, _, compiled = _in_an_agent_of_its_own(path, line, "eqx_block.py:example", tmp_path, compile=True)
+    assert compiled is not None and compiled.ok, compiled.message
+    assert compiled.policies and all(entry.compiled is not None for entry in compiled.policies), [
+        entry.compile_error for entry in compiled.policies
+    ]
