@@ -262,8 +262,10 @@ def _with_importers(package):
     files = {}  # top-level package -> its loaded modules' source files
     for name in list(sys.modules):
         top = name.partition(".")[0]
+        if top not in _PRELOADED:
+            continue  # JAX's thousand modules stay unread (reading copies their pages in a fork)
         file = getattr(sys.modules[name], "__dict__", {}).get("__file__")  # no module __getattr__
-        if top in _PRELOADED and isinstance(file, str) and file.endswith(".py"):
+        if isinstance(file, str) and file.endswith(".py"):
             files.setdefault(top, []).append(file)
     fresh, added = {package}, [package]
     while added:
