@@ -10,6 +10,11 @@ it loaded, and what each child may use of it.
   found on the child's own ``sys.path``, and none of the project modules it imports
   (transitively) is the site's file or was loaded afresh by the child. Everything else the child
   imports afresh, as a cold agent would.
+- An installed package the agent preloaded that holds the site's file (flax, for a site in
+  ``flax/core/lift.py``) is imported afresh by the child, as are the preloaded installed packages
+  and the project's modules that import it: they hold the copy of the site's module they
+  imported, which the site's marks are not in. Compiled extensions are kept (they cannot be
+  loaded twice).
 - Once a preloaded file changed or was deleted, the agent must not fork from its copy of it:
   ``stale()`` says so, and the agent restarts itself (``agent.py``). The file a request marks
   is the exception for that request: its child loads it, and whatever imports it, afresh anyway.
@@ -25,12 +30,14 @@ import importlib
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 import time
 import types
 
 _PRELOAD = {"enabled": True}
 _WARM: dict[str, _WarmModule] = {}  # the project's modules imported in the agent, by name
+_PRELOADED: set[str] = set()  # top-level packages the agent imported for its children
 _CLOCK_SLACK_NS = 50_000_000  # file times come from a coarser clock than time.time_ns()
 
 
@@ -119,11 +126,16 @@ def preload_from(result):
     project = result.pop("preload_project", None)
     if not _PRELOAD["enabled"]:
         return
-    for name in installed:
-        if not _import(name):
-            return
-    if project:
-        _preload_project(project)
+    before = set(sys.modules)
+    try:
+        for name in installed:
+            if not _import(name):
+                return
+        if project:
+            _preload_project(project)
+    finally:
+        # only packages new to the agent: never JAX, whose submodules it may import here
+        _PRELOADED.update({n.partition(".")[0] for n in set(sys.modules) - before} - before)
 
 
 def _import(name):
@@ -215,13 +227,71 @@ def _with_packages(dotted):
 def enter_child(site_file):
     """In a child, before it loads anything: take the preloaded project modules out of
     ``sys.modules``; an import gets one back only where a cold import would load that same module
-    (``_WarmFinder``). ``site_file`` (the file the request marks) is always loaded afresh."""
+    (``_WarmFinder``). ``site_file`` (the file the request marks) is always loaded afresh, and so
+    is the preloaded installed package that holds it."""
+    site_file = os.path.realpath(site_file) if site_file else None
+    package = _preloaded_package(site_file) if site_file else None
+    fresh = _with_importers(package) if package is not None else set()
+    for name in fresh:
+        _forget_package(name)
     if not _WARM:
         return
     for name, warm in _WARM.items():
         if sys.modules.get(name) is warm.module:
             del sys.modules[name]
-    sys.meta_path.insert(0, _WarmFinder(os.path.realpath(site_file) if site_file else None))
+    sys.meta_path.insert(0, _WarmFinder(site_file, fresh))
+
+
+def _preloaded_package(file):
+    """The installed package that holds ``file`` (its outermost folder with an ``__init__.py``
+    under site-packages, a namespace package's part), where the agent preloaded it; else None."""
+    parts = file.split(os.sep)
+    markers = [i for i, part in enumerate(parts) if part in ("site-packages", "dist-packages")]
+    if not markers or parts[markers[-1] + 1] not in _PRELOADED:
+        return None
+    start = markers[-1] + 1
+    for end in range(start + 1, len(parts)):
+        if os.path.isfile(os.sep.join([*parts[:end], "__init__.py"])):
+            return ".".join(parts[start:end])
+    return None
+
+
+def _with_importers(package):
+    """``package`` and the preloaded installed packages whose loaded modules import it, directly
+    or through one another (levanter, for a site in haliax): their files' import lines, as text."""
+    files = {}  # top-level package -> its loaded modules' source files
+    for name in list(sys.modules):
+        top = name.partition(".")[0]
+        if top not in _PRELOADED:
+            continue  # JAX's thousand modules stay unread (reading copies their pages in a fork)
+        file = getattr(sys.modules[name], "__dict__", {}).get("__file__")  # no module __getattr__
+        if isinstance(file, str) and file.endswith(".py"):
+            files.setdefault(top, []).append(file)
+    fresh, added = {package}, [package]
+    while added:
+        names = "|".join(re.escape(name) for name in added)
+        imports = re.compile(rf"^[ \t]*(?:from|import)[ \t]+(?:{names})\b", re.MULTILINE)
+        added = [top for top in files if top not in fresh and any(_matches(imports, f) for f in files[top])]
+        fresh.update(added)
+    return fresh
+
+
+def _matches(pattern, file):
+    try:
+        with open(file, encoding="utf-8", errors="replace") as handle:
+            return pattern.search(handle.read()) is not None
+    except OSError:
+        return False
+
+
+def _forget_package(package):
+    """Take ``package``'s modules out of ``sys.modules`` (not its compiled extensions), so that
+    the child imports them afresh."""
+    extensions = tuple(importlib.machinery.EXTENSION_SUFFIXES)
+    for name in [n for n in sys.modules if n == package or n.startswith(package + ".")]:
+        file = getattr(sys.modules[name], "__dict__", {}).get("__file__")  # no module __getattr__
+        if not (isinstance(file, str) and file.endswith(extensions)):
+            del sys.modules[name]
 
 
 class _WarmLoader:
@@ -239,8 +309,9 @@ class _WarmLoader:
 
 
 class _WarmFinder:
-    def __init__(self, site_file):
+    def __init__(self, site_file, fresh_packages):
         self.site_file = site_file
+        self.fresh_packages = fresh_packages  # imported afresh: a module that imports one is too
         self.found = {}  # (name, search path) -> where a cold import finds it
         self.unchanged = {}  # name -> whether its file is as the agent imported it
 
@@ -266,6 +337,8 @@ class _WarmFinder:
         if loaded is not None:
             return loaded is warm.module
         if warm.file is not None and (warm.file == self.site_file or not self._unchanged(warm)):
+            return False
+        if not self.fresh_packages.isdisjoint(warm.imports):
             return False
         try:
             kept = _where_of(warm.module.__spec__)

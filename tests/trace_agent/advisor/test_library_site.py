@@ -6,6 +6,7 @@ the residuals after the user's lines."""
 from __future__ import annotations
 
 import ast
+import os
 import shutil
 import subprocess
 from pathlib import Path
@@ -130,39 +131,120 @@ def test_a_site_in_the_examples_own_package_has_no_user_call(service, project):
     assert advice.user_call is None
 
 
-def _flax_checkpoint_site() -> tuple[Path, int]:
-    """The `policy=` of `jax.remat` in flax's own `lift.checkpoint` (what `nn.remat` goes through),
-    in the agent's flax."""
+def _installed_policy_keyword(module: str, qualname: str) -> tuple[Path, int]:
+    """The `policy=` keyword inside the function ``qualname`` (`checkpoint`,
+    `_CheckpointWrapper.__call__`) of the agent's installed ``module``."""
     found = subprocess.run(
-        [AGENT_PYTHON, "-c", "import flax.core.lift as lift; print(lift.__file__)"],
+        [AGENT_PYTHON, "-c", f"import {module} as found; print(found.__file__)"],
         capture_output=True,
         text=True,
     )
     if found.returncode:
-        pytest.skip(f"{AGENT_PYTHON} lacks flax")
+        pytest.skip(f"{AGENT_PYTHON} lacks {module}")
     path = Path(found.stdout.strip())
     tree = ast.parse(path.read_text(encoding="utf-8"))
-    [function] = [n for n in tree.body if isinstance(n, ast.FunctionDef) and n.name == "checkpoint"]
-    [keyword] = [n for n in ast.walk(function) if isinstance(n, ast.keyword) and n.arg == "policy"]
+    node: ast.Module | ast.ClassDef | ast.FunctionDef = tree
+    for name in qualname.split("."):
+        [node] = [n for n in node.body if isinstance(n, (ast.ClassDef, ast.FunctionDef)) and n.name == name]
+    [keyword] = [n for n in ast.walk(node) if isinstance(n, ast.keyword) and n.arg == "policy"]
     return path, keyword.value.lineno
 
 
-def test_flaxs_own_remat_internals_advise_the_users_nn_remat(tmp_path):
-    """In an agent of its own: one that has imported flax already (the session's, warm) keeps
-    flax's modules that use `lift.checkpoint`, so the example never reaches the marked copy
-    (`not_reached`; docs/advise.md, "A checkpoint in a library")."""
-    path, line = _flax_checkpoint_site()
-    shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
+def _flax_checkpoint_site() -> tuple[Path, int]:
+    """The `policy=` of `jax.remat` in flax's own `lift.checkpoint` (what `nn.remat` goes through)."""
+    return _installed_policy_keyword("flax.core.lift", "checkpoint")
+
+
+def _in_an_agent_of_its_own(
+    path: Path, line: int, example: str, project: Path, *, compile: bool = False
+) -> tuple[Advice, Advice, Advice | None]:
+    """The site advised twice (with ``compile``, thrice: the last one compiling) in an agent of
+    its own: the first advise is cold, the next ones warm (the agent imported what it used)."""
     own = AgentTraceService()
+    request = {"example": example, "root": project, "cwd": project}
     try:
-        advice = advise(own, path, line, example="linen_block.py:example", root=tmp_path, cwd=tmp_path)
+        cold, warm = (advise(own, path, line, **request) for _ in range(2))
+        compiled = advise(own, path, line, compile=True, **request) if compile else None
     finally:
         own.shutdown()
+    assert (cold.status, warm.status) == ("ok", "ok"), warm.message
+    assert [p.policy for p in warm.policies] == [p.policy for p in cold.policies]
+    return cold, warm, compiled
+
+
+def _assert_advises_the_users_nn_remat(advice: Advice, project: Path) -> None:
     assert advice.ok, advice.message
     call = advice.user_call
-    assert call is not None and Path(call.path) == (tmp_path / "linen_block.py").resolve()
-    assert call.line == line_of(tmp_path / "linen_block.py", "nn.remat(MLPBlock, policy=")
+    assert call is not None and Path(call.path) == (project / "linen_block.py").resolve()
+    assert call.line == line_of(project / "linen_block.py", "nn.remat(MLPBlock, policy=")
     assert (call.keyword, call.callee, call.carries_policy) == ("policy", "nn.remat", True)
     assert call.text == POLICIES + "dots_with_no_batch_dims_saveable"
     computed = [r for p in advice.policies for r in p.residuals if r.kind == "computed"]
     assert computed and {Path(r.path).name for r in computed} == {"linen_block.py"}
+
+
+def test_flaxs_own_remat_internals_advise_the_users_nn_remat_warm_and_compiled(tmp_path):
+    """In an agent of its own, so that the first advise is cold (flax not imported yet): the
+    next ones run in children of an agent that holds flax, whose other modules hold the copy of
+    `lift` they imported; the child imports flax afresh, so they reach the marked site too, the
+    compile of each candidate included (docs/advise.md, "A checkpoint in a library")."""
+    path, line = _flax_checkpoint_site()
+    shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
+    cold, warm, compiled = _in_an_agent_of_its_own(
+        path, line, "linen_block.py:example", tmp_path, compile=True
+    )
+    assert compiled is not None
+    for advice in (cold, warm, compiled):
+        _assert_advises_the_users_nn_remat(advice, tmp_path)
+    assert compiled.compiled and compiled.policies
+    assert all(entry.compiled is not None for entry in compiled.policies), [
+        entry.compile_error for entry in compiled.policies
+    ]
+
+
+def test_a_project_module_that_imports_the_library_is_imported_afresh_with_it(tmp_path):
+    """The model in a project module the example imports: the agent preloads that module too, and
+    it holds the agent's flax; the child imports it afresh with flax, so a warm advise reaches
+    the site."""
+    path, line = _flax_checkpoint_site()
+    shutil.copy(ADVISOR_FIXTURES / "linen_block.py", tmp_path / "linen_block.py")
+    (tmp_path / "run_block.py").write_text(
+        "import linen_block\n\n\ndef example():\n    return linen_block.example()\n", encoding="utf-8"
+    )
+    _, warm, _ = _in_an_agent_of_its_own(path, line, "run_block.py:example", tmp_path)
+    assert warm.user_call is not None and Path(warm.user_call.path).name == "linen_block.py"
+
+
+def test_an_installed_package_that_imports_the_sites_package_is_imported_afresh_with_it(
+    tmp_path, monkeypatch
+):
+    """`stacklib` and a package of models on it (`stackmodels`, as levanter is on haliax) both
+    installed (on the agent's PYTHONPATH): once the agent holds both, the child imports both
+    afresh, or the models call the agent's copy of the site and a warm advise says `not_reached`."""
+    packages = tmp_path / "site-packages"
+    shutil.copytree(ADVISOR_FIXTURES / "library_site" / "stacklib", packages / "stacklib")
+    (packages / "stackmodels").mkdir()
+    shutil.copy(ADVISOR_FIXTURES / "library_site" / "user_model.py", packages / "stackmodels" / "__init__.py")
+    project = tmp_path / "project"
+    project.mkdir()
+    (project / "run_stack.py").write_text(
+        "import stackmodels\n\n\ndef example():\n    return stackmodels.stack_example()\n", encoding="utf-8"
+    )
+    site = packages / "stacklib" / "blocks.py"
+    line = line_of(site, "jax.checkpoint(body, policy=policy)")
+    monkeypatch.setenv(
+        "PYTHONPATH", os.pathsep.join(filter(None, [str(packages), os.environ.get("PYTHONPATH")]))
+    )
+    _in_an_agent_of_its_own(site, line, "run_stack.py:example", project)
+
+
+def test_equinoxs_own_checkpoint_advises_warm_and_compiled(tmp_path):
+    """Equinox registers its modules as pytrees as it imports: imported afresh in a warm agent's
+    child, `eqx.filter_checkpoint`'s own `jax.checkpoint` is reached and every candidate compiles."""
+    path, line = _installed_policy_keyword("equinox._ad", "_CheckpointWrapper.__call__")
+    shutil.copy(ADVISOR_FIXTURES / "eqx_block.py", tmp_path / "eqx_block.py")
+    _, _, compiled = _in_an_agent_of_its_own(path, line, "eqx_block.py:example", tmp_path, compile=True)
+    assert compiled is not None and compiled.ok, compiled.message
+    assert compiled.policies and all(entry.compiled is not None for entry in compiled.policies), [
+        entry.compile_error for entry in compiled.policies
+    ]
