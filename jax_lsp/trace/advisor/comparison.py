@@ -23,6 +23,7 @@ from jax_lsp.trace.advisor.report import (
     passed_over,
     run_note,
     slower_words,
+    steps_ran,
     target_words,
 )
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
@@ -79,15 +80,11 @@ def _columns(advice: Advice) -> list[str]:
     if advice.compiled:
         shown += ["compiled peak", fit_column(advice)] if advice.on_tpu else ["compiled temp"]
     shown += ["recompute", "host ⇄"]
-    if _ran(advice):
+    if steps_ran(advice):
         shown.append("step")
         if any(runs.peak_in_use_text(p.run) != "?" for p in advice.policies):
             shown.append("peak in use")
     return shown
-
-
-def _ran(advice: Advice) -> bool:
-    return advice.run is not None and any(p.run is not None for p in advice.policies)
 
 
 def _size(count: int | None) -> str:

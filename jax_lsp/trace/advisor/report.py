@@ -109,7 +109,8 @@ RUN_LEGEND = (
 )
 
 
-def _ran(advice: Advice) -> bool:
+def steps_ran(advice: Advice) -> bool:
+    """Whether the candidates' steps ran (--run) and any answered."""
     return advice.run is not None and any(p.run is not None for p in advice.policies)
 
 
@@ -122,7 +123,7 @@ def columns(advice: Advice) -> tuple[str, ...]:
         at = COLUMNS.index("peak (est.)") + 1
         added = (PEAK_COLUMN, fit_column(advice)) if advice.on_tpu else (COMPILED_COLUMN,)
         shown = (*COLUMNS[:at], *added, *COLUMNS[at:])
-    return (*shown, *RUN_COLUMNS) if _ran(advice) else shown
+    return (*shown, *RUN_COLUMNS) if steps_ran(advice) else shown
 
 
 def fit_column(advice: Advice) -> str:
@@ -139,7 +140,7 @@ def legend(advice: Advice) -> str:
             f"; compiled peak: all the step holds at once on one chip (arguments, gradients, temporaries), "
             f"XLA's peak_memory_in_bytes for the step compiled for {target_words(advice)}"
         )
-    if _ran(advice) and advice.run is not None:
+    if steps_ran(advice) and advice.run is not None:
         runs = next((p.run.runs for p in advice.policies if p.run is not None and p.run.runs), None)
         device = f"{advice.run.device} ({advice.run.platform})" if advice.run.device else "the device"
         text += RUN_LEGEND.format(runs=runs or "several", device=device)
@@ -292,7 +293,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
                 _size(p.peak_bytes),
                 *temp,
                 format_flops(p.recompute_flops),
-                *(_run_cells(p) if _ran(advice) else []),
+                *(_run_cells(p) if steps_ran(advice) else []),
             )
         )
     return rows
