@@ -3,7 +3,6 @@ uses it, the advisor's model files, and checks that no process is left behind. T
 conftests take their fixtures from here."""
 
 import contextlib
-import glob
 import os
 import sys
 import textwrap
@@ -16,6 +15,7 @@ from jax_lsp.core.jax_facts import facts_for, installed_jax_version
 from jax_lsp.trace import TraceService
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.compile_target import chip_devices
 from tests.jax_premises import not_installed
 
 ADVISOR_FIXTURES = Path(__file__).parent / "fixtures" / "advisor"
@@ -173,11 +173,10 @@ f = jax.checkpoint(lambda x: x, policy=policy)
 """
 
 needs_linux = pytest.mark.skipif(not sys.platform.startswith("linux"), reason="reads /proc")
-# A TPU machine: its chips are /dev/accelN (v4) or /dev/vfio/N (v5e and later). Run these
-# through the device tool (docs/accelerators.md); CI has no TPU.
-needs_tpu = pytest.mark.skipif(
-    not (glob.glob("/dev/accel[0-9]*") or glob.glob("/dev/vfio/[0-9]*")), reason="needs a TPU (/dev/accel*)"
-)
+# A TPU machine (the chips a process may open); run these through the device tool
+# (docs/accelerators.md); CI has no TPU.
+HAS_TPU = bool(chip_devices())
+needs_tpu = pytest.mark.skipif(not HAS_TPU, reason="needs a TPU (/dev/accelN or /dev/vfio/N)")
 
 
 def find_libtpu_python() -> str:

@@ -236,6 +236,12 @@ def _slice(generation: Generation, chips: int, source: str) -> CompileTarget | N
     )
 
 
+def chip_devices(devfs: str = "/dev") -> list[Path]:
+    """The TPU chips a process here may open: ``/dev/accelN`` (v4) or ``/dev/vfio/N`` (v5e and
+    later)."""
+    return [*Path(devfs).glob("accel[0-9]*"), *Path(devfs, "vfio").glob("[0-9]*")]
+
+
 def _narrowed(found: CompileTarget, environ: os._Environ[str] | dict[str, str], devfs: str) -> CompileTarget:
     """``found``, or the slice of the chips a process here may open where that is fewer on a
     one-host machine: a container or VM given one chip of a 4-chip host sees the host's type
@@ -245,8 +251,7 @@ def _narrowed(found: CompileTarget, environ: os._Environ[str] | dict[str, str], 
     if visible:
         openable = len([chip for chip in visible.split(",") if chip.strip()])
     else:
-        devices = list(Path(devfs).glob("accel[0-9]*")) + list(Path(devfs, "vfio").glob("[0-9]*"))
-        openable = len(devices)
+        openable = len(chip_devices(devfs))
     generation = found.generation
     if generation is None or not single_host or not 0 < openable < found.chips:
         return found

@@ -1,14 +1,13 @@
 """`advise --run`: each candidate's step run on the local accelerator, only on request and only
 when free; on a machine without one, on the CPU, and it says so."""
 
-import glob
-
 import pytest
 
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.trace.advisor.request import BUSY, NO_ACCELERATOR
 from jax_lsp.trace.options import TraceOptions
 from tests.agent import (
+    HAS_TPU,
     AgentTraceService,
     advise_fixture,
     descendants,
@@ -30,9 +29,7 @@ def _advise(service, **request):
     )
 
 
-@pytest.mark.skipif(
-    bool(glob.glob("/dev/accel*")), reason="this machine has a TPU (tests/trace/test_on_tpu.py)"
-)
+@pytest.mark.skipif(HAS_TPU, reason="this machine has a TPU (tests/trace/test_on_tpu.py)")
 def test_without_an_accelerator_the_steps_run_on_the_cpu_and_it_says_so(service):
     advice = _advise(service)
     assert advice.ok, advice.message

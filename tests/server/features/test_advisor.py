@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import glob
 import json
 import shutil
 from pathlib import Path
@@ -17,7 +16,7 @@ from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.compile_target import local_target
 from tests.advisor_reference import saved_residuals
-from tests.agent import ADVISOR_FIXTURES, descendants, needs_linux, needs_tpu, shrank_to
+from tests.agent import ADVISOR_FIXTURES, HAS_TPU, descendants, needs_linux, needs_tpu, shrank_to
 from tests.server.lsp_harness import (
     apply_text_edits,
     cancel_ends_its_child,
@@ -199,9 +198,7 @@ async def test_a_site_without_an_example_says_how_to_give_one(server, tmp_path):
         assert "--example" in result["error"]["message"]
 
 
-@pytest.mark.skipif(
-    bool(glob.glob("/dev/accel*")), reason="this machine has a TPU (tests/trace/test_on_tpu.py)"
-)
+@pytest.mark.skipif(HAS_TPU, reason="this machine has a TPU (tests/trace/test_on_tpu.py)")
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)
 async def test_run_policies_runs_each_candidate_on_this_machines_device(server, tmp_path):
     """`jax-lsp.runPolicies` is `advise --run`: here, with no accelerator, on the CPU, and it says so."""
