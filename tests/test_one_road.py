@@ -85,7 +85,7 @@ def test_the_noqa_comment_and_the_severity_overrides_are_read_in_the_selection_s
         "engine/analysis.py",
         "cli/tracing.py",
         "server/features/trace.py",
-        "server/features/advisor.py",
+        "server/features/advisor/feature.py",
     }
     assert producers <= _builders("admitted", sources)
 

@@ -159,6 +159,36 @@ def _at_member(finding: Finding, members: list[Target], findings: list[Finding])
     return inside and not any(f.code == finding.code and f.span == finding.span for f in findings)
 
 
+def _policy_contexts(
+    module: Module, functions: list[PolicyFunction], errors: list[InternalError], project: Project
+) -> dict[tuple, PolicyContext]:
+    """One `PolicyContext` per policy function of `module` among `functions`, with every site
+    and table entry that reaches it (a function whose returns cannot be found has none)."""
+    policies: dict[tuple, PolicyContext] = {}
+    for function in functions:
+        if function.module is not module:
+            continue
+        context = policies.get(function.key)
+        if context is None:
+            paths = guarded(
+                lambda: paths_with_jax(module, function.node),
+                None,
+                errors,
+                module.path,
+                function.node.lineno - 1,
+                "finding the policy's returns",
+            )
+            if paths is None:
+                continue
+            context = policies[function.key] = PolicyContext(function, paths, False, project)
+        context.in_save_from_both |= function.in_save_from_both
+        if function.reached_from not in context.reached_from:
+            context.reached_from.append(function.reached_from)
+        if function.chosen_by is not None and function.chosen_by not in context.chosen_by:
+            context.chosen_by.append(function.chosen_by)
+    return policies
+
+
 def check_module(
     module: Module,
     sites: list[tuple[Site, list[Target]]],
@@ -186,29 +216,8 @@ def check_module(
         if members:  # the site as seen from here: no policy value of its own in this module
             here = site.replace(module=module, value=None, positional_policy=False, missing_function=False)
             unselected.append((here, members))
-    policies: dict[tuple, PolicyContext] = {}
     local = [t for _, targets in [*sites, *unselected] for t in targets if isinstance(t, PolicyFunction)]
-    for function in [*local, *foreign_policies]:
-        if function.module is not module:
-            continue
-        context = policies.get(function.key)
-        if context is None:
-            paths = guarded(
-                lambda: paths_with_jax(module, function.node),
-                None,
-                errors,
-                module.path,
-                function.node.lineno - 1,
-                "finding the policy's returns",
-            )
-            if paths is None:
-                continue
-            context = policies[function.key] = PolicyContext(function, paths, False, project)
-        context.in_save_from_both |= function.in_save_from_both
-        if function.reached_from not in context.reached_from:
-            context.reached_from.append(function.reached_from)
-        if function.chosen_by is not None and function.chosen_by not in context.chosen_by:
-            context.chosen_by.append(function.chosen_by)
+    policies = _policy_contexts(module, [*local, *foreign_policies], errors, project)
 
     def run(check, line: int, what: str) -> list[Finding]:
         return guarded(lambda: list(check()), [], errors, module.path, line, f"{rule.code} on {what}")

@@ -45,10 +45,9 @@ import sys
 from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING
 
-from jax_lsp.core.jax_api import CHECKPOINT_FUNCTIONS
 from jax_lsp.core.logger import logger
-from jax_lsp.core.packages import read_file
 from jax_lsp.core.text.words import WORD_BYTES, has_word, word_starts
+from jax_lsp.engine.installed_packages import JAX_PACKAGES, InstalledPackages, Listings
 
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module
@@ -56,8 +55,6 @@ if TYPE_CHECKING:
 
 log = logger(__name__)
 
-# The packages that define a checkpoint function: jedi names one only by reading them.
-JAX_PACKAGES = frozenset(name.split(".", 1)[0] for name in CHECKPOINT_FUNCTIONS)
 _JAX_WORDS = tuple(name.encode() for name in sorted(JAX_PACKAGES))
 # A module imported by name at run time: jedi follows a literal one (`import_module("pkg.mod")`,
 # read as an import; one naming JAX is a mention), never one computed.
@@ -138,20 +135,6 @@ def _is_dotted(name: str) -> bool:
     return all(part.isidentifier() for part in name.split("."))
 
 
-class _Listings(dict[str, set[str]]):
-    """The names in each folder asked about, each folder read once (none where it cannot be)."""
-
-    def of(self, folder: str) -> set[str]:
-        names = self.get(folder)
-        if names is None:
-            try:
-                names = set(os.listdir(folder))
-            except OSError:
-                names = set()
-            self[folder] = names
-        return names
-
-
 class JaxReach:
     """Per workspace: which modules reach JAX, and whether jedi could name a callee one.
 
@@ -173,7 +156,7 @@ class JaxReach:
         self._import_folders = import_folders
         self._is_buffer = is_buffer
         self._folders: dict[str, list[str]] = {}  # a file's folder -> where its imports are found
-        self._listings = _Listings()
+        self._listings = Listings()
         self._found: dict[tuple[str, str], str | None] = {}  # (importer's folder, module) -> file
         self._packages: dict[str, list[str]] = {}  # a folder -> the dotted package its modules are in
         self._project_files = project_files
@@ -184,7 +167,7 @@ class JaxReach:
         self._reaches: dict[str, bool] = {}
         self._project_texts: dict[str, bytes] | None = None
         self._reaching_files: list[str] | None = None
-        self._installed: _Installed | None = None
+        self._installed: InstalledPackages | None = None
 
     def forget(self, path: str | None = None) -> None:
         """A file's content changed (None: any file may have, or been added or deleted): what
@@ -363,7 +346,7 @@ class JaxReach:
         if top in sys.stdlib_module_names or not self._leads_to_jax(top):
             return True
         if self._installed is None:
-            self._installed = _Installed()
+            self._installed = InstalledPackages()
         return not self._installed.binds_word(top, name)
 
     def _reaching(self) -> list[str]:
@@ -480,7 +463,7 @@ class JaxReach:
         if top in JAX_PACKAGES or not self._jedi_reads_this_environment():
             return True
         if self._installed is None:
-            self._installed = _Installed()
+            self._installed = InstalledPackages()
         return self._installed.leads_to_jax(top)
 
     def _jedi_reads_this_environment(self) -> bool:
@@ -492,121 +475,8 @@ class JaxReach:
         return active is None or os.path.realpath(active) == os.path.realpath(sys.prefix)
 
 
-class _Installed:
-    """What is installed for this Python (its sys.path), read only as far as asked: whether a
-    top-level module is there, and whether its distribution is or requires (extras included)
-    a JAX package. The distribution is the one named like the module; none such: it may be."""
-
-    def __init__(self) -> None:
-        import sysconfig
-
-        # sys.path as jedi's environment has it: without this process's own first entry (the
-        # script's folder, or the current one under `-m`).
-        self._entries = [entry for entry in sys.path[1:] if entry and os.path.isdir(entry)]
-        paths = sysconfig.get_paths()
-        self._standard = {os.path.realpath(paths[key]) for key in ("stdlib", "platstdlib") if key in paths}
-        self._listings = _Listings()
-        self._dists: dict[str, str] | None = None  # normalized name -> its .dist-info folder
-        self._leads: dict[str, bool] = {}
-        self._texts: dict[str, list[bytes] | None] = {}  # top-level module -> its files' bytes
-
-    def binds_word(self, top: str, word: str) -> bool:
-        """Whether a source file of the installed top-level module `top` may bind `word`
-        (`_BINDS_WORD`; True when one cannot be read). Each package's files are read once."""
-        if top not in self._texts:
-            self._texts[top] = self._read_package(top)
-        texts = self._texts[top]
-        if texts is None:
-            return True
-        binds = re.compile(_BINDS_WORD.replace("NAME", re.escape(word)).encode())
-        return any(word.encode() in text and binds.search(text) for text in texts)
-
-    def _read_package(self, top: str) -> list[bytes] | None:
-        for entry in self._entries:
-            listing = self._listings.of(entry)
-            if f"{top}.py" in listing:
-                paths = [os.path.join(entry, f"{top}.py")]
-            elif top in listing:
-                paths = [
-                    os.path.join(folder, file)
-                    for folder, _, files in os.walk(os.path.join(entry, top))
-                    for file in files
-                    if file.endswith((".py", ".pyi"))
-                ]
-            else:
-                continue
-            texts = []
-            for path in paths:
-                data = read_file(path)
-                if data is None:
-                    return None
-                texts.append(data)
-            return texts
-        return None
-
-    def leads_to_jax(self, top: str) -> bool:
-        for entry in self._entries:
-            listing = self._listings.of(entry)
-            if top in listing or f"{top}.py" in listing:
-                if os.path.realpath(entry) in self._standard:
-                    return False  # the standard library's (`test`, which stdlib_module_names omits)
-                return self._requires_jax(_normalized(top), set())
-        return False  # not installed: jedi cannot read it either
-
-    def _requires_jax(self, name: str, seen: set[str]) -> bool:
-        if name in _JAX_DISTRIBUTIONS:
-            return True
-        if name in self._leads:
-            return self._leads[name]
-        folder = self._distributions().get(name)
-        if folder is None:
-            return True  # cannot tell what it needs
-        seen.add(name)
-        try:
-            with open(os.path.join(folder, "METADATA"), "rb") as handle:
-                metadata = handle.read()
-        except OSError:
-            return True
-        needed = {_normalized(m.decode()) for m in _REQUIRES.findall(metadata)}
-        leads = any(n in _JAX_DISTRIBUTIONS or (n not in seen and self._needs(n, seen)) for n in needed)
-        self._leads[name] = leads
-        return leads
-
-    def _needs(self, name: str, seen: set[str]) -> bool:
-        """A requirement leads to JAX; one not installed does not (it cannot be read)."""
-        if name not in self._distributions():
-            return False
-        return self._requires_jax(name, seen)
-
-    def _distributions(self) -> dict[str, str]:
-        if self._dists is None:
-            self._dists = {}
-            for entry in self._entries:
-                for item in self._listings.of(entry):
-                    if item.endswith(".dist-info"):
-                        name = _normalized(item[: -len(".dist-info")].split("-", 1)[0])
-                        self._dists.setdefault(name, os.path.join(entry, item))
-        return self._dists
-
-
-_JAX_DISTRIBUTIONS = frozenset(JAX_PACKAGES)
-# Where a file may bind NAME (as a class's attribute, or a name a class takes): a `def` or
-# `class`, an assignment or annotation (`self.NAME = `, `NAME: T`, a keyword's `NAME=` too),
-# an import, `as`, `for`, or a tuple of targets (`NAME, x = `); prose (a docstring's "NAME
-# the function") does not match.
-_BINDS_WORD = (
-    r"\b(?:def|class)[ \t]+NAME\b|\bNAME[ \t]*(?:=(?!=)|:(?!=)|(?:[-+*/%&|^@]|//|\*\*|<<|>>)=)"
-    r"|\bimport\b[^\n]*\bNAME\b|\b(?:as|for)[ \t]+NAME\b|\bNAME[ \t]*,[^\n]*=(?!=)"
-)
-_REQUIRES = re.compile(rb"(?m)^Requires-Dist:[ \t]*([A-Za-z0-9][A-Za-z0-9._-]*)")
-
-
 def _mentions_jax(data: bytes) -> bool:
     return any(word in data for word in _JAX_WORDS)
-
-
-def _normalized(name: str) -> str:
-    return re.sub(r"[-_.]+", "-", name).lower()
 
 
 def _mentions_any(text: bytes, names: Iterable[str]) -> bool:

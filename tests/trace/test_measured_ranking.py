@@ -3,7 +3,7 @@ use over the budget never fits, and a clearly slower measured step loses its pla
 (docs/advise.md, "Measured on the device")."""
 
 from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.server.features.advice_words import why_suggested
+from jax_lsp.server.features.advisor.words import why_suggested
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.report import format_markdown, passed_over, slower_words
 from jax_lsp.trace.advisor.runs import StepRun, clearly_slower, own_peak, peak_in_use_text

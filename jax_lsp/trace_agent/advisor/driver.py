@@ -327,70 +327,18 @@ def advise(params, fork=False):
     """The answer to an ``advise`` request; raises ``AgentError`` where the site cannot be advised.
     ``fork``: trace half of the candidates in a forked `Worker` where that is safe."""
     started = time.perf_counter()
-    root = params.get("root")
-    cwd = params.get("cwd")  # the folder the user runs from (the CLI's), None from the editor
-    for folder in (cwd, root):
-        if folder and os.path.isdir(folder):
-            os.chdir(folder)  # relative paths in the user's code mean what they mean there
-            break
-    import_root = params.get("import_root") or root
+    root, cwd = params.get("root"), params.get("cwd")  # cwd: the CLI's folder, None from the editor
+    _enter_user_folder(cwd, root)
     path = os.path.realpath(params["path"])
-    spec = params.get("example")
-    if not spec:
-        raise AgentError(
-            "no_example",
-            f"No example for the checkpoint at {os.path.basename(path)}:{params['line']}: give one with "
-            "--example MODULE:FUNCTION, a `# jax-lsp: example=...` comment on the site's line, or "
-            "[tool.jax-lsp.examples] in pyproject.toml",
-            path,
-            params["line"],
-        )
-    notes = []
-    if params.get("compile") and params.get("target"):
-        missing = libtpu_missing(params["target"])
-        if missing is not None:
-            notes.append(missing)
-            params = {**params, "compile": False}
-        else:  # before the user's code runs (it may make arrays) and before the worker forks
-            keep_off_devices()
-    site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
-    example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
-    install_site(site)
-    add_import_folders(cwd, root, import_root, path, example_file)
-    files = {path, example_file}
-    watch_library_site(site, example_file, root)
-    name = example_name or module_name(example_file, cwd, root, import_root)
-    module = import_file(example_file, name, site, files, root)
-    if site.module is None:  # an example that does not import the site's module
-        import_file(path, module_name(path, cwd, root, import_root), site, files, root)
-    function = example_function(module, function_name, example_file)
+    spec = _example_spec(params, path)
+    params, notes = _with_target_checked(params)
+    site, example_file, function = _load(params, path, spec)
     timings = {"load_s": time.perf_counter() - started}
     fn, args, kwargs, form = run_example(function, spec, example_file, site, root)
     timings["example_s"] = time.perf_counter() - started - timings["load_s"]
-
     leaves, treedef = jax.tree_util.tree_flatten((args, kwargs))
-    what = f"the example {spec}"
-    try:
-        forward = trace_forward(_flat_call(fn, treedef), leaves)
-    except MemoryError:
-        raise
-    except Exception as exc:
-        raise _trace_error(exc, site, example_file, root, what) from None
+    forward = _forward(fn, treedef, leaves, site, example_file, root, spec)
     timings["forward_s"] = time.perf_counter() - started - timings["load_s"] - timings["example_s"]
-    if not markers_in(forward.jaxpr):
-        copies = namesakes(site)
-        hint = (
-            f"it imported {copies[0][0]} from {copies[0][1]}, not from the site's file"
-            if copies
-            else "the example must call the function it checkpoints"
-        )
-        raise AgentError(
-            "not_reached",
-            f"Tracing the example {spec} never reached the checkpoint at "
-            f"{os.path.basename(path)}:{site.line}: {hint}",
-            path,
-            site.line,
-        )
     site.user_call = user_call_of(site, example_file, function)
     if _remat3_on():  # set in the environment, or by the user's modules as they loaded
         return _under_new_remat(site, forward, leaves, path)
@@ -405,6 +353,118 @@ def advise(params, fork=False):
     if params.get("run"):  # advise --run, in the agent with the user's environment
         work = prepare()
         return run_each(work, lambda candidate: candidate_jaxpr(candidate, work.forward))
+    work, done, shared = _entries(prepare, forward, leaves, fork)
+    entries = [done[index][0] for index in range(len(work.candidates))]
+    timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
+    timings["traced"] = work.traced_count + (shared["value"]["traced"] if shared is not None else 0)
+    if shared is not None:
+        timings["worker_cpu_s"] = shared["cpu_s"]
+    begun = time.perf_counter()
+    _add_no_effect(site, work.candidates, entries, forward, work.frames, leaves, work.arg_names)
+    timings["no_effect_s"] = time.perf_counter() - begun
+    timings["per_policy_s"] = [done[index][1] for index in range(len(work.candidates))]
+    timings["max_rss_mb"] = _max_rss_mb()
+    return {
+        "status": "ok",
+        "message": "",
+        "target": {"path": path, "line": site.line},
+        "example": {"spec": spec, "path": example_file, "form": form},
+        "platform": work.platform,
+        "device": work.device,
+        "memories": work.memories,
+        "names": work.names,
+        "markers": len(site.markers),
+        "selector": work.selector.to_json() if work.selector is not None else None,
+        "user_call": site.user_call,
+        "policies": entries,
+        "policy_errors": work.errors,
+        "notes": notes,
+        "opened_platforms": opened_platforms(),
+        "timings": timings,
+    }
+
+
+def _enter_user_folder(cwd, root):
+    """Run where the user runs (the CLI's folder), else in the project root: relative paths in
+    the user's code mean what they mean there."""
+    for folder in (cwd, root):
+        if folder and os.path.isdir(folder):
+            os.chdir(folder)
+            break
+
+
+def _example_spec(params, path):
+    """The request's example, or the error that says how to give one."""
+    spec = params.get("example")
+    if not spec:
+        raise AgentError(
+            "no_example",
+            f"No example for the checkpoint at {os.path.basename(path)}:{params['line']}: give one with "
+            "--example MODULE:FUNCTION, a `# jax-lsp: example=...` comment on the site's line, or "
+            "[tool.jax-lsp.examples] in pyproject.toml",
+            path,
+            params["line"],
+        )
+    return spec
+
+
+def _with_target_checked(params):
+    """``params`` and the notes of compiling for its target: without libtpu, nothing is
+    compiled for a TPU and a note says why; else the devices are kept closed."""
+    if params.get("compile") and params.get("target"):
+        missing = libtpu_missing(params["target"])
+        if missing is not None:
+            return {**params, "compile": False}, [missing]
+        keep_off_devices()  # before the user's code runs (it may make arrays) and before the worker forks
+    return params, []
+
+
+def _load(params, path, spec):
+    """The site (installed as a `Marker`), the example's file and its function, the user's
+    modules imported as Python would."""
+    root, cwd = params.get("root"), params.get("cwd")
+    import_root = params.get("import_root") or root
+    site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
+    example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
+    install_site(site)
+    add_import_folders(cwd, root, import_root, path, example_file)
+    files = {path, example_file}
+    watch_library_site(site, example_file, root)
+    name = example_name or module_name(example_file, cwd, root, import_root)
+    module = import_file(example_file, name, site, files, root)
+    if site.module is None:  # an example that does not import the site's module
+        import_file(path, module_name(path, cwd, root, import_root), site, files, root)
+    return site, example_file, example_function(module, function_name, example_file)
+
+
+def _forward(fn, treedef, leaves, site, example_file, root, spec):
+    """The example's forward trace, which must reach the site's checkpoint."""
+    try:
+        forward = trace_forward(_flat_call(fn, treedef), leaves)
+    except MemoryError:
+        raise
+    except Exception as exc:
+        raise _trace_error(exc, site, example_file, root, f"the example {spec}") from None
+    if not markers_in(forward.jaxpr):
+        copies = namesakes(site)
+        hint = (
+            f"it imported {copies[0][0]} from {copies[0][1]}, not from the site's file"
+            if copies
+            else "the example must call the function it checkpoints"
+        )
+        raise AgentError(
+            "not_reached",
+            f"Tracing the example {spec} never reached the checkpoint at "
+            f"{os.path.basename(site.path)}:{site.line}: {hint}",
+            site.path,
+            site.line,
+        )
+    return forward
+
+
+def _entries(prepare, forward, leaves, fork):
+    """Every candidate's entry, half of them traced in a forked `Worker` where ``fork``: the
+    `Work`, its entries by index, and the worker's answer (None where it gave none)."""
 
     def odd_share(platform):
         share = prepare(platform)
@@ -433,36 +493,7 @@ def advise(params, fork=False):
     if answer is not None:
         done.update({int(index): pair for index, pair in answer["value"]["entries"].items()})
     done.update(work.entries(skip=done))  # a worker that failed: its share here
-    entries = [done[index][0] for index in range(len(work.candidates))]
-    per_policy = [done[index][1] for index in range(len(work.candidates))]
-    candidates, selector = work.candidates, work.selector
-    timings["advise_s"] = time.perf_counter() - started - sum(timings.values())
-    timings["traced"] = work.traced_count + (answer["value"]["traced"] if answer is not None else 0)
-    if answer is not None:
-        timings["worker_cpu_s"] = answer["cpu_s"]
-    begun = time.perf_counter()
-    _add_no_effect(site, candidates, entries, forward, work.frames, leaves, work.arg_names)
-    timings["no_effect_s"] = time.perf_counter() - begun
-    timings["per_policy_s"] = per_policy
-    timings["max_rss_mb"] = _max_rss_mb()
-    return {
-        "status": "ok",
-        "message": "",
-        "target": {"path": path, "line": site.line},
-        "example": {"spec": spec, "path": example_file, "form": form},
-        "platform": work.platform,
-        "device": work.device,
-        "memories": work.memories,
-        "names": work.names,
-        "markers": len(site.markers),
-        "selector": selector.to_json() if selector is not None else None,
-        "user_call": site.user_call,
-        "policies": entries,
-        "policy_errors": work.errors,
-        "notes": notes,
-        "opened_platforms": opened_platforms(),
-        "timings": timings,
-    }
+    return work, done, answer
 
 
 def _one_entry(work, index, path, site, notes):

@@ -1,0 +1,474 @@
+"""The advisor's LSP adapter: lenses, inlay hints, hover, quick fixes, JAX191 diagnostics and
+the commands, made from the decisions of `shown` and `suggested` and the advice `advised` keeps.
+
+Advising runs workspace code, so it only starts on a user's request (lens, command), on the
+save of a file whose sites were advised (to keep that advice fresh), or on any save when
+`advise.onSave` is set; never in an untrusted workspace. It runs through the trace service it
+is given (the trace's: one warm agent for both).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import functools
+from collections.abc import Sequence
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from lsprotocol import types
+from pygls.exceptions import JsonRpcException
+
+from jax_lsp.core.codes import PROJECT_URL
+from jax_lsp.core.findings import Finding, Position, Span
+from jax_lsp.engine.project import project_root
+from jax_lsp.server.diagnostics import ADVISE_SOURCE, admitted, to_diagnostic
+from jax_lsp.server.documents import path_to_uri
+from jax_lsp.server.edits import workspace_edit
+from jax_lsp.server.features.advisor import shown, suggested
+from jax_lsp.server.features.advisor.advised import Advised, AdvisedFiles, advised
+from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN
+from jax_lsp.server.features.advisor.text import disk_text
+from jax_lsp.server.features.advisor.words import log_line, why_suggested
+from jax_lsp.server.logs import log
+from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.chart import chart_svg
+from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
+from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.request import advise_and_run, example_for, fit_checked, submit_advise, with_runs
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
+from jax_lsp.trace.advisor.sizes import format_bytes
+from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
+from jax_lsp.trace.locations import PolicyAnchor
+from jax_lsp.trace.mapping import LineEdit
+from jax_lsp.trace.service import TraceService
+
+if TYPE_CHECKING:
+    from jax_lsp.core.findings import Edit
+    from jax_lsp.server.places import Place
+    from jax_lsp.server.server import JaxLanguageServer
+
+ADVICE_CHANGED = "jax-lsp/adviceChanged"  # a notification: {uri, position, stale}, for views of an advice
+DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
+
+
+class AdvisorFeature(LanguageFeature):
+    def __init__(self, server: JaxLanguageServer, service: TraceService, owns_service: bool = False):
+        super().__init__(server)
+        self.service = service
+        self._owns_service = owns_service  # shut down with the feature (no trace feature to share)
+        self.advised = AdvisedFiles()
+
+    @property
+    def trusted(self) -> bool:
+        return self.server.settings.trusted
+
+    # -- code lenses and inlay hints ---------------------------------------------------
+    async def sites(self, path: Path) -> list[PolicyAnchor]:
+        ls = self.server
+        analysis = await ls.built_analysis()
+        if analysis is None:
+            return []
+        return await ls.run_analysis(advise_anchors, analysis, str(path))
+
+    async def code_lenses(self, place: Place) -> list[types.CodeLens]:
+        path = place.file
+        if not self.trusted or path is None or place.document is None:
+            return []
+        lenses = []
+        for anchor in await self.sites(path):
+            lsp_range = place.range(anchor.span)
+            arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
+            found = self.advised.at(path, anchor.span.start.line)
+            lens = shown.lens(found, anchor.kind, self._example(path, anchor.line) is not None)
+            command = types.Command(title=lens.title, command=lens.command, arguments=arguments)
+            lenses.append(types.CodeLens(range=lsp_range, command=command))
+        return lenses
+
+    async def inlay_hints(self, place: Place, lsp_range: types.Range) -> list[types.InlayHint]:
+        path, doc = place.file, place.document
+        if path is None or doc is None:
+            return []
+        lines, root = doc.lines, self._root(path)
+        hints = []
+        for found in self.advised.of(path):
+            if found.current is None:
+                continue
+            analysis = await self.server.built_analysis()
+            function_lines = (
+                await self.server.run_analysis(checkpointed_lines, analysis, str(path), found.span.start)
+                if analysis is not None
+                else None
+            )
+            for hint in shown.hints(found, path, function_lines, root):
+                if not (lsp_range.start.line <= hint.line <= lsp_range.end.line) or hint.line >= len(lines):
+                    continue
+                end = Position(hint.line, len(lines[hint.line].rstrip("\r\n")))
+                hints.append(
+                    types.InlayHint(
+                        position=place.range(Span(end, end)).start,
+                        label=" " + hint.label,
+                        kind=types.InlayHintKind.Type,
+                        padding_left=True,
+                        tooltip=types.MarkupContent(kind=types.MarkupKind.Markdown, value=hint.tooltip),
+                    )
+                )
+        return sorted(hints, key=lambda hint: (hint.position.line, hint.position.character))
+
+    def _example(self, path: Path, line: int) -> str | None:
+        ls = self.server
+        settings = ls.settings
+        pyproject = settings.pyproject
+        root = pyproject.parent if pyproject is not None else project_root(path, ls.roots)
+        return example_for(path, line, dict(settings.core.examples), root)
+
+    def refresh(self) -> None:
+        support = self.server.client_support
+        if support.code_lens_refresh:
+            self.server.workspace_code_lens_refresh(None)
+        if support.inlay_hint_refresh:
+            self.server.workspace_inlay_hint_refresh(None)
+
+    def announce(self, path: Path, found: Advised) -> None:
+        """Tell the client that the advice of a site changed (new, or stale), so that a view of
+        it (VS Code's Compare panel) refreshes: ``{uri, position, stale}``, the position the
+        commands take."""
+        uri = path_to_uri(path)
+        start = self.server.to_lsp_range(uri, found.span).start
+        position = {"line": start.line, "character": start.character}
+        self.server.protocol.notify(ADVICE_CHANGED, {"uri": uri, "position": position, "stale": found.stale})
+
+    # -- commands ------------------------------------------------------------------------
+    def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[Path, Position]:
+        if not self.trusted:
+            raise JsonRpcException("Advising is disabled: the workspace is not trusted", REQUEST_FAILED)
+        return self.file_place(command, "advise", arguments)
+
+    async def advise_command(self, *arguments: Any) -> dict:
+        path, position = self._arguments(ADVISE, arguments)
+        with self.server.protocol.cancellation() as cancelled:
+            advice = await self.advise(path, position, cancelled=cancelled, progress=True)
+        return advice.to_contract(self._root(path), self._budget())
+
+    async def compare_command(self, *arguments: Any) -> dict:
+        """The Markdown table of the site's advice and its chart, an SVG (advised first if it has none)."""
+        path, position = self._arguments(COMPARE, arguments)
+        found = self.advised.at(path, position.line)
+        if found is None or found.stale is not None:
+            with self.server.protocol.cancellation() as cancelled:
+                advice = await self.advise(path, position, cancelled=cancelled, progress=True)
+            found = self.advised.at(path, position.line)
+        else:
+            advice = found.advice
+        return {
+            **self._comparison(advice, self._root(path), self._budget()),
+            "stale": found.stale if found is not None else None,
+        }
+
+    async def run_command(self, *arguments: Any) -> dict:
+        """The site advised again with each candidate's step run on the local accelerator
+        (`advise --run`): its comparison, with the measured step times and peaks."""
+        path, position = self._arguments(RUN, arguments)
+        with self.server.protocol.cancellation() as cancelled:
+            advice = await self.advise(path, position, cancelled=cancelled, progress=True, run=True)
+        return self._comparison(advice, self._root(path), self._budget())
+
+    def _comparison(self, advice: Advice, root: Path, budget: int | None) -> dict:
+        """The comparison's ``view`` (`trace.advisor.comparison`), as ``text`` too, its Markdown
+        table, its chart and the JSON contract: what Compare and Run answer."""
+        view = comparison_view(advice, root, budget)
+        return {
+            "markdown": format_markdown(advice, root, budget),
+            "view": view,
+            "text": comparison_text(view),
+            "chart": chart_svg([advice], root, budget),
+            "advice": advice.to_contract(root, budget),
+        }
+
+    def _root(self, path: Path) -> Path:
+        return project_root(path, self.server.roots)
+
+    def _budget(self) -> int | None:
+        """The `advise.budget` setting: without one, nothing is suggested."""
+        return self.server.settings.advise.budget
+
+    async def advise(
+        self,
+        path: Path,
+        position: Position,
+        cancelled: asyncio.Future | None = None,
+        progress: bool = False,
+        run: bool = False,
+    ) -> Advice:
+        """The site's advice (``run``: with each candidate run on the local accelerator)."""
+        anchor = next((a for a in await self.sites(path) if a.span.start.line == position.line), None)
+        line = anchor.line if anchor is not None else position.line + 1
+        self.warn_unsaved(path, "the advice traces")
+        target = self._target()
+        traced_text = disk_text(path)
+        example = self._example(path, line)
+        request: dict[str, Any] = {
+            "column": anchor.column if anchor is not None else position.column,
+            "example": example,
+            "root": self._root(path),
+            "import_root": self._import_root(path),
+            "interpreter": self.server.settings.interpreter,
+            "target": target,
+        }
+
+        def keep(advice: Advice) -> None:
+            self._keep(path, anchor, advice, traced_text)
+
+        steps = _Steps(self, path, line, request, cancelled, progress)
+        advice = await steps.advise(keep, target, run)
+        log.info("Advised %s", log_line(advice, f"{path.name}:{line}", example))
+        if not advice.ok and advice.status != "cancelled":
+            self._tell_failure(path, line, advice)
+        return advice
+
+    def _import_root(self, path: Path) -> Path | None:
+        analysis = self.server.analysis
+        return analysis.imports.import_root(path) if analysis is not None else None
+
+    def _tell_failure(self, path: Path, line: int, advice: Advice) -> None:
+        where = relative(advice.error_path, self._root(path)) if advice.error_path else path.name
+        message = (
+            f"Advice for {path.name}:{line} failed: {where}:{advice.error_line or line}: {advice.message}"
+        )
+        if advice.status == "no_example":
+            message += f" ({DOCS})"
+        self.server.notify_user(message, types.MessageType.Error)
+
+    def _keep(self, path: Path, anchor: PolicyAnchor | None, advice: Advice, traced_text: str | None) -> None:
+        """Keep ``advice`` (traced from ``traced_text``, the file on disk) for its site's lens,
+        hints and fixes, show it, and tell the client's views of it."""
+        if anchor is None:
+            return
+        document = self.server.document(path_to_uri(path))
+        buffer_text = document.source if document is not None else None
+        kept = advised(path, anchor.span, anchor.kind, advice, traced_text, buffer_text)
+        if kept is None:
+            return
+        self.advised.keep(path, kept)
+        self._publish(path)
+        self.refresh()
+        self.announce(path, kept)
+
+    def _target(self) -> CompileTarget | None:
+        """What to compile for: the `advise.target` setting, else ``[tool.jax-lsp] target``, else
+        this machine's TPU; None (the estimate alone) where the project's setting names none."""
+        settings = self.server.settings
+        try:
+            return choose_target(
+                settings.advise.target, settings.core.compile_target, given_by="advise.target"
+            )
+        except CompileTargetError as exc:
+            self.server.notify_user(f"[tool.jax-lsp] target: {exc}", types.MessageType.Error)
+            return None
+
+    # -- quick fixes and JAX191 ----------------------------------------------------------
+    async def code_actions(self, place: Place, params: types.CodeActionParams) -> list[types.CodeAction]:
+        path, doc = place.file, place.document
+        if path is None or doc is None or place.position is None:
+            return []
+        if params.context.only and not any(
+            kind.startswith(types.CodeActionKind.QuickFix) for kind in params.context.only
+        ):
+            return []
+        first, last = place.position.line, place.to_core(params.range.end).line
+        budget = self._budget()
+        actions = []
+        for found in self.advised.of(path):
+            if found.stale is not None or not (
+                found.span.start.line <= last and first <= found.span.end.line
+            ):
+                continue
+            chosen = suggested.suggestion(found.advice, budget)
+            if chosen is None:
+                continue
+            fix = suggested.advice_fix(found, chosen, budget, self._lines_of)
+            if fix is None and found.kind == DEFAULT:
+                fix = await self._default_fix(path, found, chosen, budget)
+            elif fix is None:
+                why = why_suggested(found.advice, chosen, budget)
+                fix = suggested.site_fix(path, doc.lines, doc.source, found, chosen, why)
+            if fix is not None:
+                actions.append(self._action(fix, place))
+        return actions
+
+    def _lines_of(self, path: str) -> Sequence[str]:
+        return self.server.lines_of(path_to_uri(path))
+
+    async def _default_fix(
+        self, path: Path, found: Advised, chosen: PolicyAdvice, budget: int | None
+    ) -> suggested.SuggestedFix | None:
+        """At a checkpoint without a policy: the fix that passes the suggestion in the form its
+        function takes (none when the buffer no longer has it there)."""
+        ls = self.server
+        analysis = await ls.built_analysis()
+        if analysis is None:
+            return None
+        edits = await ls.run_analysis(
+            default_policy_edits, analysis, str(path), found.span.start, chosen.policy
+        )
+        if not edits:
+            return None
+        why = why_suggested(found.advice, chosen, budget)
+        return suggested.SuggestedFix(suggested.fix_title(chosen, why), tuple(edits))
+
+    def _action(self, fix: suggested.SuggestedFix, place: Place) -> types.CodeAction:
+        """The LSP code action of ``fix``: its edits in the place's buffer, or in other files."""
+        if fix.disabled is not None:
+            return types.CodeAction(
+                title=fix.title,
+                kind=types.CodeActionKind.QuickFix,
+                disabled=types.CodeActionDisabled(reason=fix.disabled),
+            )
+        by_uri: dict[str, list[types.TextEdit]] = {}
+        for edit in fix.edits:
+            uri, lsp_range = self._lsp_range(edit, place)
+            by_uri.setdefault(uri, []).append(types.TextEdit(range=lsp_range, new_text=edit.new_text))
+        return types.CodeAction(
+            title=fix.title, kind=types.CodeActionKind.QuickFix, edit=workspace_edit(self.server, by_uri)
+        )
+
+    def _lsp_range(self, edit: Edit, place: Place) -> tuple[str, types.Range]:
+        if Path(edit.path) in (place.file, place.key):  # the buffer's own
+            return place.uri, place.range(edit.span)
+        uri = path_to_uri(edit.path)
+        return uri, self.server.to_lsp_range(uri, edit.span)
+
+    def findings(self, place: Place) -> list[Finding]:
+        return self._shown(place.file) if place.file is not None else []
+
+    def _shown(self, path: Path) -> list[Finding]:
+        """JAX191 on each site of ``path`` whose policy lists a name that changes nothing, as the
+        selection a rule's finding passes admits it (noqa, select, severity)."""
+        root = self._root(path)
+        findings = [
+            finding
+            for found in self.advised.of(path)
+            if found.stale is None
+            for finding in suggested.no_effect_findings(path, found, root)
+        ]
+        return admitted(self.server, findings)
+
+    def _publish(self, path: Path) -> None:
+        """`_shown`'s findings as diagnostics; their fixes travel in the diagnostic's data, as a
+        rule's do, for the buffer's version."""
+        uri = path_to_uri(path)
+        document = self.server.document(uri)
+        version = document.version if document is not None else None
+        diagnostics = [to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE) for f in self._shown(path)]
+        self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
+
+    # -- buffer events -------------------------------------------------------------------
+    def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
+        """Advice follows the lines it is on; an edit of the site or of a residual's line makes
+        it stale (its lens asks again; a save advises again)."""
+        path = place.file
+        if path is None or not self.advised.holds(path):
+            return
+        for stale in self.advised.follow(path, edits):
+            self.announce(path, stale)
+        self._publish(path)
+
+    async def did_save(self, place: Place) -> None:
+        """Advise again each advised site of the saved file whose advice no longer describes it
+        (stale, or advised from other text), or forget it where it cannot be advised; with
+        `advise.onSave`, advise every site of the file that has an example."""
+        ls, path = self.server, place.file
+        await ls.settings_ready.wait()
+        if path is None:
+            return
+        outdated = self.advised.outdated(path, disk_text(path))
+        every = self.trusted and ls.settings.advise.on_save
+        anchors = await self.sites(path)
+        lines = {a.span.start.line for a in anchors if self._example(path, a.line) is not None}
+        again = {line for line in lines for a in outdated if a.holds(line)} if self.trusted else set()
+        self.advised.drop(path, [a for a in outdated if not any(a.holds(line) for line in again)])
+        if outdated:
+            self._publish(path)
+            self.refresh()
+        for anchor in anchors:
+            if anchor.span.start.line in again or (every and anchor.span.start.line in lines):
+                await self.advise(path, anchor.span.start)
+
+    async def hover(self, place: Place) -> types.Hover | None:
+        """On an advised site's lines: what the advice says, in short."""
+        path = place.file
+        if path is None or place.position is None:
+            return None
+        found = self.advised.at(path, place.position.line)
+        if found is None:
+            return None
+        markdown = shown.hover_markdown(found, self._budget())
+        return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
+
+    def did_close(self, place: Place) -> None:
+        path = place.file
+        if path is not None and self.advised.forget(path):
+            self._publish(path)
+
+    def shutdown(self) -> None:
+        if self._owns_service:
+            self.service.shutdown()
+
+
+class _Steps:
+    """One site's advice, step by step: the estimate (shown at once), the compile for a TPU
+    target, the budget's fit check; each under a cancellable progress."""
+
+    def __init__(
+        self,
+        feature: AdvisorFeature,
+        path: Path,
+        line: int,
+        request: dict[str, Any],
+        cancelled: asyncio.Future | None,
+        progress: bool,
+    ) -> None:
+        self.feature, self.path, self.line, self.request = feature, path, line, request
+        self.cancelled, self.progress = cancelled, progress
+        self.site = f"{path.name}:{line}"
+
+    async def _run(self, submit: functools.partial, message: str) -> Advice:
+        answer: Advice = await self.feature.run_job(submit, "advise", message, self.cancelled, self.progress)
+        return answer
+
+    def _job(self, compile: bool, run: bool) -> functools.partial:
+        # a compile takes seconds a candidate: it runs under the compile's limits
+        options = self.feature.server.settings.trace.options
+        submit = advise_and_run if run and not compile else submit_advise
+        return functools.partial(
+            submit,
+            self.feature.service,
+            self.path,
+            self.line,
+            options=options.for_compile() if compile else options,
+            compile=compile,
+            **self.request,
+        )
+
+    async def advise(self, keep: Any, target: CompileTarget | None, run: bool) -> Advice:
+        advice = await self._run(self._job(False, run), self.site)
+        keep(advice)
+        if advice.ok and target is not None and target.is_tpu:
+            # the estimate is shown at once; the compiled figures replace it when they arrive
+            compiling = f"{self.site}: compiling each policy for {target.name}"
+            compiled = await self._run(self._job(True, run), compiling)
+            if compiled.ok:
+                advice = with_runs(compiled, advice) if run else compiled
+                keep(advice)
+        budget = self.feature._budget()
+        if advice.ok and budget is not None and not advice.compiled:
+            # as `advise --budget`: the candidates the suggestion depends on, compiled (`fit.py`)
+            options = self.feature.server.settings.trace.options
+            service, path, line = self.feature.service, self.path, self.line
+            checking = functools.partial(
+                fit_checked, advice, budget, service, path, line, options=options, **self.request
+            )
+            message = f"{self.site}: compiling the candidates for the {format_bytes(budget)} budget"
+            advice = await self._run(checking, message)
+            keep(advice)
+        return advice
