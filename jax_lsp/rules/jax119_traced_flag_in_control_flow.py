@@ -4,10 +4,12 @@ in its body: the test of an `if`, `while`, conditional expression, `assert` or c
 `if`, an operand of `not`, of `and`/`or` (a test, or any but the last operand elsewhere), or
 the argument of `bool()`. The checkpoints are `jax.checkpoint`/`jax.remat` (also through
 `functools.partial`, as a decorator), `flax.nnx.remat`, `flax.linen.remat`/`checkpoint` and
-`flax.linen.partitioning.remat` of a `Module` class (its `__call__`). A parameter is static
-when `static_argnums` names it, as each wrapper counts: `flax.linen.remat` counts `self` as
-argument 0, `flax.linen.partitioning.remat` does not. The finding is on `static_argnums`, or on
-the checkpoint call when it has none, and names the index that would make the parameter static.
+`flax.linen.partitioning.remat` of a `Module` class (its `__call__`; the class's own
+decorators, such as `dataclass` or `jaxtyping.jaxtyped`, are taken to return it). A parameter
+is static when `static_argnums` names it, as each wrapper counts: `flax.linen.remat` counts
+`self` as argument 0, also under `nn.scan`, `nn.vmap` and `nn.jit`;
+`flax.linen.partitioning.remat` does not. The finding is on `static_argnums`, or on the
+checkpoint call when it has none, and names the index that would make the parameter static.
 
 A parameter with a default is reported only where some call of the checkpointed callable in
 the checkpoint's module can pass it: a call of it (by position, keyword, `*args` or
@@ -18,6 +20,16 @@ to, and for a Flax `Module` class its instances, their calls, `apply` and `init`
 unwrapped function passes nothing to the checkpoint. Where the callers are unknown (the
 callable is exported, returned or stored), a parameter with a default is taken to keep it, and
 one without a default is reported.
+
+Through Flax's `nn.scan`, `nn.vmap` and `nn.jit` of a remat'd `Module` (bound to a `setup` or
+`__init__` attribute, or to a local), the arguments are counted as Flax counts them, the module
+being argument 0. `nn.scan` and `nn.vmap` drop keyword arguments (with a `RuntimeWarning`):
+a parameter passed to them by keyword keeps its default. An argument they slice (on an axis of
+`in_axes`, which is 0 by default, or `nn.scan`'s carry) is data, traced whatever
+`static_argnums` says: its parameter is not reported; `nn.broadcast` (`None` for `nn.vmap`)
+hands an argument on as it is. `nn.jit` traces an argument its own `static_argnums` (counting
+`self` too) or `static_argnames` does not name: the message then says that it must name it as
+well.
 
 What the checkpointed function's body asks is looked at, its lambdas included (they are
 called where they are written, as a rule), not the functions it defines. A parameter handed
@@ -115,10 +127,16 @@ class TracedFlagInControlFlow(Rule):
         if not candidates:
             return
         tested = _tested_parameters(wrapped.defined_in, wrapped.function, set(candidates))
-        kept_default = defaulted(wrapped) & set(tested)
-        if kept_default:
-            kept_default -= passed_parameters(module, wrapped)
-            tested = {name: use for name, use in tested.items() if name not in kept_default}
+        if not tested:
+            return
+        passed = passed_parameters(module, wrapped)
+        with_default = defaulted(wrapped)
+        tested = {
+            name: use
+            for name, use in tested.items()
+            # a parameter no call passes keeps its default; one that arrives sliced is an array
+            if name in passed.as_is or name not in passed.sliced and name not in with_default
+        }
         if not tested:
             return
         keyword = wrapped.keyword(STATIC_ARGNUMS)
@@ -138,6 +156,7 @@ class TracedFlagInControlFlow(Rule):
             else f"`{name}` is keyword-only: no index makes it static"
             for name in tested
         ]
+        hows += [_jitted(module, name, *passed.jitted[name]) for name in tested if name in passed.jitted]
         message = (
             f"{uses}, but `{wrapped.wrapper}` traces {them} ({static}): `TracerBoolConversionError` at "
             f"the first call of {_function_name(function)}; {'; '.join(hows)}"
@@ -296,6 +315,74 @@ class TracedFlagInControlFlow(Rule):
                     model = RematBlock()
                     params = model.init(jax.random.key(0), x, x, x, 2.0, True)
                     return model.apply(params, x, x, x, 2.0, True)
+                """,
+            error="TracerBoolConversionError",
+            lines=(14,),
+        ),
+        Example(
+            """
+                import flax.linen as nn
+                import jax
+
+
+                class Block(nn.Module):
+                    @nn.compact
+                    def __call__(self, x, scale, deterministic=True):
+                        x = nn.Dense(4)(x) * scale
+                        return nn.Dropout(0.1)(x, deterministic), None
+
+
+                class Model(nn.Module):
+                    def setup(self):
+                        block = nn.remat(Block, static_argnums=(2,))
+                        self.layers = nn.scan(
+                            block,
+                            variable_axes={"params": 0},
+                            split_rngs={"params": True},
+                            in_axes=(nn.broadcast, nn.broadcast),
+                            length=2,
+                        )()
+
+                    def __call__(self, x):
+                        return self.layers(x, 2.0, True)[0]
+
+
+                def f(x):
+                    model = Model()
+                    params = model.init(jax.random.key(0), x)
+                    return model.apply(params, x)
+                """,
+            fixed="""
+                import flax.linen as nn
+                import jax
+
+
+                class Block(nn.Module):
+                    @nn.compact
+                    def __call__(self, x, scale, deterministic=True):
+                        x = nn.Dense(4)(x) * scale
+                        return nn.Dropout(0.1)(x, deterministic), None
+
+
+                class Model(nn.Module):
+                    def setup(self):
+                        block = nn.remat(Block, static_argnums=(2, 3))
+                        self.layers = nn.scan(
+                            block,
+                            variable_axes={"params": 0},
+                            split_rngs={"params": True},
+                            in_axes=(nn.broadcast, nn.broadcast),
+                            length=2,
+                        )()
+
+                    def __call__(self, x):
+                        return self.layers(x, 2.0, True)[0]
+
+
+                def f(x):
+                    model = Model()
+                    params = model.init(jax.random.key(0), x)
+                    return model.apply(params, x)
                 """,
             error="TracerBoolConversionError",
             lines=(14,),
@@ -496,6 +583,14 @@ class _FlagCallees:
                 f"goes to {callee}, where `{parameter}` {asked_by} (line {use.lineno}{where})",
                 flags[parameter],
             )
+
+
+def _jitted(module: Module, name: str, jit: ast.Call, index: int | None) -> str:
+    """What a lifted `jit` that traces the parameter `name` on its way needs as well."""
+    where = f"`{module.source.segment(jit.func)}` on line {jit.lineno} traces `{name}` too"
+    if index is None:
+        return f"{where}: its `static_argnames` must name it as well"
+    return f"{where}: its `static_argnums` must name index {index} as well"
 
 
 def _argument(call: ast.Call, keyword: str, position: int | None) -> ast.expr | None:
