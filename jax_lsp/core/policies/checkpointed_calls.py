@@ -89,10 +89,6 @@ def defaulted(wrapped: Checkpointed) -> set[str]:
 def passed_parameters(module: Module, wrapped: Checkpointed) -> Passed:
     """The parameters of `wrapped.function` that some call of the checkpointed callable in
     `module` can pass, by position, keyword, `*args` or `**kwargs`, and how they arrive."""
-    # The roads go through every definition of the module, those left unparsed for the sites
-    # (core/text/deferred.py) included: a method that calls a `setup` attribute holds no
-    # trigger word. Parsed here, once a parameter is in question (the module stays whole).
-    module.parse_deferred()
     return _Roads(module, wrapped).passed()
 
 
@@ -110,10 +106,7 @@ class _Roads:
         self.seen: set[tuple[int, str, int, tuple[int, ...]]] = set()
 
     def passed(self) -> Passed:
-        tree = self.module.source.tree
-        for parent in ast.walk(tree):
-            for child in ast.iter_child_nodes(parent):
-                self.parents[id(child)] = parent
+        self._index_parents()
         kind = "class" if self.wrapped.of_class else "function"
         self._start(kind)
         followed = 0
@@ -226,17 +219,31 @@ class _Roads:
                 lift = jitted[0]
                 self.found.jitted[name] = (lift.call, None if index is None else index - lift.base)
 
+    def _index_parents(self) -> None:
+        for parent in ast.walk(self.module.source.tree):
+            for child in ast.iter_child_nodes(parent):
+                self.parents[id(child)] = parent
+
     def _uses_of_name(self, name: str, holder: ast.AST | None, kind: str, first: int, lifts: _Lifts) -> None:
-        for node in _walk(holder):
+        for node in self._walk(holder, name):
             if isinstance(node, ast.Name) and node.id == name and isinstance(node.ctx, ast.Load):
                 self._push(node, kind, first, lifts)
 
     def _uses_of_attribute(
         self, name: str, holder: ast.AST | None, kind: str, first: int, lifts: _Lifts
     ) -> None:
-        for node in _walk(holder):
+        for node in self._walk(holder, name):
             if isinstance(node, ast.Attribute) and node.attr == name and isinstance(node.ctx, ast.Load):
                 self._push(node, kind, first, lifts)
+
+    def _walk(self, holder: ast.AST | None, name: str) -> Iterator[ast.AST]:
+        """The nodes of `holder`, its definitions left unparsed for the sites (core/text/deferred.py)
+        that name `name` parsed first: a method that calls a `setup` attribute holds no trigger."""
+        if holder is None:
+            return iter(())
+        if isinstance(holder, (ast.Module, ast.ClassDef)) and self.module.parse_deferred_naming(name, holder):
+            self._index_parents()
+        return ast.walk(holder)
 
     def _enclosing(self, node: ast.AST) -> ast.AST | None:
         """The innermost function, class or module around `node`."""
@@ -298,7 +305,3 @@ def _constants(value: ast.expr | None, read: Callable[[ast.expr], object | None]
     items = value.elts if isinstance(value, (ast.Tuple, ast.List)) else [value]
     found = [read(item) for item in items]
     return None if any(item is None for item in found) else set(found)
-
-
-def _walk(holder: ast.AST | None) -> Iterator[ast.AST]:
-    return ast.walk(holder) if holder is not None else iter(())
