@@ -170,6 +170,7 @@ _LINEN_LIFTED = {
     "vmap": LiftedArguments(3, 0, None, True),
     "jit": LiftedArguments(None, 0, 3, False),
 }
+# `jax.vmap`/`jax.jit` and nnx's transforms are followed as handing every argument on as it is.
 LIFTED_TRANSFORMS = {
     f"{package}.{name}": lifted
     for package in ("flax.linen", "flax.linen.transforms")

@@ -209,7 +209,7 @@ class _Roads:
         """Record how the arguments for the parameters `names` reach the checkpoint."""
         for name in names:
             index = self.positional.index(name) if name in self.positional else None
-            arrivals = [(lift, _arrival(self.module, lift, name, index)) for lift in lifts]
+            arrivals = [(lift, _arrival(lift, name, index)) for lift in lifts]
             if any(how == _SLICED for _, how in arrivals):
                 self.found.sliced.add(name)
                 continue
@@ -261,7 +261,7 @@ class _Roads:
         return self.module.scope
 
 
-def _arrival(module: Module, lift: _Lift, name: str, index: int | None) -> str:
+def _arrival(lift: _Lift, name: str, index: int | None) -> str:
     """How the argument for the parameter `name` (`index` among the positional ones, None when
     keyword-only) arrives through `lift`: as it is, sliced, or traced. What is not known (axes
     or static arguments not written as constants) counts as arriving as it is."""
@@ -270,7 +270,7 @@ def _arrival(module: Module, lift: _Lift, name: str, index: int | None) -> str:
     if lifted.static_position is not None:
         nums = _given(call, STATIC_ARGNUMS, lifted.static_position)
         names = _given(call, "static_argnames", lifted.static_position + 1)
-        known = _constants(nums, lambda item: next((i for _, i in static_indices(item) if i >= 0), None))
+        known = _constants(nums, _index)
         known_names = _constants(names, string_constant)
         if known is None or known_names is None or position in known or name in known_names:
             return _AS_IS
@@ -295,6 +295,11 @@ def _given(call: ast.Call, keyword: str, position: int) -> ast.expr | None:
     if value is None and len(call.args) > position and not isinstance(call.args[position], ast.Starred):
         value = call.args[position]
     return value
+
+
+def _index(item: ast.expr) -> int | None:
+    """An index of `static_argnums` written as a number that counts from the start."""
+    return next((index for _, index in static_indices(item) if index >= 0), None)
 
 
 def _constants(value: ast.expr | None, read: Callable[[ast.expr], object | None]) -> set[object] | None:
