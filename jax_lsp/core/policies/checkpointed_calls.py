@@ -219,8 +219,8 @@ class _Roads:
                 lift = jitted[0]
                 self.found.jitted[name] = (lift.call, None if index is None else index - lift.base)
 
-    def _index_parents(self) -> None:
-        for parent in ast.walk(self.module.source.tree):
+    def _index_parents(self, root: ast.AST | None = None) -> None:
+        for parent in ast.walk(root or self.module.source.tree):
             for child in ast.iter_child_nodes(parent):
                 self.parents[id(child)] = parent
 
@@ -242,7 +242,7 @@ class _Roads:
         if holder is None:
             return iter(())
         if isinstance(holder, (ast.Module, ast.ClassDef)) and self.module.parse_deferred_naming(name, holder):
-            self._index_parents()
+            self._index_parents(holder)  # what was parsed lies inside it
         return ast.walk(holder)
 
     def _enclosing(self, node: ast.AST) -> ast.AST | None:
