@@ -143,6 +143,41 @@ FORWARDING_TRANSFORMS = frozenset(
 )
 
 
+class LiftedArguments(Record):
+    """How a Flax lifted transform of a `Module` class (or of a function taking the module first)
+    hands the arguments of its result's call on (JAX119), as flax 0.12.8 does
+    (tests/rules/test_jax119_lifted.py). Flax counts the module as argument 0, as its `remat`
+    does. An argument on a scanned or mapped axis (an integer `in_axes`, 0 by default), or the
+    loop's carry, arrives as a slice of an array, traced whatever the checkpoint's
+    `static_argnums` says (`nn.broadcast`, or `None` for `vmap`, hands it on as it is); one that
+    `jit`'s `static_argnums`/`static_argnames` does not name arrives traced; `scan` and `vmap`
+    drop keyword arguments (with a `RuntimeWarning`): their parameters keep their defaults."""
+
+    __slots__ = ("axes_position", "carried", "static_position", "drops_keywords")
+    axes_position: int | None  # where `in_axes` is in the transform's call; None: it has none
+    carried: int  # the arguments after the module that the loop carries, before the axes' first
+    static_position: int | None  # where `static_argnums` is (`static_argnames` follows it)
+    drops_keywords: bool
+
+    def __init__(
+        self, axes_position: int | None, carried: int, static_position: int | None, drops_keywords: bool
+    ) -> None:
+        self._assign(axes_position, carried, static_position, drops_keywords)
+
+
+_LINEN_LIFTED = {
+    "scan": LiftedArguments(5, 1, None, True),
+    "vmap": LiftedArguments(3, 0, None, True),
+    "jit": LiftedArguments(None, 0, 3, False),
+}
+# `jax.vmap`/`jax.jit` and nnx's transforms are followed as handing every argument on as it is.
+LIFTED_TRANSFORMS = {
+    f"{package}.{name}": lifted
+    for package in ("flax.linen", "flax.linen.transforms")
+    for name, lifted in _LINEN_LIFTED.items()
+}
+
+
 class LoopCall(Record):
     """A JAX loop that calls the function it is given with arguments of its own (JAX119: a
     parameter past them keeps its default): where the function is given, and how many

@@ -4,10 +4,11 @@ decorator), `flax.nnx.remat`, `flax.linen.remat` and `flax.linen.partitioning.re
 past the positional parameters of the function they checkpoint, or at its keyword-only
 parameters. Negative indices count from the end, as JAX counts them.
 
-Only a function known from the source is checked: a `def` or `lambda` written there, named, or
-decorated (with the checkpoint as its innermost decorator), without `*args`. For Flax's
-wrappers of a `Module` class, the function is its `__call__` (unless `methods=` is given);
-`flax.linen.remat` counts `self` as argument 0, `flax.linen.partitioning.remat` does not.
+Only a function known from the source is checked: a `def` or `lambda` written there, named
+(undecorated), or decorated (with the checkpoint as its innermost decorator), without `*args`.
+For Flax's wrappers of a `Module` class, the function is its `__call__` (unless `methods=` is
+given; the class's own decorators are taken to return it); `flax.linen.remat` counts `self` as
+argument 0, `flax.linen.partitioning.remat` does not.
 
 ## Why is this bad?
 JAX checks `static_argnums` against the positional arguments of each call:

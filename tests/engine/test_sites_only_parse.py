@@ -113,6 +113,32 @@ def test_a_deferred_definition_found_by_name_is_parsed_in_place(tmp_path: Path):
     assert [type(s).__name__ for s in module.source.tree.body] == ["Import", "FunctionDef", "Assign"]
 
 
+def test_the_deferred_definitions_naming_a_word_are_parsed_in_place(tmp_path: Path):
+    """What follows the uses of a name through the tree (JAX119's roads) asks for the
+    definitions that name it, in a class or in the whole module; the others stay unparsed."""
+    text = (
+        "import jax\n\nclass Model:\n    def setup(self):\n"
+        "        self.layers = jax.checkpoint(lambda x: x)\n\n"
+        "    def __call__(self, x):\n        return self.layers(x)\n\n"
+        "    def other(self):\n        return self.layers_count\n\n"
+        "def run(model, x):\n    return model.layers(x)\n"
+    )
+    (tmp_path / "mod.py").write_text(text)
+    module = Workspace([tmp_path]).load(tmp_path / "mod.py", only_if_site=True)
+    tree = module.source.tree
+    [model] = [s for s in tree.body if isinstance(s, ast.ClassDef)]
+
+    def names(node: ast.Module | ast.ClassDef) -> list[str]:
+        return [s.name for s in node.body if isinstance(s, (ast.FunctionDef, ast.ClassDef))]
+
+    assert names(model) == ["setup"] and names(tree) == ["Model"]
+    assert module.parse_deferred_naming("layers", model)
+    assert names(model) == ["setup", "__call__"] and names(tree) == ["Model"]
+    assert not module.parse_deferred_naming("layers", model)
+    assert module.parse_deferred_naming("layers", tree)
+    assert names(tree) == ["Model", "run"] and names(model) == ["setup", "__call__"]
+
+
 @pytest.mark.parametrize(
     "text",
     [

@@ -153,3 +153,15 @@ def test_linen_with_methods_is_not_reported(tmp_path):
         "static_argnums=(3,)", "static_argnums=(3,), methods=['f']"
     )
     assert findings(code, tmp_path, "JAX117") == []
+
+
+def test_a_decorated_module_class_is_checked(tmp_path):
+    """A class decorator returns the class (jaxtyping's `jaxtyped` wraps only `__init__`): its
+    `__call__` is the one counted, and Flax raises as for the bare class."""
+    pytest.importorskip("jaxtyping")
+    decorated = "from jaxtyping import jaxtyped\n\n\n@jaxtyped(typechecker=None)\nclass Block(nn.Module):"
+    code = LINEN.format(wrapper="nn.remat", index=3).replace("class Block(nn.Module):", decorated)
+    [finding] = findings(code, tmp_path, "JAX117")
+    assert "(`self`, `x`, `train`)" in finding.message
+    with pytest.raises(ValueError, match="static_argnums"):
+        _run(code)

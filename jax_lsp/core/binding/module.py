@@ -193,6 +193,19 @@ class Module:
             for name in sorted(bindings.deferred):
                 bindings.get(name)
 
+    def parse_deferred_naming(self, word: str, within: ast.Module | ast.ClassDef) -> bool:
+        """Parse every definition still waiting for its name, inside `within` (the module: all
+        of them; a class: its methods), whose text names `word`: a walk of `within` for the
+        uses of a name or attribute then sees them all. Whether any was parsed."""
+        parsed = False
+        for parent, bindings in self._deferred_bindings:
+            if within is parent or isinstance(within, ast.Module):
+                for name in sorted(bindings.deferred):
+                    if any(d.names(word) for d in self._waiting.get((id(parent), name), [])):
+                        bindings.get(name)
+                        parsed = True
+        return parsed
+
     def walk_tags(self) -> None:
         """Parse every definition still waiting for its name that holds a tag: `calls` and
         `late_calls` then hold every call a whole build walks for its tags."""

@@ -55,8 +55,9 @@ class Checkpointed(Record):
 
 def checkpointed(module: Module, calls: Iterable[tuple[ast.Call, Scope]]) -> Iterator[Checkpointed]:
     """Of `calls`, each that checkpoints a function known from the source: a `def` or `lambda`
-    written there, named, or decorated (with the checkpoint as its innermost decorator); for
-    Flax's wrappers of a `Module` class, its `__call__` (unless `methods=` is given)."""
+    written there, named (undecorated), or decorated (with the checkpoint as its innermost
+    decorator); for Flax's wrappers of a `Module` class (decorated or not), its `__call__`
+    (unless `methods=` is given)."""
     wrappers: dict[int, tuple[ast.Call, str, Scope]] = {}
     for call, scope in calls:
         found = _wrapper(module, call, scope)
@@ -125,8 +126,10 @@ def _wrapped(
         if found is None:
             return None
         defined_in, node, _ = found
-        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)) and node.decorator_list:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)) and node.decorator_list:
             return None  # what the decorators make is not known
+        # A class's decorators are taken to return it (`dataclass`, `jaxtyping.jaxtyped`): Flax
+        # subclasses what it is given, so it must be a class, its `__call__` the one written.
     counting = STATIC_ARGNUMS_COUNTING[wrapper]
     if isinstance(node, ast.ClassDef):
         if counting.self_counted is None or any(k.arg == "methods" for k in call.keywords):

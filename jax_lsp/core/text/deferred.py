@@ -63,6 +63,10 @@ class DeferredDefinition(Record):
         ]
         return parsed
 
+    def names(self, word: str) -> bool:
+        """Whether `word` stands in its text as a whole word."""
+        return word in self.text and re.search(rf"(?<!\w){re.escape(word)}(?!\w)", self.text) is not None
+
     def statements(self, parsed: SourceModule) -> list[ast.stmt]:
         """What `parse` gave of it: a method's statements are those of its class of its own."""
         return parsed.tree.body if self.owner is None else class_body(parsed.tree)
