@@ -59,6 +59,15 @@ CASES = {
         "f = jax.checkpoint(lambda x: x, policy=None)\n",
         ["tagged", "other"],
     ),
+    # A decorator over several lines (as JAX code writes `functools.partial(jax.jit, ...)`, and
+    # tests `parameterized.parameters` with a case a line) is no reason to parse what it decorates.
+    "decorator_over_lines": (
+        "import functools, jax\n\n@functools.partial(\n    jax.jit,\n    static_argnums=0,\n)\n"
+        "def helper(n, x):\n    return x * n\n\nclass Test:\n    @parameters(\n        dict(n=1),\n"
+        "        dict(n=2),\n    )\n    def test_n(self, n):\n        return helper(n, 1.0)\n\n"
+        "    def test_site(self):\n        return jax.checkpoint(lambda y: y, policy=None)(1.0)\n",
+        ["helper", "test_n"],
+    ),
     "class_attribute": (
         "import jax\n\nclass Policies:\n    keep = staticmethod(lambda prim, *a, **k: None)\n\n"
         "f = jax.checkpoint(lambda x: x, policy=Policies.keep)\n",
