@@ -18,7 +18,8 @@ The local ones (`LOCAL`):
 - `cpython-lib`: the standard library of the Python running this (CPython's `Lib/`, where
   `policy=` is the email package's keyword), copied into the cache without its site-packages.
 
-The small ones (`GITHUB`), and maxtext's repository (`MAXTEXT_REPO`, for one file of it): public
+The small ones (`GITHUB`), and the repositories of maxtext and axlearn (`MAXTEXT_REPO`,
+`AXLEARN_REPO`, for one file of each): public
 repositories of at most 330 .py files that use JAX (most with jax.checkpoint, remat or Flax),
 each pinned at a commit and read from a folder made by hand, once, like jax-repo's (only the .py
 files are needed; where `git archive` fails on a blob that is absent from the clone, such as an
@@ -145,8 +146,16 @@ GITHUB = (
     _github("google-deepmind/gemma", "7691fd4e7f26c9ec5db38110dddb3addfab4d767"),
     _github("Physical-Intelligence/openpi", "15a9616a00943ada6c20a0f158e3adb39df2ccac"),
     _github("evanatyourservice/llm-jax", "fe296a2f8d628889c59e8cb442bc3b1f84277607"),
+    # Added for issue 48, each over 1 s cold: jedi was asked of a method of a parameter typed
+    # with a class (`worker: Container`, `worker.exec(..., policy="once")`: JAX-Toolbox's triage
+    # tool) and of `nnx.remat` where `nnx` came through a chain of star imports (macrogpt-jax).
+    _github("NVIDIA/JAX-Toolbox", "bcbbfa578be90bf5c1dfef2c67cf074589391eee"),
+    _github("Ueaj-Kerman/macrogpt-jax", "f7da7ef440fcf189e37992cb04632b9559d6bc4e"),
 )
-# Its 664 .py files are not a small repository: only one file of it is measured (bench_real).
+# Their 664 and 595 .py files are not small repositories: one file of each is measured
+# (bench_real), as pre-commit checks a changed file. axlearn's repository, not its 2024 wheel
+# (PROJECTS): its `common/utils.py` is imported by most of the tree.
+AXLEARN_REPO = _github("apple/axlearn", "34aed43c1b6e581c4753d06d7cbeedd5010ef26b")
 
 
 def local_root(project: LocalProject, cache: Path, folder: Path | None = None) -> Path | None:

@@ -159,3 +159,32 @@ def test_the_advice_check_sees_a_dict_built_or_read_elsewhere():
         "a = {'same_as': []}\nb = answer['policies']\nc = entry.get('compiled')\nd = x['other']\n"
     )
     assert _advice_keys(tree) == {("same_as", "written"), ("policies", "read"), ("compiled", "read")}
+
+
+ERRORS = "cli/errors.py"  # the command line's error line, and how a command that cannot go on ends
+
+
+def _writes_error_line(tree: ast.Module) -> bool:
+    """Whether the module writes the error line's prefix (`jax-lsp: error:`) in a string."""
+    return any(
+        isinstance(node, ast.Constant) and isinstance(node.value, str) and "jax-lsp: error:" in node.value
+        for node in ast.walk(tree)
+    )
+
+
+def test_one_module_writes_the_command_lines_error():
+    """`check`, `trace`, `advise` and `rule` say an error, and end on one, through cli/errors.py:
+    each wrote its own `_fail` (issue 48)."""
+    sources = _sources()
+    assert {path for path, tree in sources.items() if _writes_error_line(tree)} == {ERRORS}
+    failing = {
+        path
+        for path, tree in sources.items()
+        for node in ast.walk(tree)
+        if isinstance(node, ast.FunctionDef) and node.name in {"_fail", "fail"}
+    }
+    assert failing == {ERRORS}
+
+
+def test_the_error_line_check_sees_an_f_string():
+    assert _writes_error_line(ast.parse('print(f"jax-lsp: error: {message}", file=sys.stderr)\n'))

@@ -54,17 +54,18 @@ def reached_elsewhere(
 # The forked reader and the search for users are imported where they are used: only a check of
 # named files uses them.
 def _search_users(
-    files: Callable[[], list[str]],
+    files: list[str],
     fork: bool,
     parse_named: Callable[[], list[Module]],
     module_name: Callable[[Path], str],
 ) -> Iterator[Path]:
-    """The `files` that could use a policy that the modules `parse_named` gives
-    define (engine.users); with `fork`, read by a forked process while this one parses."""
+    """The `files` that could use a policy that the modules `parse_named` gives define
+    (engine.users); with `fork`, those that could hold a site are found by a forked process,
+    which sends their names while this one parses."""
     from jax_lsp.engine.forked import InChild
-    from jax_lsp.engine.users import Exported, UserSearch, searched
+    from jax_lsp.engine.users import Exported, UserSearch, is_package, read_for_search, site_candidates
 
-    with InChild(lambda: searched(files()), fork=fork) as child:
+    with InChild(lambda: site_candidates(files), fork=fork) as child:
         named = [
             Exported(
                 module.name,
@@ -77,12 +78,16 @@ def _search_users(
             )
             for module in parse_named()
         ]
-        batches = child.items()
-        packages = {Path(path): data for path, data in next(batches, [])}
+        packages = {
+            Path(path): data for path in files if is_package(path) and (data := read_for_search(path))
+        }
         search = UserSearch(packages, named, module_name)
         yield from (path for path, data in packages.items() if search.is_user(path, data))
-        for batch in batches:
-            yield from (Path(path) for path, data in batch if search.is_user_if_site(Path(path), data))
+        for batch in child.items():
+            for name in batch:
+                data = read_for_search(name)
+                if data is not None and search.is_user_if_site(Path(name), data):
+                    yield Path(name)
 
 
 class SiteIndex:
@@ -169,13 +174,11 @@ class SiteIndex:
         could hold a site and import something `paths` define (engine.users); found by reading,
         not parsing.
 
-        With `jobs` > 1, a forked process finds and reads the files (engine.forked) while this
-        one parses the named modules and finds their own sites, which checking them needs next;
-        then this one tells each file the child sends while it reads the next."""
-
-        def files() -> list[str]:
-            # Each under a root, which is absolute and normalized: already as path_key gives it.
-            return discover_names(self._roots, self._settings.exclude) if self._roots else []
+        With `jobs` > 1, a forked process reads the files and names those that could hold a site
+        (engine.forked) while this one parses the named modules and finds their own sites, which
+        checking them needs next; then this one tells each file the child named, read again from
+        the page cache, while the child reads on. The child sends names, not the files' bytes:
+        they fit in the pipe, so it never waits for this one to read them."""
 
         def parse_named() -> list[Module]:
             with self._lock:
@@ -185,6 +188,8 @@ class SiteIndex:
                         self.sites(module)
             return modules
 
+        # Each under a root, which is absolute and normalized: already as path_key gives it.
+        files = discover_names(self._roots, self._settings.exclude) if self._roots else []
         return _search_users(files, jobs > 1, parse_named, lambda p: self._imports.module_name(str(p))[0])
 
     def foreign_targets(self, key: str) -> list[tuple[Site, list[Target]]]:

@@ -206,26 +206,31 @@ def _use_search(named: list[Exported], reexporting: list[Exported]) -> _WordSear
     )
 
 
-# How many files of those that could hold a site `searched` gives at once.
+# How many names of files that could hold a site `site_candidates` gives at once.
 BATCH_FILES = 8
 
 
-def searched(paths: list[str]) -> Iterator[list[tuple[str, bytes]]]:
-    """What the users search needs of `paths`, in batches of (path, bytes): first every package
-    (`__init__.py`), which may re-export a named module's policies, then the other files that
-    could hold a policy site, a few at a time (a notebook's bytes without its images). Plain
-    data, for a forked process to send as it reads; `UserSearch` takes the first batch, then
-    tells each file of the others, which passed the site test here (`is_user_if_site`)."""
-    packages = [path for path in paths if os.path.basename(path) == "__init__.py"]
-    yield [(path, data) for path in packages if (data := read_file(path)) is not None]
-    batch: list[tuple[str, bytes]] = []
+def is_package(path: str) -> bool:
+    return os.path.basename(path) == "__init__.py"
+
+
+def read_for_search(path: str) -> bytes | None:
+    """A file's bytes as the search reads them: a notebook's without its images."""
+    data = read_file(path)
+    return without_images(data) if data is not None and is_notebook(path) else data
+
+
+def site_candidates(paths: list[str]) -> Iterator[list[str]]:
+    """The files of `paths` but packages (`UserSearch` reads those first) that could hold a
+    policy site, a few names at a time: names, not bytes, for a forked process to send as it
+    reads (a pipe of names never fills, so it never waits for its reader); `UserSearch` tells
+    each of them (`is_user_if_site`), read again from the page cache."""
+    batch: list[str] = []
     for path in paths:
-        if os.path.basename(path) == "__init__.py" or (data := read_file(path)) is None:
+        if is_package(path) or (data := read_for_search(path)) is None:
             continue
-        if is_notebook(path):
-            data = without_images(data)  # once: the site test finds no image left to empty
         if file_could_hold_site(path, data, policy_sites_only=True):
-            batch.append((path, data))
+            batch.append(path)
             if len(batch) == BATCH_FILES:
                 yield batch
                 batch = []
@@ -237,7 +242,7 @@ class UserSearch:
     """Which files could hold a site and import something of the `named` modules, directly or
     through a package that re-exports it (`from pkg.policies import p as chosen` in
     pkg/__init__.py). Made from every package's bytes; then told each file's bytes as on disk
-    (a notebook's JSON, its images left out or not)."""
+    (a notebook's JSON, its images left out or not: `read_for_search`)."""
 
     def __init__(
         self, packages: dict[Path, bytes], named: list[Exported], module_name: Callable[[Path], str]
@@ -267,7 +272,7 @@ class UserSearch:
         )
 
     def is_user_if_site(self, path: Path, data: bytes) -> bool:
-        """`is_user` for a file known to pass the site test (`searched` gave it in a batch)."""
+        """`is_user` for a file known to pass the site test (`site_candidates` gave it)."""
         return self.writes_words(path, data) and self.reads_targets(path, data)
 
     def writes_words(self, path: Path, data: bytes) -> bool:

@@ -67,8 +67,10 @@ def test_a_stdlib_callee_with_policy_asks_no_jedi(tmp_path, inferred):
     assert len(inferred) == 2
 
 
-def test_a_checkpoint_re_exported_through_project_modules_is_still_found(tmp_path, inferred):
+def test_a_checkpoint_re_exported_through_project_modules_is_found_without_jedi(tmp_path, inferred):
     # Neither the file nor the module it star-imports names JAX; the module below them does.
+    # The star imports are followed into the workspace's modules (as macrogpt-jax's chain of
+    # them leads to `nnx`): jedi, which took a second there, is not asked.
     write(
         tmp_path,
         {
@@ -79,7 +81,7 @@ def test_a_checkpoint_re_exported_through_project_modules_is_still_found(tmp_pat
     )
     found = Workspace([tmp_path], ROOMY).check_file(tmp_path / "model.py")
     assert [(f.code, f.span.start.line) for f in found] == [("JAX101", 0)]
-    assert inferred == [1]
+    assert inferred == []
 
 
 def test_a_checkpoint_passed_in_by_a_caller_elsewhere_is_still_found(tmp_path, inferred):

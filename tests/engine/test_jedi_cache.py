@@ -32,8 +32,11 @@ def check(tmp_path) -> tuple[list[int], dict[str, int]]:
 
 def test_jedi_answers_come_from_the_cache_until_a_file_jedi_read_changes(tmp_path):
     path, text = star_import_project(tmp_path, SITES)
-    # A callee the star import does not define: jedi "could not name" it, kept too.
+    # A callee the star-imported module binds to what jedi cannot infer: jedi "could not name"
+    # it, kept too.
     path.write_text(text + "h = unknown(g, policy=bad_0)\n")
+    with (tmp_path / "helpers.py").open("a") as helpers:
+        helpers.write("unknown, _ = undefined_name, None\n")
     (tmp_path / "pyproject.toml").write_text("[tool.jax-lsp]\njedi-budget = 60\n")  # roomy
     first, asked = check(tmp_path)
     assert first == [3, 7, 11]
@@ -46,5 +49,5 @@ def test_jedi_answers_come_from_the_cache_until_a_file_jedi_read_changes(tmp_pat
     # A module jedi read for the answers changed: they are asked again, and the file's result
     # (its own text unchanged) goes with them.
     helpers = tmp_path / "helpers.py"
-    helpers.write_text(helpers.read_text().replace("remat_0 = jax.checkpoint", "remat_0 = jax.jit"))
+    helpers.write_text(helpers.read_text().replace("remat_0, _ = jax.checkpoint", "remat_0, _ = jax.jit"))
     assert check(tmp_path) == ([7, 11], {"asked": SITES + 1, "unnamed": 1, "cached": 0})

@@ -23,8 +23,10 @@ def broken_policy(name: str) -> str:
 
 
 def star_import_project(tmp_path: Path, sites: int) -> tuple[Path, str]:
-    """A module whose `policy=` callees only jedi can name: each comes from a star import."""
-    helpers = "import jax\n" + "".join(f"remat_{n} = jax.checkpoint\n" for n in range(sites))
+    """A module whose `policy=` callees only jedi can name: each comes from a star import of a
+    module that binds it by unpacking a tuple, which the analysis does not follow (a plain
+    `remat_0 = jax.checkpoint` there it follows, star import and all)."""
+    helpers = "import jax\n" + "".join(f"remat_{n}, _ = jax.checkpoint, None\n" for n in range(sites))
     (tmp_path / "helpers.py").write_text(helpers)
     text = "from helpers import *\n" + "".join(broken_policy(f"bad_{n}") for n in range(sites)) + "\n"
     text += "".join(f"f_{n} = remat_{n}(g, policy=bad_{n})\n" for n in range(sites))
@@ -84,6 +86,53 @@ def test_jedi_is_not_asked_about_the_methods_of_an_object_a_class_made(tmp_path,
     text += "def remat(*args, policy):\n    return remat_p.bind(*args, policy=policy)\n"
     (tmp_path / "model.py").write_text(text)
     assert Workspace([tmp_path], ROOMY).check_file(tmp_path / "model.py") == []
+    assert scripts == {"built": 0, "inferred": 0}
+
+
+def test_jedi_is_not_asked_about_the_methods_of_a_typed_parameter_or_a_with_target(tmp_path, scripts):
+    # As in NVIDIA/JAX-Toolbox's triage tool, where jedi took a second: `policy=` is a keyword
+    # of its container's methods, called on a parameter typed `Container` and on what a `with`
+    # statement gives (in a function nested under it).
+    (tmp_path / "container.py").write_text(
+        "import jax\n\nclass Container:\n    def exec(self, command, policy='once'):\n        return command\n\n"
+        "    def check_exec(self, command, policy='once'):\n        return command\n"
+    )
+    text = (
+        "from container import Container\n\n"
+        "def commits_known(worker: Container):\n    return worker.exec(['git'], policy='once')\n\n"
+        "def triage(make):\n    with make('url') as worker:\n        def _build():\n"
+        "            return worker.check_exec(['sh'], policy='once_per_container')\n"
+        "        return _build()\n"
+    )
+    (tmp_path / "triage.py").write_text(text)
+    assert Workspace([tmp_path], ROOMY).check_file(tmp_path / "triage.py") == []
+    assert scripts == {"built": 0, "inferred": 0}
+
+
+def test_a_chain_of_star_imports_in_the_workspace_names_the_callee_without_jedi(tmp_path, scripts):
+    # As in Ueaj-Kerman/macrogpt-jax, where jedi took a second to name `nnx.remat`: the model
+    # star-imports its layers, which star-import the module that imports `nnx`; `__all__`, where
+    # a module has one, says what its star import gives.
+    package = tmp_path / "ueaj"
+    package.mkdir()
+    (package / "__init__.py").write_text("")
+    (package / "mlp.py").write_text("import jax\nfrom flax import nnx\n\n__all__ = ['nnx', 'jax']\n")
+    (package / "layer.py").write_text("from ueaj.mlp import *\n\nWIDTH = 4\n")
+    (package / "hidden.py").write_text("from flax import nnx as ckpt\n\n__all__ = ['WIDTH']\nWIDTH = 4\n")
+    model = (
+        "from ueaj.layer import *\nfrom ueaj.hidden import *\n\n"
+        "class Model(nnx.Module):\n    def __call__(self, x):\n"
+        "        @nnx.remat(policy=jax.checkpoint_policies.nothing_saveable)\n"
+        "        def block(y):\n            return y\n\n"
+        "        @ckpt.remat(policy=jax.checkpoint_policies.nothing_saveable)\n"  # not exported
+        "        def other(y):\n            return y\n\n"
+        "        return block(other(x))\n"
+    )
+    (package / "model.py").write_text(model)
+    workspace = Workspace([tmp_path], ROOMY)
+    module = workspace.load(package / "model.py")
+    sites = workspace.sites(module)
+    assert [(site.call.lineno, site.function.qualname) for site, _ in sites] == [(6, "flax.nnx.remat")]
     assert scripts == {"built": 0, "inferred": 0}
 
 

@@ -8,8 +8,9 @@ from jax_lsp.engine import Workspace
 from tests.cli.runner import run_check
 from tests.engine.test_jedi_names import broken_policy
 
-# Each callee comes from a star import: only jedi can name it `jax.checkpoint`.
-HELPERS = "import jax\nremat_a = jax.checkpoint\nremat_b = jax.checkpoint\n"
+# Each callee comes from a star import of a module that binds it by unpacking a tuple: only jedi
+# can name it `jax.checkpoint` (tests/engine/test_jedi_names.py, star_import_project).
+HELPERS = "import jax\nremat_a, remat_b = jax.checkpoint, jax.checkpoint\n"
 MODEL = (
     "from helpers import *\n"
     + broken_policy("bad")

@@ -159,6 +159,42 @@ print(json.dumps([str(p) for p in Workspace([root]).users_of([root / "pkg" / "po
 """
 
 
+# What a pipe holds before its writer waits (Linux's default).
+PIPE_BYTES = 65536
+
+
+def test_the_forked_reader_names_the_users_and_never_waits_for_its_reader(tmp_path: Path):
+    """The forked process that reads the project for `check FILE` sent every candidate's bytes,
+    and waited on the pipe while this process parsed the named module (0.37 s on axlearn's
+    `utils.py`, issue 48): it sends their names, which a pipe holds, and the policy the named
+    file defines is still found broken where a large module elsewhere uses it."""
+    import marshal
+
+    from jax_lsp.engine.users import site_candidates
+    from tests.cli.runner import run_check
+
+    (tmp_path / "pyproject.toml").write_text("[project]\nname = 'p'\n")
+    (tmp_path / "pkg").mkdir()
+    (tmp_path / "pkg" / "__init__.py").write_text("")
+    (tmp_path / "pkg" / "policies.py").write_text(
+        "def p(prim, *avals, **params):\n    if prim.name == 'sin':\n        return True\n"
+    )
+    padding = "x = [1, 2, 3]  # a large module\n" * 5000
+    users = [tmp_path / f"model{n}.py" for n in range(20)]
+    for user in users:
+        user.write_text(
+            f"import jax\nfrom pkg.policies import p\n{padding}f = jax.checkpoint(abs, policy=p)\n"
+        )
+    names = sorted(str(path) for path in tmp_path.rglob("*.py"))
+    sent = list(site_candidates(names))
+    assert sorted(name for batch in sent for name in batch) == sorted(map(str, users))
+    assert (
+        sum(len(marshal.dumps(batch)) for batch in sent) < PIPE_BYTES < sum(u.stat().st_size for u in users)
+    )
+    done = run_check(tmp_path, "pkg/policies.py", "--output-format", "json", "--no-cache")
+    assert [(f["path"], f["code"]) for f in json.loads(done.stdout)] == [("pkg/policies.py", "JAX101")]
+
+
 def test_an_edit_of_a_buffer_keeps_where_imports_lead_and_a_buffer_opened_does_not(tmp_path, monkeypatch):
     from jax_lsp.engine import Workspace
 

@@ -59,6 +59,15 @@ CASES = {
         "f = jax.checkpoint(lambda x: x, policy=None)\n",
         ["tagged", "other"],
     ),
+    # A decorator over several lines (as JAX code writes `functools.partial(jax.jit, ...)`, and
+    # tests `parameterized.parameters` with a case a line) is no reason to parse what it decorates.
+    "decorator_over_lines": (
+        "import functools, jax\n\n@functools.partial(\n    jax.jit,\n    static_argnums=0,\n)\n"
+        "def helper(n, x):\n    return x * n\n\nclass Test:\n    @parameters(\n        dict(n=1),\n"
+        "        dict(n=2),\n    )\n    def test_n(self, n):\n        return helper(n, 1.0)\n\n"
+        "    def test_site(self):\n        return jax.checkpoint(lambda y: y, policy=None)(1.0)\n",
+        ["helper", "test_n"],
+    ),
     "class_attribute": (
         "import jax\n\nclass Policies:\n    keep = staticmethod(lambda prim, *a, **k: None)\n\n"
         "f = jax.checkpoint(lambda x: x, policy=Policies.keep)\n",
@@ -179,3 +188,31 @@ def test_a_deferred_definition_that_does_not_parse_binds_nothing_and_is_a_syntax
     parsed = deferred[0].parse("mod.py")
     assert parsed.tree.body == []
     assert [(p.code, p.span.start.line) for p in parsed.problems] == [("JAX001", 1)]
+
+
+# A long import beside a marker (`save_only_these_names`) and an alias of a checkpoint function,
+# as axlearn's modules import from its `utils`: only the names on a marker's line are markers.
+LONG_IMPORT = (
+    "import jax\nfrom jax import (\n    numpy as jnp,\n    checkpoint as ck,\n)\n"
+    "from utils import (\n    Tensor,\n    save_only_these_names,\n)\n"
+    "\ndef shape(x: Tensor):\n    return jnp.shape(x)\n"
+    + KEEP
+    + "\ndef g(x: Tensor):\n    return ck(lambda y: y, keep)(x)\n"
+    "\nf = jax.checkpoint(lambda x: x, policy=save_only_these_names('a'))\n"
+)
+
+
+def test_a_long_import_marks_only_the_names_beside_a_marker(tmp_path: Path):
+    """A definition that only uses a name of the import (`Tensor`) waits for its name; one that
+    calls the alias (`ck`) is walked (and `keep`, which its site reaches, parsed), and the sites
+    are those of a whole parse."""
+    path = tmp_path / "mod.py"
+    path.write_text(LONG_IMPORT)
+    partial_workspace, whole_workspace = Workspace([tmp_path]), Workspace([tmp_path])
+    partial = partial_workspace.load(path, only_if_site=True)
+    whole = whole_workspace.load(path)
+    assert partial is not None and whole is not None
+    assert _sites(partial_workspace, partial) == _sites(whole_workspace, whole)
+    assert [line for line, _ in _sites(whole_workspace, whole)] == [19, 21]
+    walked = [s.name for s in partial.source.tree.body if isinstance(s, ast.FunctionDef)]
+    assert walked == ["keep", "g"]

@@ -10,7 +10,9 @@ from lsprotocol import types
 
 pytest.importorskip("jax")  # jedi names `jax.checkpoint` by reading jax's own source
 
-HELPERS = "import jax\nremat = jax.checkpoint\nckpt = jax.checkpoint\n"
+# Bound by unpacking a tuple, behind a star import: only jedi can name them (a plain
+# `remat = jax.checkpoint` the analysis follows through the star import itself).
+HELPERS = "import jax\nremat, ckpt = jax.checkpoint, jax.checkpoint\n"
 
 
 def broken_policy(name: str) -> str:

@@ -28,6 +28,7 @@ import json
 import sys
 from pathlib import Path
 
+from jax_lsp.cli.errors import ERROR_EXIT, fail, say_error
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.target import Project, Target, TargetError, add_target
 from jax_lsp.cli.trace_arguments import add_compile_arguments, add_trace_arguments, trace_options
@@ -129,11 +130,8 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     parser.set_defaults(run=run)
 
 
-def _fail(args: argparse.Namespace, message: str) -> int:
-    if args.output_format == "json":
-        sys.stdout.write("null\n")
-    print(f"jax-lsp: error: {message}", file=sys.stderr)
-    return 2
+# What a script reading `--output-format json` gets when nothing could be advised.
+_NOTHING_ADVISED = {"json": "null\n"}.get
 
 
 def run(args: argparse.Namespace) -> int:
@@ -142,19 +140,19 @@ def run(args: argparse.Namespace) -> int:
         advised = Target.parse(args.target)
         budget = parse_size(args.budget) if args.budget else None
     except TargetError as exc:
-        return _fail(args, str(exc))
+        return fail(args.output_format, str(exc), _NOTHING_ADVISED)
     except ValueError as exc:
-        return _fail(args, f"--budget: {exc}")
+        return fail(args.output_format, f"--budget: {exc}", _NOTHING_ADVISED)
     try:
         project = Project.open(advised.path, args.root, cwd=cwd)
         positions = advised.positions(project.workspace, "advise", advise_anchors)
     except TargetError as exc:
-        return _fail(args, str(exc))
+        return fail(args.output_format, str(exc), _NOTHING_ADVISED)
     try:
         target = choose_target(args.compile_target, project.settings.compile_target)
     except CompileTargetError as exc:
         where = "--target" if args.compile_target else "[tool.jax-lsp] target"
-        return _fail(args, f"{where}: {exc}")
+        return fail(args.output_format, f"{where}: {exc}", _NOTHING_ADVISED)
     compile = target.is_tpu if args.compile is None else args.compile
     path, root, ws = advised.path, project.root, project.workspace
     examples_root = project.pyproject.parent if project.pyproject else root
@@ -190,8 +188,8 @@ def run(args: argparse.Namespace) -> int:
         try:
             args.plot.write_text(chart_svg(results, cwd, budget), encoding="utf-8")
         except OSError as exc:
-            print(f"jax-lsp: error: --plot: cannot write {args.plot}: {exc.strerror or exc}", file=sys.stderr)
-            return 2
+            say_error(f"--plot: cannot write {args.plot}: {exc.strerror or exc}")
+            return ERROR_EXIT
     if any(not a.ok for a in results):
         return 2
     if budget is not None and any(a.suggest(budget) is None for a in results):

@@ -8,6 +8,7 @@ import sys
 from collections.abc import Callable
 from pathlib import Path
 
+from jax_lsp.cli.errors import ERROR_EXIT, fail, say_error
 from jax_lsp.cli.output import (
     FORMATS,
     MACHINE_FORMATS,
@@ -156,11 +157,9 @@ def _lines_reader() -> Callable[[str], list[str]]:
     return lines
 
 
-def _fail(args: argparse.Namespace, message: str) -> int:
-    if args.output_format in ("json", "sarif"):  # whoever parses stdout still gets valid JSON
-        sys.stdout.write(render(args.output_format, Report(findings=[])))
-    print(f"jax-lsp: error: {message}", file=sys.stderr)
-    return 2
+def _no_findings(output_format: str) -> str | None:
+    """What a script reading stdout gets when the check could not run: valid JSON still."""
+    return render(output_format, Report(findings=[])) if output_format in ("json", "sarif") else None
 
 
 def run(args: argparse.Namespace) -> int:
@@ -170,7 +169,7 @@ def run(args: argparse.Namespace) -> int:
     try:
         return _run(args)
     except Exception as exc:  # noqa: BLE001 - exit 2 (not 1, "findings"), and keep stdout parseable
-        return _fail(args, f"internal error: {type(exc).__name__}: {exc}")
+        return fail(args.output_format, f"internal error: {type(exc).__name__}: {exc}", _no_findings)
 
 
 def _run(args: argparse.Namespace) -> int:
@@ -180,7 +179,7 @@ def _run(args: argparse.Namespace) -> int:
         settings, config_dir = _settings(args, start)
         targets = files.discover_resolved(paths, settings.exclude, config_dir)
     except (SettingsError, files.MissingPathError) as exc:
-        return _fail(args, str(exc))
+        return fail(args.output_format, str(exc), _no_findings)
     root = config_dir or project_root(start)
     ws = Workspace(
         roots=[root], settings=settings, interpreter=args.interpreter, findings_only=not args.trace
@@ -238,7 +237,7 @@ def _run(args: argparse.Namespace) -> int:
         for line in ws.jedi.summary(display_path):
             print(f"jax-lsp: {line}", file=sys.stderr)
     for error in errors:
-        print(f"jax-lsp: error: {error}", file=sys.stderr)
+        say_error(error)
     if errors:
-        return 2
+        return ERROR_EXIT
     return 1 if findings else 0

@@ -8,6 +8,7 @@ import argparse
 import sys
 
 from jax_lsp import rules
+from jax_lsp.cli.errors import ERROR_EXIT, say_error
 from jax_lsp.core.codes import CODES, Code, lookup
 
 
@@ -35,7 +36,7 @@ def run(args: argparse.Namespace) -> int:
     code = lookup(args.code.strip())
     if code is None:
         known = ", ".join(CODES)
-        print(f"jax-lsp: error: unknown rule {args.code!r}; known codes: {known}", file=sys.stderr)
-        return 2
+        say_error(f"unknown rule {args.code!r}; known codes: {known}")
+        return ERROR_EXIT
     sys.stdout.write(_page(code))
     return 0

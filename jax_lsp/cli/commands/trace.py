@@ -11,6 +11,7 @@ import json
 import sys
 from pathlib import Path
 
+from jax_lsp.cli.errors import fail
 from jax_lsp.cli.output import display_path
 from jax_lsp.cli.output.trace_table import trace_table
 from jax_lsp.cli.target import Project, Target, TargetError, add_target
@@ -62,11 +63,8 @@ def _note_line(note: TraceNote) -> str:
     return f"{where}: {code}{note.message}"
 
 
-def _fail(args: argparse.Namespace, message: str) -> int:
-    if args.output_format == "json":
-        sys.stdout.write("[]\n")
-    print(f"jax-lsp: error: {message}", file=sys.stderr)
-    return 2
+# What a script reading `--output-format json` gets when nothing could be traced.
+_NOTHING_TRACED = {"json": "[]\n"}.get
 
 
 def run(args: argparse.Namespace) -> int:
@@ -75,7 +73,7 @@ def run(args: argparse.Namespace) -> int:
         project = Project.open(traced.path, args.root)
         positions = traced.positions(project.workspace, "trace")
     except TargetError as exc:
-        return _fail(args, str(exc))
+        return fail(args.output_format, str(exc), _NOTHING_TRACED)
     path, ws = traced.path, project.workspace
     static = ws.check_file(path)
     reports = []

@@ -4,11 +4,20 @@ from __future__ import annotations
 
 import ast
 import bisect
+import enum
 import functools
 from collections.abc import Callable, Sequence
 
 from jax_lsp.core.binding.return_paths import return_paths
-from jax_lsp.core.binding.scopes import Binding, BoundNode, FunctionNode, Scope, ScopeBuilder, dotted
+from jax_lsp.core.binding.scopes import (
+    Binding,
+    BoundNode,
+    FunctionNode,
+    Scope,
+    ScopeBuilder,
+    dotted,
+    resolve_relative,
+)
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES
 from jax_lsp.core.text.deferred import DeferredDefinition
 from jax_lsp.core.text.source import SourceModule
@@ -24,6 +33,19 @@ MAX_DEPTH = 12
 # Where a name is defined: (module, node, scope of the binding). The node is a
 # FunctionDef/Lambda/ClassDef, or the expression assigned to the name.
 Definition = tuple["Module", BoundNode, Scope]
+
+
+class _Unfollowed(enum.Enum):
+    """What a star import binds is not known: it imports from outside the workspace, from a
+    module that does not list its names plainly, or through too long a chain."""
+
+    STAR_IMPORT = "a star import not followed"
+
+
+UNFOLLOWED = _Unfollowed.STAR_IMPORT
+# A module's star imports say of a name: who binds it (the module and its binding), none, or
+# that they cannot tell.
+StarImported = tuple["Module", Binding] | None | _Unfollowed
 
 
 class _Line:
@@ -252,9 +274,16 @@ class Module:
         if parts is None:
             return self._through_lazy_import(expr, scope, depth)
         binding, owner = scope.lookup(parts[0])
-        if binding is None or owner is None:
+        if binding is None and owner is None:
+            star = self.star_imported(parts[0], depth)
+            if not isinstance(star, tuple):
+                return None
+            module, binding = star
+            base = module._binding_qualname(parts[0], binding, module.scope, depth + 1)
+        elif binding is None or owner is None:
             return None
-        base = self._binding_qualname(parts[0], binding, owner, depth)
+        else:
+            base = self._binding_qualname(parts[0], binding, owner, depth)
         if base is None:
             return None
         return self.canonical(".".join([base, *parts[1:]]), depth)
@@ -346,28 +375,72 @@ class Module:
             return False
         binding, owner = scope.lookup(parts[0])
         if binding is None and owner is None:
-            return self.has_star_import  # else a builtin (`dict(policy=...)`) or an undefined name
+            star = self.star_imported(parts[0])
+            if not isinstance(star, tuple):  # none binds it: a builtin (`dict(policy=...)`) or undefined
+                return star is UNFOLLOWED
+            binding = star[1]
         # A function or class defined here is never a checkpoint function.
         if len(parts) == 1 and binding is not None and binding.kind in ("def", "class"):
             return False
-        # Nor is the method of an object a class made (`remat_p = core.Primitive("remat2")`, then
-        # `remat_p.bind(..., policy=p)` in JAX's own sources), unless named like one: jedi would
-        # take seconds to say so.
+        # Nor is the method of an object (`remat_p = core.Primitive("remat2")`, then
+        # `remat_p.bind(..., policy=p)` in JAX's own sources; `worker: Container` or `with
+        # make_container() as worker`, then `worker.exec(..., policy="once")`), unless named like
+        # one: jedi would take seconds to say so.
         return not (
             len(parts) == 2
             and parts[1] not in CHECKPOINT_FUNCTION_NAMES
             and binding is not None
-            and binding.kind == "assign"
-            and isinstance(binding.node, ast.Call)
-            and (dotted(binding.node.func) or ["_"])[-1][:1].isupper()
+            and _is_an_object(binding)
         )
 
+    # Star imports ------------------------------------------------------------
     @functools.cached_property
-    def has_star_import(self) -> bool:
-        return any(
-            isinstance(statement, ast.ImportFrom) and any(alias.name == "*" for alias in statement.names)
-            for statement in self.source.tree.body
-        )
+    def _star_sources(self) -> list[str]:
+        """The modules this one imports `*` from at its top level, in order."""
+        return [
+            resolve_relative(self.name, self.is_package, s.level, s.module) if s.level else s.module or ""
+            for s in self.source.tree.body
+            if isinstance(s, ast.ImportFrom) and any(alias.name == "*" for alias in s.names)
+        ]
+
+    def star_imported(self, name: str, depth: int = 0) -> StarImported:
+        """Where `name`, which no statement of this module binds, comes from: the last of its
+        star imports that exports it (as Python runs them) is followed into the workspace."""
+        if depth > MAX_DEPTH:
+            return UNFOLLOWED
+        for source in reversed(self._star_sources):
+            found = self._exported_by(source, name, depth)
+            if found is not None:
+                return found
+        return None
+
+    def _exported_by(self, source: str, name: str, depth: int) -> StarImported:
+        """What `from source import *` binds to `name` here."""
+        module = self.loader.module(source, self)
+        if module is None:
+            return UNFOLLOWED  # outside the workspace: jedi may know
+        listed = module.listed_names()
+        if listed is UNFOLLOWED:
+            return UNFOLLOWED
+        exported = name in listed if listed is not None else not name.startswith("_")
+        if not exported:
+            return None
+        binding, owner = module.scope.lookup(name)
+        if binding is not None:
+            return module, binding
+        return UNFOLLOWED if owner is not None else module.star_imported(name, depth + 1)
+
+    def listed_names(self) -> set[str] | None | _Unfollowed:
+        """The names of `__all__`, where a list or tuple of strings gives it; None where there is
+        none (every name not starting with `_` is exported)."""
+        bindings = self.scope.bindings.get("__all__")
+        if not bindings:
+            return None
+        value = bindings[0].node if len(bindings) == 1 and bindings[0].kind == "assign" else None
+        if not isinstance(value, (ast.List, ast.Tuple)):
+            return UNFOLLOWED
+        names = [e.value for e in value.elts if isinstance(e, ast.Constant) and isinstance(e.value, str)]
+        return set(names) if len(names) == len(value.elts) else UNFOLLOWED
 
     # Definitions -----------------------------------------------------------
     def definition(self, expr: ast.expr, scope: Scope, depth: int = 0) -> Definition | None:
@@ -420,6 +493,22 @@ class Module:
         if binding.kind == "import":
             return self.definition_of_qualname(binding.target, depth + 1)
         return None
+
+
+def _is_an_object(binding: Binding) -> bool:
+    """Whether the name is bound to an object of a class: a call of a capitalized name, a
+    parameter annotated with one, or what a `with` statement's context manager gives."""
+    if binding.kind == "with":
+        return True
+    if binding.kind == "assign" and isinstance(binding.node, ast.Call):
+        made_by = dotted(binding.node.func)
+    elif (
+        binding.kind == "param" and isinstance(binding.node, ast.arg) and binding.node.annotation is not None
+    ):
+        made_by = dotted(binding.node.annotation)
+    else:
+        return False
+    return (made_by or ["_"])[-1][:1].isupper()
 
 
 def _insert_into(parent: ast.Module | ast.ClassDef, statements: list[ast.stmt]) -> None:

@@ -27,7 +27,7 @@ ScopeNode = ast.Module | ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | a
 
 class Binding(Record):
     __slots__ = ("kind", "node", "target")
-    kind: str  # "import" | "def" | "class" | "assign" | "param" | "other"
+    kind: str  # "import" | "def" | "class" | "assign" | "param" | "with" | "other"
     node: BoundNode
     target: str  # import: the qualified name bound; assign: unused.
 
@@ -68,7 +68,7 @@ def _one_meaning(bindings: list[Binding]) -> bool:
     return len(bindings) == 1 or all(b.kind == "import" and b.target == first.target for b in bindings)
 
 
-def _resolve_relative(module_name: str, is_package: bool, level: int, target: str | None) -> str:
+def resolve_relative(module_name: str, is_package: bool, level: int, target: str | None) -> str:
     parts = module_name.split(".") if module_name else []
     if not is_package:
         parts = parts[:-1]
@@ -135,7 +135,7 @@ class ScopeBuilder(ast.NodeVisitor):
         return root
 
     # Bindings --------------------------------------------------------------
-    def _mark_aliases(self, statement: ast.stmt, names: list[str]) -> None:
+    def _mark_aliases(self, statement: Located, names: list[str]) -> None:
         """Module-level names bound by a statement that mentions a marker become markers."""
         if (
             self.mark_name
@@ -146,8 +146,17 @@ class ScopeBuilder(ast.NodeVisitor):
             for name in names:
                 self.mark_name(name, statement)
 
+    def _mark_imported(self, aliases: list[ast.alias], bound: Callable[[ast.alias], str]) -> None:
+        """An import's names that are written on a line holding a marker become markers
+        (`checkpoint as ckpt`): the module's name holds none that a name could take, and most
+        names of a long import are not the one beside a marker (`Tensor`, written above
+        `save_only_these_names` in `from utils import (...)`)."""
+        for alias in aliases:
+            if alias.name != "*":
+                self._mark_aliases(alias, [bound(alias)])
+
     def visit_Import(self, node: ast.Import) -> None:
-        self._mark_aliases(node, [a.asname or a.name.split(".")[0] for a in node.names])
+        self._mark_imported(node.names, lambda a: a.asname or a.name.split(".")[0])
         for alias in node.names:
             if alias.asname:
                 self.current.bind(alias.asname, Binding("import", node, alias.name))
@@ -157,10 +166,10 @@ class ScopeBuilder(ast.NodeVisitor):
 
     def visit_ImportFrom(self, node: ast.ImportFrom) -> None:
         if node.level:
-            module = _resolve_relative(self.module_name, self.is_package, node.level, node.module)
+            module = resolve_relative(self.module_name, self.is_package, node.level, node.module)
         else:
             module = node.module or ""
-        self._mark_aliases(node, [a.asname or a.name for a in node.names if a.name != "*"])
+        self._mark_imported(node.names, lambda a: a.asname or a.name)
         for alias in node.names:
             if alias.name == "*":
                 continue
@@ -230,7 +239,9 @@ class ScopeBuilder(ast.NodeVisitor):
     def visit_With(self, node: ast.With | ast.AsyncWith) -> None:
         for item in node.items:
             self.visit(item.context_expr)
-            if item.optional_vars is not None:
+            if isinstance(item.optional_vars, ast.Name):  # its node: what the context manager is made of
+                self.current.bind(item.optional_vars.id, Binding("with", item.context_expr))
+            elif item.optional_vars is not None:
                 self._bind_other(item.optional_vars)
         for statement in node.body:
             self.visit(statement)

@@ -73,9 +73,17 @@ class DeferredDefinition(Record):
 
 
 def _definition_line(lines: list[str], start: int, end: int, indent: int = 0) -> int:
-    """The line of lines[start:end] (one-line decorators, then a statement, all indented by
-    `indent`) after the decorators: the `def` or `class` line, if the statement is one."""
-    return next((n for n in range(start, end) if not lines[n].startswith("@", indent)), end - 1)
+    """The line of lines[start:end] (decorators, then a statement, all indented by `indent`)
+    after the decorators: the `def` or `class` line, if the statement is one. A decorator over
+    several lines (`@parameterized.parameters(` and a line per case, as tests write them) ends
+    where it closes what it opens."""
+    line = start
+    while line < end and lines[line].startswith("@", indent):
+        after = line + 1
+        while after < end and not closes_within("".join(lines[line:after])):
+            after += 1
+        line = after
+    return min(line, end - 1)
 
 
 def parse_for_sites(text: str, path: str) -> tuple[ast.Module, list[DeferredDefinition]] | None:
