@@ -50,7 +50,7 @@ def block(h, w):
     return h + jnp.tanh(a @ w[1]), None
 
 
-layer = jax.checkpoint(block, policy=jax.checkpoint_policies.dots_saveable)
+layer = jax.checkpoint(block, policy=jax.checkpoint_policies.dots_saveable)  # jax-lsp: example=model.py:example
 
 
 def loss(ws, x):
@@ -78,8 +78,18 @@ def clear_cache(folder: Path) -> None:
 
 
 def cli_run(folder: Path, site: str, target: str, interpreter: str | None) -> float:
-    command = [sys.executable, "-m", "jax_lsp", "advise", site, "--example", "model.py:example"]
-    command += ["--compile", "--target", target, "--output-format", "json"]
+    command = [
+        sys.executable,
+        "-m",
+        "jax_lsp",
+        "advise",
+        site,
+        "--compile",
+        "--target",
+        target,
+        "--output-format",
+        "json",
+    ]
     command += ["--interpreter", interpreter] if interpreter else []
     started = time.perf_counter()
     done = subprocess.run(command, cwd=folder, capture_output=True, text=True)

@@ -370,14 +370,17 @@ class AdvisorFeature(LanguageFeature):
         ]
         return admitted(self.server, findings)
 
-    def _publish(self, path: Path) -> None:
-        """`_shown`'s findings as diagnostics; their fixes travel in the diagnostic's data, as a
-        rule's do, for the buffer's version."""
-        uri = path_to_uri(path)
-        document = self.server.document(uri)
-        version = document.version if document is not None else None
-        diagnostics = [to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE) for f in self._shown(path)]
-        self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
+    def _publish(self, path: Path, place: Place | None = None) -> None:
+        """`_shown`'s findings as diagnostics in ``path``'s buffer (``place``, where the caller
+        has it); their fixes travel in the diagnostic's data, as a rule's do, for the buffer's
+        version."""
+        place = place if place is not None else self.server.place(path_to_uri(path))
+        if place is None:
+            return
+        diagnostics = [
+            to_diagnostic(self.server, place, f, place.version, ADVISE_SOURCE) for f in self._shown(path)
+        ]
+        self.server.publish_diagnostics(ADVISE_SOURCE, place.uri, diagnostics)
 
     # -- buffer events -------------------------------------------------------------------
     def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
@@ -388,7 +391,7 @@ class AdvisorFeature(LanguageFeature):
             return
         for stale in self.advised.follow(path, edits):
             self.announce(path, stale)
-        self._publish(path)
+        self._publish(path, place)
 
     async def did_save(self, place: Place) -> None:
         """Advise again each advised site of the saved file whose advice no longer describes it
