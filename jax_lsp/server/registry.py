@@ -90,21 +90,6 @@ class LanguageFeature:
                 cancel()
             return await asyncio.wrap_future(jobs[0].future)
 
-    async def run_cancellable(
-        self,
-        work: Callable[[Callable[[str], None]], T],
-        cancel: Callable[[], None],
-        kind: str,
-        message: str,
-        cancelled: asyncio.Future | None,
-        progress: bool,
-    ) -> T:
-        """Run ``work(report)`` on a thread and wait for it, under `progress_of`'s $/progress,
-        which ``report(message)`` (from any thread) updates; its cancel calls ``cancel()``, which
-        must make ``work`` end soon."""
-        async with self.progress_of(kind, message, cancelled, progress, cancel) as report:
-            return await asyncio.to_thread(work, report)
-
     @contextlib.asynccontextmanager
     async def progress_of(
         self,

@@ -237,7 +237,8 @@ class AdvisorFeature(LanguageFeature):
             )
 
         site = f"{path.name}:{line}"
-        advice = await self.run_cancellable(steps, stop.cancel, "advise", site, cancelled, progress)
+        async with self.progress_of("advise", site, cancelled, progress, stop.cancel) as report:
+            advice = await asyncio.to_thread(steps, report)
         log.info("Advised %s", log_line(advice, site, example))
         if not advice.ok and advice.status != "cancelled":
             self._tell_failure(path, line, advice)
