@@ -31,7 +31,7 @@ import sys
 from pathlib import Path
 
 from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.cli.target import Project, Target, TargetError, add_target
+from jax_lsp.cli.site_argument import CommandError, Project, SiteArgument, add_site_argument
 from jax_lsp.cli.trace_arguments import add_compile_arguments, add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
 from jax_lsp.trace.advisor.advice import Advice
@@ -52,7 +52,7 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_target(
+    add_site_argument(
         parser,
         "a policy= argument, of a checkpointed def, or of a checkpoint without a policy (its call or "
         "decorator); without it, every site",
@@ -95,7 +95,6 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     )
     parser.add_argument(
         "--target",
-        dest="compile_target",
         metavar="MACHINE",
         help="what --compile compiles for, from any machine: a TPU type (v5e-1, v5litepod-8, v4-8, "
         "v5p-8, v6e-4), a topology as JAX writes it (v5e:2x2), or cpu (default: [tool.jax-lsp] target, "
@@ -152,21 +151,21 @@ def _progress(event: StepEvent) -> None:
 def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     try:
-        advised = Target.parse(args.target)
+        advised = SiteArgument.parse(args.site)
         budget = parse_size(args.budget) if args.budget else None
-    except TargetError as exc:
+    except CommandError as exc:
         return _fail(args, str(exc))
     except ValueError as exc:
         return _fail(args, f"--budget: {exc}")
     try:
         project = Project.open(advised.path, args.root, cwd=cwd)
         positions = advised.positions(project.workspace, "advise", advise_anchors)
-    except TargetError as exc:
+    except CommandError as exc:
         return _fail(args, str(exc))
     try:
-        target = choose_target(args.compile_target, project.settings.compile_target)
+        target = choose_target(args.target, project.settings.compile_target)
     except CompileTargetError as exc:
-        where = "--target" if args.compile_target else "[tool.jax-lsp] target"
+        where = "--target" if args.target else "[tool.jax-lsp] target"
         return _fail(args, f"{where}: {exc}")
     compile = target.is_tpu if args.compile is None else args.compile
     path, root, ws = advised.path, project.root, project.workspace
