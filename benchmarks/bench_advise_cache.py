@@ -2,7 +2,8 @@
 on the command line and in the editor.
 
     python -m compileall -q jax_lsp   # as an installed wheel is (CONTRIBUTING.md, "Start-up time")
-    python benchmarks/bench_advise_cache.py [--runs 5] [--target cpu] [--interpreter PYTHON]
+    python benchmarks/bench_advise_cache.py [--runs 5] [--cold-runs N] [--cli-runs N] [--target cpu]
+                                            [--interpreter PYTHON]
 
 A scanned stack of checkpointed blocks and its example, written to a temporary project, advised
 with each candidate compiled for --target:
@@ -15,11 +16,12 @@ with each candidate compiled for --target:
   first lens);
 - editor warm: the lens clicked again, nothing changed (target: at most 0.5 s on the CPU, at most
   1 s for --target v5e-1 on a TPU VM).
-Medians over --runs; each warm median is printed with its ratio to the cold one of this run.
+Medians over --runs warm runs and --cold-runs cold ones (default: --runs; --cli-runs 0 leaves the
+command line out); each warm median is printed with its ratio to the cold one of this run.
 
-On a TPU VM (the lead's round on the chip), with libtpu installed:
+On a TPU VM (the round on the chip: the lens only, in about a minute), with libtpu installed:
 
-    python benchmarks/bench_advise_cache.py --runs 5 --target v5e-1
+    python benchmarks/bench_advise_cache.py --target v5e-1 --cli-runs 0 --cold-runs 1 --runs 5
 """
 
 from __future__ import annotations
@@ -109,7 +111,7 @@ def cli(folder: Path, site: str, runs: int, target: str, interpreter: str | None
 
 
 async def editor(
-    folder: Path, path: Path, line: int, runs: int, target: str, interpreter: str | None
+    folder: Path, path: Path, runs: int, cold_runs: int, target: str, interpreter: str | None
 ) -> tuple[list, list]:
     settings = {"advise": {"target": target}, **({"interpreter": interpreter} if interpreter else {})}
     client = await Client.start(JAX_LSP, folder)
@@ -121,10 +123,12 @@ async def editor(
         client.open(uri, path.read_text())
         lens = await _advise_lens(client, uri)
         await _click(client, lens)  # the agent starts: the lens's first click, not measured
-        for _ in range(runs):
-            clear_cache(folder)
-            cold.append(await _click(client, lens))
-            warm.append(await _click(client, lens))
+        for run in range(max(runs, cold_runs)):
+            if run < cold_runs:
+                clear_cache(folder)
+                cold.append(await _click(client, lens))
+            if run < runs:
+                warm.append(await _click(client, lens))
     finally:
         await client.stop()
     return cold, warm
@@ -162,17 +166,26 @@ def report(label: str, times: list[float], cold: list[float] | None = None) -> N
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--runs", type=int, default=5, help="warm runs of each")
+    parser.add_argument("--cold-runs", type=int, help="cold runs of each (default: --runs)")
+    parser.add_argument(
+        "--cli-runs", type=int, help="runs of the command line, cold and warm (default: --runs)"
+    )
     parser.add_argument("--target", default="cpu", help="what --compile compiles for (cpu, v5e-1...)")
     parser.add_argument("--interpreter", help="the Python the agent runs in (one with libtpu for a TPU)")
     args = parser.parse_args()
     with tempfile.TemporaryDirectory() as tmp:
         folder = Path(tmp)
         path, line = write_project(folder)
-        cli_cold, cli_warm = cli(folder, f"{path}:{line}", args.runs, args.target, args.interpreter)
-        report(f"CLI cold: advise --compile --target {args.target}", cli_cold)
-        report("CLI warm (target <= 2 s)", cli_warm, cli_cold)
-        ed_cold, ed_warm = asyncio.run(editor(folder, path, line, args.runs, args.target, args.interpreter))
+        cli_runs = args.runs if args.cli_runs is None else args.cli_runs
+        cold_runs = args.runs if args.cold_runs is None else args.cold_runs
+        if cli_runs:
+            cli_cold, cli_warm = cli(folder, f"{path}:{line}", cli_runs, args.target, args.interpreter)
+            report(f"CLI cold: advise --compile --target {args.target}", cli_cold)
+            report("CLI warm (target <= 2 s)", cli_warm, cli_cold)
+        ed_cold, ed_warm = asyncio.run(
+            editor(folder, path, args.runs, cold_runs, args.target, args.interpreter)
+        )
         report("editor cold: the lens's advise", ed_cold)
         bound = "1 s" if args.target != "cpu" else "0.5 s"
         report(f"editor warm (target <= {bound})", ed_warm, ed_cold)
