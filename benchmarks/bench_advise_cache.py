@@ -170,9 +170,9 @@ async def _click(client: Client, lens: dict) -> float:
     return seconds
 
 
-def report(label: str, times: list[float], cold: list[float] | None = None) -> None:
+def report(label: str, times: list[float], cold: list[float] | None = None, cold_name: str = "cold") -> None:
     median = statistics.median(times)
-    ratio = f"  ({median / statistics.median(cold):.3f}x the cold median)" if cold else ""
+    ratio = f"  ({median / statistics.median(cold):.3f}x the {cold_name} median)" if cold else ""
     print(f"{label:<44} {median:8.3f} s{ratio}  runs: {[round(t, 3) for t in times]}")
 
 
@@ -207,7 +207,9 @@ def main() -> None:
         if ed_cold:
             report("editor cold: the lens's advise, agent up", ed_cold)
         bound = "1 s" if args.target != "cpu" else "0.5 s"
-        report(f"editor warm (target <= {bound})", ed_warm, ed_cold or ed_first)
+        report(
+            f"editor warm (target <= {bound})", ed_warm, ed_cold or ed_first, "cold" if ed_cold else "first"
+        )
 
 
 if __name__ == "__main__":
