@@ -43,6 +43,30 @@ def descendants(pid: int | None = None) -> set[int]:
     return found
 
 
+def parent_of(pid: int) -> int | None:
+    """The parent of ``pid``, from /proc; None where it is gone."""
+    try:
+        with open(f"/proc/{pid}/stat", encoding="utf-8") as handle:
+            return int(handle.read().rsplit(")", 1)[1].split()[1])
+    except (OSError, ValueError, IndexError):
+        return None
+
+
+# An example for a test of a step after the estimate (a compile, the fit check, the run): the
+# estimate's child runs it and writes the mark; every later child spins in it, until killed.
+SPINS_AFTER_THE_ESTIMATE = """
+
+def slow_example():
+    import os
+    mark = os.path.join(os.path.dirname(__file__), "estimated")
+    if os.path.exists(mark):
+        while True:
+            pass
+    open(mark, "w").close()
+    return example()
+"""
+
+
 def grew(before: set[int], family: set[int], extra: int):
     """A check for `_until`: at least `extra` processes beyond `before` and `family` are alive."""
 

@@ -11,7 +11,7 @@ from jax_lsp.core.findings import Finding, InternalError
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.policies.resolve import (
     PolicyFunction,
-    Target,
+    ResolvedPolicy,
     resolve_site,
     table_members,
     unselected_entries,
@@ -33,7 +33,7 @@ def could_give_findings(site: Site) -> bool:
 
 def resolved_sites(
     module: Module, errors: list[InternalError], findings_only: bool = False
-) -> list[tuple[Site, list[Target]]]:
+) -> list[tuple[Site, list[ResolvedPolicy]]]:
     """Each site with the definitions its policy reaches; a site that cannot be resolved
     (an analysis bug) keeps no targets and adds an InternalError. `findings_only`: a callee
     only jedi could name is not asked about where the call could give no finding (a check that
@@ -63,7 +63,7 @@ def resolved_sites(
     ]
 
 
-def _one_per_place(found: list[Finding], targets: list[Target], here: str) -> list[Finding]:
+def _one_per_place(found: list[Finding], targets: list[ResolvedPolicy], here: str) -> list[Finding]:
     """A rule's findings at one site, with the findings that table entries chosen by a run-time
     key give at one place (the site, when the table is in another file) merged into one that
     names every such key. A finding of a chosen entry ends with that entry's note."""
@@ -90,13 +90,13 @@ def _one_per_place(found: list[Finding], targets: list[Target], here: str) -> li
 
 
 def _unselected_members(
-    module: Module, sites: list[tuple[Site, list[Target]]], errors: list[InternalError]
-) -> list[tuple[Site, list[Target]]]:
+    module: Module, sites: list[tuple[Site, list[ResolvedPolicy]]], errors: list[InternalError]
+) -> list[tuple[Site, list[ResolvedPolicy]]]:
     """Each site with the members of this module's policy tables that its constant keys leave
     unselected (those of a table in another module are left to that module's own sites)."""
     result = []
     for site, _ in sites:
-        none: list[Target] = []
+        none: list[ResolvedPolicy] = []
         members = guarded(
             lambda: unselected_entries(site),
             none,
@@ -112,19 +112,19 @@ def _unselected_members(
 
 
 def reached_elsewhere(
-    sites: list[tuple[Site, list[Target]]], errors: list[InternalError]
-) -> list[tuple[Site, list[Target]]]:
+    sites: list[tuple[Site, list[ResolvedPolicy]]], errors: list[InternalError]
+) -> list[tuple[Site, list[ResolvedPolicy]]]:
     """Each site with what it reaches outside its own module: the policy functions it resolves
     to, and the members of other modules' policy tables that it looks up, however its key is
     given (those written in the table itself: a finding about one goes there)."""
     result = []
     for site, targets in sites:
         here = site.module.path
-        reached: list[Target] = [
+        reached: list[ResolvedPolicy] = [
             t for t in targets if isinstance(t, PolicyFunction) and t.module.path != here
         ]
         if any(t.module.path != here for t in targets):  # it may look up a table elsewhere
-            none: list[Target] = []
+            none: list[ResolvedPolicy] = []
             members = guarded(
                 lambda: table_members(site),
                 none,
@@ -149,7 +149,7 @@ def reached_elsewhere(
     return result
 
 
-def _at_member(finding: Finding, members: list[Target], findings: list[Finding]) -> bool:
+def _at_member(finding: Finding, members: list[ResolvedPolicy], findings: list[Finding]) -> bool:
     """A finding about an unselected table member: kept where it lies in the member (not on
     the site) and that place has no finding of the rule yet."""
     inside = any(
@@ -191,8 +191,8 @@ def _policy_contexts(
 
 def check_module(
     module: Module,
-    sites: list[tuple[Site, list[Target]]],
-    foreign: Iterable[tuple[Site, list[Target]]],
+    sites: list[tuple[Site, list[ResolvedPolicy]]],
+    foreign: Iterable[tuple[Site, list[ResolvedPolicy]]],
     settings: Settings,
     errors: list[InternalError],
     project: Project,
@@ -210,7 +210,7 @@ def check_module(
     foreign_policies: list[PolicyFunction] = []
     for site, targets in foreign:
         foreign_policies += [t for t in targets if isinstance(t, PolicyFunction)]
-        members: list[Target] = [
+        members: list[ResolvedPolicy] = [
             t for t in targets if not isinstance(t, PolicyFunction) and t.module is module
         ]
         if members:  # the site as seen from here: no policy value of its own in this module

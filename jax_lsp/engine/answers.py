@@ -20,7 +20,7 @@ if TYPE_CHECKING:
 
     from jax_lsp.core.binding.module import Module
     from jax_lsp.core.policies.describe import PolicyDescription
-    from jax_lsp.core.policies.resolve import PolicyFunction, Target
+    from jax_lsp.core.policies.resolve import PolicyFunction, ResolvedPolicy
     from jax_lsp.core.policies.sites import Site
     from jax_lsp.rules import Project
 
@@ -29,8 +29,8 @@ if TYPE_CHECKING:
 # come from the cache checks none, and start-up time is most of such a run.
 def _check_module(
     module: Module,
-    sites: list[tuple[Site, list[Target]]],
-    foreign: Iterable[tuple[Site, list[Target]]],
+    sites: list[tuple[Site, list[ResolvedPolicy]]],
+    foreign: Iterable[tuple[Site, list[ResolvedPolicy]]],
     settings: Settings,
     errors: list[InternalError],
     project: Project,
@@ -43,7 +43,7 @@ def _check_module(
 # Hover's describer is the server's alone: a check never imports it (tests/cli/test_startup.py).
 def _describe(
     module: Module,
-    here: list[tuple[ast.expr, list[Target]]],
+    here: list[tuple[ast.expr, list[ResolvedPolicy]]],
     functions: list[PolicyFunction],
     position: Position,
 ) -> PolicyDescription | None:

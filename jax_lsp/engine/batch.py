@@ -22,7 +22,7 @@ from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.config import Settings
-    from jax_lsp.core.policies.resolve import Target
+    from jax_lsp.core.policies.resolve import ResolvedPolicy
     from jax_lsp.core.policies.sites import Site
     from jax_lsp.engine.jedi_names import Answer as JediAnswer
     from jax_lsp.engine.jedi_names import FileStats
@@ -359,7 +359,7 @@ def _check_with_users(
     return findings
 
 
-def _reached_in(workspace: Workspace, user: str, target: str) -> list[tuple[Site, list[Target]]]:
+def _reached_in(workspace: Workspace, user: str, target: str) -> list[tuple[Site, list[ResolvedPolicy]]]:
     """The sites of `user`, each with what it reaches in `target` (policy functions, members of
     its policy tables)."""
     from jax_lsp.engine.analysis import reached_elsewhere

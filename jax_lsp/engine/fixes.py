@@ -26,7 +26,7 @@ Findings = dict[str, list[Finding]]
 Recheck = Callable[[], tuple[Findings, list[str]]]
 
 
-class FixTarget(Protocol):
+class FixedFile(Protocol):
     """A file being fixed: the text the core checks, edited in place."""
 
     @property
@@ -126,7 +126,7 @@ def _a_finding_stayed(fixed: list[Finding], before: Findings, after: Findings) -
     return any(count_after[key] > count_before[key] - n for key, n in removed.items())
 
 
-def _apply(ws: Workspace, fixes: list[Fix], target: Callable[[str], FixTarget | None]) -> None:
+def _apply(ws: Workspace, fixes: list[Fix], target: Callable[[str], FixedFile | None]) -> None:
     edits_by_path: dict[str, list[Edit]] = {}
     for fix in fixes:
         for edit in fix.edits:
@@ -143,7 +143,7 @@ def fix_until_stable(
     findings: Findings,
     errors: list[str],
     recheck: Recheck,
-    target: Callable[[str], FixTarget | None],
+    target: Callable[[str], FixedFile | None],
     unsafe: bool = False,
 ) -> FixRun:
     """Apply fixes in rounds until none applies; `ws` is left holding the fixed texts.

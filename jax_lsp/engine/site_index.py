@@ -19,7 +19,7 @@ from jax_lsp.engine.project_files import path_key
 TYPE_CHECKING = False
 if TYPE_CHECKING:
     from jax_lsp.core.binding.module import Module
-    from jax_lsp.core.policies.resolve import PolicyFunction, Target
+    from jax_lsp.core.policies.resolve import PolicyFunction, ResolvedPolicy
     from jax_lsp.core.policies.sites import Site
 
 log = logger(__name__)
@@ -29,7 +29,7 @@ log = logger(__name__)
 # come from the cache resolves none, and start-up time is most of such a run.
 def _resolved_sites(
     module: Module, errors: list[InternalError], findings_only: bool
-) -> list[tuple[Site, list[Target]]]:
+) -> list[tuple[Site, list[ResolvedPolicy]]]:
     from jax_lsp.engine.analysis import resolved_sites
 
     return resolved_sites(module, errors, findings_only)
@@ -43,8 +43,8 @@ def policy_function() -> type[PolicyFunction]:
 
 
 def reached_elsewhere(
-    sites: list[tuple[Site, list[Target]]], errors: list[InternalError]
-) -> list[tuple[Site, list[Target]]]:
+    sites: list[tuple[Site, list[ResolvedPolicy]]], errors: list[InternalError]
+) -> list[tuple[Site, list[ResolvedPolicy]]]:
     """What the sites reach in other modules (imported with the analysis, for the same reason)."""
     from jax_lsp.engine.analysis import reached_elsewhere
 
@@ -111,14 +111,14 @@ class SiteIndex:
         self._modules = modules
         self._imports = imports
         self._internal_errors = internal_errors
-        self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[Target]]]]] = {}
+        self._site_cache: dict[str, tuple[Module, list[tuple[Site, list[ResolvedPolicy]]]]] = {}
         # path of a module with sites -> paths of the modules its sites' policies live in
         self._site_targets: dict[str, set[str]] = {}
         # targets a file's sites had before its latest change, until affected() is asked
         self._previous_targets: dict[str, set[str]] = {}
         self._indexed = False
 
-    def sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+    def sites(self, module: Module) -> list[tuple[Site, list[ResolvedPolicy]]]:
         """The module's policy sites, each with the definitions its policy reaches."""
         # Kept here, not on the module: a module holding its sites (which hold it) would be a
         # reference cycle, freed only by the cyclic GC, which then scans every parsed tree.
@@ -192,7 +192,7 @@ class SiteIndex:
         files = discover_names(self._roots, self._settings.exclude) if self._roots else []
         return _search_users(files, jobs > 1, parse_named, lambda p: self._imports.module_name(str(p))[0])
 
-    def foreign_targets(self, key: str) -> list[tuple[Site, list[Target]]]:
+    def foreign_targets(self, key: str) -> list[tuple[Site, list[ResolvedPolicy]]]:
         """The sites of other indexed files, each with what it reaches at `key` (policy
         functions, members of its policy tables)."""
         found = []

@@ -109,7 +109,7 @@ def _items(names: bytes) -> list[tuple[str, str]]:
     return items
 
 
-class _Targets:
+class _NamedModules:
     """The targets an import may name, and which of them each module it writes names (the same
     few modules are imported by most files: asked once each)."""
 
@@ -134,7 +134,7 @@ class _Targets:
         return self._by_last.get(name, [])
 
 
-def imports_from(data: bytes, importer: Path, targets: _Targets) -> Imported:
+def imports_from(data: bytes, importer: Path, targets: _NamedModules) -> Imported:
     """What the file at `importer` imports from `targets`."""
     found = Imported()
     folder = os.path.dirname(importer)
@@ -250,7 +250,7 @@ class UserSearch:
         targets = list(named)
         added = list(named)
         while added:  # a package that imports nothing of the targets so far is asked of the new ones
-            search, newest = _import_search(added), _Targets(added)
+            search, newest = _import_search(added), _NamedModules(added)
             known = {t.path for t in targets}
             added = [
                 Exported(module_name(path), path, frozenset(names))
@@ -261,7 +261,7 @@ class UserSearch:
                 for names in [imported.names | set(imported.modules)]
             ]
             targets += added
-        self._targets = _Targets(targets)
+        self._targets = _NamedModules(targets)
         self._search = _import_search(targets)
         self._uses = _use_search(named, targets[len(named) :])
 

@@ -43,7 +43,7 @@ if TYPE_CHECKING:
     from jax_lsp.core.jax_facts import JaxFacts
     from jax_lsp.core.policies.describe import PolicyDescription
     from jax_lsp.core.policies.new_remat import NewRematSwitch
-    from jax_lsp.core.policies.resolve import Target
+    from jax_lsp.core.policies.resolve import ResolvedPolicy
     from jax_lsp.core.policies.sites import Site
     from jax_lsp.core.tags.index import NameIndex
     from jax_lsp.rules import Project
@@ -244,7 +244,7 @@ class Workspace:
         return True
 
     # Sites -------------------------------------------------------------------
-    def sites(self, module: Module) -> list[tuple[Site, list[Target]]]:
+    def sites(self, module: Module) -> list[tuple[Site, list[ResolvedPolicy]]]:
         """The module's policy sites, each with the definitions its policy reaches."""
         return self.site_index.sites(module)
 

@@ -11,7 +11,7 @@ from jax_lsp.core.binding.scopes import FunctionNode
 from jax_lsp.core.binding.values import Kind, classify, leaves
 from jax_lsp.core.codes import CODES, Family
 from jax_lsp.core.findings import Edit, Finding, Fix, Located, Severity, Span
-from jax_lsp.core.policies.resolve import PolicyFunction, Target
+from jax_lsp.core.policies.resolve import PolicyFunction, ResolvedPolicy
 from jax_lsp.core.policies.sites import Site
 from jax_lsp.core.policies.tables import TableChoice
 from jax_lsp.core.record import Record
@@ -113,7 +113,7 @@ class PolicyContext:
 
 
 class SiteContext:
-    def __init__(self, site: Site, targets: list[Target], project: Project) -> None:
+    def __init__(self, site: Site, targets: list[ResolvedPolicy], project: Project) -> None:
         self.site = site
         self.targets = targets
         self.project = project
@@ -128,7 +128,7 @@ class SiteContext:
         value = self.site.value
         return expr if module is self.module or value is None else value
 
-    def chosen(self, target: Target) -> str:
+    def chosen(self, target: ResolvedPolicy) -> str:
         """For a target looked up in a table with an unknown key: which key chooses it."""
         return target.chosen_by.note(self.module.path) if target.chosen_by else ""
 

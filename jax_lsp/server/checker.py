@@ -65,7 +65,12 @@ class Checker:
         self._quiet_since = time.monotonic()
 
     def schedule(
-        self, uri: str, debounce: bool = False, external: bool = False, refined: bool = False
+        self,
+        uri: str,
+        debounce: bool = False,
+        external: bool = False,
+        refined: bool = False,
+        place: Place | None = None,
     ) -> None:
         """(Re)check ``uri``; a newer request replaces a pending one (latest wins).
 
@@ -74,6 +79,8 @@ class Checker:
         so a pull client must be told to pull again. Only a change of ``uri`` itself makes
         the files it affects be checked again (they would otherwise bounce checks back).
         ``refined``: jedi named more of ``uri``'s callees; publish only if the findings changed.
+        ``place``: the buffer's place, where the caller resolved it (an edit's): the check and its
+        diagnostics use it, never resolving it again.
         """
         delay, propagate = 0.0, not external or refined
         external = external or refined
@@ -84,7 +91,7 @@ class Checker:
             propagate = propagate or asked.propagate
             refined = refined and asked.refined
             delay = DEBOUNCE_S if debounce else 0.0
-        task = asyncio.ensure_future(self._run(uri, delay, external, propagate, refined))
+        task = asyncio.ensure_future(self._run(uri, delay, external, propagate, refined, place))
         self._tasks[uri] = task
         self._requests[uri] = CheckRequest(external, propagate, refined)
         self._quiet.clear()
@@ -141,11 +148,13 @@ class Checker:
             self.schedule(uri)
         return await waiter
 
-    async def _run(self, uri: str, delay: float, external: bool, propagate: bool, refined: bool) -> None:
+    async def _run(
+        self, uri: str, delay: float, external: bool, propagate: bool, refined: bool, place: Place | None
+    ) -> None:
         try:
             await asyncio.sleep(delay)
             await self._server.settings_ready.wait()
-            await self._check(uri, external, propagate, refined)
+            await self._check(uri, external, propagate, refined, place)
         except asyncio.CancelledError:
             raise
         except Exception:
@@ -158,19 +167,22 @@ class Checker:
             if not waiter.done():
                 waiter.set_result(findings)
 
-    def _subject(self, uri: str) -> tuple[Place, Path, str] | None:
-        """The buffer's place, and the path and text the analysis checks for it (a synced
-        cell's are its whole notebook's); None for a buffer that is not open."""
-        place = self._server.place(uri)
+    def _subject(self, uri: str, place: Place | None) -> tuple[Place, Path, str] | None:
+        """The buffer's place (``place``, else resolved now), and the path and text the analysis
+        checks for it (a synced cell's are its whole notebook's); None for a buffer that is not
+        open."""
+        place = place if place is not None else self._server.place(uri)
         if place is None or place.document is None:
             return None
         if place.notebook is not None:
             return place, Path(place.notebook.path), place.notebook.text
         return place, place.key, place.document.source
 
-    async def _check(self, uri: str, external: bool, propagate: bool, refined: bool) -> None:
+    async def _check(
+        self, uri: str, external: bool, propagate: bool, refined: bool, place: Place | None
+    ) -> None:
         server = self._server
-        subject = self._subject(uri)
+        subject = self._subject(uri, place)
         if subject is None or server.analysis is None:
             self._resolve(uri, [])
             return
@@ -185,8 +197,7 @@ class Checker:
         )
         self._sent[str(path)] = (analysis, text)
         checked = time.perf_counter()
-        now = self._subject(uri)
-        if now is None or now[0].version != version or now[2] != text or server.analysis is not analysis:
+        if _moved_on(server, place, version, text) or server.analysis is not analysis:
             return  # stale: a newer check of this buffer is on its way
         if notebook is not None:
             findings = [moved for f in findings if (moved := notebook.in_cell(f, uri)) is not None]
@@ -194,7 +205,7 @@ class Checker:
         unchanged = refined and self.results.get(uri) == (version, findings)
         self.results[uri] = (version, findings)
         if not unchanged:
-            diagnostics = [to_diagnostic(server, uri, f, version) for f in findings]
+            diagnostics = [to_diagnostic(server, place, f, version) for f in findings]
             server.diagnostics.set(
                 SOURCE, uri, diagnostics, version, announce=external or not server.pull_diagnostics
             )
@@ -249,6 +260,18 @@ class Checker:
             return
         if again and current():
             self.schedule(uri, refined=True)
+
+
+def _moved_on(server: JaxLanguageServer, place: Place, version: int | None, text: str) -> bool:
+    """Whether ``place``'s buffer moved on from ``version`` and ``text`` (another edit, or its
+    close): its document is the live one; a synced cell's notebook is joined again, since an
+    edit of another cell changes the text checked."""
+    if place.version != version or server.document(place.uri) is not place.document:
+        return True
+    if place.notebook is None:
+        return False
+    joined = notebooks.joined(server, place.uri)
+    return joined is None or joined.text != text
 
 
 def _check_buffer(

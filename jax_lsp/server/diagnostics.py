@@ -22,6 +22,7 @@ from jax_lsp.server.diagnostic_data import DiagnosticData, FixData, FixEdit
 from jax_lsp.server.documents import path_to_uri
 
 if TYPE_CHECKING:
+    from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
 
 
@@ -51,12 +52,16 @@ def code_description(code: str | None) -> types.CodeDescription | None:
 
 
 def diagnostic_data(
-    server: JaxLanguageServer, uri: str, finding: Finding, version: int | None
+    server: JaxLanguageServer, place: Place, finding: Finding, version: int | None
 ) -> DiagnosticData:
-    """The fixes of ``finding``, shown in ``uri`` at ``version``, with their edits in LSP ranges."""
+    """The fixes of ``finding``, shown in ``place``'s buffer at ``version``, with their edits in
+    LSP ranges (the buffer's through its place, another file's through the server)."""
 
-    def edit_uri(path: str) -> str:
-        return uri if path == finding.path else path_to_uri(path)
+    def edit_range(path: str, span: Span) -> tuple[str, types.Range]:
+        if path == finding.path:
+            return place.uri, place.range(span)
+        uri = path_to_uri(path)
+        return uri, server.to_lsp_range(uri, span)
 
     return DiagnosticData(
         version,
@@ -64,14 +69,7 @@ def diagnostic_data(
             FixData(
                 fix.title,
                 fix.safe,
-                [
-                    FixEdit(
-                        edit_uri(edit.path),
-                        server.to_lsp_range(edit_uri(edit.path), edit.span),
-                        edit.new_text,
-                    )
-                    for edit in fix.edits
-                ],
+                [FixEdit(*edit_range(edit.path, edit.span), edit.new_text) for edit in fix.edits],
             )
             for fix in finding.fixes
         ],
@@ -80,14 +78,15 @@ def diagnostic_data(
 
 def to_diagnostic(
     server: JaxLanguageServer,
-    uri: str,
+    place: Place,
     finding: Finding,
     version: int | None,
     source: str = SOURCE,
     data: Any = None,
 ) -> types.Diagnostic:
-    """``finding`` shown in ``uri``: with its fixes for buffer version ``version`` as its ``data``
-    (or ``data``, a feature's own), and where its policy is used as its related information."""
+    """``finding`` shown in ``place``'s buffer (resolved once for all its diagnostics): with its
+    fixes for buffer version ``version`` as its ``data`` (or ``data``, a feature's own), and
+    where its policy is used as its related information."""
     related = []
     for path, span in finding.related:
         related_uri, span = notebooks.place(server, path, span)
@@ -98,10 +97,10 @@ def to_diagnostic(
             )
         )
     if data is None and source in FIXING_SOURCES:
-        data = diagnostic_data(server, uri, finding, version)
+        data = diagnostic_data(server, place, finding, version)
     return note_diagnostic(
         server,
-        uri,
+        place,
         finding.span,
         finding.severity,
         finding.message,
@@ -114,7 +113,7 @@ def to_diagnostic(
 
 def note_diagnostic(
     server: JaxLanguageServer,
-    uri: str,
+    place: Place,
     span: Span,
     severity: Severity,
     message: str,
@@ -125,9 +124,9 @@ def note_diagnostic(
     data: Any = None,
 ) -> types.Diagnostic:
     """The one place a diagnostic is built: a finding's (`to_diagnostic`), or a note without a
-    code (what a trace decided)."""
+    code (what a trace decided), in ``place``'s buffer."""
     return types.Diagnostic(
-        range=server.to_lsp_range(uri, span),
+        range=place.range(span),
         severity=LSP_SEVERITY[severity],
         code=code,
         code_description=code_description(code),

@@ -8,8 +8,9 @@ the order they were added; a feature's failure is logged and the others still an
 from __future__ import annotations
 
 import asyncio
+import contextlib
 import itertools
-from collections.abc import Callable, Coroutine, Sequence
+from collections.abc import AsyncIterator, Callable, Coroutine, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, TypeVar
 
@@ -74,27 +75,57 @@ class LanguageFeature:
         progress: bool,
     ) -> Any:
         """Submit an agent job (`submit()`, on a thread: it may start the agent) and wait for its
-        answer; with `progress`, under a cancellable $/progress titled "jax-lsp KIND" where the
-        client shows them. The request's cancel ($/cancelRequest cancels `cancelled`) and the
-        progress's cancel button both kill the job."""
+        answer, under `progress_of`'s $/progress: its cancel kills the job."""
+        jobs: list[Any] = []
+        stopped = []  # cancelled before the job was submitted
+
+        def cancel() -> None:
+            stopped.append(True)
+            for job in jobs:
+                job.cancel()
+
+        async with self.progress_of(kind, message, cancelled, progress, cancel):
+            jobs.append(await asyncio.to_thread(submit))
+            if stopped:
+                cancel()
+            return await asyncio.wrap_future(jobs[0].future)
+
+    @contextlib.asynccontextmanager
+    async def progress_of(
+        self,
+        kind: str,
+        message: str,
+        cancelled: asyncio.Future | None,
+        progress: bool,
+        cancel: Callable[[], None],
+    ) -> AsyncIterator[Callable[[str], None]]:
+        """With `progress`, a cancellable $/progress titled "jax-lsp KIND" where the client shows
+        them, for the block; it gives the block ``report(message)`` (callable from any thread).
+        The request's cancel ($/cancelRequest cancels `cancelled`), the progress's cancel button
+        and the block's own cancellation call ``cancel()``."""
         token = (
             await self._begin_progress(f"jax-lsp-{kind}-{next(_PROGRESS_TOKENS)}", kind, message)
             if progress
             else None
         )
-        job = await asyncio.to_thread(submit)
+        loop = asyncio.get_running_loop()
 
-        def cancel_job(future: Any) -> None:
+        def report(text: str) -> None:
+            if token is not None:
+                update = types.WorkDoneProgressReport(message=text)
+                loop.call_soon_threadsafe(self.server.work_done_progress.report, token, update)
+
+        def cancel_work(future: Any) -> None:
             if future.cancelled():
-                job.cancel()
+                cancel()
 
         for future in (cancelled, self.server.work_done_progress.tokens.get(token) if token else None):
             if future is not None:
-                future.add_done_callback(cancel_job)
+                future.add_done_callback(cancel_work)
         try:
-            return await asyncio.wrap_future(job.future)
+            yield report
         except asyncio.CancelledError:
-            job.cancel()
+            cancel()
             raise
         finally:
             if token is not None:

@@ -23,7 +23,7 @@ def register(server: JaxLanguageServer) -> None:
     def did_change(ls: JaxLanguageServer, params: types.DidChangeTextDocumentParams) -> None:
         place = ls.place(params.text_document.uri)
         if place is not None and place.document is not None:
-            ls.checker.schedule(place.uri, debounce=True)
+            ls.checker.schedule(place.uri, debounce=True, place=place)
             ls.features.did_change(place, params.content_changes)
 
     @server.feature(types.TEXT_DOCUMENT_DID_SAVE)

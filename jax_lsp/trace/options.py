@@ -38,3 +38,10 @@ class TraceOptions(Record):
     def for_compile(self) -> TraceOptions:
         """The options of one candidate's compile: its limits as a request's."""
         return self.replace(timeout=self.compile_timeout, memory_mb=self.compile_memory_mb)
+
+    def for_run(self, candidates: int) -> TraceOptions:
+        """The options of the run on the device (``advise --run``), which compiles and runs each
+        of ``candidates`` in turn in one process: a compile's memory, a compile's time for each."""
+        return self.replace(
+            timeout=self.compile_timeout * max(candidates, 1), memory_mb=self.compile_memory_mb
+        )

@@ -9,7 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.trace.advisor.request import BUSY, advise
+from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.advisor.steps import BUSY
 from jax_lsp.trace.options import TraceOptions
 from tests.agent import ADVISOR_FIXTURES, AgentTraceService, invalid_value_text, line_of, needs_tpu
 

@@ -4,7 +4,7 @@ when free; on a machine without one, on the CPU, and it says so."""
 import pytest
 
 from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.trace.advisor.request import BUSY, NO_ACCELERATOR
+from jax_lsp.trace.advisor.steps import BUSY, NO_ACCELERATOR
 from jax_lsp.trace.options import TraceOptions
 from tests.agent import (
     HAS_TPU,

@@ -16,9 +16,11 @@ the table says what the JAX release does not let the advisor see (on jax 0.4.30,
 advised (and, with --budget, some policy fits), 1 when a --budget fits no policy, 2 when a
 site could not be advised.
 
-Each run starts its own trace agent, so it is always cold: it imports JAX, then the model and
-what the model imports, every time. In the editor the agent stays up, and advising an unchanged
-model again skips those imports.
+Each answer is kept in the project's cache folder (.jax-lsp-cache/advice/) while the files it read
+are unchanged: advising an unchanged site again starts no trace agent and compiles nothing
+(--no-cache: neither read nor write it). Otherwise each run starts its own trace agent, which
+imports JAX, then the model and what the model imports. Ctrl-C stops the step in flight at once
+(its process too); the steps that ended are kept in the cache.
 """
 
 from __future__ import annotations
@@ -30,14 +32,15 @@ from pathlib import Path
 
 from jax_lsp.cli.errors import ERROR_EXIT, fail, say_error
 from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.cli.target import Project, Target, TargetError, add_target
+from jax_lsp.cli.site_argument import CommandError, Project, SiteArgument, add_site_argument
 from jax_lsp.cli.trace_arguments import add_compile_arguments, add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
 from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
-from jax_lsp.trace.advisor.fit import check_fit
+from jax_lsp.trace.advisor.pipeline import Cancel, StepEvent
 from jax_lsp.trace.advisor.report import format_markdown
-from jax_lsp.trace.advisor.request import advise, compiling, example_for
+from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.advisor.sites import advise_anchors
 from jax_lsp.trace.advisor.sizes import parse_size
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
@@ -50,7 +53,7 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_target(
+    add_site_argument(
         parser,
         "a policy= argument, of a checkpointed def, or of a checkpoint without a policy (its call or "
         "decorator); without it, every site",
@@ -93,7 +96,6 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     )
     parser.add_argument(
         "--target",
-        dest="compile_target",
         metavar="MACHINE",
         help="what --compile compiles for, from any machine: a TPU type (v5e-1, v5litepod-8, v4-8, "
         "v5p-8, v6e-4), a topology as JAX writes it (v5e:2x2), or cpu (default: [tool.jax-lsp] target, "
@@ -125,6 +127,11 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "nearest folder above FILE with pyproject.toml or .git, else the current folder when it "
         "holds FILE)",
     )
+    parser.add_argument(
+        "--no-cache",
+        action="store_true",
+        help="neither read nor write the answers kept in the project's cache folder (.jax-lsp-cache/advice/)",
+    )
     add_trace_arguments(parser, flag=False)
     add_compile_arguments(parser)
     parser.set_defaults(run=run)
@@ -134,48 +141,69 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
 _NOTHING_ADVISED = {"json": "null\n"}.get
 
 
+def _progress(event: StepEvent) -> None:
+    """A step's progress, on a terminal's stderr."""
+    print(f"jax-lsp: {event.text}", file=sys.stderr)
+
+
 def run(args: argparse.Namespace) -> int:
     cwd = Path.cwd()
     try:
-        advised = Target.parse(args.target)
+        advised = SiteArgument.parse(args.site)
         budget = parse_size(args.budget) if args.budget else None
-    except TargetError as exc:
+    except CommandError as exc:
         return fail(args.output_format, str(exc), _NOTHING_ADVISED)
     except ValueError as exc:
         return fail(args.output_format, f"--budget: {exc}", _NOTHING_ADVISED)
     try:
         project = Project.open(advised.path, args.root, cwd=cwd)
         positions = advised.positions(project.workspace, "advise", advise_anchors)
-    except TargetError as exc:
+    except CommandError as exc:
         return fail(args.output_format, str(exc), _NOTHING_ADVISED)
     try:
-        target = choose_target(args.compile_target, project.settings.compile_target)
+        target = choose_target(args.target, project.settings.compile_target)
     except CompileTargetError as exc:
-        where = "--target" if args.compile_target else "[tool.jax-lsp] target"
+        where = "--target" if args.target else "[tool.jax-lsp] target"
         return fail(args.output_format, f"{where}: {exc}", _NOTHING_ADVISED)
     compile = target.is_tpu if args.compile is None else args.compile
     path, root, ws = advised.path, project.root, project.workspace
     examples_root = project.pyproject.parent if project.pyproject else root
+    cache = None if args.no_cache else AnswerCache(cache_folder(root))
+    plan = {"compile": compile, "run": args.run_steps, "budget": budget, "cache": cache}
     results: list[Advice] = []
-    with trace_service(args) as service:
-        for line, column in positions:
-            example = args.example or example_for(path, line, dict(project.settings.examples), examples_root)
-            request = {
-                "column": column,
-                "example": example,
-                "root": root,
-                "import_root": ws.imports.import_root(path),
-                "cwd": cwd,
-                "interpreter": args.interpreter,
-                "options": trace_options(args),
-                "target": target,
-            }
-            advice = advise(
-                service, path, line, policies=args.policies, compile=compile, run=args.run_steps, **request
-            )
-            if budget is not None:
-                advice = check_fit(advice, budget, compiling(service, path, line, **request))
-            results.append(advice)
+    cancel = Cancel()
+    try:
+        with trace_service(args) as service:
+            for line, column in positions:
+                example = args.example or example_for(
+                    path, line, dict(project.settings.examples), examples_root
+                )
+                request = {
+                    "column": column,
+                    "example": example,
+                    "root": root,
+                    "import_root": ws.imports.import_root(path),
+                    "cwd": cwd,
+                    "interpreter": args.interpreter,
+                    "options": trace_options(args),
+                    "target": target,
+                }
+                progress = _progress if sys.stderr.isatty() else None
+                advice = advise(
+                    service,
+                    path,
+                    line,
+                    policies=args.policies,
+                    progress=progress,
+                    cancel=cancel,
+                    **plan,
+                    **request,
+                )
+                results.append(advice)
+    except KeyboardInterrupt:  # the step in flight was stopped, and the agent with the service
+        cancel.cancel()
+        print("jax-lsp: advise: cancelled (the steps that ended are kept in the cache)", file=sys.stderr)
+        return 130
 
     if args.output_format == "json":
         documents = [a.to_contract(root, budget) for a in results]

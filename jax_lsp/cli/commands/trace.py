@@ -14,7 +14,7 @@ from pathlib import Path
 from jax_lsp.cli.errors import fail
 from jax_lsp.cli.output import display_path
 from jax_lsp.cli.output.trace_table import trace_table
-from jax_lsp.cli.target import Project, Target, TargetError, add_target
+from jax_lsp.cli.site_argument import CommandError, Project, SiteArgument, add_site_argument
 from jax_lsp.cli.trace_arguments import add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import admitted_notes, trace_service
 from jax_lsp.core import Severity
@@ -30,7 +30,7 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         description=__doc__,
         formatter_class=argparse.RawDescriptionHelpFormatter,
     )
-    add_target(parser, "a policy= argument, a policy def or a lambda")
+    add_site_argument(parser, "a policy= argument, a policy def or a lambda")
     parser.add_argument("--output-format", choices=("table", "json"), default="table")
     parser.add_argument(
         "--root",
@@ -69,10 +69,10 @@ _NOTHING_TRACED = {"json": "[]\n"}.get
 
 def run(args: argparse.Namespace) -> int:
     try:
-        traced = Target.parse(args.target)
+        traced = SiteArgument.parse(args.site)
         project = Project.open(traced.path, args.root)
         positions = traced.positions(project.workspace, "trace")
-    except TargetError as exc:
+    except CommandError as exc:
         return fail(args.output_format, str(exc), _NOTHING_TRACED)
     path, ws = traced.path, project.workspace
     static = ws.check_file(path)

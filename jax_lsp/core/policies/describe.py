@@ -12,7 +12,7 @@ from jax_lsp.core.binding.scopes import FunctionNode
 from jax_lsp.core.binding.values import Kind, classify
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.core.jax_api import POLICY_FACTORIES, READY_MADE_POLICIES
-from jax_lsp.core.policies.resolve import BuiltinPolicy, LiteralValue, PolicyFunction, Target
+from jax_lsp.core.policies.resolve import BuiltinPolicy, LiteralValue, PolicyFunction, ResolvedPolicy
 
 
 @dataclass(frozen=True)
@@ -116,7 +116,7 @@ def _names(target: PolicyFunction | BuiltinPolicy, hovered: ast.expr) -> bool:
 
 def describe_at(
     module: Module,
-    targets_here: list[tuple[ast.expr, list[Target]]],
+    targets_here: list[tuple[ast.expr, list[ResolvedPolicy]]],
     functions: list[PolicyFunction],
     position: Position,
 ) -> PolicyDescription | None:

@@ -108,7 +108,8 @@ class LiteralValue(Record):
         self._assign(module, expr, scope, chosen_by)
 
 
-Target = PolicyFunction | BuiltinPolicy | LiteralValue
+# What a site's policy value resolves to: a function, one of JAX's, or a literal.
+ResolvedPolicy = PolicyFunction | BuiltinPolicy | LiteralValue
 
 
 class Wrapping(Record):
@@ -136,14 +137,14 @@ def _called_literal(expr: ast.expr) -> bool:
     return isinstance(expr, ast.Dict) and bool(expr.keys)
 
 
-def resolve_site(site: Site) -> list[Target]:
+def resolve_site(site: Site) -> list[ResolvedPolicy]:
     if site.value is None:
         return []
     reached_from = (site.module.path, site.module.source.span(site.value))
     return _Resolver(reached_from).resolve(site.module, site.value, site.scope, NOT_WRAPPED, 0)
 
 
-def unselected_entries(site: Site) -> list[Target]:
+def unselected_entries(site: Site) -> list[ResolvedPolicy]:
     """The members of the policy tables the site looks up with a constant key that no key used
     there selects: selecting one later hands it to JAX. Only the tables whose every entry is a
     policy (a member of `jax.checkpoint_policies`, or a function, with at least one member),
@@ -155,7 +156,7 @@ def unselected_entries(site: Site) -> list[Target]:
     return resolver.unselected or []
 
 
-def table_members(site: Site) -> list[Target]:
+def table_members(site: Site) -> list[ResolvedPolicy]:
     """Every member of the policy tables the site looks up, however its key is given (as
     `unselected_entries`, the member a constant key selects included; for an unknown key, every
     member), each marked with the key that selects it."""
@@ -168,7 +169,10 @@ def table_members(site: Site) -> list[Target]:
 
 class _Resolver:
     def __init__(
-        self, reached_from: tuple[str, Span], unselected: list[Target] | None = None, every: bool = False
+        self,
+        reached_from: tuple[str, Span],
+        unselected: list[ResolvedPolicy] | None = None,
+        every: bool = False,
     ):
         self.reached_from = reached_from
         # Where the entries that constant keys leave unselected are gathered, when asked for
@@ -187,7 +191,7 @@ class _Resolver:
         scope: Scope,
         wrapping: Wrapping,
         depth: int,
-    ) -> list[Target]:
+    ) -> list[ResolvedPolicy]:
         frame = tuple(
             sorted((f, name, value) for f, named in self.literals.items() for name, value in named.items())
         )
@@ -247,12 +251,12 @@ class _Resolver:
         scope: Scope,
         wrapping: Wrapping,
         step: int,
-    ) -> list[Target]:
+    ) -> list[ResolvedPolicy]:
         """A name bound more than once: what each assignment or `def` that can reach it gives."""
         if not isinstance(expr, ast.Name):
             return []
         owner = scope.lookup(expr.id)[1]
-        targets: list[Target] = []
+        targets: list[ResolvedPolicy] = []
         for value in reaching_values(expr, scope) or ():
             if isinstance(value, ast.expr):
                 targets += self.resolve(module, value, scope, wrapping, step)
@@ -269,7 +273,7 @@ class _Resolver:
         scope: Scope,
         wrapping: Wrapping,
         step: int,
-    ) -> list[Target] | None:
+    ) -> list[ResolvedPolicy] | None:
         """`TABLE[key]` / `TABLE.get(key, default)`: the entry of a constant key; every entry of
         an unknown key, each marked with the key that selects it. None: not a table."""
         table = find_table(module, table_expr, scope)
@@ -284,7 +288,7 @@ class _Resolver:
             if entry is None:
                 return more
             return self.resolve(table.module, entry, table.scope, wrapping, step) + more
-        targets: list[Target] = []
+        targets: list[ResolvedPolicy] = []
         for name, value in table.entries:
             choice = table.choice(name, value)
             for target in self.resolve(table.module, value, table.scope, wrapping, step):
@@ -323,7 +327,7 @@ class _Resolver:
         scope: Scope,
         wrapping: Wrapping,
         step: int,
-    ) -> list[Target]:
+    ) -> list[ResolvedPolicy]:
         qualname = module.qualname(call.func, scope)
         if qualname in PARTIAL and call.args:
             more = frozenset(k.arg for k in call.keywords if k.arg)
@@ -333,7 +337,7 @@ class _Resolver:
             return self.resolve(module, call.args[0], scope, partial, step)
         member, factory = self._callee(module, call.func, scope)
         if member == SAVE_FROM_BOTH:
-            targets: list[Target] = [
+            targets: list[ResolvedPolicy] = [
                 BuiltinPolicy(member, module, call.func, call, wrapping.in_save_from_both)
             ]
             for argument in call.args:

@@ -165,7 +165,7 @@ async def data_of(ls: JaxLanguageServer, place: Place, diagnostic: types.Diagnos
     )
     for finding in [*await ls.checker.findings(place.uri), *ls.features.findings(place)]:
         if finding.code == diagnostic.code and place.range(finding.span) == diagnostic.range:
-            return diagnostic_data(ls, place.uri, finding, place.version)
+            return diagnostic_data(ls, place, finding, place.version)
     return None
 
 
@@ -183,7 +183,7 @@ async def diagnostics_in_request(
     if ours:
         return ours
     findings = await ls.checker.findings(place.uri)
-    diagnostics = [to_diagnostic(ls, place.uri, f, place.version) for f in findings]
+    diagnostics = [to_diagnostic(ls, place, f, place.version) for f in findings]
     return [d for d in diagnostics if _touches(d.range, params.range)]
 
 

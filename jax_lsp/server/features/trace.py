@@ -191,12 +191,15 @@ class TraceFeature(LanguageFeature):
         """The file's notes as diagnostics: those with a code as findings, through the
         selection a rule's pass through (noqa, select, severity); what a trace decided as is."""
         uri = path_to_uri(Path(file))
+        place = self.server.place(uri)
+        if place is None:
+            return
         notes = [n for _, notes in self.results.values() for n in notes if n.path == file]
         findings = admitted(self.server, [n.finding() for n in notes if n.code is not None])
         diagnostics = [
             to_diagnostic(
                 self.server,
-                uri,
+                place,
                 f,
                 None,
                 SOURCE,
@@ -205,7 +208,7 @@ class TraceFeature(LanguageFeature):
             for f in findings
         ]
         diagnostics += [
-            note_diagnostic(self.server, uri, n.span, n.severity, n.message, code=None, source=SOURCE)
+            note_diagnostic(self.server, place, n.span, n.severity, n.message, code=None, source=SOURCE)
             for n in notes
             if n.code is None
         ]

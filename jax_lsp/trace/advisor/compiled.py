@@ -6,6 +6,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+# The fields of a candidate's entry (`advice.PolicyAdvice`) that its compile fills: the compile
+# step and the budget's fit check copy these from the compile's answer. A new figure of the
+# compile is one more field here.
+COMPILE_FIELDS = ("compiled", "compile_s", "compile_error", "exhausted", "compile_stopped")
+
 
 @dataclass(frozen=True)
 class Compiled:

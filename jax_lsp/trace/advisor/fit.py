@@ -17,6 +17,7 @@ from dataclasses import replace
 
 from jax_lsp.trace.advisor import runs
 from jax_lsp.trace.advisor.advice import Advice, FitCheck, PolicyAdvice
+from jax_lsp.trace.advisor.compiled import COMPILE_FIELDS
 
 
 def _answered(answer: Advice, policy: PolicyAdvice) -> PolicyAdvice:
@@ -63,7 +64,7 @@ def check_fit(advice: Advice, budget: int, compile_candidates: Callable[[list[st
         ]
         fitted = fitted or next(iter(fits), None)
     policies = tuple(
-        replace(p, compiled=again.compiled, compile_s=again.compile_s, compile_error=again.compile_error)
+        replace(p, **{name: getattr(again, name) for name in COMPILE_FIELDS})
         if (again := compiled.get(p.policy)) is not None
         else p
         for p in advice.policies

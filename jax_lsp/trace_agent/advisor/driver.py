@@ -38,6 +38,7 @@ from .peak import (
     run_backward,
     step_function,
 )
+from .read_files import read_files
 from .reasons import Chosen, Why, backward_inputs
 from .residuals import Frames, residuals_of
 from .selector import find_selector
@@ -524,6 +525,8 @@ def handle(params):
         result = advise(params, fork=True)
     except AgentError as exc:
         result = exc.result()
+    else:
+        result["read_files"] = read_files(params["path"], (result.get("example") or {}).get("path"))
     result["preload"] = installed_imports(before, params.get("root"))
     timings = result.setdefault("timings", {})
     timings["cpu_s"] = (

@@ -23,7 +23,7 @@ import pytest
 
 from jax_lsp.cli import main
 from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.cli.target import repository_root
+from jax_lsp.cli.site_argument import repository_root
 from jax_lsp.engine.project import project_root
 from jax_lsp.trace.advisor.advice import (
     Advice,

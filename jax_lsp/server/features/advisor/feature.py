@@ -10,8 +10,7 @@ is given (the trace's: one warm agent for both).
 from __future__ import annotations
 
 import asyncio
-import functools
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -32,12 +31,13 @@ from jax_lsp.server.features.advisor.words import log_line, why_suggested
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
+from jax_lsp.trace.advisor.pipeline import Cancel
 from jax_lsp.trace.advisor.report import format_markdown
-from jax_lsp.trace.advisor.request import advise_and_run, example_for, fit_checked, submit_advise, with_runs
+from jax_lsp.trace.advisor.request import advise, example_for
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
-from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -200,28 +200,46 @@ class AdvisorFeature(LanguageFeature):
         progress: bool = False,
         run: bool = False,
     ) -> Advice:
-        """The site's advice (``run``: with each candidate run on the local accelerator)."""
+        """The site's advice, through the advise pipeline (`trace.advisor.pipeline`), each step's
+        answer shown as it arrives (``run``: with each candidate run on the local accelerator)."""
         anchor = next((a for a in await self.sites(path) if a.span.start.line == position.line), None)
         line = anchor.line if anchor is not None else position.line + 1
         self.warn_unsaved(path, "the advice traces")
         target = self._target()
         traced_text = disk_text(path)
         example = self._example(path, line)
-        request: dict[str, Any] = {
-            "column": anchor.column if anchor is not None else position.column,
-            "example": example,
-            "root": self._root(path),
-            "import_root": self._import_root(path),
-            "interpreter": self.server.settings.interpreter,
-            "target": target,
-        }
+        root = self._root(path)
+        loop = asyncio.get_running_loop()
+        stop = Cancel()
 
-        def keep(advice: Advice) -> None:
-            self._keep(path, anchor, advice, traced_text)
+        def keep(advice: Advice) -> None:  # on the pipeline's thread
+            loop.call_soon_threadsafe(self._keep, path, anchor, advice, traced_text)
 
-        steps = _Steps(self, path, line, request, cancelled, progress)
-        advice = await steps.advise(keep, target, run)
-        log.info("Advised %s", log_line(advice, f"{path.name}:{line}", example))
+        def steps(report: Callable[[str], None]) -> Advice:
+            return advise(
+                self.service,
+                path,
+                line,
+                anchor.column if anchor is not None else position.column,
+                example=example,
+                root=root,
+                import_root=self._import_root(path),
+                interpreter=self.server.settings.interpreter,
+                options=self.server.settings.trace.options,
+                compile=target is not None and target.is_tpu,  # the estimate is shown first
+                target=target,
+                run=run,
+                budget=self._budget(),
+                cache=AnswerCache(cache_folder(root)),
+                progress=lambda event: report(event.text),
+                cancel=stop,
+                keep=keep,
+            )
+
+        site = f"{path.name}:{line}"
+        async with self.progress_of("advise", site, cancelled, progress, stop.cancel) as report:
+            advice = await asyncio.to_thread(steps, report)
+        log.info("Advised %s", log_line(advice, site, example))
         if not advice.ok and advice.status != "cancelled":
             self._tell_failure(path, line, advice)
         return advice
@@ -353,14 +371,17 @@ class AdvisorFeature(LanguageFeature):
         ]
         return admitted(self.server, findings)
 
-    def _publish(self, path: Path) -> None:
-        """`_shown`'s findings as diagnostics; their fixes travel in the diagnostic's data, as a
-        rule's do, for the buffer's version."""
-        uri = path_to_uri(path)
-        document = self.server.document(uri)
-        version = document.version if document is not None else None
-        diagnostics = [to_diagnostic(self.server, uri, f, version, ADVISE_SOURCE) for f in self._shown(path)]
-        self.server.publish_diagnostics(ADVISE_SOURCE, uri, diagnostics)
+    def _publish(self, path: Path, place: Place | None = None) -> None:
+        """`_shown`'s findings as diagnostics in ``path``'s buffer (``place``, where the caller
+        has it); their fixes travel in the diagnostic's data, as a rule's do, for the buffer's
+        version."""
+        place = place if place is not None else self.server.place(path_to_uri(path))
+        if place is None:
+            return
+        diagnostics = [
+            to_diagnostic(self.server, place, f, place.version, ADVISE_SOURCE) for f in self._shown(path)
+        ]
+        self.server.publish_diagnostics(ADVISE_SOURCE, place.uri, diagnostics)
 
     # -- buffer events -------------------------------------------------------------------
     def did_change(self, place: Place, edits: Sequence[LineEdit]) -> None:
@@ -371,7 +392,7 @@ class AdvisorFeature(LanguageFeature):
             return
         for stale in self.advised.follow(path, edits):
             self.announce(path, stale)
-        self._publish(path)
+        self._publish(path, place)
 
     async def did_save(self, place: Place) -> None:
         """Advise again each advised site of the saved file whose advice no longer describes it
@@ -413,62 +434,3 @@ class AdvisorFeature(LanguageFeature):
     def shutdown(self) -> None:
         if self._owns_service:
             self.service.shutdown()
-
-
-class _Steps:
-    """One site's advice, step by step: the estimate (shown at once), the compile for a TPU
-    target, the budget's fit check; each under a cancellable progress."""
-
-    def __init__(
-        self,
-        feature: AdvisorFeature,
-        path: Path,
-        line: int,
-        request: dict[str, Any],
-        cancelled: asyncio.Future | None,
-        progress: bool,
-    ) -> None:
-        self.feature, self.path, self.line, self.request = feature, path, line, request
-        self.cancelled, self.progress = cancelled, progress
-        self.site = f"{path.name}:{line}"
-
-    async def _run(self, submit: functools.partial, message: str) -> Advice:
-        answer: Advice = await self.feature.run_job(submit, "advise", message, self.cancelled, self.progress)
-        return answer
-
-    def _job(self, compile: bool, run: bool) -> functools.partial:
-        # a compile takes seconds a candidate: it runs under the compile's limits
-        options = self.feature.server.settings.trace.options
-        submit = advise_and_run if run and not compile else submit_advise
-        return functools.partial(
-            submit,
-            self.feature.service,
-            self.path,
-            self.line,
-            options=options.for_compile() if compile else options,
-            compile=compile,
-            **self.request,
-        )
-
-    async def advise(self, keep: Any, target: CompileTarget | None, run: bool) -> Advice:
-        advice = await self._run(self._job(False, run), self.site)
-        keep(advice)
-        if advice.ok and target is not None and target.is_tpu:
-            # the estimate is shown at once; the compiled figures replace it when they arrive
-            compiling = f"{self.site}: compiling each policy for {target.name}"
-            compiled = await self._run(self._job(True, run), compiling)
-            if compiled.ok:
-                advice = with_runs(compiled, advice) if run else compiled
-                keep(advice)
-        budget = self.feature._budget()
-        if advice.ok and budget is not None and not advice.compiled:
-            # as `advise --budget`: the candidates the suggestion depends on, compiled (`fit.py`)
-            options = self.feature.server.settings.trace.options
-            service, path, line = self.feature.service, self.path, self.line
-            checking = functools.partial(
-                fit_checked, advice, budget, service, path, line, options=options, **self.request
-            )
-            message = f"{self.site}: compiling the candidates for the {format_bytes(budget)} budget"
-            advice = await self._run(checking, message)
-            keep(advice)
-        return advice

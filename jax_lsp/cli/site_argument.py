@@ -1,4 +1,5 @@
-"""What `jax-lsp trace` and `jax-lsp advise` point at: FILE[:LINE[:COLUMN]], and its project."""
+"""What `jax-lsp trace` and `jax-lsp advise` point at, the site: FILE[:LINE[:COLUMN]], and its
+project. (The *target* is what `advise --target` compiles for: `trace.compile_target`.)"""
 
 from __future__ import annotations
 
@@ -16,20 +17,20 @@ from jax_lsp.engine.project import project_root
 from jax_lsp.trace.locations import PolicyAnchor, policy_anchors
 
 METAVAR = "FILE[:LINE[:COLUMN]]"
-_TARGET = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
+_SITE = re.compile(r"^(?P<path>.+?)(?::(?P<line>\d+))?(?::(?P<column>\d+))?$")
 
 
-def add_target(parser: argparse.ArgumentParser, places: str) -> None:
+def add_site_argument(parser: argparse.ArgumentParser, places: str) -> None:
     """The FILE[:LINE[:COLUMN]] argument of `trace` and `advise`; ``places``: what its line may
     name."""
-    parser.add_argument("target", metavar=METAVAR, help=f"1-based line (and column) of {places}")
+    parser.add_argument("site", metavar=METAVAR, help=f"1-based line (and column) of {places}")
 
 
-class TargetError(Exception):
+class CommandError(Exception):
     """Why the command cannot start; its message is the command's error line."""
 
 
-class Target(Record):
+class SiteArgument(Record):
     """The command line's file, and the line and column it names (1-based there)."""
 
     __slots__ = ("path", "line", "column")
@@ -41,13 +42,13 @@ class Target(Record):
         self._assign(path, line, column)
 
     @classmethod
-    def parse(cls, text: str) -> Target:
-        match = _TARGET.match(text)
+    def parse(cls, text: str) -> SiteArgument:
+        match = _SITE.match(text)
         if match is None:
-            raise TargetError(f"{text!r}: expected {METAVAR}")
+            raise CommandError(f"{text!r}: expected {METAVAR}")
         path = Path(match["path"]).resolve()
         if not path.is_file():
-            raise TargetError(f"{match['path']}: no such file")
+            raise CommandError(f"{match['path']}: no such file")
         line = int(match["line"]) if match["line"] else None
         column = int(match["column"]) - 1 if line is not None and match["column"] else None
         return cls(path, line, column)
@@ -72,7 +73,7 @@ class Target(Record):
             (a.line, a.column) for a in (sites or _policy_sites)(workspace, str(self.path))
         ]
         if not found:
-            raise TargetError(f"{display_path(str(self.path))}: no policy site to {verb}")
+            raise CommandError(f"{display_path(str(self.path))}: no policy site to {verb}")
         return found
 
 
@@ -81,7 +82,7 @@ def _policy_sites(workspace: Workspace, path: str) -> list[PolicyAnchor]:
 
 
 class Project(Record):
-    """The target's project: its root, the nearest pyproject.toml and a workspace under its settings."""
+    """The site's project: its root, the nearest pyproject.toml and a workspace under its settings."""
 
     __slots__ = ("root", "pyproject", "workspace")
     root: Path  # resolved: put on sys.path for the project's imports
@@ -101,7 +102,7 @@ class Project(Record):
         try:
             settings = load_pyproject(pyproject) if pyproject else Settings()
         except SettingsError as exc:
-            raise TargetError(str(exc)) from None
+            raise CommandError(str(exc)) from None
         return cls(root, pyproject, Workspace(roots=[root], settings=settings))
 
     @property
