@@ -21,7 +21,6 @@ from __future__ import annotations
 import functools
 import json
 import os
-import subprocess
 import sys
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -186,6 +185,8 @@ def _search_path(python: str) -> tuple[str, ...]:
     """``sys.path`` of ``python`` (a short process of its own: no JAX is imported)."""
     if python == os.path.realpath(sys.executable):
         return tuple(sys.path)
+    import subprocess  # here: only another interpreter than this one is asked (start-up time)
+
     try:
         out = subprocess.run(
             [python, "-c", "import json, sys; print(json.dumps(sys.path))"],
