@@ -34,9 +34,10 @@ from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
 from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
+from jax_lsp.trace.advisor.examples import example_for
 from jax_lsp.trace.advisor.pipeline import Cancel
 from jax_lsp.trace.advisor.report import format_markdown
-from jax_lsp.trace.advisor.request import advise, example_for
+from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
@@ -80,7 +81,7 @@ class AdvisorFeature(LanguageFeature):
             lsp_range = place.range(anchor.span)
             arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
             found = self.advised.at(path, anchor.span.start.line)
-            lens = shown.lens(found, anchor.kind, self._example(path, anchor.line) is not None)
+            lens = shown.lens(found, anchor.kind, await self._example(path, anchor.line) is not None)
             command = types.Command(title=lens.title, command=lens.command, arguments=arguments)
             lenses.append(types.CodeLens(range=lsp_range, command=command))
         return lenses
@@ -115,12 +116,16 @@ class AdvisorFeature(LanguageFeature):
                 )
         return sorted(hints, key=lambda hint: (hint.position.line, hint.position.character))
 
-    def _example(self, path: Path, line: int) -> str | None:
+    async def _example(self, path: Path, line: int) -> str | None:
         ls = self.server
         settings = ls.settings
         pyproject = settings.pyproject
         root = pyproject.parent if pyproject is not None else project_root(path, ls.roots)
-        return example_for(path, line, dict(settings.core.examples), root)
+        analysis = await ls.built_analysis()
+        if analysis is None:
+            return None
+        examples = settings.core.examples
+        return await ls.run_analysis(example_for, analysis, path, line, examples, root, line)
 
     def refresh(self) -> None:
         support = self.server.client_support
@@ -207,7 +212,7 @@ class AdvisorFeature(LanguageFeature):
         self.warn_unsaved(path, "the advice traces")
         target = self._target()
         traced_text = disk_text(path)
-        example = self._example(path, line)
+        example = await self._example(path, line)
         root = self._root(path)
         loop = asyncio.get_running_loop()
         stop = Cancel()
@@ -405,7 +410,7 @@ class AdvisorFeature(LanguageFeature):
         outdated = self.advised.outdated(path, disk_text(path))
         every = self.trusted and ls.settings.advise.on_save
         anchors = await self.sites(path)
-        lines = {a.span.start.line for a in anchors if self._example(path, a.line) is not None}
+        lines = {a.span.start.line for a in anchors if await self._example(path, a.line) is not None}
         again = {line for line in lines for a in outdated if a.holds(line)} if self.trusted else set()
         self.advised.drop(path, [a for a in outdated if not any(a.holds(line) for line in again)])
         if outdated:
