@@ -38,16 +38,20 @@ def line_hints(
 ) -> list[LineHint]:
     """The hints of a policy's residuals: ``placed``, those made on 0-based lines of the file,
     and ``others``, the rest (made in other files, or on no line). One hint per line that makes
-    a value the policy saves; one on ``site_line`` that counts the rest."""
+    a value the policy saves; one on ``site_line`` that counts the rest made on some line."""
     by_line: dict[int, list[Residual]] = {}
-    elsewhere, kept = [], []
+    elsewhere: list[Residual] = []
+    kept: list[Residual] = []
     for line, residual in placed:
         if residual.reason in CHOSEN_BY_THE_POLICY:
             by_line.setdefault(line, []).append(residual)
         else:
             kept.append(residual)
-    for residual in others:
-        (elsewhere if residual.reason in CHOSEN_BY_THE_POLICY else kept).append(residual)
+    for residual in others:  # the step's own arguments, made on no line, are the lens's to count
+        if residual.reason in CHOSEN_BY_THE_POLICY:
+            elsewhere.append(residual)
+        elif residual.made_on_a_line:
+            kept.append(residual)
     hints = [_line_hint(line, saved, root) for line, saved in sorted(by_line.items())]
     if elsewhere or kept:
         hints.append(_rest_hint(site_line, elsewhere, kept, root))

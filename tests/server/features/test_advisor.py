@@ -644,3 +644,42 @@ async def test_on_a_tpu_the_lens_shows_the_compiled_peak_for_the_chip(server, tm
         [lens] = await until(compiled, 300)
         assert f"fits {chip.name}" in lens.command.title, lens.command.title
         print(lens.command.title)
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_hints_show_what_the_policy_saves_in_the_submodules_the_block_calls(server, tmp_path):
+    """EasyLM's shape: `nn.remat(Block)` made in `setup`, the block calling an attention
+    submodule of the file and an MLP of another. Each matmul the policy saves gets its hint on
+    the attention's lines; the MLP's (another file) and what is kept whatever the policy (a
+    layer's output, the next block's input) are counted on the site's line, never called saved
+    where they are made."""
+    pytest.importorskip("flax")
+    shutil.copytree(ADVISOR_FIXTURES / "flax_submodules", tmp_path, dirs_exist_ok=True)
+    text = (tmp_path / "model.py").read_text(encoding="utf-8")
+    text = text.replace("checkpoint_dots)\n", "checkpoint_dots)  # jax-lsp: example=model.py:example\n")
+    async with server.in_folder(tmp_path) as session:
+        uri, result = await _open_and_advise(session, "model.py", text)
+        assert result["policies"], result
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        hints = await session.client.text_document_inlay_hint_async(
+            types.InlayHintParams(
+                text_document=types.TextDocumentIdentifier(uri),
+                range=types.Range(types.Position(0, 0), types.Position(80, 0)),
+            )
+        )
+    lines = text.split("\n")
+
+    def line(needle):
+        return next(i for i, written in enumerate(lines) if needle in written)
+
+    by_line = {h.position.line: h for h in hints}
+    site = line("nn.remat(Block")
+    assert sorted(by_line) == sorted([line("# projections"), line("# scores"), line("# mixed"), site])
+    assert by_line[line("# projections")].label == " saved f32[2,8,16] 1 KiB x4"  # q and k, two layers
+    assert by_line[line("# scores")].label == " saved f32[2,8,8] 512 B x2"
+    assert line("# the block's output") not in by_line  # the next block's input: kept, not saved
+    assert by_line[site].label == " +2 saved in other files 4 KiB · 2 kept anyway 2 KiB"
+    tooltip = by_line[site].tooltip
+    assert isinstance(tooltip, types.MarkupContent)
+    assert "made in other files (mlp.py:10)" in tooltip.value
+    assert "2 arrays kept whatever the policy says, never saved by it:" in tooltip.value

@@ -38,7 +38,7 @@ from jax_lsp.trace.advisor.examples import example_for
 from jax_lsp.trace.advisor.pipeline import Cancel
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
-from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -95,13 +95,7 @@ class AdvisorFeature(LanguageFeature):
         for found in self.advised.of(path):
             if found.current is None:
                 continue
-            analysis = await self.server.built_analysis()
-            function_lines = (
-                await self.server.run_analysis(checkpointed_lines, analysis, str(path), found.span.start)
-                if analysis is not None
-                else None
-            )
-            for hint in shown.hints(found, path, function_lines, root):
+            for hint in shown.hints(found, path, root):
                 if not (lsp_range.start.line <= hint.line <= lsp_range.end.line) or hint.line >= len(lines):
                     continue
                 end = Position(hint.line, len(lines[hint.line].rstrip("\r\n")))

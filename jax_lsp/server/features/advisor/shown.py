@@ -60,14 +60,14 @@ def hover_markdown(found: Advised, budget: int | None) -> str:
     return "\n".join(parts)
 
 
-def hints(
-    found: Advised, path: Path, function_lines: tuple[int, int] | None, root: Path | None
-) -> list[LineHint]:
-    """The inlay hints of an advised site of ``path``: its current policy's residuals on the
-    lines that make them (`trace.advisor.hints`); none for stale advice."""
+def hints(found: Advised, path: Path, root: Path | None) -> list[LineHint]:
+    """The inlay hints of an advised site of ``path``: what its current policy saves on the
+    lines that make them, the rest counted on the site's line (`trace.advisor.hints`); none for
+    stale advice."""
     current = found.current
     if current is None:
         return []
     residuals = [r for r in current.residuals if r.path == str(path) and r.line is not None]
+    others = [r for r in current.residuals if r.path != str(path) or r.line is None]
     placed = list(zip(found.residual_lines, residuals))
-    return line_hints(placed, function_lines, found.span.start.line, root)
+    return line_hints(placed, others, found.span.start.line, root)
