@@ -8,8 +8,8 @@ table's keys: a parameter default (``remat_policy='nothing_saveable'``), a class
 (EasyLM's ``config.remat_policy = 'nothing_saveable'`` on an ``ml_collections.ConfigDict``,
 ``self.remat_policy = ...``), an entry of a dict literal (``{'remat_policy': ...}``) or a keyword
 of a call (``dict(remat_policy=...)``, ``LLaMAConfig(remat_policy=...)`` at the construction).
-The example's own file is left out where the project writes one elsewhere (the example mirrors
-the configuration for the advice; a run reads the project's). One such literal is the setting;
+The example's own file, where it is not the site's, is left out where the project writes one
+elsewhere (the example mirrors the configuration for the advice; a run reads the project's). One such literal is the setting;
 several are narrowed to those equal to the key the example used; none or several left give no
 setting, and say what to set and where.
 """
@@ -118,7 +118,8 @@ def with_setting(advice: Advice, root: Path | None) -> Advice:
         note = f"{selector.expression} is not a name a configuration sets"
         return replace(advice, setting_note=note)
     found = literal_settings(root, name, selector.keys)
-    found = [(s, v) for s, v in found if not _in_example(s.path, advice.example)] or found
+    if not _in_example(advice.path, advice.example):
+        found = [(s, v) for s, v in found if not _in_example(s.path, advice.example)] or found
     if len(found) > 1 and selector.current is not None:
         found = [(s, v) for s, v in found if v == selector.current] or found
     if len(found) == 1:

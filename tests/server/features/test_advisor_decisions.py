@@ -109,7 +109,7 @@ def test_the_site_fix_writes_the_suggestion_over_the_policy_value():
     span = Span(Position(9, start), Position(9, line.index(")")))
     site = Advised(_advice(), span, (11,), "site", "text")
     fix = suggested.site_fix(PATH, lines, "".join(lines), site, chosen, "(why)")
-    assert fix.disabled is None
+    assert fix.note is None
     assert fix.title == "Use the suggested policy: nothing_saveable (why)"
     assert fix.edits == (Edit(str(PATH), span, READY + "nothing_saveable"),)
 

@@ -48,6 +48,7 @@ if TYPE_CHECKING:
     from jax_lsp.core.findings import Edit
     from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
+    from jax_lsp.server.settings import ServerSettings
 
 ADVICE_CHANGED = "jax-lsp/adviceChanged"  # a notification: {uri, position, stale}, for views of an advice
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
@@ -162,6 +163,7 @@ class AdvisorFeature(LanguageFeature):
         return {
             **self._comparison(advice, self._root(path), self._budget()),
             "stale": found.stale if found is not None else None,
+            "quick_fix": self._quick_fix(found),
         }
 
     async def run_command(self, *arguments: Any) -> dict:
@@ -170,7 +172,11 @@ class AdvisorFeature(LanguageFeature):
         path, position = self._arguments(RUN, arguments)
         with self.server.protocol.cancellation() as cancelled:
             advice = await self.advise(path, position, cancelled=cancelled, progress=True, run=True)
-        return self._comparison(advice, self._root(path), self._budget())
+        found = self.advised.at(path, position.line)
+        return {
+            **self._comparison(advice, self._root(path), self._budget()),
+            "quick_fix": self._quick_fix(found),
+        }
 
     def _comparison(self, advice: Advice, root: Path, budget: int | None) -> dict:
         """The comparison's ``view`` (`trace.advisor.comparison`), as ``text`` too, its Markdown
@@ -243,6 +249,23 @@ class AdvisorFeature(LanguageFeature):
             self._tell_failure(path, line, advice)
         return advice
 
+    async def settings_changed(self, previous: ServerSettings) -> None:
+        """A new `advise.budget` or target: the advised sites advised again for it, each under a
+        progress, and their lens, hover, quick fix and views told. The pipeline's cache answers
+        what is already known (the estimate, the candidates an earlier check compiled), so a new
+        budget compiles only what its suggestion needs that was never compiled."""
+        now = self.server.settings
+        new_target = (now.advise.target, now.core.compile_target) != (
+            previous.advise.target,
+            previous.core.compile_target,
+        )
+        if not self.trusted or (not new_target and now.advise.budget == previous.advise.budget):
+            return
+        for path in self.advised.paths():
+            for found in self.advised.of(path):
+                if found.stale is None and found.advice.ok:
+                    await self.advise(path, found.span.start, progress=True)
+
     def _import_root(self, path: Path) -> Path | None:
         analysis = self.server.analysis
         return analysis.imports.import_root(path) if analysis is not None else None
@@ -309,9 +332,24 @@ class AdvisorFeature(LanguageFeature):
             elif fix is None:
                 why = why_suggested(found.advice, chosen, budget)
                 fix = suggested.site_fix(path, doc.lines, doc.source, found, chosen, why)
-            if fix is not None:
+            if fix is not None and fix.edits:  # none that only says what to do: the hover says it
                 actions.append(self._action(fix, place))
         return actions
+
+    def _quick_fix(self, found: Advised | None) -> dict | None:
+        """What the quick fix offers at ``found``'s site, for Compare to mark and say: the
+        suggested ``policy``, the fix's ``title`` where it edits, else its ``note`` (what to set
+        and where); None where it offers nothing."""
+        budget = self._budget()
+        fresh = found is not None and found.stale is None
+        chosen = suggested.suggestion(found.advice, budget) if found is not None and fresh else None
+        if found is None or chosen is None:
+            return None
+        fix = suggested.advice_fix(found, chosen, budget, self._lines_of)
+        if fix is None:  # the site's own value, or a checkpoint that takes one: edited on request
+            why = why_suggested(found.advice, chosen, budget)
+            fix = suggested.SuggestedFix(suggested.fix_title(chosen, why))
+        return {"policy": chosen.policy, "title": None if fix.note else fix.title, "note": fix.note}
 
     def _lines_of(self, path: str) -> Sequence[str]:
         return self.server.lines_of(path_to_uri(path))
@@ -335,12 +373,6 @@ class AdvisorFeature(LanguageFeature):
 
     def _action(self, fix: suggested.SuggestedFix, place: Place) -> types.CodeAction:
         """The LSP code action of ``fix``: its edits in the place's buffer, or in other files."""
-        if fix.disabled is not None:
-            return types.CodeAction(
-                title=fix.title,
-                kind=types.CodeActionKind.QuickFix,
-                disabled=types.CodeActionDisabled(reason=fix.disabled),
-            )
         by_uri: dict[str, list[types.TextEdit]] = {}
         for edit in fix.edits:
             uri, lsp_range = self._lsp_range(edit, place)
@@ -422,7 +454,8 @@ class AdvisorFeature(LanguageFeature):
         found = self.advised.at(path, place.position.line)
         if found is None:
             return None
-        markdown = shown.hover_markdown(found, self._budget())
+        quick_fix = self._quick_fix(found)
+        markdown = shown.hover_markdown(found, self._budget(), quick_fix["note"] if quick_fix else None)
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
 
     def did_close(self, place: Place) -> None:

@@ -38,8 +38,9 @@ def lens(found: Advised | None, kind: str, has_example: bool) -> Lens:
     return Lens("Advise policy (none given: JAX's default)" if kind == DEFAULT else "Advise policy", ADVISE)
 
 
-def hover_markdown(found: Advised, budget: int | None) -> str:
-    """What the advice says, in short: the current policy, the suggestion, how many candidates."""
+def hover_markdown(found: Advised, budget: int | None, to_do: str | None = None) -> str:
+    """What the advice says, in short: the current policy, the suggestion (``to_do``: what to set
+    and where, where no quick fix can edit it), how many candidates."""
     advice, current = found.advice, found.advice.current
     parts = [f"**jax-lsp advice** ({target_name(advice)}, jax {advice.jax_version or '?'})", ""]
     if found.stale is not None:
@@ -52,6 +53,8 @@ def hover_markdown(found: Advised, budget: int | None) -> str:
                 f"- suggested `{short_policy(suggested.policy)}`: {lens_summary(advice, suggested)} "
                 f"{why_suggested(advice, suggested, budget)}"
             )
+            if to_do is not None:
+                parts.append(f"- to use it: {to_do}")
         elif budget is None:
             parts.append("- no suggestion: set `advise.budget` (e.g. `24GiB`) to get one")
         parts.append(f"- {len(advice.policies)} candidates: Compare policies (the lens) shows them")

@@ -1,0 +1,73 @@
+"""The advisor when its settings change (real LSP, real agent): a new `advise.budget` advises the
+advised sites again, from what is known, under a progress, and the quick fix follows."""
+
+from __future__ import annotations
+
+import pytest
+from lsprotocol import types
+
+from tests.agent import needs_linux
+from tests.server.features.test_advisor import (
+    COMPARE,
+    _execute,
+    _mlp,
+    _open_and_advise,
+    _quick_fixes,
+    _until_title,
+)
+from tests.server.lsp_harness import until
+
+pytest.importorskip("jax")
+pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
+
+SITE = "jax.checkpoint_policies.everything_saveable"
+
+
+def _configure(session, settings):
+    session.client.set_configuration(settings, section="jax-lsp")
+    session.client.workspace_did_change_configuration(
+        types.DidChangeConfigurationParams(settings={"jax-lsp": settings})
+    )
+
+
+def _begun(session):
+    reports = session.client.progress_reports.values()
+    return [r[0].message or "" for r in reports if r and r[0].kind == "begin"]
+
+
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+async def test_setting_the_budget_advises_again_and_offers_the_quick_fix(server, tmp_path):
+    """Advised without a budget: no suggestion, no quick fix. Setting `advise.budget` (no edit,
+    no save) checks the fit for it under a progress; the quick fix is then offered, and Compare
+    names the same policy. A smaller budget compiles only what the first did not."""
+    text = _mlp(policy="everything_saveable")
+    async with server.in_folder(tmp_path, configuration={"advise": {"target": "cpu"}}) as session:
+        uri, result = await _open_and_advise(session, "mlp.py", text)
+        assert result["suggested"] is None and result["fit_check"] is None
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        assert await _quick_fixes(session, uri, text, SITE) is None
+        assert (await _execute(session, COMPARE, lens.command.arguments))["quick_fix"] is None
+
+        _configure(session, {"advise": {"target": "cpu", "budget": "6KiB"}})
+        [action] = await until(lambda: _quick_fixes(session, uri, text, SITE), 120)
+        assert action.title.startswith("Use the suggested policy: dots_saveable (compiled ")
+        assert action.title.endswith(" within the 6 KiB budget, on cpu)")
+        assert any(m.endswith(": compiling the candidates for the 6 KiB budget") for m in _begun(session)), (
+            _begun(session)
+        )
+        compared = await _execute(session, COMPARE, lens.command.arguments)
+        assert compared["quick_fix"]["policy"] == "jax.checkpoint_policies.dots_saveable"
+        assert compared["quick_fix"]["title"] == action.title
+        first = compared["advice"]["fit_check"]["policies"]
+
+        _configure(session, {"advise": {"target": "cpu", "budget": "2KiB"}})
+        [smaller] = await until(lambda: _fix_within(session, uri, text, "2 KiB"), 120)
+        compared = await _execute(session, COMPARE, lens.command.arguments)
+        assert compared["quick_fix"]["title"] == smaller.title
+        checked = compared["advice"]["fit_check"]["policies"]
+        assert checked[: len(first)] == first  # what the first budget compiled is kept
+
+
+async def _fix_within(session, uri, text, budget):
+    found = await _quick_fixes(session, uri, text, SITE) or []
+    return [a for a in found if a.title.endswith(f" within the {budget} budget, on cpu)")] or None
