@@ -3,6 +3,9 @@ advised sites again, from what is known, under a progress, and the quick fix fol
 
 from __future__ import annotations
 
+import importlib.util
+import sys
+
 import pytest
 from lsprotocol import types
 
@@ -10,6 +13,7 @@ from tests.agent import needs_linux
 from tests.server.features.test_advisor import (
     COMPARE,
     _execute,
+    _hover,
     _mlp,
     _open_and_advise,
     _quick_fixes,
@@ -71,3 +75,26 @@ async def test_setting_the_budget_advises_again_and_offers_the_quick_fix(server,
 async def _fix_within(session, uri, text, budget):
     found = await _quick_fixes(session, uri, text, SITE) or []
     return [a for a in found if a.title.endswith(f" within the {budget} budget, on cpu)")] or None
+
+
+@pytest.mark.parametrize("server", ["vscode"], indirect=True)
+async def test_a_tpu_target_without_libtpu_is_named_in_the_lens_and_the_budget_in_the_hover(server, tmp_path):
+    """`advise.target: v5e-1` where the project's Python has no libtpu: the lens says it could
+    not compile for the target and why, rather than only "cpu"; the hover says what the budget
+    is compared with there (the estimate's temporaries, then the CPU's compiled ones)."""
+    if importlib.util.find_spec("libtpu") is not None:
+        pytest.skip("this interpreter has libtpu: tests/server/features/test_advisor_target.py")
+    text = _mlp(policy="everything_saveable")
+    settings = {"advise": {"target": "v5e-1", "budget": "6KiB"}}
+    async with server.in_folder(tmp_path, configuration=settings) as session:
+        uri, result = await _open_and_advise(session, "mlp.py", text)
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        assert f"not compiled for v5e-1: no libtpu in {sys.executable}" in lens.command.title
+        # the budget's check compiled on the CPU instead: the quick fix is offered, and says so
+        [action] = await until(lambda: _fix_within(session, uri, text, "6 KiB"))
+        hover = await _hover(session, uri, text, SITE)
+        assert hover.startswith("**jax-lsp advice** (cpu, jax ")
+        assert (
+            "- the 6 KiB budget is compared with the compiled step's temporaries on cpu "
+            "(not the arguments and gradients it holds anyway)" in hover
+        )

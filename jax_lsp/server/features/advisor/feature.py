@@ -10,7 +10,9 @@ is given (the trace's: one warm agent for both).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +29,7 @@ from jax_lsp.server.features.advisor import shown, suggested
 from jax_lsp.server.features.advisor.advised import Advised, AdvisedFiles, advised
 from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN
 from jax_lsp.server.features.advisor.text import disk_text
-from jax_lsp.server.features.advisor.words import log_line, why_suggested
+from jax_lsp.server.features.advisor.words import log_line, not_compiled, why_suggested
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
@@ -221,7 +223,8 @@ class AdvisorFeature(LanguageFeature):
             loop.call_soon_threadsafe(self._keep, path, anchor, advice, traced_text)
 
         def steps(report: Callable[[str], None]) -> Advice:
-            return advise(
+            ask = functools.partial(
+                advise,
                 self.service,
                 path,
                 line,
@@ -231,8 +234,6 @@ class AdvisorFeature(LanguageFeature):
                 import_root=self._import_root(path),
                 interpreter=self.server.settings.interpreter,
                 options=self.server.settings.trace.options,
-                compile=target is not None and target.is_tpu,  # the estimate is shown first
-                target=target,
                 run=run,
                 budget=self._budget(),
                 cache=AnswerCache(cache_folder(root)),
@@ -240,6 +241,19 @@ class AdvisorFeature(LanguageFeature):
                 cancel=stop,
                 keep=keep,
             )
+            tpu = target is not None and target.is_tpu
+            advice = ask(compile=tpu, target=target)  # the estimate is shown first
+            if (
+                tpu
+                and advice.ok
+                and not advice.on_tpu
+                and not_compiled(advice)
+                and self._budget() is not None
+            ):
+                # no libtpu here (its note says so): the budget's check compiles on the CPU instead
+                advice = replace(ask(compile=False, target=None), notes=advice.notes)
+                keep(advice)
+            return advice
 
         site = f"{path.name}:{line}"
         async with self.progress_of("advise", site, cancelled, progress, stop.cancel) as report:

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jax_lsp.server.features.advisor.advised import Advised
 from jax_lsp.server.features.advisor.suggested import suggestion
-from jax_lsp.server.features.advisor.words import lens_summary, target_name, why_suggested
+from jax_lsp.server.features.advisor.words import budget_meaning, lens_summary, target_name, why_suggested
 from jax_lsp.trace.advisor.hints import LineHint, line_hints
 from jax_lsp.trace.advisor.report import short_policy
 from jax_lsp.trace.advisor.sites import DEFAULT
@@ -57,6 +57,8 @@ def hover_markdown(found: Advised, budget: int | None, to_do: str | None = None)
                 parts.append(f"- to use it: {to_do}")
         elif budget is None:
             parts.append("- no suggestion: set `advise.budget` (e.g. `24GiB`) to get one")
+        if budget is not None:
+            parts.append(f"- {budget_meaning(advice, budget)}")
         parts.append(f"- {len(advice.policies)} candidates: Compare policies (the lens) shows them")
     else:
         parts.append(f"{advice.status}: {advice.message}")
