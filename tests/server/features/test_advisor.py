@@ -718,3 +718,34 @@ async def test_hints_show_what_the_policy_saves_in_the_submodules_the_block_call
     assert isinstance(tooltip, types.MarkupContent)
     assert "made in other files (mlp.py:10)" in tooltip.value
     assert "2 arrays kept whatever the policy says, never saved by it:" in tooltip.value
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_an_example_keyed_in_pyproject_follows_its_site_across_edits(server, tmp_path):
+    """A key by the function that holds the site, and a key by line, still name the site after
+    lines are added above it; advised after the save, with the example the key gives."""
+    text = _mlp(comment=False).replace(
+        "block = jax.checkpoint(mlp,", "def make():\n    return jax.checkpoint(mlp,"
+    )
+    text += '\n\ndef made():\n    return {"fn": lambda *args: make()(*args), "args": example()}\n'
+    line = next(i for i, written in enumerate(text.split("\n"), 1) if "policy=" in written)
+    for key in ("mlp.py:make", f"mlp.py:{line}"):
+        folder = tmp_path / key.replace(":", "-").replace(".", "-")
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text(f'[tool.jax-lsp.examples]\n"{key}" = "mlp.py:made"\n')
+        async with server.in_folder(folder) as session:
+            uri = _model(session, text)
+            [lens] = await until(lambda uri=uri: _advise_lenses(session, uri))
+            assert lens.command.title == "Advise policy", key
+            session.change(uri, types.Position(0, 0), types.Position(0, 0), "# one\n# two\n")
+            [moved] = await until(
+                lambda uri=uri: _until_title(session, uri, lambda t: t.startswith("Advise policy"))
+            )
+            assert (moved.range.start.line, moved.command.title) == (line - 1 + 2, "Advise policy"), key
+            (folder / "mlp.py").write_text(session.texts[uri], encoding="utf-8")
+            session.client.text_document_did_save(
+                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
+            )
+            result = await _execute(session, ADVISE, moved.command.arguments)
+            assert result["example"] == {"spec": "mlp.py:made"} and result["target"]["line"] == line + 2
+            assert result["policies"], result

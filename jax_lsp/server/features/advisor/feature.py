@@ -36,7 +36,7 @@ from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
 from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
-from jax_lsp.trace.advisor.examples import example_for
+from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
 from jax_lsp.trace.advisor.pipeline import Cancel
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
@@ -62,6 +62,8 @@ class AdvisorFeature(LanguageFeature):
         self.service = service
         self._owns_service = owns_service  # shut down with the feature (no trace feature to share)
         self.advised = AdvisedFiles()
+        # per open file with `"file.py:LINE"` example keys: where their lines are in its buffer
+        self.key_lines: dict[str, KeyLines] = {}
 
     @property
     def trusted(self) -> bool:
@@ -114,15 +116,35 @@ class AdvisorFeature(LanguageFeature):
         return sorted(hints, key=lambda hint: (hint.position.line, hint.position.character))
 
     async def _example(self, path: Path, line: int) -> str | None:
+        """The example of the site on 1-based ``line`` of the buffer (`examples.example_for`), a
+        line key read where its line is now."""
         ls = self.server
-        settings = ls.settings
-        pyproject = settings.pyproject
-        root = pyproject.parent if pyproject is not None else project_root(path, ls.roots)
         analysis = await ls.built_analysis()
         if analysis is None:
             return None
-        examples = settings.core.examples
-        return await ls.run_analysis(example_for, analysis, path, line, examples, root, line)
+        moved = self.key_lines.get(str(path))
+        key_line = moved.key_at(line) if moved is not None else line
+        examples, root = ls.settings.core.examples, self._examples_root(path)
+        return await ls.run_analysis(example_for, analysis, path, line, examples, root, key_line)
+
+    def _examples_root(self, path: Path) -> Path:
+        """The folder `[tool.jax-lsp.examples]`' paths are relative to: the pyproject.toml's."""
+        pyproject = self.server.settings.pyproject
+        return pyproject.parent if pyproject is not None else project_root(path, self.server.roots)
+
+    def _follow_key_lines(self, path: Path, edits: Sequence[LineEdit]) -> None:
+        """Move the lines the file's line keys name with ``edits`` (from the buffer they were
+        written for: the first edited since it opened, or since the settings were read)."""
+        moved = self.key_lines.get(str(path))
+        if moved is None:  # kept for a file without line keys too: a keystroke then reads none
+            lines = line_keys(self.server.settings.core.examples, path, self._examples_root(path))
+            moved = self.key_lines[str(path)] = KeyLines(lines)
+        for edit in edits:
+            moved.follow(edit)
+
+    def analysis_built(self) -> None:
+        """New settings (perhaps new example keys): line keys name the buffers' lines as they are."""
+        self.key_lines.clear()
 
     def refresh(self) -> None:
         support = self.server.client_support
@@ -433,6 +455,8 @@ class AdvisorFeature(LanguageFeature):
         """Advice follows the lines it is on; an edit of the site or of a residual's line makes
         it stale (its lens asks again; a save advises again)."""
         path = place.file
+        if path is not None:
+            self._follow_key_lines(path, edits)
         if path is None or not self.advised.holds(path):
             return
         for stale in self.advised.follow(path, edits):
@@ -474,6 +498,8 @@ class AdvisorFeature(LanguageFeature):
 
     def did_close(self, place: Place) -> None:
         path = place.file
+        if path is not None:
+            self.key_lines.pop(str(path), None)
         if path is not None and self.advised.forget(path):
             self._publish(path)
 
