@@ -371,6 +371,16 @@ async def _quick_fixes(session, uri, text, needle):
     return [a for a in actions or [] if a.title.startswith("Use the suggested policy")] or None
 
 
+async def _hints(session, uri):
+    """The inlay hints of the buffer's first 80 lines."""
+    return await session.client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=types.Range(types.Position(0, 0), types.Position(80, 0)),
+        )
+    )
+
+
 async def _hover(session, uri, text, needle):
     """The hover's Markdown at ``needle`` in ``text``."""
     hover = await session.client.text_document_hover_async(
@@ -696,12 +706,7 @@ async def test_hints_show_what_the_policy_saves_in_the_submodules_the_block_call
         uri, result = await _open_and_advise(session, "model.py", text)
         assert result["policies"], result
         await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
-        hints = await session.client.text_document_inlay_hint_async(
-            types.InlayHintParams(
-                text_document=types.TextDocumentIdentifier(uri),
-                range=types.Range(types.Position(0, 0), types.Position(80, 0)),
-            )
-        )
+        hints = await _hints(session, uri)
     lines = text.split("\n")
 
     def line(needle):

@@ -11,6 +11,7 @@ from tests.agent import needs_linux
 from tests.server.features.test_advisor import (
     _advise_lenses,
     _execute,
+    _hints,
     _mlp,
     _open_and_advise,
     _quick_fixes,
@@ -35,15 +36,6 @@ def _saved(session, uri, text):
     (session.root / uri.rsplit("/", 1)[1]).write_text(text, encoding="utf-8")
     session.client.text_document_did_save(
         types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
-    )
-
-
-async def _hints(session, uri):
-    return await session.client.text_document_inlay_hint_async(
-        types.InlayHintParams(
-            text_document=types.TextDocumentIdentifier(uri),
-            range=types.Range(types.Position(0, 0), types.Position(80, 0)),
-        )
     )
 
 
