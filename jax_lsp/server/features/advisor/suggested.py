@@ -103,8 +103,16 @@ def key_fix(advice: Advice, suggested: PolicyAdvice, why: str, lines_of: LinesOf
     where = f"{Path(setting.path).name}:{setting.line}"
     if written != setting.text:
         return SuggestedFix(f"{title} {why}", note=f"{where} {CHANGED}")
-    edit = Edit(setting.path, span, key_literal(select.key, setting.text))
-    return SuggestedFix(f"{title} ({where}) {why}", (edit,))
+    new_text = key_literal(select.key, setting.text)
+    if new_text == setting.text:  # EasyLM's: the example overrides the project's default
+        used = advice.selector.current if advice.selector is not None else None
+        note = f"{where} already sets {select.name} to {select.key!r}" + (
+            f"; the example ran with {used!r}: your run keeps that default unless it sets {select.name}"
+            if used is not None
+            else ""
+        )
+        return SuggestedFix(f"{title} {why}", note=note)
+    return SuggestedFix(f"{title} ({where}) {why}", (Edit(setting.path, span, new_text),))
 
 
 def user_call_fix(call: UserCall, suggested: PolicyAdvice, why: str, lines_of: LinesOf) -> SuggestedFix:
