@@ -34,9 +34,10 @@ def _configure(session, settings):
     )
 
 
-def _begun(session):
+def _progress(session):
+    """Every message the server's progress reports said (begun and reported)."""
     reports = session.client.progress_reports.values()
-    return [r[0].message or "" for r in reports if r and r[0].kind == "begin"]
+    return [r.message or "" for found in reports for r in found if r.kind in ("begin", "report")]
 
 
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)
@@ -56,9 +57,9 @@ async def test_setting_the_budget_advises_again_and_offers_the_quick_fix(server,
         [action] = await until(lambda: _quick_fixes(session, uri, text, SITE), 120)
         assert action.title.startswith("Use the suggested policy: dots_saveable (compiled ")
         assert action.title.endswith(" within the 6 KiB budget, on cpu)")
-        assert any(m.endswith(": compiling the candidates for the 6 KiB budget") for m in _begun(session)), (
-            _begun(session)
-        )
+        assert any(
+            m.endswith(": compiling the candidates for the 6 KiB budget") for m in _progress(session)
+        ), _progress(session)
         compared = await _execute(session, COMPARE, lens.command.arguments)
         assert compared["quick_fix"]["policy"] == "jax.checkpoint_policies.dots_saveable"
         assert compared["quick_fix"]["title"] == action.title
