@@ -2,6 +2,12 @@
 # `jax-lsp check examples/` reports this file.
 import jax
 import jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
 
-f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.save_only_these_names)
+
+def g(x):
+    return jnp.sin(checkpoint_name(jnp.sin(x), "inner"))
+
+
+f = jax.checkpoint(g, policy=jax.checkpoint_policies.save_only_these_names)
 

@@ -45,8 +45,9 @@ class Settings(Record):
     # JAX's new remat (`jax_remat3`): "detect" where the project turns it on, or "always" (a
     # project preparing for the switch has every callable policy reported).
     new_remat: str
-    # `jax-lsp advise`: example specs (MODULE:FUNCTION) by site ("model.py:12") or file ("model.py"),
-    # paths relative to the project root.
+    # `jax-lsp advise`: example specs (MODULE:FUNCTION) by site ("model.py:12"), by the function or
+    # class holding it ("model.py:Block.__call__", "model.py:Block") or by file ("model.py"),
+    # paths relative to the project root (trace/advisor/examples.py).
     examples: Mapping[str, str]
     # `jax-lsp advise --compile`: the machine to compile for (`target`: "v5e-1", "v5e:2x2", "cpu";
     # read by jax_lsp.trace.compile_target); None: the local TPU's type where there is one.
@@ -162,7 +163,8 @@ def settings_from_mapping(data: Mapping[str, Any], base: Settings | None = None)
                 isinstance(k, str) and isinstance(v, str) and ":" in v for k, v in value.items()
             ):
                 raise SettingsError(
-                    f'`examples` must map "file.py" or "file.py:LINE" to "MODULE:FUNCTION", got {value!r}'
+                    f'`examples` must map "file.py", "file.py:LINE" or "file.py:Class.function" to '
+                    f'"MODULE:FUNCTION", got {value!r}'
                 )
             changes["examples"] = dict(value)
         elif key == "target":

@@ -22,17 +22,34 @@ kinds). Passed uncalled, JAX calls the factory itself once per primitive as
 `TypeError: save_only_these_names() got an unexpected keyword argument 'accuracy'`.
 
 ## Fix safety
-There is no fix: only the author knows which names or policies the factory should get.
+A factory of names (`save_only_these_names`, `save_any_names_but_these`,
+`save_anything_except_these_names`, `save_and_offload_only_these_names`) gets an unsafe fix that
+calls it with the names in reach: those the `checkpoint_name` tags of the project and of the
+packages it imports give, the site's own module's first (for `save_and_offload_only_these_names`,
+as the names it saves, offloading none). It stops the crash; only the author knows which of the
+names the policy should get, so it is never applied by `--fix` alone (`--unsafe-fixes`). The
+other factories, and a names factory where no tag is in reach, get no fix.
 """
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jax_lsp.core.findings import Finding
+from jax_lsp.core.findings import Finding, Fix
 from jax_lsp.core.jax_api import POLICY_FACTORIES
 from jax_lsp.core.policies.resolve import BuiltinPolicy
 from jax_lsp.rules.base import Example, Rule, SiteContext
+
+# The factories that take names, and how a call gives them the names (``{names}``).
+_NAMES_CALLS = {
+    "save_only_these_names": "({names})",
+    "save_any_names_but_these": "({names})",
+    "save_anything_except_these_names": "({names})",
+    "save_and_offload_only_these_names": (
+        "(names_which_can_be_saved=[{names}], names_which_can_be_offloaded=[], "
+        'offload_src="device", offload_dst="pinned_host")'
+    ),
+}
 
 
 class PolicyFactoryUncalled(Rule):
@@ -50,7 +67,28 @@ class PolicyFactoryUncalled(Rule):
                 f"`{target.member}` makes a policy and must be called: call it with "
                 f"{POLICY_FACTORIES[target.member].takes}; passed uncalled, JAX calls it with each primitive "
                 f"and raises `TypeError` at the first grad{site.chosen(target)}",
+                self._call_with_names(site, target),
             )
+
+    def _call_with_names(self, site: SiteContext, target: BuiltinPolicy) -> list[Fix]:
+        """A names factory written in the site's module: the unsafe fix that calls it with the
+        names tagged in reach, the module's own first; none where nothing in reach is tagged."""
+        call = _NAMES_CALLS.get(target.member)
+        if call is None or target.module is not site.module:
+            return []
+        tags = site.project.tags().tags().tags
+        own = sorted({t.name for t in tags if t.name is not None and t.place.path == site.module.path})
+        names = own + sorted({t.name for t in tags if t.name is not None} - set(own))
+        if not names:
+            return []
+        spelled = site.module.source.segment(target.expr)
+        listed = ", ".join(_quoted(name) for name in names)
+        title = f"Call `{spelled}` with the names tagged in reach: {listed}"
+        return [
+            self.unsafe_fix(
+                title, self.replace(site.module, target.expr, spelled + call.format(names=listed))
+            )
+        ]
 
     VALID = [
         Example(
@@ -89,11 +127,29 @@ class PolicyFactoryUncalled(Rule):
             """
                 import jax
                 import jax.numpy as jnp
+                from jax.ad_checkpoint import checkpoint_name
 
-                f = jax.checkpoint(lambda x: jnp.sin(jnp.sin(x)), policy=jax.checkpoint_policies.save_only_these_names)
+
+                def g(x):
+                    return jnp.sin(checkpoint_name(jnp.sin(x), "inner"))
+
+
+                f = jax.checkpoint(g, policy=jax.checkpoint_policies.save_only_these_names)
+                """,
+            fixed="""
+                import jax
+                import jax.numpy as jnp
+                from jax.ad_checkpoint import checkpoint_name
+
+
+                def g(x):
+                    return jnp.sin(checkpoint_name(jnp.sin(x), "inner"))
+
+
+                f = jax.checkpoint(g, policy=jax.checkpoint_policies.save_only_these_names("inner"))
                 """,
             error="save_only_these_names() got an unexpected keyword argument",
-            lines=(4,),
+            lines=(10,),
         ),
         Example(
             """
@@ -114,3 +170,7 @@ class PolicyFactoryUncalled(Rule):
             lines=(10,),
         ),
     ]
+
+
+def _quoted(name: str) -> str:
+    return '"' + name.replace("\\", "\\\\").replace('"', '\\"') + '"'

@@ -110,6 +110,8 @@ async def apply(
     if rebuild:
         ls.checker.schedule_all()
         ls.features.analysis_built()
+    if settings != previous:
+        ls.features.settings_changed(previous)
 
 
 def register(server: JaxLanguageServer) -> None:

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from jax_lsp.core.findings import Finding, Position
     from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
+    from jax_lsp.server.settings import ServerSettings
 
 T = TypeVar("T")
 F = TypeVar("F", bound="LanguageFeature")
@@ -178,6 +179,9 @@ class LanguageFeature:
     def analysis_built(self) -> None:
         """A new analysis workspace (`server.analysis`) was built: the settings or the roots changed."""
 
+    async def settings_changed(self, previous: ServerSettings) -> None:
+        """The settings changed from ``previous`` to `server.settings` (run as a task of its own)."""
+
     def shutdown(self) -> None:
         """The server stops: end what the feature started (may be called more than once)."""
 
@@ -243,6 +247,10 @@ class Features:
     def analysis_built(self) -> None:
         self._each("analysis_built", lambda feature: feature.analysis_built())
 
+    def settings_changed(self, previous: ServerSettings) -> None:
+        for changed in self._each("settings_changed", lambda feature: feature.settings_changed(previous)):
+            self._start(changed)
+
     def shutdown(self) -> None:
         self._each("shutdown", lambda feature: feature.shutdown())
 
@@ -263,7 +271,7 @@ class Features:
     def _finished(self, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
         if not task.cancelled() and task.exception() is not None:
-            log.error("A didSave hook failed", exc_info=task.exception())
+            log.error("A didSave or settings hook failed", exc_info=task.exception())
 
 
 def line_edit(change: types.TextDocumentContentChangeEvent) -> LineEdit:

@@ -163,6 +163,9 @@ def trace_notes(result: TraceResult, static: Iterable[Finding] = ()) -> list[Tra
                         UNPREDICTED,
                     )
                 )
+    elif result.status is TraceStatus.NEEDS_RUN and error is not None and error.path and error.line:
+        span = _line_span(error.path, error.line, texts)
+        notes.append(TraceNote(error.path, span, Severity.INFORMATION, f"Not traced: {result.message}"))
     elif not result.ok and result.status is not TraceStatus.CANCELLED:
         error_path = (error.path if error and error.path else None) or (policy.path if policy else None)
         error_line = (error.line if error and error.line else None) or (policy.line if policy else None)

@@ -27,6 +27,9 @@ class TraceStatus(StrEnum):
     CRASHED = "crashed"
     CANCELLED = "cancelled"
     ERROR = "error"
+    # The policy is made inside a function as the user's code runs (`self.config.remat_policy`):
+    # the trace cannot evaluate it alone; nothing is wrong, the advisor runs it through an example
+    NEEDS_RUN = "needs_run"
     # The host's own, never the agent's: a checkpoint that passes no policy (JAX's default), so
     # nothing to trace (`trace.locations.no_policy_result`)
     NO_POLICY = "no_policy"

@@ -402,6 +402,16 @@ def _parameter_default(call, parents, expr):
     return next((default for arg, default in pairs if arg.arg == expr.id), None)
 
 
+def _function_name(node, parents):
+    """``inside `Block.setup```: where ``node`` is, by the functions and classes around it."""
+    names = []
+    while node is not None:
+        if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            names.append(node.name)
+        node = parents.get(node)
+    return f"inside `{'.'.join(reversed(names))}`" if names else "inside a function"
+
+
 def _method(tree, node, namespace):
     for cls in tree.body:
         if isinstance(cls, ast.ClassDef) and node in cls.body and cls.name in namespace:
@@ -416,10 +426,13 @@ def _evaluate_policy(expr, namespace, path, call=None, parents=None):
         default = _parameter_default(call, parents or {}, expr) if call is not None else None
         if default is not None:
             return _evaluate_policy(default, namespace, path)
+        where = _function_name(call, parents or {})
         raise AgentError(
-            "not_found",
-            f"Cannot evaluate the policy at line {expr.lineno} outside its function ({exc}): "
-            "trace the `def` it refers to, or a module-level policy",
+            "needs_run",
+            f"The policy at line {expr.lineno} is made {where} as your code runs ({exc} outside it): "
+            "a trace evaluates a policy on its own, without running your model. Advise the site "
+            "(its lens, or `jax-lsp advise`) to see what the policy keeps: it runs the site's "
+            "example (docs/advise.md); or trace a module-level policy, or the `def` one names",
             path,
             expr.lineno,
         ) from None

@@ -2,10 +2,12 @@
 
 from __future__ import annotations
 
+import textwrap
+
 import pytest
 
 from jax_lsp.core.jax_api import POLICY_FACTORIES
-from tests.rules.site_rules import anchored_text, findings, grad_of_f
+from tests.rules.site_rules import anchored_text, findings, fixed, grad_of_f
 
 
 @pytest.mark.parametrize("member", sorted(POLICY_FACTORIES))
@@ -74,3 +76,46 @@ def test_factory_named_in_another_module_is_reported_at_the_site(policies, use, 
     assert finding.path == str(tmp_path / "model.py")
     assert (finding.span.start.line + 1, anchored_text(code, finding)) == (5, use)
     assert findings((tmp_path / "policies.py").read_text(), tmp_path, "JAX107", name="policies.py") == []
+
+
+NAMES_TAGGED = """
+import jax
+import jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
+
+
+def g(x):
+    return jnp.sin(checkpoint_name(jnp.sin(x), "inner") @ checkpoint_name(x, "outer"))
+
+
+f = jax.checkpoint(g, policy=jax.checkpoint_policies.MEMBER)
+"""
+
+
+@pytest.mark.parametrize(
+    "member, call",
+    [
+        ("save_only_these_names", '("inner", "outer")'),
+        ("save_any_names_but_these", '("inner", "outer")'),
+        (
+            "save_and_offload_only_these_names",
+            '(names_which_can_be_saved=["inner", "outer"], names_which_can_be_offloaded=[], '
+            'offload_src="device", offload_dst="pinned_host")',
+        ),
+    ],
+)
+def test_a_names_factory_is_called_with_the_names_in_reach_and_then_runs(member, call, tmp_path):
+    code = NAMES_TAGGED.replace("MEMBER", member)
+    [finding] = findings(code, tmp_path, "JAX107")
+    [fix] = finding.fixes
+    assert not fix.safe and fix.title.endswith('the names tagged in reach: "inner", "outer"')
+    result = fixed(code, [finding])
+    assert result == textwrap.dedent(code).replace(f"{member})", f"{member}{call})")
+    assert findings(result, tmp_path, "JAX107") == []
+    grad_of_f(result)  # no TypeError: the factory made the policy
+
+
+def test_a_factory_of_policies_or_memories_gets_no_fix(tmp_path):
+    for member in ("save_from_both_policies", "offload_dot_with_no_batch_dims"):
+        [finding] = findings(NAMES_TAGGED.replace("MEMBER", member), tmp_path, "JAX107")
+        assert finding.fixes == ()

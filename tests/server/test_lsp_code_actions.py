@@ -153,3 +153,50 @@ async def test_a_request_naming_no_diagnostic_gets_the_fixes_at_its_range(lsp):
     )
     titles = [a.title for a in actions]
     assert titles == ["jax-lsp (JAX101): Append `return False`", "Disable JAX101 for this line"]
+
+
+UNCALLED_NAMES = """import jax
+import jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
+
+from layers import mlp
+
+
+def block(x):
+    q = checkpoint_name(x @ x, "query_proj")
+    return mlp(checkpoint_name(jnp.sin(q), "attn_out"))
+
+
+f = jax.checkpoint(block, policy=jax.checkpoint_policies.save_only_these_names)
+"""
+
+LAYERS = """import jax.numpy as jnp
+from jax.ad_checkpoint import checkpoint_name
+
+
+def mlp(x):
+    return checkpoint_name(jnp.tanh(x), "mlp_out")
+"""
+
+
+async def test_an_uncalled_names_factory_is_called_with_the_names_in_reach_before_disable(lsp):
+    """JAX107 on `save_only_these_names` passed uncalled: an unsafe fix that calls it with the
+    names the index finds (the module's own first, then another module's), listed before
+    "Disable JAX107 for this line"; fix-all leaves it to the user."""
+    lsp.write("layers.py", LAYERS)
+    uri = lsp.open("model.py", UNCALLED_NAMES)
+    [found] = [d for d in await lsp.diagnostics(uri) if d.code == "JAX107"]
+    actions = await lsp.code_actions(uri, [found])
+    names = '"attn_out", "query_proj", "mlp_out"'
+    assert [a.title for a in actions] == [
+        f"jax-lsp (JAX107): Call `jax.checkpoint_policies.save_only_these_names` with the names tagged "
+        f"in reach: {names}",
+        "Disable JAX107 for this line",
+    ]
+    call = actions[0]
+    assert call.kind == types.CodeActionKind.QuickFix and not call.is_preferred
+    fixed = lsp.apply(call, uri)
+    assert fixed == UNCALLED_NAMES.replace("save_only_these_names)", f"save_only_these_names({names}))")
+    assert not [d for d in await lsp.diagnostics(uri) if d.code == "JAX107"]
+    [fix_all] = await lsp.code_actions(uri, [], only=["source.fixAll.jax-lsp"]) or [None]
+    assert fix_all is None or lsp.edits_for(fix_all, uri) == []

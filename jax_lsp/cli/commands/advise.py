@@ -38,9 +38,10 @@ from jax_lsp.cli.tracing import trace_service
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
+from jax_lsp.trace.advisor.examples import example_for
 from jax_lsp.trace.advisor.pipeline import Cancel, StepEvent
 from jax_lsp.trace.advisor.report import format_markdown
-from jax_lsp.trace.advisor.request import advise, example_for
+from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import advise_anchors
 from jax_lsp.trace.advisor.sizes import parse_size
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
@@ -176,7 +177,7 @@ def run(args: argparse.Namespace) -> int:
         with trace_service(args) as service:
             for line, column in positions:
                 example = args.example or example_for(
-                    path, line, dict(project.settings.examples), examples_root
+                    ws, path, line, project.settings.examples, examples_root, key_line=line
                 )
                 request = {
                     "column": column,

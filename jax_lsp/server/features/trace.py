@@ -151,7 +151,11 @@ class TraceFeature(LanguageFeature):
         notes = await self._publish(path, position, result)
         if result.platform:
             self.refresh_lenses()
-        if not result.ok and result.status not in (*FAILED_UNDER_JAX, TraceStatus.CANCELLED):
+        if result.status is TraceStatus.NEEDS_RUN:  # valid code: what the trace needs, as information
+            ls.notify_user(
+                f"Trace of {path.name}:{position.line + 1}: {result.message}", types.MessageType.Info
+            )
+        elif not result.ok and result.status not in (*FAILED_UNDER_JAX, TraceStatus.CANCELLED):
             ls.notify_user(
                 f"Trace of {path.name}:{position.line + 1} failed: {result.message}", types.MessageType.Error
             )

@@ -11,38 +11,16 @@ device, and a budget's fit check. The command line and the editor both go this w
 from __future__ import annotations
 
 import os
-import re
 from collections.abc import Callable
-from pathlib import Path
 from typing import Any
 
-from jax_lsp.trace.advisor.advice import Advice, relative
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.answer_cache import AnswerCache
 from jax_lsp.trace.advisor.pipeline import Cancel, Pipeline, Plan, SiteRequest, StepEvent
 from jax_lsp.trace.advisor.steps import STEPS
 from jax_lsp.trace.compile_target import CompileTarget
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.service import TraceService, site_params
-
-EXAMPLE_COMMENT = re.compile(r"#\s*jax-lsp:\s*example\s*=\s*(?P<spec>[^\s#]+)")
-
-
-def example_for(path: Path, line: int, examples: dict[str, str], root: Path | None) -> str | None:
-    """The example for the site at ``line``: a ``# jax-lsp: example=SPEC`` comment on the line,
-    else ``[tool.jax-lsp.examples]`` by ``"file.py:LINE"``, then by ``"file.py"``."""
-    try:
-        lines = path.read_text(encoding="utf-8").splitlines()
-    except (OSError, UnicodeDecodeError):
-        lines = []
-    if 1 <= line <= len(lines):
-        match = EXAMPLE_COMMENT.search(lines[line - 1])
-        if match:
-            return match["spec"]
-    rel = relative(str(path), root) or str(path)
-    for key in (f"{rel}:{line}", rel):
-        if key in examples:
-            return examples[key]
-    return None
 
 
 def site_request(

@@ -2,11 +2,16 @@
 
 A site written ``policy=get_gradient_checkpoint_policy(self.config.remat_policy)`` is tuned by
 setting ``remat_policy``, not by replacing the site. Its literal default is looked for in the
-project's Python files, statically: a parameter default (``remat_policy='nothing_saveable'``),
-a class-level field (``remat_policy: str = 'nothing_saveable'``, a dataclass's included), an
-entry of a dict literal (``{'remat_policy': ...}``) or of ``dict(remat_policy=...)``, whose value
-is one of the table's keys. One such literal is the setting; several are narrowed to those equal
-to the key the example used; none or several left give no setting, and say why.
+project's Python files, statically, wherever the project writes one whose value is one of the
+table's keys: a parameter default (``remat_policy='nothing_saveable'``), a class-level field
+(``remat_policy: str = 'nothing_saveable'``, a dataclass's included), an attribute assignment
+(EasyLM's ``config.remat_policy = 'nothing_saveable'`` on an ``ml_collections.ConfigDict``,
+``self.remat_policy = ...``), an entry of a dict literal (``{'remat_policy': ...}``) or a keyword
+of a call (``dict(remat_policy=...)``, ``LLaMAConfig(remat_policy=...)`` at the construction).
+The example's own file, where it is not the site's, is left out where the project writes one
+elsewhere (the example mirrors the configuration for the advice; a run reads the project's). One such literal is the setting;
+several are narrowed to those equal to the key the example used; none or several left give no
+setting, and say what to set and where.
 """
 
 from __future__ import annotations
@@ -40,11 +45,14 @@ def _literals(tree: ast.AST, name: str) -> Iterator[ast.Constant]:
                     continue
                 if isinstance(target, ast.Name) and target.id == name and isinstance(value, ast.Constant):
                     yield value
+        elif isinstance(node, ast.Assign) and isinstance(node.value, ast.Constant):
+            if any(isinstance(t, ast.Attribute) and t.attr == name for t in node.targets):
+                yield node.value
         elif isinstance(node, ast.Dict):
             for key, value in zip(node.keys, node.values):
                 if isinstance(key, ast.Constant) and key.value == name and isinstance(value, ast.Constant):
                     yield value
-        elif isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "dict":
+        elif isinstance(node, ast.Call):
             yield from (k.value for k in node.keywords if k.arg == name and isinstance(k.value, ast.Constant))
 
 
@@ -81,9 +89,22 @@ def literal_settings(root: Path, name: str, keys: tuple[str | int, ...]) -> list
 
 def _note(name: str, found: list[Setting], root: Path) -> str:
     if not found:
-        return f"no literal default of {name} in the project: set it where your configuration gives it"
+        return (
+            f"no literal default of {name} in the project: set {name} where your run's configuration "
+            "gives it (a flag, a config file)"
+        )
     places = ", ".join(f"{relative(s.path, root)}:{s.line}" for s in found)
     return f"{len(found)} literal settings of {name} in the project ({places}): set the one your run reads"
+
+
+def _in_example(path: str, example: str | None) -> bool:
+    """Whether ``path`` is the file of the example ``example`` (``dir/file.py:FUNCTION`` or
+    ``package.module:FUNCTION``)."""
+    if not example or ":" not in example:
+        return False
+    where = example.rsplit(":", 1)[0]
+    written = where if where.endswith(".py") else where.replace(".", "/") + ".py"
+    return Path(path).as_posix().endswith("/" + written.lstrip("./"))
 
 
 def with_setting(advice: Advice, root: Path | None) -> Advice:
@@ -97,6 +118,8 @@ def with_setting(advice: Advice, root: Path | None) -> Advice:
         note = f"{selector.expression} is not a name a configuration sets"
         return replace(advice, setting_note=note)
     found = literal_settings(root, name, selector.keys)
+    if not _in_example(advice.path, advice.example):
+        found = [(s, v) for s, v in found if not _in_example(s.path, advice.example)] or found
     if len(found) > 1 and selector.current is not None:
         found = [(s, v) for s, v in found if v == selector.current] or found
     if len(found) == 1:

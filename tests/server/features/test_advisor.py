@@ -371,57 +371,102 @@ async def _quick_fixes(session, uri, text, needle):
     return [a for a in actions or [] if a.title.startswith("Use the suggested policy")] or None
 
 
+async def _hints(session, uri):
+    """The inlay hints of the buffer's first 80 lines."""
+    return await session.client.text_document_inlay_hint_async(
+        types.InlayHintParams(
+            text_document=types.TextDocumentIdentifier(uri),
+            range=types.Range(types.Position(0, 0), types.Position(80, 0)),
+        )
+    )
+
+
+async def _hover(session, uri, text, needle):
+    """The hover's Markdown at ``needle`` in ``text``."""
+    hover = await session.client.text_document_hover_async(
+        types.HoverParams(types.TextDocumentIdentifier(uri), position_of(text, needle, session.encoding))
+    )
+    return hover.contents.value if hover is not None else ""
+
+
+EASYLM_CONFIG = """from types import SimpleNamespace
+
+
+def get_default_config():
+    config = SimpleNamespace()
+    config.remat_policy = "nothing_saveable"
+    return config
+
+
+class LlamaConfig:
+    def __init__(self, hidden_size=32, intermediate_size=64, num_layers=2, remat_policy=None):
+        self.hidden_size = hidden_size
+        self.intermediate_size = intermediate_size
+        self.num_layers = num_layers
+        self.remat_policy = remat_policy or get_default_config().remat_policy
+"""
+
+
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)
 async def test_a_policy_chosen_by_a_key_is_fixed_at_the_keys_literal(server, tmp_path):
-    """The quick fix sets the key's literal default, in its own file; without a literal it is
-    disabled and says which key to set; the site is never replaced."""
+    """The quick fix sets the key's literal default, in its own file, where EasyLM writes it (an
+    attribute assignment, `config.remat_policy = '...'`); where it changed since, or where the
+    project writes none, no action stands in for a message (VS Code hides a disabled one): the
+    hover and Compare say what to set and where. The site is never replaced."""
     shutil.copytree(ADVISOR_FIXTURES / "select_helper", tmp_path, dirs_exist_ok=True)
+    (tmp_path / "config.py").write_text(EASYLM_CONFIG, encoding="utf-8")
     model = (tmp_path / "model.py").read_text(encoding="utf-8")
     model = model.replace("remat_policy))\n", "remat_policy))  # jax-lsp: example=model.py:example\n")
     table = (ADVISOR_FIXTURES / "select_table.py").read_text(encoding="utf-8")
     table = table.replace('remat: str = "full"', "remat: str = FULL").replace(
-        "POLICIES = {", 'FULL = "full"\nPOLICIES = {'
+        "POLICIES = {", 'FULL, DOTS = "full", "dots"\nPOLICIES = {'
     )
+    table = table.replace('Config(remat="dots")', "Config(remat=DOTS)")
     table = table.replace("(x, w1, w2)\n", "(x, w1, w2)  # jax-lsp: example=table.py:example\n", 1)
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "80KiB"}}) as session:
         config_uri = (tmp_path / "config.py").as_uri()
-        config = (tmp_path / "config.py").read_text(encoding="utf-8")
-        for name, text, needle in (
-            ("model.py", model, "# jax-lsp: example"),
-            ("table.py", table, "# jax-lsp: example"),
-        ):
-            uri, result = await _open_and_advise(session, name, text)
-            assert result["suggested"]["select"] is not None, result["suggested"]
-            [action] = await until(
-                lambda uri=uri, text=text, needle=needle: _quick_fixes(session, uri, text, needle)
-            )
-            if name == "model.py":
-                line = result["suggested"]["setting"]["line"]
-                assert (
-                    action.title
-                    == f"Use the suggested policy: set remat_policy to 'checkpoint_dots' (config.py:{line}) "
-                    + _within(result, "80 KiB")
-                )
-                assert action.disabled is None and not session.edits_for(action, uri)
-                fixed = apply_text_edits(config, session.edits_for(action, config_uri), session.encoding)
-                assert fixed == config.replace(
-                    'remat_policy="nothing_saveable"', 'remat_policy="checkpoint_dots"'
-                )
-                session.open("config.py")  # edited since: the fix would land elsewhere, so it is off
-                start = types.Position(line - 1, 0)
-                session.change(config_uri, start, start, "  ")
-                [action] = await _quick_fixes(session, uri, text, needle)
-                assert action.edit is None and action.disabled.reason == (
-                    f"config.py:{line} changed since the advice: advise again"
-                )
-            else:
-                assert action.title == "Use the suggested policy: set remat to 'dots' " + _within(
-                    result, "80 KiB"
-                )
-                assert action.edit is None
-                assert action.disabled.reason.startswith(
-                    "Set cfg.remat to 'dots': no literal default of remat"
-                )
+        needle = "# jax-lsp: example"
+        uri, result = await _open_and_advise(session, "model.py", model)
+        line = result["suggested"]["setting"]["line"]
+        assert EASYLM_CONFIG.split("\n")[line - 1] == '    config.remat_policy = "nothing_saveable"'
+        [action] = await until(lambda: _quick_fixes(session, uri, model, needle))
+        assert action.title == (
+            f"Use the suggested policy: set remat_policy to 'checkpoint_dots' (config.py:{line}) "
+            + _within(result, "80 KiB")
+        )
+        assert action.disabled is None and not session.edits_for(action, uri)
+        fixed = apply_text_edits(EASYLM_CONFIG, session.edits_for(action, config_uri), session.encoding)
+        assert fixed == EASYLM_CONFIG.replace('= "nothing_saveable"', '= "checkpoint_dots"')
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        compared = await _execute(session, COMPARE, lens.command.arguments)
+        assert compared["quick_fix"] == {
+            "policy": result["suggested"]["policy"],
+            "title": action.title,
+            "note": None,
+        }
+        session.open("config.py")  # edited since: the fix would land elsewhere, so none is offered
+        start = types.Position(line - 1, 0)
+        session.change(config_uri, start, start, "  ")
+        assert await _quick_fixes(session, uri, model, needle) is None
+        changed = f"config.py:{line} changed since the advice: advise again"
+        assert f"- to use it: {changed}" in await _hover(session, uri, model, needle)
+
+        uri, result = await _open_and_advise(session, "table.py", table)  # no literal default anywhere
+        assert result["suggested"]["select"]["key"] == "dots" and result["setting"] is None
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        assert await _quick_fixes(session, uri, table, needle) is None
+        to_do = (
+            "Set cfg.remat to 'dots': no literal default of remat in the project: set remat where your "
+            "run's configuration gives it (a flag, a config file)"
+        )
+        assert f"- to use it: {to_do}" in await _hover(session, uri, table, needle)
+        [lens] = await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        compared = await _execute(session, COMPARE, lens.command.arguments)
+        assert compared["quick_fix"] == {
+            "policy": result["suggested"]["policy"],
+            "title": None,
+            "note": to_do,
+        }
 
 
 @pytest.mark.parametrize("server", ["neovim"], indirect=True)
@@ -644,3 +689,68 @@ async def test_on_a_tpu_the_lens_shows_the_compiled_peak_for_the_chip(server, tm
         [lens] = await until(compiled, 300)
         assert f"fits {chip.name}" in lens.command.title, lens.command.title
         print(lens.command.title)
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_hints_show_what_the_policy_saves_in_the_submodules_the_block_calls(server, tmp_path):
+    """EasyLM's shape: `nn.remat(Block)` made in `setup`, the block calling an attention
+    submodule of the file and an MLP of another. Each matmul the policy saves gets its hint on
+    the attention's lines; the MLP's (another file) and what is kept whatever the policy (a
+    layer's output, the next block's input) are counted on the site's line, never called saved
+    where they are made."""
+    pytest.importorskip("flax")
+    shutil.copytree(ADVISOR_FIXTURES / "flax_submodules", tmp_path, dirs_exist_ok=True)
+    text = (tmp_path / "model.py").read_text(encoding="utf-8")
+    text = text.replace("checkpoint_dots)\n", "checkpoint_dots)  # jax-lsp: example=model.py:example\n")
+    async with server.in_folder(tmp_path) as session:
+        uri, result = await _open_and_advise(session, "model.py", text)
+        assert result["policies"], result
+        await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
+        hints = await _hints(session, uri)
+    lines = text.split("\n")
+
+    def line(needle):
+        return next(i for i, written in enumerate(lines) if needle in written)
+
+    by_line = {h.position.line: h for h in hints}
+    site = line("nn.remat(Block")
+    assert sorted(by_line) == sorted([line("# projections"), line("# scores"), line("# mixed"), site])
+    assert by_line[line("# projections")].label == " saved f32[2,8,16] 1 KiB x4"  # q and k, two layers
+    assert by_line[line("# scores")].label == " saved f32[2,8,8] 512 B x2"
+    assert line("# the block's output") not in by_line  # the next block's input: kept, not saved
+    assert by_line[site].label == " +2 saved in other files 4 KiB · 2 kept anyway 2 KiB"
+    tooltip = by_line[site].tooltip
+    assert isinstance(tooltip, types.MarkupContent)
+    assert "made in other files (mlp.py:10)" in tooltip.value
+    assert "2 arrays kept whatever the policy says, never saved by it:" in tooltip.value
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_an_example_keyed_in_pyproject_follows_its_site_across_edits(server, tmp_path):
+    """A key by the function that holds the site, and a key by line, still name the site after
+    lines are added above it; advised after the save, with the example the key gives."""
+    text = _mlp(comment=False).replace(
+        "block = jax.checkpoint(mlp,", "def make():\n    return jax.checkpoint(mlp,"
+    )
+    text += '\n\ndef made():\n    return {"fn": lambda *args: make()(*args), "args": example()}\n'
+    line = next(i for i, written in enumerate(text.split("\n"), 1) if "policy=" in written)
+    for key in ("mlp.py:make", f"mlp.py:{line}"):
+        folder = tmp_path / key.replace(":", "-").replace(".", "-")
+        folder.mkdir()
+        (folder / "pyproject.toml").write_text(f'[tool.jax-lsp.examples]\n"{key}" = "mlp.py:made"\n')
+        async with server.in_folder(folder) as session:
+            uri = _model(session, text)
+            [lens] = await until(lambda uri=uri: _advise_lenses(session, uri))
+            assert lens.command.title == "Advise policy", key
+            session.change(uri, types.Position(0, 0), types.Position(0, 0), "# one\n# two\n")
+            [moved] = await until(
+                lambda uri=uri: _until_title(session, uri, lambda t: t.startswith("Advise policy"))
+            )
+            assert (moved.range.start.line, moved.command.title) == (line - 1 + 2, "Advise policy"), key
+            (folder / "mlp.py").write_text(session.texts[uri], encoding="utf-8")
+            session.client.text_document_did_save(
+                types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
+            )
+            result = await _execute(session, ADVISE, moved.command.arguments)
+            assert result["example"] == {"spec": "mlp.py:made"} and result["target"]["line"] == line + 2
+            assert result["policies"], result

@@ -5,12 +5,13 @@ without a server or JAX; the LSP adapter (`feature.py`) only converts them."""
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 from pathlib import Path
 
 from jax_lsp.core.findings import Edit, Position, Span
 from jax_lsp.server.features.advisor import shown, suggested
 from jax_lsp.server.features.advisor.advised import EDITED, FROM_DISK, Advised, AdvisedFiles, advised
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual
+from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual, Select, Selector, Setting
 from jax_lsp.trace.advisor.compiled import Compiled
 from jax_lsp.trace.advisor.sites import DEFAULT
 from jax_lsp.trace.mapping import LineEdit
@@ -109,7 +110,7 @@ def test_the_site_fix_writes_the_suggestion_over_the_policy_value():
     span = Span(Position(9, start), Position(9, line.index(")")))
     site = Advised(_advice(), span, (11,), "site", "text")
     fix = suggested.site_fix(PATH, lines, "".join(lines), site, chosen, "(why)")
-    assert fix.disabled is None
+    assert fix.note is None
     assert fix.title == "Use the suggested policy: nothing_saveable (why)"
     assert fix.edits == (Edit(str(PATH), span, READY + "nothing_saveable"),)
 
@@ -141,3 +142,45 @@ def test_advice_of_another_text_than_the_buffer_is_stale_at_once():
     assert advised(PATH, SITE, "site", _advice(), "same", "same").stale is None
     failed = Advice("example_error", "no", str(PATH), 10)
     assert advised(PATH, SITE, "site", failed, "same", "same") is None
+
+
+def test_the_key_fix_edits_the_default_or_says_what_to_set():
+    """Where a key chooses the policy (EasyLM's `config.remat_policy = '...'`): the fix rewrites
+    the default's literal; where the default already holds the suggested key (EasyLM's example
+    overrides it), or there is none, no edit: a note says what to set and where."""
+    select = Select("nothing_saveable", "self.config.remat_policy")
+    chosen = replace(_policy("nothing_saveable", 0, 5000, temp=1000), select=select)
+    config = "/project/config.py"
+    line = "    config.remat_policy = 'checkpoint_dots'"
+    literal = Setting(config, 3, line.index("'"), len(line), "'checkpoint_dots'")
+    selector = Selector(
+        "self.config.remat_policy", "checkpoint_dots", ("checkpoint_dots", "nothing_saveable")
+    )
+    advice = replace(_advice(), selector=selector, setting=literal)
+
+    def lines_of(text):
+        return lambda path: ["", "", text] if path == config else []
+
+    fix = suggested.key_fix(advice, chosen, "(why)", lines_of(line))
+    assert fix.title == "Use the suggested policy: set remat_policy to 'nothing_saveable' (config.py:3) (why)"
+    assert fix.edits == (
+        Edit(config, Span(Position(2, literal.column), Position(2, len(line))), "'nothing_saveable'"),
+    )
+    already = replace(literal, text="'nothing_saveable'", end_column=literal.column + 18)
+    same = suggested.key_fix(
+        replace(advice, setting=already),
+        chosen,
+        "(why)",
+        lines_of(line.replace("checkpoint_dots", "nothing_saveable")),
+    )
+    assert same.edits == () and same.note == (
+        "config.py:3 already sets remat_policy to 'nothing_saveable'; the example ran with "
+        "'checkpoint_dots': your run keeps that default unless it sets remat_policy"
+    )
+    none = suggested.key_fix(
+        replace(advice, setting=None, setting_note="no literal default"), chosen, "(why)", lines_of(line)
+    )
+    assert (
+        none.edits == ()
+        and none.note == "Set self.config.remat_policy to 'nothing_saveable': no literal default"
+    )

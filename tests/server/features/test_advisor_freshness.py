@@ -11,6 +11,7 @@ from tests.agent import needs_linux
 from tests.server.features.test_advisor import (
     _advise_lenses,
     _execute,
+    _hints,
     _mlp,
     _open_and_advise,
     _quick_fixes,
@@ -35,15 +36,6 @@ def _saved(session, uri, text):
     (session.root / uri.rsplit("/", 1)[1]).write_text(text, encoding="utf-8")
     session.client.text_document_did_save(
         types.DidSaveTextDocumentParams(text_document=types.TextDocumentIdentifier(uri))
-    )
-
-
-async def _hints(session, uri):
-    return await session.client.text_document_inlay_hint_async(
-        types.InlayHintParams(
-            text_document=types.TextDocumentIdentifier(uri),
-            range=types.Range(types.Position(0, 0), types.Position(80, 0)),
-        )
     )
 
 
@@ -170,21 +162,23 @@ def example():
 
 
 @pytest.mark.parametrize("server", ["neovim"], indirect=True)
-async def test_hints_mark_the_checkpointed_functions_lines_and_group_the_rest_on_the_site(server, tmp_path):
+async def test_hints_mark_what_the_policy_saves_and_count_the_rest_on_the_site(server, tmp_path):
+    """The matmuls the policy saves get hints on mlp's lines; the step's value made outside the
+    checkpoint (`x = jnp.sin(x @ w0)`, the block's input) is kept whatever the policy: counted on
+    the site's line, never called saved on its own."""
     async with server.in_folder(tmp_path) as session:
         uri, result = await _open_and_advise(session, "step.py", STEP)
         await until(lambda: _until_title(session, uri, lambda t: t.endswith("Compare policies")))
         lines = STEP.split("\n")
         current = next(p for p in result["policies"] if p["current"])
         function = range(lines.index("def mlp(x, w1, w2):"), lines.index("    return jnp.sin(h @ w2)") + 1)
-        outside = [r for r in current["residuals"] if r["line"] and r["line"] - 1 not in function]
-        made = lines.index("    x = jnp.sin(x @ w0)") + 1
-        assert any(r["line"] == made for r in outside)  # the example's step keeps a value made outside mlp
+        saved = {r["line"] - 1 for r in current["residuals"] if r["reason"] == "policy"}
+        kept = [r for r in current["residuals"] if r["line"] and r["reason"] not in ("policy", "named")]
+        made = lines.index("    x = jnp.sin(x @ w0)")
+        assert saved and saved <= set(function) and any(r["line"] - 1 == made for r in kept)
         hints = {h.position.line: h for h in await _hints(session, uri)}
         site = next(i for i, line in enumerate(lines) if "policy=" in line)
-        assert set(hints) - set(function) == {site}
-        assert hints[site].label.startswith(f" +{len(outside)} saved outside the checkpointed function, ")
-        assert (
-            f"({', '.join(str(n) for n in sorted({r['line'] for r in outside}))})"
-            in hints[site].tooltip.value
-        )
+        assert set(hints) == saved | {site} and made not in hints
+        assert all(hints[line].label.startswith(" saved ") for line in saved)
+        assert hints[site].label.startswith(f" +{len(kept)} kept anyway ")
+        assert "kept whatever the policy says, never saved by it" in hints[site].tooltip.value

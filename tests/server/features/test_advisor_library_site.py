@@ -6,10 +6,9 @@ from __future__ import annotations
 import shutil
 
 import pytest
-from lsprotocol import types
 
 from tests.agent import ADVISOR_FIXTURES, needs_linux
-from tests.server.features.test_advisor import ADVISE, _advise_lenses, _execute, _quick_fixes
+from tests.server.features.test_advisor import ADVISE, _advise_lenses, _execute, _hover, _quick_fixes
 from tests.server.lsp_harness import apply_text_edits, until
 
 pytest.importorskip("jax")
@@ -54,12 +53,11 @@ async def test_a_library_sites_quick_fix_edits_the_users_call(server, tmp_path):
             f"remat_block(layer, policy={suggested})",
         )
 
-        stack = results["remat"]
-        [action] = await until(lambda: _quick_fixes(session, uri, blocks, STACK))
-        assert action.edit is None and isinstance(action.disabled, types.CodeActionDisabled)
-        assert f'remat="recompute" in Stack(...) at user_model.py:{stack["user_call"]["line"]}' in (
-            action.disabled.reason
-        )
+        stack = results["remat"]  # the library makes the policy from the value otherwise: no edit
+        assert await _quick_fixes(session, uri, blocks, STACK) is None  # no disabled action either
+        hover = await _hover(session, uri, blocks, STACK)
+        assert "- to use it: the library makes this site's policy from " in hover
+        assert f'remat="recompute" in Stack(...) at user_model.py:{stack["user_call"]["line"]}' in hover
 
         configured = results["remat_policy"]
         [action] = await until(lambda: _quick_fixes(session, uri, blocks, CONFIGURED))

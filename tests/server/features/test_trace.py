@@ -373,3 +373,39 @@ async def test_a_checkpoint_without_a_policy_has_nothing_to_trace(server, tmp_pa
         assert session.client.messages == []
         logged = [m for m in session.client.log_messages if "passes no policy" in m.message]
         assert [m.type for m in logged] == [types.MessageType.Info]
+
+
+IN_A_METHOD = """import jax
+import jax.numpy as jnp
+
+
+class Collection:
+    def __init__(self, remat_policy):
+        self.remat_policy = remat_policy
+
+    def setup(self):
+        self.block = jax.checkpoint(jnp.sin, policy=getattr(jax.checkpoint_policies, self.remat_policy))
+"""
+
+
+@pytest.mark.parametrize("server", ["vscode", "neovim"], indirect=True)
+async def test_a_policy_made_in_a_method_is_information_not_an_error(server, tmp_path):
+    """EasyLM's shape: the policy is made from `self...` when the model runs. The trace cannot
+    evaluate it alone; it says so, as information (an Information diagnostic on the site, no
+    error message) and points to the advisor, which runs the site's example."""
+    async with server.in_folder(tmp_path, _in_agent_python()) as session:
+        uri = session.write("model.py", IN_A_METHOD)
+        session.open("model.py")
+        site = position_of(IN_A_METHOD, "getattr(", session.encoding)
+        [lens] = [lens for lens in await until(lambda: _lenses(session, uri)) if lens.range.start == site]
+        result = await asyncio.wait_for(asyncio.wrap_future(_execute(session, lens)), 60)
+        assert result["status"] == "needs_run"
+        assert result["message"].startswith(
+            "The policy at line 10 is made inside `Collection.setup` as your code runs "
+            "(name 'self' is not defined outside it)"
+        )
+        assert "Advise the site" in result["message"]
+        [note] = await _trace_diagnostics(session, uri)
+        assert note.severity == types.DiagnosticSeverity.Information
+        assert note.range.start.line == site.line and note.message.startswith("Not traced: The policy")
+        assert [m for m in session.client.messages if m.type == types.MessageType.Error] == []

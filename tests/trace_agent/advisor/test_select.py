@@ -5,6 +5,7 @@ key the example used is known, and the key's literal default in the project is f
 from __future__ import annotations
 
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -137,3 +138,26 @@ def test_the_setting_is_one_literal_or_none_and_says_why(tmp_path):
     (tmp_path / "two.py").unlink()
     none = with_setting(_selector_advice("a"), tmp_path)
     assert none.setting is None and none.setting_note.startswith("no literal default of remat_policy")
+
+
+def test_the_setting_is_found_wherever_the_project_writes_the_default(tmp_path):
+    """An attribute assignment (EasyLM's `config.remat_policy = '...'` on a ConfigDict), a
+    keyword at a construction; a literal in the example's own file only where none is elsewhere."""
+    advice = replace(_selector_advice("a"), example="examples/run.py:example")
+    (tmp_path / "examples").mkdir()
+    (tmp_path / "examples" / "run.py").write_text("UPDATES = {'remat_policy': 'a'}\n", encoding="utf-8")
+    alone = with_setting(advice, tmp_path)
+    assert (Path(alone.setting.path).name, alone.setting.text) == ("run.py", "'a'")
+    for text, literal in (
+        (
+            "def get_default_config():\n    config = ConfigDict()\n    config.remat_policy = 'b'\n",
+            (3, "'b'"),
+        ),
+        ("CONFIG = LLaMAConfig(hidden=8, remat_policy='b')\n", (1, "'b'")),
+    ):
+        (tmp_path / "config.py").write_text(text, encoding="utf-8")
+        found = with_setting(advice, tmp_path)  # the example's literal is left out
+        assert (Path(found.setting.path).name, found.setting.line, found.setting.text) == (
+            "config.py",
+            *literal,
+        )

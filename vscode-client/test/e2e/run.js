@@ -197,6 +197,42 @@ async function runCommand(page, title) {
     await page.locator('.quick-input-list .monaco-list-row', { hasText: title }).first().click({ timeout: 20000 });
 }
 
+/** Ctrl+. on the line holding ``lineText``, again until the menu has a row holding ``wanted``: its text. */
+async function quickFix(page, lineText, wanted, timeoutMs = 120000) {
+    for (const deadline = Date.now() + timeoutMs; ;) {
+        await page.locator('.monaco-editor .view-line', { hasText: lineText }).first().click({ timeout: 20000 });
+        await page.keyboard.press('Control+.');
+        const row = page.locator('.action-widget .monaco-list-row', { hasText: wanted }).first();
+        try {
+            return await row.innerText({ timeout: 3000 });
+        } catch (error) {
+            if (Date.now() > deadline) throw error;
+            await page.keyboard.press('Escape');
+            await page.waitForTimeout(2000);
+        }
+    }
+}
+
+/** Whether Ctrl+. on the line holding ``lineText`` offers a row holding ``wanted`` (the menu is closed after). */
+async function offers(page, lineText, wanted) {
+    await page.locator('.monaco-editor .view-line', { hasText: lineText }).first().click({ timeout: 20000 });
+    await page.keyboard.press('Control+.');
+    await page.waitForTimeout(2000);
+    const found = await page.locator('.action-widget .monaco-list-row', { hasText: wanted }).count();
+    await page.keyboard.press('Escape');
+    return found > 0;
+}
+
+/** The workspace's settings (.vscode/settings.json) with ``changes``: VS Code reads the file again by itself. */
+function changeWorkspaceSettings(workspace, changes) {
+    const file = path.join(workspace, '.vscode', 'settings.json');
+    fs.mkdirSync(path.dirname(file), { recursive: true });
+    const before = fs.existsSync(file) ? JSON.parse(fs.readFileSync(file, 'utf8')) : {};
+    fs.writeFileSync(file, JSON.stringify({ ...before, ...changes }, null, 2));
+}
+
+const CONFIG_SITE = 'policy=get_gradient_checkpoint_policy';
+
 async function uiTrusted(dir, workspace) {
     const context = await openBrowser(dir);
     try {
@@ -289,6 +325,46 @@ async function uiTrusted(dir, workspace) {
             await page.screenshot({ path: path.join(OUT, 'advise-after-save-vscode.png') });
             // The extension-host suite below starts from the fixture as it was.
             fs.copyFileSync(path.join(FIXTURE, 'mlp.py'), path.join(workspace, 'mlp.py'));
+        }, page);
+        await check('trusted UI: a new jax-lsp.advise.budget advises again and offers the quick fix, with no edit or save', async () => {
+            await page.keyboard.press('Escape');
+            await runCommand(page, 'View: Close All Editors'); // the site's long line in full
+            await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'llama.py' }).first().click({ timeout: 20000 });
+            await page.locator('.monaco-editor .codelens-decoration a', { hasText: /^Advise policy$/ }).click({ timeout: 60000 });
+            await page.locator('.monaco-editor .codelens-decoration', { hasText: /Compare policies$/ }).waitFor({ timeout: 120000 });
+            await quickFix(page, CONFIG_SITE, 'within the 24 MiB budget');
+            await page.keyboard.press('Escape');
+            changeWorkspaceSettings(workspace, { 'jax-lsp.advise.budget': '1KiB' }); // nothing fits
+            for (const deadline = Date.now() + 60000; await offers(page, CONFIG_SITE, 'Use the suggested policy');) {
+                if (Date.now() > deadline) throw new Error('the quick fix stayed for a budget nothing fits');
+            }
+            changeWorkspaceSettings(workspace, { 'jax-lsp.advise.budget': '8MiB' });
+            const title = await quickFix(page, CONFIG_SITE, 'within the 8 MiB budget');
+            log('Suggestion for the new budget:', JSON.stringify(title));
+            await page.mouse.move(0, 0);
+            await page.screenshot({ path: path.join(OUT, 'advise-budget-changed-vscode.png') });
+        }, page);
+        await check("trusted UI: a policy a config key chooses (EasyLM's): the quick fix sets the key's default in the config file", async () => {
+            const fix = page.locator('.action-widget .monaco-list-row', { hasText: "set remat_policy to 'checkpoint_dots'" }).first();
+            const title = await fix.innerText({ timeout: 20000 });
+            if (!/^Use the suggested policy: set remat_policy to 'checkpoint_dots' \(llama_config\.py:9\) \(compiled [\d.]+ MiB within the 8 MiB budget, on cpu\)/.test(title)) {
+                throw new Error(`the quick fix does not set the config's default: ${title}`);
+            }
+            await page.screenshot({ path: path.join(OUT, 'advise-config-key-vscode.png') });
+            await fix.click();
+            await page.locator('.explorer-folders-view .monaco-list-row', { hasText: 'llama_config.py' }).click({ timeout: 20000 });
+            await page.locator('.monaco-editor .view-line', { hasText: 'config.remat_policy = "checkpoint_dots"' }).waitFor({ timeout: 20000 });
+            const site = fs.readFileSync(path.join(workspace, 'llama.py'), 'utf8') === fs.readFileSync(path.join(FIXTURE, 'llama.py'), 'utf8');
+            const dirty = await page.locator('.tabs-container .tab.dirty', { hasText: 'llama.py' }).count();
+            if (!site || dirty) throw new Error('the quick fix edited the site');
+            log('Config after the fix: remat_policy = "checkpoint_dots"; the site unchanged');
+            await page.mouse.move(0, 0);
+            await page.waitForTimeout(500);
+            await page.screenshot({ path: path.join(OUT, 'advise-config-key-fixed-vscode.png') });
+            await page.keyboard.press('Control+S');
+            // the suite below expects the user's budget (24 MiB) and the fixture's config
+            fs.rmSync(path.join(workspace, '.vscode'), { recursive: true, force: true });
+            fs.copyFileSync(path.join(FIXTURE, 'llama_config.py'), path.join(workspace, 'llama_config.py'));
         }, page);
     } finally {
         await context.close();

@@ -95,6 +95,10 @@ class AdvisedFiles:
     def of(self, path: Path) -> list[Advised]:
         return list(self._by_path.get(str(path), {}).values())
 
+    def paths(self) -> list[Path]:
+        """The files that hold advice."""
+        return [Path(path) for path in self._by_path]
+
     def holds(self, path: Path) -> bool:
         return str(path) in self._by_path
 

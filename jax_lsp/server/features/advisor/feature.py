@@ -10,7 +10,9 @@ is given (the trace's: one warm agent for both).
 from __future__ import annotations
 
 import asyncio
+import functools
 from collections.abc import Callable, Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,17 +29,18 @@ from jax_lsp.server.features.advisor import shown, suggested
 from jax_lsp.server.features.advisor.advised import Advised, AdvisedFiles, advised
 from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN
 from jax_lsp.server.features.advisor.text import disk_text
-from jax_lsp.server.features.advisor.words import log_line, why_suggested
+from jax_lsp.server.features.advisor.words import log_line, not_compiled, why_suggested
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
 from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
+from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
 from jax_lsp.trace.advisor.pipeline import Cancel
 from jax_lsp.trace.advisor.report import format_markdown
-from jax_lsp.trace.advisor.request import advise, example_for
-from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, checkpointed_lines, default_policy_edits
+from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -47,6 +50,7 @@ if TYPE_CHECKING:
     from jax_lsp.core.findings import Edit
     from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
+    from jax_lsp.server.settings import ServerSettings
 
 ADVICE_CHANGED = "jax-lsp/adviceChanged"  # a notification: {uri, position, stale}, for views of an advice
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
@@ -58,6 +62,8 @@ class AdvisorFeature(LanguageFeature):
         self.service = service
         self._owns_service = owns_service  # shut down with the feature (no trace feature to share)
         self.advised = AdvisedFiles()
+        # per open file with `"file.py:LINE"` example keys: where their lines are in its buffer
+        self.key_lines: dict[str, KeyLines] = {}
 
     @property
     def trusted(self) -> bool:
@@ -80,7 +86,7 @@ class AdvisorFeature(LanguageFeature):
             lsp_range = place.range(anchor.span)
             arguments = [place.uri, {"line": lsp_range.start.line, "character": lsp_range.start.character}]
             found = self.advised.at(path, anchor.span.start.line)
-            lens = shown.lens(found, anchor.kind, self._example(path, anchor.line) is not None)
+            lens = shown.lens(found, anchor.kind, await self._example(path, anchor.line) is not None)
             command = types.Command(title=lens.title, command=lens.command, arguments=arguments)
             lenses.append(types.CodeLens(range=lsp_range, command=command))
         return lenses
@@ -94,13 +100,7 @@ class AdvisorFeature(LanguageFeature):
         for found in self.advised.of(path):
             if found.current is None:
                 continue
-            analysis = await self.server.built_analysis()
-            function_lines = (
-                await self.server.run_analysis(checkpointed_lines, analysis, str(path), found.span.start)
-                if analysis is not None
-                else None
-            )
-            for hint in shown.hints(found, path, function_lines, root):
+            for hint in shown.hints(found, path, root):
                 if not (lsp_range.start.line <= hint.line <= lsp_range.end.line) or hint.line >= len(lines):
                     continue
                 end = Position(hint.line, len(lines[hint.line].rstrip("\r\n")))
@@ -115,12 +115,36 @@ class AdvisorFeature(LanguageFeature):
                 )
         return sorted(hints, key=lambda hint: (hint.position.line, hint.position.character))
 
-    def _example(self, path: Path, line: int) -> str | None:
+    async def _example(self, path: Path, line: int) -> str | None:
+        """The example of the site on 1-based ``line`` of the buffer (`examples.example_for`), a
+        line key read where its line is now."""
         ls = self.server
-        settings = ls.settings
-        pyproject = settings.pyproject
-        root = pyproject.parent if pyproject is not None else project_root(path, ls.roots)
-        return example_for(path, line, dict(settings.core.examples), root)
+        analysis = await ls.built_analysis()
+        if analysis is None:
+            return None
+        moved = self.key_lines.get(str(path))
+        key_line = moved.key_at(line) if moved is not None else line
+        examples, root = ls.settings.core.examples, self._examples_root(path)
+        return await ls.run_analysis(example_for, analysis, path, line, examples, root, key_line)
+
+    def _examples_root(self, path: Path) -> Path:
+        """The folder `[tool.jax-lsp.examples]`' paths are relative to: the pyproject.toml's."""
+        pyproject = self.server.settings.pyproject
+        return pyproject.parent if pyproject is not None else project_root(path, self.server.roots)
+
+    def _follow_key_lines(self, path: Path, edits: Sequence[LineEdit]) -> None:
+        """Move the lines the file's line keys name with ``edits`` (from the buffer they were
+        written for: the first edited since it opened, or since the settings were read)."""
+        moved = self.key_lines.get(str(path))
+        if moved is None:  # kept for a file without line keys too: a keystroke then reads none
+            lines = line_keys(self.server.settings.core.examples, path, self._examples_root(path))
+            moved = self.key_lines[str(path)] = KeyLines(lines)
+        for edit in edits:
+            moved.follow(edit)
+
+    def analysis_built(self) -> None:
+        """New settings (perhaps new example keys): line keys name the buffers' lines as they are."""
+        self.key_lines.clear()
 
     def refresh(self) -> None:
         support = self.server.client_support
@@ -163,6 +187,7 @@ class AdvisorFeature(LanguageFeature):
         return {
             **self._comparison(advice, self._root(path), self._budget()),
             "stale": found.stale if found is not None else None,
+            "quick_fix": self._quick_fix(found),
         }
 
     async def run_command(self, *arguments: Any) -> dict:
@@ -171,7 +196,11 @@ class AdvisorFeature(LanguageFeature):
         path, position = self._arguments(RUN, arguments)
         with self.server.protocol.cancellation() as cancelled:
             advice = await self.advise(path, position, cancelled=cancelled, progress=True, run=True)
-        return self._comparison(advice, self._root(path), self._budget())
+        found = self.advised.at(path, position.line)
+        return {
+            **self._comparison(advice, self._root(path), self._budget()),
+            "quick_fix": self._quick_fix(found),
+        }
 
     def _comparison(self, advice: Advice, root: Path, budget: int | None) -> dict:
         """The comparison's ``view`` (`trace.advisor.comparison`), as ``text`` too, its Markdown
@@ -207,7 +236,7 @@ class AdvisorFeature(LanguageFeature):
         self.warn_unsaved(path, "the advice traces")
         target = self._target()
         traced_text = disk_text(path)
-        example = self._example(path, line)
+        example = await self._example(path, line)
         root = self._root(path)
         loop = asyncio.get_running_loop()
         stop = Cancel()
@@ -216,7 +245,8 @@ class AdvisorFeature(LanguageFeature):
             loop.call_soon_threadsafe(self._keep, path, anchor, advice, traced_text)
 
         def steps(report: Callable[[str], None]) -> Advice:
-            return advise(
+            ask = functools.partial(
+                advise,
                 self.service,
                 path,
                 line,
@@ -226,8 +256,6 @@ class AdvisorFeature(LanguageFeature):
                 import_root=self._import_root(path),
                 interpreter=self.server.settings.interpreter,
                 options=self.server.settings.trace.options,
-                compile=target is not None and target.is_tpu,  # the estimate is shown first
-                target=target,
                 run=run,
                 budget=self._budget(),
                 cache=AnswerCache(cache_folder(root)),
@@ -235,6 +263,19 @@ class AdvisorFeature(LanguageFeature):
                 cancel=stop,
                 keep=keep,
             )
+            tpu = target is not None and target.is_tpu
+            advice = ask(compile=tpu, target=target)  # the estimate is shown first
+            if (
+                tpu
+                and advice.ok
+                and not advice.on_tpu
+                and not_compiled(advice)
+                and self._budget() is not None
+            ):
+                # no libtpu here (its note says so): the budget's check compiles on the CPU instead
+                advice = replace(ask(compile=False, target=None), notes=advice.notes)
+                keep(advice)
+            return advice
 
         site = f"{path.name}:{line}"
         async with self.progress_of("advise", site, cancelled, progress, stop.cancel) as report:
@@ -243,6 +284,23 @@ class AdvisorFeature(LanguageFeature):
         if not advice.ok and advice.status != "cancelled":
             self._tell_failure(path, line, advice)
         return advice
+
+    async def settings_changed(self, previous: ServerSettings) -> None:
+        """A new `advise.budget` or target: the advised sites advised again for it, each under a
+        progress, and their lens, hover, quick fix and views told. The pipeline's cache answers
+        what is already known (the estimate, the candidates an earlier check compiled), so a new
+        budget compiles only what its suggestion needs that was never compiled."""
+        now = self.server.settings
+        new_target = (now.advise.target, now.core.compile_target) != (
+            previous.advise.target,
+            previous.core.compile_target,
+        )
+        if not self.trusted or (not new_target and now.advise.budget == previous.advise.budget):
+            return
+        for path in self.advised.paths():
+            for found in self.advised.of(path):
+                if found.stale is None and found.advice.ok:
+                    await self.advise(path, found.span.start, progress=True)
 
     def _import_root(self, path: Path) -> Path | None:
         analysis = self.server.analysis
@@ -310,9 +368,24 @@ class AdvisorFeature(LanguageFeature):
             elif fix is None:
                 why = why_suggested(found.advice, chosen, budget)
                 fix = suggested.site_fix(path, doc.lines, doc.source, found, chosen, why)
-            if fix is not None:
+            if fix is not None and fix.edits:  # none that only says what to do: the hover says it
                 actions.append(self._action(fix, place))
         return actions
+
+    def _quick_fix(self, found: Advised | None) -> dict | None:
+        """What the quick fix offers at ``found``'s site, for Compare to mark and say: the
+        suggested ``policy``, the fix's ``title`` where it edits, else its ``note`` (what to set
+        and where); None where it offers nothing."""
+        budget = self._budget()
+        fresh = found is not None and found.stale is None
+        chosen = suggested.suggestion(found.advice, budget) if found is not None and fresh else None
+        if found is None or chosen is None:
+            return None
+        fix = suggested.advice_fix(found, chosen, budget, self._lines_of)
+        if fix is None:  # the site's own value, or a checkpoint that takes one: edited on request
+            why = why_suggested(found.advice, chosen, budget)
+            fix = suggested.SuggestedFix(suggested.fix_title(chosen, why))
+        return {"policy": chosen.policy, "title": None if fix.note else fix.title, "note": fix.note}
 
     def _lines_of(self, path: str) -> Sequence[str]:
         return self.server.lines_of(path_to_uri(path))
@@ -336,12 +409,6 @@ class AdvisorFeature(LanguageFeature):
 
     def _action(self, fix: suggested.SuggestedFix, place: Place) -> types.CodeAction:
         """The LSP code action of ``fix``: its edits in the place's buffer, or in other files."""
-        if fix.disabled is not None:
-            return types.CodeAction(
-                title=fix.title,
-                kind=types.CodeActionKind.QuickFix,
-                disabled=types.CodeActionDisabled(reason=fix.disabled),
-            )
         by_uri: dict[str, list[types.TextEdit]] = {}
         for edit in fix.edits:
             uri, lsp_range = self._lsp_range(edit, place)
@@ -388,6 +455,8 @@ class AdvisorFeature(LanguageFeature):
         """Advice follows the lines it is on; an edit of the site or of a residual's line makes
         it stale (its lens asks again; a save advises again)."""
         path = place.file
+        if path is not None:
+            self._follow_key_lines(path, edits)
         if path is None or not self.advised.holds(path):
             return
         for stale in self.advised.follow(path, edits):
@@ -405,7 +474,7 @@ class AdvisorFeature(LanguageFeature):
         outdated = self.advised.outdated(path, disk_text(path))
         every = self.trusted and ls.settings.advise.on_save
         anchors = await self.sites(path)
-        lines = {a.span.start.line for a in anchors if self._example(path, a.line) is not None}
+        lines = {a.span.start.line for a in anchors if await self._example(path, a.line) is not None}
         again = {line for line in lines for a in outdated if a.holds(line)} if self.trusted else set()
         self.advised.drop(path, [a for a in outdated if not any(a.holds(line) for line in again)])
         if outdated:
@@ -423,11 +492,14 @@ class AdvisorFeature(LanguageFeature):
         found = self.advised.at(path, place.position.line)
         if found is None:
             return None
-        markdown = shown.hover_markdown(found, self._budget())
+        quick_fix = self._quick_fix(found)
+        markdown = shown.hover_markdown(found, self._budget(), quick_fix["note"] if quick_fix else None)
         return types.Hover(contents=types.MarkupContent(kind=types.MarkupKind.Markdown, value=markdown))
 
     def did_close(self, place: Place) -> None:
         path = place.file
+        if path is not None:
+            self.key_lines.pop(str(path), None)
         if path is not None and self.advised.forget(path):
             self._publish(path)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 
 from jax_lsp.server.features.advisor.advised import Advised
 from jax_lsp.server.features.advisor.suggested import suggestion
-from jax_lsp.server.features.advisor.words import lens_summary, target_name, why_suggested
+from jax_lsp.server.features.advisor.words import budget_meaning, lens_summary, target_name, why_suggested
 from jax_lsp.trace.advisor.hints import LineHint, line_hints
 from jax_lsp.trace.advisor.report import short_policy
 from jax_lsp.trace.advisor.sites import DEFAULT
@@ -38,8 +38,9 @@ def lens(found: Advised | None, kind: str, has_example: bool) -> Lens:
     return Lens("Advise policy (none given: JAX's default)" if kind == DEFAULT else "Advise policy", ADVISE)
 
 
-def hover_markdown(found: Advised, budget: int | None) -> str:
-    """What the advice says, in short: the current policy, the suggestion, how many candidates."""
+def hover_markdown(found: Advised, budget: int | None, to_do: str | None = None) -> str:
+    """What the advice says, in short: the current policy, the suggestion (``to_do``: what to set
+    and where, where no quick fix can edit it), how many candidates."""
     advice, current = found.advice, found.advice.current
     parts = [f"**jax-lsp advice** ({target_name(advice)}, jax {advice.jax_version or '?'})", ""]
     if found.stale is not None:
@@ -52,22 +53,26 @@ def hover_markdown(found: Advised, budget: int | None) -> str:
                 f"- suggested `{short_policy(suggested.policy)}`: {lens_summary(advice, suggested)} "
                 f"{why_suggested(advice, suggested, budget)}"
             )
+            if to_do is not None:
+                parts.append(f"- to use it: {to_do}")
         elif budget is None:
             parts.append("- no suggestion: set `advise.budget` (e.g. `24GiB`) to get one")
+        if budget is not None:
+            parts.append(f"- {budget_meaning(advice, budget)}")
         parts.append(f"- {len(advice.policies)} candidates: Compare policies (the lens) shows them")
     else:
         parts.append(f"{advice.status}: {advice.message}")
     return "\n".join(parts)
 
 
-def hints(
-    found: Advised, path: Path, function_lines: tuple[int, int] | None, root: Path | None
-) -> list[LineHint]:
-    """The inlay hints of an advised site of ``path``: its current policy's residuals on the
-    lines that make them (`trace.advisor.hints`); none for stale advice."""
+def hints(found: Advised, path: Path, root: Path | None) -> list[LineHint]:
+    """The inlay hints of an advised site of ``path``: what its current policy saves on the
+    lines that make them, the rest counted on the site's line (`trace.advisor.hints`); none for
+    stale advice."""
     current = found.current
     if current is None:
         return []
     residuals = [r for r in current.residuals if r.path == str(path) and r.line is not None]
+    others = [r for r in current.residuals if r.path != str(path) or r.line is None]
     placed = list(zip(found.residual_lines, residuals))
-    return line_hints(placed, function_lines, found.span.start.line, root)
+    return line_hints(placed, others, found.span.start.line, root)

@@ -26,11 +26,13 @@ LinesOf = Callable[[str], Sequence[str]]  # a file's lines: the open buffer's, e
 
 @dataclass(frozen=True)
 class SuggestedFix:
-    """A quick fix: its title and edits, or why it cannot apply (a client lists it greyed out)."""
+    """A quick fix: its title and edits; or, where no edit can make the suggestion, no edits and
+    a ``note`` that says what to set and where (the hover and Compare show it: an editor hides a
+    disabled action, so none is sent)."""
 
     title: str
     edits: tuple[Edit, ...] = ()
-    disabled: str | None = None
+    note: str | None = None
 
 
 def suggestion(advice: Advice, budget: int | None) -> PolicyAdvice | None:
@@ -80,18 +82,18 @@ def advice_fix(
 
 def key_fix(advice: Advice, suggested: PolicyAdvice, why: str, lines_of: LinesOf) -> SuggestedFix:
     """Where a key chooses the site's policy: the quick fix sets the key's literal default to
-    the suggestion's key; without one (or without a key for the suggestion) it is disabled and
-    says what to do, and the site is never replaced by a hard-coded policy."""
+    the suggestion's key; without one (or without a key for the suggestion) its note says what
+    to set and where, and the site is never replaced by a hard-coded policy."""
     select, setting = suggested.select, advice.setting
     short = suggested.policy.removeprefix("jax.checkpoint_policies.")
     if select is None:
         expression = advice.selector.expression if advice.selector is not None else "the key"
         reason = f"no value of {expression} selects {short}: add it to what that key chooses from"
-        return SuggestedFix(f"{QUICK_FIX}: {short} {why}", disabled=reason)
+        return SuggestedFix(f"{QUICK_FIX}: {short} {why}", note=reason)
     title = f"{QUICK_FIX}: set {select.name} to {select.key!r}"
     if setting is None:
         return SuggestedFix(
-            f"{title} {why}", disabled=f"Set {select.expression} to {select.key!r}: {advice.setting_note}"
+            f"{title} {why}", note=f"Set {select.expression} to {select.key!r}: {advice.setting_note}"
         )
     span = Span(Position(setting.line - 1, setting.column), Position(setting.line - 1, setting.end_column))
     lines = lines_of(setting.path)
@@ -100,22 +102,30 @@ def key_fix(advice: Advice, suggested: PolicyAdvice, why: str, lines_of: LinesOf
     )
     where = f"{Path(setting.path).name}:{setting.line}"
     if written != setting.text:
-        return SuggestedFix(f"{title} {why}", disabled=f"{where} {CHANGED}")
-    edit = Edit(setting.path, span, key_literal(select.key, setting.text))
-    return SuggestedFix(f"{title} ({where}) {why}", (edit,))
+        return SuggestedFix(f"{title} {why}", note=f"{where} {CHANGED}")
+    new_text = key_literal(select.key, setting.text)
+    if new_text == setting.text:  # EasyLM's: the example overrides the project's default
+        used = advice.selector.current if advice.selector is not None else None
+        note = f"{where} already sets {select.name} to {select.key!r}" + (
+            f"; the example ran with {used!r}: your run keeps that default unless it sets {select.name}"
+            if used is not None
+            else ""
+        )
+        return SuggestedFix(f"{title} {why}", note=note)
+    return SuggestedFix(f"{title} ({where}) {why}", (Edit(setting.path, span, new_text),))
 
 
 def user_call_fix(call: UserCall, suggested: PolicyAdvice, why: str, lines_of: LinesOf) -> SuggestedFix:
     """A site in a library: the quick fix replaces the value the user's call gives it (the
     policy, or the key that selects it); where the library makes the policy from the value
-    otherwise, it is disabled and says so."""
+    otherwise, its note says so."""
     action, where = call.suggestion(suggested, f"{Path(call.path).name}:{call.line}")
     title = f"{QUICK_FIX}: {short_policy(action.removeprefix('policy='))}"
     new_text = call.new_text(suggested)
     if new_text is None:
-        return SuggestedFix(f"{title} {why}", disabled=where)
+        return SuggestedFix(f"{title} {why}", note=where)
     if not call.still_in(lines_of(call.path)):
-        return SuggestedFix(f"{title} {why}", disabled=f"{where} {CHANGED}")
+        return SuggestedFix(f"{title} {why}", note=f"{where} {CHANGED}")
     span = Span(Position(call.line - 1, call.column), Position(call.end_line - 1, call.end_column))
     return SuggestedFix(f"{title} ({where}) {why}", (Edit(call.path, span, new_text),))
 

@@ -21,13 +21,43 @@ def lens_summary(advice: Advice, current: PolicyAdvice) -> str:
         parts.append(f"compiled peak {size}, {verdict}")
     elif current.peak_bytes is not None:
         parts.append(f"peak (est.) {format_bytes(current.peak_bytes)}")
-    return " · ".join([*parts, *filter(None, [figures_for(advice)])])
+    return " · ".join([*parts, *filter(None, [figures_for(advice)]), *filter(None, [not_compiled(advice)])])
 
 
 def target_name(advice: Advice) -> str:
     """What the figures are for: the TPU the steps were compiled for, else the platform the
-    agent advised on."""
-    return advice.target.name if advice.target is not None else advice.platform or "this machine"
+    agent advised on (where a TPU target could not be compiled for, too: `not_compiled`)."""
+    if advice.on_tpu and advice.target is not None:
+        return advice.target.name
+    return advice.platform or "this machine"
+
+
+def not_compiled(advice: Advice) -> str | None:
+    """Why a TPU target's figures are not there: ``not compiled for v5e-1: no libtpu in
+    /venv/bin/python`` (the agent's note says so); None where nothing says so."""
+    if advice.on_tpu:
+        return None
+    note = next((n for n in advice.notes if n.startswith("compiling for ") and " needs libtpu, " in n), None)
+    if note is None:
+        return None
+    name, rest = note.removeprefix("compiling for ").split(" needs libtpu, which ", 1)
+    return f"not compiled for {name}: no libtpu in {rest.split(' lacks', 1)[0]}"
+
+
+def budget_meaning(advice: Advice, budget: int) -> str:
+    """What ``budget`` is compared with for ``advice``'s target (docs/advise.md)."""
+    size = format_bytes(budget)
+    if advice.on_tpu and advice.target is not None:
+        return (
+            f"the {size} budget is compared with everything the compiled step holds on one "
+            f"{advice.target.name} chip at once (XLA's peak: arguments, gradients, temporaries)"
+        )
+    if advice.compiled:
+        return (
+            f"the {size} budget is compared with the compiled step's temporaries on "
+            f"{advice.platform or 'this machine'} (not the arguments and gradients it holds anyway)"
+        )
+    return f"the {size} budget is compared with the estimated peak of the step's temporaries"
 
 
 def log_line(advice: Advice, site: str, example: str | None) -> str:
