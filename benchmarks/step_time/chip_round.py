@@ -1,0 +1,306 @@
+"""Each candidate's training step measured on the local accelerator, with its compile's figures:
+the measurements the step-time model (jax_lsp/trace/advisor/step_time.py) is calibrated on.
+
+    python benchmarks/step_time/chip_round.py --cache DIR --out DIR [--budget-s 420] [--only NAME]
+
+For each model (below), in a process of its own (one process at a time holds a TPU), the advisor
+itself (`jax_lsp.trace_agent.advisor.driver.advise`, as `advise --run` calls it) traces the
+site with the example and builds every candidate's step exactly as `advise --compile` compiles
+it (`step_function` of the candidate's jaxpr); then, in place of `advise --run`'s own loop, each
+step is lowered, compiled for the device and timed: two untimed runs, then timed runs (at least
+5, up to 30 or 1.5 s) whose median is the step. A candidate whose lowered module equals an
+earlier one's is that one's measurement (`same_as`), not compiled again.
+
+Recorded per candidate: the step's runs and median, `cost_analysis()` and `memory_analysis()` of
+the compile on the device, the compile's seconds, and the compiled HLO text (one gzip file per
+candidate in OUT/hlo.tar.gz) so that the model can be checked against the chip's own program.
+Everything goes to OUT/step_round.json, rewritten after each model; OUT/log.txt holds the log.
+
+Models (their repositories come from the cache folder, as benchmarks/advise_models.py makes
+them; the examples are this checkout's benchmarks/advise_models/NAME.py:example_chip and
+benchmarks/step_time/*.py). A deadline (--budget-s) stops starting candidates when it passes;
+what is left is recorded as not measured.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ast
+import gzip
+import hashlib
+import io
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tarfile
+import tempfile
+import time
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+HERE = Path(__file__).resolve().parent
+CHECKOUT = HERE.parents[1]
+EXAMPLES = HERE.parent / "advise_models"
+EXAMPLE_COPY = "advise_example.py"
+WARM_UP = 2
+MIN_RUNS, MAX_RUNS, RUN_SECONDS = 5, 30, 1.5
+
+
+@dataclass(frozen=True)
+class Model:
+    name: str
+    folder: str  # the repository's folder in the cache ("" for a model of benchmarks/step_time/)
+    site: str  # PATH:LINE relative to the folder; a step_time model's LINE is found ("policy=")
+    example: str  # FUNCTION of benchmarks/advise_models/NAME.py, or FILE.py:FUNCTION here
+    paths: tuple[str, ...] = ()  # folders of the repository to put on PYTHONPATH
+
+
+MODELS = (
+    Model("attention_stack", "", "attention_stack.py", "attention_stack.py:example"),
+    Model("nanodo", "nanodo-10aefdeed40a63293daf112b91a5538cd24fa3a4", "nanodo/model.py:65", "example_chip"),
+    Model(
+        "tunix",
+        "tunix-c7d8950f12a9c55a976bf2e1a0d8b447d71c20b3",
+        "tunix/models/llama3/model.py:583",
+        "example_chip",
+    ),
+    Model(
+        "haliax",
+        "haliax-f41e7d40c63dc486b69c5d854270a9158fe3dd39",
+        "src/haliax/_src/scan.py:186",
+        "example_chip",
+        ("src",),
+    ),
+    Model("f32_stack", "", "f32_stack.py", "f32_stack.py:example"),
+    Model(
+        "recurrentgemma",
+        "recurrentgemma-2efa84dac0e68e63547a27a18fa943c98f1c312e",
+        "recurrentgemma/jax/griffin.py:61",
+        "example_chip",
+    ),
+)
+
+
+def policy_line(path: Path) -> int:
+    """The line of the first `policy=` argument in a benchmarks/step_time model."""
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        for keyword in node.keywords if isinstance(node, ast.Call) else ():
+            if keyword.arg == "policy":
+                return keyword.value.lineno
+    raise SystemExit(f"{path}: no policy= argument")
+
+
+def _timed(compiled, inputs):
+    import jax
+
+    for _ in range(WARM_UP):
+        jax.block_until_ready(compiled(*inputs))
+    seconds: list[float] = []
+    began = time.perf_counter()
+    while len(seconds) < MAX_RUNS and (len(seconds) < MIN_RUNS or time.perf_counter() - began < RUN_SECONDS):
+        start = time.perf_counter()
+        jax.block_until_ready(compiled(*inputs))
+        seconds.append(time.perf_counter() - start)
+    return {"step_s": statistics.median(seconds), "runs_s": seconds}
+
+
+def _cost(compiled) -> dict:
+    analysis = compiled.cost_analysis()
+    if isinstance(analysis, (list, tuple)):  # older releases: one dict per program
+        analysis = analysis[0] if analysis else {}
+    return {key: float(value) for key, value in dict(analysis or {}).items()}
+
+
+def measure_candidates(work, jaxpr_of, deadline: float, hlo_folder: Path):
+    """In place of `on_device.run_each`: each of ``work``'s candidates compiled on the device,
+    its figures and its timed runs."""
+    import jax
+
+    from jax_lsp.trace_agent.advisor.example import short_error
+    from jax_lsp.trace_agent.advisor.on_device import random_inputs
+    from jax_lsp.trace_agent.advisor.peak import step_function
+    from jax_lsp.trace_agent.advisor.target import memory_of
+
+    device = jax.devices()[0]
+    inputs = random_inputs(work.leaves)
+    lowered_seen: dict[str, str] = {}
+    runs = []
+    for index, candidate in enumerate(work.candidates):
+        entry: dict = {"policy": candidate.text, "current": candidate.current, "index": index}
+        runs.append(entry)
+        if time.time() > deadline:
+            entry["skipped"] = "the round's deadline passed"
+            continue
+        try:
+            step = step_function(work.forward, jaxpr_of(candidate), work.leaves, work.positional)
+            began = time.perf_counter()
+            lowered = jax.jit(step).lower(*inputs)
+            digest = hashlib.sha256(lowered.as_text().encode()).hexdigest()
+            entry["lower_s"] = time.perf_counter() - began
+            if digest in lowered_seen:
+                entry["same_as"] = lowered_seen[digest]
+                continue
+            lowered_seen[digest] = candidate.text
+            began = time.perf_counter()
+            compiled = lowered.compile()
+            entry["compile_s"] = time.perf_counter() - began
+            entry["cost"] = _cost(compiled)
+            entry["memory"] = memory_of(compiled)
+            text = compiled.as_text()
+            (hlo_folder / f"{index}.hlo.gz").write_bytes(gzip.compress(text.encode()))
+            entry.update(_timed(compiled, inputs))
+            del compiled
+        except MemoryError:
+            raise
+        except Exception as exc:  # too large for the device, or rejected
+            entry["error"] = short_error(exc)
+        print(f"  {candidate.text[:70]:<70} {_show(entry)}", flush=True)
+    return {
+        "status": "ok",
+        "message": "",
+        "platform": device.platform,
+        "device": getattr(device, "device_kind", str(device)),
+        "runs": runs,
+    }
+
+
+def _show(entry: dict) -> str:
+    if "step_s" in entry:
+        return f"{entry['step_s'] * 1e3:8.2f} ms (compile {entry['compile_s']:.1f} s)"
+    return entry.get("error") or entry.get("same_as") or entry.get("skipped") or "?"
+
+
+def measure_model(root: Path, site: str, example: str, deadline: float, hlo_folder: Path) -> dict:
+    """The child's work: the advisor's `advise` with `run`, its loop replaced by ours."""
+    from jax_lsp.trace_agent.advisor import driver
+
+    driver.run_each = lambda work, jaxpr_of: measure_candidates(work, jaxpr_of, deadline, hlo_folder)
+    path, line = site.rsplit(":", 1)
+    params = {"path": str(root / path), "line": int(line), "root": str(root), "cwd": str(root)}
+    return driver.advise({**params, "example": example, "run": True})
+
+
+def _prepare(model: Model, cache: Path, scratch: Path) -> tuple[Path, str, str]:
+    """The model's root (a copy, its example at the root), its site and its example spec."""
+    if not model.folder:
+        root = scratch / model.name
+        shutil.copytree(HERE, root, ignore=shutil.ignore_patterns("__pycache__"))
+        site = f"{model.site}:{policy_line(root / model.site)}"
+        return root, site, model.example
+    source = cache / model.folder
+    if not source.is_dir():
+        raise FileNotFoundError(f"{source} is missing (benchmarks/advise_models.py says how to make it)")
+    root = scratch / model.name
+    shutil.copytree(source, root, ignore=shutil.ignore_patterns(".git"))
+    shutil.copyfile(EXAMPLES / f"{model.name}.py", root / EXAMPLE_COPY)
+    return root, model.site, f"{EXAMPLE_COPY}:{model.example}"
+
+
+def _child_environment(root: Path, model: Model) -> dict[str, str]:
+    env = dict(os.environ)
+    paths = [str(CHECKOUT), *(str(root / p) for p in model.paths), env.get("PYTHONPATH", "")]
+    env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
+    env["PYTHONUNBUFFERED"] = "1"
+    return env
+
+
+def run_round(models, cache: Path, out: Path, deadline: float) -> dict:
+    scratch = Path(tempfile.mkdtemp(prefix="step_round_"))
+    record: dict = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "models": {}}
+    archive = tarfile.open(out / "hlo.tar.gz", "w:gz")
+    try:
+        for model in models:
+            began = time.perf_counter()
+            print(f"== {model.name}", flush=True)
+            if time.time() > deadline:
+                record["models"][model.name] = {"status": "skipped", "message": "the round's deadline passed"}
+                continue
+            try:
+                root, site, example = _prepare(model, cache, scratch)
+            except FileNotFoundError as exc:
+                record["models"][model.name] = {"status": "missing", "message": str(exc)}
+                print(f"  {exc}", flush=True)
+                continue
+            hlo_folder = scratch / f"{model.name}-hlo"
+            hlo_folder.mkdir()
+            answer_file = scratch / f"{model.name}.json"
+            command = [sys.executable, str(Path(__file__).resolve()), "--child", str(root), site, example]
+            command += [str(deadline), str(hlo_folder), str(answer_file)]
+            try:
+                subprocess.run(
+                    command,
+                    cwd=root,
+                    env=_child_environment(root, model),
+                    timeout=max(deadline - time.time(), 0) + 90,
+                    check=False,
+                )
+            except subprocess.TimeoutExpired:
+                print("  the model's process ran out of time", flush=True)
+            answer = json.loads(answer_file.read_text()) if answer_file.exists() else {"status": "no answer"}
+            answer["site"], answer["example"] = site, example
+            answer["wall_s"] = time.perf_counter() - began
+            record["models"][model.name] = answer
+            for hlo in sorted(hlo_folder.iterdir()):
+                archive.add(hlo, arcname=f"{model.name}/{hlo.name}")
+            (out / "step_round.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    finally:
+        archive.close()
+        shutil.rmtree(scratch, ignore_errors=True)
+    return record
+
+
+def _facts() -> dict:
+    import platform
+
+    import jax
+
+    facts = {"jax": jax.__version__, "python": platform.python_version()}
+    try:
+        import jaxlib
+
+        facts["jaxlib"] = jaxlib.__version__
+    except Exception:
+        pass
+    return facts
+
+
+def main(argv: list[str] | None = None) -> int:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--child":
+        root, site, example, deadline, hlo_folder, answer_file = argv[1:7]
+        sys.path.insert(0, str(CHECKOUT))
+        try:
+            answer = measure_model(Path(root), site, example, float(deadline), Path(hlo_folder))
+        except Exception as exc:  # the advisor's own error (an AgentError), or the model's
+            answer = {"status": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]}
+            if hasattr(exc, "result"):
+                answer.update(exc.result())
+        Path(answer_file).write_text(json.dumps(answer, default=str))
+        return 0
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--cache", type=Path, required=True, help="the repositories' folder")
+    parser.add_argument("--out", type=Path, required=True)
+    parser.add_argument("--budget-s", type=float, default=420.0, help="no candidate starts after this")
+    parser.add_argument("--only", action="append", help="a model's name (repeat)")
+    parser.add_argument("--small", action="store_true", help="each model's small example (a check on the CPU)")
+    args = parser.parse_args(argv)
+    args.out.mkdir(parents=True, exist_ok=True)
+    deadline = time.time() + args.budget_s
+    models = [m for m in MODELS if not args.only or m.name in args.only]
+    if args.small:
+        models = [replace(m, example=m.example.replace("example_chip", "example") + "_small" * (not m.folder)) for m in models]
+    record = run_round(models, args.cache, args.out, deadline)
+    record["facts"] = _facts()
+    (args.out / "step_round.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    measured = sum(
+        1 for answer in record["models"].values() for run in answer.get("runs") or () if "step_s" in run
+    )
+    print(f"measured {measured} steps; record {args.out / 'step_round.json'}", flush=True)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
