@@ -1,7 +1,7 @@
 """Each candidate's training step measured on the local accelerator, with its compile's figures:
 the measurements the step-time model (jax_lsp/trace/advisor/step_time.py) is calibrated on.
 
-    python benchmarks/step_time/chip_round.py --cache DIR --out DIR [--budget-s 420] [--only NAME]
+    python benchmarks/step_time/chip_round.py --cache DIR --out DIR [--budget-s 360] [--only NAME]
 
 For each model (below), in a process of its own (one process at a time holds a TPU), the advisor
 itself (`jax_lsp.trace_agent.advisor.driver.advise`, as `advise --run` calls it) traces the
@@ -14,7 +14,8 @@ earlier one's is that one's measurement (`same_as`), not compiled again.
 Recorded per candidate: the step's runs and median, `cost_analysis()` and `memory_analysis()` of
 the compile on the device, the compile's seconds, and the compiled HLO text (one gzip file per
 candidate in OUT/hlo.tar.gz) so that the model can be checked against the chip's own program.
-Everything goes to OUT/step_round.json, rewritten after each model; OUT/log.txt holds the log.
+First, in a process of its own, the device's own rates (`measure_chip`: matrix products,
+HBM, the host link, a launch, a loop's iteration). Everything goes to OUT/step_round.json, rewritten after each model; OUT/log.txt holds the log.
 
 Models (their repositories come from the cache folder, as benchmarks/advise_models.py makes
 them; the examples are this checkout's benchmarks/advise_models/NAME.py:example_chip and
@@ -28,7 +29,6 @@ import argparse
 import ast
 import gzip
 import hashlib
-import io
 import json
 import os
 import shutil
@@ -167,6 +167,53 @@ def measure_candidates(work, jaxpr_of, deadline: float, hlo_folder: Path):
     }
 
 
+def _median_seconds(function, *args, runs=10):
+    import jax
+
+    for _ in range(2):
+        jax.block_until_ready(function(*args))
+    seconds = []
+    for _ in range(runs):
+        start = time.perf_counter()
+        jax.block_until_ready(function(*args))
+        seconds.append(time.perf_counter() - start)
+    return statistics.median(seconds)
+
+
+def measure_chip(scale: int = 1) -> dict:
+    """The device's own rates, each the median of 10 runs: matrix products in bfloat16 and
+    float32, an elementwise pass over HBM, copies over the host link each way, a tiny step (the
+    launch's cost) and a loop's iteration."""
+    import jax
+    import jax.numpy as jnp
+
+    device = jax.devices()[0]
+    found: dict = {"device": getattr(device, "device_kind", str(device))}
+    key = jax.random.key(0)
+    for dtype, n in ((jnp.bfloat16, 8192 // scale), (jnp.float32, 4096 // scale)):
+        a = jax.random.normal(key, (n, n), dtype)
+        seconds = _median_seconds(jax.jit(lambda x, y: x @ y), a, a)
+        found[f"matmul_{jnp.dtype(dtype).name}_flop_s"] = 2 * n**3 / seconds
+    big = jax.random.normal(key, (2**29 // scale,), jnp.bfloat16)  # 1 GiB
+    seconds = _median_seconds(jax.jit(lambda x: x * 2 + 1), big)
+    found["hbm_bytes_s"] = 2 * big.nbytes / seconds
+    try:
+        host = jax.sharding.SingleDeviceSharding(device, memory_kind="pinned_host")
+        here = jax.sharding.SingleDeviceSharding(device, memory_kind="device")
+        part = big[: 2**27 // scale]  # 256 MiB
+        found["to_host_bytes_s"] = part.nbytes / _median_seconds(lambda x: jax.device_put(x, host), part)
+        on_host = jax.device_put(part, host)
+        found["from_host_bytes_s"] = part.nbytes / _median_seconds(lambda x: jax.device_put(x, here), on_host)
+    except Exception as exc:
+        found["host_error"] = f"{type(exc).__name__}: {exc}"[:300]
+    scalar = jnp.ones((), jnp.float32)
+    found["launch_s"] = _median_seconds(jax.jit(lambda x: x + 1), scalar, runs=50)
+    steps = 1000
+    looped = jax.jit(lambda x: jax.lax.fori_loop(0, steps, lambda i, v: v * 1.0001 + 1, x))
+    found["loop_iteration_s"] = (_median_seconds(looped, jnp.ones((8, 128))) - found["launch_s"]) / steps
+    return found
+
+
 def _show(entry: dict) -> str:
     if "step_s" in entry:
         return f"{entry['step_s'] * 1e3:8.2f} ms (compile {entry['compile_s']:.1f} s)"
@@ -207,9 +254,19 @@ def _child_environment(root: Path, model: Model) -> dict[str, str]:
     return env
 
 
-def run_round(models, cache: Path, out: Path, deadline: float) -> dict:
+def run_round(models, cache: Path, out: Path, deadline: float, scale: int = 1) -> dict:
     scratch = Path(tempfile.mkdtemp(prefix="step_round_"))
     record: dict = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "models": {}}
+    chip_file = scratch / "chip.json"
+    print("== the chip's own rates", flush=True)
+    try:
+        subprocess.run(
+            [sys.executable, str(Path(__file__).resolve()), "--chip", str(chip_file), str(scale)], timeout=90
+        )
+    except subprocess.TimeoutExpired:
+        print("  the rates' process ran out of time", flush=True)
+    record["chip"] = json.loads(chip_file.read_text()) if chip_file.exists() else None
+    print(f"  {record['chip']}", flush=True)
     archive = tarfile.open(out / "hlo.tar.gz", "w:gz")
     try:
         for model in models:
@@ -234,7 +291,7 @@ def run_round(models, cache: Path, out: Path, deadline: float) -> dict:
                     command,
                     cwd=root,
                     env=_child_environment(root, model),
-                    timeout=max(deadline - time.time(), 0) + 90,
+                    timeout=max(deadline - time.time(), 0) + 45,
                     check=False,
                 )
             except subprocess.TimeoutExpired:
@@ -269,6 +326,9 @@ def _facts() -> dict:
 
 def main(argv: list[str] | None = None) -> int:
     argv = sys.argv[1:] if argv is None else argv
+    if argv and argv[0] == "--chip":
+        Path(argv[1]).write_text(json.dumps(measure_chip(int(argv[2]))))
+        return 0
     if argv and argv[0] == "--child":
         root, site, example, deadline, hlo_folder, answer_file = argv[1:7]
         sys.path.insert(0, str(CHECKOUT))
@@ -283,16 +343,21 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cache", type=Path, required=True, help="the repositories' folder")
     parser.add_argument("--out", type=Path, required=True)
-    parser.add_argument("--budget-s", type=float, default=420.0, help="no candidate starts after this")
+    parser.add_argument("--budget-s", type=float, default=360.0, help="no candidate starts after this")
     parser.add_argument("--only", action="append", help="a model's name (repeat)")
-    parser.add_argument("--small", action="store_true", help="each model's small example (a check on the CPU)")
+    parser.add_argument(
+        "--small", action="store_true", help="each model's small example (a check on the CPU)"
+    )
     args = parser.parse_args(argv)
     args.out.mkdir(parents=True, exist_ok=True)
     deadline = time.time() + args.budget_s
     models = [m for m in MODELS if not args.only or m.name in args.only]
     if args.small:
-        models = [replace(m, example=m.example.replace("example_chip", "example") + "_small" * (not m.folder)) for m in models]
-    record = run_round(models, args.cache, args.out, deadline)
+        models = [
+            replace(m, example=m.example.replace("example_chip", "example") + "_small" * (not m.folder))
+            for m in models
+        ]
+    record = run_round(models, args.cache, args.out, deadline, 8 if args.small else 1)
     record["facts"] = _facts()
     (args.out / "step_round.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
     measured = sum(

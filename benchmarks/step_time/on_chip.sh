@@ -8,7 +8,7 @@ OUT=${OUT:-/tmp/step_round_out}
 mkdir -p "$OUT"
 exec > >(tee "$OUT/log.txt") 2>&1
 START=$(date +%s)
-BUDGET_S=${BUDGET_S:-400}  # no candidate starts after this many seconds from here
+BUDGET_S=${BUDGET_S:-360}  # no candidate starts after this many seconds from here
 SITE=${TMPDIR:-/tmp}/step_round_site
 PIP="env PIP_CONFIG_FILE=/dev/null python3 -m pip install --isolated -q --no-compile --no-cache-dir"
 $PIP --no-index --no-deps --upgrade --target "$SITE" "$HERE"/wheels/*.whl
