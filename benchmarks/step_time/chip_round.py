@@ -74,13 +74,13 @@ MODELS = (
         "example_chip",
         ("src",),
     ),
-    Model("f32_stack", "", "f32_stack.py", "f32_stack.py:example"),
     Model(
         "recurrentgemma",
         "recurrentgemma-2efa84dac0e68e63547a27a18fa943c98f1c312e",
         "recurrentgemma/jax/griffin.py:61",
         "example_chip",
     ),
+    Model("f32_stack", "", "f32_stack.py", "f32_stack.py:example"),
 )
 
 
