@@ -60,19 +60,19 @@ class Model:
 
 MODELS = (
     Model("attention_stack", "", "attention_stack.py", "attention_stack.py:example"),
-    Model("nanodo", "nanodo-10aefdeed40a63293daf112b91a5538cd24fa3a4", "nanodo/model.py:65", "example_chip"),
-    Model(
-        "tunix",
-        "tunix-c7d8950f12a9c55a976bf2e1a0d8b447d71c20b3",
-        "tunix/models/llama3/model.py:583",
-        "example_chip",
-    ),
     Model(
         "haliax",
         "haliax-f41e7d40c63dc486b69c5d854270a9158fe3dd39",
         "src/haliax/_src/scan.py:186",
         "example_chip",
         ("src",),
+    ),
+    Model("nanodo", "nanodo-10aefdeed40a63293daf112b91a5538cd24fa3a4", "nanodo/model.py:65", "example_chip"),
+    Model(
+        "tunix",
+        "tunix-c7d8950f12a9c55a976bf2e1a0d8b447d71c20b3",
+        "tunix/models/llama3/model.py:583",
+        "example_chip",
     ),
     Model(
         "recurrentgemma",
