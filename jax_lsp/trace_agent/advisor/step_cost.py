@@ -1,0 +1,471 @@
+"""What a compiled step does, read from its optimized HLO: the work of every instruction the
+program runs, loops counted as often as they run, and the bytes it moves to and from the host.
+
+XLA's ``cost_analysis()`` counts a ``while`` loop's body once (an 8-layer ``lax.scan`` reports an
+eighth of the work); here each loop whose trip count the HLO states (a counter from a constant,
+compared with a constant: a scan, a ``fori_loop`` with static bounds) multiplies its body, and a
+loop whose count is not static is counted once and said so (``uncounted_loops``).
+
+Each instruction a computation runs (a fusion, a matrix product, a copy, a host transfer) is one
+operation: its floating-point work (matrix products and convolutions: twice the multiply-adds),
+the bytes it reads and writes in device memory, and its host bytes (data moved between the
+device and ``pinned_host`` memory, memory space ``S(5)`` in the TPU's layouts). The answer is
+independent of any chip's rates: operations are summed into buckets of like arithmetic intensity
+(FLOPs per byte, a factor of two apart), so that a roofline per operation, max(FLOPs / rate,
+bytes / bandwidth), can be taken for any chip from the buckets (`jax_lsp/trace/advisor/step_time.py`).
+"""
+
+from __future__ import annotations
+
+import math
+import re
+
+# Bytes per element by HLO element type.
+_ITEM_BYTES = {
+    "pred": 1, "s4": 0.5, "u4": 0.5, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "s32": 4, "u32": 4,
+    "s64": 8, "u64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8, "c64": 8, "c128": 16,
+}  # fmt: skip
+_F8 = re.compile(r"f8e\w+")
+HOST_SPACE = "5"  # the memory space of pinned host memory in XLA:TPU's layouts
+# Instructions that move no data of their own.
+_FREE = {
+    "parameter", "constant", "tuple", "get-tuple-element", "bitcast", "after-all", "partition-id",
+    "replica-id", "iota", "opt-barrier", "add-dependency", "copy-done", "dynamic-slice-done",
+    "dynamic-update-slice-done", "send-done", "recv-done", "all-reduce-done", "all-gather-done",
+    "collective-permute-done", "slice-done", "async-done",
+}  # fmt: skip
+_ALLOCATION = 'custom_call_target="AllocateBuffer"'
+ON_CHIP_SPACE = "1"  # memory space 1 of XLA:TPU's layouts: the chip's own fast memory
+_MATMUL = ("convolution", "dot")
+# Passes of the matrix unit a float32 product takes, by its operands' precision.
+_PASSES = {"default": 1, "high": 3, "highest": 6}
+
+_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([\d,]*)\](\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?")
+_NAME = r"%?[\w.\-]+"
+_HEADER = re.compile(rf"^(ENTRY\s+)?({_NAME})\s*\(.*\)\s*->\s*.*\{{\s*$")
+_INSTRUCTION = re.compile(rf"^\s*(ROOT\s+)?({_NAME})\s*=\s*(.*)$")
+_CALLED = re.compile(rf"\b(calls|to_apply|body|condition)=({_NAME})")
+_BRANCHES = re.compile(rf"branch_computations=\{{([^}}]*)\}}")
+_DIRECTION = re.compile(r"direction=(\w+)")
+_INDEX = re.compile(r"\bindex=(\d+)")
+_KNOWN_TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
+_DIM_LABELS = re.compile(r"dim_labels=(\w+)_(\w+)->(\w+)")
+_WINDOW = re.compile(r"window=\{([^}]*)\}")
+_CONTRACTING = re.compile(r"lhs_contracting_dims=\{([\d,]*)\}")
+_PRECISION = re.compile(r"operand_precision=\{(\w+)")
+_SLICE_OPS = ("dynamic-slice", "dynamic-slice-start", "slice-start")
+_UPDATE_OPS = ("dynamic-update-slice", "dynamic-update-slice-start")
+
+
+class Instruction:
+    """One line of HLO: its name, result type, opcode, operands and the rest of the line."""
+
+    __slots__ = ("name", "type", "opcode", "operands", "attributes", "root", "literal")
+
+    def __init__(self, name, type_text, opcode, operands, attributes, root, literal=None):
+        self.name = name
+        self.type = type_text
+        self.opcode = opcode
+        self.operands = operands
+        self.attributes = attributes
+        self.root = root
+        self.literal = literal  # a constant's value, as written
+
+
+def _balanced(text, start):
+    """The index just past the bracket closing the one at ``text[start]``."""
+    pairs = {"(": ")", "{": "}", "[": "]"}
+    stack = []
+    for index in range(start, len(text)):
+        char = text[index]
+        if char in pairs:
+            stack.append(pairs[char])
+        elif stack and char == stack[-1]:
+            stack.pop()
+            if not stack:
+                return index + 1
+    return len(text)
+
+
+def _instruction(line):
+    match = _INSTRUCTION.match(line)
+    if match is None:
+        return None
+    root, name, rest = match.group(1), match.group(2).lstrip("%"), match.group(3)
+    if rest.startswith("("):  # a tuple type
+        end = _balanced(rest, 0)
+    else:
+        end = rest.find(" ")
+        end = len(rest) if end < 0 else end
+    type_text, rest = rest[:end], rest[end:].lstrip()
+    paren = rest.find("(")
+    if paren < 0:
+        return None
+    opcode = rest[:paren].strip()
+    close = _balanced(rest, paren)
+    inside = rest[paren + 1 : close - 1]
+    operands = [token.lstrip("%") for token in re.findall(_NAME, inside) if token.startswith("%")]
+    literal = inside.strip() if opcode == "constant" else None
+    return Instruction(name, type_text, opcode, operands, rest[close:], bool(root), literal)
+
+
+def parse_module(text):
+    """``({computation: [Instruction]}, entry)`` of an HLO module's text."""
+    computations, entry, current = {}, None, None
+    for line in text.splitlines():
+        header = _HEADER.match(line)
+        if header is not None and not line.startswith(" "):
+            current = header.group(2).lstrip("%")
+            computations[current] = []
+            if header.group(1):
+                entry = current
+            continue
+        if current is None:
+            continue
+        if line.startswith("}"):
+            current = None
+            continue
+        instruction = _instruction(line)
+        if instruction is not None:
+            computations[current].append(instruction)
+    return computations, entry
+
+
+def arrays(type_text):
+    """``[(element type, dims, memory space)]`` of a result type (a tuple's arrays in order)."""
+    found = []
+    for match in _ARRAY.finditer(type_text):
+        dtype, dims, layout = match.group(1), match.group(2), match.group(3) or ""
+        space = re.search(r"S\((\d+)\)", layout)
+        shape = tuple(int(d) for d in dims.split(",") if d)
+        found.append((dtype, shape, space.group(1) if space else "0"))
+    return found
+
+
+def _spaces(found, times):
+    """``{memory space: bytes}`` of arrays, each counted ``times`` (read and written: 2)."""
+    spaces = {}
+    for array in found:
+        spaces[array[2]] = spaces.get(array[2], 0) + times * _bytes_of(array)
+    return spaces
+
+
+def _bytes_of(array):
+    dtype, shape, _ = array
+    size = _ITEM_BYTES.get(dtype, 1 if _F8.fullmatch(dtype) else 0)
+    return int(size * math.prod(shape))
+
+
+def type_bytes(type_text, space=None):
+    """The bytes of a result type's arrays (those in memory ``space`` only, where given)."""
+    return sum(_bytes_of(a) for a in arrays(type_text) if space is None or a[2] == space)
+
+
+class Module:
+    """A parsed HLO module and the cost of running its computations."""
+
+    def __init__(self, text):
+        self.computations, self.entry = parse_module(text)
+        self.types = {
+            name: {i.name: i.type for i in instructions} for name, instructions in self.computations.items()
+        }
+        self.by_name = {
+            name: {i.name: i for i in instructions} for name, instructions in self.computations.items()
+        }
+        self.loops = []  # (trip count or None, body) of every while the program runs
+        self._flops_cache = {}
+
+    # -- the floating-point work of a matrix product, a fusion's included --------------------------
+
+    def matmul_flops(self, computation):
+        """``(flops, float32 flops times passes)`` of the products a fused computation makes."""
+        if computation in self._flops_cache:
+            return self._flops_cache[computation]
+        total = f32 = 0
+        types = self.types.get(computation, {})
+        for instruction in self.computations.get(computation, ()):
+            flops, passes = self.instruction_flops(instruction, types)
+            total, f32 = total + flops, f32 + passes
+        self._flops_cache[computation] = (total, f32)
+        return total, f32
+
+    def instruction_flops(self, instruction, types):
+        """``(flops, float32 flops times passes)`` of one instruction: a product's, or a fusion's
+        products'; float32 products are counted apart, each FLOP once per pass of the matrix unit
+        its precision takes."""
+        if instruction.opcode == "fusion":
+            total = f32 = 0
+            for _, called in _CALLED.findall(instruction.attributes):
+                inner, inner_f32 = self.matmul_flops(called.lstrip("%"))
+                total, f32 = total + inner, f32 + inner_f32
+            return total, f32
+        if instruction.opcode not in _MATMUL:
+            return 0, 0
+        flops = self._product_flops(instruction, types)
+        operand = arrays(types.get(instruction.operands[0], "")) if instruction.operands else []
+        if operand and operand[0][0] in ("f32", "f64"):
+            precision = _PRECISION.search(instruction.attributes)
+            return 0, flops * _PASSES.get(precision.group(1) if precision else "default", 1)
+        return flops, 0
+
+    @staticmethod
+    def _product_flops(instruction, types):
+        out = arrays(instruction.type)
+        if not out or len(instruction.operands) < 2:
+            return 0
+        elements = math.prod(out[0][1])
+        lhs = arrays(types.get(instruction.operands[0], ""))
+        rhs = arrays(types.get(instruction.operands[1], ""))
+        if instruction.opcode == "dot":
+            contracting = _CONTRACTING.search(instruction.attributes)
+            if not lhs or contracting is None:
+                return 0
+            dims = [int(d) for d in contracting.group(1).split(",") if d]
+            return 2 * elements * math.prod(lhs[0][1][d] for d in dims)
+        labels = _DIM_LABELS.search(instruction.attributes)
+        if not rhs or labels is None:
+            return 0
+        rhs_labels = labels.group(2)
+        inputs = rhs[0][1][rhs_labels.index("i")] if "i" in rhs_labels else 1
+        window = 1
+        found = _WINDOW.search(instruction.attributes)
+        if found is not None:
+            sizes = re.search(r"size=([\dx]+)", found.group(1))
+            dilation = re.search(r"lhs_dilate=([\dx]+)", found.group(1))
+            sizes_list = [int(s) for s in sizes.group(1).split("x")] if sizes else []
+            dilations = [int(s) for s in dilation.group(1).split("x")] if dilation else [1] * len(sizes_list)
+            # a position of the window that falls between dilated inputs multiplies nothing
+            window = math.prod(max(1, math.ceil(s / d)) for s, d in zip(sizes_list, dilations))
+        return 2 * elements * inputs * window
+
+    # -- bytes an instruction moves -----------------------------------------------------------------
+
+    def moved_bytes(self, instruction, types):
+        """``(device bytes, host bytes)`` an instruction of a running computation reads and
+        writes; device bytes as ``{memory space: bytes}``."""
+        if instruction.opcode in _FREE or instruction.opcode == "while" or _ALLOCATION in instruction.attributes:
+            return {}, 0
+        out = arrays(instruction.type)
+        if instruction.opcode in _UPDATE_OPS:  # in place: the update is read and written
+            update = arrays(types.get(instruction.operands[1], "")) if len(instruction.operands) > 1 else []
+            to_host = any(a[2] == HOST_SPACE for a in out)
+            return _spaces(update, 1 if to_host else 2), sum(map(_bytes_of, update)) if to_host else 0
+        if instruction.opcode in _SLICE_OPS or instruction.opcode.endswith("-start"):
+            source = arrays(types.get(instruction.operands[0], "")) if instruction.operands else []
+            # an asynchronous start's result is (operands, result, context); a copy-start's
+            # (destination, source, context)
+            if instruction.opcode == "copy-start":
+                result = out[:1]
+            elif instruction.opcode.endswith("-start"):
+                result = out[-2:-1]
+            else:
+                result = out[-1:]
+            from_host = bool(source) and source[0][2] == HOST_SPACE
+            to_host = any(a[2] == HOST_SPACE for a in result)
+            moved = sum(map(_bytes_of, result))
+            if from_host or to_host:
+                return _spaces(result if from_host else source[:1], 1), moved
+            return _spaces(result, 2), 0
+        device, host = {}, 0
+        for operand in instruction.operands:
+            for array in arrays(types.get(operand, "")):
+                if array[2] == HOST_SPACE:
+                    host += _bytes_of(array)
+                else:
+                    device[array[2]] = device.get(array[2], 0) + _bytes_of(array)
+        for array in out:
+            if array[2] == HOST_SPACE:
+                host += _bytes_of(array)
+            else:
+                device[array[2]] = device.get(array[2], 0) + _bytes_of(array)
+        return device, host
+
+    # -- loops --------------------------------------------------------------------------------------
+
+    def trip_count(self, instruction, computation):
+        """The number of times a ``while`` runs its body, where the HLO states it; else None."""
+        known = _KNOWN_TRIPS.search(instruction.attributes)
+        if known is not None:
+            return int(known.group(1))
+        called = dict((kind, name.lstrip("%")) for kind, name in _CALLED.findall(instruction.attributes))
+        condition, body = called.get("condition"), called.get("body")
+        root = next((i for i in self.computations.get(condition, ()) if i.root), None)
+        if root is None or root.opcode != "compare" or len(root.operands) != 2:
+            return None
+        direction = _DIRECTION.search(root.attributes)
+        conditions = self.by_name[condition]
+        sides = [self._through_copies(conditions, o) for o in root.operands]
+        index = limit = None
+        for side, other in (sides, sides[::-1]):
+            if side.opcode == "get-tuple-element" and other.opcode == "constant":
+                index, limit = int(_INDEX.search(side.attributes).group(1)), _constant(other)
+                flipped = side is sides[1]
+        if index is None or limit is None or direction is None:
+            return None
+        start = self._initial(instruction, computation, index)
+        step = self._increment(body, index)
+        if start is None or not step:
+            return None
+        relation = direction.group(1)
+        if flipped:
+            relation = {"LT": "GT", "GT": "LT", "LE": "GE", "GE": "LE"}.get(relation, relation)
+        if relation in ("LT", "NE") and step > 0:
+            return max(math.ceil((limit - start) / step), 0)
+        if relation == "LE" and step > 0:
+            return max(math.floor((limit - start) / step) + 1, 0)
+        if relation == "GT" and step < 0:
+            return max(math.ceil((start - limit) / -step), 0)
+        if relation == "GE" and step < 0:
+            return max(math.floor((start - limit) / -step) + 1, 0)
+        return None
+
+    @staticmethod
+    def _through_copies(instructions, name):
+        instruction = instructions.get(name)
+        while instruction is not None and instruction.opcode in ("copy", "bitcast") and instruction.operands:
+            instruction = instructions.get(instruction.operands[0], instruction)
+            if instruction.opcode not in ("copy", "bitcast"):
+                break
+        return instruction if instruction is not None else Instruction(name, "", "?", [], "", False)
+
+    def _initial(self, loop, computation, index):
+        instructions = self.by_name[computation]
+        init = instructions.get(loop.operands[0]) if loop.operands else None
+        if init is None or init.opcode != "tuple" or index >= len(init.operands):
+            return None
+        value = self._through_copies(instructions, init.operands[index])
+        return _constant(value) if value.opcode == "constant" else None
+
+    def _increment(self, body, index):
+        instructions = self.by_name.get(body, {})
+        root = next((i for i in self.computations.get(body, ()) if i.root), None)
+        if root is None or root.opcode != "tuple" or index >= len(root.operands):
+            return None
+        value = self._through_copies(instructions, root.operands[index])
+        if value.opcode not in ("add", "subtract") or len(value.operands) != 2:
+            return None
+        constants = [self._through_copies(instructions, o) for o in value.operands]
+        amount = next((_constant(c) for c in constants if c.opcode == "constant"), None)
+        if amount is None:
+            return None
+        return amount if value.opcode == "add" else -amount
+
+    # -- the whole program ----------------------------------------------------------------------------
+
+    def walk(self, computation, times, visit):
+        """``visit(instruction, computation, times)`` for each instruction a running computation
+        executes, ``times`` the number of times it runs; loops and calls followed."""
+        for instruction in self.computations.get(computation, ()):
+            called = dict((kind, name.lstrip("%")) for kind, name in _CALLED.findall(instruction.attributes))
+            if instruction.opcode == "while":
+                trips = self.trip_count(instruction, computation)
+                self.loops.append((trips, called.get("body")))
+                runs = times * (trips if trips is not None else 1)
+                self.walk(called.get("body"), runs, visit)
+                self.walk(called.get("condition"), runs + times, visit)
+                continue
+            if instruction.opcode in ("call", "async-start") and "to_apply" in called:
+                self.walk(called["to_apply"], times, visit)
+                continue
+            if instruction.opcode == "conditional":
+                branches = _BRANCHES.search(instruction.attributes)
+                for branch in branches.group(1).split(",") if branches else ():
+                    self.walk(branch.strip().lstrip("%"), times, visit)  # each branch counted: an upper bound
+                continue
+            visit(instruction, computation, times)
+
+
+def _constant(instruction):
+    """The integer a scalar ``constant`` holds, else None."""
+    try:
+        return int(instruction.literal)
+    except (TypeError, ValueError):
+        return None
+
+
+def _bucket(value, size):
+    """A bucket of arithmetic intensity (FLOPs per byte, a factor of two apart); None for none."""
+    if value <= 0:
+        return None
+    return round(math.log2(value / max(size, 1)))
+
+
+def step_cost(text):
+    """The cost of running the HLO module ``text`` (a compiled step's ``as_text()``), as the
+    answer's ``cost``: ``flops`` (matrix products, loops counted by their trips; float32 ones
+    also in ``f32_flops``), ``bytes`` (device memory read and written; ``on_chip_bytes`` those of the chip's own
+    fast memory, XLA:TPU's memory space 1), ``host_bytes`` (moved
+    between device and host memory), ``operations`` (instructions run), ``loop_trips`` (each
+    loop's trip count, None where not static), ``uncounted_loops``, ``once`` (``flops`` and
+    ``bytes`` with every loop's body once, as XLA counts them) and ``buckets``: ``[flops,
+    float32 flops times passes, bytes, on-chip bytes, operations]`` of the operations of each intensity."""
+    module = Module(text)
+    totals = {"flops": 0, "f32_flops": 0, "bytes": 0, "on_chip_bytes": 0, "host_bytes": 0, "operations": 0}
+    once = {"flops": 0, "bytes": 0}
+    buckets = {}
+
+    def visit(instruction, computation, times):
+        types = module.types[computation]
+        flops, f32 = module.instruction_flops(instruction, types)
+        spaces, host = module.moved_bytes(instruction, types)
+        on_chip = spaces.pop(ON_CHIP_SPACE, 0)
+        device = sum(spaces.values())  # device memory (HBM)
+        if not (flops or f32 or device or on_chip or host):
+            return
+        raw_f32 = f32 / _passes_of(instruction) if f32 else 0
+        totals["flops"] += times * (flops + raw_f32)
+        totals["f32_flops"] += times * raw_f32
+        totals["bytes"] += times * device
+        totals["on_chip_bytes"] += times * on_chip
+        totals["host_bytes"] += times * host
+        totals["operations"] += times
+        once["flops"] += flops + raw_f32
+        once["bytes"] += device + on_chip
+        key = (_bucket(flops, device), _bucket(f32, device))
+        entry = buckets.setdefault(key, [0, 0, 0, 0, 0])
+        for index, value in enumerate((flops, f32, device, on_chip, 1)):
+            entry[index] += times * value
+
+    if module.entry is not None:
+        module.walk(module.entry, 1, visit)
+    trips = [trips for trips, _ in module.loops]
+    return {
+        **{key: int(value) for key, value in totals.items()},
+        "loop_trips": trips,
+        "uncounted_loops": sum(1 for t in trips if t is None),
+        "once": {key: int(value) for key, value in once.items()},
+        "buckets": [[int(v) for v in entry] for entry in buckets.values()],
+    }
+
+
+def _passes_of(instruction):
+    precision = _PRECISION.search(instruction.attributes)
+    return _PASSES.get(precision.group(1) if precision else "default", 1)
+
+
+def xla_cost(compiled):
+    """XLA's own ``cost_analysis()`` of a compiled step (loop bodies once): ``flops``,
+    ``bytes_accessed``, ``transcendentals``; None where this JAX or backend gives none."""
+    try:
+        analysis = compiled.cost_analysis()
+    except Exception:
+        return None
+    if isinstance(analysis, (list, tuple)):  # older releases: one per program
+        analysis = analysis[0] if analysis else None
+    if not analysis:
+        return None
+    names = {"flops": "flops", "bytes_accessed": "bytes accessed", "transcendentals": "transcendentals"}
+    return {key: float(analysis[name]) for key, name in names.items() if name in analysis}
+
+
+def cost_of(compiled):
+    """The answer's ``cost`` of a compiled step: `step_cost` of its optimized HLO with XLA's own
+    figures as ``xla``; None where the HLO cannot be had or read."""
+    try:
+        cost = step_cost(compiled.as_text())
+    except MemoryError:
+        raise
+    except Exception:
+        return None
+    cost["xla"] = xla_cost(compiled)
+    return cost
