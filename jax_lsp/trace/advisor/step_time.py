@@ -66,24 +66,28 @@ def read_step_cost(raw: Any) -> StepCost | None:
     """The agent's (or the contract's) ``cost``; None where it is missing or malformed."""
     if not isinstance(raw, dict):
         return None
-    numbers = [raw.get(k) for k in ("flops", "f32_flops", "bytes", "on_chip_bytes", "host_bytes", "operations")]
-    if not all(_is_int(n) for n in numbers):
-        return None
-    trips = raw.get("loop_trips")
-    buckets = raw.get("buckets")
-    if not isinstance(trips, list) or not isinstance(buckets, list):
+    keys = ("flops", "f32_flops", "bytes", "on_chip_bytes", "host_bytes", "operations")
+    numbers = [raw.get(k) for k in keys]
+    trips, buckets = raw.get("loop_trips"), raw.get("buckets")
+    if not all(_is_int(n) for n in numbers) or not isinstance(trips, list) or not isinstance(buckets, list):
         return None
     if not all(t is None or _is_int(t) for t in trips):
         return None
     if not all(isinstance(b, list) and len(b) == 5 and all(_is_int(v) for v in b) for b in buckets):
         return None
-    xla = raw.get("xla") if isinstance(raw.get("xla"), dict) else {}
+    xla: dict[str, Any] = raw["xla"] if isinstance(raw.get("xla"), dict) else {}
+    flops, f32_flops, moved, on_chip, host, operations = (int(n) for n in numbers)  # type: ignore[arg-type]
     return StepCost(
-        *numbers,
+        flops,
+        f32_flops,
+        moved,
+        on_chip,
+        host,
+        operations,
         tuple(trips),
-        tuple(tuple(b) for b in buckets),
+        tuple((b[0], b[1], b[2], b[3], b[4]) for b in buckets),
         _number(xla.get("flops")),
-        _number(xla.get("bytes_accessed") if "bytes_accessed" in xla else xla.get("bytes accessed")),
+        _number(xla.get("bytes_accessed")),
     )
 
 

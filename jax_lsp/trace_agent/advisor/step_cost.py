@@ -45,7 +45,7 @@ _NAME = r"%?[\w.\-]+"
 _HEADER = re.compile(rf"^(ENTRY\s+)?({_NAME})\s*\(.*\)\s*->\s*.*\{{\s*$")
 _INSTRUCTION = re.compile(rf"^\s*(ROOT\s+)?({_NAME})\s*=\s*(.*)$")
 _CALLED = re.compile(rf"\b(calls|to_apply|body|condition)=({_NAME})")
-_BRANCHES = re.compile(rf"branch_computations=\{{([^}}]*)\}}")
+_BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
 _DIRECTION = re.compile(r"direction=(\w+)")
 _INDEX = re.compile(r"\bindex=(\d+)")
 _KNOWN_TRIPS = re.compile(r'"known_trip_count":\{"n":"(\d+)"')
@@ -105,7 +105,7 @@ def _instruction(line):
     close = _balanced(rest, paren)
     inside = rest[paren + 1 : close - 1]
     operands = [token.lstrip("%") for token in re.findall(_NAME, inside) if token.startswith("%")]
-    literal = inside.strip() if opcode == "constant" else None
+    literal = inside.strip() if opcode in ("constant", "parameter") else None
     return Instruction(name, type_text, opcode, operands, rest[close:], bool(root), literal)
 
 
@@ -243,7 +243,11 @@ class Module:
     def moved_bytes(self, instruction, types):
         """``(device bytes, host bytes)`` an instruction of a running computation reads and
         writes; device bytes as ``{memory space: bytes}``."""
-        if instruction.opcode in _FREE or instruction.opcode == "while" or _ALLOCATION in instruction.attributes:
+        if (
+            instruction.opcode in _FREE
+            or instruction.opcode == "while"
+            or _ALLOCATION in instruction.attributes
+        ):
             return {}, 0
         out = arrays(instruction.type)
         if instruction.opcode in _UPDATE_OPS:  # in place: the update is read and written
@@ -267,8 +271,9 @@ class Module:
                 return _spaces(result if from_host else source[:1], 1), moved
             return _spaces(result, 2), 0
         device, host = {}, 0
-        for operand in instruction.operands:
-            for array in arrays(types.get(operand, "")):
+        read, out = self._fusion_reads(instruction, types, out)
+        for found in read:
+            for array in found:
                 if array[2] == HOST_SPACE:
                     host += _bytes_of(array)
                 else:
@@ -279,6 +284,40 @@ class Module:
             else:
                 device[array[2]] = device.get(array[2], 0) + _bytes_of(array)
         return device, host
+
+    def _fusion_reads(self, instruction, types, out):
+        """What an instruction reads of each operand and what it writes: the operands whole and
+        its result, but for a fusion, an operand it only slices is read as its slices, and one it
+        updates in place (its root a ``dynamic-update-slice`` of it) is neither read nor written
+        whole: the update is."""
+        read = [arrays(types.get(operand, "")) for operand in instruction.operands]
+        called = dict(_CALLED.findall(instruction.attributes)).get("calls")
+        fused = (
+            self.computations.get(called.lstrip("%")) if instruction.opcode == "fusion" and called else None
+        )
+        if not fused:
+            return read, out
+        fused_types = self.types[called.lstrip("%")]
+        parameters = {
+            i.name: int(i.literal) for i in fused if i.opcode == "parameter" and _is_number(i.literal)
+        }
+        users = {}
+        for inner in fused:
+            for operand in inner.operands:
+                users.setdefault(operand, []).append(inner)
+        root = next((i for i in fused if i.root), None)
+        for name, index in parameters.items():
+            if index >= len(read):
+                continue
+            mine = users.get(name, [])
+            if mine and all(
+                u.opcode in ("dynamic-slice", "slice", "gather") and u.operands[0] == name for u in mine
+            ):
+                read[index] = [a for u in mine for a in arrays(u.type)]
+            if root is not None and root.opcode == "dynamic-update-slice" and root.operands[:1] == [name]:
+                update = arrays(fused_types.get(root.operands[1], "")) if len(root.operands) > 1 else []
+                read[index], out = [], update
+        return read, out
 
     # -- loops --------------------------------------------------------------------------------------
 
@@ -373,6 +412,10 @@ class Module:
                     self.walk(branch.strip().lstrip("%"), times, visit)  # each branch counted: an upper bound
                 continue
             visit(instruction, computation, times)
+
+
+def _is_number(text):
+    return text is not None and text.strip().isdigit()
 
 
 def _constant(instruction):
