@@ -142,6 +142,49 @@ def arrays(type_text):
     return found
 
 
+def _window(attributes):
+    """A convolution's window per spatial dimension: ``[(strides, 1), (low pads, 0), (high pads,
+    0), (lhs dilations, 1), (rhs dilations, 1)]``, each a list by dimension (empty: the default)."""
+    found = _WINDOW.search(attributes)
+    text = found.group(1) if found else ""
+
+    def field(name):
+        match = re.search(rf"\b{name}=([\d_x-]+)", text)
+        return match.group(1).split("x") if match else []
+
+    pads = field("pad")
+    return [
+        ([int(v) for v in field("stride")], 1),
+        ([int(p.split("_")[0]) for p in pads], 0),
+        ([int(p.split("_")[1]) for p in pads], 0),
+        ([int(v) for v in field("lhs_dilate")], 1),
+        ([int(v) for v in field("rhs_dilate")], 1),
+    ]
+
+
+def _valid_pairs(size, kernel, output, stride, low, high, lhs_dilation, rhs_dilation):
+    """The (output position, window position) pairs of one spatial dimension whose input is a real
+    element, not padding nor a hole of a dilated input: each is a multiply-add."""
+    del high  # the output's size says where the padded input ends
+    last = (size - 1) * lhs_dilation  # the last real element in the dilated input
+    count = 0
+    for position in range(output):
+        start = position * stride - low
+        if lhs_dilation == 1:  # the window positions w with 0 <= start + w * rhs_dilation <= last
+            first = max(0, -(start // rhs_dilation) if start < 0 else 0)
+            if start < 0:
+                first = (-start + rhs_dilation - 1) // rhs_dilation
+            end = min(kernel - 1, (last - start) // rhs_dilation) if last >= start else -1
+            count += max(0, end - first + 1)
+        else:
+            count += sum(
+                1
+                for w in range(kernel)
+                if 0 <= start + w * rhs_dilation <= last and (start + w * rhs_dilation) % lhs_dilation == 0
+            )
+    return count
+
+
 def _spaces(found, times):
     """``{memory space: bytes}`` of arrays, each counted ``times`` (read and written: 2)."""
     spaces = {}
@@ -223,20 +266,22 @@ class Module:
             dims = [int(d) for d in contracting.group(1).split(",") if d]
             return 2 * elements * math.prod(lhs[0][1][d] for d in dims)
         labels = _DIM_LABELS.search(instruction.attributes)
-        if not rhs or labels is None:
+        if not lhs or not rhs or labels is None:
             return 0
-        rhs_labels = labels.group(2)
+        lhs_labels, rhs_labels, out_labels = labels.groups()
         inputs = rhs[0][1][rhs_labels.index("i")] if "i" in rhs_labels else 1
-        window = 1
-        found = _WINDOW.search(instruction.attributes)
-        if found is not None:
-            sizes = re.search(r"size=([\dx]+)", found.group(1))
-            dilation = re.search(r"lhs_dilate=([\dx]+)", found.group(1))
-            sizes_list = [int(s) for s in sizes.group(1).split("x")] if sizes else []
-            dilations = [int(s) for s in dilation.group(1).split("x")] if dilation else [1] * len(sizes_list)
-            # a position of the window that falls between dilated inputs multiplies nothing
-            window = math.prod(max(1, math.ceil(s / d)) for s, d in zip(sizes_list, dilations))
-        return 2 * elements * inputs * window
+        features = out[0][1][out_labels.index("f")] if "f" in out_labels else 1
+        batch = out[0][1][out_labels.index("b")] if "b" in out_labels else 1
+        window = _window(instruction.attributes)
+        pairs = 1
+        for index, label in enumerate(sorted(c for c in lhs_labels if c.isdigit())):
+            size = lhs[0][1][lhs_labels.index(label)]
+            kernel = rhs[0][1][rhs_labels.index(label)]
+            output = out[0][1][out_labels.index(label)]
+            pairs *= _valid_pairs(
+                size, kernel, output, *(w[index] if index < len(w) else d for w, d in window)
+            )
+        return 2 * batch * features * inputs * pairs
 
     # -- bytes an instruction moves -----------------------------------------------------------------
 
@@ -288,36 +333,42 @@ class Module:
     def _fusion_reads(self, instruction, types, out):
         """What an instruction reads of each operand and what it writes: the operands whole and
         its result, but for a fusion, an operand it only slices is read as its slices, and one it
-        updates in place (its root a ``dynamic-update-slice`` of it) is neither read nor written
-        whole: the update is."""
+        updates in place (an output that is a ``dynamic-update-slice`` of it) is neither read
+        nor written whole: the update is."""
         read = [arrays(types.get(operand, "")) for operand in instruction.operands]
         called = dict(_CALLED.findall(instruction.attributes)).get("calls")
-        fused = (
-            self.computations.get(called.lstrip("%")) if instruction.opcode == "fusion" and called else None
-        )
+        name = called.lstrip("%") if called else None
+        fused = self.by_name.get(name) if instruction.opcode == "fusion" and name else None
         if not fused:
             return read, out
-        fused_types = self.types[called.lstrip("%")]
+        fused_types = self.types[name]
+        users = _users_of(fused)
         parameters = {
-            i.name: int(i.literal) for i in fused if i.opcode == "parameter" and _is_number(i.literal)
+            i.name: int(i.literal)
+            for i in fused.values()
+            if i.opcode == "parameter" and _is_number(i.literal)
         }
-        users = {}
-        for inner in fused:
-            for operand in inner.operands:
-                users.setdefault(operand, []).append(inner)
-        root = next((i for i in fused if i.root), None)
-        for name, index in parameters.items():
-            if index >= len(read):
+        for parameter, index in parameters.items():
+            sliced = _slices(parameter, users, self)
+            if sliced is not None and index < len(read):
+                read[index] = sliced
+        root = next((i for i in fused.values() if i.root), None)
+        elements = (
+            root.operands if root is not None and root.opcode == "tuple" else [root.name] if root else []
+        )
+        if len(elements) != len(out):
+            return read, out
+        written = []
+        for element, array in zip(elements, out):
+            update = _in_place(fused, element)
+            if update is None:
+                written.append(array)
                 continue
-            mine = users.get(name, [])
-            if mine and all(
-                u.opcode in ("dynamic-slice", "slice", "gather") and u.operands[0] == name for u in mine
-            ):
-                read[index] = [a for u in mine for a in arrays(u.type)]
-            if root is not None and root.opcode == "dynamic-update-slice" and root.operands[:1] == [name]:
-                update = arrays(fused_types.get(root.operands[1], "")) if len(root.operands) > 1 else []
-                read[index], out = [], update
-        return read, out
+            target, piece = update
+            if target in parameters and parameters[target] < len(read):
+                read[parameters[target]] = []
+            written += arrays(fused_types.get(piece, ""))
+        return read, written
 
     # -- loops --------------------------------------------------------------------------------------
 
@@ -414,6 +465,77 @@ class Module:
             visit(instruction, computation, times)
 
 
+_VIEWS = ("bitcast", "reshape", "copy")
+
+
+def _users_of(fused):
+    users = {}
+    for inner in fused.values():
+        for operand in inner.operands:
+            users.setdefault(operand, []).append(inner)
+    return users
+
+
+def _slices(name, users, module):
+    """The arrays a fused computation reads of ``name`` where it only slices it (through views
+    and nested fusions): the slices; None where something reads it whole."""
+    found = []
+    for user in users.get(name, []):
+        if user.opcode in ("dynamic-slice", "slice", "gather") and user.operands[:1] == [name]:
+            found += arrays(user.type)
+        elif user.opcode in _VIEWS:
+            inner = _slices(user.name, users, module)
+            if inner is None:
+                return None
+            found += inner
+        elif user.opcode == "dynamic-update-slice" and user.operands[:1] == [name]:
+            continue  # updated in place: what it writes is counted as the output
+        elif user.opcode == "fusion":
+            inner = _nested_slices(user, name, module)
+            if inner is None:
+                return None
+            found += inner
+        else:
+            return None
+    return found if users.get(name) else None
+
+
+def _nested_slices(fusion, name, module):
+    """What a nested fusion reads of its operand ``name``: its slices, or None where whole."""
+    called = dict(_CALLED.findall(fusion.attributes)).get("calls")
+    fused = module.by_name.get(called.lstrip("%")) if called else None
+    if not fused:
+        return None
+    positions = [index for index, operand in enumerate(fusion.operands) if operand == name]
+    users = _users_of(fused)
+    found = []
+    for parameter in fused.values():
+        if (
+            parameter.opcode == "parameter"
+            and _is_number(parameter.literal)
+            and int(parameter.literal) in positions
+        ):
+            inner = _slices(parameter.name, users, module)
+            if inner is None:
+                return None
+            found += inner
+    return found
+
+
+def _in_place(fused, name):
+    """``(parameter, update)`` where the fused output ``name`` is (through views) a
+    ``dynamic-update-slice`` of a parameter; else None."""
+    instruction = fused.get(name)
+    while instruction is not None and instruction.opcode in _VIEWS and instruction.operands:
+        instruction = fused.get(instruction.operands[0])
+    if instruction is None or instruction.opcode != "dynamic-update-slice" or len(instruction.operands) < 2:
+        return None
+    target = fused.get(instruction.operands[0])
+    while target is not None and target.opcode in _VIEWS and target.operands:
+        target = fused.get(target.operands[0])
+    return (target.name, instruction.operands[1]) if target is not None else None
+
+
 def _is_number(text):
     return text is not None and text.strip().isdigit()
 
@@ -438,12 +560,20 @@ def step_cost(text):
     answer's ``cost``: ``flops`` (matrix products, loops counted by their trips; float32 ones
     also in ``f32_flops``), ``bytes`` (device memory read and written; ``on_chip_bytes`` those of the chip's own
     fast memory, XLA:TPU's memory space 1), ``host_bytes`` (moved
-    between device and host memory), ``operations`` (instructions run), ``loop_trips`` (each
+    between device and host memory; ``loop_host_bytes`` those moved in loops' bodies), ``operations`` (instructions run), ``loop_trips`` (each
     loop's trip count, None where not static), ``uncounted_loops``, ``once`` (``flops`` and
     ``bytes`` with every loop's body once, as XLA counts them) and ``buckets``: ``[flops,
     float32 flops times passes, bytes, on-chip bytes, operations]`` of the operations of each intensity."""
     module = Module(text)
-    totals = {"flops": 0, "f32_flops": 0, "bytes": 0, "on_chip_bytes": 0, "host_bytes": 0, "operations": 0}
+    totals = {
+        "flops": 0,
+        "f32_flops": 0,
+        "bytes": 0,
+        "on_chip_bytes": 0,
+        "host_bytes": 0,
+        "loop_host_bytes": 0,
+    }
+    totals["operations"] = 0
     once = {"flops": 0, "bytes": 0}
     buckets = {}
 
@@ -461,6 +591,8 @@ def step_cost(text):
         totals["bytes"] += times * device
         totals["on_chip_bytes"] += times * on_chip
         totals["host_bytes"] += times * host
+        if times > 1:  # in a loop's body: a transfer each trip, between the trip's operations
+            totals["loop_host_bytes"] += times * host
         totals["operations"] += times
         once["flops"] += flops + raw_f32
         once["bytes"] += device + on_chip

@@ -76,8 +76,8 @@ def test_the_budgets_suggestion_is_the_fastest_predicted_that_fits_and_a_measure
     assert fastest(ran).measured and fastest(ran).policy.policy == slowest  # type: ignore[union-attr]
 
 
-def _cost(buckets, host=0, operations=10):
-    return StepCost(0, 0, 0, 0, host, operations, (), tuple(buckets))
+def _cost(buckets, host=0, in_loops=0, operations=10):
+    return StepCost(0, 0, 0, 0, host, in_loops, operations, (), tuple(buckets))
 
 
 def test_each_operation_takes_the_longer_of_its_work_and_its_bytes():
@@ -89,10 +89,17 @@ def test_each_operation_takes_the_longer_of_its_work_and_its_bytes():
     overhead = 10 * v5e.operation_s + v5e.step_s
     assert found.seconds == pytest.approx(0.014 + overhead, rel=1e-6)
     assert found.bound == "compute" and found.compute_s == pytest.approx(0.011, rel=1e-6)
-    # the host link: offloaded bytes at its rate, on top of the device's work
-    offloading = estimate(_cost([compute_bound, memory_bound], host=int(v5e.host_bytes_s * 0.02)), "v5e")
-    assert offloading is not None and offloading.bound == "host"
-    assert offloading.seconds == pytest.approx(found.seconds + 0.02 * (1 - v5e.host_overlap), rel=1e-6)
+    # the host link: bytes moved in a loop's body wait between its operations, at the link's rate
+    moved = int(v5e.host_bytes_s * 0.02)  # 20 ms of transfers
+    in_loops = estimate(_cost([compute_bound, memory_bound], host=moved, in_loops=moved), "v5e")
+    assert (
+        in_loops is not None and in_loops.bound == "host" and in_loops.host_s == pytest.approx(0.02, rel=1e-6)
+    )
+    assert in_loops.seconds == pytest.approx(found.seconds + 0.02, rel=1e-6)
+    # moved outside loops, they overlap the device's work (14 ms of it here)
+    outside = estimate(_cost([compute_bound, memory_bound], host=moved), "v5e")
+    hidden = v5e.host_overlap * 0.014
+    assert outside is not None and outside.seconds == pytest.approx(found.seconds + 0.02 - hidden, rel=1e-6)
 
 
 def test_predictions_within_the_stated_error_tie():
