@@ -20,12 +20,8 @@ from __future__ import annotations
 import math
 import re
 
-# Bytes per element by HLO element type.
-_ITEM_BYTES = {
-    "pred": 1, "s4": 0.5, "u4": 0.5, "s8": 1, "u8": 1, "s16": 2, "u16": 2, "s32": 4, "u32": 4,
-    "s64": 8, "u64": 8, "f16": 2, "bf16": 2, "f32": 4, "f64": 8, "c64": 8, "c128": 16,
-}  # fmt: skip
-_F8 = re.compile(r"f8e\w+")
+from .hlo_text import Instruction, arrays, bytes_of, called_computations, parse_module
+
 HOST_SPACE = "5"  # the memory space of pinned host memory in XLA:TPU's layouts
 # Instructions that move no data of their own.
 _FREE = {
@@ -40,11 +36,6 @@ _MATMUL = ("convolution", "dot")
 # Passes of the matrix unit a float32 product takes, by its operands' precision.
 _PASSES = {"default": 1, "high": 3, "highest": 6}
 
-_ARRAY = re.compile(r"([a-z][a-z0-9]*)\[([\d,]*)\](\{[^{}]*(?:\{[^{}]*\}[^{}]*)*\})?")
-_NAME = r"%?[\w.\-]+"
-_HEADER = re.compile(rf"^(ENTRY\s+)?({_NAME})\s*\(.*\)\s*->\s*.*\{{\s*$")
-_INSTRUCTION = re.compile(rf"^\s*(ROOT\s+)?({_NAME})\s*=\s*(.*)$")
-_CALLED = re.compile(rf"\b(calls|to_apply|body|condition)=({_NAME})")
 _BRANCHES = re.compile(r"branch_computations=\{([^}]*)\}")
 _DIRECTION = re.compile(r"direction=(\w+)")
 _INDEX = re.compile(r"\bindex=(\d+)")
@@ -55,91 +46,6 @@ _CONTRACTING = re.compile(r"lhs_contracting_dims=\{([\d,]*)\}")
 _PRECISION = re.compile(r"operand_precision=\{(\w+)")
 _SLICE_OPS = ("dynamic-slice", "dynamic-slice-start", "slice-start")
 _UPDATE_OPS = ("dynamic-update-slice", "dynamic-update-slice-start")
-
-
-class Instruction:
-    """One line of HLO: its name, result type, opcode, operands and the rest of the line."""
-
-    __slots__ = ("name", "type", "opcode", "operands", "attributes", "root", "literal")
-
-    def __init__(self, name, type_text, opcode, operands, attributes, root, literal=None):
-        self.name = name
-        self.type = type_text
-        self.opcode = opcode
-        self.operands = operands
-        self.attributes = attributes
-        self.root = root
-        self.literal = literal  # a constant's value, as written
-
-
-def _balanced(text, start):
-    """The index just past the bracket closing the one at ``text[start]``."""
-    pairs = {"(": ")", "{": "}", "[": "]"}
-    stack = []
-    for index in range(start, len(text)):
-        char = text[index]
-        if char in pairs:
-            stack.append(pairs[char])
-        elif stack and char == stack[-1]:
-            stack.pop()
-            if not stack:
-                return index + 1
-    return len(text)
-
-
-def _instruction(line):
-    match = _INSTRUCTION.match(line)
-    if match is None:
-        return None
-    root, name, rest = match.group(1), match.group(2).lstrip("%"), match.group(3)
-    if rest.startswith("("):  # a tuple type
-        end = _balanced(rest, 0)
-    else:
-        end = rest.find(" ")
-        end = len(rest) if end < 0 else end
-    type_text, rest = rest[:end], rest[end:].lstrip()
-    paren = rest.find("(")
-    if paren < 0:
-        return None
-    opcode = rest[:paren].strip()
-    close = _balanced(rest, paren)
-    inside = rest[paren + 1 : close - 1]
-    operands = [token.lstrip("%") for token in re.findall(_NAME, inside) if token.startswith("%")]
-    literal = inside.strip() if opcode in ("constant", "parameter") else None
-    return Instruction(name, type_text, opcode, operands, rest[close:], bool(root), literal)
-
-
-def parse_module(text):
-    """``({computation: [Instruction]}, entry)`` of an HLO module's text."""
-    computations, entry, current = {}, None, None
-    for line in text.splitlines():
-        header = _HEADER.match(line)
-        if header is not None and not line.startswith(" "):
-            current = header.group(2).lstrip("%")
-            computations[current] = []
-            if header.group(1):
-                entry = current
-            continue
-        if current is None:
-            continue
-        if line.startswith("}"):
-            current = None
-            continue
-        instruction = _instruction(line)
-        if instruction is not None:
-            computations[current].append(instruction)
-    return computations, entry
-
-
-def arrays(type_text):
-    """``[(element type, dims, memory space)]`` of a result type (a tuple's arrays in order)."""
-    found = []
-    for match in _ARRAY.finditer(type_text):
-        dtype, dims, layout = match.group(1), match.group(2), match.group(3) or ""
-        space = re.search(r"S\((\d+)\)", layout)
-        shape = tuple(int(d) for d in dims.split(",") if d)
-        found.append((dtype, shape, space.group(1) if space else "0"))
-    return found
 
 
 def _window(attributes):
@@ -189,19 +95,8 @@ def _spaces(found, times):
     """``{memory space: bytes}`` of arrays, each counted ``times`` (read and written: 2)."""
     spaces = {}
     for array in found:
-        spaces[array[2]] = spaces.get(array[2], 0) + times * _bytes_of(array)
+        spaces[array[2]] = spaces.get(array[2], 0) + times * bytes_of(array)
     return spaces
-
-
-def _bytes_of(array):
-    dtype, shape, _ = array
-    size = _ITEM_BYTES.get(dtype, 1 if _F8.fullmatch(dtype) else 0)
-    return int(size * math.prod(shape))
-
-
-def type_bytes(type_text, space=None):
-    """The bytes of a result type's arrays (those in memory ``space`` only, where given)."""
-    return sum(_bytes_of(a) for a in arrays(type_text) if space is None or a[2] == space)
 
 
 class Module:
@@ -237,11 +132,8 @@ class Module:
         products'; float32 products are counted apart, each FLOP once per pass of the matrix unit
         its precision takes."""
         if instruction.opcode == "fusion":
-            total = f32 = 0
-            for _, called in _CALLED.findall(instruction.attributes):
-                inner, inner_f32 = self.matmul_flops(called.lstrip("%"))
-                total, f32 = total + inner, f32 + inner_f32
-            return total, f32
+            called = called_computations(instruction).get("calls")
+            return self.matmul_flops(called) if called else (0, 0)
         if instruction.opcode not in _MATMUL:
             return 0, 0
         flops = self._product_flops(instruction, types)
@@ -298,7 +190,7 @@ class Module:
         if instruction.opcode in _UPDATE_OPS:  # in place: the update is read and written
             update = arrays(types.get(instruction.operands[1], "")) if len(instruction.operands) > 1 else []
             to_host = any(a[2] == HOST_SPACE for a in out)
-            return _spaces(update, 1 if to_host else 2), sum(map(_bytes_of, update)) if to_host else 0
+            return _spaces(update, 1 if to_host else 2), sum(map(bytes_of, update)) if to_host else 0
         if instruction.opcode in _SLICE_OPS or instruction.opcode.endswith("-start"):
             source = arrays(types.get(instruction.operands[0], "")) if instruction.operands else []
             # an asynchronous start's result is (operands, result, context); a copy-start's
@@ -311,7 +203,7 @@ class Module:
                 result = out[-1:]
             from_host = bool(source) and source[0][2] == HOST_SPACE
             to_host = any(a[2] == HOST_SPACE for a in result)
-            moved = sum(map(_bytes_of, result))
+            moved = sum(map(bytes_of, result))
             if from_host or to_host:
                 return _spaces(result if from_host else source[:1], 1), moved
             return _spaces(result, 2), 0
@@ -320,14 +212,14 @@ class Module:
         for found in read:
             for array in found:
                 if array[2] == HOST_SPACE:
-                    host += _bytes_of(array)
+                    host += bytes_of(array)
                 else:
-                    device[array[2]] = device.get(array[2], 0) + _bytes_of(array)
+                    device[array[2]] = device.get(array[2], 0) + bytes_of(array)
         for array in out:
             if array[2] == HOST_SPACE:
-                host += _bytes_of(array)
+                host += bytes_of(array)
             else:
-                device[array[2]] = device.get(array[2], 0) + _bytes_of(array)
+                device[array[2]] = device.get(array[2], 0) + bytes_of(array)
         return device, host
 
     def _fusion_reads(self, instruction, types, out):
@@ -336,8 +228,7 @@ class Module:
         updates in place (an output that is a ``dynamic-update-slice`` of it) is neither read
         nor written whole: the update is."""
         read = [arrays(types.get(operand, "")) for operand in instruction.operands]
-        called = dict(_CALLED.findall(instruction.attributes)).get("calls")
-        name = called.lstrip("%") if called else None
+        name = called_computations(instruction).get("calls")
         fused = self.by_name.get(name) if instruction.opcode == "fusion" and name else None
         if not fused:
             return read, out
@@ -377,7 +268,7 @@ class Module:
         known = _KNOWN_TRIPS.search(instruction.attributes)
         if known is not None:
             return int(known.group(1))
-        called = dict((kind, name.lstrip("%")) for kind, name in _CALLED.findall(instruction.attributes))
+        called = called_computations(instruction)
         condition, body = called.get("condition"), called.get("body")
         root = next((i for i in self.computations.get(condition, ()) if i.root), None)
         if root is None or root.opcode != "compare" or len(root.operands) != 2:
@@ -446,7 +337,7 @@ class Module:
         """``visit(instruction, computation, times)`` for each instruction a running computation
         executes, ``times`` the number of times it runs; loops and calls followed."""
         for instruction in self.computations.get(computation, ()):
-            called = dict((kind, name.lstrip("%")) for kind, name in _CALLED.findall(instruction.attributes))
+            called = called_computations(instruction)
             if instruction.opcode == "while":
                 trips = self.trip_count(instruction, computation)
                 self.loops.append((trips, called.get("body")))
@@ -502,8 +393,8 @@ def _slices(name, users, module):
 
 def _nested_slices(fusion, name, module):
     """What a nested fusion reads of its operand ``name``: its slices, or None where whole."""
-    called = dict(_CALLED.findall(fusion.attributes)).get("calls")
-    fused = module.by_name.get(called.lstrip("%")) if called else None
+    called = called_computations(fusion).get("calls")
+    fused = module.by_name.get(called) if called else None
     if not fused:
         return None
     positions = [index for index, operand in enumerate(fusion.operands) if operand == name]
