@@ -415,7 +415,10 @@ class Advice:
         fastest = runs.fastest_step(p.run for p in fitting) if by_time else None
         if not fitting:
             return None
-        seconds = {id(p): step_time.ranked_seconds(self.target, p) if by_time else None for p in fitting}
+        # by the step's time only where every candidate was compiled (--compile): the fit check
+        # compiles what the ranking without it needs, and its suggestion must be --compile's
+        timed = by_time and all(p.was_compiled or p.error is not None for p in self.policies)
+        seconds = {id(p): step_time.ranked_seconds(self.target, p) if timed else None for p in fitting}
         return min(
             fitting,
             key=lambda p: (

@@ -69,7 +69,7 @@ def read_step_cost(raw: Any) -> StepCost | None:
     if not isinstance(raw, dict):
         return None
     keys = ("flops", "f32_flops", "bytes", "on_chip_bytes", "host_bytes", "loop_host_bytes", "operations")
-    numbers = [raw.get(k) for k in keys]
+    numbers = [raw.get(k, 0 if k == "loop_host_bytes" else None) for k in keys]  # an older answer's: none
     trips, buckets = raw.get("loop_trips"), raw.get("buckets")
     if not all(_is_int(n) for n in numbers) or not isinstance(trips, list) or not isinstance(buckets, list):
         return None

@@ -10,8 +10,9 @@ from dataclasses import replace
 import pytest
 
 from jax_lsp.cli.output.advisor_table import advice_table
+from jax_lsp.server.features.advisor.words import lens_summary
 from jax_lsp.trace.advisor.advice import Advice
-from jax_lsp.trace.advisor.fastest import fastest
+from jax_lsp.trace.advisor.fastest import fastest, seconds_text
 from jax_lsp.trace.advisor.runs import StepRun
 from jax_lsp.trace.advisor.step_time import CHIPS, StepCost, estimate, tie
 from tests.agent import ADVISOR_FIXTURES, line_of
@@ -54,6 +55,17 @@ def test_the_table_says_it_is_the_cpus_time_and_which_is_fastest(compiled):
     found = fastest(advice)
     assert found is not None and not found.measured
     assert f"Fastest that fits (predicted for cpu): {found.policy.policy.split('.')[-1]}" in table
+
+
+def test_the_lens_gives_the_current_policys_step_and_the_fastest_that_fits(compiled):
+    advice = Advice.from_contract(compiled, root=ADVISOR_FIXTURES)
+    current = advice.current
+    assert current is not None
+    summary = lens_summary(advice, current)
+    predicted = estimate(current.compiled.cost, None)  # type: ignore[union-attr]
+    assert predicted is not None
+    assert f"step (est.) {seconds_text(predicted.seconds)} on this CPU" in summary
+    assert "the fastest that fits" in summary or "fastest that fits: " in summary
 
 
 def test_the_budgets_suggestion_is_the_fastest_predicted_that_fits_and_a_measured_step_wins(compiled):
