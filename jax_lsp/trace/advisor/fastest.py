@@ -163,3 +163,37 @@ def lens_words(advice: Advice, policy: PolicyAdvice, name: Callable[[str], str])
     if any(p is policy for p, _ in found.ties):
         return f"{text}, a tie with the fastest that fits: {fastest_words}"
     return f"{text}, fastest that fits: {fastest_words}"
+
+
+def time_and_peak(advice: Advice) -> list[tuple[PolicyAdvice, float, int]]:
+    """``(candidate, step seconds, compiled peak)`` of each compiled candidate whose time is
+    known: the points of the chart of step time against compiled peak (measured steps where every
+    fitting candidate's ran, else predicted)."""
+    found = fastest(advice)
+    points = []
+    for policy in advice.policies:
+        peak = _peak(policy, advice.on_tpu)
+        if found is not None and found.measured:
+            seconds = runs.measured_step(policy.run)
+        else:
+            estimate = step_time.policy_estimate(advice.target, policy)
+            seconds = estimate.seconds if estimate is not None else None
+        if peak is not None and seconds is not None and policy.error is None:
+            points.append((policy, seconds, peak))
+    return points
+
+
+def pareto_front(advice: Advice) -> list[PolicyAdvice]:
+    """The candidates no other beats on both step time and compiled peak (at least as fast and
+    as small, and better in one), smallest peak first: the trade-off's front."""
+    points = time_and_peak(advice)
+    front = [
+        (policy, seconds, peak)
+        for policy, seconds, peak in points
+        if not any(
+            s <= seconds and p <= peak and (s < seconds or p < peak)
+            for other, s, p in points
+            if other is not policy
+        )
+    ]
+    return [policy for policy, _, _ in sorted(front, key=lambda point: (point[2], point[1]))]

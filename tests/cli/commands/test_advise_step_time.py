@@ -12,7 +12,8 @@ import pytest
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.server.features.advisor.words import lens_summary
 from jax_lsp.trace.advisor.advice import Advice
-from jax_lsp.trace.advisor.fastest import fastest, seconds_text
+from jax_lsp.trace.advisor.comparison import comparison_view
+from jax_lsp.trace.advisor.fastest import fastest, pareto_front, seconds_text, time_and_peak
 from jax_lsp.trace.advisor.runs import StepRun
 from jax_lsp.trace.advisor.step_time import CHIPS, StepCost, estimate, tie
 from tests.agent import ADVISOR_FIXTURES, line_of
@@ -118,3 +119,26 @@ def test_predictions_within_the_stated_error_tie():
     assert tie(1.0, 1.05, 0.1) and not tie(1.0, 1.2, 0.1)
     assert estimate(None, "v5e") is None
     assert estimate(_cost([]), "v7x").chip == "cpu"  # type: ignore[union-attr]
+
+
+def test_the_pareto_front_of_step_time_and_compiled_peak(compiled):
+    advice = Advice.from_contract(compiled, root=ADVISOR_FIXTURES)
+    points = time_and_peak(advice)
+    front = pareto_front(advice)
+    assert front and len(points) == len([p for p in advice.policies if p.compiled is not None])
+    on_front = {id(p) for p in front}
+    for policy, seconds, peak in points:
+        beaten = any(s <= seconds and k <= peak and (s, k) != (seconds, peak) for _, s, k in points)
+        assert (id(policy) in on_front) == (not beaten)
+    # the smallest peak's candidate with the least time among them is on it, and so is the fastest
+    assert min(points, key=lambda point: (point[2], point[1]))[0] is front[0]
+    assert fastest(advice).policy in front  # type: ignore[union-attr]
+
+
+def test_compare_shows_the_predicted_step_and_names_the_fastest(compiled):
+    advice = Advice.from_contract(compiled, root=ADVISOR_FIXTURES)
+    view = comparison_view(advice, ADVISOR_FIXTURES, None)
+    column = view["columns"].index("cpu step (est.)")
+    for row, policy in zip(view["rows"], advice.policies):
+        assert row["cells"][column] == seconds_text(estimate(policy.compiled.cost, None).seconds)  # type: ignore[union-attr]
+    assert any(note.startswith("Fastest that fits (predicted for cpu): ") for note in view["notes"])

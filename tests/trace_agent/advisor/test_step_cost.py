@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import pytest
 
-from jax_lsp.trace.advisor.step_time import read_step_cost
+from jax_lsp.trace.advisor.step_time import estimate_json, read_step_cost
 from jax_lsp.trace.compile_target import parse_target
 from tests.agent import advise_fixture
 
@@ -89,3 +89,8 @@ def test_for_a_tpu_the_offloaded_residuals_go_to_the_host_and_back(service, libt
     assert offloaded.compiled.host_temp_bytes
     assert offloaded.compiled.cost.host_bytes == 2 * offloaded.compiled.host_temp_bytes
     assert read_step_cost(offloaded.compiled.cost.to_json()) == offloaded.compiled.cost
+    # from a machine without a TPU, each candidate's step predicted for the target's chip
+    for policy in (kept, offloaded):
+        predicted = estimate_json(advice.target, policy)
+        assert predicted["step_estimate_s"] > 0 and predicted["step_estimate"]["chip"] == "v5e"
+    assert estimate_json(advice.target, offloaded)["step_estimate"]["host_s"] > 0
