@@ -159,7 +159,8 @@ def _notes(advice: Advice, columns: list[str]) -> list[str]:
     notes = ["* current policy, + suggested"]
     notes += [f"{column}: {meaning[column]}" for column in columns if column in meaning]
     quickest = fastest.fastest_line(advice, abbreviate)
-    notes += [quickest] if quickest else []
+    uncounted = fastest.uncounted_note(advice, abbreviate)
+    notes += [text for text in (quickest, uncounted and f"Note: {uncounted}") if text]
     ran = run_note(advice)
     return notes + ([ran] if ran else []) + [f"Note: {note}" for note in advice.notes]
 

@@ -197,3 +197,19 @@ def pareto_front(advice: Advice) -> list[PolicyAdvice]:
         )
     ]
     return [policy for policy, _, _ in sorted(front, key=lambda point: (point[2], point[1]))]
+
+
+def uncounted_note(advice: Advice, name: Callable[[str], str]) -> str | None:
+    """``step (est.) counts once a loop whose trip count is not static, in nothing_saveable and
+    dots_saveable: their steps are predicted short``; None where every loop was counted."""
+    found = [
+        name(p.policy)
+        for p in advice.policies
+        if p.compiled is not None and p.compiled.cost is not None and p.compiled.cost.uncounted_loops
+    ]
+    if not found:
+        return None
+    return (
+        f"{estimate_column(advice)} counts once a loop whose trip count is not static (a while_loop "
+        f"on a traced bound), in {', '.join(found)}: their steps are predicted short"
+    )

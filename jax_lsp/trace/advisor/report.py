@@ -395,6 +395,8 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
     lines += ["", f"*{legend(advice)}.*"]
     quickest = fastest.fastest_line(advice, lambda policy: f"`{short_policy(policy)}`")
     lines += [f"*{quickest}.*"] if quickest else []
+    uncounted = fastest.uncounted_note(advice, lambda policy: f"`{short_policy(policy)}`")
+    lines += [f"*Note: {uncounted}.*"] if uncounted else []
     lines += [f"*Note: {note}.*" for note in advice.notes]
     ran = run_note(advice)
     if ran:

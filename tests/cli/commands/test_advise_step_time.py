@@ -53,6 +53,7 @@ def test_the_table_says_it_is_the_cpus_time_and_which_is_fastest(compiled):
     advice = Advice.from_contract(compiled, root=ADVISOR_FIXTURES)
     table = advice_table(advice, ADVISOR_FIXTURES)
     assert "cpu step (est.)" in table and "this machine's CPU" in table
+    assert "not static" not in table  # the scan's 24 trips are stated
     found = fastest(advice)
     assert found is not None and not found.measured
     assert f"Fastest that fits (predicted for cpu): {found.policy.policy.split('.')[-1]}" in table
@@ -142,3 +143,19 @@ def test_compare_shows_the_predicted_step_and_names_the_fastest(compiled):
     for row, policy in zip(view["rows"], advice.policies):
         assert row["cells"][column] == seconds_text(estimate(policy.compiled.cost, None).seconds)  # type: ignore[union-attr]
     assert any(note.startswith("Fastest that fits (predicted for cpu): ") for note in view["notes"])
+
+
+def test_a_loop_whose_trip_count_is_not_static_is_said_under_the_table(cli, capsys):
+    loop = ADVISOR_FIXTURES / "dynamic_loop.py"
+    site = [
+        f"{loop}:{line_of(loop)}",
+        "--example",
+        "dynamic_loop.py:example",
+        "--root",
+        str(ADVISOR_FIXTURES),
+    ]
+    assert cli(["advise", *site, "--compile", "--policies", "dots_saveable", "--output-format", "json"]) == 0
+    data = json.loads(capsys.readouterr().out)
+    assert all(p["step_estimate"]["uncounted_loops"] == 1 for p in data["policies"])
+    table = advice_table(Advice.from_contract(data, root=ADVISOR_FIXTURES), ADVISOR_FIXTURES)
+    assert "Note: cpu step (est.) counts once a loop whose trip count is not static" in table
