@@ -10,7 +10,7 @@ DEST=${1:-$CHECKOUT/benchmarks/out/step_round}
 CACHE=${CACHE:-$HOME/.cache/jax-lsp-corpus/models}
 rm -rf "$DEST/checkout" "$DEST/repos"
 mkdir -p "$DEST/checkout/benchmarks" "$DEST/repos" "$DEST/wheels"
-cp "$CHECKOUT/benchmarks/step_time/on_chip.sh" "$DEST/"
+cp "$CHECKOUT/benchmarks/step_time/on_chip.sh" "$CHECKOUT/benchmarks/step_time/final_part.sh" "$DEST/"
 cp -r "$CHECKOUT/jax_lsp" "$DEST/checkout/"
 cp -r "$CHECKOUT/benchmarks/step_time" "$CHECKOUT/benchmarks/advise_models" "$DEST/checkout/benchmarks/"
 find "$DEST/checkout" -name __pycache__ -prune -exec rm -rf {} +

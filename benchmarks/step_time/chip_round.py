@@ -15,7 +15,8 @@ Recorded per candidate: the step's runs and median, `cost_analysis()` and `memor
 the compile on the device, the compile's seconds, and the compiled HLO text (one gzip file per
 candidate in OUT/hlo.tar.gz) so that the model can be checked against the chip's own program.
 First, in a process of its own, the device's own rates (`measure_chip`: matrix products,
-HBM, the host link, a launch, a loop's iteration). Everything goes to OUT/step_round.json, rewritten after each model; OUT/log.txt holds the log.
+HBM, the host link, a launch, a loop's iteration). Everything goes to OUT/step_round.json, rewritten after each model
+(with --light, that file alone: no rates, no HLO; --skip names a candidate not to measure).
 
 Models (their repositories come from the cache folder, as benchmarks/advise_models.py makes
 them; the examples are this checkout's benchmarks/advise_models/NAME.py:example_chip and
@@ -45,7 +46,9 @@ HERE = Path(__file__).resolve().parent
 CHECKOUT = HERE.parents[1]
 EXAMPLES = HERE.parent / "advise_models"
 EXAMPLE_COPY = "advise_example.py"
+RECORD = "step_round.json"  # the round's record in OUT
 WARM_UP = 2
+SKIP_VARIABLE = "STEP_ROUND_SKIP"  # the child's: a JSON list of the candidates not to measure
 MIN_RUNS, MAX_RUNS, RUN_SECONDS = 5, 30, 1.5
 
 
@@ -114,9 +117,10 @@ def _cost(compiled) -> dict:
     return {key: float(value) for key, value in dict(analysis or {}).items()}
 
 
-def measure_candidates(work, jaxpr_of, deadline: float, hlo_folder: Path):
+def measure_candidates(work, jaxpr_of, deadline: float, hlo_folder: Path, answer_file: Path):
     """In place of `on_device.run_each`: each of ``work``'s candidates compiled on the device,
-    its figures and its timed runs."""
+    its figures and its timed runs; what is measured so far in ``answer_file`` after each (a
+    process stopped at its deadline keeps them)."""
     import jax
 
     from jax_lsp.trace_agent.advisor.example import short_error
@@ -128,11 +132,15 @@ def measure_candidates(work, jaxpr_of, deadline: float, hlo_folder: Path):
     inputs = random_inputs(work.leaves)
     lowered_seen: dict[str, str] = {}
     runs = []
+    skipped = json.loads(os.environ.get(SKIP_VARIABLE) or "[]")
     for index, candidate in enumerate(work.candidates):
         entry: dict = {"policy": candidate.text, "current": candidate.current, "index": index}
         runs.append(entry)
         if time.time() > deadline:
             entry["skipped"] = "the round's deadline passed"
+            continue
+        if candidate.text in skipped:
+            entry["skipped"] = "measured in an earlier round"
             continue
         try:
             step = step_function(work.forward, jaxpr_of(candidate), work.leaves, work.positional)
@@ -158,6 +166,7 @@ def measure_candidates(work, jaxpr_of, deadline: float, hlo_folder: Path):
         except Exception as exc:  # too large for the device, or rejected
             entry["error"] = short_error(exc)
         print(f"  {candidate.text[:70]:<70} {_show(entry)}", flush=True)
+        answer_file.write_text(json.dumps({"status": "partial", "runs": runs}, default=str))
     return {
         "status": "ok",
         "message": "",
@@ -220,11 +229,15 @@ def _show(entry: dict) -> str:
     return entry.get("error") or entry.get("same_as") or entry.get("skipped") or "?"
 
 
-def measure_model(root: Path, site: str, example: str, deadline: float, hlo_folder: Path) -> dict:
+def measure_model(
+    root: Path, site: str, example: str, deadline: float, hlo_folder: Path, answer_file: Path
+) -> dict:
     """The child's work: the advisor's `advise` with `run`, its loop replaced by ours."""
     from jax_lsp.trace_agent.advisor import driver
 
-    driver.run_each = lambda work, jaxpr_of: measure_candidates(work, jaxpr_of, deadline, hlo_folder)
+    driver.run_each = lambda work, jaxpr_of: measure_candidates(
+        work, jaxpr_of, deadline, hlo_folder, answer_file
+    )
     path, line = site.rsplit(":", 1)
     params = {"path": str(root / path), "line": int(line), "root": str(root), "cwd": str(root)}
     return driver.advise({**params, "example": example, "run": True})
@@ -254,9 +267,7 @@ def _child_environment(root: Path, model: Model) -> dict[str, str]:
     return env
 
 
-def run_round(models, cache: Path, out: Path, deadline: float, scale: int = 1) -> dict:
-    scratch = Path(tempfile.mkdtemp(prefix="step_round_"))
-    record: dict = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "models": {}}
+def _rates(scratch: Path, scale: int) -> dict | None:
     chip_file = scratch / "chip.json"
     print("== the chip's own rates", flush=True)
     try:
@@ -265,9 +276,18 @@ def run_round(models, cache: Path, out: Path, deadline: float, scale: int = 1) -
         )
     except subprocess.TimeoutExpired:
         print("  the rates' process ran out of time", flush=True)
-    record["chip"] = json.loads(chip_file.read_text()) if chip_file.exists() else None
-    print(f"  {record['chip']}", flush=True)
-    archive = tarfile.open(out / "hlo.tar.gz", "w:gz")
+    found = json.loads(chip_file.read_text()) if chip_file.exists() else None
+    print(f"  {found}", flush=True)
+    return found
+
+
+def run_round(models, cache: Path, out: Path, deadline: float, scale: int = 1, light: bool = False) -> dict:
+    """Each model measured (`measure_model`, in a process of its own); the record written to
+    ``out / RECORD`` after each. ``light``: neither the chip's rates nor the HLO archive."""
+    scratch = Path(tempfile.mkdtemp(prefix="step_round_"))
+    record: dict = {"started": time.strftime("%Y-%m-%d %H:%M:%S"), "models": {}}
+    record["chip"] = None if light else _rates(scratch, scale)
+    archive = tarfile.open(scratch / "hlo.tar.gz" if light else out / "hlo.tar.gz", "w:gz")
     try:
         for model in models:
             began = time.perf_counter()
@@ -291,7 +311,7 @@ def run_round(models, cache: Path, out: Path, deadline: float, scale: int = 1) -
                     command,
                     cwd=root,
                     env=_child_environment(root, model),
-                    timeout=max(deadline - time.time(), 0) + 45,
+                    timeout=max(deadline - time.time(), 0) + 40,
                     check=False,
                 )
             except subprocess.TimeoutExpired:
@@ -302,7 +322,7 @@ def run_round(models, cache: Path, out: Path, deadline: float, scale: int = 1) -
             record["models"][model.name] = answer
             for hlo in sorted(hlo_folder.iterdir()):
                 archive.add(hlo, arcname=f"{model.name}/{hlo.name}")
-            (out / "step_round.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+            (out / RECORD).write_text(json.dumps(record, indent=1, default=str) + "\n")
     finally:
         archive.close()
         shutil.rmtree(scratch, ignore_errors=True)
@@ -333,7 +353,9 @@ def main(argv: list[str] | None = None) -> int:
         root, site, example, deadline, hlo_folder, answer_file = argv[1:7]
         sys.path.insert(0, str(CHECKOUT))
         try:
-            answer = measure_model(Path(root), site, example, float(deadline), Path(hlo_folder))
+            answer = measure_model(
+                Path(root), site, example, float(deadline), Path(hlo_folder), Path(answer_file)
+            )
         except Exception as exc:  # the advisor's own error (an AgentError), or the model's
             answer = {"status": "error", "message": f"{type(exc).__name__}: {exc}"[:2000]}
             if hasattr(exc, "result"):
@@ -348,7 +370,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument(
         "--small", action="store_true", help="each model's small example (a check on the CPU)"
     )
+    parser.add_argument("--light", action="store_true", help="only the record: no rates, no HLO")
+    parser.add_argument("--skip", action="append", default=[], help="a candidate not to measure (repeat)")
     args = parser.parse_args(argv)
+    os.environ[SKIP_VARIABLE] = json.dumps(args.skip)
     args.out.mkdir(parents=True, exist_ok=True)
     deadline = time.time() + args.budget_s
     models = [m for m in MODELS if not args.only or m.name in args.only]
@@ -357,13 +382,13 @@ def main(argv: list[str] | None = None) -> int:
             replace(m, example=m.example.replace("example_chip", "example") + "_small" * (not m.folder))
             for m in models
         ]
-    record = run_round(models, args.cache, args.out, deadline, 8 if args.small else 1)
+    record = run_round(models, args.cache, args.out, deadline, 8 if args.small else 1, args.light)
     record["facts"] = _facts()
-    (args.out / "step_round.json").write_text(json.dumps(record, indent=1, default=str) + "\n")
+    (args.out / RECORD).write_text(json.dumps(record, indent=1, default=str) + "\n")
     measured = sum(
         1 for answer in record["models"].values() for run in answer.get("runs") or () if "step_s" in run
     )
-    print(f"measured {measured} steps; record {args.out / 'step_round.json'}", flush=True)
+    print(f"measured {measured} steps; record {args.out / RECORD}", flush=True)
     return 0
 
 
