@@ -16,7 +16,7 @@ from recurrentgemma.jax import griffin
 RECURRENT, ATTENTION = common.TemporalBlockType.RECURRENT, common.TemporalBlockType.ATTENTION
 
 
-def _config(width, layers, vocab):
+def _config(width, layers, vocab, scan_type=common.ScanType.LINEAR_NATIVE):
     return common.GriffinConfig(
         vocab_size=vocab,
         width=width,
@@ -26,12 +26,12 @@ def _config(width, layers, vocab):
         embeddings_scale_by_sqrt_dim=True,
         attention_window_size=2048,
         logits_soft_cap=30.0,
-        scan_type=common.ScanType.LINEAR_NATIVE,
+        scan_type=scan_type,
     )
 
 
-def _entry(config, batch, length):
-    model = griffin.Griffin(config)
+def _entry(config, batch, length, dtype=None):
+    model = griffin.Griffin(config, dtype=dtype)
     tokens = jax.ShapeDtypeStruct((batch, length), jnp.int32)
     positions = jax.ShapeDtypeStruct((batch, length), jnp.int32)
     params = jax.eval_shape(model.init, jax.random.key(0), tokens, positions)
@@ -54,3 +54,13 @@ def example_2b_widths():
     """RecurrentGemma-2B's widths (2560, MLP 7680, 10 heads), 3 of its 26 blocks, a 64k
     vocabulary (its own is 256k), 2 sequences of 512 tokens: gigabytes to compile."""
     return _entry(_config(2560, 3, 64_000), 2, 512)
+
+
+def example_chip():
+    """At a TPU chip's scale (benchmarks/step_time/): 3 blocks (recurrent, recurrent, attention)
+    of width 1024 (MLP 3072, 4 heads), a 32k vocabulary, 16 sequences of 1024 tokens, bfloat16
+    compute, float32 parameters. The RG-LRU as an associative scan: the linear one,
+    unrolled 128 steps by the model, took over 300 s to compile for a TPU v5e on 2 CPUs (and
+    the TPU's own default, a Pallas kernel, is a custom call whose work XLA does not count)."""
+    associative = common.ScanType.ASSOCIATIVE_NATIVE
+    return _entry(_config(1024, 3, 32768, associative), 16, 1024, jnp.bfloat16)

@@ -6,6 +6,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from jax_lsp.trace.advisor.advice import Advice, grouped, relative
+from jax_lsp.trace.advisor.fastest import fastest_line, uncounted_note
 from jax_lsp.trace.advisor.report import (
     NO_EFFECT_HEADING,
     columns,
@@ -21,6 +22,7 @@ from jax_lsp.trace.advisor.report import (
     rejections,
     residual_line,
     run_note,
+    short_policy,
     slower_words,
     suggestion,
 )
@@ -85,6 +87,10 @@ def advice_table(advice: Advice, root: Path | None, budget: int | None = None) -
         lines.append("  ".join(cells).rstrip())
     lines.append("(* current policy" + (", + suggested" if suggested else "") + f")\n({legend(advice)})")
     lines += [f"[{number}] {label}" for number, label in enumerate(shortened, 1)]
+    quickest = fastest_line(advice, short_policy)
+    lines += [f"{quickest}."] if quickest else []
+    uncounted = uncounted_note(advice, short_policy)
+    lines += [f"Note: {uncounted}."] if uncounted else []
     lines += [f"Note: {note}." for note in advice.notes]
     ran = run_note(advice)
     if ran:

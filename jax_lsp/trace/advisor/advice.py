@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from jax_lsp.trace.advisor import runs
+from jax_lsp.trace.advisor import runs, step_time
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted, read_compiled, read_exhausted
 from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun, read_device_runs, read_step_run
 from jax_lsp.trace.advisor.user_call import UserCall, read_user_call
@@ -415,10 +415,15 @@ class Advice:
         fastest = runs.fastest_step(p.run for p in fitting) if by_time else None
         if not fitting:
             return None
+        # by the step's time only where every candidate was compiled (--compile): the fit check
+        # compiles what the ranking without it needs, and its suggestion must be --compile's
+        timed = by_time and all(p.was_compiled or p.error is not None for p in self.policies)
+        seconds = {id(p): step_time.ranked_seconds(self.target, p) if timed else None for p in fitting}
         return min(
             fitting,
             key=lambda p: (
                 runs.clearly_slower(p.run, fastest),
+                seconds[id(p)] if seconds[id(p)] is not None else float("inf"),
                 *self.preference(p),
                 sizes[id(p)],
                 p.computed_bytes,
@@ -442,7 +447,12 @@ class Advice:
             "platform": self.platform,
             "compile_target": self.target_json(),
             "policies": [
-                {**p.to_json(root), "same_as": [o.policy for o in self.same_as(p)], **self.fit_json(p)}
+                {
+                    **p.to_json(root),
+                    "same_as": [o.policy for o in self.same_as(p)],
+                    **self.fit_json(p),
+                    **step_time.estimate_json(self.target, p),
+                }
                 for p in self.policies
             ],
             "suggested": None,

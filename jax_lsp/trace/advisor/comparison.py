@@ -12,7 +12,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from jax_lsp.trace.advisor import runs
+from jax_lsp.trace.advisor import fastest, runs
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
 from jax_lsp.trace.advisor.report import (
     compiled_cell,
@@ -80,6 +80,8 @@ def _columns(advice: Advice) -> list[str]:
     if advice.compiled:
         shown += ["compiled peak", fit_column(advice)] if advice.on_tpu else ["compiled temp"]
     shown += ["recompute", "host ⇄"]
+    if fastest.estimated(advice):
+        shown.append(fastest.estimate_column(advice))
     if steps_ran(advice):
         shown.append("step")
         if any(runs.peak_in_use_text(p.run) != "?" for p in advice.policies):
@@ -101,6 +103,8 @@ def _cells(advice: Advice, policy: PolicyAdvice, columns: list[str]) -> list[str
         format_flops(policy.recompute_flops),
         format_bytes(policy.host_bytes) if policy.host_bytes else "0",
     ]
+    if fastest.estimate_column(advice) in columns:
+        cells.append(fastest.estimate_cell(advice, policy))
     if "step" in columns:
         cells.append(runs.step_text(policy.run))
     if "peak in use" in columns:
@@ -150,8 +154,13 @@ def _notes(advice: Advice, columns: list[str]) -> list[str]:
         "mark (smallest compiled peak ran first), else ≤ the mark; on a TPU, buffers only, not XLA's "
         "temporaries",
     }
+    if fastest.estimated(advice):
+        meaning[fastest.estimate_column(advice)] = fastest.estimate_legend(advice).split(": ", 1)[1]
     notes = ["* current policy, + suggested"]
     notes += [f"{column}: {meaning[column]}" for column in columns if column in meaning]
+    quickest = fastest.fastest_line(advice, abbreviate)
+    uncounted = fastest.uncounted_note(advice, abbreviate)
+    notes += [text for text in (quickest, uncounted and f"Note: {uncounted}") if text]
     ran = run_note(advice)
     return notes + ([ran] if ran else []) + [f"Note: {note}" for note in advice.notes]
 

@@ -6,6 +6,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
+from jax_lsp.trace.advisor.step_time import StepCost, read_step_cost
+
 # The fields of a candidate's entry (`advice.PolicyAdvice`) that its compile fills: the compile
 # step and the budget's fit check copy these from the compile's answer. A new figure of the
 # compile is one more field here.
@@ -25,6 +27,7 @@ class Compiled:
     peak_bytes: int | None = None
     host_temp_bytes: int | None = None  # what offloading keeps in the host's memory
     sharding: str | None = None  # a TPU target's: "replicated", or "example" (the example's own)
+    cost: StepCost | None = None  # what the program does, loops counted (`step_time.py`)
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
@@ -37,6 +40,8 @@ class Compiled:
         }
         if self.sharding is not None:
             data["sharding"] = self.sharding
+        if self.cost is not None:
+            data["cost"] = self.cost.to_json()
         return data
 
 
@@ -79,6 +84,7 @@ def read_compiled(raw: Any) -> Compiled | None:
         _int(raw.get("peak_bytes")),
         _int(raw.get("host_temp_bytes")),
         sharding if sharding in ("replicated", "example") else None,
+        read_step_cost(raw.get("cost")),
     )
 
 

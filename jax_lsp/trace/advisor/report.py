@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from jax_lsp.trace.advisor import runs
+from jax_lsp.trace.advisor import fastest, runs
 from jax_lsp.trace.advisor.advice import (
     REASONS,
     Advice,
@@ -123,6 +123,8 @@ def columns(advice: Advice) -> tuple[str, ...]:
         at = COLUMNS.index("peak (est.)") + 1
         added = (PEAK_COLUMN, fit_column(advice)) if advice.on_tpu else (COMPILED_COLUMN,)
         shown = (*COLUMNS[:at], *added, *COLUMNS[at:])
+    if fastest.estimated(advice):
+        shown = (*shown, fastest.estimate_column(advice))
     return (*shown, *RUN_COLUMNS) if steps_ran(advice) else shown
 
 
@@ -140,6 +142,8 @@ def legend(advice: Advice) -> str:
             f"; compiled peak: all the step holds at once on one chip (arguments, gradients, temporaries), "
             f"XLA's peak_memory_in_bytes for the step compiled for {target_words(advice)}"
         )
+    if fastest.estimated(advice):
+        text += fastest.estimate_legend(advice)
     if steps_ran(advice) and advice.run is not None:
         runs = next((p.run.runs for p in advice.policies if p.run is not None and p.run.runs), None)
         device = f"{advice.run.device} ({advice.run.platform})" if advice.run.device else "the device"
@@ -273,6 +277,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
     compile (``out of memory``, ``timed out``)."""
     rows = []
     compiled = advice.compiled
+    estimated = fastest.estimated(advice)
     for p in advice.policies:
         mark = "*" if p.current else ("+" if p is suggested else "")
         if p.error is not None:
@@ -293,6 +298,7 @@ def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[st
                 _size(p.peak_bytes),
                 *temp,
                 format_flops(p.recompute_flops),
+                *([fastest.estimate_cell(advice, p)] if estimated else []),
                 *(_run_cells(p) if steps_ran(advice) else []),
             )
         )
@@ -387,6 +393,10 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
         shown = {"*": "current", "+": "suggested"}.get(mark, "")
         lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
     lines += ["", f"*{legend(advice)}.*"]
+    quickest = fastest.fastest_line(advice, lambda policy: f"`{short_policy(policy)}`")
+    lines += [f"*{quickest}.*"] if quickest else []
+    uncounted = fastest.uncounted_note(advice, lambda policy: f"`{short_policy(policy)}`")
+    lines += [f"*Note: {uncounted}.*"] if uncounted else []
     lines += [f"*Note: {note}.*" for note in advice.notes]
     ran = run_note(advice)
     if ran:

@@ -23,6 +23,7 @@ from jax._src import core as jax_core
 from .example import short_error
 from .jaxpr import consts_of, eqn_jaxprs, open_jaxpr, scan_counts
 from .residuals import device_bytes
+from .step_cost import cost_of
 from .target import exhausted, memory_of, placed_leaves
 
 
@@ -233,14 +234,17 @@ def peak_or_none(estimate, *args):
 
 def compile_step(step, leaves, target=None):
     """``memory_analysis()`` of ``jit(step)`` compiled for ``target`` (the request's: a TPU
-    topology, `target.py`) or, without one, the local device; how the arguments were placed
+    topology, `target.py`) or, without one, the local device, with its ``cost`` (`step_cost`:
+    the work and bytes of the program as it runs, loops counted); how the arguments were placed
     (``"replicated"`` or ``"example"``, for a target) and the seconds lowering and compiling
     took."""
     started = time.perf_counter()
     sharding = None
     if target:
         leaves, sharding = placed_leaves(leaves, target)
-    compiled = memory_of(jax.jit(step).lower(*leaves).compile())
+    executable = jax.jit(step).lower(*leaves).compile()
+    compiled = memory_of(executable)
+    compiled["cost"] = cost_of(executable)
     if sharding is not None:
         compiled["sharding"] = sharding
     return compiled, time.perf_counter() - started

@@ -4,13 +4,22 @@
 from __future__ import annotations
 
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
-from jax_lsp.trace.advisor.report import figures_for, host_traffic, passed_over, policy_summary, slower_words
+from jax_lsp.trace.advisor.fastest import lens_words
+from jax_lsp.trace.advisor.report import (
+    figures_for,
+    host_traffic,
+    passed_over,
+    policy_summary,
+    short_policy,
+    slower_words,
+)
 from jax_lsp.trace.advisor.sizes import format_bytes
 
 
 def lens_summary(advice: Advice, current: PolicyAdvice) -> str:
     """The current policy's `policy_summary`, then its step's peak: compiled for a TPU
-    (``compiled peak 14.2 GiB, fits v5e-1``), else estimated; then the JAX release and the
+    (``compiled peak 14.2 GiB, fits v5e-1``), else estimated; its step time where known (measured,
+    else predicted for the target) and the fastest that fits; then the JAX release and the
     platform of ``advice``'s figures."""
     parts = [policy_summary(current)]
     fits = advice.fits(current)
@@ -21,6 +30,8 @@ def lens_summary(advice: Advice, current: PolicyAdvice) -> str:
         parts.append(f"compiled peak {size}, {verdict}")
     elif current.peak_bytes is not None:
         parts.append(f"peak (est.) {format_bytes(current.peak_bytes)}")
+    step = lens_words(advice, current, short_policy)
+    parts += [step] if step else []
     return " · ".join([*parts, *filter(None, [figures_for(advice)]), *filter(None, [not_compiled(advice)])])
 
 
