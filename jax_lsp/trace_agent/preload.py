@@ -324,6 +324,10 @@ def enter_child(site_file):
     (``_WarmFinder``). ``site_file`` (the file the request marks) is always loaded afresh, and so
     is the preloaded installed package that holds it."""
     site_file = os.path.realpath(site_file) if site_file else None
+    held = next((name for name, warm in _WARM.items() if site_file and warm.file == site_file), None)
+    if held is not None:  # the site's module is marked and run afresh whatever finds it
+        _RERUN.append(held)
+        raise Rerun(held)
     package = _preloaded_package(site_file) if site_file else None
     fresh = _with_importers(package) if package is not None else set()
     for name in fresh:

@@ -251,9 +251,7 @@ def test_the_editors_agent_answers_every_advise_of_the_site(tmp_path, fresh_serv
 
 
 # Another site of the same project, whose example imports the config module (and so the model
-# module, which fills the registry): the agent preloads both for its children. The example of the
-# model's site imports the config module in a `try` with a bare `except`, as some projects import
-# optional modules.
+# module, which fills the registry): the agent preloads both for its children.
 ANOTHER_SITE = {
     "ops.py": """
         import jax
@@ -278,7 +276,24 @@ ANOTHER_SITE = {
             x = jax.ShapeDtypeStruct((4, 8), jnp.float32)
             return {"fn": ops.apply, "args": (x, jax.ShapeDtypeStruct((8, 8), jnp.float32))}
     """,
-    "example.py": """
+}
+# The model's example imports the model module first (its child stops at once: the agent holds
+# the site's file), or imports the config module first, in a `try` with a bare `except` as some
+# projects import optional modules (its child stops there, the user's code catching the stop).
+EXAMPLES = {
+    "site_first": """
+        import jax
+        import jax.numpy as jnp
+
+        import model_lib
+        import config_lib
+
+
+        def example():
+            x = jax.ShapeDtypeStruct((4, 8), jnp.float32)
+            return {"fn": model_lib.apply, "args": (x, jax.ShapeDtypeStruct((8, 8), jnp.float32))}
+    """,
+    "caught": """
         import jax
         import jax.numpy as jnp
 
@@ -296,11 +311,12 @@ ANOTHER_SITE = {
 }
 
 
-def test_a_site_whose_module_the_agent_ran_for_another_site(tmp_path, fresh_service):
+@pytest.mark.parametrize("example", sorted(EXAMPLES))
+def test_a_site_whose_module_the_agent_ran_for_another_site(tmp_path, fresh_service, example):
     """The agent ran `model_lib.py` (its registry is filled) when it preloaded for `ops.py`'s
-    children: the child of model_lib's site stops at that import, even inside the user's bare
-    `except`, and a fresh agent answers the request."""
-    root = _written(tmp_path, {**REGISTRY, **ANOTHER_SITE})
+    children: the child of model_lib's site stops before it runs the module again, even inside
+    the user's bare `except`, and a fresh agent answers the request."""
+    root = _written(tmp_path, {**REGISTRY, **ANOTHER_SITE, "example.py": EXAMPLES[example]})
     ops = root / "ops.py"
     first = advise(fresh_service, ops, line_of(ops), example="ops_example.py:example", root=root)
     assert first.ok, first.message
