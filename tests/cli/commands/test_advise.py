@@ -244,6 +244,7 @@ def test_compile_adds_the_compiled_step_and_its_column(cli, capsys):
             "alias_bytes",
             "peak_bytes",
             "host_temp_bytes",
+            "device_peak_bytes",
         }
         assert set(compiled) == figures
         assert all(_is_int(n) for n in compiled.values()) and entry["compile_s"] > 0
@@ -424,6 +425,7 @@ def test_with_compile_the_budget_is_for_the_compiled_temporaries_and_a_failure_n
         "alias_bytes": 0,
         "peak_bytes": None,
         "host_temp_bytes": None,
+        "device_peak_bytes": None,
     }
     assert (
         entry["policies"][2]["compiled"] is None and entry["policies"][2]["compile_error"] == "XlaError: no"
