@@ -69,9 +69,9 @@ class SiteArgument(Record):
                 columns = [a.column for a in sites(workspace, str(self.path)) if a.line == self.line]
                 if len(columns) == 1:
                     return [(self.line, columns[0])]
-                found = site_of_line(workspace, str(self.path), self.line - 1) if site_of_line else None
-                if not columns and found is not None:
-                    return [(found.line, found.column)]
+                spanning = site_of_line(workspace, str(self.path), self.line - 1) if site_of_line else None
+                if not columns and spanning is not None:
+                    return [(spanning.line, spanning.column)]
             return [(self.line, self.column)]
         found: list[tuple[int, int | None]] = [
             (a.line, a.column) for a in (sites or _policy_sites)(workspace, str(self.path))

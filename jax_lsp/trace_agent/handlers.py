@@ -11,6 +11,7 @@ import jax
 
 from . import load, preload, probe
 from .advisor import driver
+from .advisor.placement import see_chips
 from .errors import AgentError
 
 
@@ -74,12 +75,14 @@ def info(params):
 @_fresh
 def advise(params):
     """The advisor's answer, with the project's preloaded modules where a cold import would load
-    the same ones; it names the project's modules it imported, for the agent to preload.
+    the same ones; it names the project's modules it imported, for the agent to preload. The
+    example sees as many CPU devices as the target has chips (its mesh: `placement.py`).
     The cyclic GC is off: the child (and the worker it forks) exits once it answered, and the
     tracing leaves little cyclic garbage (0.3 MB at the 70B-shaped block) while each pass costs
     (about 40 ms of CPU there)."""
     gc.disable()
     preload.enter_child(params.get("path"))
+    see_chips((params.get("target") or {}).get("chips") or params.get("chips"))
     before = set(sys.modules)
     result = driver.handle(params)
     folders = [params.get("root"), params.get("import_root")]
