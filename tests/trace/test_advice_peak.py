@@ -118,7 +118,7 @@ def test_host_temporaries_are_not_the_chips_memory():
     read what is left on the device."""
     from dataclasses import replace
 
-    from jax_lsp.server.features.advice_words import lens_summary
+    from jax_lsp.server.features.advisor.words import lens_summary
     from jax_lsp.trace.advisor.report import format_markdown
     from jax_lsp.trace.compile_target import GiB, parse_target
 
