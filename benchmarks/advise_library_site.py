@@ -47,7 +47,11 @@ def main(argv: list[str] | None = None) -> int:
         if args.installed:
             root, site, env = _installed(checkout, model, Path(scratch))
         else:  # an editable install: the checkout's src on the path, outside the project
-            root, site, env = Path(scratch) / "project", str(checkout / model.site), _environment(checkout, model)
+            root, site, env = (
+                Path(scratch) / "project",
+                str(checkout / model.site),
+                _environment(checkout, model),
+            )
             root.mkdir()
         shutil.copy(HERE / "advise_models" / f"{model.name}.py", root / "advise_example.py")
         command = [sys.executable, "-m", "jax_lsp", "advise", site, "--example", "advise_example.py:example"]
