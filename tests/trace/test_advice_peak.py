@@ -134,3 +134,19 @@ def test_host_temporaries_are_not_the_chips_memory():
     text = format_markdown(advice, None)
     assert "| 1.5 GiB | fits |" in text and "does not fit" not in text
     assert "compiled peak 1.5 GiB, fits v5e-1" in lens_summary(advice, a)
+
+
+def test_on_many_chips_the_table_says_which_figures_are_per_chip():
+    """The estimate's figures come from the unpartitioned trace, the compiled ones from XLA's
+    partitioned step: on a multi-chip target the legend says which is which."""
+    from dataclasses import replace
+
+    from jax_lsp.trace.advisor.report import format_markdown
+    from jax_lsp.trace.compile_target import parse_target
+
+    compiled = {**COMPILED, "sharding": "example"}
+    advice = _advice(_entry("a", peak_bytes=1000, compiled=compiled, compile_s=1.0))
+    eight = format_markdown(replace(advice, target=parse_target("v5e-8")), None)
+    assert "on 8 chips, computed, arguments, host and peak (est.) are the whole step's" in eight
+    assert "the compiled figures are per chip" in eight
+    assert "all chips together" not in format_markdown(replace(advice, target=parse_target("v5e-1")), None)

@@ -141,6 +141,13 @@ def legend(advice: Advice) -> str:
             f"temporaries), XLA's peak_memory_in_bytes less its host temporaries for the step compiled "
             f"for {target_words(advice)}"
         )
+    target = advice.target
+    if target is not None and target.chips > 1:  # the trace is the whole step, XLA's a chip's
+        text += (
+            f"; on {target.chips} chips, computed, arguments, host and peak (est.) are the whole "
+            "step's, all chips together (the trace is not partitioned); the compiled figures are "
+            "per chip"
+        )
     if steps_ran(advice) and advice.run is not None:
         runs = next((p.run.runs for p in advice.policies if p.run is not None and p.run.runs), None)
         device = f"{advice.run.device} ({advice.run.platform})" if advice.run.device else "the device"
