@@ -6,7 +6,7 @@ the policy is chosen by a config string, `remat_policy` of the model, set from a
 (`Model(**config)`, the dict from big_vision's own `get_config("gemma_2b")` with smaller widths).
 big_vision is the user's project here: its package is not a library. `big_vision.utils` reads
 `tensorflow.io.gfile` at import; where TensorFlow is not installed the example gives it an empty
-module, as a user who only trains the model does. The loss is next-token cross-entropy.
+module while it imports the model, as a user who only trains the model does. The loss is next-token cross-entropy.
 
 Copied to the repository's root by benchmarks/advise_against_jax.py and run from there.
 """
@@ -18,11 +18,16 @@ import types
 import jax
 import jax.numpy as jnp
 
+_STAND_INS = ("tensorflow", "tensorflow.io", "tensorflow.io.gfile")
 if importlib.util.find_spec("tensorflow") is None:
-    for _name in ("tensorflow", "tensorflow.io", "tensorflow.io.gfile"):
+    for _name in _STAND_INS:
         sys.modules.setdefault(_name, types.ModuleType(_name))
 
 from big_vision.models.ppp import gemma  # noqa: E402 (after the stand-in above)
+
+for _name in _STAND_INS:  # gone again: einops asks sys.modules whether TensorFlow is there
+    if isinstance(sys.modules.get(_name), types.ModuleType) and not hasattr(sys.modules[_name], "__file__"):
+        del sys.modules[_name]
 
 
 def _loss(width, depth, batch, length):

@@ -19,7 +19,7 @@ import jax.numpy as jnp
 from simply import config_lib, model_lib
 
 
-def _loss(model_dim, n_layers, batch, length, policy="nothing_saveable"):
+def _loss(model_dim, n_layers, batch, length, policy="nothing_saveable", vocab=1024):
     config = dataclasses.replace(
         config_lib.BaseExperimentConfig(),
         model_dim=model_dim,
@@ -27,7 +27,7 @@ def _loss(model_dim, n_layers, batch, length, policy="nothing_saveable"):
         n_heads=model_dim // 64,
         n_layers=n_layers,
         expand_factor=4,
-        vocab_size=1024,
+        vocab_size=vocab,
         seq_len=length,
         use_scan=True,
         use_remat=True,
@@ -49,3 +49,9 @@ def _loss(model_dim, n_layers, batch, length, policy="nothing_saveable"):
 def example():
     """4 scanned blocks of width 256 (MLP 1024, 4 heads), bf16, 8 sequences of 128 tokens."""
     return _loss(256, 4, 8, 128)
+
+
+def example_full_vocab():
+    """The same with simply's own vocabulary (32,000 tokens): the loss's float32 logits are then
+    as large as the scanned stack's residuals."""
+    return _loss(256, 4, 8, 128, vocab=32_000)
