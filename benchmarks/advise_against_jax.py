@@ -37,7 +37,7 @@ benchmarks/advise_models/requirements.txt):
 | recurrentgemma | google-deepmind/recurrentgemma | 2efa84d (2026-02-06) | recurrentgemma/jax/griffin.py:61 (`nn.remat(..., static_argnums=4)`, an RG-LRU scan) | linen |
 | simply | google-deepmind/simply | e14c061 (2026-08-18) | simply/model_lib.py:3086 (`jax.remat` under `lax.scan`, the policy from `config.remat_policy`; a registry filled at import) | jax |
 | big_vision_gemma | google-research/big_vision | 0127fb6 (2025-05-19) | big_vision/models/ppp/gemma.py:526 (`nn.remat(Block, ...)` under `nn.scan`, the policy from a config dict's string) | linen |
-| tunix_qwen3 | google/tunix | c7d8950 (2026-08-21) | tunix/models/qwen3/model.py:723 (`jax.checkpoint` over `nnx.merge`, Flax NNX) | jax |
+| tunix_qwen3 | google/tunix | c7d8950 (2026-08-21) | tunix/models/qwen3/model.py:1202 (`jax.checkpoint` over `nnx.merge` of a decoder layer, Flax NNX) | jax |
 
 haliax is a src layout: `src` goes on PYTHONPATH. Each is made from any copy of the repository's
 history: `git --git-dir=REPO.git archive COMMIT | tar -x -C $C/NAME-COMMIT`, as
@@ -113,7 +113,7 @@ MODELS = (
         "linen",
     ),
     Model(
-        "tunix_qwen3", "c7d8950f12a9c55a976bf2e1a0d8b447d71c20b3", "tunix/models/qwen3/model.py:723", "jax"
+        "tunix_qwen3", "c7d8950f12a9c55a976bf2e1a0d8b447d71c20b3", "tunix/models/qwen3/model.py:1202", "jax"
     ),
 )
 

@@ -1,9 +1,10 @@
 """A user's example for tunix's Qwen3 (google/tunix at c7d8950), a Flax NNX model.
 
-The site advised is the `jax.checkpoint(_checkpointed_block)` of the decoder layer's `__call__`
-(`remat_config=RematConfig.BLOCK`; `tunix/models/qwen3/model.py:723`): a checkpoint without a
+The site advised is the `jax.checkpoint(_checkpointed_block)` of `DecoderLayer.__call__`
+(`remat_config=RematConfig.DECODER`; `tunix/models/qwen3/model.py:1202`): a checkpoint without a
 policy (JAX's default) over a function that merges the layer from its `nnx.split` state, once per
-layer (4 here, unscanned). The loss is next-token cross-entropy of the model's `nnx.split` state.
+layer (4 here, unscanned). (`RematConfig.BLOCK` checkpoints the attention and the MLP apart, two
+sites of their own.) The loss is next-token cross-entropy of the model's `nnx.split` state.
 
 tunix's own `__init__` imports every trainer and `tunix/models/qwen3/__init__` its serving
 mappings; a user who needs only the model puts empty packages for those two in `sys.modules`
@@ -38,7 +39,7 @@ CONFIG = qwen3.ModelConfig(
     rope_theta=1_000_000,
     norm_eps=1e-6,
     use_tied_embedding=True,
-    remat_config=qwen3.RematConfig.BLOCK,
+    remat_config=qwen3.RematConfig.DECODER,
 )
 
 
