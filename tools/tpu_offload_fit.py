@@ -1,97 +1,72 @@
 """On a TPU v5e: does an offloading step that jax-lsp says fits (its device peak, XLA's
 peak_memory_in_bytes less its host temporaries) run on the chip, though XLA's peak is over the
-chip's HBM? (issue 47; run by `bash tools/tpu_round.sh offload`)
+chip's HBM? (issue 47; `bash tools/tpu_round.sh offload`, which logs what this prints)
 
-    python3 tools/tpu_offload_fit.py OUT_FOLDER
+    python3 tools/tpu_offload_fit.py
 
-1. `jax-lsp advise` of tests/fixtures/advisor/offload_stack.py for v5e-1, compiling (the agent
-   compiles from the topology and opens no chip): its JSON, with the current policy's `fits`.
-2. The same step jitted on the chip, run twice: its compiled memory analysis there, the step's
-   time, and the device's peak_bytes_in_use, against the advice's device peak.
-Writes OUT_FOLDER/offload_fit.json; exit 0 when the step ran and the advice said it fits.
+tests/fixtures/advisor/offload_stack.py's step (16 GiB of its dots offloaded to the host), jitted
+on the chip: its memory analysis there, the verdict jax-lsp gives it for v5e-1
+(`Advice.fits`'s reading: `Compiled.device_peak_bytes` against the chip's memory), the step's
+time over two runs, and the device's `peak_bytes_in_use` after them. Prints one JSON line; exit
+0 when the step ran and jax-lsp says it fits.
 """
 
 from __future__ import annotations
 
 import json
-import subprocess
 import sys
 import time
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent.parent
-FIXTURES = HERE / "tests" / "fixtures" / "advisor"
-SITE = FIXTURES / "offload_stack.py"
-
-
-def _advise() -> dict:
-    line = next(i for i, text in enumerate(SITE.read_text().splitlines(), 1) if "policy=policy" in text)
-    command = [
-        sys.executable,
-        "-m",
-        "jax_lsp",
-        "advise",
-        f"{SITE}:{line}",
-        "--example",
-        "offload_stack.py:example",
-    ]
-    command += ["--root", str(FIXTURES), "--target", "v5e-1", "--compile", "--output-format", "json"]
-    command += ["--policies", "nothing_saveable", "--compile-timeout", "240"]
-    done = subprocess.run(command, capture_output=True, text=True, timeout=420, cwd=HERE)
-    try:
-        return json.loads(done.stdout)
-    except ValueError:
-        return {"status": "unreadable", "stdout": done.stdout[-2000:], "stderr": done.stderr[-2000:]}
-
-
-def _run_on_chip() -> dict:
-    import jax
-    import jax.numpy as jnp
-
-    sys.path.insert(0, str(FIXTURES))
-    import offload_stack as model
-
-    shapes = model.example()["args"]
-    args = [jnp.ones(s.shape, s.dtype) * 0.01 for s in shapes]
-    device = jax.devices()[0]
-    step = jax.jit(jax.grad(model.stack, argnums=(0, 1)))
-    compiled = step.lower(*args).compile()
-    stats = compiled.memory_analysis()
-    seconds = []
-    for _ in range(2):
-        begun = time.perf_counter()
-        jax.block_until_ready(compiled(*args))
-        seconds.append(time.perf_counter() - begun)
-    return {
-        "device": str(device),
-        "peak_bytes": stats.peak_memory_in_bytes,
-        "host_temp_bytes": stats.host_temp_size_in_bytes,
-        "temp_bytes": stats.temp_size_in_bytes,
-        "argument_bytes": stats.argument_size_in_bytes,
-        "step_s": seconds,
-        "peak_bytes_in_use": (device.memory_stats() or {}).get("peak_bytes_in_use"),
-        "bytes_limit": (device.memory_stats() or {}).get("bytes_limit"),
-    }
+sys.path.insert(0, str(HERE / "tests" / "fixtures" / "advisor"))
 
 
 def main() -> int:
-    out = Path(sys.argv[1])
-    advice = _advise()
-    current = next((p for p in advice.get("policies", []) if p.get("current")), {})
-    found: dict = {"advice_status": advice.get("status"), "current": current, "advice": advice}
+    import jax
+    import jax.numpy as jnp
+    import offload_stack as model
+
+    from jax_lsp.trace.advisor.compiled import Compiled
+    from jax_lsp.trace.compile_target import parse_target
+
+    found: dict = {}
     try:
-        found["chip"] = _run_on_chip()
+        args = [jnp.ones(s.shape, s.dtype) * 0.01 for s in model.example()["args"]]
+        device = jax.devices()[0]
+        found["device"] = str(device)
+        compiled = jax.jit(jax.grad(model.stack, argnums=(0, 1))).lower(*args).compile()
+        stats = compiled.memory_analysis()
+        figures = Compiled(
+            stats.temp_size_in_bytes,
+            stats.argument_size_in_bytes,
+            stats.output_size_in_bytes,
+            stats.alias_size_in_bytes,
+            stats.peak_memory_in_bytes,
+            stats.host_temp_size_in_bytes,
+        )
+        memory = parse_target("v5e-1").memory_bytes
+        found.update(figures.to_json())
+        found["fits_v5e_1"] = (
+            figures.device_peak_bytes is not None
+            and memory is not None
+            and (figures.device_peak_bytes <= memory)
+        )
+        seconds = []
+        for _ in range(2):
+            begun = time.perf_counter()
+            jax.block_until_ready(compiled(*args))
+            seconds.append(round(time.perf_counter() - begun, 3))
+        found["step_s"] = seconds
+        found["memory_stats"] = {
+            k: v
+            for k, v in (device.memory_stats() or {}).items()
+            if k in ("peak_bytes_in_use", "bytes_limit")
+        }
     except Exception as exc:  # the answer: it did not run
-        found["chip"] = {"error": f"{type(exc).__name__}: {str(exc)[:2000]}"}
-    (out / "offload_fit.json").write_text(json.dumps(found, indent=1, default=str))
-    summary = {
-        k: found["chip"].get(k)
-        for k in ("peak_bytes", "host_temp_bytes", "peak_bytes_in_use", "step_s", "error")
-    }
-    print(
-        json.dumps({"fits": current.get("fits"), "compiled": current.get("compiled"), **summary}, default=str)
-    )
-    return 0 if current.get("fits") is True and "error" not in found["chip"] else 1
+        found["error"] = f"{type(exc).__name__}: {str(exc)[:1500]}"
+    print(json.dumps(found, default=str))
+    return 0 if found.get("fits_v5e_1") and "error" not in found else 1
 
 
 if __name__ == "__main__":

@@ -57,7 +57,7 @@ if [ "$PART" = bench ]; then
   echo "exit $?" >> $OUT/bench.log
 fi
 if [ "$PART" = offload ]; then
-  timeout 560 python3 tools/tpu_offload_fit.py $OUT > $OUT/offload.log 2>&1
+  timeout 60 python3 tools/tpu_offload_fit.py > $OUT/offload.log 2>&1
   echo "exit $?" >> $OUT/offload.log
 fi
 echo "== left behind" >> $OUT/machine-$PART.log
