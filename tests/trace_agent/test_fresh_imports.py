@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.trace import TraceService
-from jax_lsp.trace.advisor.request import advise, submit_advise
+from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
 from tests.agent import AgentTraceService, line_of
 
@@ -237,15 +237,15 @@ def test_a_gin_style_registry_of_an_installed_package(tmp_path, monkeypatch):
 
 
 def test_the_editors_agent_answers_every_advise_of_the_site(tmp_path, fresh_service):
-    """The editor's agent lives on: once one advise has compiled, later ones of that site (its
-    second pass compiles in the same request) still import the site's module once."""
+    """The editor's agent lives on: once one advise has compiled, later ones of that site (the
+    estimate, then each candidate compiled, in the same agent) still import the site's module
+    once in each process."""
     root = _written(tmp_path, REGISTRY)
     path = root / "model_lib.py"
     for _ in range(3):
-        job = submit_advise(
+        advice = advise(
             fresh_service, path, line_of(path), example="example.py:example", root=root, compile=True
         )
-        advice = job.result()
         _compiled_everywhere(advice)
         _settled(fresh_service)
 
