@@ -35,10 +35,15 @@ benchmarks/advise_models/requirements.txt):
 | haliax | stanford-crfm/haliax | f41e7d4 (2025-09-19) | src/haliax/_src/scan.py:186 (`filter_checkpoint` in a scan) | equinox |
 | tunix | google/tunix | c7d8950 (2026-08-21) | tunix/models/llama3/model.py:583 (`jax.checkpoint` over `nnx.merge`) | jax |
 | recurrentgemma | google-deepmind/recurrentgemma | 2efa84d (2026-02-06) | recurrentgemma/jax/griffin.py:61 (`nn.remat(..., static_argnums=4)`, an RG-LRU scan) | linen |
+| simply | google-deepmind/simply | e14c061 (2026-08-18) | simply/model_lib.py:3086 (`jax.remat` under `lax.scan`, the policy from `config.remat_policy`; a registry filled at import) | jax |
+| big_vision_gemma | google-research/big_vision | 0127fb6 (2025-05-19) | big_vision/models/ppp/gemma.py:526 (`nn.remat(Block, ...)` under `nn.scan`, the policy from a config dict's string) | linen |
+| tunix_qwen3 | google/tunix | c7d8950 (2026-08-21) | tunix/models/qwen3/model.py:1202 (`jax.checkpoint` over `nnx.merge` of a decoder layer, Flax NNX) | jax |
 
 haliax is a src layout: `src` goes on PYTHONPATH. Each is made from any copy of the repository's
 history: `git --git-dir=REPO.git archive COMMIT | tar -x -C $C/NAME-COMMIT`, as
-benchmarks/advise_models.py shows.
+benchmarks/advise_models.py shows (big_vision_gemma is big_vision's history under its own name;
+tunix_qwen3, tunix's). simply needs absl-py, etils, orbax-checkpoint, grain, tokenizers,
+sentencepiece, tensorboardX, pyyaml and deprecated beside its requirements here.
 """
 
 from __future__ import annotations
@@ -98,6 +103,17 @@ MODELS = (
         "2efa84dac0e68e63547a27a18fa943c98f1c312e",
         "recurrentgemma/jax/griffin.py:61",
         "linen",
+    ),
+    # issue 47's three
+    Model("simply", "e14c06121fd9c5967051f0956fb4a84ad84a551c", "simply/model_lib.py:3086", "jax"),
+    Model(
+        "big_vision_gemma",
+        "0127fb6b337ee2a27bf4e54dea79cff176527356",
+        "big_vision/models/ppp/gemma.py:526",
+        "linen",
+    ),
+    Model(
+        "tunix_qwen3", "c7d8950f12a9c55a976bf2e1a0d8b447d71c20b3", "tunix/models/qwen3/model.py:1202", "jax"
     ),
 )
 

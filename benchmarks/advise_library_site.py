@@ -8,11 +8,13 @@ PyPI's aqtp). Runs `jax-lsp advise --budget 60MiB --output-format json` as a use
 what docs/advise.md ("A checkpoint in a library") promises: the user's call that chooses the
 policy is `gradient_checkpointing=...` of `hnn.Stacked.init` in the example, the current policy is
 written as there, and every computed residual is named after a line of the example, named values
-keeping their names. ``--installed``: haliax as pip installs it (its package copied into a folder
-named site-packages on PYTHONPATH, the checkout's `src` not), advised from a folder that holds only
-the example, with `--compile`: every candidate's step must compile too (each compile is a request
-of its own, to an agent that imported haliax for the table). Prints what it found; exit 0 when all
-hold.
+keeping their names. The user's project is a folder that holds only the example, haliax
+outside it (a package of the project is the user's own code, no library): by default the
+checkout's `src` on PYTHONPATH, as `pip install -e` puts it; ``--installed``: haliax as pip
+installs it (its package copied into a folder named site-packages on PYTHONPATH, the checkout's
+`src` not), with `--compile`: every candidate's step must compile too (each compile is a request
+of its own, to an agent that imported haliax for the table). Prints what it found; exit 0 when
+all hold.
 """
 
 from __future__ import annotations
@@ -44,8 +46,13 @@ def main(argv: list[str] | None = None) -> int:
     with tempfile.TemporaryDirectory() as scratch:
         if args.installed:
             root, site, env = _installed(checkout, model, Path(scratch))
-        else:
-            root, site, env = checkout, model.site, _environment(checkout, model)
+        else:  # an editable install: the checkout's src on the path, outside the project
+            root, site, env = (
+                Path(scratch) / "project",
+                str(checkout / model.site),
+                _environment(checkout, model),
+            )
+            root.mkdir()
         shutil.copy(HERE / "advise_models" / f"{model.name}.py", root / "advise_example.py")
         command = [sys.executable, "-m", "jax_lsp", "advise", site, "--example", "advise_example.py:example"]
         command += ["--root", ".", "--budget", BUDGET, "--output-format", "json"]

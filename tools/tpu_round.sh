@@ -5,6 +5,8 @@
 #                                   # with the chip free and held, and the CLI free and held
 #   bash tools/tpu_round.sh bench   # advise --compile against JAX's own compile on the chip, and
 #                                   # beside a process that holds the chip
+#   bash tools/tpu_round.sh offload # an offloading step whose XLA peak (host temporaries counted)
+#                                   # is over the chip: said to fit, and run on it (issue 47)
 # It installs the wheels carried in dist/whl-tpu first; every log goes under $OUT. Each step has its
 # own time limit, so that a stuck step still leaves the others' logs.
 PART=${1:-tests}
@@ -53,6 +55,10 @@ if [ "$PART" = bench ]; then
   timeout 540 python3 benchmarks/bench_compile_target.py --direct chip --python python3 --beside-holder \
     --out $OUT/bench_compile_target.json > $OUT/bench.log 2>&1
   echo "exit $?" >> $OUT/bench.log
+fi
+if [ "$PART" = offload ]; then
+  timeout 60 python3 tools/tpu_offload_fit.py > $OUT/offload.log 2>&1
+  echo "exit $?" >> $OUT/offload.log
 fi
 echo "== left behind" >> $OUT/machine-$PART.log
 ps -eo pid,ppid,etime,args | grep -v grep | grep -E "python|agent" >> $OUT/machine-$PART.log

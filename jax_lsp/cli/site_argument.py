@@ -58,16 +58,20 @@ class SiteArgument(Record):
         workspace: Workspace,
         verb: str,
         sites: Callable[[Workspace, str], list[PolicyAnchor]] | None = None,
+        site_of_line: Callable[[Workspace, str, int], PolicyAnchor | None] | None = None,
     ) -> list[tuple[int, int | None]]:
         """(1-based line, 0-based column) of the position named (a line alone: with the column of
-        the one site of ``sites`` there, if given), else of every site of the file that ``sites``
-        lists (default: its ``policy=`` sites); ``verb`` says what the command would have done
-        with none."""
+        the one site of ``sites`` there, if given, else of the site ``site_of_line`` finds for it,
+        given a 0-based line), else of every site of the file that ``sites`` lists (default: its
+        ``policy=`` sites); ``verb`` says what the command would have done with none."""
         if self.line is not None:
             if self.column is None and sites is not None:
                 columns = [a.column for a in sites(workspace, str(self.path)) if a.line == self.line]
                 if len(columns) == 1:
                     return [(self.line, columns[0])]
+                spanning = site_of_line(workspace, str(self.path), self.line - 1) if site_of_line else None
+                if not columns and spanning is not None:
+                    return [(spanning.line, spanning.column)]
             return [(self.line, self.column)]
         found: list[tuple[int, int | None]] = [
             (a.line, a.column) for a in (sites or _policy_sites)(workspace, str(self.path))

@@ -14,7 +14,9 @@ them); ``{"method": "cancel", "params": {"id"}}`` kills a running request (which
 After a child's answer the agent imports what the child used (``preload.py``), so that the next
 child starts warmer. Once a preloaded project file changed, the agent lets its running children
 finish, then replaces itself with a fresh agent (``exec``, the same process), which runs the
-requests read meanwhile: no child forks from a stale module.
+requests read meanwhile: no child forks from a stale module. A child that would run again a
+module the agent already ran answers ``restart`` instead (never sent on): its request is run
+again by the fresh agent, as the first of those.
 """
 
 import os
@@ -54,8 +56,9 @@ def _import_package():
 
 
 class Child:
-    def __init__(self, request_id, pid, fd, deadline, limits):
+    def __init__(self, request_id, line, pid, fd, deadline, limits):
         self.request_id = request_id
+        self.line = line  # the request as it came, to run again after a restart
         self.pid = pid
         self.fd = fd
         self.deadline = deadline
@@ -77,6 +80,7 @@ class Agent:
         self.on_result = None  # called with each child's answer once it is sent
         self.stale = None  # before a fork, given its params: why the agent must restart first, or None
         self.explain = None  # in a child, given an exception and the memory limit: its answer, or None
+        self.restart = None  # the status of a child's answer asking to run its request in a fresh agent
         self.deferred = []  # the requests (raw lines) to run after the restart
 
     def send(self, message):
@@ -148,7 +152,7 @@ class Agent:
             elif method in self.handlers and self._must_restart(params):
                 self.deferred.append(line)
             elif method in self.handlers:
-                self._fork(request.get("id"), method, params)
+                self._fork(request.get("id"), method, params, line)
             else:
                 self.send(
                     {
@@ -187,7 +191,7 @@ class Agent:
             replay.seek(0)
             return self._read_requests(replay.read())
 
-    def _fork(self, request_id, method, params):
+    def _fork(self, request_id, method, params, line):
         try:  # no defaults here: the host sends them (jax_lsp/trace/options.py)
             timeout = float(params["timeout"])
             limits = {"timeout": timeout, "memory_mb": int(params["memory_mb"])}
@@ -206,7 +210,7 @@ class Agent:
             os.setpgid(pid, pid)
         except OSError:  # the child already did it, or has already exited
             pass
-        child = Child(request_id, pid, read_fd, time.monotonic() + timeout, limits)
+        child = Child(request_id, line, pid, read_fd, time.monotonic() + timeout, limits)
         self.children[pid] = child
         self.selector.register(read_fd, selectors.EVENT_READ, child)
 
@@ -249,6 +253,11 @@ class Agent:
             result = json.loads(data) if data else None
         except ValueError:
             result = None
+        if isinstance(result, dict) and self.restart is not None and result.get("status") == self.restart:
+            print(f"jax-lsp: {result.get('message')}; restarting the trace agent", file=sys.stderr)
+            self._kill(child)
+            self.deferred.insert(0, child.line)  # the first request the fresh agent runs
+            return
         if isinstance(result, dict):  # sent before the child is reaped: its exit takes a while
             self._send_result(child, result)
             self._kill(child)
@@ -377,6 +386,7 @@ def main():
         agent = Agent(out, handlers.BY_METHOD, common)
         agent.on_result = handlers.after_result
         agent.stale = handlers.stale
+        agent.restart = handlers.RESTART
         agent.explain = importlib.import_module(f"{PACKAGE}.devices").failure
         if agent.replay():
             agent.serve()

@@ -11,9 +11,26 @@ import jax
 
 from . import load, preload, probe
 from .advisor import driver
+from .advisor.placement import see_chips
 from .errors import AgentError
 
 
+def _fresh(handle):
+    """``handle``, answering ``restart`` where the child met a module whose code the agent
+    already ran (`preload.Rerun`): its import-time code must run once in a process."""
+
+    def answer(params):
+        try:
+            result = handle(params)
+        except preload.Rerun:
+            result = None
+        return preload.restart_answer() or result
+
+    answer.__doc__ = handle.__doc__
+    return answer
+
+
+@_fresh
 def trace(params):
     """Load the policy at ``params``' path and line, and trace it under JAX."""
     preload.enter_child(params.get("path"))
@@ -55,14 +72,17 @@ def info(params):
     }
 
 
+@_fresh
 def advise(params):
     """The advisor's answer, with the project's preloaded modules where a cold import would load
-    the same ones; it names the project's modules it imported, for the agent to preload.
+    the same ones; it names the project's modules it imported, for the agent to preload. The
+    example sees as many CPU devices as the target has chips (its mesh: `placement.py`).
     The cyclic GC is off: the child (and the worker it forks) exits once it answered, and the
     tracing leaves little cyclic garbage (0.3 MB at the 70B-shaped block) while each pass costs
     (about 40 ms of CPU there)."""
     gc.disable()
     preload.enter_child(params.get("path"))
+    see_chips((params.get("target") or {}).get("chips") or params.get("chips"))
     before = set(sys.modules)
     result = driver.handle(params)
     folders = [params.get("root"), params.get("import_root")]
@@ -72,6 +92,7 @@ def advise(params):
 
 
 BY_METHOD = {"trace": trace, "info": info, "advise": advise}
+RESTART = preload.RESTART  # a child's answer: run the request again, in a fresh agent
 
 
 def warm_up():
@@ -86,8 +107,7 @@ def after_result(result):
 
 
 def stale(params):
-    """In the agent, before a fork: why it must restart first (a preloaded file changed), or None.
-    The request's own file does not count: its child loads that file afresh, and every module
-    that imports it, whether it changed or not."""
-    changed = preload.stale(params.get("path"))
-    return f"{changed} changed since the agent imported it" if changed else None
+    """In the agent, before a fork: why it must restart first (a preloaded file changed, or a
+    preload ran what a child must run itself), or None. The request's own file does not count as
+    changed: its child loads that file afresh, and every module that imports it."""
+    return preload.stale(params.get("path"))

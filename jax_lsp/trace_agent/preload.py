@@ -18,6 +18,14 @@ it loaded, and what each child may use of it.
 - Once a preloaded file changed or was deleted, the agent must not fork from its copy of it:
   ``stale()`` says so, and the agent restarts itself (``agent.py``). The file a request marks
   is the exception for that request: its child loads it, and whatever imports it, afresh anyway.
+- A module's code runs once in a process, as in a fresh interpreter: projects fill registries
+  at import and refuse a name twice, define JAX options and absl flags. So a child never runs a
+  project module the agent already ran (the site's, one that imports it, an edited one): it
+  stops at that import (`Rerun`) and answers ``restart``, and the agent replaces itself with a
+  fresh one that runs the request again. To keep that rare, the agent does not preload the
+  request's site and example, nor the modules that import them (by their import statements);
+  a module whose import still loaded one of them (by name, at run time) is never preloaded
+  again (`NOT_PRELOADED`, kept across the restart), nor is one whose import failed.
 
 Preloading stops for good if an import starts a thread or a JAX backend, which would make forking
 unsafe.
@@ -39,6 +47,29 @@ _PRELOAD = {"enabled": True}
 _WARM: dict[str, _WarmModule] = {}  # the project's modules imported in the agent, by name
 _PRELOADED: set[str] = set()  # top-level packages the agent imported for its children
 _CLOCK_SLACK_NS = 50_000_000  # file times come from a coarser clock than time.time_ns()
+# The project's modules whose import in the agent loaded a module a child must run itself, or
+# failed: never preloaded again, by this agent or the fresh one that replaces it.
+NOT_PRELOADED = "JAX_LSP_AGENT_NOT_PRELOADED"
+_UNSAFE: list[str] = []  # in the agent: why it must not fork from its modules any more
+_RERUN: list[str] = []  # in a child: the agent's modules it would have run again
+
+
+class Rerun(BaseException):
+    """In a child: the import of a module whose code the agent already ran (its import-time
+    effects are in this process). A BaseException, as `MemoryError` is treated: the user's
+    ``except Exception`` must not take it for an import error."""
+
+
+RESTART = "restart"  # a child's status: run the request again, in a fresh agent
+
+
+def restart_answer():
+    """In a child: the answer that has the agent run the request again in a fresh agent, where the
+    child imported a module whose code the agent already ran (`Rerun`, even one the user's code
+    caught); else None."""
+    if not _RERUN:
+        return None
+    return {"status": RESTART, "message": f"{_RERUN[0]} must run again in a fresh process"}
 
 
 class _WarmModule:
@@ -106,15 +137,22 @@ def _namespace(module):
 
 def project_imports(before, folders, loaded_files):
     """In a child: what the agent needs to import the project's modules imported since ``before``
-    as the child did (``loaded_files``, the site's and the example's, are the advisor's own)."""
+    as the child did (``loaded_files``, the site's and the example's, are the advisor's own: the
+    agent must not run them)."""
     skip = {os.path.realpath(f) for f in loaded_files if f}
-    names = []
+    files, fresh = {}, set()
     for name in set(sys.modules) - before:
         filename = _loaded_file(sys.modules[name])
-        if filename is not None and _under(filename, folders) and filename not in skip:
-            names.append(name)
+        if filename is not None and _under(filename, folders):
+            if filename in skip:
+                fresh.add(name)
+            else:
+                files[name] = filename
     return {
-        "modules": sorted(names),
+        "modules": sorted(files),
+        "files": files,
+        "fresh": sorted(fresh),
+        "fresh_files": sorted(skip),
         "sys_path": list(sys.path),
         "cwd": os.getcwd(),
     }
@@ -124,7 +162,7 @@ def preload_from(result):
     """In the agent, after a child's answer: import what it used (see the module's docstring)."""
     installed = result.pop("preload", None) or ()
     project = result.pop("preload_project", None)
-    if not _PRELOAD["enabled"]:
+    if not _PRELOAD["enabled"] or _UNSAFE:
         return
     before = set(sys.modules)
     try:
@@ -139,13 +177,15 @@ def preload_from(result):
 
 
 def _import(name):
-    """Import ``name`` unless loaded; False (and no more preloading) if that made forking unsafe."""
+    """Import ``name`` unless loaded; False (and no more preloading) where that failed, leaving
+    what its code did so far in the agent (`unsafe`), or made forking unsafe."""
     if name in sys.modules:
         return True
     try:
         importlib.import_module(name)
-    except BaseException:  # noqa: BLE001 (a failing import is the user's; the child saw it)
-        return True
+    except BaseException as exc:  # noqa: BLE001 (a failing import is the user's; the child saw it)
+        _unsafe(name, f"importing {name} in the agent failed ({type(exc).__name__})")
+        return False
     if not fork_safe():
         _PRELOAD["enabled"] = False
         print(f"jax-lsp advise: importing {name} started a thread; no more preloading", file=sys.stderr)
@@ -153,20 +193,40 @@ def _import(name):
     return True
 
 
+def _unsafe(name, why):
+    """The agent ran part of what a child must run itself: it forks no more child (`stale`), and
+    neither it nor the agent that replaces it preloads ``name`` again."""
+    _UNSAFE.append(why)
+    os.environ[NOT_PRELOADED] = os.pathsep.join(sorted(_not_preloaded() | {name}))
+
+
+def _not_preloaded():
+    return {name for name in os.environ.get(NOT_PRELOADED, "").split(os.pathsep) if name}
+
+
 def _preload_project(project):
     """Import the project's modules under the child's ``sys.path`` and folder, then put the agent's
-    back: the agent's own ``sys.path`` never changes, so each child builds its own as a cold one."""
+    back: the agent's own ``sys.path`` never changes, so each child builds its own as a cold one.
+    A module whose import statements lead to one the child must run itself is left out."""
     saved_path, saved_cwd = list(sys.path), os.getcwd()
     before, since_ns = set(sys.modules), time.time_ns()
     loaded_by = {}  # each module imported here -> the modules its import loaded, dynamic ones too
+    avoid = set(project.get("fresh") or ()) | _not_preloaded()
+    fresh_files = set(project.get("fresh_files") or ())
+    leads = _Leads(project.get("files") or {}, avoid)
     sys.path[:] = project["sys_path"]
     try:
         os.chdir(project["cwd"])
         for name in project["modules"]:
+            if leads.to_avoided(name):
+                continue
             loaded = set(sys.modules)
             safe = _import(name)
             loaded_by[name] = set(sys.modules) - loaded - {name}
-            if not safe:
+            ran = [n for n in loaded_by[name] | {name} if _loaded_file(sys.modules.get(n)) in fresh_files]
+            if ran:
+                _unsafe(name, f"importing {name} in the agent ran {ran[0]}, which a child runs itself")
+            if not safe or ran:
                 break
     except OSError:  # the child's folder is gone
         pass
@@ -182,13 +242,47 @@ def _preload_project(project):
                 _WARM[name] = _WarmModule(name, module, file, loaded_by.get(name, set()), since_ns)
 
 
+class _Leads:
+    """Whether a module's import would import one of ``avoid``: its parent packages' and its own
+    import statements, followed through the child's modules (``files``: name -> file)."""
+
+    def __init__(self, files, avoid):
+        self.files = files
+        self.avoid = avoid
+        self.imports = {}
+
+    def to_avoided(self, name):
+        parts = name.split(".")
+        queue = [".".join(parts[: i + 1]) for i in range(len(parts))]
+        seen = set(queue)
+        while queue:
+            current = queue.pop()
+            imports = self._imports(current)
+            if current in self.avoid or imports is None:  # unreadable: it may import anything
+                return True
+            queue.extend(other for other in imports if other not in seen)
+            seen.update(imports)
+        return False
+
+    def _imports(self, name):
+        file = self.files.get(name)
+        if file is None:
+            return set()  # not the project's, or not imported by the child
+        if name not in self.imports:
+            self.imports[name] = _imports_of(file, name, os.path.basename(file) == "__init__.py")
+        return self.imports[name]
+
+
 def stale(site_file):
-    """In the agent: a preloaded project file, other than ``site_file``, that changed or is gone
-    since it was imported."""
+    """In the agent: why it must not fork from its modules (a preloaded project file, other than
+    ``site_file``, that changed or is gone since it was imported; a preload that ran what a child
+    must run itself), or None."""
+    if _UNSAFE:
+        return _UNSAFE[0]
     site_file = os.path.realpath(site_file) if site_file else None
     for warm in _WARM.values():
         if warm.file and warm.file != site_file and _stamp(warm.file) != warm.stamp:
-            return warm.file
+            return f"{warm.file} changed since the agent imported it"
     return None
 
 
@@ -230,6 +324,10 @@ def enter_child(site_file):
     (``_WarmFinder``). ``site_file`` (the file the request marks) is always loaded afresh, and so
     is the preloaded installed package that holds it."""
     site_file = os.path.realpath(site_file) if site_file else None
+    held = next((name for name, warm in _WARM.items() if site_file and warm.file == site_file), None)
+    if held is not None:  # the site's module is marked and run afresh whatever finds it
+        _RERUN.append(held)
+        raise Rerun(held)
     package = _preloaded_package(site_file) if site_file else None
     fresh = _with_importers(package) if package is not None else set()
     for name in fresh:
@@ -321,6 +419,9 @@ class _WarmFinder:
             return None
         closure = _closure(name)
         if closure is None or not all(self._reusable(_WARM[member]) for member in closure):
+            if self._runs_again(warm, closure):
+                _RERUN.append(name)
+                raise Rerun(name)
             return None
         for member in sorted(closure - {name}):
             _reinstate(_WARM[member].module, member, closure)
@@ -340,11 +441,26 @@ class _WarmFinder:
             return False
         if not self.fresh_packages.isdisjoint(warm.imports):
             return False
+        return self._same_file(warm)
+
+    def _same_file(self, warm):
+        """Whether a cold import of ``warm``'s name here would load the module the agent holds."""
         try:
             kept = _where_of(warm.module.__spec__)
         except KeyError:  # a namespace package's path reads its parent, not imported here yet
             return False
         return self._where(warm.name) == kept
+
+    def _runs_again(self, warm, closure):
+        """Whether importing ``warm``, which cannot be reused, would run its file's code a second
+        time in this process. A module that imports the installed package holding the site does
+        (`enter_child` imports that afresh, with its importers: docs/advise.md)."""
+        if warm.file is None or not self._same_file(warm):
+            return False  # a namespace package (no code), or another file of that name
+        members = [_WARM[member] for member in closure or ()]
+        return all(
+            member.imports is None or self.fresh_packages.isdisjoint(member.imports) for member in members
+        )
 
     def _unchanged(self, warm):
         if warm.name not in self.unchanged:

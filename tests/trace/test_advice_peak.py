@@ -46,7 +46,9 @@ def test_compiled_figures_and_failures_are_read_and_written_back():
     assert c.compiled is None and not c.was_compiled  # malformed: as if not compiled
     assert advice.compiled
     entries = advice.to_contract(None)["policies"]
-    assert entries[0]["compiled"] == COMPILED and entries[0]["compile_s"] == 1.5
+    assert (
+        entries[0]["compiled"] == {**COMPILED, "device_peak_bytes": 1524} and entries[0]["compile_s"] == 1.5
+    )
     assert entries[0]["estimate_error"] == a.estimate_error and "compile_error" not in entries[0]
     assert entries[1]["compiled"] is None and entries[1]["estimate_error"] is None
     assert entries[1]["compile_error"] == "XlaRuntimeError: too big"
@@ -107,3 +109,44 @@ def test_on_a_tpu_target_each_step_fits_a_chip_or_says_by_how_much_and_the_budge
         not on_cpu.on_tpu and on_cpu.fits(a) is None and "fits" not in on_cpu.to_contract(None)["policies"][0]
     )
     assert on_cpu.suggest(900).policy == "a"
+
+
+def test_host_temporaries_are_not_the_chips_memory():
+    """XLA:TPU's peak_memory_in_bytes counts the host temporaries of an offloading step too
+    (tests/fixtures/advisor/offload_stack.py compiled for v5e-1: peak 17.5 GiB, host temporaries
+    16 GiB; XLA compiles it for the 15.75 GiB chip): the fit, the budget, the table and the lens
+    read what is left on the device."""
+    from dataclasses import replace
+
+    from jax_lsp.server.features.advisor.words import lens_summary
+    from jax_lsp.trace.advisor.report import format_markdown
+    from jax_lsp.trace.compile_target import GiB, parse_target
+
+    offloaded = {**COMPILED, "peak_bytes": 17 * GiB + GiB // 2, "host_temp_bytes": 16 * GiB}
+    advice = replace(
+        _advice(_entry("a", peak_bytes=1000, compiled=offloaded, compile_s=1.0)), target=parse_target("v5e-1")
+    )
+    (a,) = advice.policies
+    assert a.compiled is not None and a.compiled.device_peak_bytes == 3 * GiB // 2
+    assert advice.fits(a) is True and advice.over_bytes(a) == 0
+    assert advice.suggest(2 * GiB) is a and advice.suggest(GiB) is None
+    assert advice.to_contract(None)["policies"][0]["compiled"]["device_peak_bytes"] == 3 * GiB // 2
+    text = format_markdown(advice, None)
+    assert "| 1.5 GiB | fits |" in text and "does not fit" not in text
+    assert "compiled peak 1.5 GiB, fits v5e-1" in lens_summary(advice, a)
+
+
+def test_on_many_chips_the_table_says_which_figures_are_per_chip():
+    """The estimate's figures come from the unpartitioned trace, the compiled ones from XLA's
+    partitioned step: on a multi-chip target the legend says which is which."""
+    from dataclasses import replace
+
+    from jax_lsp.trace.advisor.report import format_markdown
+    from jax_lsp.trace.compile_target import parse_target
+
+    compiled = {**COMPILED, "sharding": "example"}
+    advice = _advice(_entry("a", peak_bytes=1000, compiled=compiled, compile_s=1.0))
+    eight = format_markdown(replace(advice, target=parse_target("v5e-8")), None)
+    assert "on 8 chips, computed, arguments, host and peak (est.) are the whole step's" in eight
+    assert "the compiled figures are per chip" in eight
+    assert "all chips together" not in format_markdown(replace(advice, target=parse_target("v5e-1")), None)

@@ -42,7 +42,7 @@ from jax_lsp.trace.advisor.examples import example_for
 from jax_lsp.trace.advisor.pipeline import Cancel, StepEvent
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
-from jax_lsp.trace.advisor.sites import advise_anchors
+from jax_lsp.trace.advisor.sites import advise_anchors, anchor_of_line
 from jax_lsp.trace.advisor.sizes import parse_size
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
 
@@ -158,7 +158,7 @@ def run(args: argparse.Namespace) -> int:
         return fail(args.output_format, f"--budget: {exc}", _NOTHING_ADVISED)
     try:
         project = Project.open(advised.path, args.root, cwd=cwd)
-        positions = advised.positions(project.workspace, "advise", advise_anchors)
+        positions = advised.positions(project.workspace, "advise", advise_anchors, anchor_of_line)
     except CommandError as exc:
         return fail(args.output_format, str(exc), _NOTHING_ADVISED)
     try:

@@ -359,7 +359,8 @@ class Advice:
         compiled = policy.compiled
         if compiled is None:
             return None
-        return compiled.peak_bytes if self.on_tpu and compiled.peak_bytes is not None else compiled.temp_bytes
+        device_peak = compiled.device_peak_bytes
+        return device_peak if self.on_tpu and device_peak is not None else compiled.temp_bytes
 
     def fits(self, policy: PolicyAdvice) -> bool | None:
         """Whether ``policy``'s compiled step fits one chip of the TPU target; None where that is
@@ -368,14 +369,14 @@ class Advice:
             return None
         if policy.exhausted is not None:
             return False
-        peak = policy.compiled.peak_bytes if policy.compiled is not None else None
+        peak = policy.compiled.device_peak_bytes if policy.compiled is not None else None
         return None if peak is None else peak <= self.target.memory_bytes
 
     def over_bytes(self, policy: PolicyAdvice) -> int:
         """By how much ``policy``'s step exceeds a chip of the TPU target (0 where it fits)."""
         if policy.exhausted is not None:
             return policy.exhausted.over_bytes
-        peak = policy.compiled.peak_bytes if policy.compiled is not None else None
+        peak = policy.compiled.device_peak_bytes if policy.compiled is not None else None
         memory = self.target.memory_bytes if self.target is not None else None
         return max(peak - memory, 0) if peak is not None and memory is not None else 0
 

@@ -29,6 +29,17 @@ class Compiled:
     sharding: str | None = None  # a TPU target's: "replicated", or "example" (the example's own)
     cost: StepCost | None = None  # what the program does, loops counted (`step_time.py`)
 
+    @property
+    def device_peak_bytes(self) -> int | None:
+        """What the step holds at once in the chip's HBM: XLA's peak less the host temporaries,
+        which XLA:TPU's peak_memory_in_bytes counts too (an offloading stack compiled for v5e-1:
+        peak 17.5 GiB, host temporaries 16 GiB, arguments and outputs 1.5 GiB; XLA compiles it
+        for the 15.75 GiB chip, and refuses a step whose device memory is over it).
+        None from an older JAX."""
+        if self.peak_bytes is None:
+            return None
+        return max(self.peak_bytes - (self.host_temp_bytes or 0), 0)
+
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "temp_bytes": self.temp_bytes,
@@ -37,6 +48,7 @@ class Compiled:
             "alias_bytes": self.alias_bytes,
             "peak_bytes": self.peak_bytes,
             "host_temp_bytes": self.host_temp_bytes,
+            "device_peak_bytes": self.device_peak_bytes,
         }
         if self.sharding is not None:
             data["sharding"] = self.sharding

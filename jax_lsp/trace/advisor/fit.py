@@ -5,7 +5,8 @@ layers (docs/advise.md, "The peak estimate against the compiled step"), so a sug
 from it may not fit. Before suggesting, the candidates the suggestion depends on are compiled,
 in the order it prefers them (`Advice.preference`), one tie at a time, until a tie holds one
 that fits: every candidate before it does not fit, and it beats every one after it but those
-whose step measured clearly faster (`advise --run`), which are compiled too.
+whose step measured clearly faster (`advise --run`), which are compiled too. A tie whose
+compile failed (its candidates' `compile_error` says why) counts as not fitting: the next is tried.
 """
 
 from __future__ import annotations
@@ -55,8 +56,6 @@ def check_fit(advice: Advice, budget: int, compile_candidates: Callable[[list[st
         answer = compile_candidates([p.policy for p in group])
         for policy in group:
             compiled[policy.policy] = _answered(answer, policy)
-        if not answer.ok:
-            break
         fits = [
             p
             for p in group

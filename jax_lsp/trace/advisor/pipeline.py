@@ -52,6 +52,13 @@ class Plan:
     run: bool = False  # run each candidate's step on the local accelerator
     budget: int | None = None  # check the suggestion for it by compiling (when not compiled)
 
+    @property
+    def chips(self) -> dict[str, Any]:
+        """What every request of an advise for a TPU ``target`` says of it: its chips, as many CPU
+        devices as the example sees to build its mesh over (`placement.see_chips`)."""
+        target = self.target
+        return {"chips": target.chips} if target is not None and target.is_tpu else {}
+
 
 @dataclass(frozen=True)
 class StepEvent:
@@ -191,7 +198,7 @@ class Pipeline:
 
     def _send(self, step: str, options: TraceOptions, more: dict[str, Any], device: bool = False) -> _Pending:
         """Send one request (none where the cache answers it, or the advise was cancelled)."""
-        params = {**self.request.params, **more}
+        params = {**self.request.params, **self.plan.chips, **more}
         key = None
         if self.cache is not None and not device:  # a measurement on the device is never kept
             key = self.cache.key(step, params, options.to_params(), self._environment)

@@ -139,8 +139,16 @@ def legend(advice: Advice) -> str:
         text += COMPILED_LEGEND
     elif advice.compiled:
         text += (
-            f"; compiled peak: all the step holds at once on one chip (arguments, gradients, temporaries), "
-            f"XLA's peak_memory_in_bytes for the step compiled for {target_words(advice)}"
+            f"; compiled peak: all the step holds at once in one chip's HBM (arguments, gradients, "
+            f"temporaries), XLA's peak_memory_in_bytes less its host temporaries for the step compiled "
+            f"for {target_words(advice)}"
+        )
+    target = advice.target
+    if target is not None and target.chips > 1:  # the trace is the whole step, XLA's a chip's
+        text += (
+            f"; on {target.chips} chips, computed, arguments, host and peak (est.) are the whole "
+            "step's, all chips together (the trace is not partitioned); the compiled figures are "
+            "per chip"
         )
     if fastest.estimated(advice):
         text += fastest.estimate_legend(advice)
@@ -176,7 +184,9 @@ def fit_cells(advice: Advice, policy: PolicyAdvice) -> list[str]:
     if policy.exhausted is not None:
         peak = f"> {chip_memory(policy.exhausted.available_bytes)}"
     else:
-        peak = _size(policy.compiled.peak_bytes) if policy.compiled is not None else _not_compiled(policy)
+        peak = (
+            _size(policy.compiled.device_peak_bytes) if policy.compiled is not None else _not_compiled(policy)
+        )
     if fits is None:
         return [peak, "?" if policy.compiled is not None else "-"]
     return [peak, "fits" if fits else f"does not fit by {format_bytes(advice.over_bytes(policy))}"]
@@ -333,11 +343,12 @@ def no_fit(advice: Advice, budget: int) -> str:
         "compiled peak" if advice.on_tpu else "compiled temporaries" if advice.compiled else "estimated peak"
     )
     text = f"No policy's step fits {format_bytes(budget)} at its peak ({measure})."
-    if advice.fit_check is not None and any(p.compile_error for p in advice.policies):
-        text += (
-            " Some candidates did not compile (above): a larger --compile-timeout or "
-            "--compile-memory-limit-mb may let them."
-        )
+    failed = [p for p in advice.policies if p.compile_error]
+    if failed:
+        names = ", ".join(short_policy(p.policy) for p in failed)
+        text += f" Not counted, as their steps did not compile (why: above): {names}."
+    if any(p.compile_stopped in STOPPED for p in failed):
+        text += " A larger --compile-timeout or --compile-memory-limit-mb may let the stopped ones compile."
     return text
 
 

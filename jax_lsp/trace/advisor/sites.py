@@ -25,6 +25,29 @@ def advise_anchors(workspace: Workspace, path: str) -> list[PolicyAnchor]:
     return sorted(anchors, key=lambda a: a.span.start)
 
 
+def anchor_of_line(workspace: Workspace, path: str, line: int) -> PolicyAnchor | None:
+    """The site that a 0-based ``line`` names: the `advise_anchors` anchor on it, else the one
+    whose checkpoint call spans it (from ``jax.remat(`` to its closing parenthesis, the innermost
+    such call), as ``grep`` finds a call's first line while its ``policy=`` is below."""
+    anchors = advise_anchors(workspace, path)
+    on_line = [a for a in anchors if a.span.start.line == line]
+    if on_line:
+        return on_line[0]
+    module = workspace.load(path)
+    if module is None:
+        return None
+    by_start = {a.span.start: a for a in anchors}
+    spans = []  # (the call's span, its anchor) of each call that holds an anchor
+    for call, _ in [*module.calls, *module.late_calls]:
+        held = [module.source.span(k.value).start for k in call.keywords if k.arg == "policy"]
+        held.append(module.source.span(call.func).start)  # a checkpoint without a policy
+        anchor = next((by_start[start] for start in held if start in by_start), None)
+        if anchor is not None:
+            spans.append((module.source.span(call), anchor))
+    inside = [(span, anchor) for span, anchor in spans if span.start.line <= line <= span.end.line]
+    return max(inside, key=lambda found: found[0].start)[1] if inside else None
+
+
 def default_policy_edits(workspace: Workspace, path: str, start: Position, policy: str) -> list[Edit] | None:
     """The edits that pass ``policy`` at the checkpoint without a policy that starts at ``start``
     (0-based, code points) in the file as it is now; None when there is none there."""

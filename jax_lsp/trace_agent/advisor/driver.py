@@ -51,7 +51,7 @@ from .site import (
     namesakes,
     parse_site,
 )
-from .target import keep_off_devices, libtpu_missing, opened_platforms
+from .target import keep_off_devices, libtpu_missing, opened_platforms, placement_notes
 from .user_call import user_call_of, watch_library_site
 from .worker import Worker, can_fork
 
@@ -379,7 +379,7 @@ def advise(params, fork=False):
         "user_call": site.user_call,
         "policies": entries,
         "policy_errors": work.errors,
-        "notes": notes,
+        "notes": notes + placement_notes(entries),
         "opened_platforms": opened_platforms(),
         "timings": timings,
     }
@@ -511,7 +511,7 @@ def _one_entry(work, index, path, site, notes):
         "platform": work.platform,
         "device": work.device,
         "policies": [entry],
-        "notes": notes,
+        "notes": notes + placement_notes([entry]),
         "opened_platforms": opened_platforms(),
         "timings": {"per_policy_s": [seconds]},
     }

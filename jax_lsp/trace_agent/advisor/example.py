@@ -82,6 +82,19 @@ def _staged(function):
     return box
 
 
+def _devices_hint(exc):
+    """What to do where the example's mesh wants more devices than this process has: it sees as
+    many as the target has chips (docs/advise.md, "Many chips")."""
+    if "Number of devices" not in str(exc) and "devices" not in type(exc).__name__.lower():
+        return ""
+    count = len(jax.devices())
+    return (
+        f" (the example sees {count} device{'s' if count != 1 else ''}, as many as the target has "
+        "chips: give --target the slice the mesh is for, build the mesh over jax.devices(), or "
+        "shard over a jax.sharding.AbstractMesh, which needs no device)"
+    )
+
+
 def run_example(function, spec, example_file, site, root):
     """Call the example: (the callable to trace, its args, its kwargs, "entry" or "args")."""
     try:
@@ -93,7 +106,7 @@ def run_example(function, spec, example_file, site, root):
         where = user_frame_of(exc.__traceback__, {example_file, site.path}, root)
         raise AgentError(
             "example_error",
-            f"The example {spec} raised {short_error(exc)}",
+            f"The example {spec} raised {short_error(exc)}{_devices_hint(exc)}",
             *(where or (example_file, None)),
             error_type=type(exc).__name__,
         ) from None

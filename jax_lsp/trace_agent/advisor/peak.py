@@ -13,6 +13,7 @@ copies while it runs (`_widened`), as XLA:CPU compiles them.
 
 from __future__ import annotations
 
+import contextlib
 import functools
 import time
 
@@ -22,9 +23,10 @@ from jax._src import core as jax_core
 
 from .example import short_error
 from .jaxpr import consts_of, eqn_jaxprs, open_jaxpr, scan_counts
+from .placement import context_mesh, placed_step
 from .residuals import device_bytes
 from .step_cost import cost_of
-from .target import exhausted, memory_of, placed_leaves
+from .target import exhausted, memory_of, placement_for
 
 
 def differentiated(leaves, positional):
@@ -235,18 +237,22 @@ def peak_or_none(estimate, *args):
 def compile_step(step, leaves, target=None):
     """``memory_analysis()`` of ``jit(step)`` compiled for ``target`` (the request's: a TPU
     topology, `target.py`) or, without one, the local device, with its ``cost`` (`step_cost`:
-    the work and bytes of the program as it runs, loops counted); how the arguments were placed
-    (``"replicated"`` or ``"example"``, for a target) and the seconds lowering and compiling
-    took."""
+    the work and bytes of the program as it runs, loops counted); for a target, how the arguments
+    were placed (``sharding``: ``"replicated"`` or ``"example"``; ``placement``: what to say of
+    it, `Placement.note`); and the seconds lowering and compiling took."""
     started = time.perf_counter()
-    sharding = None
+    placement, context = None, contextlib.nullcontext()
     if target:
-        leaves, sharding = placed_leaves(leaves, target)
-    executable = jax.jit(step).lower(*leaves).compile()
+        placement = placement_for(target)
+        step, leaves = placed_step(step, leaves, placement)
+        context = context_mesh(placement)
+    with context:
+        executable = jax.jit(step).lower(*leaves).compile()
     compiled = memory_of(executable)
     compiled["cost"] = cost_of(executable)
-    if sharding is not None:
-        compiled["sharding"] = sharding
+    if placement is not None:
+        compiled["sharding"] = placement.sharding_kind
+        compiled["placement"] = placement.note()
     return compiled, time.perf_counter() - started
 
 

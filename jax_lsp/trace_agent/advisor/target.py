@@ -80,13 +80,9 @@ def opened_platforms():
         return None
 
 
-def placed_leaves(leaves, target):
-    """The step's arguments for ``target``: each leaf as a ``ShapeDtypeStruct`` on the slice's
-    chips, sharded as the example gives it where its mesh has as many devices as the slice has
-    chips, else replicated; and ``"example"`` or ``"replicated"`` for what was done (``"example"``
-    only when some leaf was sharded so)."""
-    from jax.experimental import topologies
-    from jax.sharding import NamedSharding, PartitionSpec
+def placement_for(target):
+    """The `Placement` of a step on ``target``'s chips (the request's ``target``)."""
+    from .placement import Placement
 
     topology = _topology(
         target["topology_name"],
@@ -94,22 +90,18 @@ def placed_leaves(leaves, target):
         tuple(target["chips_per_host_bounds"]),
         target["num_slices"],
     )
-    devices = len(topology.devices)
-    replicated = NamedSharding(topologies.make_mesh(topology, (devices,), ("chips",)), PartitionSpec())
-    meshes = {}
-    placed, sharded = [], False
-    for leaf in leaves:
-        sharding = replicated
-        given = getattr(leaf, "sharding", None)
-        mesh = getattr(given, "mesh", None)
-        if isinstance(given, NamedSharding) and mesh is not None and mesh.size == devices and devices > 1:
-            key = (tuple(mesh.axis_names), tuple(mesh.axis_sizes))
-            if key not in meshes:
-                meshes[key] = topologies.make_mesh(topology, key[1], key[0])
-            sharding = NamedSharding(meshes[key], given.spec)
-            sharded = sharded or any(axis is not None for axis in given.spec)
-        placed.append(jax.ShapeDtypeStruct(leaf.shape, leaf.dtype, sharding=sharding))
-    return placed, "example" if sharded else "replicated"
+    return Placement(topology, target.get("name") or target["topology_name"])
+
+
+def placement_notes(entries):
+    """The notes of how each entry's step was placed on the target's chips (`Placement.note`),
+    taken out of its ``compiled``, once each."""
+    notes = []
+    for entry in entries:
+        note = (entry.get("compiled") or {}).pop("placement", None)
+        if note and note not in notes:
+            notes.append(note)
+    return notes
 
 
 def memory_of(compiled):

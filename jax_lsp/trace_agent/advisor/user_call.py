@@ -8,7 +8,13 @@ objects those names hold, and, in each library frame on the way out, the paramet
 fields of ``self`` that hold one of those objects (``remat``, ``gradient_checkpointing``). The
 user's call is then the call, in the example function, the user's functions on the way out or
 the top level of their files, of a function or class met on that way out, that passes one of
-those names as a keyword.
+those names as a keyword; one that passes a field the site reads (``remat_policy`` of
+``self.config.remat_policy``) counts only where it calls the library's own function or class
+(``StackConfig(remat_policy=...)``): a config the user builds, ``dict(remat_policy=...)``, a
+dataclass of theirs or ``dataclasses.replace``, only carries the value.
+
+A site is in a library where its file is installed, or outside the project (`is_library_site`):
+a package in the project, the example beside it or not, is the user's own code.
 """
 
 from __future__ import annotations
@@ -74,6 +80,7 @@ class PolicyChain:
         self.fields = attributes - set(self.names)  # read at the site: `self.config.remat_policy`
         self.callees = {frame.f_code.co_name} - CHECKPOINT_NAMES
         self.policy = policy
+        self.library = library
         self.user_files = []  # the user's files on the way out, innermost first
         self.user_functions = set()  # (file, first line) of the user's functions on the way out
         outer = frame.f_back
@@ -121,13 +128,10 @@ def _installed(path):
     return os.sep + "site-packages" + os.sep in path or os.sep + "dist-packages" + os.sep in path
 
 
-def is_library_site(path, example_file):
-    """Whether the site is in a library the example uses: installed, or in a package that does
-    not hold the example."""
-    if _installed(path):
-        return True
-    folder = library_folder(path)
-    return folder != path and not _under(example_file, folder)
+def is_library_site(path, root):
+    """Whether the site is in a library: installed, or outside the project under ``root`` (a
+    package of the project is the user's code, wherever the example is)."""
+    return _installed(path) or not is_project_file(os.path.realpath(path), root)
 
 
 def user_files_test(example_file, root, library):
@@ -198,12 +202,27 @@ def _dotted_value(node, namespace):
     return value
 
 
+def _calls_the_library(call, path, library):
+    """Whether ``call`` (in the file ``path``) calls a function or class defined in ``library``:
+    not ``dict``, a dataclass of the user's or ``dataclasses.replace``."""
+    callee = _dotted_value(call.func, _namespace_of(path))
+    callee = getattr(callee, "__func__", callee)
+    code = getattr(callee, "__code__", None)
+    if code is not None:
+        defined = code.co_filename
+    else:
+        module = sys.modules.get(getattr(callee, "__module__", None) or "")
+        defined = getattr(module, "__file__", None) if isinstance(callee, type) else None
+    return bool(defined) and _under(os.path.realpath(defined), library)
+
+
 def find_user_call(chain, files, functions):
     """The call in ``files`` that passes the site's policy, or what the library makes it from, as a
     keyword: ``{"path", "line", "column", "end_line", "end_column", "keyword", "text",
     "callee", "carries_policy"}`` (columns 0-based code points), or None. A keyword named as a
     parameter or field met on the way out of the library counts in a call of a function or class
-    met there; one named as a field the site reads, in any call. The nearest the user wins."""
+    met there; one named as a field the site reads, in a call of the library's own function or
+    class (`_calls_the_library`). The nearest the user wins."""
     rank = {name: index for index, name in enumerate(chain.names)}
     rank.update({name: len(rank) for name in chain.fields})
     found = []
@@ -226,7 +245,8 @@ def find_user_call(chain, files, functions):
                     if passes and chain.policy is not None:
                         found.append((rank[keyword.arg], path, keyword.value.lineno, text, call, keyword))
                     continue
-                if keyword.arg in chain.fields or (keyword.arg in rank and near_library):
+                by_field = keyword.arg in chain.fields and _calls_the_library(call, path, chain.library)
+                if by_field or (keyword.arg in rank and near_library):
                     found.append((rank[keyword.arg], path, keyword.value.lineno, text, call, keyword))
     if not found:
         return None
@@ -248,7 +268,7 @@ def find_user_call(chain, files, functions):
 
 def watch_library_site(site, example_file, root):
     """Where the site is in a library, read what chose its policy when its expression runs."""
-    if not is_library_site(site.path, example_file):
+    if not is_library_site(site.path, root):
         return
     site.library = library_folder(site.path)
     site.installed = _installed(site.path)

@@ -245,6 +245,7 @@ def test_compile_adds_the_compiled_step_and_its_column(cli, capsys):
             "alias_bytes",
             "peak_bytes",
             "host_temp_bytes",
+            "device_peak_bytes",
         }
         assert set(compiled) == figures | {"cost"}
         assert all(_is_int(compiled[n]) for n in figures) and entry["compile_s"] > 0
@@ -425,6 +426,7 @@ def test_with_compile_the_budget_is_for_the_compiled_temporaries_and_a_failure_n
         "alias_bytes": 0,
         "peak_bytes": None,
         "host_temp_bytes": None,
+        "device_peak_bytes": None,
     }
     assert (
         entry["policies"][2]["compiled"] is None and entry["policies"][2]["compile_error"] == "XlaError: no"

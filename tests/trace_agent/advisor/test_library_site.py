@@ -1,5 +1,5 @@
-"""A checkpoint site in a library (tests/fixtures/advisor/library_site: `stacklib`, and a user's
-model on it): the advice names the user's call that chooses the policy, shows the current policy
+"""A checkpoint site in a library (tests/fixtures/advisor/library_site: `stacklib`, installed in
+its `site-packages`, and a user's model on it): the advice names the user's call that chooses the policy, shows the current policy
 as the user wrote it, edits the user's line where the user passes the policy itself, and names
 the residuals after the user's lines."""
 
@@ -31,9 +31,14 @@ def project(tmp_path: Path) -> Path:
     return tmp_path
 
 
-def _advise(service, root: Path, needle: str, example: str) -> Advice:
-    site = root / "stacklib" / "blocks.py"
-    advice = advise(service, site, line_of(site, needle), example=example, root=root, cwd=root)
+def _advise(service, root: Path, needle: str, example: str, package: Path | None = None) -> Advice:
+    """The advice of the site at ``needle`` in stacklib's `blocks.py`: installed (in the project's
+    `site-packages`), or where ``package`` puts it."""
+    installed = root / "site-packages"
+    site = (package or installed / "stacklib") / "blocks.py"
+    advice = advise(
+        service, site, line_of(site, needle), example=example, root=root, cwd=root, import_root=installed
+    )
     assert advice.ok, advice.message
     return advice
 
@@ -119,14 +124,28 @@ def test_a_positional_value_gives_no_user_call_not_the_users_own_checkpoint(serv
     assert advice.user_call is None
 
 
-def test_a_site_in_the_examples_own_package_has_no_user_call(service, project):
-    shutil.copy(project / "user_model.py", project / "stacklib" / "user_model.py")
-    (project / "stacklib" / "user_model.py").write_text(
-        (project / "user_model.py").read_text(encoding="utf-8").replace("from stacklib", "from ."),
-        encoding="utf-8",
-    )
+def test_a_package_of_the_project_is_no_library_wherever_the_example_is(service, project):
+    """A model package copied into the project, the example at the project's root (big_vision's
+    Gemma, its policy from `dict(remat_policy=...)`): the user's own code, so no user's call, and
+    the residuals named after the package's own lines."""
+    shutil.move(project / "site-packages" / "stacklib", project / "stacklib")
     advice = _advise(
-        service, project, "jax.checkpoint(body, policy=policy)", "stacklib/user_model.py:stack_example"
+        service,
+        project,
+        "policy=POLICIES[self.remat_policy]",
+        "user_model.py:dict_config_example",
+        project / "stacklib",
+    )
+    assert advice.user_call is None
+    scanned = [r for p in advice.policies for r in p.residuals if r.kind == "computed" and r.iterations]
+    assert scanned and {Path(r.path).name for r in scanned} == {"blocks.py"}
+
+
+def test_a_config_dict_is_not_the_users_call(service, project):
+    """`FieldStack(**dict(remat_policy=...))`: the field the site reads is set through `**`; the
+    `dict(...)` call holds the keyword but is no call of the library's."""
+    advice = _advise(
+        service, project, "policy=POLICIES[self.remat_policy]", "user_model.py:dict_config_example"
     )
     assert advice.user_call is None
 
@@ -222,7 +241,7 @@ def test_an_installed_package_that_imports_the_sites_package_is_imported_afresh_
     installed (on the agent's PYTHONPATH): once the agent holds both, the child imports both
     afresh, or the models call the agent's copy of the site and a warm advise says `not_reached`."""
     packages = tmp_path / "site-packages"
-    shutil.copytree(ADVISOR_FIXTURES / "library_site" / "stacklib", packages / "stacklib")
+    shutil.copytree(ADVISOR_FIXTURES / "library_site" / "site-packages" / "stacklib", packages / "stacklib")
     (packages / "stackmodels").mkdir()
     shutil.copy(ADVISOR_FIXTURES / "library_site" / "user_model.py", packages / "stackmodels" / "__init__.py")
     project = tmp_path / "project"

@@ -119,17 +119,24 @@ def fresh():
         service.shutdown()
 
 
-def test_a_warm_advise_reuses_the_projects_modules_and_marks_the_site_they_import(tmp_path, fresh):
+def test_a_site_whose_module_the_agent_ran_is_advised_by_a_fresh_agent(tmp_path, fresh):
+    """The agent imported `model` for the children of another site, and so ran `block.py`: a
+    child of block.py's site would run that module's code a second time in its process (a
+    registry filled at import would refuse it). It asks for a fresh agent, which answers, and
+    which then preloads nothing of `model` (its `__init__` imports the site)."""
     root = _project(tmp_path / "project")
     warm = fresh()
     _advise(warm, root, "other.py", "other")  # the agent then imports `model`, so block.py too
     _settled(warm)
     assert _imports(root) == 2  # the child's import, then the agent's
     advice = _advise(warm, root, "block.py", "block")
-    # `counted` came from the agent, and the package that imports the site was loaded afresh,
-    # so the example reached the marked site: the same advice as a cold agent's
-    assert _imports(root) == 2
+    assert "must run again in a fresh process" in warm.agent().stderr_tail()
+    assert _imports(root) == 3  # the fresh agent's child
     assert advice.policies == _advise(fresh(), root, "block.py", "block").policies
+    _settled(warm)
+    assert _imports(root) == 4  # a cold agent's child; the fresh agent preloaded none of `model`
+    assert _advise(warm, root, "block.py", "block").policies == advice.policies
+    assert _imports(root) == 5 and warm.agent().stderr_tail().count("restarting") == 1
 
 
 def test_an_edited_module_is_imported_afresh(tmp_path, fresh):
@@ -149,21 +156,33 @@ def test_an_edited_module_is_imported_afresh(tmp_path, fresh):
 
 
 def test_editing_the_advised_site_keeps_the_agent_warm(tmp_path, fresh):
-    """The site's file is loaded afresh by its child whether or not it changed: a quick fix there,
-    then the advise again, needs no new agent. Another site's request does."""
+    """The agent never imports the site's module: a quick fix at the site followed by the advise
+    again needs no new agent."""
     root = _project(tmp_path / "project")
     service = fresh()
-    _advise(service, root, "other.py", "other")  # the agent imports `model`, so block.py too
-    _settled(service)
-    block = root / "model" / "block.py"
-    block.write_text(block.read_text().replace("dots_saveable", "nothing_saveable"))
-    advice = _advise(service, root, "block.py", "block")
-    _settled(service)
-    assert advice.current is not None and advice.current.policy.endswith("nothing_saveable")
-    assert _imports(root) == 2  # `counted` still from the agent
     _advise(service, root, "other.py", "other")
     _settled(service)
-    assert _imports(root) == 4  # block.py is stale for this one: a new agent and its child
+    assert _imports(root) == 2
+    other = root / "model" / "other.py"
+    other.write_text(other.read_text().replace("nothing_saveable", "dots_saveable"))
+    advice = _advise(service, root, "other.py", "other")
+    assert advice.current is not None and advice.current.policy.endswith("dots_saveable")
+    assert _imports(root) == 2  # `counted` from the agent
+    assert "restarting" not in service.agent().stderr_tail()
+
+
+def test_a_package_that_imports_the_site_is_not_preloaded(tmp_path, fresh):
+    """`model/__init__.py` imports the site's `block.py`: the agent cannot import any module of
+    the package without running the site's module, so it preloads none, and each child imports
+    them once, as a cold interpreter does."""
+    root = _project(tmp_path / "project")
+    service = fresh()
+    first = _advise(service, root, "block.py", "block")
+    _settled(service)
+    assert _imports(root) == 1
+    assert _advise(service, root, "block.py", "block").policies == first.policies
+    assert _imports(root) == 2
+    assert "restarting" not in service.agent().stderr_tail()
 
 
 def test_a_module_of_another_project_under_the_same_name_is_not_reused(tmp_path, fresh):
@@ -253,7 +272,7 @@ REGISTRY = {
 
 def test_a_registry_that_imports_the_site_by_name_is_loaded_afresh(tmp_path, fresh):
     """A registry filled at import by `importlib.import_module`, as model zoos do: no import
-    statement names the site's module, yet the registry holds what it made."""
+    statement names the site's module, yet importing the registry runs it."""
     for name, code in REGISTRY.items():
         path = tmp_path / name
         path.parent.mkdir(parents=True, exist_ok=True)
@@ -261,10 +280,14 @@ def test_a_registry_that_imports_the_site_by_name_is_loaded_afresh(tmp_path, fre
     site = tmp_path / "layers" / "block.py"
     service = fresh()
     first = advise(service, site, line_of(site), example="example.py:example", root=tmp_path)
-    _settled(service)
-    again = advise(service, site, line_of(site), example="example.py:example", root=tmp_path)
-    assert first.ok and again.ok, again.message
-    assert again.policies == first.policies
+    for _ in range(2):
+        _settled(service)
+        again = advise(service, site, line_of(site), example="example.py:example", root=tmp_path)
+        assert first.ok and again.ok, again.message
+        assert again.policies == first.policies
+    # preloading `layers` ran the site's module: the agent was replaced once, and the fresh one
+    # never preloads `layers` again
+    assert service.agent().stderr_tail().count("restarting the trace agent") == 1
 
 
 @pytest.mark.parametrize(

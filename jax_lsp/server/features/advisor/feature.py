@@ -40,7 +40,7 @@ from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
 from jax_lsp.trace.advisor.pipeline import Cancel
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
-from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, anchor_of_line, default_policy_edits
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -76,6 +76,15 @@ class AdvisorFeature(LanguageFeature):
         if analysis is None:
             return []
         return await ls.run_analysis(advise_anchors, analysis, str(path))
+
+    async def site_of_line(self, path: Path, line: int) -> PolicyAnchor | None:
+        """The site a 0-based ``line`` names: the one on it, else the one whose checkpoint call
+        spans it (`anchor_of_line`: from ``jax.remat(`` to its closing parenthesis)."""
+        ls = self.server
+        analysis = await ls.built_analysis()
+        if analysis is None:
+            return None
+        return await ls.run_analysis(anchor_of_line, analysis, str(path), line)
 
     async def code_lenses(self, place: Place) -> list[types.CodeLens]:
         path = place.file
@@ -231,7 +240,7 @@ class AdvisorFeature(LanguageFeature):
     ) -> Advice:
         """The site's advice, through the advise pipeline (`trace.advisor.pipeline`), each step's
         answer shown as it arrives (``run``: with each candidate run on the local accelerator)."""
-        anchor = next((a for a in await self.sites(path) if a.span.start.line == position.line), None)
+        anchor = await self.site_of_line(path, position.line)
         line = anchor.line if anchor is not None else position.line + 1
         self.warn_unsaved(path, "the advice traces")
         target = self._target()

@@ -24,7 +24,7 @@ def lens_summary(advice: Advice, current: PolicyAdvice) -> str:
     parts = [policy_summary(current)]
     fits = advice.fits(current)
     if fits is not None and advice.target is not None:
-        peak = current.compiled.peak_bytes if current.compiled is not None else None
+        peak = current.compiled.device_peak_bytes if current.compiled is not None else None
         size = format_bytes(peak) if peak is not None else "over the chip"
         verdict = f"fits {advice.target.name}" if fits else f"does not fit {advice.target.name}"
         parts.append(f"compiled peak {size}, {verdict}")
