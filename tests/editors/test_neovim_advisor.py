@@ -112,11 +112,12 @@ def test_neovim_advises_a_checkpoint_without_a_policy(tmp_path):
     # JAX's default keeps the checkpoint's input `h` and cos's derivative, both made on the line
     # of `h`, and the weights
     assert result["after"].startswith("saves 4 arrays: 1 KiB computed, 4 KiB of arguments · ")
-    # ...in `loss`, outside the checkpointed `mlp`: one hint on the site's line, naming that line
+    # ...in `loss`, outside the checkpointed `mlp`, kept whatever the policy: one hint on the
+    # site's line counts them, naming that line, and never calls them saved
     by_line = {h["line"]: h for h in result["hints"]}
     site = lines.index("block = jax.checkpoint(mlp)  # jax-lsp: example=model.py:example")
-    assert by_line[site]["label"] == " +2 saved outside the checkpointed function, 1 KiB"
-    assert f"({lines.index('    h = jnp.cos(x)') + 1})" in by_line[site]["tooltip"]
+    assert by_line[site]["label"] == " +2 kept anyway 1 KiB"
+    assert f"model.py:{lines.index('    h = jnp.cos(x)') + 1}" in by_line[site]["tooltip"]
     assert lines.index("    h = jnp.cos(x)") not in by_line
 
 

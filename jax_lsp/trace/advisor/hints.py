@@ -82,9 +82,12 @@ def _rest_hint(
     if kept:
         parts.append(f"{'' if elsewhere else '+'}{len(kept)} kept anyway {_size(kept)}")
         reasons = Counter(_KEPT_ANYWAY.get(r.reason or "", "kept for a reason not told") for r in kept)
+        lines = sorted({f"{relative(r.path, root)}:{r.line}" for r in kept if r.made_on_a_line})
         tooltip.append(
-            f"{_arrays(kept)} kept whatever the policy says, never saved by it: "
-            + ", ".join(f"{count} {reason}" for reason, count in reasons.items())
+            f"{_arrays(kept)} kept whatever the policy says, never saved by it"
+            + (f", made at {', '.join(lines)}" if lines else "")
+            + ": "
+            + ", ".join(f"{reason}: {count}" for reason, count in reasons.items())
         )
     return LineHint(site_line, " · ".join(parts), ".\n\n".join(tooltip) + ".")
 

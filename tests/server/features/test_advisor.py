@@ -726,7 +726,8 @@ async def test_hints_show_what_the_policy_saves_in_the_submodules_the_block_call
     tooltip = by_line[site].tooltip
     assert isinstance(tooltip, types.MarkupContent)
     assert "made in other files (mlp.py:10)" in tooltip.value
-    assert "2 arrays kept whatever the policy says, never saved by it:" in tooltip.value
+    assert "2 arrays kept whatever the policy says, never saved by it, made at " in tooltip.value
+    assert f"model.py:{line('# the block') + 1}" in tooltip.value
 
 
 @pytest.mark.parametrize("server", ["neovim"], indirect=True)
