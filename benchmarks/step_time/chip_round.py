@@ -16,7 +16,8 @@ the compile on the device, the compile's seconds, and the compiled HLO text (one
 candidate in OUT/hlo.tar.gz) so that the model can be checked against the chip's own program.
 First, in a process of its own, the device's own rates (`measure_chip`: matrix products,
 HBM, the host link, a launch, a loop's iteration). Everything goes to OUT/step_round.json, rewritten after each model
-(with --light, that file alone: no rates, no HLO; --skip names a candidate not to measure).
+(with --light, that file alone: no rates, no HLO; --skip MODEL=POLICY names a candidate not to
+measure; --only runs the models named, in that order).
 
 Models (their repositories come from the cache folder, as benchmarks/advise_models.py makes
 them; the examples are this checkout's benchmarks/advise_models/NAME.py:example_chip and
@@ -59,6 +60,7 @@ class Model:
     site: str  # PATH:LINE relative to the folder; a step_time model's LINE is found ("policy=")
     example: str  # FUNCTION of benchmarks/advise_models/NAME.py, or FILE.py:FUNCTION here
     paths: tuple[str, ...] = ()  # folders of the repository to put on PYTHONPATH
+    skip: tuple[str, ...] = ()  # candidates not to measure (measured in an earlier round)
 
 
 MODELS = (
@@ -264,6 +266,7 @@ def _child_environment(root: Path, model: Model) -> dict[str, str]:
     paths = [str(CHECKOUT), *(str(root / p) for p in model.paths), env.get("PYTHONPATH", "")]
     env["PYTHONPATH"] = os.pathsep.join(p for p in paths if p)
     env["PYTHONUNBUFFERED"] = "1"
+    env[SKIP_VARIABLE] = json.dumps(list(model.skip))
     return env
 
 
@@ -371,12 +374,14 @@ def main(argv: list[str] | None = None) -> int:
         "--small", action="store_true", help="each model's small example (a check on the CPU)"
     )
     parser.add_argument("--light", action="store_true", help="only the record: no rates, no HLO")
-    parser.add_argument("--skip", action="append", default=[], help="a candidate not to measure (repeat)")
+    parser.add_argument("--skip", action="append", default=[], help="MODEL=POLICY not to measure (repeat)")
     args = parser.parse_args(argv)
-    os.environ[SKIP_VARIABLE] = json.dumps(args.skip)
     args.out.mkdir(parents=True, exist_ok=True)
     deadline = time.time() + args.budget_s
-    models = [m for m in MODELS if not args.only or m.name in args.only]
+    named = {m.name: m for m in MODELS}
+    models = [named[name] for name in args.only] if args.only else list(MODELS)  # in the order asked
+    skipped = [entry.split("=", 1) for entry in args.skip]
+    models = [replace(m, skip=tuple(p for name, p in skipped if name == m.name)) for m in models]
     if args.small:
         models = [
             replace(m, example=m.example.replace("example_chip", "example") + "_small" * (not m.folder))

@@ -3,6 +3,8 @@ against the model's predictions, and the constants that fit them best.
 
     python benchmarks/step_time/fit.py --round DIR [--round DIR ...] [--record FILE]
     python benchmarks/step_time/fit.py --check [--record FILE]
+    python benchmarks/step_time/fit.py --predict MODEL=ADVISE.json ... --heldout FILE
+    python benchmarks/step_time/fit.py --heldout FILE --round DIR
 
 With rounds (each DIR holds a round's step_round.json and hlo.tar.gz, as the device tool brought
 them back), every measured candidate's compiled HLO (the chip's own compile) is read by the
@@ -13,6 +15,10 @@ model predicts with the constants of jax_lsp/trace/advisor/step_time.py and its 
 the measured and the predicted fastest; and the constants a least-squares fit (of the log of
 predicted over measured) finds, to be copied into step_time.py by hand. `--check` predicts again
 from the record's costs with step_time.py's constants and prints the table.
+
+A held-out check: `--predict` writes (to `--heldout`) the steps `advise --target v5e-1 --compile
+--output-format json` predicted, from this machine, for candidates no round has measured, before
+a round measures them; `--heldout` with `--round` then compares, and writes the measurements in.
 """
 
 from __future__ import annotations
@@ -161,12 +167,64 @@ def show(entries: list[dict], record_summary: dict) -> None:
         )
 
 
+def write_predictions(sources: list[str], heldout: Path, record: Path) -> None:
+    """The predicted steps of ``MODEL=ADVISE.json`` sources, but those the record measured."""
+    measured = {(c["model"], c["policy"]) for c in json.loads(record.read_text())["candidates"]}
+    predictions = []
+    for source in sources:
+        model, path = source.split("=", 1)
+        for entry in json.loads(Path(path).read_text())["policies"]:
+            if (model, entry["policy"]) not in measured and entry.get("step_estimate_s") is not None:
+                predictions.append(
+                    {"model": model, "policy": entry["policy"], "predicted_s": entry["step_estimate_s"]}
+                )
+    heldout.write_text(
+        json.dumps(
+            {
+                "made": "before the round, from advise --target v5e-1 --compile on a machine without a TPU",
+                "candidates": predictions,
+            },
+            indent=1,
+        )
+        + "\n"
+    )
+    print(f"{len(predictions)} predictions: {heldout}")
+
+
+def compare_heldout(heldout: Path, folders: list[Path]) -> None:
+    """The held-out predictions against a round's measurements, written into ``heldout``."""
+    found = json.loads(heldout.read_text())
+    measured = {}
+    for folder in folders:
+        for model, answer in json.loads((folder / "step_round.json").read_text())["models"].items():
+            for run in answer.get("runs") or ():
+                if "step_s" in run:
+                    measured[(model, run["policy"])] = run["step_s"]
+    for entry in found["candidates"]:
+        step = measured.get((entry["model"], entry["policy"]))
+        entry["measured_s"] = step
+        entry["error"] = entry["predicted_s"] / step - 1 if step else None
+        shown = f"{step * 1e3:7.2f} ms {entry['error']:+7.1%}" if step else "not measured"
+        print(
+            f"{entry['model']:<16} {_short(entry['policy'])[:50]:<50} {entry['predicted_s'] * 1e3:7.2f} ms {shown}"
+        )
+    heldout.write_text(json.dumps(found, indent=1) + "\n")
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--round", type=Path, action="append", default=[])
     parser.add_argument("--record", type=Path, default=DEFAULT_RECORD)
     parser.add_argument("--check", action="store_true")
+    parser.add_argument("--predict", action="append", default=[], help="MODEL=ADVISE.json (repeat)")
+    parser.add_argument("--heldout", type=Path)
     args = parser.parse_args(argv)
+    if args.heldout is not None:
+        if args.predict:
+            write_predictions(args.predict, args.heldout, args.record)
+        else:
+            compare_heldout(args.heldout, args.round)
+        return 0
     chip = CHIPS["v5e"]
     if args.check:
         record = json.loads(args.record.read_text())
