@@ -17,7 +17,10 @@ import math
 import jax
 import numpy as np
 from jax._src import core as jax_core
-from jax.sharding import AbstractMesh, Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+from jax.sharding import Mesh, NamedSharding, PartitionSpec, SingleDeviceSharding
+
+# JAX 0.4.30 has no AbstractMesh: there no value is one.
+ABSTRACT_MESH = tuple(kind for kind in (getattr(jax.sharding, "AbstractMesh", None),) if kind)
 
 
 def see_chips(count):
@@ -69,7 +72,7 @@ class Placement:
         if isinstance(sharding, NamedSharding):
             mesh = (
                 self.abstract(sharding.mesh)
-                if isinstance(sharding.mesh, AbstractMesh)
+                if isinstance(sharding.mesh, ABSTRACT_MESH)
                 else self.mesh(sharding.mesh)
             )
             if mesh is None:
@@ -90,7 +93,7 @@ class Placement:
     def aval(self, aval):
         """``aval`` with its sharding's mesh mapped (`abstract`)."""
         sharding = getattr(aval, "sharding", None)
-        if isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, AbstractMesh):
+        if isinstance(sharding, NamedSharding) and isinstance(sharding.mesh, ABSTRACT_MESH):
             mapped = self.abstract(sharding.mesh)
             if mapped is not sharding.mesh:
                 return aval.update(
@@ -137,7 +140,7 @@ class Placement:
             return jax_core.ClosedJaxpr(self.jaxpr(value.jaxpr), value.consts)
         if isinstance(value, jax_core.Jaxpr):
             return self.jaxpr(value)
-        if isinstance(value, AbstractMesh):
+        if isinstance(value, ABSTRACT_MESH):
             return self.abstract(value)
         if isinstance(value, Mesh):
             return self.mesh(value) or value
@@ -230,7 +233,7 @@ def context_mesh(placement):
     import contextlib
 
     given = jax.sharding.get_mesh()
-    if getattr(given, "empty", True) or isinstance(given, AbstractMesh):
+    if getattr(given, "empty", True) or isinstance(given, ABSTRACT_MESH):
         return contextlib.nullcontext()
     mapped = placement.mesh(given)
     return jax.set_mesh(mapped) if mapped is not None else contextlib.nullcontext()
