@@ -230,6 +230,33 @@ def test_markdown(cli, capsys):
     assert "not XLA's peak memory" in out
 
 
+def test_what_the_policy_keeps_by_line_largest_first_and_every_one_on_request(cli, capsys):
+    """Under the table, one line per source line (the arguments one), the largest first, the rest
+    summed; `--residuals all` lists every one; the JSON keeps every residual whatever it says."""
+    site = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--policies", "nothing_saveable"]
+
+    def kept(*argv):
+        assert cli(["advise", *site, *argv]) == 0
+        out = capsys.readouterr().out.splitlines()
+        start = next(i for i, line in enumerate(out) if line.startswith("The current policy keeps"))
+        return [line.split(None, 3) for line in out[start + 1 :] if line.startswith("  ")]
+
+    one = kept("--residuals", "1")
+    assert one[0][:3] == ["arguments", "4.5", "KiB"] and one[0][3].startswith(
+        "w1 f32[16,32], w2 f32[32,16], x f32[8,16]"
+    )
+    assert one[1:] == [["...", "2", "more", "arrays, 1.5 KiB (--residuals all lists them)"]]
+    every = kept("--residuals", "all")
+    assert [(row[0].rpartition("/")[2], row[1], row[2]) for row in every] == [
+        ("arguments", "4.5", "KiB"),
+        ("mlp.py:7", "1", "KiB"),
+        ("mlp.py:9", "512", "B"),
+    ]
+    assert every[1][3] == "f32[8,32] output of dot_general · saved by the policy"
+    code, data = _json(cli, capsys, *site, "--residuals", "1")
+    assert code == 0 and len(next(p for p in data["policies"] if p["current"])["residuals"]) == 5
+
+
 def test_compile_adds_the_compiled_step_and_its_column(cli, capsys):
     site = f"{MLP}:{line_of(MLP)}"
     example = ["--example", "mlp.py:example", "--policies", "nothing_saveable"]
@@ -290,8 +317,12 @@ def test_plot_draws_every_candidate(cli, plotted, capsys, tmp_path):
     titles = sorted(m.findtext("{http://www.w3.org/2000/svg}title").split(":")[0] for m in markers)
     # with a budget, the candidates compiled to check the suggestion; the others are named
     assert titles == sorted(data["fit_check"]["policies"])
-    undrawn = ElementTree.tostring(root, encoding="unicode").count("not compiled (the budget's suggestion")
-    assert undrawn == len(data["policies"]) - len(titles)
+    undrawn = " ".join(e.text or "" for e in root.iter("{http://www.w3.org/2000/svg}text"))
+    assert (
+        undrawn.count("Not drawn: ")
+        == undrawn.count("not compiled (the budget's")
+        == len(data["policies"]) - len(titles)
+    )
     [current] = [m for m in markers if "current" in m.get("class").split()]
     [suggested] = [m for m in markers if "suggested" in m.get("class").split()]
     assert current.findtext("{http://www.w3.org/2000/svg}title").startswith(

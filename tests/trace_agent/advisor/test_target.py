@@ -15,7 +15,8 @@ import textwrap
 
 import pytest
 
-from jax_lsp.trace.advisor.report import format_markdown, short_policy
+from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.table import short_policy
 from jax_lsp.trace.compile_target import GiB, parse_target
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.service import site_params
