@@ -1,7 +1,8 @@
 """The host's reading of the agent's peak and --compile figures (`Advice.from_agent`), and the
 keys they add to the JSON contract."""
 
-from jax_lsp.trace.advisor.advice import Advice, Compiled
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.compiled import Compiled
 
 COMPILED = {
     "temp_bytes": 900,

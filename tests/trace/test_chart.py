@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from xml.etree import ElementTree
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual, Select
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.chart import chart_svg, memory_axis
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice, Residual, Select
 from jax_lsp.trace.advisor.table import policy_table
 from jax_lsp.trace.compile_target import parse_target
 

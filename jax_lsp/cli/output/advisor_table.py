@@ -7,7 +7,8 @@ from __future__ import annotations
 import textwrap
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import Advice, relative
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.contract import relative
 from jax_lsp.trace.advisor.report import (
     NO_EFFECT_HEADING,
     compile_failures,

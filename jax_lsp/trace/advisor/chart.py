@@ -21,7 +21,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import heading_facts, site_words
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
 from jax_lsp.trace.advisor.table import Row, abbreviate, compiled_peak_cell, policy_table, short_policy

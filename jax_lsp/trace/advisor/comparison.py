@@ -12,7 +12,9 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import figures_for, no_fit, notes, passed_over, slower_words
 from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.advisor.table import MARKS, Table, abbreviate, policy_table, target_words

@@ -9,8 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import Advice, NoEffect, PolicyAdvice, relative
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.contract import relative
 from jax_lsp.trace.advisor.fastest import fastest_line, uncounted_note
+from jax_lsp.trace.advisor.policy_advice import NoEffect, PolicyAdvice
 from jax_lsp.trace.advisor.residual_list import SHOWN, residual_rows
 from jax_lsp.trace.advisor.runs import measured_step
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops

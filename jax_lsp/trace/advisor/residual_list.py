@@ -10,7 +10,8 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import REASONS, Residual, relative
+from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.policy_advice import REASONS, Residual
 from jax_lsp.trace.advisor.sizes import format_bytes
 
 SHOWN = 10  # groups listed by default; the rest are summed in one line

@@ -18,7 +18,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jax_lsp.trace.advisor import fastest, runs
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
 from jax_lsp.trace.advisor.user_call import UserCall
 

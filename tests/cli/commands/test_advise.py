@@ -25,14 +25,10 @@ from jax_lsp.cli import main
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.site_argument import repository_root
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advisor.advice import (
-    Advice,
-    Compiled,
-    PolicyAdvice,
-    Residual,
-    Select,
-    relative,
-)
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.compiled import Compiled
+from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice, Residual, Select
 from jax_lsp.trace.advisor.report import format_markdown, host_traffic
 from jax_lsp.trace.advisor.sizes import parse_size
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
