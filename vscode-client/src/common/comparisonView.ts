@@ -1,5 +1,6 @@
 // The one "Compare policies" panel: a webview beside the code, reused by every comparison,
-// refreshed when the server says the advice it shows changed, never a document to save.
+// redrawn from what the server sends when the advice it shows changes (one answer per click: the
+// notification carries the comparison), never a document to save.
 import { ViewColumn, window, type Disposable, type WebviewPanel } from 'vscode';
 import { comparisonHtml, type Comparison } from './comparison';
 
@@ -8,11 +9,13 @@ export const RUN_POLICIES = 'jax-lsp.runPolicies'; // Compare with each step run
 export const ADVICE_CHANGED = 'jax-lsp/adviceChanged';
 const VIEW_TYPE = 'jax-lsp.comparison';
 
-/** The server's `jax-lsp/adviceChanged` notification. */
+/** The server's `jax-lsp/adviceChanged` notification; `comparison`: the site's comparison in the
+ * renderings this client's Compare asked for, where the advice is fresh and a comparison was shown. */
 export interface AdviceChanged {
     uri: string;
     position: { line: number; character: number };
     stale: string | null;
+    comparison?: Comparison;
 }
 
 export class ComparisonView implements Disposable {
@@ -39,8 +42,9 @@ export class ComparisonView implements Disposable {
     }
 
     /**
-     * The advice of a site changed: if it is the one shown, refresh it (`compare` asks the server
-     * again) or, stale, say so without running anything.
+     * The advice of a site changed: if it is the one shown, redraw it from the comparison the
+     * notification carries, or, stale, say so without running anything. Only a server that sends
+     * no comparison (an older one) is asked again (`compare`).
      */
     async adviceChanged(params: AdviceChanged, compare: (args: unknown[]) => Promise<Comparison | undefined>): Promise<void> {
         const shown = this.shown;
@@ -52,7 +56,7 @@ export class ComparisonView implements Disposable {
             this.render();
             return;
         }
-        const result = await compare([params.uri, params.position]);
+        const result = params.comparison ?? (await compare([params.uri, params.position]));
         if (result && this.shown === shown) {
             this.shown = { uri: params.uri, line: params.position.line, result };
             this.render();
