@@ -14,8 +14,8 @@ import {
     type Uri,
 } from 'vscode';
 import { DidChangeConfigurationNotification, ExecuteCommandRequest, State, type LanguageClient } from 'vscode-languageclient/node';
-import { RENDERINGS, type Comparison } from './common/comparison';
-import { ADVICE_CHANGED, COMPARE_POLICIES, ComparisonView, type AdviceChanged } from './common/comparisonView';
+import { RENDERINGS, type AdviceChanged, type Comparison } from './common/comparison';
+import { ADVICE_CHANGED, COMPARE_POLICIES, ComparisonView } from './common/comparisonView';
 import { errorText } from './common/log';
 import { chooseInterpreter, InterpreterError, interpreterProblem, probeInterpreter, serverCommand } from './common/python';
 import { activeInterpreter, hasPythonExtension, onActiveInterpreterChange } from './common/pythonExtension';

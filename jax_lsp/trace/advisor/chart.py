@@ -25,7 +25,15 @@ from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import heading_facts, site_words
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
-from jax_lsp.trace.advisor.table import Row, abbreviate, compiled_peak_cell, policy_table, short_policy
+from jax_lsp.trace.advisor.table import (
+    Row,
+    Suggest,
+    abbreviate,
+    compiled_peak_cell,
+    policy_table,
+    short_policy,
+    suggested_for,
+)
 
 _PLOT_LEFT, _PLOT_WIDTH, _PLOT_HEIGHT = 84, 280, 260
 _LABEL_GAP = 30  # from the plot's right edge to the label column
@@ -54,11 +62,16 @@ def memory_axis(advice: Advice) -> tuple[str, Callable[[PolicyAdvice], int | Non
 
 
 def chart_svg(
-    advices: Sequence[Advice], root: Path | None, budget: int | None = None, names: bool = True
+    advices: Sequence[Advice],
+    root: Path | None,
+    budget: int | None = None,
+    names: bool = True,
+    suggest: Suggest = suggested_for,
 ) -> str:
-    """One chart per site, top to bottom, as one SVG document; ``names``: with each abbreviated
-    policy in full under the legend (a view that shows the table's legend beside it needs none)."""
-    charts = [_chart(advice, root, budget, names) for advice in advices]
+    """One chart per site, top to bottom, as one SVG document, the candidate ``suggest`` picks
+    marked as the table marks it; ``names``: with each abbreviated policy in full under the
+    legend (a view that shows the table's legend beside it needs none)."""
+    charts = [_chart(advice, root, budget, names, suggest) for advice in advices]
     width = max((c.width for c in charts), default=1)
     height, parts = 0.0, []
     for chart in charts:
@@ -358,10 +371,10 @@ def _not_advised(advice: Advice, root: Path | None) -> _Svg:
     )
 
 
-def _chart(advice: Advice, root: Path | None, budget: int | None, names: bool) -> _Svg:
+def _chart(advice: Advice, root: Path | None, budget: int | None, names: bool, suggest: Suggest) -> _Svg:
     if not advice.ok:
         return _not_advised(advice, root)
-    table = policy_table(advice, budget)
+    table = policy_table(advice, budget, suggest)
     groups, undrawn = _points(advice, table.rows)
     widest = max(
         (len(line) + 2 * indented for g in groups for indented, _, line in _group_lines(g)), default=0

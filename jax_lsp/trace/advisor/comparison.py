@@ -17,7 +17,15 @@ from jax_lsp.trace.advisor.contract import relative
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import figures_for, no_fit, notes, passed_over, slower_words
 from jax_lsp.trace.advisor.sizes import format_bytes
-from jax_lsp.trace.advisor.table import MARKS, Table, abbreviate, policy_table, target_words
+from jax_lsp.trace.advisor.table import (
+    MARKS,
+    Suggest,
+    Table,
+    abbreviate,
+    policy_table,
+    suggested_for,
+    target_words,
+)
 
 BUDGET_HINT = "no suggestion: set the advise.budget setting (e.g. 24GiB) to get one"
 WIDTH = 80
@@ -42,13 +50,16 @@ def _notes(advice: Advice, table: Table) -> list[str]:
     return [*([marks] if marks else []), *table.legend(), *notes(advice, abbreviate)]
 
 
-def comparison_view(advice: Advice, root: Path | None, budget: int | None) -> dict[str, Any]:
+def comparison_view(
+    advice: Advice, root: Path | None, budget: int | None, suggest: Suggest = suggested_for
+) -> dict[str, Any]:
     """The comparison as JSON (`jax-lsp.comparePolicies`' ``view``, docs/advise.md): ``title``,
     ``facts``, ``budget`` (what was suggested for it), ``columns`` (the headers' words, after the
     policy's) and ``headers`` (``word``, ``short``, ``unit``, ``meaning`` of each), ``rows``
     (``mark``, ``label``: the abbreviated name, ``name``: in full, ``policy``, ``cells``),
     ``legend`` (``label``, ``policy``, ``error``), ``notes``; an advice that failed has ``message``
-    and no rows."""
+    and no rows. The row marked suggested is the one ``suggest`` picks (the editor: what its quick
+    fix offers)."""
     facts = [figures_for(advice)]
     if advice.on_tpu:
         facts.append(f"compiled for {target_words(advice)}")
@@ -63,9 +74,9 @@ def comparison_view(advice: Advice, root: Path | None, budget: int | None) -> di
     }
     if not advice.ok:
         return {**view, "message": advice.message}
-    table = policy_table(advice, budget)
+    table = policy_table(advice, budget, suggest)
     view.update(
-        budget=_budget_line(advice, budget, table.suggested),
+        budget=_budget_line(advice, budget, suggested_for(advice, budget)),
         columns=list(table.words),
         headers=[
             {"word": h.word, "short": h.short, "unit": h.unit, "meaning": h.meaning} for h in table.headers

@@ -377,9 +377,18 @@ def first_line(error: str | None) -> str | None:
     return (error.strip().splitlines() or [""])[0] if error is not None else None
 
 
-def policy_table(advice: Advice, budget: int | None) -> Table:
-    """The table of ``advice`` with the suggestion for ``budget`` marked (none without one)."""
-    suggested = advice.suggest(budget) if budget is not None and advice.ok else None
+Suggest = Callable[[Advice, int | None], PolicyAdvice | None]  # the candidate to mark suggested
+
+
+def suggested_for(advice: Advice, budget: int | None) -> PolicyAdvice | None:
+    """What `advise --budget` suggests: the advice's pick for ``budget`` (`Advice.suggest`);
+    none without a budget. The editor marks what its quick fix offers instead."""
+    return advice.suggest(budget) if budget is not None and advice.ok else None
+
+
+def policy_table(advice: Advice, budget: int | None, suggest: Suggest = suggested_for) -> Table:
+    """The table of ``advice`` with the candidate ``suggest`` picks for ``budget`` marked."""
+    suggested = suggest(advice, budget) if advice.ok else None
     shown = columns(advice)
     facts = _facts(advice)
     headers = tuple(column.header(advice, facts) for column in shown)

@@ -37,6 +37,36 @@ export interface Comparison {
 /** The renderings this page reads: what it asks `jax-lsp.comparePolicies` for. */
 export const RENDERINGS = ['view', 'chart'];
 
+/** The server's `jax-lsp/adviceChanged` notification; `comparison`: the site's comparison in the
+ * renderings this client's Compare asked for, where the advice is fresh and a comparison was shown. */
+export interface AdviceChanged {
+    uri: string;
+    position: { line: number; character: number };
+    stale: string | null;
+    comparison?: Comparison;
+}
+
+/** The comparison a panel shows, and of which site. */
+export interface Shown {
+    uri: string;
+    line: number;
+    result: Comparison;
+}
+
+/**
+ * What a panel showing `shown` does when the advice of a site changed: nothing where it shows
+ * another site; show it as it is, outdated, where the advice went stale; redraw from the
+ * comparison the notification carries (one answer per click: it asks nothing); ask again only a
+ * server that sends none (`ask`).
+ */
+export function refreshed(shown: Shown | undefined, changed: AdviceChanged): Shown | 'ask' | undefined {
+    // The site shown (a stale one may have moved since): another site's advice leaves the panel as it is.
+    if (!shown || shown.uri !== changed.uri || (shown.line !== changed.position.line && !shown.result.stale)) return undefined;
+    if (changed.stale) return { uri: shown.uri, line: changed.position.line, result: { ...shown.result, stale: changed.stale } };
+    if (changed.comparison) return { uri: changed.uri, line: changed.position.line, result: changed.comparison };
+    return 'ask';
+}
+
 const MARKS: Record<string, string> = { current: '*&nbsp;', suggested: '+&nbsp;' };
 const NARROW = 640; // px: below it, the headers show their abbreviations
 

@@ -166,7 +166,9 @@ async function adviseChecks(folder, modelDoc) {
 
     await check('trusted: advisor: Compare policies answers every candidate and shows one webview panel, no document', async () => {
         assert.ok(lens, 'not advised');
-        compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments);
+        // every rendering, named (the panel asks for its view and chart only: comparison.ts's RENDERINGS)
+        const every = { answer: ['markdown', 'view', 'text', 'chart', 'advice'] };
+        compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments, every);
         const { markdown, advice } = compared;
         // The budget's suggestion was checked by compiling what it depends on (as `advise --budget`).
         assert.match(markdown, /^\| \| policy \| saves \| computed \| arguments \| host \| peak \(est\.\) \| compiled temp \| recompute \|$/m);

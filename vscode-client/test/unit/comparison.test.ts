@@ -1,6 +1,6 @@
 import assert from 'node:assert/strict';
 import { test } from 'node:test';
-import { comparisonHtml, RENDERINGS, type ComparisonLayout } from '../../src/common/comparison';
+import { comparisonHtml, refreshed, RENDERINGS, type ComparisonLayout, type Shown } from '../../src/common/comparison';
 
 const OFFLOAD =
     "jax.checkpoint_policies.save_and_offload_only_these_names(names_which_can_be_saved=[], names_which_can_be_offloaded=['h', 'y'], offload_src='device', offload_dst='pinned_host')";
@@ -80,6 +80,23 @@ test('a narrow panel shows each header\'s abbreviation and lets the cells wrap; 
 
 test('the panel asks only for the renderings it reads', () => {
     assert.deepEqual(RENDERINGS, ['view', 'chart']);
+});
+
+test('one answer per click: the panel redraws from the notification, asking nothing', () => {
+    const shown: Shown = { uri: 'file:///w/mlp.py', line: 13, result: { view: VIEW, stale: null } };
+    const fresh = { view: { ...VIEW, title: 'mlp.py:14 again' }, chart: '<svg/>', stale: null };
+    const at = { uri: shown.uri, position: { line: 13, character: 20 } };
+    // a fresh advice with its comparison: redrawn from it
+    assert.deepEqual(refreshed(shown, { ...at, stale: null, comparison: fresh }), { uri: shown.uri, line: 13, result: fresh });
+    // stale: the same comparison, outdated, at the site's new line; no request
+    const stale = refreshed(shown, { ...at, position: { line: 13, character: 0 }, stale: 'the site changed' });
+    assert.deepEqual(stale, { uri: shown.uri, line: 13, result: { view: VIEW, stale: 'the site changed' } });
+    // another site, or another file: the panel stays as it is
+    assert.equal(refreshed(shown, { ...at, position: { line: 40, character: 0 }, stale: null, comparison: fresh }), undefined);
+    assert.equal(refreshed(shown, { ...at, uri: 'file:///w/other.py', stale: null, comparison: fresh }), undefined);
+    assert.equal(refreshed(undefined, { ...at, stale: null, comparison: fresh }), undefined);
+    // only a server that sends no comparison (an older one) is asked again
+    assert.equal(refreshed(shown, { ...at, stale: null }), 'ask');
 });
 
 test('an outdated comparison says so; one that could not be advised shows why, no table', () => {
