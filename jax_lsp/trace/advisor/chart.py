@@ -29,7 +29,6 @@ from jax_lsp.trace.advisor.table import (
     Row,
     Suggest,
     abbreviate,
-    compiled_peak_cell,
     policy_table,
     short_policy,
     suggested_for,
@@ -214,26 +213,28 @@ def _place_labels(groups: list[_Group], top: float, bottom: float) -> None:
 
 
 def _points(advice: Advice, rows: Sequence[Row]) -> tuple[list[_Group], list[str]]:
-    """The candidates drawn, grouped by their coordinates, and why each other one is not."""
+    """The candidates drawn, grouped by their coordinates, and a line per reason the others are
+    not: ``Not drawn, rejected by JAX: broken, names(h)``."""
     _, memory_of = memory_axis(advice)
     groups: dict[tuple[int, int], _Group] = {}
-    undrawn: list[str] = []
+    undrawn: dict[str, list[str]] = {}
     for policy, row in zip(advice.policies, rows):
         memory = memory_of(policy) if policy.error is None else None
         if policy.error is not None:
-            undrawn.append(f"{row.short}: rejected by JAX")
+            why = "rejected by JAX"
         elif policy.exhausted is not None:
-            undrawn.append(
-                f"{row.short}: compiled peak {compiled_peak_cell(advice, policy)}, larger than the chip"
-            )
+            why = "larger than the chip (compiled peak > its memory)"
         elif advice.compiled and not policy.was_compiled:
-            undrawn.append(f"{row.short}: not compiled (the budget's suggestion did not need it)")
+            why = "not compiled (the budget's suggestion did not need it)"
         elif memory is None or policy.recompute_flops is None:
-            undrawn.append(f"{row.short}: no figure on this JAX release")
+            why = "no figure on this JAX release"
         else:
             key = (memory, policy.recompute_flops)
             groups.setdefault(key, _Group(memory, policy.recompute_flops, [])).rows.append(row)
-    return sorted(groups.values(), key=lambda g: (g.memory, g.flops)), undrawn
+            continue
+        undrawn.setdefault(why, []).append(row.short)
+    lines = [f"Not drawn, {why}: {', '.join(names)}" for why, names in undrawn.items()]
+    return sorted(groups.values(), key=lambda g: (g.memory, g.flops)), lines
 
 
 def _axes(frame: _Frame, axis_title: str) -> list[str]:
@@ -388,10 +389,11 @@ def _chart(advice: Advice, root: Path | None, budget: int | None, names: bool, s
     parts = title + _axes(frame, axis_title) + (_budget_line(frame, budget) if budget is not None else [])
     parts += _labelled_points(frame, groups)
     label_bottom = max((g.top + len(g.lines) * _LINE for g in groups), default=frame.bottom)
-    marks = [m for m in ("current", "suggested") if any(m in r.marks for r in table.rows)]
+    drawn = [row for group in groups for row in group.rows]
+    marks = [m for m in ("current", "suggested") if any(m in r.marks for r in drawn)]
     legend, y = _legend(max(frame.bottom + 64, label_bottom + 20), width, marks, budget)
     spelled = _spelled(advice) if names else []
-    under, y = _lines_under(y, width, [f"Not drawn: {note}" for note in undrawn] + spelled)
+    under, y = _lines_under(y, width, undrawn + spelled)
     body = "".join(legend + under)
     return _Svg(
         width,
