@@ -362,9 +362,12 @@ async function uiTrusted(dir, workspace) {
             const settings = path.join(dir, 'user-data', 'User', 'settings.json');
             const written = JSON.parse(fs.readFileSync(settings, 'utf8'));
             fs.writeFileSync(settings, JSON.stringify({ ...written, 'jax-lsp.advise.budget': '20MiB' }, null, 2));
-            const after = await comparisonPage(page, (found) => found.rows > 0 && /20 MiB/.test(found.budget), 90000);
-            log('Panel after the budget changed:', JSON.stringify({ before: before.budget, after: after.budget }));
-            fs.writeFileSync(settings, JSON.stringify(written, null, 2));
+            try {
+                const after = await comparisonPage(page, (found) => found.rows > 0 && /20 MiB/.test(found.budget), 90000);
+                log('Panel after the budget changed:', JSON.stringify({ before: before.budget, after: after.budget }));
+            } finally {
+                fs.writeFileSync(settings, JSON.stringify(written, null, 2)); // the checks below expect 24 MiB
+            }
             await comparisonPage(page, (found) => found.rows > 0 && /24 MiB/.test(found.budget), 90000);
         }, page);
         await check('trusted UI: the quick fix makes the advice stale (lens and panel say so), the save advises again', async () => {
