@@ -13,9 +13,8 @@ from pathlib import Path
 from typing import Any
 
 from jax_lsp.trace.advisor.advice import Advice
-from jax_lsp.trace.advisor.contract import relative
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
-from jax_lsp.trace.advisor.report import figures_for, no_fit, notes, passed_over, slower_words
+from jax_lsp.trace.advisor.report import figures_for, no_fit, notes, passed_over, site_words, slower_words
 from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.advisor.table import (
     MARKS,
@@ -64,7 +63,7 @@ def comparison_view(
     if advice.on_tpu:
         facts.append(f"compiled for {target_words(advice)}")
     view: dict[str, Any] = {
-        "title": f"{relative(advice.path, root)}:{advice.line}",
+        "title": site_words(advice, root),
         "facts": " · ".join(f for f in facts if f) or "no JAX",
         "columns": [],
         "headers": [],

@@ -6,9 +6,11 @@ Neovim's buffer) and the chart's names (`chart.py`).
   header reads everywhere, the abbreviation a narrow view may show instead (its legend gives the
   word), the unit its cells are in, what it means (the legend), its cell for a candidate and
   whether the advice shows it. Adding a column is adding an entry.
-- A **row** is one candidate (`Row`): its mark (`MARKS`), its name in full (`policy_label`) and
-  abbreviated (`abbreviate`, unique in the table), the policy as written, its first error line
-  and its cells, one per column shown. A candidate JAX rejected has ``-`` in every cell.
+- A **row** is one candidate (`Row`): its marks (`MARKS`, `row_marks`: the current policy, the
+  one suggested), its name in full (`policy_label`) and abbreviated (`abbreviate`, unique in the
+  table), the policy as written, its first error line and its cells, one per column shown. A
+  candidate JAX rejected has ``-`` in every cell. A new kind of row is a mark in `MARKS` and
+  `MARK_WORDS` and its rule in `row_marks`.
 """
 
 from __future__ import annotations
@@ -358,17 +360,13 @@ class Table:
         """``computed: what the policy keeps on the device``, a line per column shown."""
         return [f"{h.word}: {h.meaning}" for h in self.headers]
 
-    def abbreviated(self) -> list[Row]:
-        """The rows whose abbreviation is not their name: what a view that abbreviates explains."""
-        return [row for row in self.rows if row.short != row.name]
-
 
 def columns(advice: Advice) -> list[Column]:
     """The columns ``advice`` shows, in order."""
     return [column for column in COLUMNS if column.shown(advice)]
 
 
-def marks(policy: PolicyAdvice, suggested: PolicyAdvice | None) -> tuple[str, ...]:
+def row_marks(policy: PolicyAdvice, suggested: PolicyAdvice | None) -> tuple[str, ...]:
     """The marks (`MARKS`) of ``policy``'s row."""
     return tuple(m for m, on in (("current", policy.current), ("suggested", policy is suggested)) if on)
 
@@ -400,6 +398,6 @@ def policy_table(advice: Advice, budget: int | None, suggest: Suggest = suggeste
             cells = tuple(column.cell(advice, policy) for column in shown)
         name = policy_label(policy, advice.user_call)
         rows.append(
-            Row(marks(policy, suggested), name, short, policy.policy, first_line(policy.error), cells)
+            Row(row_marks(policy, suggested), name, short, policy.policy, first_line(policy.error), cells)
         )
     return Table(headers, tuple(rows), suggested)
