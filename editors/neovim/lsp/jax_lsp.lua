@@ -21,6 +21,10 @@ local function show_comparison(result)
     file:close()
   end
   local lines = vim.split(result.text or '', '\n', { plain = true })
+  local fix = result.quick_fix
+  if fix and fix ~= vim.NIL and fix.note and fix.note ~= vim.NIL then
+    vim.list_extend(lines, { '', 'To use the suggestion: ' .. fix.note })
+  end
   if result.stale and result.stale ~= vim.NIL then
     table.insert(lines, 1, '> Outdated: ' .. result.stale)
     table.insert(lines, 2, '')

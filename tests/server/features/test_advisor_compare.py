@@ -13,7 +13,7 @@ from tests.server.lsp_harness import until
 pytest.importorskip("jax")
 pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="module")]
 
-EVERY = {"markdown", "view", "text", "chart", "advice", "stale"}
+EVERY = {"markdown", "view", "text", "chart", "advice", "stale", "quick_fix"}
 
 
 def _keys(value) -> set[str]:
@@ -36,7 +36,7 @@ async def test_compare_answers_what_is_asked_and_the_notice_carries_it(server, t
         )
         reads = ["view", "chart"] if session.profile == "vscode" else ["text", "chart"]
         asked = await _execute(session, COMPARE, [*lens.command.arguments, {"answer": reads}])
-        assert set(asked) == {*reads, "stale"} and asked["stale"] is None
+        assert set(asked) == {*reads, "stale", "quick_fix"} and asked["stale"] is None
 
         session.client.advice_changes = []
         click = await _execute(session, ADVISE, lens.command.arguments)  # the click: one request
@@ -46,7 +46,7 @@ async def test_compare_answers_what_is_asked_and_the_notice_carries_it(server, t
         # with the renderings it reads, and never the ones it does not
         for change in changes:
             assert change.stale is None
-            assert _keys(change.comparison) == {*reads, "stale"}
+            assert _keys(change.comparison) == {*reads, "stale", "quick_fix"}
         last = changes[-1].comparison
         assert last.chart.startswith("<svg xmlns=")
         if "view" in reads:

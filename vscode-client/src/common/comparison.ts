@@ -27,10 +27,19 @@ export interface ComparisonLayout {
     notes: string[];
 }
 
+/** What the quick fix offers at the site: the policy the table marks as suggested, and where no
+ * edit can make it, what to set and where (`note`). */
+export interface QuickFix {
+    policy: string;
+    title: string | null;
+    note: string | null;
+}
+
 /** What `jax-lsp.comparePolicies` answers (the keys this page reads). */
 export interface Comparison {
     chart?: string;
     stale?: string | null;
+    quick_fix?: QuickFix | null;
     view: ComparisonLayout;
 }
 
@@ -78,6 +87,7 @@ body { font-family: var(--vscode-font-family); font-size: var(--vscode-font-size
 h2 { font-size: 1.2em; margin: 12px 0 4px; overflow-wrap: anywhere; }
 p { margin: 4px 0; overflow-wrap: anywhere; }
 .stale { border-left: 3px solid var(--vscode-editorWarning-foreground); padding: 4px 8px; }
+.fix { border-left: 3px solid var(--vscode-editorInfo-foreground); padding: 4px 8px; }
 .chart { display: block; max-width: 100%; height: auto; margin: 8px 0; background: #fff; }
 table { border-collapse: collapse; width: 100%; font-size: 0.95em; }
 th, td { padding: 2px 4px; border-bottom: 1px solid var(--vscode-panel-border, #8884); text-align: right; white-space: nowrap; }
@@ -134,6 +144,7 @@ export function comparisonHtml(result: Comparison, cspSource: string): string {
 <tbody>
 ${rows.join('\n')}
 </tbody></table>
+${result.quick_fix?.note ? `<p class="fix">To use the suggestion: ${escape(result.quick_fix.note)}</p>` : ''}
 ${view.notes.map((note) => `<p class="note">${escape(note)}.</p>`).join('\n')}
 <h3>Legend</h3>
 <dl>${legend.join('')}</dl>`;

@@ -359,14 +359,12 @@ async function uiTrusted(dir, workspace) {
         }, page);
         await check('trusted UI: Compare redraws when the budget setting changes', async () => {
             const before = await comparisonPage(page, (found) => found.rows > 0 && /24 MiB/.test(found.budget));
-            const settings = path.join(dir, 'user-data', 'User', 'settings.json');
-            const written = JSON.parse(fs.readFileSync(settings, 'utf8'));
-            fs.writeFileSync(settings, JSON.stringify({ ...written, 'jax-lsp.advise.budget': '20MiB' }, null, 2));
+            changeWorkspaceSettings(workspace, { 'jax-lsp.advise.budget': '20MiB' });
             try {
                 const after = await comparisonPage(page, (found) => found.rows > 0 && /20 MiB/.test(found.budget), 90000);
                 log('Panel after the budget changed:', JSON.stringify({ before: before.budget, after: after.budget }));
             } finally {
-                fs.writeFileSync(settings, JSON.stringify(written, null, 2)); // the checks below expect 24 MiB
+                fs.rmSync(path.join(workspace, '.vscode'), { recursive: true, force: true }); // the user's 24 MiB again
             }
             await comparisonPage(page, (found) => found.rows > 0 && /24 MiB/.test(found.budget), 90000);
         }, page);

@@ -99,6 +99,13 @@ test('one answer per click: the panel redraws from the notification, asking noth
     assert.equal(refreshed(shown, { ...at, stale: null }), 'ask');
 });
 
+test('where no edit can make the suggestion, the panel says what to set and where', () => {
+    const note = "Set self.config.remat_policy to 'checkpoint_dots': no literal default of remat_policy in the project";
+    const html = comparisonHtml({ view: VIEW, quick_fix: { policy: 'jax.checkpoint_policies.dots_saveable', title: null, note } }, '');
+    assert.match(html, /<\/table>\n<p class="fix">To use the suggestion: Set self.config.remat_policy to 'checkpoint_dots': no literal default/);
+    assert.doesNotMatch(comparisonHtml({ view: VIEW, quick_fix: { policy: 'p', title: 'Use the suggested policy: p', note: null } }, ''), /class="fix"/);
+});
+
 test('an outdated comparison says so; one that could not be advised shows why, no table', () => {
     assert.match(comparisonHtml({ stale: 'the site changed', view: VIEW }, ''), /<p class="stale">Outdated: the site changed.<\/p>/);
     const failed = comparisonHtml({ view: { ...VIEW, rows: [], legend: [], notes: [], message: 'No example for the checkpoint' } }, '');

@@ -32,13 +32,14 @@ from jax_lsp.server.features.advisor.text import disk_text
 from jax_lsp.server.features.advisor.words import log_line, not_compiled, why_suggested
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
 from jax_lsp.trace.advisor.contract import relative
 from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
 from jax_lsp.trace.advisor.pipeline import Cancel
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, anchor_of_line, default_policy_edits
@@ -190,7 +191,7 @@ class AdvisorFeature(LanguageFeature):
         params: dict[str, Any] = {"uri": uri, "position": position, "stale": found.stale}
         if found.stale is None and self.viewed:
             comparison = self._comparison(found.advice, self._root(path), self._budget(), self.viewed)
-            params["comparison"] = {**comparison, "stale": None}
+            params["comparison"] = {**comparison, "stale": None, "quick_fix": self._quick_fix(found)}
         self.server.protocol.notify(ADVICE_CHANGED, params)
 
     # -- commands ------------------------------------------------------------------------
