@@ -15,6 +15,7 @@ from jax_lsp.trace.advisor import policy_advice as kept
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.compiled import Compiled, Exhausted
 from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun
+from jax_lsp.trace.advisor.step_time import StepCost
 from jax_lsp.trace.advisor.user_call import UserCall
 from jax_lsp.trace.compile_target import parse_target
 
@@ -56,6 +57,14 @@ no_effects = st.builds(
     tagged_outside=st.lists(st.tuples(paths, lines), max_size=2).map(tuple),
     without=st.none() | text,
 )
+costs = st.builds(
+    StepCost,
+    *(sizes for _ in range(7)),
+    st.lists(st.none() | st.integers(min_value=1, max_value=4096), max_size=3).map(tuple),
+    st.lists(st.tuples(*(sizes for _ in range(5))), max_size=3).map(tuple),
+    st.none() | seconds,
+    st.none() | seconds,
+)
 compiled = st.builds(
     Compiled,
     sizes,
@@ -65,6 +74,7 @@ compiled = st.builds(
     st.none() | sizes,
     st.none() | sizes,
     st.sampled_from([None, "replicated", "example"]),
+    st.none() | costs,
 )
 runs = st.builds(
     StepRun,

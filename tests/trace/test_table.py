@@ -152,14 +152,14 @@ def test_policies_are_named_alike_with_the_key_a_user_sets():
 def test_a_new_column_is_one_entry(monkeypatch):
     """Every view takes its columns from `COLUMNS`: an entry added there is in each of them."""
     added = table.Column(
-        "step (est.)", "step est.", table.SECONDS, "the step's time, predicted", lambda a, p: "1 ms"
+        "energy (est.)", "energy", table.WORDS, "the step's energy, predicted", lambda a, p: "1 J"
     )
     monkeypatch.setattr(table, "COLUMNS", (*COLUMNS, added))
-    assert "step (est.)" in advice_table(ADVICE, None)
-    assert "| step (est.) |" in format_markdown(ADVICE, None)
+    assert "energy (est.)" in advice_table(ADVICE, None)
+    assert "| energy (est.) |" in format_markdown(ADVICE, None)
     view = comparison_view(ADVICE, None, None)
-    assert view["columns"][-1] == "step (est.)" and view["rows"][0]["cells"][-1] == "1 ms"
-    assert "step (est.): the step's time, predicted" in view["notes"]
+    assert view["columns"][-1] == "energy (est.)" and view["rows"][0]["cells"][-1] == "1 J"
+    assert "energy (est.): the step's energy, predicted" in view["notes"]
 
 
 def test_abbreviations_are_short_and_unique():

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jax_lsp.trace.advisor import runs, step_time
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.sizes import format_bytes
 
 MEASURED_TIE = 0.03  # measured medians closer than this tie (a step's run-to-run spread)
