@@ -107,7 +107,7 @@ dd { margin: 0; font-family: var(--vscode-editor-font-family); overflow-wrap: an
     th .short { display: inline; }
     th, td { padding: 2px 2px; }
     td { white-space: normal; }
-    td:first-child { min-width: 8em; } /* a name wraps at its spaces, not anywhere in it */
+    td:first-child { min-width: 9.5em; } /* a name wraps at its spaces, not anywhere in it */
     dl { grid-template-columns: 1fr; }
     dd { margin-left: 12px; }
 }
