@@ -66,8 +66,10 @@ sys.path.insert(0, str(HERE))
 from advise_models import advisor_items, first_difference, jax_items  # noqa: E402
 
 from jax_lsp.trace import TraceService  # noqa: E402 (the checkout first)
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice  # noqa: E402
+from jax_lsp.trace.advisor.advice import Advice  # noqa: E402
+from jax_lsp.trace.advisor.contract import residual_json  # noqa: E402
 from jax_lsp.trace.advisor.fit import check_fit  # noqa: E402
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice  # noqa: E402
 from jax_lsp.trace.advisor.request import advise  # noqa: E402
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops  # noqa: E402
 from jax_lsp.trace.options import TraceOptions  # noqa: E402
@@ -298,7 +300,7 @@ def compare(advised: Advised, theirs: dict) -> bool:
             continue
         jax = theirs[_expression(policy)]
         difference = first_difference(
-            advisor_items([r.to_json(None) for r in policy.residuals]), jax_items(jax["residuals"])
+            advisor_items([residual_json(r, None) for r in policy.residuals]), jax_items(jax["residuals"])
         )
         residuals = f"{len(policy.residuals)}/{len(jax['residuals'])}" + (" ≠" if difference else " =")
         again = compiled.get(_expression(policy))

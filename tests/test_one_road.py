@@ -102,7 +102,7 @@ def test_the_checks_see_a_second_home():
     ]
 
 
-ADVICE = "trace/advisor/advice.py"  # the advice's type and its one wire format (to/from_contract)
+ADVICE = "trace/advisor/contract.py"  # the advice's one wire format (write_advice, advice_fields)
 # Keys of the advice's JSON (docs/advise.md) that only the type reads or writes, in the layers the
 # advice travels through (the host, the editor's server, the CLI); the agent writes its answer
 # in them (trace_agent/, where jax-lsp is not importable).

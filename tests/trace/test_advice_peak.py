@@ -1,7 +1,8 @@
 """The host's reading of the agent's peak and --compile figures (`Advice.from_agent`), and the
 keys they add to the JSON contract."""
 
-from jax_lsp.trace.advisor.advice import Advice, Compiled
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.compiled import Compiled
 
 COMPILED = {
     "temp_bytes": 900,
@@ -102,7 +103,7 @@ def test_on_a_tpu_target_each_step_fits_a_chip_or_says_by_how_much_and_the_budge
     assert "does not fit by 4.25 GiB" in text and "does not fit by 1.25 GiB" in text
     assert "v5e-1 (v5e:1x1, 1 chip of 15.75 GiB; inputs replicated)" in text
     title, plotted = memory_axis(advice)
-    assert "compiled for v5e-1" in title and plotted(a) == 1524 and plotted(c) is None
+    assert title == "compiled peak, one chip of v5e-1" and plotted(a) == 1524 and plotted(c) is None
     # compiled for the CPU: the temporaries, as before, and no fit
     on_cpu = replace(advice, target=parse_target("cpu"))
     assert (

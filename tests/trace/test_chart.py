@@ -5,8 +5,12 @@ from __future__ import annotations
 
 from xml.etree import ElementTree
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.chart import chart_svg, memory_axis
+from jax_lsp.trace.advisor.compiled import Compiled, Exhausted
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice, Residual, Select
+from jax_lsp.trace.advisor.table import policy_table
+from jax_lsp.trace.compile_target import parse_target
 
 SVG = "{http://www.w3.org/2000/svg}"
 READY = "jax.checkpoint_policies."
@@ -109,10 +113,10 @@ def test_a_marker_per_candidate_at_its_memory_and_recompute():
         x, y = _center(marker)
         assert abs(x - _position(policy.recompute_flops, x_axis)) < 0.2
         assert abs(y - _position(memory_of(policy), y_axis)) < 0.2
-    texts = " ".join(t.text or "" for t in root.iter(f"{SVG}text"))
-    assert "Remat policies at model.py:14 (example model.py:example · jax 0.10.2, cpu)" in texts
-    assert "the step's temporaries at their peak (estimated)" in texts
-    assert "Not drawn: broken_policy: rejected by JAX" in texts
+    texts = [t.text or "" for t in root.iter(f"{SVG}text")]
+    assert texts[:2] == ["Remat policies at model.py:14", "example model.py:example · jax 0.10.2, cpu"]
+    assert "peak (est.): the step's temporaries" in texts
+    assert "Not drawn, rejected by JAX: broken_policy" in texts
 
 
 def test_candidates_at_the_same_point_share_one_label_and_labels_do_not_overlap():
@@ -120,12 +124,11 @@ def test_candidates_at_the_same_point_share_one_label_and_labels_do_not_overlap(
     labels = _labels(root)
     points = {(p.peak_bytes, p.recompute_flops) for p in ADVICE.policies if p.error is None}
     assert len(labels) == len(points)
-    [shared] = [lines for lines in labels if "dots_with_no_batch_dims_saveable" in lines]
-    assert shared == ["dots_saveable (current)", "dots_with_no_batch_dims_saveable"]
+    [shared] = [lines for lines in labels if "dots, no batch" in lines]
+    assert shared == ["* dots", "dots, no batch"]  # named as the table abbreviates them, marked alike
+    rows = [row for row in policy_table(ADVICE, None).rows if row.error is None]
     assert sorted(line for lines in labels for line in lines) == sorted(
-        p.policy.removeprefix(READY) + (" (current)" if p.current else "")
-        for p in ADVICE.policies
-        if p.error is None
+        f"{row.symbol} {row.short}".strip() for row in rows
     )
     blocks = sorted(
         (float(e.get("y")), float(e.get("y")) + 15 * (len(list(e.iter(f"{SVG}tspan"))) - 1))
@@ -135,7 +138,11 @@ def test_candidates_at_the_same_point_share_one_label_and_labels_do_not_overlap(
     for (_, end), (start, _) in zip(blocks, blocks[1:]):
         assert start - end >= 15  # a line's height between one label's last line and the next's first
     lines = [t.text for t in root.iter(f"{SVG}tspan")]
-    assert max(len(line) for line in lines) <= 60 and "save_and_offload_only_these_names(" in lines
+    assert max(len(line) for line in lines) <= 24 and "offload names(h, y)" in lines
+    # each abbreviation in full under the legend, wrapped to the chart's width
+    texts = [t.text or "" for t in root.iter(f"{SVG}text")]
+    assert "dots, no batch = dots_with_no_batch_dims_saveable" in texts
+    assert "offload names(h, y) =" in texts
 
 
 def test_the_budget_line_the_current_and_the_suggested_policies():
@@ -154,7 +161,7 @@ def test_the_budget_line_the_current_and_the_suggested_policies():
     assert current.findtext(f"{SVG}title").startswith(READY + "dots_saveable:")
     assert marked.findtext(f"{SVG}title").startswith(suggested.policy + ":")
     assert _center(marked)[1] >= y  # on or under the line: it fits
-    assert ["nothing_saveable (suggested)"] in _labels(root)
+    assert ["+ nothing"] in _labels(root)
     assert all(
         not any("suggested" in line for line in lines) for lines in _labels(_parse(chart_svg([ADVICE], None)))
     )
@@ -174,3 +181,85 @@ def test_a_site_not_advised_and_several_sites():
     assert len(sites) == 2 and float(sites[1].get("y")) == float(sites[0].get("height"))
     texts = [t.text for t in sites[1].iter(f"{SVG}text")]
     assert "Not advised: no function 'nowhere' in mlp.py" in texts and not _markers(sites[1])
+
+
+def _tpu_advice() -> Advice:
+    """A config-keyed site compiled for v5e-1, as EasyLM's LLaMA is advised in the editor: a long
+    heading, a key on every candidate, one step larger than the chip, one rejected."""
+    target = parse_target("v5e-1")
+    gib = 2**30
+
+    def keyed(name: str, key: str, peak: int, flops: int, current: bool = False) -> PolicyAdvice:
+        kept = (
+            Residual((peak,), "uint8", peak // 4, "device", "computed", None, None, None, None, "output"),
+        )
+        compiled = Compiled(peak // 2, 0, 0, 0, peak_bytes=peak, sharding="replicated")
+        select = Select(key, "self.config.remat_policy")
+        return PolicyAdvice(
+            READY + name,
+            current,
+            peak // 4,
+            0,
+            flops,
+            kept,
+            select=select,
+            peak_bytes=peak,
+            compiled=compiled,
+        )
+
+    too_large = PolicyAdvice(
+        READY + "everything_saveable",
+        False,
+        0,
+        0,
+        0,
+        (),
+        select=Select("everything_saveable", "self.config.remat_policy"),
+        exhausted=Exhausted(40 * gib, 16 * gib, "RESOURCE_EXHAUSTED"),
+    )
+    return Advice(
+        "ok",
+        "",
+        "EasyLM/models/llama/llama_model.py",
+        783,
+        jax_version="0.10.2",
+        platform="cpu",
+        example="EasyLM/models/llama/llama_model.py:advise_example",
+        target=target,
+        policies=(
+            keyed("checkpoint_dots", "checkpoint_dots", 3 * gib, 0, current=True),
+            keyed("nothing_saveable", "nothing_saveable", int(1.74 * gib), 1_370_000_000_000),
+            keyed(
+                "dots_with_no_batch_dims_saveable", "checkpoint_dots_with_no_batch_dims", 2 * gib, 27 * 10**10
+            ),
+            too_large,
+            PolicyAdvice(READY + "broken_policy", False, 0, 0, None, (), error="TypeError: no"),
+        ),
+    )
+
+
+def test_a_tpu_target_keeps_the_chart_narrow_enough_to_read_in_a_side_panel():
+    """The heading of a TPU target (the chip, its memory, the inputs' placement) and the keys wrap
+    instead of widening the picture: a 460 px panel shows it at most a fifth smaller."""
+    advice = _tpu_advice()
+    root = _parse(chart_svg([advice], None, budget=int(1.76 * 2**30), names=False))
+    width = float(root.get("width"))
+    assert width <= 600, width
+    for text in root.iter(f"{SVG}text"):
+        x, size = float(text.get("x")), float(text.get("font-size") or 12)
+        per_char = 7.3 if "label" in _classes(text) else 0.6 * size
+        for line in [text.text or ""] + [t.text or "" for t in text.iter(f"{SVG}tspan")]:
+            anchor = text.get("text-anchor")
+            if anchor is None:  # a start-anchored line: it must end inside the picture
+                assert x + len(line) * per_char <= width + 1, (line, x, width)
+    texts = [t.text or "" for t in root.iter(f"{SVG}text")]
+    assert texts[0] == "Remat policies at EasyLM/models/llama/llama_model.py:783"
+    assert any(t.startswith("compiled for v5e-1 (v5e:1x1, 1 chip of") for t in texts) or any(
+        "compiled for v5e-1" in t for t in texts
+    )
+    assert "compiled peak, one chip of v5e-1" in texts
+    labels = [line for lines in _labels(root) for line in lines]
+    assert "* dots (remat_policy='checkpoint_dots')" in labels
+    lines = " ".join(texts)  # a line under the legend wraps into several texts
+    assert "Not drawn, larger than the chip (compiled peak > its memory): everything" in lines
+    assert "no figure on this JAX release" not in lines

@@ -2,7 +2,7 @@
 their legend, the columns, the measured figures where the steps ran, and the text Neovim shows."""
 
 from jax_lsp.trace.advisor.advice import Advice
-from jax_lsp.trace.advisor.comparison import abbreviate, comparison_text, comparison_view, labels
+from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
 
 OFFLOAD = (
     "jax.checkpoint_policies.save_and_offload_only_these_names(names_which_can_be_saved=[], "
@@ -41,21 +41,6 @@ def _advice(*entries, run=None):
     return Advice.from_agent({**answer, "run": run} if run else answer, "/p/mlp.py", 14)
 
 
-def test_policy_names_are_abbreviated_long_ones_cut_each_label_unique():
-    assert abbreviate(DOTS) == "dots"
-    assert abbreviate("jax.checkpoint_policies.save_only_these_names('h', 'y')") == "names(h, y)"
-    assert abbreviate(OFFLOAD) == "offload names(h, y)"
-    assert abbreviate("jax.checkpoint_policies.offload_dot_with_no_batch_dims('device', 'pinned_host')") == (
-        "offload dots"
-    )
-    assert len(abbreviate("POLICIES['a_very_long_key_that_goes_on_and_on']")) == 24
-    assert labels([DOTS, "POLICIES['dots']", "jax.checkpoint_policies.checkpoint_dots"]) == [
-        "dots",
-        "POLICIES['dots']",
-        "dots #2",
-    ]
-
-
 def test_the_view_a_row_per_candidate_host_traffic_the_legend_in_full():
     advice = _advice(
         _entry(DOTS, current=True),
@@ -64,11 +49,11 @@ def test_the_view_a_row_per_candidate_host_traffic_the_legend_in_full():
     )
     view = comparison_view(advice, None, None)
     assert (view["title"], view["facts"]) == ("/p/mlp.py:14", "jax 0.10.2, cpu")
-    assert view["columns"] == ["saves", "computed", "peak (est.)", "recompute", "host ⇄"]
+    assert view["columns"] == ["saves", "computed", "arguments", "host", "peak (est.)", "recompute"]
     assert [(r["mark"], r["label"], r["cells"]) for r in view["rows"]] == [
-        ("current", "dots", ["3", "1.5 KiB", "7 KiB", "0", "0"]),
-        ("", "offload names(h, y)", ["2", "1 KiB", "7 KiB", "16.4 kFLOP", "1.5 KiB"]),
-        ("", "broken", ["failed", "", "", "", ""]),
+        ("current", "dots", ["3", "1.5 KiB", "0", "0", "7 KiB", "0"]),
+        ("", "offload names(h, y)", ["2", "1 KiB", "0", "1.5 KiB", "7 KiB", "16.4 kFLOP"]),
+        ("", "broken", ["-"] * 6),
     ]
     assert view["legend"][1] == {"label": "offload names(h, y)", "policy": OFFLOAD, "error": None}
     assert view["legend"][2]["error"] == "TypeError: no"
@@ -87,7 +72,7 @@ def test_measured_steps_and_peaks_are_shown_beside_the_compiled_figures():
         run={"platform": "tpu", "device": "TPU v5 lite", "note": None},
     )
     view = comparison_view(advice, None, 6 * KiB)
-    assert view["columns"][-3:] == ["host ⇄", "step", "peak in use"] and "compiled temp" in view["columns"]
+    assert view["columns"][-3:] == ["recompute", "step", "peak in use"] and "compiled temp" in view["columns"]
     at = view["columns"].index
     cells = [r["cells"] for r in view["rows"]]
     assert [c[at("step")] for c in cells] == ["38 ms", "46 ms", "123 ms"]
@@ -95,7 +80,8 @@ def test_measured_steps_and_peaks_are_shown_beside_the_compiled_figures():
     assert [c[at("peak in use")] for c in cells] == ["40 KiB", "≤ 40 KiB", "50 KiB"]
     assert [c[at("compiled temp")] for c in cells] == ["4 KiB", "4 KiB", ""]
     assert any(
-        n.startswith("step: the compiled step's median time on TPU v5 lite (tpu)") for n in view["notes"]
+        n.startswith("step: the compiled step's median time over 5 runs on TPU v5 lite (tpu)")
+        for n in view["notes"]
     )
 
 
@@ -113,15 +99,17 @@ def test_the_text_fits_80_columns_with_the_same_labels_and_legend():
     # the table and the notes fit; the legend wraps a policy at its spaces, under its label
     assert max(len(line) for line in lines[: lines.index("Legend:")]) <= 80, text
     header = next(i for i, line in enumerate(lines) if line.startswith("policy"))
-    assert lines[header - 1].split() == ["peak", "host"] and lines[header].split() == [
+    assert lines[header - 1].split() == ["peak"]
+    assert lines[header].split() == [
         "policy",
         "saves",
         "computed",
+        "arguments",
+        "host",
         "(est.)",
         "recompute",
-        "⇄",
     ]
-    assert lines[header + 1].split() == ["*", "dots", "3", "1.5", "KiB", "7", "KiB", "0", "0"]
+    assert lines[header + 1].split() == ["*", "dots", "3", "1.5", "KiB", "0", "0", "7", "KiB", "0"]
     assert lines[header + 2].startswith("  offload names(h, y) ")
     legend = lines[lines.index("Legend:") + 1 :]
     assert legend[0].split() == ["dots", DOTS]

@@ -14,8 +14,8 @@ import {
     type Uri,
 } from 'vscode';
 import { DidChangeConfigurationNotification, ExecuteCommandRequest, State, type LanguageClient } from 'vscode-languageclient/node';
-import type { Comparison } from './common/comparison';
-import { ADVICE_CHANGED, COMPARE_POLICIES, ComparisonView, type AdviceChanged } from './common/comparisonView';
+import { RENDERINGS, type AdviceChanged, type Comparison } from './common/comparison';
+import { ADVICE_CHANGED, COMPARE_POLICIES, ComparisonView } from './common/comparisonView';
 import { errorText } from './common/log';
 import { chooseInterpreter, InterpreterError, interpreterProblem, probeInterpreter, serverCommand } from './common/python';
 import { activeInterpreter, hasPythonExtension, onActiveInterpreterChange } from './common/pythonExtension';
@@ -208,7 +208,8 @@ class JaxLsp {
         client.onNotification(ADVICE_CHANGED, (params: AdviceChanged) =>
             this.comparison.adviceChanged(params, async (args) => {
                 try {
-                    return (await client.sendRequest(ExecuteCommandRequest.type, { command: COMPARE_POLICIES, arguments: args })) as Comparison;
+                    const asked = { command: COMPARE_POLICIES, arguments: [...args, { answer: RENDERINGS }] };
+                    return (await client.sendRequest(ExecuteCommandRequest.type, asked)) as Comparison;
                 } catch (error) {
                     this.log.warn(`Refreshing Compare policies: ${errorText(error)}`);
                     return undefined;

@@ -5,9 +5,10 @@
 
 -- "Compare policies" (the advisor's lens): the server's comparison as text (the policies
 -- abbreviated, with a legend, as VS Code's panel shows them) in one scratch buffer that never asks
--- to be saved, reused and refreshed when the server says the advice changed; the chart as an SVG
--- file, named at the buffer's end.
+-- to be saved, reused and redrawn from the comparison the server sends when the advice changes
+-- (no second request); the chart as an SVG file, named at the buffer's end.
 local COMPARE = 'jax-lsp.comparePolicies'
+local RENDERINGS = { answer = { 'text', 'chart' } } -- what this buffer reads of the comparison
 local BUFFER = 'jax-lsp://compare-policies'
 local shown -- { client_id, uri, position } of the comparison in the buffer
 
@@ -20,6 +21,10 @@ local function show_comparison(result)
     file:close()
   end
   local lines = vim.split(result.text or '', '\n', { plain = true })
+  local fix = result.quick_fix
+  if fix and fix ~= vim.NIL and fix.note and fix.note ~= vim.NIL then
+    vim.list_extend(lines, { '', 'To use the suggestion: ' .. fix.note })
+  end
   if result.stale and result.stale ~= vim.NIL then
     table.insert(lines, 1, '> Outdated: ' .. result.stale)
     table.insert(lines, 2, '')
@@ -49,7 +54,8 @@ local function compare(client_id, arguments, bufnr)
   if not client then
     return
   end
-  client:request('workspace/executeCommand', { command = COMPARE, arguments = arguments }, function(err, result)
+  local asked = { arguments[1], arguments[2], RENDERINGS }
+  client:request('workspace/executeCommand', { command = COMPARE, arguments = asked }, function(err, result)
     if err or not result then
       vim.notify('jax-lsp: Compare policies: ' .. (err and err.message or 'no answer'), vim.log.levels.WARN)
       return
@@ -67,7 +73,8 @@ return {
     end,
   },
   handlers = {
-    -- The advice of a site changed: refresh the comparison shown, if it is that site's.
+    -- The advice of a site changed: redraw the comparison shown, if it is that site's, from the
+    -- one the notification carries (a server that sends none is asked again).
     ['jax-lsp/adviceChanged'] = function(_, params, ctx)
       if not shown or shown.uri ~= params.uri or vim.fn.bufwinid(vim.fn.bufnr(BUFFER)) == -1 then
         return
@@ -79,6 +86,8 @@ return {
         vim.api.nvim_buf_set_lines(buf, 0, 0, false, { '> Outdated: ' .. params.stale, '' })
         vim.bo[buf].modifiable = false
         vim.bo[buf].modified = false
+      elseif params.position.line == shown.line and params.comparison and params.comparison ~= vim.NIL then
+        show_comparison(params.comparison)
       elseif params.position.line == shown.line then
         compare(ctx.client_id, { params.uri, params.position })
       end

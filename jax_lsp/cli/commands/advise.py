@@ -42,6 +42,7 @@ from jax_lsp.trace.advisor.examples import example_for
 from jax_lsp.trace.advisor.pipeline import Cancel, StepEvent
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.advisor.residual_list import SHOWN
 from jax_lsp.trace.advisor.sites import advise_anchors, anchor_of_line
 from jax_lsp.trace.advisor.sizes import parse_size
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
@@ -114,6 +115,15 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     )
     parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
     parser.add_argument(
+        "--residuals",
+        metavar="N|all",
+        type=_residuals,
+        default=SHOWN,
+        help=f"how many of the lines that make what the current policy keeps the table and Markdown list, "
+        f"largest first, the rest summed in one line; all: every one (default: {SHOWN}; the JSON always has "
+        "every residual)",
+    )
+    parser.add_argument(
         "--plot",
         metavar="FILE.svg",
         type=Path,
@@ -136,6 +146,15 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
     add_trace_arguments(parser, flag=False)
     add_compile_arguments(parser)
     parser.set_defaults(run=run)
+
+
+def _residuals(text: str) -> int | None:
+    """``--residuals``: a count of groups, or None for ``all``."""
+    if text == "all":
+        return None
+    if not text.isdigit():
+        raise argparse.ArgumentTypeError(f"{text!r}: give a number of lines or all")
+    return int(text)
 
 
 # What a script reading `--output-format json` gets when nothing could be advised.
@@ -212,7 +231,8 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         render = format_markdown if args.output_format == "markdown" else advice_table
-        sys.stdout.write("\n\n".join(render(a, cwd, budget) for a in results).rstrip("\n") + "\n")
+        reports = (render(a, cwd, budget, args.residuals) for a in results)
+        sys.stdout.write("\n\n".join(reports).rstrip("\n") + "\n")
     if args.plot is not None:
         try:
             args.plot.write_text(chart_svg(results, cwd, budget), encoding="utf-8")

@@ -5,47 +5,72 @@ editor's "Compare policies"). Hand-written SVG: no plotting package.
 Both axes are linear from zero: nothing_saveable recomputes, and a policy that keeps nothing
 keeps 0 bytes, so zero is on both axes, and distances read as the trade-off does. Points
 close together are told apart by their labels, laid out in a column beside the plot with a
-leader line each; candidates at the same coordinates share one label.
+leader line each; candidates at the same coordinates share one label. Policies are named as the
+table names them (`table.py`: abbreviated, ``*`` current, ``+`` suggested), and the chart stays
+narrow (at most 600 px) so that a side panel shows it near its size: the title wraps, and so do the
+labels and the lines under the legend.
 """
 
 from __future__ import annotations
 
 import math
 import re
+import textwrap
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
-from jax_lsp.trace.advisor.report import heading, policy_label
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
+from jax_lsp.trace.advisor.report import heading_facts, site_words
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
+from jax_lsp.trace.advisor.table import (
+    Row,
+    Suggest,
+    abbreviate,
+    policy_table,
+    short_policy,
+    suggested_for,
+)
 
-_PLOT_LEFT, _PLOT_TOP, _PLOT_WIDTH, _PLOT_HEIGHT = 96, 64, 380, 300
-_LABEL_GAP = 36  # from the plot's right edge to the label column
+_PLOT_LEFT, _PLOT_WIDTH, _PLOT_HEIGHT = 84, 280, 260
+_LABEL_GAP = 30  # from the plot's right edge to the label column
 _LINE = 15  # a label line's height
 _CHAR = 7.3  # a 12px monospace character's width
-_WRAP = 48  # characters of a label line before it wraps at ", "
+_SANS_CHAR = 7.2  # a 12px sans-serif character's width, at most about
+_WRAP = 24  # characters of a label line (`_wrap`)
+_LEAST_LABELS = 150  # the label column's least width, in pixels
 _COLORS = {"candidate": "#4c72b0", "current": "#dd8452", "suggested": "#2ca02c", "budget": "#c44e52"}
 _MONO = "ui-monospace, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 _SANS = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif"
+_LEGEND = {
+    "candidate": "a candidate",
+    "current": "* the current policy",
+    "suggested": "+ suggested for the budget",
+}
 
 
 def memory_axis(advice: Advice) -> tuple[str, Callable[[PolicyAdvice], int | None]]:
     """The memory axis's title and what a candidate is plotted at on it (None: not drawn): the
     one place that decides which of the advice's memory figures the picture shows."""
     if advice.on_tpu and advice.target is not None:
-        return (
-            f"the step's memory on one chip at its peak (compiled for {advice.target.name})",
-            advice.budgeted_bytes,
-        )
-    measure = "compiled" if advice.compiled else "estimated"
-    return f"the step's temporaries at their peak ({measure})", advice.budgeted_bytes
+        return f"compiled peak, one chip of {advice.target.name}", advice.budgeted_bytes
+    column = "compiled temp" if advice.compiled else "peak (est.)"
+    return f"{column}: the step's temporaries", advice.budgeted_bytes
 
 
-def chart_svg(advices: Sequence[Advice], root: Path | None, budget: int | None = None) -> str:
-    """One chart per site, top to bottom, as one SVG document."""
-    charts = [_chart(advice, root, budget) for advice in advices]
+def chart_svg(
+    advices: Sequence[Advice],
+    root: Path | None,
+    budget: int | None = None,
+    names: bool = True,
+    suggest: Suggest = suggested_for,
+) -> str:
+    """One chart per site, top to bottom, as one SVG document, the candidate ``suggest`` picks
+    marked as the table marks it; ``names``: with each abbreviated policy in full under the
+    legend (a view that shows the table's legend beside it needs none)."""
+    charts = [_chart(advice, root, budget, names, suggest) for advice in advices]
     width = max((c.width for c in charts), default=1)
     height, parts = 0.0, []
     for chart in charts:
@@ -73,11 +98,38 @@ class _Group:
 
     memory: int
     flops: int
-    policies: list[PolicyAdvice]
+    rows: list[Row]
     x: float = 0.0
     y: float = 0.0
     lines: tuple[tuple[bool, bool, str], ...] = ()  # (continues the line above, marked, text)
     top: float = 0.0  # where its label block starts
+
+
+@dataclass(frozen=True)
+class _Frame:
+    """Where the plot is and how values map onto it."""
+
+    top: float
+    x_ticks: list[int]
+    y_ticks: list[int]
+
+    @property
+    def left(self) -> float:
+        return _PLOT_LEFT
+
+    @property
+    def right(self) -> float:
+        return _PLOT_LEFT + _PLOT_WIDTH
+
+    @property
+    def bottom(self) -> float:
+        return self.top + _PLOT_HEIGHT
+
+    def x_at(self, flops: int) -> float:
+        return self.left + flops / max(self.x_ticks[-1], 1) * _PLOT_WIDTH
+
+    def y_at(self, memory: int) -> float:
+        return self.bottom - memory / max(self.y_ticks[-1], 1) * _PLOT_HEIGHT
 
 
 def _text(x: float, y: float, text: str, **attributes: str | float) -> str:
@@ -103,28 +155,27 @@ def _byte_unit(top: int) -> int:
     return unit
 
 
-def _wrap(text: str) -> list[str]:
-    """``text`` in lines of about `_WRAP` characters, broken after ", " or "(" (drawn indented)."""
+def _wrap(text: str, width: int = _WRAP) -> list[str]:
+    """``text`` in lines of at most ``width`` characters, broken after a space or an "=" (a
+    key's value), and within a word only where it is longer than a line (the lines after the
+    first are drawn indented)."""
     lines: list[str] = []
     current = ""
-    for piece in re.split(r"(?<=, )|(?<=\()", text):
-        if current and len(current + piece.rstrip()) > _WRAP:
+    for piece in re.split(r"(?<= )|(?<==)", text):
+        if current and len(current + piece.rstrip()) > width:
             lines.append(current.rstrip())
-            current = piece
-        else:
-            current += piece
-    return [*lines, current]
+            current = ""
+        while len(current + piece) > width:
+            cut = width - len(current)
+            lines.append(current + piece[:cut])
+            current, piece = "", piece[cut:]
+        current += piece
+    return [*lines, current.rstrip()]
 
 
-def _marks(policy: PolicyAdvice, suggested: PolicyAdvice | None) -> list[str]:
-    return [m for m, on in (("current", policy.current), ("suggested", policy is suggested)) if on]
-
-
-def _label(policy: PolicyAdvice, suggested: PolicyAdvice | None) -> list[str]:
-    """The policy's label in lines, ``(current)``, ``(suggested)`` after it."""
-    *lines, last = _wrap(policy_label(policy))
-    marks = _marks(policy, suggested)
-    return [*lines, last + (f" ({', '.join(marks)})" if marks else "")]
+def _row_label(row: Row) -> list[str]:
+    """The row's name as the table abbreviates it, after its mark (``* names(h)``), in lines."""
+    return _wrap(f"{row.symbol} {row.short}" if row.symbol else row.short)
 
 
 def _shape(kind: str, x: float, y: float, classes: str = "", tip: str = "") -> str:
@@ -142,10 +193,10 @@ def _shape(kind: str, x: float, y: float, classes: str = "", tip: str = "") -> s
     return f'<circle{cls} cx="{x:.1f}" cy="{y:.1f}" fill="{color}" {style}>{inner}</circle>'
 
 
-def _marker(policy: PolicyAdvice, suggested: PolicyAdvice | None, x: float, y: float, tip: str) -> str:
-    marks = _marks(policy, suggested)
-    kind = marks[-1] if marks else "candidate"
-    return _shape(kind, x, y, " ".join(["candidate", *marks]), tip)
+def _marker(row: Row, x: float, y: float, tip: str) -> str:
+    """The row's point: the suggestion's shape where it is also the current policy."""
+    kind = row.marks[-1] if row.marks else "candidate"
+    return _shape(kind, x, y, " ".join(["candidate", *row.marks]), tip)
 
 
 def _place_labels(groups: list[_Group], top: float, bottom: float) -> None:
@@ -161,122 +212,95 @@ def _place_labels(groups: list[_Group], top: float, bottom: float) -> None:
         ceiling = group.top
 
 
-def _chart(advice: Advice, root: Path | None, budget: int | None) -> _Svg:
-    title = f"Remat policies at {heading(advice, root)}"
-    if not advice.ok:
-        width = max(600, len(title) * 8.0 + 40)
-        body = _text(16, 28, title, font_size=15, font_weight="bold", font_family=_SANS)
-        body += _text(16, 52, f"Not advised: {advice.message}", font_size=12, font_family=_SANS)
-        return _Svg(width, 72, f'<rect width="100%" height="100%" fill="#ffffff"/>{body}')
-
-    axis_title, memory_of = memory_axis(advice)
-    suggested = advice.suggest(budget) if budget is not None else None
+def _points(advice: Advice, rows: Sequence[Row]) -> tuple[list[_Group], list[str]]:
+    """The candidates drawn, grouped by their coordinates, and a line per reason the others are
+    not: ``Not drawn, rejected by JAX: broken, names(h)``."""
+    _, memory_of = memory_axis(advice)
     groups: dict[tuple[int, int], _Group] = {}
-    undrawn: list[str] = []
-    for policy in advice.policies:
+    undrawn: dict[str, list[str]] = {}
+    for policy, row in zip(advice.policies, rows):
         memory = memory_of(policy) if policy.error is None else None
         if policy.error is not None:
-            undrawn.append(f"{policy_label(policy)}: rejected by JAX")
+            why = "rejected by JAX"
+        elif policy.exhausted is not None:
+            why = "larger than the chip (compiled peak > its memory)"
         elif advice.compiled and not policy.was_compiled:
-            undrawn.append(f"{policy_label(policy)}: not compiled (the budget's suggestion did not need it)")
+            why = "not compiled (the budget's suggestion did not need it)"
         elif memory is None or policy.recompute_flops is None:
-            undrawn.append(f"{policy_label(policy)}: no figure on this JAX release")
+            why = "no figure on this JAX release"
         else:
             key = (memory, policy.recompute_flops)
-            groups.setdefault(key, _Group(memory, policy.recompute_flops, [])).policies.append(policy)
+            groups.setdefault(key, _Group(memory, policy.recompute_flops, [])).rows.append(row)
+            continue
+        undrawn.setdefault(why, []).append(row.short)
+    lines = [f"Not drawn, {why}: {', '.join(names)}" for why, names in undrawn.items()]
+    return sorted(groups.values(), key=lambda g: (g.memory, g.flops)), lines
 
-    top_memory = max([g.memory for g in groups.values()] + [budget or 0])
-    top_flops = max((g.flops for g in groups.values()), default=0)
-    y_ticks = _ticks(top_memory, _byte_unit(top_memory))
-    x_ticks = _ticks(top_flops, 1)
-    y_max, x_max = max(y_ticks[-1], 1), max(x_ticks[-1], 1)
-    left, plot_top, bottom = _PLOT_LEFT, _PLOT_TOP, _PLOT_TOP + _PLOT_HEIGHT
-    right = left + _PLOT_WIDTH
 
-    def x_at(flops: int) -> float:
-        return left + flops / x_max * _PLOT_WIDTH
-
-    def y_at(memory: int) -> float:
-        return bottom - memory / y_max * _PLOT_HEIGHT
-
+def _axes(frame: _Frame, axis_title: str) -> list[str]:
+    """The plot's box, its ticks with their values, and the axes' titles."""
+    left, right, top, bottom = frame.left, frame.right, frame.top, frame.bottom
     parts = [
-        f'<rect class="plot" x="{left}" y="{plot_top}" width="{_PLOT_WIDTH}" height="{_PLOT_HEIGHT}" '
+        f'<rect class="plot" x="{left}" y="{top}" width="{_PLOT_WIDTH}" height="{_PLOT_HEIGHT}" '
         'fill="#fafafa" stroke="#888888"/>'
     ]
-    for value in y_ticks:
-        y = y_at(value)
+    for value in frame.y_ticks:
+        y = frame.y_at(value)
         parts.append(
             f'<line class="tick y" data-value="{value}" x1="{left - 5}" y1="{y:.1f}" x2="{right}" '
             f'y2="{y:.1f}" stroke="#e0e0e0"/>'
         )
         parts.append(_text(left - 8, y + 4, format_bytes(value), font_size=11, text_anchor="end"))
-    for value in x_ticks:
-        x = x_at(value)
+    for value in frame.x_ticks:
+        x = frame.x_at(value)
         parts.append(
-            f'<line class="tick x" data-value="{value}" x1="{x:.1f}" y1="{plot_top}" x2="{x:.1f}" '
+            f'<line class="tick x" data-value="{value}" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" '
             f'y2="{bottom + 5}" stroke="#e0e0e0"/>'
         )
         parts.append(_text(x, bottom + 18, format_flops(value), font_size=11, text_anchor="middle"))
-    parts.append(
-        _text(
-            (left + right) / 2,
-            bottom + 38,
-            "recompute (FLOPs done again in the backward pass)",
-            font_size=12,
-            text_anchor="middle",
-        )
-    )
-    middle = (plot_top + bottom) / 2
-    parts.append(
-        _text(
-            18,
-            middle,
-            axis_title,
-            font_size=12,
-            text_anchor="middle",
-            transform=f"rotate(-90 18 {middle:.1f})",
-        )
-    )
-    if budget is not None:
-        y = y_at(budget)
-        color = _COLORS["budget"]
-        parts.append(
-            f'<line class="budget" data-value="{budget}" x1="{left}" y1="{y:.1f}" x2="{right}" y2="{y:.1f}" '
-            f'stroke="{color}" stroke-width="1.5" stroke-dasharray="6 4"/>'
-        )
-        parts.append(
-            _text(
-                right - 4,
-                y - 5,
-                f"budget {format_bytes(budget)}",
-                font_size=11,
-                fill=color,
-                text_anchor="end",
-            )
-        )
+    across = "recompute: FLOPs done again in the backward pass"
+    parts.append(_text((left + right) / 2, bottom + 38, across, font_size=12, text_anchor="middle"))
+    middle = (top + bottom) / 2
+    turned = f"rotate(-90 16 {middle:.1f})"
+    parts.append(_text(16, middle, axis_title, font_size=12, text_anchor="middle", transform=turned))
+    return parts
 
-    label_x = right + _LABEL_GAP
-    ordered = sorted(groups.values(), key=lambda g: (g.memory, g.flops))
-    for group in ordered:
-        group.x, group.y = x_at(group.flops), y_at(group.memory)
-        group.lines = tuple(
-            (i > 0, bool(_marks(p, suggested)), line)
-            for p in group.policies
-            for i, line in enumerate(_label(p, suggested))
-        )
-    _place_labels(ordered, plot_top, bottom)
-    widest = max((len(line) + 4 * indented for g in ordered for indented, _, line in g.lines), default=0)
-    for group in ordered:
+
+def _budget_line(frame: _Frame, budget: int) -> list[str]:
+    y, color = frame.y_at(budget), _COLORS["budget"]
+    return [
+        f'<line class="budget" data-value="{budget}" x1="{frame.left}" y1="{y:.1f}" x2="{frame.right}" '
+        f'y2="{y:.1f}" stroke="{color}" stroke-width="1.5" stroke-dasharray="6 4"/>',
+        _text(
+            frame.right - 4,
+            y - 5,
+            f"budget {format_bytes(budget)}",
+            font_size=11,
+            fill=color,
+            text_anchor="end",
+        ),
+    ]
+
+
+def _labelled_points(frame: _Frame, groups: list[_Group]) -> list[str]:
+    """Each group's markers, its label in the column beside the plot and the line joining them."""
+    label_x = frame.right + _LABEL_GAP
+    for group in groups:
+        group.x, group.y = frame.x_at(group.flops), frame.y_at(group.memory)
+        group.lines = tuple(_group_lines(group))
+    _place_labels(groups, frame.top, frame.bottom)
+    parts = []
+    for group in groups:
         anchor = group.top + _LINE / 2
         parts.append(
             f'<polyline class="leader" points="{group.x:.1f},{group.y:.1f} {label_x - 14:.1f},{anchor:.1f} '
             f'{label_x - 4:.1f},{anchor:.1f}" fill="none" stroke="#b0b0b0"/>'
         )
         figures = f"{format_bytes(group.memory)} · recomputes {format_flops(group.flops)}"
-        for policy in sorted(group.policies, key=lambda p: len(_marks(p, suggested))):  # marked on top
-            parts.append(_marker(policy, suggested, group.x, group.y, f"{policy.policy}: {figures}"))
+        for row in sorted(group.rows, key=lambda r: bool(r.mark)):  # marked on top
+            parts.append(_marker(row, group.x, group.y, f"{row.policy}: {figures}"))
         tspans = "".join(
-            f'<tspan x="{label_x + 4 * _CHAR * indented:.1f}" dy="{_LINE if i else 0}"'
+            f'<tspan x="{label_x + 2 * _CHAR * indented:.1f}" dy="{_LINE if i else 0}"'
             + (' font-weight="bold"' if marked else "")
             + f">{escape(line)}</tspan>"
             for i, (indented, marked, line) in enumerate(group.lines)
@@ -285,35 +309,107 @@ def _chart(advice: Advice, root: Path | None, budget: int | None) -> _Svg:
             f'<text class="label" x="{label_x:.1f}" y="{anchor + 4:.1f}" font-size="12" '
             f'font-family="{_MONO}">{tspans}</text>'
         )
+    return parts
 
-    label_bottom = max((g.top + len(g.lines) * _LINE for g in ordered), default=bottom)
-    y = max(bottom + 64, label_bottom + 20)
-    legend = [("candidate", "a candidate"), ("current", "the current policy")]
-    if suggested is not None:
-        legend.append(("suggested", "suggested for the budget"))
-    x = float(left)
-    for kind, words in legend:
-        parts.append(_shape(kind, x, y - 4))
-        parts.append(_text(x + 14, y, words, font_size=12))
-        x += 14 + len(words) * 7 + 24
-    if budget is not None:
-        parts.append(
-            f'<line x1="{x:.1f}" y1="{y - 4:.1f}" x2="{x + 24:.1f}" y2="{y - 4:.1f}" '
-            f'stroke="{_COLORS["budget"]}" stroke-dasharray="6 4" stroke-width="1.5"/>'
-        )
-        parts.append(_text(x + 30, y, "the budget", font_size=12))
-    for note in undrawn:
+
+def _legend(y: float, width: float, marks: list[str], budget: int | None) -> tuple[list[str], float]:
+    """The markers' meanings (and the budget line's), wrapped to ``width``; where it ends."""
+    items = [(kind, _LEGEND[kind]) for kind in ["candidate", *marks]] + (
+        [("budget", "the budget")] if budget else []
+    )
+    parts, x = [], float(_PLOT_LEFT)
+    for kind, words in items:
+        wide = 30 + len(words) * _SANS_CHAR
+        if x > _PLOT_LEFT and x + wide > width:
+            x, y = float(_PLOT_LEFT), y + 20
+        if kind == "budget":
+            parts.append(
+                f'<line x1="{x - 8:.1f}" y1="{y - 4:.1f}" x2="{x + 16:.1f}" y2="{y - 4:.1f}" '
+                f'stroke="{_COLORS["budget"]}" stroke-dasharray="6 4" stroke-width="1.5"/>'
+            )
+            parts.append(_text(x + 22, y, words, font_size=12))
+        else:
+            parts.append(_shape(kind, x, y - 4))
+            parts.append(_text(x + 14, y, words, font_size=12))
+        x += wide
+    return parts, y
+
+
+def _lines_under(
+    y: float, width: float, lines: list[str], left: float = _PLOT_LEFT
+) -> tuple[list[str], float]:
+    """``lines`` from ``left``, each wrapped to ``width`` (the later lines of one indented); where
+    they end."""
+    parts = []
+    for line in lines:
+        for i, piece in enumerate(
+            textwrap.wrap(line, int((width - left) / _SANS_CHAR), break_on_hyphens=False)
+        ):
+            y += 17
+            parts.append(_text(left + (12 if i else 0), y, piece, font_size=12))
+    return parts, y
+
+
+def _title(width: float, advice: Advice, root: Path | None) -> tuple[list[str], float]:
+    """``Remat policies at mlp.py:14`` and, under it, what the figures are for, wrapped."""
+    parts = [_text(16, 28, f"Remat policies at {site_words(advice, root)}", font_size=15, font_weight="bold")]
+    y = 28.0
+    for line in textwrap.wrap(heading_facts(advice), int((width - 32) / _SANS_CHAR)):
         y += 18
-        parts.append(_text(left, y, f"Not drawn: {note}", font_size=12))
+        parts.append(_text(16, y, line, font_size=12))
+    return parts, y
 
-    width = max(label_x + widest * _CHAR + 16, len(title) * 8.0 + 40)
-    height = y + 20
-    header = _text(16, 28, title, font_size=15, font_weight="bold")
+
+def _not_advised(advice: Advice, root: Path | None) -> _Svg:
+    width = 560.0
+    title, y = _title(width, advice, root)
+    lines, y = _lines_under(y + 8, width, [f"Not advised: {advice.message}"], left=16)
+    body = "".join(title + lines)
     return _Svg(
         width,
-        height,
+        y + 20,
+        f'<rect width="100%" height="100%" fill="#ffffff"/><g font-family="{_SANS}" fill="#1a1a1a">{body}</g>',
+    )
+
+
+def _chart(advice: Advice, root: Path | None, budget: int | None, names: bool, suggest: Suggest) -> _Svg:
+    if not advice.ok:
+        return _not_advised(advice, root)
+    table = policy_table(advice, budget, suggest)
+    groups, undrawn = _points(advice, table.rows)
+    widest = max(
+        (len(line) + 2 * indented for g in groups for indented, _, line in _group_lines(g)), default=0
+    )
+    width = _PLOT_LEFT + _PLOT_WIDTH + _LABEL_GAP + max(widest * _CHAR, _LEAST_LABELS) + 16
+    title, title_bottom = _title(width, advice, root)
+    top_memory = max([g.memory for g in groups] + [budget or 0])
+    top_flops = max((g.flops for g in groups), default=0)
+    frame = _Frame(title_bottom + 28, _ticks(top_flops, 1), _ticks(top_memory, _byte_unit(top_memory)))
+    axis_title, _ = memory_axis(advice)
+    parts = title + _axes(frame, axis_title) + (_budget_line(frame, budget) if budget is not None else [])
+    parts += _labelled_points(frame, groups)
+    label_bottom = max((g.top + len(g.lines) * _LINE for g in groups), default=frame.bottom)
+    drawn = [row for group in groups for row in group.rows]
+    marks = [m for m in ("current", "suggested") if any(m in r.marks for r in drawn)]
+    legend, y = _legend(max(frame.bottom + 64, label_bottom + 20), width, marks, budget)
+    spelled = _spelled(advice) if names else []
+    under, y = _lines_under(y, width, undrawn + spelled)
+    body = "".join(legend + under)
+    return _Svg(
+        width,
+        y + 20,
         f'<rect width="100%" height="100%" fill="#ffffff"/><g font-family="{_SANS}" fill="#1a1a1a">'
-        + header
         + "".join(parts)
+        + body
         + "</g>",
     )
+
+
+def _spelled(advice: Advice) -> list[str]:
+    """``dots = dots_saveable``: each abbreviation the chart uses, in full, once."""
+    pairs = dict.fromkeys((abbreviate(p.policy), short_policy(p.policy)) for p in advice.policies)
+    return [f"{short} = {full}" for short, full in pairs if short != full]
+
+
+def _group_lines(group: _Group) -> list[tuple[bool, bool, str]]:
+    return [(i > 0, bool(row.mark), line) for row in group.rows for i, line in enumerate(_row_label(row))]

@@ -20,7 +20,7 @@ from pathlib import Path
 
 from jax_lsp.core.text.decoding import split_lines
 from jax_lsp.engine import Workspace
-from jax_lsp.trace.advisor.advice import relative
+from jax_lsp.trace.advisor.contract import relative
 from jax_lsp.trace.mapping import LineEdit
 
 EXAMPLE_COMMENT = re.compile(r"#\s*jax-lsp:\s*example\s*=\s*(?P<spec>[^\s#]+)")

@@ -8,7 +8,8 @@ from collections.abc import Callable
 from dataclasses import dataclass
 
 from jax_lsp.trace.advisor import runs, step_time
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.sizes import format_bytes
 
 MEASURED_TIE = 0.03  # measured medians closer than this tie (a step's run-to-run spread)
@@ -47,14 +48,13 @@ def estimate_column(advice: Advice) -> str:
     return "step (est.)" if step_time.generation_of(advice.target) else "cpu step (est.)"
 
 
-def estimate_legend(advice: Advice) -> str:
+def estimate_meaning(advice: Advice) -> str:
     """What the column is, for the legend under the table."""
     chip = step_time.chip_for(step_time.generation_of(advice.target))
     where = f"one chip of the {chip.name}" if chip.name != "cpu" else "this machine's CPU"
     return (
-        f"; {estimate_column(advice)}: the step's time predicted for {where} from its compiled "
-        f"program (a roofline per operation, loops counted by their trips), within about "
-        f"{chip.error:.0%}"
+        f"the step's time predicted for {where} from its compiled program (a roofline per "
+        f"operation, loops counted by their trips), within about {chip.error:.0%}"
     )
 
 

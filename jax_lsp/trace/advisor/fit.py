@@ -17,8 +17,9 @@ from collections.abc import Callable
 from dataclasses import replace
 
 from jax_lsp.trace.advisor import runs
-from jax_lsp.trace.advisor.advice import Advice, FitCheck, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.compiled import COMPILE_FIELDS
+from jax_lsp.trace.advisor.policy_advice import FitCheck, PolicyAdvice
 
 
 def _answered(answer: Advice, policy: PolicyAdvice) -> PolicyAdvice:

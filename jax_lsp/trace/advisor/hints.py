@@ -14,7 +14,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import REASONS, Residual, grouped, relative
+from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.policy_advice import REASONS, Residual, grouped
 from jax_lsp.trace.advisor.sizes import format_bytes
 
 # The reasons of a residual the site's policy chose to keep (`advice.REASONS`).

@@ -1,6 +1,7 @@
-"""The advice as text: its heading, a row per policy, a line per residual, and all of it as
-Markdown (the editor's "Compare policies", `jax-lsp advise --output-format markdown`). The
-terminal's table is `cli/output/advisor_table.py`.
+"""The advice in sentences (its heading, each policy's summary, the suggestion, what did not
+compile) and all of it as Markdown (`jax-lsp advise --output-format markdown`). The table every
+view renders is `table.py`; the list of what the current policy keeps, `residual_list.py`; the
+terminal's report is `cli/output/advisor_table.py`.
 """
 
 from __future__ import annotations
@@ -8,19 +9,14 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from jax_lsp.trace.advisor import fastest, runs
-from jax_lsp.trace.advisor.advice import (
-    REASONS,
-    Advice,
-    NoEffect,
-    PolicyAdvice,
-    Residual,
-    grouped,
-    relative,
-)
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.fastest import fastest_line, uncounted_note
+from jax_lsp.trace.advisor.policy_advice import NoEffect, PolicyAdvice
+from jax_lsp.trace.advisor.residual_list import SHOWN, residual_rows
 from jax_lsp.trace.advisor.runs import measured_step
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
-from jax_lsp.trace.advisor.user_call import UserCall
+from jax_lsp.trace.advisor.table import STOPPED, policy_table, short_policy, target_words
 
 NO_EFFECT_REASONS = {  # why a name the policy lists changes nothing (docs/advise.md)
     "not_produced": "no checkpoint_name of it runs inside the checkpoint",
@@ -62,168 +58,6 @@ def host_traffic(policy: PolicyAdvice) -> str:
     return f"moves {size} to the host and {size} back per step"
 
 
-def _where(residual: Residual, root: Path | None) -> str:
-    if residual.path is None:
-        return ""
-    return f"{relative(residual.path, root)}:{residual.line}"
-
-
-def residual_line(residual: Residual, root: Path | None, count: int = 1) -> str:
-    """``f32[8,32] 1 KiB x4 output of dot_general (mlp.py:7) · saved by the policy``:
-    what it is, how many alike (`grouped`), where it was made, and why it is kept."""
-    parts = [residual.label, format_bytes(residual.bytes)]
-    if count > 1:
-        parts.append(f"x{count}")
-    if residual.memory == "host":
-        parts.append("→ pinned_host")
-    if residual.iterations is not None:
-        parts.append(f"stacked over {residual.iterations} scan iterations")
-    parts.append(residual.description)
-    where = _where(residual, root)
-    if where:
-        parts.append(f"({where})")
-    text = " ".join(parts)
-    return f"{text} · {REASONS[residual.reason]}" if residual.reason is not None else text
-
-
-def short_policy(policy: str) -> str:
-    """``save_only_these_names('h')`` for ``jax.checkpoint_policies.save_only_these_names('h')``."""
-    return policy.removeprefix("jax.checkpoint_policies.")
-
-
-COLUMNS = ("saves", "computed", "arguments", "host", "peak (est.)", "recompute")
-COMPILED_COLUMN = "compiled temp"  # after "peak (est.)", with --compile for the CPU
-PEAK_COLUMN = "compiled peak"  # after "peak (est.)", with --compile for a TPU, and whether it fits
-LEGEND = (
-    "computed: what the policy keeps on the device; arguments: the parameters, inputs and "
-    "constants the step holds anyway; peak (est.): the step's temporary device memory at its "
-    "peak, estimated from its trace"
-)
-COMPILED_LEGEND = "; compiled temp: XLA's temporaries for the compiled step (memory_analysis)"
-RUN_COLUMNS = ("step", "peak in use")  # last, with --run where the steps ran
-RUN_LEGEND = (
-    "; step: the compiled step's median time over {runs} runs on {device}, on random inputs; "
-    "peak in use: the device's memory_stats() peak_bytes_in_use, the step's own where it raised "
-    "the high-water mark (smallest compiled peak ran first), else ≤ the mark; on a TPU, "
-    "buffers only, not XLA's temporaries"
-)
-
-
-def steps_ran(advice: Advice) -> bool:
-    """Whether the candidates' steps ran (--run) and any answered."""
-    return advice.run is not None and any(p.run is not None for p in advice.policies)
-
-
-def columns(advice: Advice) -> tuple[str, ...]:
-    """The table's columns: `COLUMNS`, with after the estimate the compiled temporaries when the
-    advice was compiled for the CPU, the compiled peak and whether it fits a chip when compiled
-    for a TPU; and the runs last where the steps ran (--run)."""
-    shown: tuple[str, ...] = COLUMNS
-    if advice.compiled:
-        at = COLUMNS.index("peak (est.)") + 1
-        added = (PEAK_COLUMN, fit_column(advice)) if advice.on_tpu else (COMPILED_COLUMN,)
-        shown = (*COLUMNS[:at], *added, *COLUMNS[at:])
-    if fastest.estimated(advice):
-        shown = (*shown, fastest.estimate_column(advice))
-    return (*shown, *RUN_COLUMNS) if steps_ran(advice) else shown
-
-
-def fit_column(advice: Advice) -> str:
-    """``on v5e-1``: the TPU target's column saying whether each step fits one chip."""
-    return f"on {advice.target.name}" if advice.target is not None else "on the target"
-
-
-def legend(advice: Advice) -> str:
-    text = LEGEND
-    if advice.compiled and not advice.on_tpu:
-        text += COMPILED_LEGEND
-    elif advice.compiled:
-        text += (
-            f"; compiled peak: all the step holds at once in one chip's HBM (arguments, gradients, "
-            f"temporaries), XLA's peak_memory_in_bytes less its host temporaries for the step compiled "
-            f"for {target_words(advice)}"
-        )
-    target = advice.target
-    if target is not None and target.chips > 1:  # the trace is the whole step, XLA's a chip's
-        text += (
-            f"; on {target.chips} chips, computed, arguments, host and peak (est.) are the whole "
-            "step's, all chips together (the trace is not partitioned); the compiled figures are "
-            "per chip"
-        )
-    if fastest.estimated(advice):
-        text += fastest.estimate_legend(advice)
-    if steps_ran(advice) and advice.run is not None:
-        runs = next((p.run.runs for p in advice.policies if p.run is not None and p.run.runs), None)
-        device = f"{advice.run.device} ({advice.run.platform})" if advice.run.device else "the device"
-        text += RUN_LEGEND.format(runs=runs or "several", device=device)
-    return text
-
-
-def target_words(advice: Advice) -> str:
-    """``v5e-1 (v5e:1x1, 1 chip of 15.75 GiB; inputs replicated)``: what the steps were compiled
-    for, and how the example's inputs were placed on the chips."""
-    target = advice.target
-    if target is None or not target.is_tpu:
-        return "cpu"
-    memory = chip_memory(target.memory_bytes) if target.memory_bytes is not None else "?"
-    chips = f"{target.chips} chip{'s' if target.chips != 1 else ''} of {memory}"
-    sharding = next((p.compiled.sharding for p in advice.policies if p.compiled is not None), None)
-    placed = {"example": "; inputs sharded as the example gives them", "replicated": "; inputs replicated"}
-    return f"{target.name} ({target.topology}, {chips}{placed.get(sharding or '', '')})"
-
-
-def chip_memory(count: int) -> str:
-    """A chip's memory as XLA states it: ``15.75 GiB`` (not rounded to three digits)."""
-    return f"{count / 2**30:.4g} GiB"
-
-
-def fit_cells(advice: Advice, policy: PolicyAdvice) -> list[str]:
-    """The compiled peak and the fit of ``policy``'s step on a TPU target: ``["14.2 GiB", "fits"]``,
-    ``["> 15.75 GiB", "does not fit by 4.1 GiB"]``, or what stopped it where it did not compile."""
-    fits = advice.fits(policy)
-    if policy.exhausted is not None:
-        peak = f"> {chip_memory(policy.exhausted.available_bytes)}"
-    else:
-        peak = (
-            _size(policy.compiled.device_peak_bytes) if policy.compiled is not None else _not_compiled(policy)
-        )
-    if fits is None:
-        return [peak, "?" if policy.compiled is not None else "-"]
-    return [peak, "fits" if fits else f"does not fit by {format_bytes(advice.over_bytes(policy))}"]
-
-
-def run_note(advice: Advice) -> str | None:
-    """``--run: ...``: why the steps did not run on an accelerator, where they did not."""
-    return f"--run: {advice.run.note}" if advice.run is not None and advice.run.note else None
-
-
-def _run_cells(policy: PolicyAdvice) -> list[str]:
-    return [runs.step_text(policy.run), runs.peak_in_use_text(policy.run)]
-
-
-def _size(count: int | None) -> str:
-    if count is None:
-        return "?"
-    return format_bytes(count) if count else "0"
-
-
-_ERROR_WIDTH = 100  # characters of a rejected candidate's error shown under the table
-
-
-def policy_label(policy: PolicyAdvice, user_call: UserCall | None = None) -> str:
-    """The policy, and the key that selects it where a key chooses the site's policy:
-    ``dots_saveable (remat_policy='checkpoint_dots')``; JAX's default (a site without a policy)
-    says what JAX makes of it. The current policy of a site in a library that makes it from the
-    ``user_call``'s value: ``nothing_saveable (gradient_checkpointing="recompute")``."""
-    if policy.policy == "None":
-        return "None (default: nothing_saveable)"
-    short = short_policy(policy.policy)
-    if policy.current and user_call is not None and policy.policy != user_call.written:
-        return short if user_call.carries_policy else f"{short} ({user_call.written})"
-    select = policy.select
-    return short if select is None else f"{short} ({select.name}={select.key!r})"
-
-
 def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tuple[str, str | None]:
     """What to do for the ``suggested`` policy, and where or why: ``("set remat_policy to
     'checkpoint_dots'", "config.py:7")`` where a key selects it, else ``("policy=...", None)``."""
@@ -242,14 +76,6 @@ def suggestion(advice: Advice, suggested: PolicyAdvice, root: Path | None) -> tu
         why = f"no value of {advice.selector.expression} selects it: add it to what that key chooses from"
         return f"policy={suggested.policy}", why
     return f"policy={suggested.policy}", None
-
-
-def compiled_cell(policy: PolicyAdvice) -> str:
-    if policy.compiled is not None:
-        return _size(policy.compiled.temp_bytes)
-    return (
-        _not_compiled(policy) if policy.was_compiled else ""
-    )  # "": not compiled, the budget did not need it
 
 
 def passed_over(advice: Advice, budget: int) -> tuple[PolicyAdvice, float] | None:
@@ -280,47 +106,34 @@ def fit_check_line(advice: Advice) -> str | None:
     )
 
 
-def policy_rows(advice: Advice, suggested: PolicyAdvice | None) -> list[tuple[str, ...]]:
-    """(mark, policy, *COLUMNS) per policy; the mark is ``*`` on the current policy and ``+`` on
-    the ``suggested`` one. A candidate JAX rejected has ``-`` in every column (`rejections`); one
-    whose step did not compile, ``failed`` as its compiled temporaries, or what stopped its
-    compile (``out of memory``, ``timed out``)."""
-    rows = []
-    compiled = advice.compiled
-    estimated = fastest.estimated(advice)
-    for p in advice.policies:
-        mark = "*" if p.current else ("+" if p is suggested else "")
-        if p.error is not None:
-            rows.append((mark, policy_label(p, advice.user_call), *("-" for _ in columns(advice))))
-            continue
-        if not compiled:
-            temp = []
-        elif advice.on_tpu:
-            temp = fit_cells(advice, p)
-        else:
-            temp = [compiled_cell(p)]
-        rows.append(
-            (
-                mark,
-                policy_label(p, advice.user_call),
-                str(len(p.residuals)),
-                *(format_bytes(n) if n else "0" for n in (p.computed_bytes, p.argument_bytes, p.host_bytes)),
-                _size(p.peak_bytes),
-                *temp,
-                format_flops(p.recompute_flops),
-                *([fastest.estimate_cell(advice, p)] if estimated else []),
-                *(_run_cells(p) if steps_ran(advice) else []),
-            )
-        )
-    return rows
+def run_note(advice: Advice) -> str | None:
+    """``--run: ...``: why the steps did not run on an accelerator, where they did not."""
+    return f"--run: {advice.run.note}" if advice.run is not None and advice.run.note else None
 
 
-STOPPED = {"memory": "out of memory", "timeout": "timed out", "crashed": "crashed"}
+def notes(advice: Advice, name: Callable[[str], str]) -> list[str]:
+    """The sentences under every view's table: the fastest candidate that fits (`fastest.py`),
+    the loops its estimate could not count, what this JAX release hides, why the steps did not
+    run; policies by ``name``."""
+    quickest = fastest_line(advice, name)
+    uncounted = uncounted_note(advice, name)
+    found = [quickest, f"Note: {uncounted}" if uncounted else None, chips_note(advice)]
+    return [text for text in [*found, *(f"Note: {n}" for n in advice.notes), run_note(advice)] if text]
 
 
-def _not_compiled(policy: PolicyAdvice) -> str:
-    """The compiled temporaries' cell of a step that did not compile."""
-    return STOPPED.get(policy.compile_stopped or "", "failed")
+def chips_note(advice: Advice) -> str | None:
+    """On a target of several chips: that the traced figures are the whole step's, the compiled
+    ones a chip's (the trace is not partitioned)."""
+    target = advice.target
+    if target is None or target.chips <= 1:
+        return None
+    return (
+        f"Note: on {target.chips} chips, computed, arguments, host and peak (est.) are the whole step's, "
+        "all chips together (the trace is not partitioned); the compiled figures are per chip"
+    )
+
+
+_ERROR_WIDTH = 100  # characters of a rejected candidate's error shown under the table
 
 
 def compile_failures(advice: Advice) -> list[str]:
@@ -375,14 +188,24 @@ def figures_for(advice: Advice) -> str | None:
     return f"jax {advice.jax_version}" + (f", {advice.platform}" if advice.platform else "")
 
 
-def heading(advice: Advice, root: Path | None) -> str:
-    """``mlp.py:14 (example mlp.py:example · jax 0.10.2, cpu)``"""
-    where = f"{relative(advice.path, root)}:{advice.line}"
+def site_words(advice: Advice, root: Path | None) -> str:
+    """``mlp.py:14``: the site, its path relative to ``root``."""
+    return f"{relative(advice.path, root)}:{advice.line}"
+
+
+def heading_facts(advice: Advice) -> str:
+    """``example mlp.py:example · jax 0.10.2, cpu · compiled for v5e-1 (...)``: what the figures
+    are for."""
     facts = [f"example {advice.example}" if advice.example else None, figures_for(advice)]
     if advice.on_tpu:
         facts.append(f"compiled for {target_words(advice)}")
-    extra = " · ".join(f for f in facts if f)
-    return f"{where}" + (f" ({extra})" if extra else "")
+    return " · ".join(f for f in facts if f)
+
+
+def heading(advice: Advice, root: Path | None) -> str:
+    """``mlp.py:14 (example mlp.py:example · jax 0.10.2, cpu)``"""
+    facts = heading_facts(advice)
+    return site_words(advice, root) + (f" ({facts})" if facts else "")
 
 
 def _no_effect_markdown(advice: Advice, root: Path | None) -> list[str]:
@@ -390,48 +213,44 @@ def _no_effect_markdown(advice: Advice, root: Path | None) -> list[str]:
     return ["", f"**{NO_EFFECT_HEADING}:**", "", *(f"- {line}" for line in no_effect)] if no_effect else []
 
 
-def format_markdown(advice: Advice, root: Path | None, budget: int | None = None) -> str:
-    """The advice as Markdown (the editor's "Compare policies", `--output-format markdown`)."""
+def format_markdown(
+    advice: Advice, root: Path | None, budget: int | None = None, residuals: int | None = SHOWN
+) -> str:
+    """The advice as Markdown (`--output-format markdown`): the table (`table.py`) with its
+    legend, what did not compile, what the current policy keeps (the largest ``residuals`` groups,
+    None: every one) and the suggestion for ``budget``."""
     lines = [f"### Remat policies at `{heading(advice, root)}`", ""]
     if not advice.ok:
         lines.append(advice.message)
         lines += _no_effect_markdown(advice, root)
         return "\n".join(lines) + "\n"
-    suggested = advice.suggest(budget) if budget is not None else None
-    lines.append("| | policy | " + " | ".join(columns(advice)) + " |")
-    lines.append("|---|---|" + "---:|" * len(columns(advice)))
-    for mark, policy, *cells in policy_rows(advice, suggested):
-        shown = {"*": "current", "+": "suggested"}.get(mark, "")
-        lines.append(f"| {shown} | `{policy}` | " + " | ".join(cells) + " |")
-    lines += ["", f"*{legend(advice)}.*"]
-    quickest = fastest.fastest_line(advice, lambda policy: f"`{short_policy(policy)}`")
-    lines += [f"*{quickest}.*"] if quickest else []
-    uncounted = fastest.uncounted_note(advice, lambda policy: f"`{short_policy(policy)}`")
-    lines += [f"*Note: {uncounted}.*"] if uncounted else []
-    lines += [f"*Note: {note}.*" for note in advice.notes]
-    ran = run_note(advice)
-    if ran:
-        lines.append(f"*{ran}.*")
+    table = policy_table(advice, budget)
+    lines.append("| | policy | " + " | ".join(table.words) + " |")
+    lines.append("|---|---|" + "---:|" * len(table.headers))
+    lines += [f"| {row.mark} | `{row.name}` | " + " | ".join(row.cells) + " |" for row in table.rows]
+    lines += ["", f"*{'; '.join(table.legend())}.*"]
+    lines += [f"*{note}.*" for note in notes(advice, lambda policy: f"`{short_policy(policy)}`")]
     checked = fit_check_line(advice)
     lines += [f"*{checked}*"] if checked else []
-    rejected = rejections(advice)
-    if rejected:
-        lines += ["", "**Rejected by JAX:**", ""]
-        lines += [f"- {line}" for line in rejected]
-    failed = compile_failures(advice)
-    if failed:
-        lines += ["", "**Did not compile:**", ""]
-        lines += [f"- {line}" for line in failed]
+    for title, found in (
+        ("Rejected by JAX", rejections(advice)),
+        ("Did not compile", compile_failures(advice)),
+    ):
+        lines += ["", f"**{title}:**", "", *(f"- {line}" for line in found)] if found else []
     lines += _no_effect_markdown(advice, root)
     current = advice.current
     if current is not None and current.residuals:
-        lines += ["", f"**The current policy keeps** ({policy_summary(current)}):", ""]
         lines += [
-            f"- `{r.label}` {residual_line(r, root, count)[len(r.label) + 1 :]}"
-            for r, count in grouped(current.residuals)
+            "",
+            f"**The current policy keeps** ({policy_summary(current)}), by the line that made it:",
+            "",
         ]
+        kept, rest = residual_rows(current.residuals, root, residuals)
+        lines += [f"- `{where}` {size}: {what}" for where, size, what in kept]
+        lines += [f"- {rest}"] if rest else []
     if budget is not None:
         lines.append("")
+        suggested = table.suggested
         if suggested is None:
             lines.append(no_fit(advice, budget))
         else:
@@ -442,8 +261,7 @@ def format_markdown(advice: Advice, root: Path | None, budget: int | None = None
             lines += [f"*Chosen by the measured step times: {slower_words(slower)}.*"] if slower else []
     lines += [
         "",
-        "Residuals as JAX records them for the backward pass (not XLA's peak memory: that is "
-        "what peak (est.) estimates, and compiled temp measures); "
-        "recompute counts `dot_general`/convolution FLOPs done again in the backward pass.",
+        "Residuals as JAX records them for the backward pass: not XLA's peak memory, which peak (est.) "
+        "estimates and the compiled columns measure.",
     ]
     return "\n".join(lines) + "\n"

@@ -22,7 +22,9 @@ from dataclasses import replace
 from pathlib import Path
 
 from jax_lsp.engine.files import discover
-from jax_lsp.trace.advisor.advice import Advice, Setting, relative, setting_name
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.policy_advice import Setting, setting_name
 
 
 def _literals(tree: ast.AST, name: str) -> Iterator[ast.Constant]:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from jax_lsp.trace.advisor import runs
 
 if TYPE_CHECKING:
-    from jax_lsp.trace.advisor.advice import PolicyAdvice
+    from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
     from jax_lsp.trace.compile_target import CompileTarget
 
 

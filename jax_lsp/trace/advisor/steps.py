@@ -6,10 +6,11 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.compiled import COMPILE_FIELDS
 from jax_lsp.trace.advisor.fit import check_fit
 from jax_lsp.trace.advisor.pipeline import Pipeline, Plan, Step
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.runs import DeviceRuns, read_step_run
 from jax_lsp.trace.advisor.setting import with_setting
 from jax_lsp.trace.advisor.sizes import format_bytes

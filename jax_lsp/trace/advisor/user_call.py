@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from jax_lsp.trace.advisor.advice import PolicyAdvice
+    from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 
 
 @dataclass(frozen=True)
@@ -40,8 +40,9 @@ class UserCall:
         return "\n".join(block) == self.text
 
     def to_json(self, path: str | None, suggested: PolicyAdvice | None) -> dict[str, Any]:
-        """The contract's ``user_call``, its ``path`` as the contract shows paths, and the edit of
-        it that gives the ``suggested`` policy (`new_text`)."""
+        """The contract's ``user_call``: its ``path`` as the contract shows paths, where the value
+        is (``line``, ``column`` to ``end_line``, ``end_column``: `read_user_call` reads it back),
+        and the edit of it that gives the ``suggested`` policy (`new_text`)."""
         new_text = self.new_text(suggested) if suggested is not None else None
         edit = None
         if new_text is not None:
@@ -51,6 +52,9 @@ class UserCall:
         return {
             "path": path,
             "line": self.line,
+            "column": self.column,
+            "end_line": self.end_line,
+            "end_column": self.end_column,
             "keyword": self.keyword,
             "text": self.text,
             "callee": self.callee,

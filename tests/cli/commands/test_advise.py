@@ -25,14 +25,10 @@ from jax_lsp.cli import main
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.cli.site_argument import repository_root
 from jax_lsp.engine.project import project_root
-from jax_lsp.trace.advisor.advice import (
-    Advice,
-    Compiled,
-    PolicyAdvice,
-    Residual,
-    Select,
-    relative,
-)
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.compiled import Compiled
+from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice, Residual, Select
 from jax_lsp.trace.advisor.report import format_markdown, host_traffic
 from jax_lsp.trace.advisor.sizes import parse_size
 from tests.advisor_reference import assert_lists_what_jax_lists, reference_residuals
@@ -230,6 +226,33 @@ def test_markdown(cli, capsys):
     assert "not XLA's peak memory" in out
 
 
+def test_what_the_policy_keeps_by_line_largest_first_and_every_one_on_request(cli, capsys):
+    """Under the table, one line per source line (the arguments one), the largest first, the rest
+    summed; `--residuals all` lists every one; the JSON keeps every residual whatever it says."""
+    site = [f"{MLP}:{line_of(MLP)}", "--example", "mlp.py:example", "--policies", "nothing_saveable"]
+
+    def kept(*argv):
+        assert cli(["advise", *site, *argv]) == 0
+        out = capsys.readouterr().out.splitlines()
+        start = next(i for i, line in enumerate(out) if line.startswith("The current policy keeps"))
+        return [line.split(None, 3) for line in out[start + 1 :] if line.startswith("  ")]
+
+    one = kept("--residuals", "1")
+    assert one[0][:3] == ["arguments", "4.5", "KiB"] and one[0][3].startswith(
+        "w1 f32[16,32], w2 f32[32,16], x f32[8,16]"
+    )
+    assert one[1:] == [["...", "2", "more", "arrays, 1.5 KiB (--residuals all lists them)"]]
+    every = kept("--residuals", "all")
+    assert [(row[0].rpartition("/")[2], row[1], row[2]) for row in every] == [
+        ("arguments", "4.5", "KiB"),
+        ("mlp.py:7", "1", "KiB"),
+        ("mlp.py:9", "512", "B"),
+    ]
+    assert every[1][3] == "f32[8,32] output of dot_general · saved by the policy"
+    code, data = _json(cli, capsys, *site, "--residuals", "1")
+    assert code == 0 and len(next(p for p in data["policies"] if p["current"])["residuals"]) == 5
+
+
 def test_compile_adds_the_compiled_step_and_its_column(cli, capsys):
     site = f"{MLP}:{line_of(MLP)}"
     example = ["--example", "mlp.py:example", "--policies", "nothing_saveable"]
@@ -290,8 +313,10 @@ def test_plot_draws_every_candidate(cli, plotted, capsys, tmp_path):
     titles = sorted(m.findtext("{http://www.w3.org/2000/svg}title").split(":")[0] for m in markers)
     # with a budget, the candidates compiled to check the suggestion; the others are named
     assert titles == sorted(data["fit_check"]["policies"])
-    undrawn = ElementTree.tostring(root, encoding="unicode").count("not compiled (the budget's suggestion")
-    assert undrawn == len(data["policies"]) - len(titles)
+    texts = " ".join(e.text or "" for e in root.iter("{http://www.w3.org/2000/svg}text"))
+    # one line names them all, the reason once
+    undrawn = texts.split("Not drawn, not compiled (the budget's suggestion did not need it): ")[1]
+    assert undrawn.count(", ") + 1 >= len(data["policies"]) - len(titles) and "Not drawn" not in undrawn
     [current] = [m for m in markers if "current" in m.get("class").split()]
     [suggested] = [m for m in markers if "suggested" in m.get("class").split()]
     assert current.findtext("{http://www.w3.org/2000/svg}title").startswith(

@@ -71,13 +71,18 @@ def test_a_budget_suggests_only_a_policy_whose_compiled_step_fits(cli, capsys):
     assert f"Compiled {len(checked)} candidates to check that the suggestion fits (" in out
 
 
-def test_long_policies_are_shortened_with_a_legend(cli, capsys):
+def test_long_policies_are_abbreviated_with_a_legend(cli, capsys):
+    """A policy too long for a row of 120 characters is its abbreviation (the one Compare and the
+    chart show), written in full under the table."""
     assert cli(["advise", *MLP_SITE]) == 0
     out = capsys.readouterr().out.splitlines()
     table = out[1 : out.index("(* current policy)")]
     assert all(len(row) <= TABLE_WIDTH for row in table)
     offload = "save_and_offload_only_these_names(names_which_can_be_saved=[], names_which_can_be_offloaded"
-    [row] = [row for row in table if "save_and_offload_only_these_names(…) [" in row]
-    number = row.split("(…) [")[1].split("]")[0]
-    [legend] = [line for line in out if line.startswith(f"[{number}] ")]
-    assert legend.startswith(f"[{number}] {offload}")
+    [row] = [row for row in table if row.split()[:3] == ["offload", "names(h,", "y)"]]
+    assert "save_and_offload" not in row
+    [legend] = [line for line in out if line.startswith("offload names(h, y): ")]
+    assert (
+        legend
+        == f"offload names(h, y): {offload}=['h', 'y'], offload_src='device', offload_dst='pinned_host')"
+    )

@@ -11,8 +11,9 @@ from pathlib import Path
 from jax_lsp.core.findings import Edit, Position, Span
 from jax_lsp.server.features.advisor import shown, suggested
 from jax_lsp.server.features.advisor.advised import EDITED, FROM_DISK, Advised, AdvisedFiles, advised
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, Residual, Select, Selector, Setting
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.compiled import Compiled
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice, Residual, Select, Selector, Setting
 from jax_lsp.trace.advisor.sites import DEFAULT
 from jax_lsp.trace.mapping import LineEdit
 

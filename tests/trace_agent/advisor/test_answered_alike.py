@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import pytest
 
+from jax_lsp.trace.advisor.contract import residual_json
 from jax_lsp.trace.advisor.request import advise
 from tests.agent import ADVISOR_FIXTURES, line_of
 
@@ -45,7 +46,7 @@ def _entry(policy):
         "host_bytes": policy.host_bytes,
         "recompute_flops": policy.recompute_flops,
         "peak_bytes": policy.peak_bytes,
-        "residuals": [r.to_json(ADVISOR_FIXTURES) for r in policy.residuals],
+        "residuals": [residual_json(r, ADVISOR_FIXTURES) for r in policy.residuals],
     }
 
 

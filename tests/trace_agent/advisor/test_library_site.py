@@ -14,8 +14,9 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.trace.advisor.advice import Advice
-from jax_lsp.trace.advisor.report import policy_label, suggestion
+from jax_lsp.trace.advisor.report import suggestion
 from jax_lsp.trace.advisor.request import advise
+from jax_lsp.trace.advisor.table import policy_label
 from tests.agent import ADVISOR_FIXTURES, AGENT_PYTHON, AgentTraceService, line_of
 
 pytestmark = pytest.mark.jax  # runs the trace agent under real JAX

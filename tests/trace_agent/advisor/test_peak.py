@@ -11,6 +11,7 @@ import textwrap
 
 import pytest
 
+from jax_lsp.trace.advisor.contract import policy_json
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
 from tests.agent import ADVISOR_FIXTURES, advise_fixture, line_of, skip_unless_agent_runs_this_jax
@@ -312,7 +313,7 @@ def test_a_step_that_does_not_compile_is_listed_with_its_error_and_never_suggest
         assert entry.compiled is None and entry.peak_bytes
         assert "gpu_only_kernel" in entry.compile_error
         assert advice.budgeted_bytes(entry) is None
-        assert entry.to_json(None)["compiled"] is None
+        assert policy_json(entry, None)["compiled"] is None
     assert advice.suggest(2**40) is None
     # without --compile the same steps have their estimates and are suggested
     plain = advise(service, path, line_of(path), example="unlowerable.py:example", root=ADVISOR_FIXTURES)

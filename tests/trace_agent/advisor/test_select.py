@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from jax_lsp.trace.advisor.advice import Advice, Selector
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import Selector
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.setting import with_setting
 from tests.agent import ADVISOR_FIXTURES, line_of, skip_where_agent_lacks_imports

@@ -15,7 +15,9 @@ import textwrap
 
 import pytest
 
-from jax_lsp.trace.advisor.report import format_markdown, short_policy
+from jax_lsp.trace.advisor.contract import target_json
+from jax_lsp.trace.advisor.report import format_markdown
+from jax_lsp.trace.advisor.table import short_policy
 from jax_lsp.trace.compile_target import GiB, parse_target
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.service import site_params
@@ -114,7 +116,7 @@ def test_compiled_for_a_topology_the_figures_are_jaxs_own_topology_compile(servi
         assert advice.fits(entry) is True
     offload = next(p for p in advice.policies if short_policy(p.policy).startswith("offload_dot"))
     assert offload.compiled is not None and offload.compiled.host_temp_bytes
-    assert advice.target_json()["sharding"] == "replicated"  # type: ignore[index]
+    assert target_json(advice)["sharding"] == "replicated"  # type: ignore[index]
 
 
 def test_a_step_larger_than_the_chip_does_not_fit_by_what_xla_says_and_is_no_error(service, libtpu_python):

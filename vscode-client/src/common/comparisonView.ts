@@ -1,23 +1,17 @@
 // The one "Compare policies" panel: a webview beside the code, reused by every comparison,
-// refreshed when the server says the advice it shows changed, never a document to save.
+// redrawn from what the server sends when the advice it shows changes (one answer per click: the
+// notification carries the comparison), never a document to save.
 import { ViewColumn, window, type Disposable, type WebviewPanel } from 'vscode';
-import { comparisonHtml, type Comparison } from './comparison';
+import { comparisonHtml, refreshed, type AdviceChanged, type Comparison, type Shown } from './comparison';
 
 export const COMPARE_POLICIES = 'jax-lsp.comparePolicies';
 export const RUN_POLICIES = 'jax-lsp.runPolicies'; // Compare with each step run on the device (docs/accelerators.md)
 export const ADVICE_CHANGED = 'jax-lsp/adviceChanged';
 const VIEW_TYPE = 'jax-lsp.comparison';
 
-/** The server's `jax-lsp/adviceChanged` notification. */
-export interface AdviceChanged {
-    uri: string;
-    position: { line: number; character: number };
-    stale: string | null;
-}
-
 export class ComparisonView implements Disposable {
     private panel: WebviewPanel | undefined;
-    private shown: { uri: string; line: number; result: Comparison } | undefined;
+    private shown: Shown | undefined;
 
     /** Shows `result` (the comparison of the site at `args` = [uri, position]), in the panel if open. */
     show(result: Comparison, args: unknown[]): void {
@@ -39,22 +33,21 @@ export class ComparisonView implements Disposable {
     }
 
     /**
-     * The advice of a site changed: if it is the one shown, refresh it (`compare` asks the server
-     * again) or, stale, say so without running anything.
+     * The advice of a site changed: redraw the panel if it shows that site (`refreshed`), from
+     * the comparison the notification carries; only a server that sends none is asked (`compare`).
      */
     async adviceChanged(params: AdviceChanged, compare: (args: unknown[]) => Promise<Comparison | undefined>): Promise<void> {
+        if (!this.panel) return;
         const shown = this.shown;
-        // The site shown (a stale one may have moved since): another site's advice leaves the panel as it is.
-        if (!this.panel || !shown || shown.uri !== params.uri || (shown.line !== params.position.line && !shown.result.stale)) return;
-        if (params.stale) {
-            shown.line = params.position.line;
-            shown.result = { ...shown.result, stale: params.stale };
-            this.render();
-            return;
-        }
-        const result = await compare([params.uri, params.position]);
-        if (result && this.shown === shown) {
-            this.shown = { uri: params.uri, line: params.position.line, result };
+        const next = refreshed(shown, params);
+        if (next === 'ask') {
+            const result = await compare([params.uri, params.position]);
+            if (result && this.shown === shown) {
+                this.shown = { uri: params.uri, line: params.position.line, result };
+                this.render();
+            }
+        } else if (next) {
+            this.shown = next;
             this.render();
         }
     }

@@ -2,7 +2,7 @@
 import { type LogOutputChannel, type Uri } from 'vscode';
 import { CloseAction, LanguageClient, RevealOutputChannelOn, type ErrorHandler, type LanguageClientOptions } from 'vscode-languageclient/node';
 import * as readline from 'node:readline';
-import type { Comparison } from './comparison';
+import { RENDERINGS, type Comparison } from './comparison';
 import { COMPARE_POLICIES, RUN_POLICIES } from './comparisonView';
 import { stderrLevel } from './log';
 import type { ServerCommand } from './python';
@@ -48,11 +48,13 @@ export function createClient(
         },
         initializationOptions,
         middleware: {
-            // "Compare policies" and "Run policies on the device" answer the comparison: show it beside the code.
+            // "Compare policies" and "Run policies on the device" answer the comparison: show it beside the
+            // code. The panel asks only for what it reads (RENDERINGS), unless the caller said what it wants.
             executeCommand: async (command, args, next) => {
-                const result = await next(command, args);
-                if ((command === COMPARE_POLICIES || command === RUN_POLICIES) && result?.view) {
-                    hooks.compared(result as Comparison, args);
+                const comparing = command === COMPARE_POLICIES || command === RUN_POLICIES;
+                const result = await next(command, comparing && args.length === 2 ? [...args, { answer: RENDERINGS }] : args);
+                if (comparing && result?.view) {
+                    hooks.compared(result as Comparison, args.slice(0, 2));
                 }
                 return result;
             },

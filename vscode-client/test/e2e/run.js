@@ -172,11 +172,26 @@ async function comparisonPage(page, ready, timeoutMs = 30000) {
                 const table = document.querySelector('table');
                 if (!image || !image.complete || !table) return null;
                 const current = document.querySelector('tr.current code');
+                const width = document.documentElement.clientWidth;
+                const shown = (element) => element.getClientRects().length > 0;
+                // a cell, a header or a line whose text runs past its box or past the page: cut
+                const cut = Array.from(document.querySelectorAll('td, th, p, dt, dd, h2'))
+                    .filter((e) => e.scrollWidth > e.clientWidth + 1 || e.getBoundingClientRect().right > width + 1)
+                    .map((e) => e.textContent);
                 return {
-                    chart: { width: image.naturalWidth, height: image.naturalHeight, above: image.getBoundingClientRect().bottom <= table.getBoundingClientRect().top },
+                    width,
+                    chart: {
+                        width: image.naturalWidth,
+                        height: image.naturalHeight,
+                        scale: image.getBoundingClientRect().width / image.naturalWidth,
+                        above: image.getBoundingClientRect().bottom <= table.getBoundingClientRect().top,
+                    },
                     rows: table.querySelectorAll('tbody tr').length,
-                    fits: table.getBoundingClientRect().right <= document.documentElement.clientWidth + 1,
+                    fits: table.getBoundingClientRect().right <= width + 1 && document.documentElement.scrollWidth <= width + 1,
+                    cut,
+                    headers: Array.from(table.querySelectorAll('th'), (th) => Array.from(th.childNodes).filter((n) => n.nodeType === 3 || shown(n)).map((n) => n.textContent).join('')),
                     current: current ? current.textContent : null,
+                    budget: document.querySelector('h2 + p')?.textContent ?? null,
                     stale: document.querySelector('.stale')?.textContent ?? null,
                     legend: Array.from(document.querySelectorAll('dt'), (dt) => `${dt.textContent}: ${dt.nextElementSibling?.textContent}`),
                 };
@@ -188,6 +203,22 @@ async function comparisonPage(page, ready, timeoutMs = 30000) {
         }
     }
     throw new Error(`the Compare policies page did not show what was expected; last seen: ${JSON.stringify(last)}`);
+}
+
+/** That the page shows every column, cell and line whole (`comparisonPage`), its width in [least, most]. */
+function fitsWhole(found, least, most) {
+    if (!(found.width >= least && found.width <= most)) throw new Error(`the panel is ${found.width} px wide`);
+    if (!found.fits) throw new Error(`the table is wider than the panel: ${JSON.stringify(found)}`);
+    if (found.cut.length) throw new Error(`cut: ${JSON.stringify(found.cut)}`);
+    if (!found.chart.above || found.chart.scale < 0.7) throw new Error(`the chart is too small or misplaced: ${JSON.stringify(found.chart)}`);
+}
+
+/** The Compare panel's place on the page, for a screenshot of it alone. */
+async function panelBox(page) {
+    const tab = await page.locator('.tabs-container .tab', { hasText: 'Compare policies' }).first().boundingBox();
+    const editor = page.locator('.part.editor').first();
+    const whole = await editor.boundingBox();
+    return { x: tab.x, y: whole.y, width: whole.x + whole.width - tab.x, height: whole.height };
 }
 
 async function runCommand(page, title) {
@@ -301,6 +332,41 @@ async function uiTrusted(dir, workspace) {
             await page.mouse.move(0, 0);
             await page.waitForTimeout(500);
             await page.screenshot({ path: path.join(OUT, 'advise-compare-vscode.png') });
+        }, page);
+        await check('trusted UI: Compare fits a 460 px panel and a 1280 px one, nothing cut, the chart near its size', async () => {
+            // 1280 x 800 with the Explorer open (issue 50): the panel beside mlp.py is about 460 px wide
+            await page.setViewportSize({ width: 1280, height: 800 });
+            await page.mouse.move(0, 0);
+            const narrow = await comparisonPage(page, (found) => found.rows > 0 && found.width < 520);
+            log('Compare at 1280 x 800:', JSON.stringify({ ...narrow, legend: undefined }));
+            fitsWhole(narrow, 430, 520);
+            if (!narrow.headers.includes('comp.') || narrow.headers.includes('computed')) throw new Error(`not abbreviated: ${narrow.headers}`);
+            await page.waitForTimeout(500);
+            await page.screenshot({ path: path.join(OUT, 'compare-460px.png'), clip: await panelBox(page) });
+            // the side bar closed, the window wide: the panel is about 1280 px
+            await page.keyboard.press('Control+B');
+            await page.setViewportSize({ width: 2620, height: 900 });
+            const wide = await comparisonPage(page, (found) => found.rows > 0 && found.width > 1200);
+            log('Compare at 2620 x 900, no side bar:', JSON.stringify({ ...wide, legend: undefined }));
+            fitsWhole(wide, 1200, 1360);
+            if (!wide.headers.includes('computed') || wide.headers.includes('comp.')) throw new Error(`abbreviated: ${wide.headers}`);
+            if (wide.chart.scale !== 1) throw new Error(`the chart is not at its size: ${JSON.stringify(wide.chart)}`);
+            await page.mouse.move(0, 0);
+            await page.waitForTimeout(500);
+            await page.screenshot({ path: path.join(OUT, 'compare-1280px.png'), clip: await panelBox(page) });
+            await page.keyboard.press('Control+B');
+            await page.setViewportSize({ width: 1400, height: 860 });
+        }, page);
+        await check('trusted UI: Compare redraws when the budget setting changes', async () => {
+            const before = await comparisonPage(page, (found) => found.rows > 0 && /24 MiB/.test(found.budget));
+            changeWorkspaceSettings(workspace, { 'jax-lsp.advise.budget': '20MiB' });
+            try {
+                const after = await comparisonPage(page, (found) => found.rows > 0 && /20 MiB/.test(found.budget), 90000);
+                log('Panel after the budget changed:', JSON.stringify({ before: before.budget, after: after.budget }));
+            } finally {
+                fs.rmSync(path.join(workspace, '.vscode'), { recursive: true, force: true }); // the user's 24 MiB again
+            }
+            await comparisonPage(page, (found) => found.rows > 0 && /24 MiB/.test(found.budget), 90000);
         }, page);
         await check('trusted UI: the quick fix makes the advice stale (lens and panel say so), the save advises again', async () => {
             await page.locator('.monaco-editor .view-line', { hasText: 'policy=' }).first().click();

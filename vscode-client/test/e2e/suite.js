@@ -166,10 +166,13 @@ async function adviseChecks(folder, modelDoc) {
 
     await check('trusted: advisor: Compare policies answers every candidate and shows one webview panel, no document', async () => {
         assert.ok(lens, 'not advised');
-        compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments);
+        // every rendering, named (the panel asks for its view and chart only: comparison.ts's RENDERINGS)
+        const every = { answer: ['markdown', 'view', 'text', 'chart', 'advice'] };
+        compared = await vscode.commands.executeCommand(COMPARE, ...lens.command.arguments, every);
         const { markdown, advice } = compared;
         // The budget's suggestion was checked by compiling what it depends on (as `advise --budget`).
-        assert.match(markdown, /^\| \| policy \| saves \| computed \| arguments \| host \| peak \(est\.\) \| compiled temp \| recompute \|$/m);
+        // ...and the compiled ones have a predicted step (on this CPU: `cpu step (est.)`, step_time.py)
+        assert.match(markdown, /^\| \| policy \| saves \| computed \| arguments \| host \| peak \(est\.\) \| compiled temp \| recompute \| cpu step \(est\.\) \|$/m);
         const policies = advice.policies.map((p) => SHORT(p.policy));
         for (const ready of ['nothing_saveable', 'dots_saveable', 'dots_with_no_batch_dims_saveable', 'everything_saveable',
             'save_only_these_names(\'hidden\', \'out\')']) {
@@ -178,8 +181,8 @@ async function adviseChecks(folder, modelDoc) {
         for (const policy of policies) {
             assert.ok(markdown.includes(`| \`${policy}\` |`), `no table row for ${policy}:\n${markdown}`);
         }
-        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 5 MiB \| 33 MiB \| 0 \| 21 MiB \| [^|]* \| 4\.29 GFLOP \|$/m);
-        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [^|]+ \| [\d.]+ MiB \| [^|]+ \| [\d.]+ MiB \| [\d.]+ [KM]iB \| 0 \|$/m);
+        assert.match(markdown, /^\| current \| `save_only_these_names\('hidden', 'out'\)` \| 5 \| 5 MiB \| 33 MiB \| 0 \| 21 MiB \| [^|]* \| 4\.29 GFLOP \| [^|]+ \|$/m);
+        assert.match(markdown, /^\| suggested \| `[^`]+` \| \d+ \| [^|]+ \| [\d.]+ MiB \| [^|]+ \| [\d.]+ MiB \| [\d.]+ [KM]iB \| 0 \| [\d.]+ m?s \|$/m);
         // The panel's layout is the server's (`view`), as Neovim's buffer shows it.
         const current = compared.view.rows.find((row) => row.mark === 'current');
         assert.strictEqual(current && current.label, 'names(hidden, out)', JSON.stringify(compared.view.rows));

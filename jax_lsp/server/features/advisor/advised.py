@@ -15,7 +15,8 @@ from pathlib import Path
 
 from jax_lsp.core.findings import Position, Span
 from jax_lsp.server.features.advisor.text import over_edit
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.mapping import LineEdit
 
 EDITED = "the site changed since it was advised"

@@ -32,12 +32,14 @@ from jax_lsp.server.features.advisor.text import disk_text
 from jax_lsp.server.features.advisor.words import log_line, not_compiled, why_suggested
 from jax_lsp.server.logs import log
 from jax_lsp.server.registry import REQUEST_FAILED, LanguageFeature
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
+from jax_lsp.trace.advisor.contract import relative
 from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
 from jax_lsp.trace.advisor.pipeline import Cancel
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, anchor_of_line, default_policy_edits
@@ -52,7 +54,22 @@ if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
     from jax_lsp.server.settings import ServerSettings
 
-ADVICE_CHANGED = "jax-lsp/adviceChanged"  # a notification: {uri, position, stale}, for views of an advice
+ADVICE_CHANGED = "jax-lsp/adviceChanged"  # a notification: {uri, position, stale[, comparison]}
+# What Compare and Run answer, each a rendering of the advice (docs/advise.md). A client names the
+# ones it reads in the commands' optional third argument, {"answer": [...]} (every one without it);
+# jax-lsp/adviceChanged then carries those of the fresh advice, so that its view redraws unasked.
+# The view, its text and the chart mark as suggested what the quick fix offers (`suggestion`).
+RENDERINGS: dict[str, Callable[[Advice, Path, int | None], Any]] = {
+    "markdown": format_markdown,
+    "view": lambda advice, root, budget: comparison_view(advice, root, budget, suggested.suggestion),
+    "text": lambda advice, root, budget: comparison_text(
+        comparison_view(advice, root, budget, suggested.suggestion)
+    ),
+    "chart": lambda advice, root, budget: chart_svg(
+        [advice], root, budget, names=False, suggest=suggested.suggestion
+    ),
+    "advice": lambda advice, root, budget: advice.to_contract(root, budget),
+}
 DOCS = f"{PROJECT_URL}/blob/main/docs/advise.md#the-example"
 
 
@@ -64,6 +81,7 @@ class AdvisorFeature(LanguageFeature):
         self.advised = AdvisedFiles()
         # per open file with `"file.py:LINE"` example keys: where their lines are in its buffer
         self.key_lines: dict[str, KeyLines] = {}
+        self.viewed: tuple[str, ...] = ()  # the renderings the client's view of a comparison reads
 
     @property
     def trusted(self) -> bool:
@@ -164,12 +182,17 @@ class AdvisorFeature(LanguageFeature):
 
     def announce(self, path: Path, found: Advised) -> None:
         """Tell the client that the advice of a site changed (new, or stale), so that a view of
-        it (VS Code's Compare panel) refreshes: ``{uri, position, stale}``, the position the
-        commands take."""
+        it (VS Code's Compare panel) redraws: ``{uri, position, stale}``, the position the
+        commands take, and with a fresh advice its ``comparison`` in the renderings the client's
+        view asked for (`viewed`), so that it need not ask again."""
         uri = path_to_uri(path)
         start = self.server.to_lsp_range(uri, found.span).start
         position = {"line": start.line, "character": start.character}
-        self.server.protocol.notify(ADVICE_CHANGED, {"uri": uri, "position": position, "stale": found.stale})
+        params: dict[str, Any] = {"uri": uri, "position": position, "stale": found.stale}
+        if found.stale is None and self.viewed:
+            comparison = self._comparison(found.advice, self._root(path), self._budget(), self.viewed)
+            params["comparison"] = {**comparison, "stale": None, "quick_fix": self._quick_fix(found)}
+        self.server.protocol.notify(ADVICE_CHANGED, params)
 
     # -- commands ------------------------------------------------------------------------
     def _arguments(self, command: str, arguments: tuple[Any, ...]) -> tuple[Path, Position]:
@@ -184,8 +207,9 @@ class AdvisorFeature(LanguageFeature):
         return advice.to_contract(self._root(path), self._budget())
 
     async def compare_command(self, *arguments: Any) -> dict:
-        """The Markdown table of the site's advice and its chart, an SVG (advised first if it has none)."""
-        path, position = self._arguments(COMPARE, arguments)
+        """The site's comparison (advised first if it has none): the renderings asked for."""
+        path, position = self._arguments(COMPARE, arguments[:2])
+        answer = self._asked(arguments[2:])
         found = self.advised.at(path, position.line)
         if found is None or found.stale is not None:
             with self.server.protocol.cancellation() as cancelled:
@@ -194,7 +218,7 @@ class AdvisorFeature(LanguageFeature):
         else:
             advice = found.advice
         return {
-            **self._comparison(advice, self._root(path), self._budget()),
+            **self._comparison(advice, self._root(path), self._budget(), answer),
             "stale": found.stale if found is not None else None,
             "quick_fix": self._quick_fix(found),
         }
@@ -202,26 +226,32 @@ class AdvisorFeature(LanguageFeature):
     async def run_command(self, *arguments: Any) -> dict:
         """The site advised again with each candidate's step run on the local accelerator
         (`advise --run`): its comparison, with the measured step times and peaks."""
-        path, position = self._arguments(RUN, arguments)
+        path, position = self._arguments(RUN, arguments[:2])
+        answer = self._asked(arguments[2:])
         with self.server.protocol.cancellation() as cancelled:
             advice = await self.advise(path, position, cancelled=cancelled, progress=True, run=True)
         found = self.advised.at(path, position.line)
         return {
-            **self._comparison(advice, self._root(path), self._budget()),
+            **self._comparison(advice, self._root(path), self._budget(), answer),
             "quick_fix": self._quick_fix(found),
         }
 
-    def _comparison(self, advice: Advice, root: Path, budget: int | None) -> dict:
-        """The comparison's ``view`` (`trace.advisor.comparison`), as ``text`` too, its Markdown
-        table, its chart and the JSON contract: what Compare and Run answer."""
-        view = comparison_view(advice, root, budget)
-        return {
-            "markdown": format_markdown(advice, root, budget),
-            "view": view,
-            "text": comparison_text(view),
-            "chart": chart_svg([advice], root, budget),
-            "advice": advice.to_contract(root, budget),
-        }
+    def _asked(self, extra: tuple[Any, ...]) -> tuple[str, ...]:
+        """The renderings a command's optional third argument, ``{"answer": [...]}``, asks for
+        (every one without it); a client that names them has a view that reads them (`viewed`)."""
+        asked = extra[0].get("answer") if extra and isinstance(extra[0], dict) else None
+        if not isinstance(asked, list):
+            return tuple(RENDERINGS)
+        self.viewed = tuple(name for name in RENDERINGS if name in asked)
+        return self.viewed
+
+    def _comparison(
+        self, advice: Advice, root: Path, budget: int | None, answer: Sequence[str] = tuple(RENDERINGS)
+    ) -> dict:
+        """The renderings ``answer`` names (`RENDERINGS`): the comparison's ``view``
+        (`trace.advisor.comparison`) and its ``text``, its chart, its Markdown table and the JSON
+        contract: what Compare and Run answer."""
+        return {name: RENDERINGS[name](advice, root, budget) for name in answer}
 
     def _root(self, path: Path) -> Path:
         return project_root(path, self.server.roots)

@@ -11,8 +11,8 @@ from jax_lsp.server.features.advisor.advised import Advised
 from jax_lsp.server.features.advisor.suggested import suggestion
 from jax_lsp.server.features.advisor.words import budget_meaning, lens_summary, target_name, why_suggested
 from jax_lsp.trace.advisor.hints import LineHint, line_hints
-from jax_lsp.trace.advisor.report import short_policy
 from jax_lsp.trace.advisor.sites import DEFAULT
+from jax_lsp.trace.advisor.table import short_policy
 
 # The commands the lens runs (the server registers them; docs/advise.md, "In the editor").
 ADVISE = "jax-lsp.advisePolicy"

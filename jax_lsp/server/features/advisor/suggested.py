@@ -14,8 +14,10 @@ from jax_lsp.core.findings import Edit, Finding, Fix, Position, Span
 from jax_lsp.server.features.advisor.advised import Advised
 from jax_lsp.server.features.advisor.text import laid_out
 from jax_lsp.server.features.advisor.words import why_suggested
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
-from jax_lsp.trace.advisor.report import no_effect_reason, short_policy
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
+from jax_lsp.trace.advisor.report import no_effect_reason
+from jax_lsp.trace.advisor.table import short_policy
 from jax_lsp.trace.advisor.user_call import UserCall, key_literal
 
 QUICK_FIX = "Use the suggested policy"

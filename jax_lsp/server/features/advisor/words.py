@@ -3,17 +3,12 @@
 
 from __future__ import annotations
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.fastest import lens_words
-from jax_lsp.trace.advisor.report import (
-    figures_for,
-    host_traffic,
-    passed_over,
-    policy_summary,
-    short_policy,
-    slower_words,
-)
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
+from jax_lsp.trace.advisor.report import figures_for, host_traffic, passed_over, policy_summary, slower_words
 from jax_lsp.trace.advisor.sizes import format_bytes
+from jax_lsp.trace.advisor.table import short_policy
 
 
 def lens_summary(advice: Advice, current: PolicyAdvice) -> str:
