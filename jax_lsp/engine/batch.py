@@ -1,6 +1,6 @@
 """Checking a whole tree at once (`jax-lsp check`): a byte search skips the files that cannot
-hold a site, a result cache skips the unchanged ones, and the rest are checked on several
-processes. Cross-module findings are kept: a module whose policies other files use is checked
+hold a site, a result cache skips the unchanged ones, and the rest are checked here and, on a
+large tree, on processes forked once a file is checked. Cross-module findings are kept: a module whose policies other files use is checked
 last, with those uses, in this process.
 """
 
@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from jax_lsp.core.findings import Finding, InternalError
+from jax_lsp.core.findings import Finding
 from jax_lsp.core.notebooks.files import file_could_hold_site
 from jax_lsp.engine.files import discover_names
 from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
@@ -21,12 +21,10 @@ from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 # runs none of it, and start-up time is most of such a run.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from jax_lsp.core.config import Settings
     from jax_lsp.core.policies.resolve import ResolvedPolicy
     from jax_lsp.core.policies.sites import Site
-    from jax_lsp.engine.jedi_names import Answer as JediAnswer
+    from jax_lsp.engine.forked import InChild, Turns
     from jax_lsp.engine.jedi_names import FileStats
-    from jax_lsp.engine.jedi_names import Key as JediKey
     from jax_lsp.engine.workspace import Workspace
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
@@ -194,7 +192,7 @@ def _check_tree(
         workspace.jedi.preload(cache.jedi_answers(digests))
     own, todo = _from_cache(keys, cache, digests)
     if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):
-        checked = _check_on_processes(workspace, todo, cache is not None, own, digests, jobs)
+        checked = _check_here(workspace, todo, own, digests, jobs)  # the processes read the files too
     else:
         with contextlib.ExitStack() as ahead:
             if jobs > 1:
@@ -202,7 +200,7 @@ def _check_tree(
             checks = _read_here(todo, cache, own, digests)
             if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:
                 ahead.close()  # the processes check the files, and read the tags each
-                checked = _check_on_processes(workspace, checks, cache is not None, own, digests, jobs)
+                checked = _check_here(workspace, checks, own, digests, jobs)
             else:
                 checked = _check_here(workspace, checks, own, digests)
     if cache is not None:
@@ -276,22 +274,74 @@ def _read_here(
 
 
 def _check_here(
-    workspace: Workspace, todo: list[tuple[str, str]], own: dict[str, FileResult], digests: _Digests
+    workspace: Workspace,
+    todo: Sequence[tuple[str, str | None]],
+    own: dict[str, FileResult],
+    digests: _Digests,
+    jobs: int = 1,
 ) -> list[str]:
-    """Checks each file in this process, adding its result to `own`; the files checked."""
+    """Checks each file, adding its result to `own`; the files checked. A file still to be read
+    (its digest None) is read and filtered first, and its digest taken if the cache wants it.
+
+    With `jobs` > 1, `jobs - 1` forked processes share the work (`_check_beside`): the files go
+    in chunks, the largest first, to whichever process asks first. They are forked once this
+    one has checked a file: what that check made for the whole project (the installed JAX's
+    facts, the new-remat switch, the modules its sites led to) is theirs then, not made again
+    by each, and neither is the analysis imported again."""
+    from jax_lsp.engine.forked import MAX_TURNS, InChild, Turns  # here: most checks fork nothing
+
+    if jobs > 1:  # the largest first, so that no process is left with a big one at the end
+        todo = sorted(todo, key=lambda item: -_size(item[0]))
+    size = max(WORKER_CHUNK, -(-len(todo) // MAX_TURNS))
+    chunks = [list(todo[at : at + size]) for at in range(0, len(todo), size)]
+    checked: list[str] = []
     targeted: set[str] = set()
-    with _collect_garbage_rarely():
-        for count, (key, key_digest) in enumerate(todo):
-            if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
-                gc.collect()
-            own[key] = check_own(workspace, key, key_digest, digests, digests.for_cache)
-            targeted.update(own[key].targets)
-            # Kept: a module whose sites reach others, or whose policies others reach, is
-            # needed again when the modules it shares policies with are checked together; and
-            # one writing tags, read again when a later check asks for the tags.
-            if not own[key].targets and key not in targeted and not _writes_tags(workspace, key):
-                workspace.release(key)
-    return [key for key, _ in todo]
+
+    def beside() -> list[bytes]:
+        return [_check_beside(workspace, chunks, turns, digests.for_cache)]
+
+    with Turns(len(chunks)) as turns, contextlib.ExitStack() as forked, _collect_garbage_rarely():
+        helpers: list[InChild[bytes]] = []
+        done = set()
+        for index in turns:
+            for key, key_digest in chunks[index]:
+                result = _check_one(workspace, key, key_digest, own, digests)
+                if result is None:
+                    continue
+                checked.append(key)
+                if len(checked) % GC_EVERY_FILES == 0:
+                    gc.collect()
+                targeted.update(result.targets)
+                # Kept: a module whose sites reach others, or whose policies others reach, is
+                # needed again when the modules it shares policies with are checked together;
+                # and one writing tags, read again when a later check asks for the tags.
+                if not result.targets and key not in targeted and not _writes_tags(workspace, key):
+                    workspace.release(key)
+                if len(helpers) < jobs - 1:
+                    helpers += [forked.enter_context(InChild(beside)) for _ in range(jobs - 1)]
+            done.add(index)
+        for helper in helpers:
+            done.update(_take_checked(workspace, helper, own, digests, checked))
+        for index in sorted(set(range(len(chunks))) - done):  # a process that failed: its files here
+            for key, key_digest in chunks[index]:
+                if _check_one(workspace, key, key_digest, own, digests) is not None:
+                    checked.append(key)
+    return checked
+
+
+def _check_one(
+    workspace: Workspace, key: str, key_digest: str | None, own: dict[str, FileResult], digests: _Digests
+) -> FileResult | None:
+    """One file's result, also put in `own`; None when it cannot hold a site. A file still to
+    be read (`key_digest` None) is read and filtered first."""
+    if key_digest is None:
+        found = digests.of_file(key)
+        if found is None or not found[1]:
+            return None
+        key_digest = found[0]
+        assert key_digest is not None  # a file that could hold a site always gets its digest
+    own[key] = check_own(workspace, key, key_digest, digests, digests.for_cache)
+    return own[key]
 
 
 def _package_tags_ahead(workspace: Workspace, keys: list[str]) -> contextlib.AbstractContextManager[None]:
@@ -376,54 +426,66 @@ def _reached_in(workspace: Workspace, user: str, target: str) -> list[tuple[Site
 
 
 # Processes -------------------------------------------------------------------------------
-_worker: Workspace | None = None
+# What a forked process sends back of each file it read or checked: the file, its (digest, could
+# hold a site) where it read it, its result (None: it cannot hold a site), its internal errors and
+# jedi's counts of it.
+_Checked = tuple[str, "tuple[str | None, bool] | None", "FileResult | None", list, "FileStats | None"]
 
 
-def _start_worker(
-    roots: list[Path],
-    settings: Settings,
-    interpreter: str | None,
-    findings_only: bool,
-    buffers: dict[str, str],
-    jedi_answers: dict[str, dict[JediKey, JediAnswer]],
-) -> None:
-    global _worker
-    from jax_lsp.engine.workspace import Workspace
+def _check_beside(workspace: Workspace, chunks: list[_ToDo], turns: Turns, digest_always: bool) -> bytes:
+    """In a forked process: the chunks of files it takes its turn at, read and checked, as
+    pickled (chunk numbers, [_Checked, ...], jedi's fresh answers). Its digests go to the
+    parent's cache (`digest_always`: the digest of every file read)."""
+    import pickle
 
-    gc.disable()
-    _worker = Workspace(roots, settings, interpreter, findings_only=findings_only)
-    for path, text in buffers.items():
-        _worker.set_document(path, text)
-    _worker.assume_unchanging()  # as its parent's check_tree does
-    _worker.jedi.preload(jedi_answers)
+    errors = workspace.internal_errors  # the parent's, as they were at the fork: only new ones go back
+    digests = _Digests(workspace)
+    taken: list[int] = []
+    results: list[_Checked] = []
+    for index in turns:
+        taken.append(index)
+        for key, key_digest in chunks[index]:
+            met = len(errors)
+            found = None
+            if key_digest is None:
+                found = digests.of_file(key, digest_always)
+                if found is None or not found[1]:
+                    results.append((key, found, None, [], None))
+                    continue
+                key_digest = found[0]
+                assert key_digest is not None
+            result = check_own(workspace, key, key_digest, digests, digest_always)
+            if not _writes_tags(workspace, key):
+                workspace.release(key)
+            results.append((key, found, result, errors[met:], workspace.jedi.stats.get(key)))
+            del errors[met:]
+    return pickle.dumps((taken, results, workspace.jedi.take_fresh()))
 
 
-def _check_in_worker(
-    item: tuple[str, str | None, bool],
-) -> tuple[
-    str,
-    tuple[str | None, bool] | None,
-    FileResult | None,
-    list[InternalError],
-    FileStats | None,
-    dict[str, dict[JediKey, JediAnswer]],
-]:
-    """One file's result; a file the parent did not read (its digest None) is read and filtered
-    here first, and its (digest, could hold a site) returned too."""
-    assert _worker is not None
-    key, key_digest, digest_always = item
-    found = None
-    if key_digest is None:
-        found = _Digests(_worker).of_file(key, digest_always)
-        if found is None or not found[1]:
-            return key, found, None, [], None, {}
-        key_digest = found[0]
-        assert key_digest is not None
-    result = check_own(_worker, key, key_digest, _Digests(_worker), for_cache=digest_always)
-    if not _writes_tags(_worker, key):
-        _worker.release(key)
-    errors = _worker.take_internal_errors()
-    return key, found, result, errors, _worker.jedi.stats.pop(key, None), _worker.jedi.take_fresh()
+def _take_checked(
+    workspace: Workspace,
+    helper: InChild[bytes],
+    own: dict[str, FileResult],
+    digests: _Digests,
+    checked: list[str],
+) -> list[int]:
+    """What a forked process checked (`_check_beside`), added to `own`, `checked`, the
+    digests and the workspace; the numbers of the chunks it took (none if it failed)."""
+    import pickle
+
+    (answer,) = helper.items()  # made here, of no chunk, if the process failed
+    taken, results, jedi_answers = pickle.loads(answer)
+    for key, found, result, errors, jedi_stats in results:
+        if found is not None:
+            digests.learn(key, *found)
+        if result is not None:
+            own[key] = result
+            checked.append(key)
+        workspace.internal_errors.extend(errors)
+        if jedi_stats is not None:  # for `check --verbose`
+            workspace.jedi.stats[key] = jedi_stats
+    workspace.jedi.add_fresh(jedi_answers)  # for the result cache
+    return taken
 
 
 def _writes_tags(workspace: Workspace, key: str) -> bool:
@@ -434,57 +496,6 @@ def _writes_tags(workspace: Workspace, key: str) -> bool:
 
     module = workspace.load(key, only_if_site=True)  # the module its check loaded
     return module is not None and TAG_FUNCTION in module.source.text
-
-
-def _check_on_processes(
-    workspace: Workspace,
-    todo: Sequence[tuple[str, str | None]],
-    digest_always: bool,
-    own: dict[str, FileResult],
-    digests: _Digests,
-    jobs: int,
-) -> list[str]:
-    """`_check_here` on `jobs` processes, which also read and filter the files not read yet
-    (digest None; taking the digest of every one if `digest_always`, for the cache)."""
-    import multiprocessing  # here: a re-run that checks few files starts no process (start-up time)
-    from concurrent.futures import ProcessPoolExecutor
-
-    # Imported once here, before the fork, rather than by each process: the processes would
-    # import it at the same time, and it is most of the time before their first file.
-    import jax_lsp.engine.analysis  # noqa: F401
-
-    # The largest files first, so that no process is left with a big one at the end.
-    ordered = sorted(((key, d, digest_always) for key, d in todo), key=lambda item: -_size(item[0]))
-    context = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    )
-    checked = []
-    with ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=context,
-        initializer=_start_worker,
-        initargs=(
-            workspace.roots,
-            workspace.settings,
-            workspace.interpreter,
-            workspace.site_index.findings_only,
-            workspace.buffers(),
-            workspace.jedi.preloaded(),
-        ),
-    ) as pool:
-        for key, found, result, errors, jedi_stats, jedi_answers in pool.map(
-            _check_in_worker, ordered, chunksize=WORKER_CHUNK
-        ):
-            if found is not None:
-                digests.learn(key, *found)
-            if result is not None:
-                own[key] = result
-                checked.append(key)
-            workspace.internal_errors.extend(errors)
-            if jedi_stats is not None:  # for `check --verbose`
-                workspace.jedi.stats[key] = jedi_stats
-            workspace.jedi.add_fresh(jedi_answers)  # for the result cache
-    return checked
 
 
 def _bytes_at_least(limit: int, paths: list[str]) -> bool:

@@ -187,10 +187,6 @@ class Workspace:
         """A block in which no file under the roots changes (a batch run; ProjectFiles.unchanging)."""
         return self.files.unchanging()
 
-    def assume_unchanging(self) -> None:
-        """`unchanging` for the rest of this process (a batch's worker)."""
-        self.files.assume_unchanging()
-
     def in_roots(self, path: Path | str) -> bool:
         return self.imports.root_of(Path(path_key(path))) is not None
 

@@ -1,5 +1,5 @@
-"""The whole-tree check: the result cache (what invalidates an entry) and the process pool
-(the same findings as one process, cross-module ones included)."""
+"""The whole-tree check: the result cache (what invalidates an entry), cross-module findings, the
+named files checked with their users (the forked processes: test_batch_processes)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import pytest
 
 from jax_lsp.core.text import source
 from jax_lsp.engine import Workspace, module_cache
-from jax_lsp.engine.batch import FEW_FILES, PARALLEL_MIN_FILES, PARALLEL_MIN_READ_BYTES, check_paths
+from jax_lsp.engine.batch import FEW_FILES, PARALLEL_MIN_FILES, check_paths
 from jax_lsp.engine.project_files import ProjectFiles
 from tests.cli.runner import run_check
 
@@ -119,39 +119,6 @@ def test_a_corrupt_cache_is_ignored(tmp_path):
     for store in cache.glob("*.json"):
         store.write_text("{not json")
     assert _check(root, cache) == expected
-
-
-def test_processes_find_what_one_process_finds(tmp_path):
-    root = _tree(tmp_path, users=PARALLEL_MIN_FILES + 4)
-    assert (
-        _check(root, None, jobs=2)
-        == _check(root, None, jobs=1)
-        == {
-            "policies.py": [("JAX101", 0)],
-            "local.py": [("JAX101", 1)],
-        }
-    )
-
-
-def test_processes_read_a_large_new_tree_and_the_cache_keeps_what_they_read(tmp_path, monkeypatch):
-    root, cache = _tree(tmp_path), tmp_path / "cache"
-    for n in range(4):  # a large tree, as many bytes of it as starts processes to read it
-        (root / f"plain{n}.py").write_text("x = 1\n" * (PARALLEL_MIN_READ_BYTES // 4 // 6 + 1))
-    expected = _check(root, None, jobs=1)
-    reads: list[str] = []  # in this process: forked processes append to their own copy
-    real = ProjectFiles.read
-    monkeypatch.setattr(
-        ProjectFiles, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
-    )
-    assert (
-        _check(root, cache, jobs=2)
-        == expected
-        == {"policies.py": [("JAX101", 0)], "local.py": [("JAX101", 1)]}
-    )
-    assert not [name for name in reads if name.startswith("plain")]
-    reads.clear()
-    assert _check(root, cache, jobs=2) == expected
-    assert reads == []  # each file's time, size and digest were kept, though read elsewhere
 
 
 def test_the_cli_keeps_its_cache_in_the_project_and_no_cache_writes_none(tmp_path):
