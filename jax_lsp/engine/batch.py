@@ -192,7 +192,7 @@ def _check_tree(
         workspace.jedi.preload(cache.jedi_answers(digests))
     own, todo = _from_cache(keys, cache, digests)
     if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):
-        checked = _check_here(workspace, todo, own, digests, jobs)  # the processes read the files too
+        checked = _check_on_processes(workspace, todo, own, digests, jobs)  # they read the files too
     else:
         with contextlib.ExitStack() as ahead:
             if jobs > 1:
@@ -200,7 +200,7 @@ def _check_tree(
             checks = _read_here(todo, cache, own, digests)
             if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:
                 ahead.close()  # the processes check the files, and read the tags each
-                checked = _check_here(workspace, checks, own, digests, jobs)
+                checked = _check_on_processes(workspace, checks, own, digests, jobs)
             else:
                 checked = _check_here(workspace, checks, own, digests)
     if cache is not None:
@@ -273,75 +273,53 @@ def _read_here(
     return checks
 
 
+class _Here:
+    """The files checked in this process, their results put in `own`; each module is released
+    once checked unless it is needed again."""
+
+    def __init__(self, workspace: Workspace, own: dict[str, FileResult], digests: _Digests) -> None:
+        self._workspace, self._own, self._digests = workspace, own, digests
+        self.checked: list[str] = []
+        self._targeted: set[str] = set()
+
+    def check(self, key: str, key_digest: str | None) -> bool:
+        """Check one file (read and filtered first if `key_digest` is None: not read yet);
+        whether it could hold a site."""
+        workspace = self._workspace
+        if key_digest is None:
+            found = self._digests.of_file(key)
+            if found is None or not found[1]:
+                return False
+            key_digest = found[0]
+            assert key_digest is not None  # a file that could hold a site always gets its digest
+        result = self._own[key] = check_own(
+            workspace, key, key_digest, self._digests, self._digests.for_cache
+        )
+        self.checked.append(key)
+        if len(self.checked) % GC_EVERY_FILES == 0:
+            gc.collect()
+        self._targeted.update(result.targets)
+        # Kept: a module whose sites reach others, or whose policies others reach, is needed
+        # again when the modules it shares policies with are checked together; and one writing
+        # tags, read again when a later check asks for the tags.
+        if not result.targets and key not in self._targeted and not _writes_tags(workspace, key):
+            workspace.release(key)
+        return True
+
+
 def _check_here(
     workspace: Workspace,
     todo: Sequence[tuple[str, str | None]],
     own: dict[str, FileResult],
     digests: _Digests,
-    jobs: int = 1,
 ) -> list[str]:
-    """Checks each file, adding its result to `own`; the files checked. A file still to be read
-    (its digest None) is read and filtered first, and its digest taken if the cache wants it.
-
-    With `jobs` > 1, `jobs - 1` forked processes share the work (`_check_beside`): the files go
-    in chunks, the largest first, to whichever process asks first. They are forked once this
-    one has checked a file: what that check made for the whole project (the installed JAX's
-    facts, the new-remat switch, the modules its sites led to) is theirs then, not made again
-    by each, and neither is the analysis imported again."""
-    from jax_lsp.engine.forked import MAX_TURNS, InChild, Turns  # here: most checks fork nothing
-
-    if jobs > 1:  # the largest first, so that no process is left with a big one at the end
-        todo = sorted(todo, key=lambda item: -_size(item[0]))
-    size = max(WORKER_CHUNK, -(-len(todo) // MAX_TURNS))
-    chunks = [list(todo[at : at + size]) for at in range(0, len(todo), size)]
-    checked: list[str] = []
-    targeted: set[str] = set()
-
-    def beside() -> list[bytes]:
-        return [_check_beside(workspace, chunks, turns, digests.for_cache)]
-
-    with Turns(len(chunks)) as turns, contextlib.ExitStack() as forked, _collect_garbage_rarely():
-        helpers: list[InChild[bytes]] = []
-        done = set()
-        for index in turns:
-            for key, key_digest in chunks[index]:
-                result = _check_one(workspace, key, key_digest, own, digests)
-                if result is None:
-                    continue
-                checked.append(key)
-                if len(checked) % GC_EVERY_FILES == 0:
-                    gc.collect()
-                targeted.update(result.targets)
-                # Kept: a module whose sites reach others, or whose policies others reach, is
-                # needed again when the modules it shares policies with are checked together;
-                # and one writing tags, read again when a later check asks for the tags.
-                if not result.targets and key not in targeted and not _writes_tags(workspace, key):
-                    workspace.release(key)
-                if len(helpers) < jobs - 1:
-                    helpers += [forked.enter_context(InChild(beside)) for _ in range(jobs - 1)]
-            done.add(index)
-        for helper in helpers:
-            done.update(_take_checked(workspace, helper, own, digests, checked))
-        for index in sorted(set(range(len(chunks))) - done):  # a process that failed: its files here
-            for key, key_digest in chunks[index]:
-                if _check_one(workspace, key, key_digest, own, digests) is not None:
-                    checked.append(key)
-    return checked
-
-
-def _check_one(
-    workspace: Workspace, key: str, key_digest: str | None, own: dict[str, FileResult], digests: _Digests
-) -> FileResult | None:
-    """One file's result, also put in `own`; None when it cannot hold a site. A file still to
-    be read (`key_digest` None) is read and filtered first."""
-    if key_digest is None:
-        found = digests.of_file(key)
-        if found is None or not found[1]:
-            return None
-        key_digest = found[0]
-        assert key_digest is not None  # a file that could hold a site always gets its digest
-    own[key] = check_own(workspace, key, key_digest, digests, digests.for_cache)
-    return own[key]
+    """Checks each file in this process, adding its result to `own`; the files checked (a file
+    not read yet, its digest None, is read and filtered first)."""
+    here = _Here(workspace, own, digests)
+    with _collect_garbage_rarely():
+        for key, key_digest in todo:
+            here.check(key, key_digest)
+    return here.checked
 
 
 def _package_tags_ahead(workspace: Workspace, keys: list[str]) -> contextlib.AbstractContextManager[None]:
@@ -432,7 +410,48 @@ def _reached_in(workspace: Workspace, user: str, target: str) -> list[tuple[Site
 _Checked = tuple[str, "tuple[str | None, bool] | None", "FileResult | None", list, "FileStats | None"]
 
 
-def _check_beside(workspace: Workspace, chunks: list[_ToDo], turns: Turns, digest_always: bool) -> bytes:
+def _check_on_processes(
+    workspace: Workspace,
+    todo: Sequence[tuple[str, str | None]],
+    own: dict[str, FileResult],
+    digests: _Digests,
+    jobs: int,
+) -> list[str]:
+    """`_check_here`, with `jobs - 1` forked processes sharing the work (`_check_beside`): the
+    files go in chunks, the largest first, to whichever process asks first. They are forked
+    once this one has checked a file: what that check made for the whole project (the installed
+    JAX's facts, the new-remat switch, the modules its sites led to) is theirs then, not made
+    again by each, and neither is the analysis imported again. The chunks of a process that
+    failed are checked here."""
+    from jax_lsp.engine.forked import MAX_TURNS, InChild, Turns  # here: most checks fork nothing
+
+    ordered = sorted(todo, key=lambda item: -_size(item[0]))  # no process is left with a big one at the end
+    size = max(WORKER_CHUNK, -(-len(ordered) // MAX_TURNS))
+    chunks = [ordered[at : at + size] for at in range(0, len(ordered), size)]
+    here = _Here(workspace, own, digests)
+
+    def beside() -> list[bytes]:
+        return [_check_beside(workspace, chunks, turns, digests.for_cache)]
+
+    with Turns(len(chunks)) as turns, contextlib.ExitStack() as forked, _collect_garbage_rarely():
+        helpers: list[InChild[bytes]] = []
+        done = set()
+        for index in turns:
+            for key, key_digest in chunks[index]:
+                if here.check(key, key_digest) and not helpers:
+                    helpers = [forked.enter_context(InChild(beside)) for _ in range(jobs - 1)]
+            done.add(index)
+        for helper in helpers:
+            done.update(_take_checked(workspace, helper, own, digests, here.checked))
+        for index in sorted(set(range(len(chunks))) - done):
+            for key, key_digest in chunks[index]:
+                here.check(key, key_digest)
+    return here.checked
+
+
+def _check_beside(
+    workspace: Workspace, chunks: list[list[tuple[str, str | None]]], turns: Turns, digest_always: bool
+) -> bytes:
     """In a forked process: the chunks of files it takes its turn at, read and checked, as
     pickled (chunk numbers, [_Checked, ...], jedi's fresh answers). Its digests go to the
     parent's cache (`digest_always`: the digest of every file read)."""
