@@ -148,9 +148,17 @@ def check_own(
     """One file's findings from its own sites, and (`for_cache`) the modules its analysis read
     with their digests, which only the cache needs: the names index reads every file. The file
     is parsed as far as its sites need (a `def` or `class` holding no trigger waits until a site
-    leads to it): a syntax error that no site reaches is left to the tools that read it."""
+    leads to it): a syntax error that no site reaches is left to the tools that read it. A file
+    that its text shows to hold no site (`engine.defined_callees`) is not parsed at all."""
     from jax_lsp.engine.analysis import check_module, reached_elsewhere
+    from jax_lsp.engine.defined_callees import files_showing_no_site
 
+    showing = files_showing_no_site(workspace, key)
+    if showing is not None:
+        # A file gone since it was read has no digest: "" matches none, and the file is checked again.
+        return FileResult(
+            own_digest, {path: digests(path) or "" for path in showing} if for_cache else {}, (), ()
+        )
     with workspace.recording_loads() as loaded:
         module = workspace.load(key, only_if_site=True)
         if module is None:
@@ -513,7 +521,7 @@ def _writes_tags(workspace: Workspace, key: str) -> bool:
     cost as much as its own check's parse: JAX's `api_test.py`)."""
     from jax_lsp.core.tags.tags import TAG_FUNCTION
 
-    module = workspace.load(key, only_if_site=True)  # the module its check loaded
+    module = workspace.loaded(key)  # the module its check loaded, if it parsed one
     return module is not None and TAG_FUNCTION in module.source.text
 
 

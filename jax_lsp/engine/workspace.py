@@ -223,6 +223,10 @@ class Workspace:
         """The parsed module at `path` (ModuleCache.load)."""
         return self.modules.load(path, only_if_site, partially)
 
+    def loaded(self, path: Path | str) -> Module | None:
+        """The module at `path` as last loaded, without loading it (ModuleCache.loaded)."""
+        return self.modules.loaded(path)
+
     def release(self, path: Path | str) -> None:
         """Free a module's tree and sites (a batch check is done with it); it loads again if asked."""
         with self._lock:

@@ -121,11 +121,27 @@ _SITE_TRIGGERS: _Triggers = (
 
 def _triggers(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[int]:
     """The offset of each trigger in `data`, trigger by trigger."""
+    return (start for _, start in _words_triggering(data, triggers))
+
+
+def _words_triggering(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[tuple[bytes, int]]:
+    """Each trigger in `data`, trigger by trigger: its word, and the offset of the identifier."""
     for word, found in triggers:
         if word in data:
             for identifier, start, end in _identifiers_holding(data, word):
                 if found(data, identifier, start, end):
-                    yield start
+                    yield word, start
+
+
+def policy_keywords_alone(data: bytes) -> list[int] | None:
+    """The offsets of the `policy=` keywords in `data` when they are all it holds of the words
+    `could_hold_site` looks for; None when it holds another (or none at all)."""
+    found = []
+    for word, start in _words_triggering(data):
+        if word != _TRIGGERS[0][0]:
+            return None
+        found.append(start)
+    return found or None
 
 
 def could_hold_site(data: bytes, policy_sites_only: bool = False) -> bool:
