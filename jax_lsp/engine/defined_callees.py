@@ -15,7 +15,6 @@ from __future__ import annotations
 
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTION_NAMES
 from jax_lsp.core.notebooks.files import is_notebook
-from jax_lsp.core.text.keyword_calls import NO_CALL, blanked, callees, defines, imported_from
 from jax_lsp.core.text.triggers import policy_keywords_alone
 
 TYPE_CHECKING = False
@@ -34,8 +33,13 @@ def files_showing_no_site(workspace: Workspace, key: str) -> list[str] | None:
     if data is None or is_notebook(key):
         return None
     keywords = policy_keywords_alone(data)
-    code = blanked(data) if keywords is not None else None
-    if code is None or keywords is None:
+    if keywords is None:
+        return None
+    # Here: its expressions are compiled on import, and most files hold another trigger word.
+    from jax_lsp.core.text.keyword_calls import NO_CALL, blanked, callees, defines, imported_from
+
+    code = blanked(data)
+    if code is None:
         return None
     called = callees(code, keywords)
     if called is None:
