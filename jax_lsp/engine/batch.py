@@ -1,7 +1,7 @@
 """Checking a whole tree at once (`jax-lsp check`): a byte search skips the files that cannot
 hold a site, a result cache skips the unchanged ones, and the rest are checked here and, on a
-large tree, on processes forked once a file is checked. Cross-module findings are kept: a module whose policies other files use is checked
-last, with those uses, in this process.
+large tree, on processes forked once a file is checked. Cross-module findings are kept: a
+module whose policies other files use is checked last, with those uses, in this process.
 """
 
 from __future__ import annotations
@@ -24,7 +24,6 @@ if TYPE_CHECKING:
     from jax_lsp.core.policies.resolve import ResolvedPolicy
     from jax_lsp.core.policies.sites import Site
     from jax_lsp.engine.forked import InChild, Turns
-    from jax_lsp.engine.jedi_names import FileStats
     from jax_lsp.engine.workspace import Workspace
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
@@ -84,6 +83,11 @@ class _Digests:
         if seen is not None:
             self._found[path] = seen
         return seen
+
+    def found(self, path: str) -> tuple[str | None, bool] | None:
+        """(digest, could hold a site) of a file read this run; None for one not read (or that
+        could not be)."""
+        return self._found.get(path)
 
     def learn(self, path: str, value: str | None, could_hold: bool) -> None:
         """What reading the file (here or on another process) found, after `vouched` said nothing."""
@@ -412,12 +416,6 @@ def _reached_in(workspace: Workspace, user: str, target: str) -> list[tuple[Site
 
 
 # Processes -------------------------------------------------------------------------------
-# What a forked process sends back of each file it read or checked: the file, its (digest, could
-# hold a site) where it read it, its result (None: it cannot hold a site), its internal errors and
-# jedi's counts of it.
-_Checked = tuple[str, "tuple[str | None, bool] | None", "FileResult | None", list, "FileStats | None"]
-
-
 def _check_on_processes(
     workspace: Workspace,
     todo: Sequence[tuple[str, str | None]],
@@ -439,7 +437,7 @@ def _check_on_processes(
     here = _Here(workspace, own, digests)
 
     def beside() -> list[bytes]:
-        return [_check_beside(workspace, chunks, turns, digests.for_cache)]
+        return [_check_beside(workspace, chunks, turns, digests)]
 
     with Turns(len(chunks)) as turns, contextlib.ExitStack() as forked, _collect_garbage_rarely():
         helpers: list[InChild[bytes]] = []
@@ -450,7 +448,9 @@ def _check_on_processes(
                     helpers = [forked.enter_context(InChild(beside)) for _ in range(jobs - 1)]
             done.add(index)
         for helper in helpers:
-            done.update(_take_checked(workspace, helper, own, digests, here.checked))
+            taken, checked = _take_checked(workspace, helper, own, digests)
+            done.update(taken)
+            here.checked += checked
         for index in sorted(set(range(len(chunks))) - done):
             for key, key_digest in chunks[index]:
                 here.check(key, key_digest)
@@ -458,61 +458,52 @@ def _check_on_processes(
 
 
 def _check_beside(
-    workspace: Workspace, chunks: list[list[tuple[str, str | None]]], turns: Turns, digest_always: bool
+    workspace: Workspace, chunks: list[list[tuple[str, str | None]]], turns: Turns, digests: _Digests
 ) -> bytes:
-    """In a forked process: the chunks of files it takes its turn at, read and checked, as
-    pickled (chunk numbers, [_Checked, ...], jedi's fresh answers). Its digests go to the
-    parent's cache (`digest_always`: the digest of every file read)."""
+    """In a forked process: the chunks of files it takes its turn at, read and checked as its
+    parent checks its own (`_Here`, with the parent's digests as they were at the fork), as
+    pickled (chunk numbers, results by file, (digest, could hold a site) of each file it read,
+    its internal errors, jedi's counts and fresh answers)."""
     import pickle
 
-    errors = workspace.internal_errors  # the parent's, as they were at the fork: only new ones go back
-    digests = _Digests(workspace)
-    taken: list[int] = []
-    results: list[_Checked] = []
+    known_errors = len(workspace.internal_errors)  # the parent's, as at the fork: they stay there
+    own: dict[str, FileResult] = {}
+    here = _Here(workspace, own, digests)
+    taken = []
     for index in turns:
         taken.append(index)
         for key, key_digest in chunks[index]:
-            met = len(errors)
-            found = None
-            if key_digest is None:
-                found = digests.of_file(key, digest_always)
-                if found is None or not found[1]:
-                    results.append((key, found, None, [], None))
-                    continue
-                key_digest = found[0]
-                assert key_digest is not None
-            result = check_own(workspace, key, key_digest, digests, digest_always)
-            if not _writes_tags(workspace, key):
-                workspace.release(key)
-            results.append((key, found, result, errors[met:], workspace.jedi.stats.get(key)))
-            del errors[met:]
-    return pickle.dumps((taken, results, workspace.jedi.take_fresh()))
+            here.check(key, key_digest)
+    unread = [key for index in taken for key, key_digest in chunks[index] if key_digest is None]
+    return pickle.dumps(
+        (
+            taken,
+            own,
+            {key: digests.found(key) for key in unread},
+            workspace.internal_errors[known_errors:],
+            {key: workspace.jedi.stats[key] for key in own if key in workspace.jedi.stats},
+            workspace.jedi.take_fresh(),
+        )
+    )
 
 
 def _take_checked(
-    workspace: Workspace,
-    helper: InChild[bytes],
-    own: dict[str, FileResult],
-    digests: _Digests,
-    checked: list[str],
-) -> list[int]:
-    """What a forked process checked (`_check_beside`), added to `own`, `checked`, the
-    digests and the workspace; the numbers of the chunks it took (none if it failed)."""
+    workspace: Workspace, helper: InChild[bytes], own: dict[str, FileResult], digests: _Digests
+) -> tuple[list[int], list[str]]:
+    """What a forked process checked (`_check_beside`), added to `own`, the digests and the
+    workspace; the numbers of the chunks it took (none if it failed), and the files it checked."""
     import pickle
 
     (answer,) = helper.items()  # made here, of no chunk, if the process failed
-    taken, results, jedi_answers = pickle.loads(answer)
-    for key, found, result, errors, jedi_stats in results:
+    taken, results, read, errors, jedi_stats, jedi_answers = pickle.loads(answer)
+    for key, found in read.items():
         if found is not None:
             digests.learn(key, *found)
-        if result is not None:
-            own[key] = result
-            checked.append(key)
-        workspace.internal_errors.extend(errors)
-        if jedi_stats is not None:  # for `check --verbose`
-            workspace.jedi.stats[key] = jedi_stats
+    own.update(results)
+    workspace.internal_errors.extend(errors)
+    workspace.jedi.stats.update(jedi_stats)  # for `check --verbose`
     workspace.jedi.add_fresh(jedi_answers)  # for the result cache
-    return taken
+    return taken, list(results)
 
 
 def _writes_tags(workspace: Workspace, key: str) -> bool:
