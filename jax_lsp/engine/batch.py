@@ -1,7 +1,7 @@
 """Checking a whole tree at once (`jax-lsp check`): a byte search skips the files that cannot
-hold a site, a result cache skips the unchanged ones, and the rest are checked on several
-processes. Cross-module findings are kept: a module whose policies other files use is checked
-last, with those uses, in this process.
+hold a site, a result cache skips the unchanged ones, and the rest are checked here and, on a
+large tree, on processes forked once a file is checked. Cross-module findings are kept: a
+module whose policies other files use is checked last, with those uses, in this process.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ import os
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 
-from jax_lsp.core.findings import Finding, InternalError
+from jax_lsp.core.findings import Finding
 from jax_lsp.core.notebooks.files import file_could_hold_site
 from jax_lsp.engine.files import discover_names
 from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
@@ -21,12 +21,9 @@ from jax_lsp.engine.result_cache import FileResult, ResultCache, digest
 # runs none of it, and start-up time is most of such a run.
 TYPE_CHECKING = False
 if TYPE_CHECKING:
-    from jax_lsp.core.config import Settings
     from jax_lsp.core.policies.resolve import ResolvedPolicy
     from jax_lsp.core.policies.sites import Site
-    from jax_lsp.engine.jedi_names import Answer as JediAnswer
-    from jax_lsp.engine.jedi_names import FileStats
-    from jax_lsp.engine.jedi_names import Key as JediKey
+    from jax_lsp.engine.forked import InChild, Turns
     from jax_lsp.engine.workspace import Workspace
 
 # Parsed trees hold no reference cycles, so reference counting frees each file's tree once it
@@ -86,6 +83,11 @@ class _Digests:
         if seen is not None:
             self._found[path] = seen
         return seen
+
+    def found(self, path: str) -> tuple[str | None, bool] | None:
+        """(digest, could hold a site) of a file read this run; None for one not read (or that
+        could not be)."""
+        return self._found.get(path)
 
     def learn(self, path: str, value: str | None, could_hold: bool) -> None:
         """What reading the file (here or on another process) found, after `vouched` said nothing."""
@@ -150,9 +152,17 @@ def check_own(
     """One file's findings from its own sites, and (`for_cache`) the modules its analysis read
     with their digests, which only the cache needs: the names index reads every file. The file
     is parsed as far as its sites need (a `def` or `class` holding no trigger waits until a site
-    leads to it): a syntax error that no site reaches is left to the tools that read it."""
+    leads to it): a syntax error that no site reaches is left to the tools that read it. A file
+    that its text shows to hold no site (`engine.defined_callees`) is not parsed at all."""
     from jax_lsp.engine.analysis import check_module, reached_elsewhere
+    from jax_lsp.engine.defined_callees import files_showing_no_site
 
+    showing = files_showing_no_site(workspace, key)
+    if showing is not None:
+        # A file gone since it was read has no digest: "" matches none, and the file is checked again.
+        return FileResult(
+            own_digest, {path: digests(path) or "" for path in showing} if for_cache else {}, (), ()
+        )
     with workspace.recording_loads() as loaded:
         module = workspace.load(key, only_if_site=True)
         if module is None:
@@ -194,7 +204,7 @@ def _check_tree(
         workspace.jedi.preload(cache.jedi_answers(digests))
     own, todo = _from_cache(keys, cache, digests)
     if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):
-        checked = _check_on_processes(workspace, todo, cache is not None, own, digests, jobs)
+        checked = _check_on_processes(workspace, todo, own, digests, jobs)  # they read the files too
     else:
         with contextlib.ExitStack() as ahead:
             if jobs > 1:
@@ -202,7 +212,7 @@ def _check_tree(
             checks = _read_here(todo, cache, own, digests)
             if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:
                 ahead.close()  # the processes check the files, and read the tags each
-                checked = _check_on_processes(workspace, checks, cache is not None, own, digests, jobs)
+                checked = _check_on_processes(workspace, checks, own, digests, jobs)
             else:
                 checked = _check_here(workspace, checks, own, digests)
     if cache is not None:
@@ -275,23 +285,53 @@ def _read_here(
     return checks
 
 
+class _Here:
+    """The files checked in this process, their results put in `own`; each module is released
+    once checked unless it is needed again."""
+
+    def __init__(self, workspace: Workspace, own: dict[str, FileResult], digests: _Digests) -> None:
+        self._workspace, self._own, self._digests = workspace, own, digests
+        self.checked: list[str] = []
+        self._targeted: set[str] = set()
+
+    def check(self, key: str, key_digest: str | None) -> bool:
+        """Check one file (read and filtered first if `key_digest` is None: not read yet);
+        whether it could hold a site."""
+        workspace = self._workspace
+        if key_digest is None:
+            found = self._digests.of_file(key)
+            if found is None or not found[1]:
+                return False
+            key_digest = found[0]
+            assert key_digest is not None  # a file that could hold a site always gets its digest
+        result = self._own[key] = check_own(
+            workspace, key, key_digest, self._digests, self._digests.for_cache
+        )
+        self.checked.append(key)
+        if len(self.checked) % GC_EVERY_FILES == 0:
+            gc.collect()
+        self._targeted.update(result.targets)
+        # Kept: a module whose sites reach others, or whose policies others reach, is needed
+        # again when the modules it shares policies with are checked together; and one writing
+        # tags, read again when a later check asks for the tags.
+        if not result.targets and key not in self._targeted and not _writes_tags(workspace, key):
+            workspace.release(key)
+        return True
+
+
 def _check_here(
-    workspace: Workspace, todo: list[tuple[str, str]], own: dict[str, FileResult], digests: _Digests
+    workspace: Workspace,
+    todo: Sequence[tuple[str, str | None]],
+    own: dict[str, FileResult],
+    digests: _Digests,
 ) -> list[str]:
-    """Checks each file in this process, adding its result to `own`; the files checked."""
-    targeted: set[str] = set()
+    """Checks each file in this process, adding its result to `own`; the files checked (a file
+    not read yet, its digest None, is read and filtered first)."""
+    here = _Here(workspace, own, digests)
     with _collect_garbage_rarely():
-        for count, (key, key_digest) in enumerate(todo):
-            if count % GC_EVERY_FILES == GC_EVERY_FILES - 1:
-                gc.collect()
-            own[key] = check_own(workspace, key, key_digest, digests, digests.for_cache)
-            targeted.update(own[key].targets)
-            # Kept: a module whose sites reach others, or whose policies others reach, is
-            # needed again when the modules it shares policies with are checked together; and
-            # one writing tags, read again when a later check asks for the tags.
-            if not own[key].targets and key not in targeted and not _writes_tags(workspace, key):
-                workspace.release(key)
-    return [key for key, _ in todo]
+        for key, key_digest in todo:
+            here.check(key, key_digest)
+    return here.checked
 
 
 def _package_tags_ahead(workspace: Workspace, keys: list[str]) -> contextlib.AbstractContextManager[None]:
@@ -376,54 +416,94 @@ def _reached_in(workspace: Workspace, user: str, target: str) -> list[tuple[Site
 
 
 # Processes -------------------------------------------------------------------------------
-_worker: Workspace | None = None
+def _check_on_processes(
+    workspace: Workspace,
+    todo: Sequence[tuple[str, str | None]],
+    own: dict[str, FileResult],
+    digests: _Digests,
+    jobs: int,
+) -> list[str]:
+    """`_check_here`, with `jobs - 1` forked processes sharing the work (`_check_beside`): the
+    files go in chunks, the largest first, to whichever process asks first. They are forked
+    once this one has checked a file: what that check made for the whole project (the installed
+    JAX's facts, the new-remat switch, the modules its sites led to) is theirs then, not made
+    again by each, and neither is the analysis imported again. The chunks of a process that
+    failed are checked here."""
+    from jax_lsp.engine.forked import MAX_TURNS, InChild, Turns  # here: most checks fork nothing
+
+    ordered = sorted(todo, key=lambda item: -_size(item[0]))  # no process is left with a big one at the end
+    size = max(WORKER_CHUNK, -(-len(ordered) // MAX_TURNS))
+    chunks = [ordered[at : at + size] for at in range(0, len(ordered), size)]
+    here = _Here(workspace, own, digests)
+
+    def beside() -> list[bytes]:
+        return [_check_beside(workspace, chunks, turns, digests)]
+
+    with Turns(len(chunks)) as turns, contextlib.ExitStack() as forked, _collect_garbage_rarely():
+        helpers: list[InChild[bytes]] = []
+        done = set()
+        for index in turns:
+            for key, key_digest in chunks[index]:
+                if here.check(key, key_digest) and not helpers:
+                    helpers = [forked.enter_context(InChild(beside)) for _ in range(jobs - 1)]
+            done.add(index)
+        for helper in helpers:
+            taken, checked = _take_checked(workspace, helper, own, digests)
+            done.update(taken)
+            here.checked += checked
+        for index in sorted(set(range(len(chunks))) - done):
+            for key, key_digest in chunks[index]:
+                here.check(key, key_digest)
+    return here.checked
 
 
-def _start_worker(
-    roots: list[Path],
-    settings: Settings,
-    interpreter: str | None,
-    findings_only: bool,
-    buffers: dict[str, str],
-    jedi_answers: dict[str, dict[JediKey, JediAnswer]],
-) -> None:
-    global _worker
-    from jax_lsp.engine.workspace import Workspace
+def _check_beside(
+    workspace: Workspace, chunks: list[list[tuple[str, str | None]]], turns: Turns, digests: _Digests
+) -> bytes:
+    """In a forked process: the chunks of files it takes its turn at, read and checked as its
+    parent checks its own (`_Here`, with the parent's digests as they were at the fork), as
+    pickled (chunk numbers, results by file, (digest, could hold a site) of each file it read,
+    its internal errors, jedi's counts and fresh answers)."""
+    import pickle
 
-    gc.disable()
-    _worker = Workspace(roots, settings, interpreter, findings_only=findings_only)
-    for path, text in buffers.items():
-        _worker.set_document(path, text)
-    _worker.assume_unchanging()  # as its parent's check_tree does
-    _worker.jedi.preload(jedi_answers)
+    known_errors = len(workspace.internal_errors)  # the parent's, as at the fork: they stay there
+    own: dict[str, FileResult] = {}
+    here = _Here(workspace, own, digests)
+    taken = []
+    for index in turns:
+        taken.append(index)
+        for key, key_digest in chunks[index]:
+            here.check(key, key_digest)
+    unread = [key for index in taken for key, key_digest in chunks[index] if key_digest is None]
+    return pickle.dumps(
+        (
+            taken,
+            own,
+            {key: digests.found(key) for key in unread},
+            workspace.internal_errors[known_errors:],
+            {key: workspace.jedi.stats[key] for key in own if key in workspace.jedi.stats},
+            workspace.jedi.take_fresh(),
+        )
+    )
 
 
-def _check_in_worker(
-    item: tuple[str, str | None, bool],
-) -> tuple[
-    str,
-    tuple[str | None, bool] | None,
-    FileResult | None,
-    list[InternalError],
-    FileStats | None,
-    dict[str, dict[JediKey, JediAnswer]],
-]:
-    """One file's result; a file the parent did not read (its digest None) is read and filtered
-    here first, and its (digest, could hold a site) returned too."""
-    assert _worker is not None
-    key, key_digest, digest_always = item
-    found = None
-    if key_digest is None:
-        found = _Digests(_worker).of_file(key, digest_always)
-        if found is None or not found[1]:
-            return key, found, None, [], None, {}
-        key_digest = found[0]
-        assert key_digest is not None
-    result = check_own(_worker, key, key_digest, _Digests(_worker), for_cache=digest_always)
-    if not _writes_tags(_worker, key):
-        _worker.release(key)
-    errors = _worker.take_internal_errors()
-    return key, found, result, errors, _worker.jedi.stats.pop(key, None), _worker.jedi.take_fresh()
+def _take_checked(
+    workspace: Workspace, helper: InChild[bytes], own: dict[str, FileResult], digests: _Digests
+) -> tuple[list[int], list[str]]:
+    """What a forked process checked (`_check_beside`), added to `own`, the digests and the
+    workspace; the numbers of the chunks it took (none if it failed), and the files it checked."""
+    import pickle
+
+    (answer,) = helper.items()  # made here, of no chunk, if the process failed
+    taken, results, read, errors, jedi_stats, jedi_answers = pickle.loads(answer)
+    for key, found in read.items():
+        if found is not None:
+            digests.learn(key, *found)
+    own.update(results)
+    workspace.internal_errors.extend(errors)
+    workspace.jedi.stats.update(jedi_stats)  # for `check --verbose`
+    workspace.jedi.add_fresh(jedi_answers)  # for the result cache
+    return taken, list(results)
 
 
 def _writes_tags(workspace: Workspace, key: str) -> bool:
@@ -432,59 +512,8 @@ def _writes_tags(workspace: Workspace, key: str) -> bool:
     cost as much as its own check's parse: JAX's `api_test.py`)."""
     from jax_lsp.core.tags.tags import TAG_FUNCTION
 
-    module = workspace.load(key, only_if_site=True)  # the module its check loaded
+    module = workspace.loaded(key)  # the module its check loaded, if it parsed one
     return module is not None and TAG_FUNCTION in module.source.text
-
-
-def _check_on_processes(
-    workspace: Workspace,
-    todo: Sequence[tuple[str, str | None]],
-    digest_always: bool,
-    own: dict[str, FileResult],
-    digests: _Digests,
-    jobs: int,
-) -> list[str]:
-    """`_check_here` on `jobs` processes, which also read and filter the files not read yet
-    (digest None; taking the digest of every one if `digest_always`, for the cache)."""
-    import multiprocessing  # here: a re-run that checks few files starts no process (start-up time)
-    from concurrent.futures import ProcessPoolExecutor
-
-    # Imported once here, before the fork, rather than by each process: the processes would
-    # import it at the same time, and it is most of the time before their first file.
-    import jax_lsp.engine.analysis  # noqa: F401
-
-    # The largest files first, so that no process is left with a big one at the end.
-    ordered = sorted(((key, d, digest_always) for key, d in todo), key=lambda item: -_size(item[0]))
-    context = multiprocessing.get_context(
-        "fork" if "fork" in multiprocessing.get_all_start_methods() else None
-    )
-    checked = []
-    with ProcessPoolExecutor(
-        max_workers=jobs,
-        mp_context=context,
-        initializer=_start_worker,
-        initargs=(
-            workspace.roots,
-            workspace.settings,
-            workspace.interpreter,
-            workspace.site_index.findings_only,
-            workspace.buffers(),
-            workspace.jedi.preloaded(),
-        ),
-    ) as pool:
-        for key, found, result, errors, jedi_stats, jedi_answers in pool.map(
-            _check_in_worker, ordered, chunksize=WORKER_CHUNK
-        ):
-            if found is not None:
-                digests.learn(key, *found)
-            if result is not None:
-                own[key] = result
-                checked.append(key)
-            workspace.internal_errors.extend(errors)
-            if jedi_stats is not None:  # for `check --verbose`
-                workspace.jedi.stats[key] = jedi_stats
-            workspace.jedi.add_fresh(jedi_answers)  # for the result cache
-    return checked
 
 
 def _bytes_at_least(limit: int, paths: list[str]) -> bool:

@@ -1,9 +1,10 @@
 """Work done beside the caller by a forked process, for a command that would otherwise leave a
-core idle on a short run: a pool of processes (batch) costs more to import and start than such
-a run takes. The child inherits everything imported, makes the items of one piece of work and
-exits; each item comes back through a pipe as soon as it is made, marshalled (plain data: str,
-bytes, lists, tuples, dicts), so the caller can work on the first while the child makes the
-next.
+core idle: a pool of processes costs more to import and start than a short run takes, and each
+of its processes makes again what the caller made for the whole project. The child inherits
+everything imported and made, makes the items of one piece of work and exits; each item comes
+back through a pipe as soon as it is made, marshalled (plain data: str, bytes, lists, tuples,
+dicts), so the caller can work on the first while the child makes the next. The caller and its
+children share numbered pieces of work by taking turns (`Turns`).
 
 Only on Linux, where fork is cheap, and only in a process of one thread (the command line's):
 a thread holding a lock at the fork (JAX's, in a process that imported it) would leave it held
@@ -23,6 +24,9 @@ from typing import Any, Generic, TypeVar
 T = TypeVar("T")
 
 _HEADER_BYTES = 8  # each item is sent as its length, then its marshalled bytes
+_TURN_BYTES = 4  # each number `Turns` hands out
+# The numbers are all written before any process reads them, and a pipe holds 64 KiB on Linux.
+MAX_TURNS = 65536 // _TURN_BYTES
 
 
 def _can_fork() -> bool:
@@ -106,3 +110,27 @@ class InChild(Generic[T]):
         self._child = self._running = None
         os.kill(pid, signal.SIGKILL)
         os.waitpid(pid, 0)
+
+
+class Turns:
+    """The numbers 0..count-1, each taken once, in order, by whichever process asks first: this
+    one, and the processes it forks while it takes them (`InChild`), share the work they number.
+    They wait in a pipe, written whole before any fork; a read of so few bytes from a pipe is
+    never split between readers."""
+
+    def __init__(self, count: int) -> None:
+        if count > MAX_TURNS:
+            raise ValueError(f"{count} turns: at most {MAX_TURNS}")
+        self._read_end, write_end = os.pipe()
+        with open(write_end, "wb") as pipe:
+            pipe.write(b"".join(n.to_bytes(_TURN_BYTES, "little") for n in range(count)))
+
+    def __iter__(self) -> Iterator[int]:
+        while len(data := os.read(self._read_end, _TURN_BYTES)) == _TURN_BYTES:
+            yield int.from_bytes(data, "little")
+
+    def __enter__(self) -> Turns:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        os.close(self._read_end)

@@ -198,11 +198,6 @@ class JediNames:
             for path, kept in answers.items():
                 self._stored.setdefault(path, {}).update(kept)
 
-    def preloaded(self) -> dict[str, dict[Key, Answer]]:
-        """The answers `preload` gave (for the processes a check starts)."""
-        with self._lock:
-            return {path: dict(kept) for path, kept in self._stored.items()}
-
     def add_fresh(self, answers: dict[str, dict[Key, Answer]]) -> None:
         """Answers another process's jedi gave, to be kept as this one's (`take_fresh`)."""
         with self._lock:

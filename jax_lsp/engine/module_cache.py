@@ -154,6 +154,14 @@ class ModuleCache:
                 self._modules[key] = (stamp, module)
             return module
 
+    def loaded(self, path: Path | str) -> Module | None:
+        """The module at `path` as last loaded (whole, or as far as its sites need), without
+        loading it; None when it was not loaded, or was forgotten since."""
+        key = path_key(path)
+        with self._lock:
+            found = self._for_sites.get(key) or self._modules.get(key)
+            return found[1] if found is not None else None
+
     def module(self, name: str, importer: Module) -> Module | None:
         """Find a module by dotted name where Python would, seen from the importing file."""
         with self._lock:

@@ -187,10 +187,6 @@ class Workspace:
         """A block in which no file under the roots changes (a batch run; ProjectFiles.unchanging)."""
         return self.files.unchanging()
 
-    def assume_unchanging(self) -> None:
-        """`unchanging` for the rest of this process (a batch's worker)."""
-        self.files.assume_unchanging()
-
     def in_roots(self, path: Path | str) -> bool:
         return self.imports.root_of(Path(path_key(path))) is not None
 
@@ -226,6 +222,10 @@ class Workspace:
     def load(self, path: Path | str, only_if_site: bool = False, partially: bool = False) -> Module | None:
         """The parsed module at `path` (ModuleCache.load)."""
         return self.modules.load(path, only_if_site, partially)
+
+    def loaded(self, path: Path | str) -> Module | None:
+        """The module at `path` as last loaded, without loading it (ModuleCache.loaded)."""
+        return self.modules.loaded(path)
 
     def release(self, path: Path | str) -> None:
         """Free a module's tree and sites (a batch check is done with it); it loads again if asked."""

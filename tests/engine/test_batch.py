@@ -1,5 +1,5 @@
-"""The whole-tree check: the result cache (what invalidates an entry) and the process pool
-(the same findings as one process, cross-module ones included)."""
+"""The whole-tree check: the result cache (what invalidates an entry), cross-module findings, the
+named files checked with their users (the forked processes: test_batch_processes)."""
 
 from __future__ import annotations
 
@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 
 from jax_lsp.core.text import source
-from jax_lsp.engine import Workspace, module_cache
-from jax_lsp.engine.batch import FEW_FILES, PARALLEL_MIN_FILES, PARALLEL_MIN_READ_BYTES, check_paths
+from jax_lsp.engine import Workspace, batch, module_cache
+from jax_lsp.engine.batch import FEW_FILES, PARALLEL_MIN_FILES, check_paths
 from jax_lsp.engine.project_files import ProjectFiles
 from tests.cli.runner import run_check
 
@@ -39,27 +39,6 @@ def _check(root: Path, cache: Path | None, jobs: int = 1) -> dict[str, list[tupl
     return {Path(path).name: [(f.code, f.span.start.line) for f in found] for path, found in results.items()}
 
 
-@pytest.fixture
-def parses(monkeypatch) -> list[str]:
-    """The files the core parses, whole or as far as their sites need (the real parser, counted)."""
-    parsed: list[str] = []
-    real, real_partially = source.parse_bytes, module_cache._parse_for_sites
-
-    def counting(data: bytes, path: str, *args, **kwargs):
-        parsed.append(Path(path).name)
-        return real(data, path, *args, **kwargs)
-
-    def counting_partially(data: bytes, path: str):
-        found = real_partially(data, path)
-        if found is not None:  # else the file is parsed whole, and counted there
-            parsed.append(Path(path).name)
-        return found
-
-    monkeypatch.setattr(source, "parse_bytes", counting)  # the module cache imports it where it parses
-    monkeypatch.setattr(module_cache, "_parse_for_sites", counting_partially)
-    return parsed
-
-
 def test_an_unchanged_tree_is_answered_from_the_cache(tmp_path, parses):
     root, cache = _tree(tmp_path), tmp_path / "cache"
     first = _check(root, cache)
@@ -73,11 +52,7 @@ def test_an_unchanged_tree_is_answered_from_the_cache(tmp_path, parses):
 def test_a_file_of_unchanged_time_and_size_is_not_read_again(tmp_path, monkeypatch):
     root, cache = _tree(tmp_path), tmp_path / "cache"
     first = _check(root, cache)
-    reads: list[str] = []
-    real = ProjectFiles.read
-    monkeypatch.setattr(
-        ProjectFiles, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
-    )
+    reads = _reads_for_digests(monkeypatch)
     assert _check(root, cache) == first
     assert reads == []
     local = root / "local.py"
@@ -86,6 +61,30 @@ def test_a_file_of_unchanged_time_and_size_is_not_read_again(tmp_path, monkeypat
     os.utime(local, ns=(before.st_atime_ns, before.st_mtime_ns + 1_000_000_000))
     assert _check(root, cache) == {"policies.py": [("JAX101", 0)]}
     assert reads == ["local.py"]
+
+
+def _reads_for_digests(monkeypatch) -> list[str]:
+    """The files read for their digests from now on (by `_Digests.of_file`; the analysis reads
+    the files it checks again)."""
+    reads: list[str] = []
+    real_read, real_of_file = ProjectFiles.read, batch._Digests.of_file
+    digesting = []
+
+    def read(self, path):
+        if digesting:
+            reads.append(Path(path).name)
+        return real_read(self, path)
+
+    def of_file(self, path, digest_always=False):
+        digesting.append(path)
+        try:
+            return real_of_file(self, path, digest_always)
+        finally:
+            digesting.pop()
+
+    monkeypatch.setattr(ProjectFiles, "read", read)
+    monkeypatch.setattr(batch._Digests, "of_file", of_file)
+    return reads
 
 
 def test_changing_a_module_others_depend_on_rechecks_them(tmp_path, parses):
@@ -119,39 +118,6 @@ def test_a_corrupt_cache_is_ignored(tmp_path):
     for store in cache.glob("*.json"):
         store.write_text("{not json")
     assert _check(root, cache) == expected
-
-
-def test_processes_find_what_one_process_finds(tmp_path):
-    root = _tree(tmp_path, users=PARALLEL_MIN_FILES + 4)
-    assert (
-        _check(root, None, jobs=2)
-        == _check(root, None, jobs=1)
-        == {
-            "policies.py": [("JAX101", 0)],
-            "local.py": [("JAX101", 1)],
-        }
-    )
-
-
-def test_processes_read_a_large_new_tree_and_the_cache_keeps_what_they_read(tmp_path, monkeypatch):
-    root, cache = _tree(tmp_path), tmp_path / "cache"
-    for n in range(4):  # a large tree, as many bytes of it as starts processes to read it
-        (root / f"plain{n}.py").write_text("x = 1\n" * (PARALLEL_MIN_READ_BYTES // 4 // 6 + 1))
-    expected = _check(root, None, jobs=1)
-    reads: list[str] = []  # in this process: forked processes append to their own copy
-    real = ProjectFiles.read
-    monkeypatch.setattr(
-        ProjectFiles, "read", lambda self, path: reads.append(Path(path).name) or real(self, path)
-    )
-    assert (
-        _check(root, cache, jobs=2)
-        == expected
-        == {"policies.py": [("JAX101", 0)], "local.py": [("JAX101", 1)]}
-    )
-    assert not [name for name in reads if name.startswith("plain")]
-    reads.clear()
-    assert _check(root, cache, jobs=2) == expected
-    assert reads == []  # each file's time, size and digest were kept, though read elsewhere
 
 
 def test_the_cli_keeps_its_cache_in_the_project_and_no_cache_writes_none(tmp_path):

@@ -101,3 +101,40 @@ def test_a_child_whose_items_are_not_all_taken_is_stopped(taken: int) -> None:
         print(json.dumps([reaped, time.monotonic() - started < 30]))
     """)
     assert result == [True, True]
+
+
+@linux_only
+def test_turns_hand_each_number_to_one_process_the_one_that_asks_first() -> None:
+    result = _run("""
+        from jax_lsp.engine.forked import Turns
+
+        with Turns(400) as turns:
+            mine = []
+            def theirs():
+                taken = []
+                for n in turns:
+                    taken.append(n)
+                    time.sleep(0.001)
+                return [taken]
+            numbers = iter(turns)
+            mine.append(next(numbers))  # the parent takes one, then forks
+            with InChild(theirs) as child:
+                for n in numbers:
+                    mine.append(n)
+                    time.sleep(0.001)
+                (taken,) = child.items()
+        print(json.dumps([mine, taken]))
+    """)
+    mine, taken = result
+    assert sorted(mine + taken) == list(range(400))  # each number once, none lost
+    assert mine and taken  # both took some
+    assert mine == sorted(mine) and taken == sorted(taken)  # in order, each
+
+
+def test_no_more_turns_than_a_pipe_holds() -> None:
+    from jax_lsp.engine.forked import MAX_TURNS, Turns
+
+    with Turns(MAX_TURNS) as turns:
+        assert sum(1 for _ in turns) == MAX_TURNS
+    with pytest.raises(ValueError):
+        Turns(MAX_TURNS + 1)

@@ -62,18 +62,16 @@ def parse_at_line(chunk: str, path: str, start: int) -> ast.Module:
 # What can hide a bracket, a quote or a line break from a plain search: strings and comments.
 # Each string is matched as runs of plain characters between escapes and lone quotes ("unrolled"),
 # not one character at a time: about twice as fast, and the same matches.
-_STRING_OR_COMMENT = re.compile(
-    "|".join(
-        [
-            r"#[^\r\n]*",
-            r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""',
-            r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''",
-            r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"',
-            r"'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'",
-        ]
-    ),
-    re.S,
+STRING_OR_COMMENT_TEXT = "|".join(
+    [
+        r"#[^\r\n]*",
+        r'"""[^"\\]*(?:(?:\\.|"(?!""))[^"\\]*)*"""',
+        r"'''[^'\\]*(?:(?:\\.|'(?!''))[^'\\]*)*'''",
+        r'"[^"\\\r\n]*(?:\\.[^"\\\r\n]*)*"',
+        r"'[^'\\\r\n]*(?:\\.[^'\\\r\n]*)*'",
+    ]
 )
+_STRING_OR_COMMENT = re.compile(STRING_OR_COMMENT_TEXT, re.S)
 
 
 # Every byte but a bracket's: deleted from the UTF-8 bytes of code, whose other characters
@@ -107,13 +105,19 @@ def closes_within(chunk: str) -> bool:
     code = _STRING_OR_COMMENT.sub(" ", chunk) if has_string_or_comment else chunk
     if '"' in code or "'" in code:  # a stray quote: only an unterminated string leaves one
         return False
-    brackets = code.encode("utf-8", "surrogatepass").translate(None, _NOT_BRACKET)
+    return brackets_pair(code.encode("utf-8", "surrogatepass")) and not chunk.rstrip().endswith("\\")
+
+
+def brackets_pair(code: bytes) -> bool:
+    """Whether each bracket of `code` (strings and comments left out) closes one of its kind
+    that it opened, and none is left open."""
+    brackets = code.translate(None, _NOT_BRACKET)
     while brackets:  # pairs removed from the inside out, a level at a time
         inner_removed = brackets.replace(b"()", b"").replace(b"[]", b"").replace(b"{}", b"")
         if len(inner_removed) == len(brackets):
             return False
         brackets = inner_removed
-    return not chunk.rstrip().endswith("\\")
+    return True
 
 
 def without_comments(chunk: str) -> str:

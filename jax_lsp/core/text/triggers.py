@@ -8,7 +8,10 @@ which may take its policy positionally, a `functools.partial` of one (JAX117 che
 API, which JAX105 and JAX106 check anywhere; the factories of names, whose names JAX112 checks
 anywhere. Each is matched as a whole identifier, and a ready-made name right after a quote is a
 docstring's (`"nothing_saveable"`): real ML code says "checkpoint" everywhere (`save_checkpoint(`,
-`import orbax.checkpoint as ocp`, prose), and such files are not worth parsing.
+`import orbax.checkpoint as ocp`, prose), and such files are not worth parsing. Nor is an
+identifier right after another word and blanks on its line code, unless that word is a keyword
+(`return checkpoint(f)`): two names in a row are prose (`an Orbax checkpoint (e.g. ...)`, `Loading
+checkpoint(s)`), or a syntax error.
 
 A plain search for each word, then a look at the identifier holding it, is many times faster
 than one regular expression with look-behinds over the whole file.
@@ -22,6 +25,7 @@ costs a parse.
 from __future__ import annotations
 
 import functools
+import keyword
 import re
 from collections.abc import Callable, Iterable, Iterator
 
@@ -41,6 +45,9 @@ _LINE_END = re.compile(rb"[ \t]*(?:#[^\r\n]*)?(?:[\r\n]|\\[nr]|\"|\Z)")  # `"`: 
 _ASSIGNED_FROM = re.compile(rb"=[ \t]*(?:[\w.]+\.)?\Z")  # the line before `name`: `x = jax.`
 _PASSED_ON = re.compile(rb"\s*[,)]")
 _PARTIAL_OF = re.compile(rb"partial\(\s*(?:[\w.]+\.)?\Z")  # before `name`: `functools.partial(jax.`
+
+# A word (not a backslash's escape letter) and blanks, ending where a trigger starts.
+_WORD_BEFORE = re.compile(rb"(?<![\w\x80-\xff\\])([A-Za-z_]\w*)[ \t]+\Z")
 
 _OFFLOADING = {b"Offloadable", b"offload_dot_with_no_batch_dims", b"save_and_offload_only_these_names"}
 _CHECKPOINT_FUNCTIONS = {b"checkpoint", b"filter_checkpoint"}
@@ -121,11 +128,38 @@ _SITE_TRIGGERS: _Triggers = (
 
 def _triggers(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[int]:
     """The offset of each trigger in `data`, trigger by trigger."""
+    return (start for _, start in _words_triggering(data, triggers))
+
+
+def _words_triggering(data: bytes, triggers: _Triggers = _TRIGGERS) -> Iterator[tuple[bytes, int]]:
+    """Each trigger in `data`, trigger by trigger: its word, and the offset of the identifier."""
     for word, found in triggers:
         if word in data:
             for identifier, start, end in _identifiers_holding(data, word):
-                if found(data, identifier, start, end):
-                    yield start
+                if found(data, identifier, start, end) and not _after_a_word(data, start):
+                    yield word, start
+
+
+def _after_a_word(data: bytes, start: int) -> bool:
+    """Whether the identifier at `start` follows another word, not a keyword, and blanks on its
+    line: no code (the module's docstring says why). A word just after a backslash is taken for
+    a notebook's escape (`\\n`): code may follow it."""
+    before = _WORD_BEFORE.search(data, max(0, start - 40), start)
+    if before is None:
+        return False
+    word = before.group(1).decode()
+    return not (keyword.iskeyword(word) or keyword.issoftkeyword(word))
+
+
+def policy_keywords_alone(data: bytes) -> list[int] | None:
+    """The offsets of the `policy=` keywords in `data` when they are all it holds of the words
+    `could_hold_site` looks for; None when it holds another (or none at all)."""
+    found = []
+    for word, start in _words_triggering(data):
+        if word != _TRIGGERS[0][0]:
+            return None
+        found.append(start)
+    return found or None
 
 
 def could_hold_site(data: bytes, policy_sites_only: bool = False) -> bool:

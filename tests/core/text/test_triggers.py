@@ -27,6 +27,9 @@ KEPT = {
     "offload factory": (
         "import jax\np = jax.checkpoint_policies.offload_dot_with_no_batch_dims('device', 'host')\n"
     ),
+    "after a keyword, a blank before the call": (
+        "from jax import checkpoint\n\n\ndef make(g):\n    return checkpoint (g, bad)\n"
+    ),
     "partial without a policy": (
         "import functools, jax\ng = functools.partial(jax.checkpoint, static_argnums=(1,))(lambda x: x)\n"
     ),
@@ -37,6 +40,10 @@ SKIPPED = {
     "orbax": "import orbax.checkpoint as ocp\nmanager = ocp.CheckpointManager(d)\nmanager.save_checkpoint(1)\n",
     "a function named like one": "def save_checkpoint(state):\n    pass\nsave_checkpoint(bad)\n",
     "prose": "# Restore the model from the last checkpoint\n# before training on.\nx = 1\n",
+    "prose calling names": (
+        '"""Converts an Orbax checkpoint (e.g. on GCS) to safetensors.\n\nLoading checkpoint(s) takes\n'
+        'long: mind the policy = the one of the run."""\n'
+    ),
     "a docstring naming a policy": (
         'def f(name="nothing_saveable"):\n    """Defaults to `"nothing_saveable"`."""\n    return name\n'
     ),
