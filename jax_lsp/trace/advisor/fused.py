@@ -41,22 +41,30 @@ def _percent(fraction: float) -> str:
     return "all" if fraction == float("inf") else f"{fraction:.0%}"
 
 
+def _span(low: str, high: str) -> str:
+    return low if low == high else f"{low} to {high}"
+
+
+def doubt_words(advice: Advice, policy: PolicyAdvice) -> str | None:
+    """``may be up to 94% over``: what to add to ``policy``'s estimate where it is `doubtful`."""
+    over = over_at_most(policy)
+    return f"may be up to {_percent(over)} over" if over is not None and policy in doubtful(advice) else None
+
+
 def fusible_note(advice: Advice, name: Callable[[str], str]) -> str | None:
-    """``peak (est.) may be over XLA's temporaries by up to 93% in nothing, dots: ...``; None where
-    every estimate shown is within its target or was compiled. Policies by ``name``."""
+    """``peak (est.) is not to be trusted in nothing, dots: ...``, the candidates `doubtful`
+    named by ``name``; None where there are none."""
     found = doubtful(advice)
     if not found:
         return None
-    worst = max(over_at_most(p) or 0 for p in found)
     shares = sorted((p.peak_fusible_bytes or 0) / (p.peak_bytes or 1) for p in found)
-    share = (
-        f"{shares[0]:.0%}"
-        if f"{shares[0]:.0%}" == f"{shares[-1]:.0%}"
-        else f"{shares[0]:.0%} to {shares[-1]:.0%}"
+    overs = sorted(over_at_most(p) or 0 for p in found)
+    which = (
+        "every candidate" if len(found) == len(advice.policies) else ", ".join(name(p.policy) for p in found)
     )
     return (
-        f"peak (est.) may be over XLA's temporaries by up to {_percent(worst)} in "
-        f"{', '.join(name(p.policy) for p in found)}: {share} of it is elementwise values outside "
-        "the step's loops and checkpoints (a loss's logits), which XLA fuses into their readers "
-        "where the estimate counts each; --compile gives XLA's figure"
+        f"peak (est.) is not to be trusted in {which}: {_span(f'{shares[0]:.0%}', f'{shares[-1]:.0%}')} "
+        "of it is elementwise values outside the step's loops and checkpoints (a loss's logits, "
+        "say), which XLA fuses into their readers where the estimate counts each: it may be up to "
+        f"{_percent(overs[-1])} over XLA's temporaries; --compile gives XLA's figure"
     )

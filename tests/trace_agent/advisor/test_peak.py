@@ -11,11 +11,7 @@ import textwrap
 
 import pytest
 
-from jax_lsp.cli.output.advisor_table import advice_table
-from jax_lsp.trace.advisor.comparison import comparison_view
 from jax_lsp.trace.advisor.contract import policy_json
-from jax_lsp.trace.advisor.fused import WITHIN, doubtful, over_at_most
-from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.options import TraceOptions
 from tests.agent import ADVISOR_FIXTURES, advise_fixture, line_of, skip_unless_agent_runs_this_jax
@@ -324,43 +320,8 @@ def test_a_step_that_does_not_compile_is_listed_with_its_error_and_never_suggest
     assert not plain.compiled and plain.suggest(2**40) is not None
 
 
-@pytest.fixture(scope="module")
-def compiled_logits(service):
-    return advise_fixture(
-        service, "logits_stack", "everything_saveable", compile=True, options=TraceOptions(timeout=300)
-    )
-
-
-def test_a_large_loss_after_the_scan_is_counted_as_fusible_and_bounds_the_error(compiled_logits):
-    # the loss's float32 chain (logits, soft cap, log-softmax, one-hot) outside the scanned stack
-    # is most of the estimate, and XLA fuses it: the estimate is far over, and its fusible bytes
-    # say by how much at most
-    assert compiled_logits.ok, compiled_logits.message
-    entries = [p for p in compiled_logits.policies if p.error is None]
-    assert len(entries) == 2
-    for entry in entries:
-        assert entry.estimate_error > WITHIN, (entry.policy, entry.peak_bytes, entry.compiled)
-        assert entry.peak_fusible_bytes > entry.peak_bytes / 2
-        assert over_at_most(entry) >= entry.estimate_error
-        # XLA holds at least what the estimate counts beside them
-        assert entry.peak_bytes - entry.peak_fusible_bytes <= 1.05 * entry.compiled.temp_bytes
-
-
 def test_a_scanned_stack_whose_estimate_is_within_its_target_is_not_doubted(compiled_stack):
+    # no elementwise chain outside the scan large enough to put the estimate 30% over
     for entry in (p for p in compiled_stack.policies if p.error is None):
-        assert entry.peak_fusible_bytes is not None
-        assert (over_at_most(entry) or 0) <= WITHIN, (entry.policy, entry.peak_fusible_bytes)
-
-
-def test_the_table_names_the_candidates_whose_estimate_may_be_over_until_compiled(service, compiled_logits):
-    plain = advise_fixture(service, "logits_stack", "everything_saveable")
-    assert plain.ok, plain.message
-    assert doubtful(plain) == list(plain.policies)
-    for text in (advice_table(plain, None), format_markdown(plain, None)):
-        note = next(line for line in text.splitlines() if "may be over XLA's temporaries" in line)
-        assert "nothing_saveable" in note and "everything_saveable" in note
-    assert any("may be over XLA's" in n for n in comparison_view(plain, None, None)["notes"])
-    assert policy_json(plain.policies[0], None)["peak_fusible_bytes"] == plain.policies[0].peak_fusible_bytes
-    # compiled, XLA's figure is beside each estimate: nothing to doubt
-    assert doubtful(compiled_logits) == []
-    assert "may be over XLA's" not in advice_table(compiled_logits, None)
+        fusible = entry.peak_fusible_bytes
+        assert fusible is not None and fusible / (entry.peak_bytes - fusible) <= 0.3, entry.policy
