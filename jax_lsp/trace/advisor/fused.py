@@ -6,7 +6,7 @@ estimate counts each (``peak_fusible_bytes``, `trace_agent/advisor/peak.py`).
 If XLA fused every such value, the compiled temporaries would be the estimate less them: the
 estimate is then over by ``fusible / (peak - fusible)`` at most. Where that bound passes the
 estimate's target on scanned stacks (`WITHIN`), the candidate is named under the table; one that
-was compiled has XLA's figure beside it and is not.
+was compiled has XLA's figure beside it and is not, nor is a step of a few MiB (`SMALLEST`).
 """
 
 from __future__ import annotations
@@ -17,6 +17,8 @@ from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 
 WITHIN = 0.3  # the estimate's error on scanned stacks (docs/advise.md), as a fraction
+# the smallest estimate the target covers: below it a step decides no fit, and is not doubted
+SMALLEST = 8 * 2**20
 
 
 def over_at_most(policy: PolicyAdvice) -> float | None:
@@ -29,11 +31,15 @@ def over_at_most(policy: PolicyAdvice) -> float | None:
 
 
 def doubtful(advice: Advice) -> list[PolicyAdvice]:
-    """The candidates not compiled whose estimate may be over by more than `WITHIN`."""
+    """The candidates not compiled whose estimate, `SMALLEST` or more, may be over by more than
+    `WITHIN`."""
     return [
         p
         for p in advice.policies
-        if p.error is None and p.compiled is None and (over_at_most(p) or 0) > WITHIN
+        if p.error is None
+        and p.compiled is None
+        and (p.peak_bytes or 0) >= SMALLEST
+        and (over_at_most(p) or 0) > WITHIN
     ]
 
 
