@@ -105,6 +105,7 @@ def numbers(policy: PolicyAdvice) -> dict[str, int | None]:
         "computed_bytes": policy.computed_bytes,
         "recompute_flops": policy.recompute_flops,
         "peak_bytes": policy.peak_bytes,
+        "peak_fusible_bytes": policy.peak_fusible_bytes,
     }
 
 
@@ -356,6 +357,7 @@ def _policy(raw: dict[str, Any], root: Path | None) -> PolicyAdvice:
         error=_text(raw.get("error")),
         select=_select(raw.get("select")),
         peak_bytes=_int(raw.get("peak_bytes")),
+        peak_fusible_bytes=_int(raw.get("peak_fusible_bytes")),
         compiled=read_compiled(raw.get("compiled")),
         compile_s=raw["compile_s"] if isinstance(raw.get("compile_s"), (int, float)) else None,
         compile_error=_text(raw.get("compile_error")),

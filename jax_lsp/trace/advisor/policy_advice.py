@@ -154,6 +154,9 @@ class PolicyAdvice:
     error: str | None = None  # JAX or the policy raised under this policy: no numbers then
     select: Select | None = None  # the key that selects it, where a key chooses the site's policy
     peak_bytes: int | None = None  # the step's temporaries at their peak, estimated from its trace
+    # of those, elementwise values outside the step's loops and checkpoints that only elementwise
+    # steps and reductions read: XLA may fuse them into their readers and never hold them
+    peak_fusible_bytes: int | None = None
     compiled: Compiled | None = None  # with --compile: the compiled step's memory_analysis()
     compile_s: float | None = None
     compile_error: str | None = None  # with --compile: the step did not compile

@@ -12,6 +12,7 @@ from pathlib import Path
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.contract import relative
 from jax_lsp.trace.advisor.fastest import fastest_line, uncounted_note
+from jax_lsp.trace.advisor.fused import fusible_note
 from jax_lsp.trace.advisor.policy_advice import NoEffect, PolicyAdvice
 from jax_lsp.trace.advisor.residual_list import SHOWN, residual_rows
 from jax_lsp.trace.advisor.runs import measured_step
@@ -113,11 +114,12 @@ def run_note(advice: Advice) -> str | None:
 
 def notes(advice: Advice, name: Callable[[str], str]) -> list[str]:
     """The sentences under every view's table: the fastest candidate that fits (`fastest.py`),
-    the loops its estimate could not count, what this JAX release hides, why the steps did not
-    run; policies by ``name``."""
+    the loops its estimate could not count, the estimates that may be far over (`fused.py`), what
+    this JAX release hides, why the steps did not run; policies by ``name``."""
     quickest = fastest_line(advice, name)
     uncounted = uncounted_note(advice, name)
-    found = [quickest, f"Note: {uncounted}" if uncounted else None, chips_note(advice)]
+    over = fusible_note(advice, name)
+    found = [quickest, *(f"Note: {text}" for text in (uncounted, over) if text), chips_note(advice)]
     return [text for text in [*found, *(f"Note: {n}" for n in advice.notes), run_note(advice)] if text]
 
 

@@ -28,15 +28,16 @@ from .jaxpr import (
 from .no_effect import ignored_by_new_remat, no_effect
 from .on_device import run_each
 from .peak import (
+    NO_PEAK,
     backward_jaxpr,
     compiled_memory,
     differentiated,
-    estimate_peak,
-    jaxpr_peak,
+    jaxpr_step_peak,
     local_backend_is_cpu,
-    peak_or_none,
+    peak_entry,
     run_backward,
     step_function,
+    step_peak,
 )
 from .read_files import read_files
 from .reasons import Chosen, Why, backward_inputs
@@ -111,7 +112,7 @@ def advise_one(
     """What ``candidate`` saves and recomputes in the `Forward` ``forward``, as one answer entry.
     Given ``positional`` (the step's, `step_function`), where the step differentiates every
     floating-point leaf the same trace goes on into the step's backward pass, and the entry gets its ``peak_bytes``
-    (None where the backward pass cannot be traced; ``on_cpu`` as `jaxpr_peak` takes it).
+    (None where the backward pass cannot be traced; ``on_cpu`` as `jaxpr_peak` takes it; with its ``peak_fusible_bytes``).
     ``chosen``, a dict given: filled with the `Chosen` recorders the checkpoints were given."""
     chosen = {} if chosen is None else chosen
     new_jaxpr = candidate_jaxpr(candidate, forward, chosen)
@@ -157,7 +158,7 @@ def advise_one(
     if whole:  # the step: the gradients of the floating-point leaves its only outputs
         grads = jaxpr.outvars[num_out + num_res :]
         step = with_outvars(jaxpr, [grads[i] for i in floating])
-        entry["peak_bytes"] = None if backward_failed else peak_or_none(jaxpr_peak, step, on_cpu)
+        entry.update(peak_entry(jaxpr_step_peak, step, on_cpu) if not backward_failed else NO_PEAK)
     return entry
 
 
@@ -207,7 +208,7 @@ class Work:
                 jaxpr = candidate_jaxpr(candidate, self.forward)
                 step = step_function(self.forward, jaxpr, self.leaves, self.positional)
                 if "peak_bytes" not in entry:  # the step differentiates only some leaves
-                    entry["peak_bytes"] = peak_or_none(estimate_peak, step, self.leaves)
+                    entry.update(peak_entry(step_peak, step, self.leaves))
                 if self.compile:
                     entry.update(compiled_memory(step, self.leaves, entry["peak_bytes"], self.target))
         except MemoryError:
@@ -269,7 +270,7 @@ def rejected(candidate, message, path, line):
         "device_bytes": None,
         "host_bytes": None,
         "recompute_flops": None,
-        "peak_bytes": None,
+        **NO_PEAK,
         "residuals": [],
         "error": {"message": message, "path": path, "line": line},
     }

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import time
+from typing import NamedTuple
 
 import jax
 import jax.numpy as jnp
@@ -142,12 +143,85 @@ def local_backend_is_cpu():
     return jax.default_backend() == "cpu"
 
 
+# Primitives XLA computes inside the fusion of their readers (loop fusion) where every reader is
+# itself fused: elementwise arithmetic, comparisons, casts and broadcasts, by name.
+ELEMENTWISE = frozenset(
+    """abs add add_any and atan2 broadcast_in_dim cbrt ceil clamp convert_element_type copy copy_p
+    cos div eq erf erf_inv erfc exp exp2 expm1 floor ge gt integer_pow iota is_finite le log log1p
+    logistic lt max min mul ne neg nextafter not or pow rem round rsqrt select_n sign sin sqrt square
+    sub tan tanh xor""".split()
+)
+# What reads an elementwise value inside its own fusion: another elementwise step, a view, a reduction.
+FUSED_READERS = (
+    ELEMENTWISE
+    | frozenset(VIEWS)
+    | {"reduce_sum", "reduce_max", "reduce_min", "reduce_prod", "reduce_and", "reduce_or", "argmax", "argmin"}
+)
+# Nested jaxprs whose values XLA does not fuse with those around them: loops, and the step's
+# checkpointed regions (what the candidate policy decides).
+KEPT_APART = frozenset({*LOOP_INVARIANTS, "checkpoint", "remat"})
+
+
+class Peak(NamedTuple):
+    """The estimated temporaries at the step's peak, and how many of those bytes are `fusible`."""
+
+    bytes: int
+    fusible: int  # values that XLA may fuse into their readers and never hold (`_fusible`)
+
+
+def _owners(jaxpr):
+    """The `VIEWS` values of ``jaxpr``, each the value whose buffer it is."""
+    owner = {}
+    for eqn in jaxpr.eqns:
+        if (
+            eqn.primitive.name in VIEWS
+            and len(eqn.invars) == 1
+            and not isinstance(eqn.invars[0], jax_core.Literal)
+        ):
+            owner[eqn.outvars[0]] = owner.get(eqn.invars[0], eqn.invars[0])
+    return owner
+
+
+def _fusible(jaxpr, owner, outside):
+    """The values of ``jaxpr`` (outside any loop or checkpoint) that an `ELEMENTWISE` equation makes
+    and only `FUSED_READERS` read: the steps of an elementwise chain, which XLA computes where
+    they are read without holding them, where the estimate counts each."""
+    readers = {}
+    for eqn in jaxpr.eqns:
+        for var in eqn.invars:
+            if not isinstance(var, jax_core.Literal):
+                readers.setdefault(owner.get(var, var), set()).add(eqn.primitive.name)
+    return {
+        var
+        for eqn in jaxpr.eqns
+        if eqn.primitive.name in ELEMENTWISE
+        for var in eqn.outvars
+        if var not in outside and var in readers and readers[var] <= FUSED_READERS
+    }
+
+
+def _inner(eqn, widened, wide, owner, on_cpu, sizes):
+    """The largest `Peak` of the jaxprs nested in ``eqn`` while it runs (none: zero), counting
+    fusible bytes only in what is not `KEPT_APART`. ``widened``, ``wide``: as `_peak` has them."""
+    subs = eqn_jaxprs(eqn)
+    inner = Peak(0, 0)
+    if not subs:
+        return inner
+    inputs = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
+    float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
+    for sub in subs:
+        held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
+        found = _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes)
+        inner = max(inner, found)
+    return inner._replace(fusible=0) if eqn.primitive.name in KEPT_APART else inner
+
+
 def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
-    """The largest sum of live device bytes among the values ``jaxpr`` makes, not counting
-    those in ``outside`` (its inputs and outputs, held by whoever runs it). A `VIEWS` value is
-    its operand's buffer (a bitcast, or a layout XLA gives the operand). Where ``on_cpu()``
-    (asked only of a loop with `_widened` inputs), those are copied to float32 one after
-    another before the loop starts, each freed once copied if nothing later reads it; the
+    """The `Peak` of the values ``jaxpr`` makes: the largest sum of their live device bytes, not
+    counting those in ``outside`` (its inputs and outputs, held by whoever runs it). A `VIEWS`
+    value is its operand's buffer (a bitcast, or a layout XLA gives the operand). Where
+    ``on_cpu()`` (asked only of a loop with `_widened` inputs), those are copied to float32 one
+    after another before the loop starts, each freed once copied if nothing later reads it; the
     copies live while it runs. ``wide``: the invars of ``jaxpr`` already held in float32 by an
     enclosing loop (XLA hoists a copy out of every loop it is invariant in). ``sizes``: the
     device bytes of each aval met so far, by its id (the walk's avals live as long as it)."""
@@ -160,39 +234,25 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
             found = sizes[id(aval)] = device_bytes(aval)
         return found
 
-    owner = {}
-    for eqn in jaxpr.eqns:
-        if (
-            eqn.primitive.name in VIEWS
-            and len(eqn.invars) == 1
-            and not isinstance(eqn.invars[0], jax_core.Literal)
-        ):
-            owner[eqn.outvars[0]] = owner.get(eqn.invars[0], eqn.invars[0])
+    owner = _owners(jaxpr)
     outside = {*outside, *(owner[v] for v in outside if v in owner)}
+    fusible = _fusible(jaxpr, owner, outside)
     last = {}
     for index, eqn in enumerate(jaxpr.eqns):
         for var in eqn.invars:
             if not isinstance(var, jax_core.Literal):
                 last[owner.get(var, var)] = index
-    live, peak = 0, 0
+    live, live_fusible, peak = 0, 0, Peak(0, 0)
     dying = {}
     for index, eqn in enumerate(jaxpr.eqns):
         made = [v for v in eqn.outvars if v not in owner and v not in outside]
         loop = eqn.primitive.name in LOOP_INVARIANTS
         widened = [v for v in _widened(eqn) if owner.get(v, v) not in wide] if loop else []
         widened = widened if widened and on_cpu() else []
-        inner = 0
-        subs = eqn_jaxprs(eqn)
-        if subs:
-            inputs = [v for v in eqn.invars if not isinstance(v, jax_core.Literal)]
-            float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
-            for sub in subs:
-                held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
-                inner = max(
-                    inner, _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes)
-                )
+        inner = _inner(eqn, widened, wide, owner, on_cpu, sizes)
         for var in made:
             live += size(var)
+            live_fusible += size(var) if var in fusible else 0
         if widened:
             copies = sum(2 * size(v) for v in widened)
             freed = [
@@ -201,37 +261,55 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
                 if v not in outside and last.get(v) == index
             ]
             # at the last copy the largest original may still be there (the order is XLA's)
-            peak = max(peak, live - sum(freed) + copies + max(inner, *freed, 0))
+            here = live - sum(freed) + copies + max(inner.bytes, *freed, 0)
         else:
-            peak = max(peak, live + inner)
+            here = live + inner.bytes
+        if here > peak.bytes:
+            peak = Peak(here, live_fusible + inner.fusible)
         for var in made:
             dying.setdefault(last.get(var, index), []).append(var)
         for var in dying.pop(index, ()):
             live -= size(var)
+            live_fusible -= size(var) if var in fusible else 0
     return peak
 
 
 def estimate_peak(step, leaves, on_cpu=local_backend_is_cpu):
     """The step's temporary device bytes at its peak, from its traced jaxpr; never compiles."""
-    return jaxpr_peak(open_jaxpr(jax.make_jaxpr(step)(*leaves)), on_cpu)
+    return step_peak(step, leaves, on_cpu).bytes
+
+
+def step_peak(step, leaves, on_cpu=local_backend_is_cpu):
+    """The `Peak` of the step, from its traced jaxpr; never compiles."""
+    return jaxpr_step_peak(open_jaxpr(jax.make_jaxpr(step)(*leaves)), on_cpu)
 
 
 def jaxpr_peak(jaxpr, on_cpu=local_backend_is_cpu):
     """The temporary device bytes at the peak of the step traced as ``jaxpr``. ``on_cpu()``:
     whether XLA:CPU compiles the step, asked only of a step with a `_widened` loop input."""
+    return jaxpr_step_peak(jaxpr, on_cpu).bytes
+
+
+def jaxpr_step_peak(jaxpr, on_cpu=local_backend_is_cpu):
+    """The `Peak` of the step traced as ``jaxpr`` (``on_cpu`` as `jaxpr_peak` takes it)."""
     jaxpr = _used(jaxpr)
     return _peak(jaxpr, {*jaxpr.invars, *jaxpr.constvars, *jaxpr.outvars}, on_cpu)
 
 
-def peak_or_none(estimate, *args):
-    """What ``estimate(*args)`` (`estimate_peak` or `jaxpr_peak`) answers, or None where tracing
-    or walking the step fails."""
+NO_PEAK = {"peak_bytes": None, "peak_fusible_bytes": None}  # an entry's, where there is no estimate
+
+
+def peak_entry(estimate, *args):
+    """The answer entry's ``peak_bytes`` and ``peak_fusible_bytes`` (of those, what `_fusible`
+    values make) from ``estimate(*args)`` (`step_peak` or `jaxpr_step_peak`); both None where
+    tracing or walking the step fails."""
     try:
-        return estimate(*args)
+        peak = estimate(*args)
     except MemoryError:
         raise
     except Exception:
-        return None
+        return NO_PEAK
+    return {"peak_bytes": peak.bytes, "peak_fusible_bytes": peak.fusible}
 
 
 def compile_step(step, leaves, target=None):

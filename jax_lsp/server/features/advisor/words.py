@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.fastest import lens_words
+from jax_lsp.trace.advisor.fused import doubt_words
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import figures_for, host_traffic, passed_over, policy_summary, slower_words
 from jax_lsp.trace.advisor.sizes import format_bytes
@@ -24,7 +25,8 @@ def lens_summary(advice: Advice, current: PolicyAdvice) -> str:
         verdict = f"fits {advice.target.name}" if fits else f"does not fit {advice.target.name}"
         parts.append(f"compiled peak {size}, {verdict}")
     elif current.peak_bytes is not None:
-        parts.append(f"peak (est.) {format_bytes(current.peak_bytes)}")
+        doubt = doubt_words(advice, current)
+        parts.append(f"peak (est.) {format_bytes(current.peak_bytes)}" + (f", {doubt}" if doubt else ""))
     step = lens_words(advice, current, short_policy)
     parts += [step] if step else []
     return " · ".join([*parts, *filter(None, [figures_for(advice)]), *filter(None, [not_compiled(advice)])])
