@@ -24,6 +24,7 @@ def _agent_has_make_mesh():
     if probe.returncode:
         pytest.skip(f"the agent's JAX ({AGENT_PYTHON}) has no jax.make_mesh")
 
+
 DATA_PARALLEL = """
 import jax
 import jax.numpy as jnp
