@@ -15,7 +15,18 @@ from jax_lsp.trace.advisor.policy_advice import PolicyAdvice, Residual
 from jax_lsp.trace.advisor.runs import DeviceRuns, StepRun
 from jax_lsp.trace.advisor.step_time import CHIPS, StepCost, policy_estimate
 from jax_lsp.trace.compile_target import parse_target
-from tests.trace.test_chart import ADVICE, READY, SVG, _axis, _center, _classes, _markers, _parse, _position
+from tests.trace.test_chart import (
+    ADVICE,
+    OFFLOAD,
+    READY,
+    SVG,
+    _axis,
+    _center,
+    _classes,
+    _markers,
+    _parse,
+    _position,
+)
 
 GIB = 2**30
 V5E = CHIPS["v5e"]
@@ -38,22 +49,15 @@ def _compiled_for_v5e(*, nothing_ms: float | None = 120.0) -> Advice:
     """Candidates compiled for v5e-1 with their programs' costs: the offloading one holds least in
     HBM (its host temporaries are not the chip's) and is slowest; nothing_saveable beats names(h)
     on both figures; one step larger than the chip, one rejected."""
-    offload = "save_and_offload_only_these_names(names_which_can_be_saved=[], names_which_can_be_offloaded=['h'], offload_src='device', offload_dst='pinned_host')"
-    return Advice(
-        "ok",
-        "",
-        "model.py",
-        14,
-        jax_version="0.10.2",
-        platform="cpu",
-        example="model.py:example",
+    return replace(
+        ADVICE,
         target=parse_target("v5e-1"),
         policies=(
             _candidate("dots_saveable", 5 * GIB, 70.0, current=True),
             _candidate("nothing_saveable", 2 * GIB, nothing_ms),
             _candidate("save_only_these_names('h')", 3 * GIB, 130.0),
             _candidate("dots_with_no_batch_dims_saveable", 4 * GIB, 80.0),
-            _candidate(offload, GIB, 190.0, host=12 * GIB),
+            _candidate(OFFLOAD, GIB, 190.0, host=12 * GIB),
             PolicyAdvice(
                 READY + "everything_saveable",
                 False,
