@@ -1,9 +1,12 @@
-"""The advice as a picture: every candidate a point, its memory against its recompute, the
-budget a line, the current and the suggested policies marked (`jax-lsp advise --plot`, the
-editor's "Compare policies"). Hand-written SVG: no plotting package.
+"""The advice as a picture: every candidate a point, its memory against its step time where
+every drawn candidate's is known (compiled: measured, else predicted), else against its
+recompute, the budget a line, the current and the suggested policies marked, and on the step
+time axis the trade-off's front (`jax-lsp advise --plot`, the editor's "Compare policies").
+Hand-written SVG: no plotting package.
 
 Both axes are linear from zero: nothing_saveable recomputes, and a policy that keeps nothing
-keeps 0 bytes, so zero is on both axes, and distances read as the trade-off does. Points
+keeps 0 bytes, so zero is on both axes, and distances read as the trade-off does (a step 10%
+faster is 10% further left). Points
 close together are told apart by their labels, laid out in a column beside the plot with a
 leader line each; candidates at the same coordinates share one label. Policies are named as the
 table names them (`table.py`: abbreviated, ``*`` current, ``+`` suggested), and the chart stays
@@ -21,6 +24,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from xml.sax.saxutils import escape, quoteattr
 
+from jax_lsp.trace.advisor import fastest
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import heading_facts, site_words
@@ -29,6 +33,7 @@ from jax_lsp.trace.advisor.table import (
     Row,
     Suggest,
     abbreviate,
+    device_words,
     policy_table,
     short_policy,
     suggested_for,
@@ -41,14 +46,24 @@ _CHAR = 7.3  # a 12px monospace character's width
 _SANS_CHAR = 7.2  # a 12px sans-serif character's width, at most about
 _WRAP = 24  # characters of a label line (`_wrap`)
 _LEAST_LABELS = 150  # the label column's least width, in pixels
-_COLORS = {"candidate": "#4c72b0", "current": "#dd8452", "suggested": "#2ca02c", "budget": "#c44e52"}
+_COLORS = {
+    "candidate": "#4c72b0",
+    "current": "#dd8452",
+    "suggested": "#2ca02c",
+    "budget": "#c44e52",
+    "front": "#7b4ea3",
+}
+_DASHES = {"budget": "6 4", "front": "2 3"}  # the lines' dash patterns
 _MONO = "ui-monospace, Menlo, Consolas, 'DejaVu Sans Mono', monospace"
 _SANS = "system-ui, -apple-system, 'Segoe UI', 'DejaVu Sans', sans-serif"
 _LEGEND = {
     "candidate": "a candidate",
     "current": "* the current policy",
     "suggested": "+ suggested for the budget",
+    "budget": "the budget",
+    "front": "the front: none faster for as little memory",
 }
+_NANOSECONDS = 10**9  # the step time axis's unit, per second
 
 
 def memory_axis(advice: Advice) -> tuple[str, Callable[[PolicyAdvice], int | None]]:
@@ -58,6 +73,51 @@ def memory_axis(advice: Advice) -> tuple[str, Callable[[PolicyAdvice], int | Non
         return f"compiled peak, one chip of {advice.target.name}", advice.budgeted_bytes
     column = "compiled temp" if advice.compiled else "peak (est.)"
     return f"{column}: the step's temporaries", advice.budgeted_bytes
+
+
+@dataclass(frozen=True)
+class AcrossAxis:
+    """The horizontal axis: its title, what a candidate is drawn at (an int: FLOPs, or the step's
+    nanoseconds; None: not drawn), a tick's words, a point's figure, the candidates on the
+    trade-off's front (their ids)."""
+
+    title: str
+    value: Callable[[PolicyAdvice], int | None]
+    tick: Callable[[int], str]
+    figure: Callable[[int], str]
+    front: frozenset[int] = frozenset()
+
+
+def _step_text(nanoseconds: int) -> str:
+    return fastest.seconds_text(nanoseconds / _NANOSECONDS)
+
+
+def across_axis(advice: Advice) -> AcrossAxis:
+    """The step time (the table's `step` where --run measured every fitting candidate's, else
+    its `step (est.)`) where every candidate drawn has one, with the front of step time and
+    compiled peak (`fastest.pareto_front`); else the recompute."""
+    times = {id(p): round(seconds * _NANOSECONDS) for p, seconds, _ in fastest.time_and_peak(advice)}
+    _, memory_of = memory_axis(advice)
+    drawn = [p for p in advice.policies if _not_drawn(advice, p, memory_of(p)) is None]
+    if not drawn or any(id(p) not in times for p in drawn):
+        return AcrossAxis(
+            "recompute: FLOPs done again in the backward pass",
+            lambda p: p.recompute_flops,
+            format_flops,
+            lambda flops: f"recomputes {format_flops(flops)}",
+        )
+    if fastest.times_measured(advice):
+        title, word = f"step: measured on {device_words(advice)}", "step"
+    else:
+        word = fastest.estimate_column(advice)
+        title = f"{word}: {fastest.timed_how(advice, False)}"
+    return AcrossAxis(
+        title,
+        lambda p: times.get(id(p)),
+        _step_text,
+        lambda nanoseconds: f"{word} {_step_text(nanoseconds)}",
+        frozenset(id(p) for p in fastest.pareto_front(advice)),
+    )
 
 
 def chart_svg(
@@ -97,8 +157,9 @@ class _Group:
     """Candidates at the same coordinates: one label for them all."""
 
     memory: int
-    flops: int
+    across: int  # the value on the across axis (`AcrossAxis`)
     rows: list[Row]
+    on_front: bool = False
     x: float = 0.0
     y: float = 0.0
     lines: tuple[tuple[bool, bool, str], ...] = ()  # (continues the line above, marked, text)
@@ -125,8 +186,8 @@ class _Frame:
     def bottom(self) -> float:
         return self.top + _PLOT_HEIGHT
 
-    def x_at(self, flops: int) -> float:
-        return self.left + flops / max(self.x_ticks[-1], 1) * _PLOT_WIDTH
+    def x_at(self, across: int) -> float:
+        return self.left + across / max(self.x_ticks[-1], 1) * _PLOT_WIDTH
 
     def y_at(self, memory: int) -> float:
         return self.bottom - memory / max(self.y_ticks[-1], 1) * _PLOT_HEIGHT
@@ -193,10 +254,10 @@ def _shape(kind: str, x: float, y: float, classes: str = "", tip: str = "") -> s
     return f'<circle{cls} cx="{x:.1f}" cy="{y:.1f}" fill="{color}" {style}>{inner}</circle>'
 
 
-def _marker(row: Row, x: float, y: float, tip: str) -> str:
+def _marker(row: Row, x: float, y: float, tip: str, on_front: bool) -> str:
     """The row's point: the suggestion's shape where it is also the current policy."""
     kind = row.marks[-1] if row.marks else "candidate"
-    return _shape(kind, x, y, " ".join(["candidate", *row.marks]), tip)
+    return _shape(kind, x, y, " ".join(["candidate", *(["front"] if on_front else []), *row.marks]), tip)
 
 
 def _place_labels(groups: list[_Group], top: float, bottom: float) -> None:
@@ -212,32 +273,37 @@ def _place_labels(groups: list[_Group], top: float, bottom: float) -> None:
         ceiling = group.top
 
 
-def _points(advice: Advice, rows: Sequence[Row]) -> tuple[list[_Group], list[str]]:
+def _not_drawn(advice: Advice, policy: PolicyAdvice, memory: int | None) -> str | None:
+    """Why a candidate at ``memory`` is not drawn (whatever the axis across); None: it is."""
+    if policy.error is not None:
+        return "rejected by JAX"
+    if policy.exhausted is not None:
+        return "larger than the chip (compiled peak > its memory)"
+    if advice.compiled and not policy.was_compiled:
+        return "not compiled (the budget's suggestion did not need it)"
+    return "no figure on this JAX release" if memory is None else None
+
+
+def _points(advice: Advice, rows: Sequence[Row], across: AcrossAxis) -> tuple[list[_Group], list[str]]:
     """The candidates drawn, grouped by their coordinates, and a line per reason the others are
     not: ``Not drawn, rejected by JAX: broken, names(h)``."""
     _, memory_of = memory_axis(advice)
     groups: dict[tuple[int, int], _Group] = {}
     undrawn: dict[str, list[str]] = {}
     for policy, row in zip(advice.policies, rows):
-        memory = memory_of(policy) if policy.error is None else None
-        if policy.error is not None:
-            why = "rejected by JAX"
-        elif policy.exhausted is not None:
-            why = "larger than the chip (compiled peak > its memory)"
-        elif advice.compiled and not policy.was_compiled:
-            why = "not compiled (the budget's suggestion did not need it)"
-        elif memory is None or policy.recompute_flops is None:
-            why = "no figure on this JAX release"
-        else:
-            key = (memory, policy.recompute_flops)
-            groups.setdefault(key, _Group(memory, policy.recompute_flops, [])).rows.append(row)
+        memory, value = memory_of(policy), across.value(policy)
+        why = _not_drawn(advice, policy, memory)
+        if why is None and memory is not None and value is not None:
+            group = groups.setdefault((memory, value), _Group(memory, value, []))
+            group.rows.append(row)
+            group.on_front = group.on_front or id(policy) in across.front
             continue
-        undrawn.setdefault(why, []).append(row.short)
+        undrawn.setdefault(why or "no figure on this JAX release", []).append(row.short)
     lines = [f"Not drawn, {why}: {', '.join(names)}" for why, names in undrawn.items()]
-    return sorted(groups.values(), key=lambda g: (g.memory, g.flops)), lines
+    return sorted(groups.values(), key=lambda g: (g.memory, g.across)), lines
 
 
-def _axes(frame: _Frame, axis_title: str) -> list[str]:
+def _axes(frame: _Frame, axis_title: str, across: AcrossAxis) -> list[str]:
     """The plot's box, its ticks with their values, and the axes' titles."""
     left, right, top, bottom = frame.left, frame.right, frame.top, frame.bottom
     parts = [
@@ -257,9 +323,8 @@ def _axes(frame: _Frame, axis_title: str) -> list[str]:
             f'<line class="tick x" data-value="{value}" x1="{x:.1f}" y1="{top}" x2="{x:.1f}" '
             f'y2="{bottom + 5}" stroke="#e0e0e0"/>'
         )
-        parts.append(_text(x, bottom + 18, format_flops(value), font_size=11, text_anchor="middle"))
-    across = "recompute: FLOPs done again in the backward pass"
-    parts.append(_text((left + right) / 2, bottom + 38, across, font_size=12, text_anchor="middle"))
+        parts.append(_text(x, bottom + 18, across.tick(value), font_size=11, text_anchor="middle"))
+    parts.append(_text((left + right) / 2, bottom + 38, across.title, font_size=12, text_anchor="middle"))
     middle = (top + bottom) / 2
     turned = f"rotate(-90 16 {middle:.1f})"
     parts.append(_text(16, middle, axis_title, font_size=12, text_anchor="middle", transform=turned))
@@ -270,7 +335,7 @@ def _budget_line(frame: _Frame, budget: int) -> list[str]:
     y, color = frame.y_at(budget), _COLORS["budget"]
     return [
         f'<line class="budget" data-value="{budget}" x1="{frame.left}" y1="{y:.1f}" x2="{frame.right}" '
-        f'y2="{y:.1f}" stroke="{color}" stroke-width="1.5" stroke-dasharray="6 4"/>',
+        f'y2="{y:.1f}" stroke="{color}" stroke-width="1.5" stroke-dasharray="{_DASHES["budget"]}"/>',
         _text(
             frame.right - 4,
             y - 5,
@@ -282,11 +347,24 @@ def _budget_line(frame: _Frame, budget: int) -> list[str]:
     ]
 
 
-def _labelled_points(frame: _Frame, groups: list[_Group]) -> list[str]:
+def _front_line(frame: _Frame, groups: list[_Group]) -> list[str]:
+    """The trade-off's front: a line through the points no other beats on both step time and
+    memory, smallest memory first (none where fewer than two are on it)."""
+    points = [g for g in groups if g.on_front]
+    if len(points) < 2:
+        return []
+    path = " ".join(f"{frame.x_at(g.across):.1f},{frame.y_at(g.memory):.1f}" for g in points)
+    return [
+        f'<polyline class="front" points="{path}" fill="none" stroke="{_COLORS["front"]}" '
+        f'stroke-width="1.5" stroke-dasharray="{_DASHES["front"]}"/>'
+    ]
+
+
+def _labelled_points(frame: _Frame, groups: list[_Group], across: AcrossAxis) -> list[str]:
     """Each group's markers, its label in the column beside the plot and the line joining them."""
     label_x = frame.right + _LABEL_GAP
     for group in groups:
-        group.x, group.y = frame.x_at(group.flops), frame.y_at(group.memory)
+        group.x, group.y = frame.x_at(group.across), frame.y_at(group.memory)
         group.lines = tuple(_group_lines(group))
     _place_labels(groups, frame.top, frame.bottom)
     parts = []
@@ -296,9 +374,9 @@ def _labelled_points(frame: _Frame, groups: list[_Group]) -> list[str]:
             f'<polyline class="leader" points="{group.x:.1f},{group.y:.1f} {label_x - 14:.1f},{anchor:.1f} '
             f'{label_x - 4:.1f},{anchor:.1f}" fill="none" stroke="#b0b0b0"/>'
         )
-        figures = f"{format_bytes(group.memory)} · recomputes {format_flops(group.flops)}"
+        figures = f"{format_bytes(group.memory)} · {across.figure(group.across)}"
         for row in sorted(group.rows, key=lambda r: bool(r.mark)):  # marked on top
-            parts.append(_marker(row, group.x, group.y, f"{row.policy}: {figures}"))
+            parts.append(_marker(row, group.x, group.y, f"{row.policy}: {figures}", group.on_front))
         tspans = "".join(
             f'<tspan x="{label_x + 2 * _CHAR * indented:.1f}" dy="{_LINE if i else 0}"'
             + (' font-weight="bold"' if marked else "")
@@ -312,20 +390,19 @@ def _labelled_points(frame: _Frame, groups: list[_Group]) -> list[str]:
     return parts
 
 
-def _legend(y: float, width: float, marks: list[str], budget: int | None) -> tuple[list[str], float]:
-    """The markers' meanings (and the budget line's), wrapped to ``width``; where it ends."""
-    items = [(kind, _LEGEND[kind]) for kind in ["candidate", *marks]] + (
-        [("budget", "the budget")] if budget else []
-    )
+def _legend(y: float, width: float, kinds: list[str]) -> tuple[list[str], float]:
+    """The meanings of the markers and lines of ``kinds`` (`_LEGEND`), wrapped to ``width``;
+    where it ends."""
     parts, x = [], float(_PLOT_LEFT)
-    for kind, words in items:
+    for kind in kinds:
+        words = _LEGEND[kind]
         wide = 30 + len(words) * _SANS_CHAR
         if x > _PLOT_LEFT and x + wide > width:
             x, y = float(_PLOT_LEFT), y + 20
-        if kind == "budget":
+        if kind in _DASHES:
             parts.append(
                 f'<line x1="{x - 8:.1f}" y1="{y - 4:.1f}" x2="{x + 16:.1f}" y2="{y - 4:.1f}" '
-                f'stroke="{_COLORS["budget"]}" stroke-dasharray="6 4" stroke-width="1.5"/>'
+                f'stroke="{_COLORS[kind]}" stroke-dasharray="{_DASHES[kind]}" stroke-width="1.5"/>'
             )
             parts.append(_text(x + 22, y, words, font_size=12))
         else:
@@ -376,22 +453,26 @@ def _chart(advice: Advice, root: Path | None, budget: int | None, names: bool, s
     if not advice.ok:
         return _not_advised(advice, root)
     table = policy_table(advice, budget, suggest)
-    groups, undrawn = _points(advice, table.rows)
+    across = across_axis(advice)
+    groups, undrawn = _points(advice, table.rows, across)
     widest = max(
         (len(line) + 2 * indented for g in groups for indented, _, line in _group_lines(g)), default=0
     )
     width = _PLOT_LEFT + _PLOT_WIDTH + _LABEL_GAP + max(widest * _CHAR, _LEAST_LABELS) + 16
     title, title_bottom = _title(width, advice, root)
     top_memory = max([g.memory for g in groups] + [budget or 0])
-    top_flops = max((g.flops for g in groups), default=0)
-    frame = _Frame(title_bottom + 28, _ticks(top_flops, 1), _ticks(top_memory, _byte_unit(top_memory)))
+    top_across = max((g.across for g in groups), default=0)
+    frame = _Frame(title_bottom + 28, _ticks(top_across, 1), _ticks(top_memory, _byte_unit(top_memory)))
     axis_title, _ = memory_axis(advice)
-    parts = title + _axes(frame, axis_title) + (_budget_line(frame, budget) if budget is not None else [])
-    parts += _labelled_points(frame, groups)
+    parts = title + _axes(frame, axis_title, across)
+    parts += _budget_line(frame, budget) if budget is not None else []
+    front = _front_line(frame, groups)
+    parts += front + _labelled_points(frame, groups, across)
     label_bottom = max((g.top + len(g.lines) * _LINE for g in groups), default=frame.bottom)
     drawn = [row for group in groups for row in group.rows]
     marks = [m for m in ("current", "suggested") if any(m in r.marks for r in drawn)]
-    legend, y = _legend(max(frame.bottom + 64, label_bottom + 20), width, marks, budget)
+    lines = (["budget"] if budget else []) + (["front"] if front else [])
+    legend, y = _legend(max(frame.bottom + 64, label_bottom + 20), width, ["candidate", *marks, *lines])
     spelled = _spelled(advice) if names else []
     under, y = _lines_under(y, width, undrawn + spelled)
     body = "".join(legend + under)

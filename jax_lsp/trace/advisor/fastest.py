@@ -99,8 +99,7 @@ def fastest_line(advice: Advice, name: Callable[[str], str]) -> str | None:
     found = fastest(advice)
     if found is None:
         return None
-    how = "measured" if found.measured else f"predicted for {advice.target.name if advice.target else 'cpu'}"
-    text = f"Fastest that fits ({how}): {name(found.policy.policy)}, {seconds_text(found.seconds)}"
+    text = f"Fastest that fits ({timed_how(advice, found.measured)}): {name(found.policy.policy)}, {seconds_text(found.seconds)}"
     current = advice.current
     against = _against_current(advice, found, current) if current is not None else None
     if against:
@@ -109,6 +108,17 @@ def fastest_line(advice: Advice, name: Callable[[str], str]) -> str | None:
         tied = ", ".join(f"{name(p.policy)} ({seconds_text(s)})" for p, s in found.ties)
         text += f"; ties within {found.error:.0%}: {tied}"
     return text
+
+
+def timed_how(advice: Advice, measured: bool) -> str:
+    """``measured`` (by --run), or ``predicted for v5e-1``: how the step times compared were had."""
+    return "measured" if measured else f"predicted for {advice.target.name if advice.target else 'cpu'}"
+
+
+def times_measured(advice: Advice) -> bool:
+    """Whether the candidates are compared by their measured steps: every fitting one ran."""
+    found = fastest(advice)
+    return found is not None and found.measured
 
 
 def _against_current(advice: Advice, found: Fastest, current: PolicyAdvice) -> str | None:
@@ -125,20 +135,17 @@ def _against_current(advice: Advice, found: Fastest, current: PolicyAdvice) -> s
         return None
     faster = (theirs - found.seconds) / theirs
     text = f"{faster:.0%} faster than the current" if faster > 0 else "no faster than the current"
-    mine, its = _peak(found.policy, advice.on_tpu), _peak(current, advice.on_tpu)
+    mine, its = _peak(advice, found.policy), _peak(advice, current)
     if mine is not None and its is not None:
         sign = "+" if mine >= its else "-"
         text += f", {sign}{format_bytes(abs(mine - its))} compiled {'peak' if advice.on_tpu else 'temp'}"
     return text
 
 
-def _peak(policy: PolicyAdvice, on_tpu: bool) -> int | None:
-    """The compiled peak on a TPU; the compiled temporaries on the CPU (whose peak counts only
-    the arguments and outputs)."""
-    compiled = policy.compiled
-    if compiled is None:
-        return None
-    return compiled.peak_bytes if on_tpu and compiled.peak_bytes is not None else compiled.temp_bytes
+def _peak(advice: Advice, policy: PolicyAdvice) -> int | None:
+    """The compiled peak on a TPU (in the chip's HBM: the `compiled peak` column); the compiled
+    temporaries on the CPU (whose peak counts only the arguments and outputs)."""
+    return advice.budgeted_bytes(policy) if policy.compiled is not None else None
 
 
 def lens_words(advice: Advice, policy: PolicyAdvice, name: Callable[[str], str]) -> str | None:
@@ -169,11 +176,11 @@ def time_and_peak(advice: Advice) -> list[tuple[PolicyAdvice, float, int]]:
     """``(candidate, step seconds, compiled peak)`` of each compiled candidate whose time is
     known: the points of the chart of step time against compiled peak (measured steps where every
     fitting candidate's ran, else predicted)."""
-    found = fastest(advice)
+    measured = times_measured(advice)
     points = []
     for policy in advice.policies:
-        peak = _peak(policy, advice.on_tpu)
-        if found is not None and found.measured:
+        peak = _peak(advice, policy)
+        if measured:
             seconds = runs.measured_step(policy.run)
         else:
             estimate = step_time.policy_estimate(advice.target, policy)

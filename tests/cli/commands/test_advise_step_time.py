@@ -12,6 +12,7 @@ import pytest
 from jax_lsp.cli.output.advisor_table import advice_table
 from jax_lsp.server.features.advisor.words import lens_summary
 from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_view
 from jax_lsp.trace.advisor.fastest import fastest, pareto_front, seconds_text, time_and_peak
 from jax_lsp.trace.advisor.runs import StepRun
@@ -134,6 +135,22 @@ def test_the_pareto_front_of_step_time_and_compiled_peak(compiled):
     # the smallest peak's candidate with the least time among them is on it, and so is the fastest
     assert min(points, key=lambda point: (point[2], point[1]))[0] is front[0]
     assert fastest(advice).policy in front  # type: ignore[union-attr]
+
+
+def test_the_chart_draws_the_predicted_step_against_the_compiled_memory_and_the_front(compiled):
+    from xml.etree import ElementTree
+
+    advice = Advice.from_contract(compiled, root=ADVISOR_FIXTURES)
+    root = ElementTree.fromstring(chart_svg([advice], ADVISOR_FIXTURES))
+    svg = "{http://www.w3.org/2000/svg}"
+    texts = [t.text or "" for t in root.iter(f"{svg}text")]
+    assert "cpu step (est.): predicted for cpu" in texts
+    assert "recompute: FLOPs done again in the backward pass" not in texts
+    markers = [e for e in root.iter() if "candidate" in (e.get("class") or "").split()]
+    on_front = {
+        m.findtext(f"{svg}title").split(": ")[0] for m in markers if "front" in m.get("class").split()
+    }
+    assert on_front == {p.policy for p in pareto_front(advice)}
 
 
 def test_compare_shows_the_predicted_step_and_names_the_fastest(compiled):
