@@ -18,9 +18,11 @@ pytestmark = [pytest.mark.tpu, needs_tpu]
 
 EXAMPLES = Path(__file__).parents[2] / "examples"
 # A training job's stand-in: it holds the chip and computes, writing its step count to a file,
-# until its stdin closes.
+# until its stdin closes. The count is replaced whole (`os.replace`): a file rewritten in place
+# reads empty while it is truncated, often enough at a step of a fraction of a millisecond to
+# count 0 steps before and after.
 HOLDER = """
-import sys, threading
+import os, sys, threading
 import jax, jax.numpy as jnp
 x = jnp.ones((2048, 2048))
 print(jax.devices()[0].platform, flush=True)
@@ -29,7 +31,9 @@ threading.Thread(target=lambda: (sys.stdin.read(), done.set()), daemon=True).sta
 steps = 0
 while not done.is_set():
     x = jnp.tanh(x @ x); x.block_until_ready(); steps += 1
-    open(sys.argv[1], "w").write(str(steps))
+    with open(sys.argv[1] + ".new", "w") as counter:
+        counter.write(str(steps))
+    os.replace(sys.argv[1] + ".new", sys.argv[1])
 """
 
 
