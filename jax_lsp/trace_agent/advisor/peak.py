@@ -150,6 +150,7 @@ ELEMENTWISE = frozenset(
     cos div eq erf erf_inv erfc exp exp2 expm1 floor ge gt integer_pow iota is_finite le log log1p
     logistic lt max min mul ne neg nextafter not or pow rem round rsqrt select_n sign sin sqrt square
     sub tan tanh xor""".split()
+    + ["one_minus_square"]  # tanh's derivative: one primitive in JAX 0.12, sub and mul in 0.10
 )
 # What reads an elementwise value inside its own fusion: another elementwise step, a view, a reduction.
 FUSED_READERS = (

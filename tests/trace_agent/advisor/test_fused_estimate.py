@@ -34,7 +34,7 @@ def test_a_large_loss_after_the_scan_is_counted_as_fusible_and_bounds_the_error(
     assert len(entries) == 2
     for entry in entries:
         assert entry.estimate_error > WITHIN, (entry.policy, entry.peak_bytes, entry.compiled)
-        assert entry.peak_fusible_bytes > entry.peak_bytes / 2
+        assert over_at_most(entry) > WITHIN  # so the table says it may be over
         # within a point: XLA's few small buffers beside them (jax 0.4.30's are 0.004 points more)
         assert over_at_most(entry) >= entry.estimate_error - 0.01
         # XLA holds at least what the estimate counts beside them
