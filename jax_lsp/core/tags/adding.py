@@ -13,8 +13,10 @@ cannot stand as an argument (a target, a starred or keyword argument, a slice), 
 from __future__ import annotations
 
 import ast
+import io
 import re
-from collections.abc import Iterable, Mapping
+import tokenize
+from collections.abc import Callable, Iterable, Mapping
 
 from jax_lsp.core.findings import Edit, Position, Span
 from jax_lsp.core.record import OrderedRecord, Record
@@ -48,9 +50,7 @@ class TaggedFile(Record):
     edits: tuple[Edit, ...]
     text: str  # the file as the edits leave it
     names: dict[ValuePlace, str]  # the places tagged, each with its name
-    import_line: (
-        int | None
-    )  # the 0-based line the import was inserted before (lines from it on move down one)
+    import_line: int | None  # the 0-based line the import went before (from it on, lines move down)
 
     def __init__(
         self,
@@ -99,17 +99,30 @@ def _parents(tree: ast.AST) -> dict[ast.AST, ast.AST]:
 
 def suggested_name(tree: ast.AST, node: ast.expr) -> str:
     """A name for the value of ``node``: the name it is assigned to (``h`` in ``h = ...``, ``k``
-    in ``q, k = f(x), g(x)``), else what makes it (``einsum`` for ``jnp.einsum(...)``,
-    ``matmul`` for ``x @ w``)."""
+    in ``q, k = f(x), g(x)``); else what makes it (``einsum`` for ``jnp.einsum(...)``, ``matmul``
+    for ``x @ w``), after the name the expression around it is assigned to (``h_matmul`` in
+    ``h = jnp.tanh(x @ w)``)."""
     parents = _parents(tree)
-    parent, child = parents.get(node), node
-    if isinstance(parent, ast.Tuple) and isinstance(parents.get(parent), ast.Assign):
-        assign = parents[parent]
+    assigned = _assigned_name(node, parents)
+    if assigned is not None:
+        return assigned
+    made = _maker(node)
+    outer = parents.get(node)
+    while isinstance(outer, ast.expr):
+        if (around := _assigned_name(outer, parents)) is not None:
+            return f"{around}_{made}"
+        outer = parents.get(outer)
+    return made
+
+
+def _assigned_name(node: ast.expr, parents: dict[ast.AST, ast.AST]) -> str | None:
+    """The name ``node``'s value is assigned to, where it is the whole of what is assigned."""
+    parent = parents.get(node)
+    if isinstance(parent, ast.Tuple) and isinstance(assign := parents.get(parent), ast.Assign):
         targets = assign.targets[0] if len(assign.targets) == 1 else None
         if isinstance(targets, ast.Tuple) and len(targets.elts) == len(parent.elts):
             target = targets.elts[parent.elts.index(node)]
-            if isinstance(target, ast.Name):
-                return target.id
+            return target.id if isinstance(target, ast.Name) else None
     if (
         isinstance(parent, ast.Assign)
         and len(parent.targets) == 1
@@ -118,17 +131,39 @@ def suggested_name(tree: ast.AST, node: ast.expr) -> str:
         return parent.targets[0].id
     if isinstance(parent, (ast.AnnAssign, ast.NamedExpr)) and isinstance(parent.target, ast.Name):
         return parent.target.id
-    if isinstance(child, ast.Call):
-        callee = child.func.func if isinstance(child.func, ast.Call) else child.func  # `nn.Dense(4)(x)`
+    return None
+
+
+def _maker(node: ast.expr) -> str:
+    """What makes ``node``'s value: the function called, the operator, the attribute read."""
+    if isinstance(node, ast.Call):
+        callee = node.func.func if isinstance(node.func, ast.Call) else node.func  # `nn.Dense(4)(x)`
         if isinstance(callee, ast.Attribute):
             return callee.attr
         if isinstance(callee, ast.Name):
             return callee.id
-    if isinstance(child, ast.BinOp):
-        return _OPERATORS.get(type(child.op), "value")
-    if isinstance(child, ast.Attribute):
-        return child.attr
+    if isinstance(node, ast.BinOp):
+        return _OPERATORS.get(type(node.op), "value")
+    if isinstance(node, ast.Attribute):
+        return node.attr
     return "value"
+
+
+def named_already(tree: ast.AST, node: ast.expr) -> str | None:
+    """The name a ``checkpoint_name(node, NAME)`` around ``node`` already gives it, else None."""
+    parent = _parents(tree).get(node)
+    if not isinstance(parent, ast.Call) or not parent.args or parent.args[0] is not node:
+        return None
+    callee = parent.func
+    called = callee.attr if isinstance(callee, ast.Attribute) else getattr(callee, "id", None)
+    name = (
+        parent.args[1]
+        if len(parent.args) > 1
+        else next((k.value for k in parent.keywords if k.arg == "name"), None)
+    )
+    if called == TAG_FUNCTION and isinstance(name, ast.Constant) and isinstance(name.value, str):
+        return name.value
+    return None
 
 
 def unique_name(wanted: str, line: int, taken: set[str]) -> str:
@@ -155,6 +190,7 @@ def add_tags(path: str, text: str, names: Mapping[ValuePlace, str]) -> TaggedFil
     lines = text.splitlines(keepends=True)
     offsets = _line_offsets(lines)
     function, import_edit, import_line = _tag_function(tree, path, lines)
+    quote = _quote_of(text)
 
     def offset(line: int, byte_column: int) -> int:
         row = lines[line - 1] if line - 1 < len(lines) else ""
@@ -171,7 +207,7 @@ def add_tags(path: str, text: str, names: Mapping[ValuePlace, str]) -> TaggedFil
         for place in members:
             low, high = spans[place]
             opening = f"{function}(" + ("(" if _bare_tuple(nodes[place], text[low:high]) else "")
-            closing = (")" if _bare_tuple(nodes[place], text[low:high]) else "") + f", {names[place]!r})"
+            closing = (")" if _bare_tuple(nodes[place], text[low:high]) else "") + f", {quote(names[place])})"
             inserts += [(low, 1, -high, opening), (high, 0, -low, closing)]
         pieces, cursor = [], start
         for at, _, _, insert in sorted(inserts):
@@ -181,6 +217,21 @@ def add_tags(path: str, text: str, names: Mapping[ValuePlace, str]) -> TaggedFil
         edits.append(Edit(path, Span(_position(offsets, start), _position(offsets, end)), "".join(pieces)))
     new_text = apply_edits(text, edits)
     return TaggedFile(path, tuple(edits), new_text, {p: names[p] for p in nodes}, import_line)
+
+
+def _quote_of(text: str) -> Callable[[str], str]:
+    """How the module quotes its strings: ``"name"`` where most of its string literals start with a
+    double quote, else ``'name'``."""
+    double = single = 0
+    try:
+        for token in tokenize.generate_tokens(io.StringIO(text).readline):
+            if token.type == tokenize.STRING:
+                body = token.string.lstrip("rRbBuUfF")
+                double += body.startswith('"')
+                single += body.startswith("'")
+    except (tokenize.TokenError, SyntaxError):
+        pass
+    return (lambda name: f'"{name}"') if double > single else repr
 
 
 def _bare_tuple(node: ast.expr, written: str) -> bool:

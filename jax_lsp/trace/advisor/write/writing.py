@@ -1,0 +1,37 @@
+"""Writing a policy for one site, from its advice to the outcome: the search, then its outcome
+with the edits that give the site the written policy."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+from jax_lsp.engine import Workspace
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.write.requests import SiteRequests
+from jax_lsp.trace.advisor.write.search import Objective, Search, by_recompute
+from jax_lsp.trace.advisor.write.site_edit import site_edits
+from jax_lsp.trace.advisor.write.written import NOT_WRITTEN, WrittenPolicy, conclude
+from jax_lsp.trace.service import TraceService
+
+
+def write_policy(
+    service: TraceService,
+    workspace: Workspace,
+    advice: Advice,
+    budget: int,
+    objective: Objective | None = None,
+    **request: Any,
+) -> WrittenPolicy:
+    """The policy written for ``budget`` at the site of ``advice`` (advised with its named
+    candidates compiled for ``request``'s target), ``request`` as `request.advise` takes it
+    (``column``, ``example``, ``root``, ``import_root``, ``cwd``, ``interpreter``, ``options``,
+    ``target``). ``objective``: what the search minimises (default: `search.by_recompute`)."""
+    if not advice.ok:
+        return WrittenPolicy(budget, NOT_WRITTEN, f"the site could not be advised: {advice.message}", None)
+    if not advice.compiled:
+        return WrittenPolicy(budget, NOT_WRITTEN, "the named candidates were not compiled", None)
+    requests = SiteRequests.of(service, advice.path, advice.line, **request)
+    search = Search(requests, advice, budget, objective or by_recompute(advice)).run()
+    edit = functools.partial(site_edits, workspace, advice, request.get("column"))
+    return conclude(search, edit)
