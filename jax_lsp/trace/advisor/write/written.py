@@ -11,7 +11,7 @@ from typing import Any
 
 from jax_lsp.core.findings import Edit
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
-from jax_lsp.trace.advisor.sizes import format_bytes
+from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
 from jax_lsp.trace.advisor.write.search import Objective, Search
 from jax_lsp.trace.advisor.write.values import ValueGroup
 
@@ -166,8 +166,7 @@ def _size(advice: Advice, policy: PolicyAdvice) -> str:
 def _versus(advice: Advice, written: PolicyAdvice, named: PolicyAdvice | None, objective: Objective) -> str:
     if named is None:
         return ", where no named candidate does"
-    flops = (written.recompute_flops or 0, named.recompute_flops or 0)
     return (
         f", better by {objective.words} than {named.policy} ({_size(advice, named)}; recomputes "
-        f"{flops[0]:,} FLOPs against {flops[1]:,})"
+        f"{format_flops(written.recompute_flops)} against {format_flops(named.recompute_flops)})"
     )
