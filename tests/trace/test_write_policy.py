@@ -16,8 +16,8 @@ from jax_lsp.core.text.edits import apply_edits
 from jax_lsp.engine import Workspace
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.request import advise
-from jax_lsp.trace.advisor.write.written import NAMED, NONE_FITS, WRITTEN, WrittenPolicy
 from jax_lsp.trace.advisor.write.writing import write_policy
+from jax_lsp.trace.advisor.write.written import NAMED, NONE_FITS, WRITTEN, WrittenPolicy
 from jax_lsp.trace.mapping import trace_notes
 from tests.agent import ADVISOR_FIXTURES, AgentTraceService, line_of
 
