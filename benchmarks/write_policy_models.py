@@ -89,7 +89,8 @@ def _applied(root: Path, written: WrittenPolicy, copy: Path) -> None:
 
 
 def _moved_line(written: WrittenPolicy, path: Path, line: int) -> int:
-    """The 1-based ``line`` of ``path`` once the edits added lines above it."""
+    """The 1-based ``line`` of ``path`` (the working copy's file the edits name) once the edits
+    added lines above it."""
     added = sum(
         e.new_text.count("\n") - (e.span.end.line - e.span.start.line)
         for e in written.edits
@@ -106,7 +107,7 @@ def _check_applied(
     a site in the user's files, for JAX190."""
     path, line = model.site.rsplit(":", 1)
     site = copy / path
-    moved = _moved_line(written, site, int(line))
+    moved = _moved_line(written, copy.parent / model.name / path, int(line))
     os.environ["PYTHONPATH"] = _python_path(copy, model)
     service = TraceService()
     try:

@@ -259,9 +259,16 @@ def run(args: argparse.Namespace) -> int:
             return ERROR_EXIT
     if any(not a.ok for a in results):
         return 2
-    if budget is not None and any(a.suggest(budget) is None for a in results):
+    if budget is not None and any(
+        a.suggest(budget) is None and _written_fits(written.get(id(a))) is False for a in results
+    ):
         return 1
     return 0
+
+
+def _written_fits(written: WrittenPolicy | None) -> bool:
+    """Whether a written policy fits where no named one does (False without one)."""
+    return written is not None and written.entry is not None
 
 
 def _document(

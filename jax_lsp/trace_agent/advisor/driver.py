@@ -381,6 +381,7 @@ def advise(params, fork=False):
         "markers": len(site.markers),
         "selector": work.selector.to_json() if work.selector is not None else None,
         "user_call": site.user_call,
+        "library": site.library,  # a library site's folder, whose files are not the user's
         "policies": entries,
         "policy_errors": work.errors,
         "notes": notes + placement_notes(entries),

@@ -54,7 +54,7 @@ def by_recompute(advice: Advice) -> Objective:
         offloads, recompute = advice.preference(policy)
         return (float(offloads), float(recompute), float(size if size is not None else "inf"))
 
-    return Objective(key, False, "recompute")
+    return Objective(key, False, "recompute, then compiled size")
 
 
 @dataclass(frozen=True)

@@ -77,9 +77,9 @@ def _haliax_policy(call: UserCall, kept: list[str], offloaded: list[str]) -> str
     block's names by lists), spelt through the module the user's call names; None for another
     library's call."""
     ending = next((e for e in HALIAX_CALLEES if call.callee.endswith(e)), None)
-    if call.keyword != HALIAX_KEYWORD or ending is None or "." not in call.callee.removesuffix(ending):
-        return None
-    module = call.callee.removesuffix(ending)
+    module = call.callee.removesuffix(ending) if ending is not None else ""
+    if call.keyword != HALIAX_KEYWORD or not module.replace(".", "").isidentifier():
+        return None  # `Stacked.init` imported bare: no module to spell the policy's class through
 
     def switch(end: str) -> str:
         if any(n.endswith(end) for n in offloaded):

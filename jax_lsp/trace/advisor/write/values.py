@@ -86,7 +86,9 @@ def plan_tags(answer: Mapping[str, Any], root: str, taken: Iterable[str] = ()) -
     """The groups of the values the agent's ``answer`` (to advising `FINDERS`) shows a policy
     deciding on, in order of first appearance, and the names of the tags to add: the name the
     expression's value is assigned to where it is free (not ``taken``, nor tagged in its file),
-    else with its line."""
+    else with its line. No file of the library holding a site in a library (the answer's
+    ``library``) is tagged: it is not the user's."""
+    library = answer.get("library") if isinstance(answer.get("library"), str) else None
     plan = TagPlan([])
     names: set[str] = set(taken)
     places: dict[tuple[str, ValuePlace], None] = {}
@@ -103,7 +105,7 @@ def plan_tags(answer: Mapping[str, Any], root: str, taken: Iterable[str] = ()) -
             made = residual.get("made_at") if isinstance(residual.get("made_at"), dict) else residual
             place = _place(made.get("span"))
             path = made.get("path")
-            if place is not None and isinstance(path, str) and _editable(path, root):
+            if place is not None and isinstance(path, str) and _editable(path, root, library):
                 places.setdefault((os.path.realpath(path), place), None)
     trees: dict[str, ast.Module | None] = {}
     for path, place in places:
@@ -130,10 +132,13 @@ def _place(span: Any) -> ValuePlace | None:
     return None
 
 
-def _editable(path: str, root: str) -> bool:
-    """A Python file of the project (not of an installed package): the user's code."""
+def _editable(path: str, root: str, library: str | None) -> bool:
+    """A Python file of the project (not of an installed package, nor of the site's library): the
+    user's code."""
     real = os.path.realpath(path)
     installed = os.sep + "site-packages" + os.sep in real or os.sep + "dist-packages" + os.sep in real
+    if library is not None and (real + os.sep).startswith(os.path.realpath(library) + os.sep):
+        return False
     return real.endswith(".py") and not installed and real.startswith(os.path.realpath(root) + os.sep)
 
 

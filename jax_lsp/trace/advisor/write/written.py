@@ -11,6 +11,7 @@ from typing import Any
 
 from jax_lsp.core.findings import Edit
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.report import policy_label
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
 from jax_lsp.trace.advisor.write.search import Objective, Search
 from jax_lsp.trace.advisor.write.values import ValueGroup
@@ -127,7 +128,7 @@ def conclude(search: Search, site_edit: SiteEdit) -> WrittenPolicy:
             )
     if named is not None:
         why = search.error or "no written policy is better"
-        message = f"{why}: use {named.policy} ({_size(advice, named)} within {format_bytes(budget)})"
+        message = f"{why}: use {_label(advice, named)} ({_size(advice, named)} within {format_bytes(budget)})"
         return WrittenPolicy(budget, NAMED, message, None, named=named, cost=cost)
     if search.error is not None and not search.probes:
         return WrittenPolicy(budget, NOT_WRITTEN, search.error, None, cost=cost)
@@ -158,6 +159,11 @@ def _smallest(advice: Advice, search: Search) -> tuple[str, int] | None:
     return min(known, key=lambda pair: pair[1], default=None)
 
 
+def _label(advice: Advice, policy: PolicyAdvice) -> str:
+    """The policy as the table names it: ``None (default: nothing_saveable)`` for JAX's default."""
+    return policy_label(policy, advice.user_call)
+
+
 def _size(advice: Advice, policy: PolicyAdvice) -> str:
     size = advice.budgeted_bytes(policy)
     return "size unknown" if size is None else format_bytes(size)
@@ -167,6 +173,6 @@ def _versus(advice: Advice, written: PolicyAdvice, named: PolicyAdvice | None, o
     if named is None:
         return ", where no named candidate does"
     return (
-        f", better by {objective.words} than {named.policy} ({_size(advice, named)}; recomputes "
+        f", better by {objective.words} than {_label(advice, named)} ({_size(advice, named)}; recomputes "
         f"{format_flops(written.recompute_flops)} against {format_flops(named.recompute_flops)})"
     )
