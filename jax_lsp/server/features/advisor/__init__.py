@@ -1,6 +1,7 @@
 """The policy advisor in the editor: a code lens per site, inlay hints on the lines that make
 saved residuals, a hover, "Compare policies" (Markdown and a chart), the quick fix "Use the
-suggested policy", JAX191 on names that change nothing.
+suggested policy", the quick fix "Write a policy for B" (`jax-lsp.writePolicy`), JAX191 on
+names that change nothing.
 
 What to show and what to suggest is decided free of LSP types (`advised`: the advice kept per
 site and followed through edits; `shown`: lens, hover and hints; `suggested`: the suggestion, its
@@ -54,3 +55,7 @@ def register(server: JaxLanguageServer) -> None:
     @server.command(shown.RUN)
     async def run_policies(ls, *arguments):
         return await feature.run_command(*arguments)
+
+    @server.command(shown.WRITE)
+    async def write_policy(ls, *arguments):
+        return await feature.write_command(*arguments)

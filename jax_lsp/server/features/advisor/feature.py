@@ -27,7 +27,7 @@ from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.edits import workspace_edit
 from jax_lsp.server.features.advisor import shown, suggested
 from jax_lsp.server.features.advisor.advised import Advised, AdvisedFiles, advised
-from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN
+from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN, WRITE
 from jax_lsp.server.features.advisor.text import disk_text
 from jax_lsp.server.features.advisor.words import log_line, not_compiled, why_suggested
 from jax_lsp.server.logs import log
@@ -43,6 +43,9 @@ from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, anchor_of_line, default_policy_edits
+from jax_lsp.trace.advisor.sizes import format_bytes
+from jax_lsp.trace.advisor.write.writing import written_job
+from jax_lsp.trace.advisor.write.written import WRITTEN, WrittenPolicy
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
@@ -341,6 +344,64 @@ class AdvisorFeature(LanguageFeature):
                 if found.stale is None and found.advice.ok:
                     await self.advise(path, found.span.start, progress=True)
 
+    async def write_command(self, *arguments: Any) -> dict | None:
+        """The quick fix "Write a policy for B": the site advised with every candidate compiled,
+        its policy written for the `advise.budget` setting and compiled with its tags; where it
+        fits and beats every named candidate that fits, its edits are applied (the tags, their
+        import, the site's policy); otherwise a message says what to use or by how much nothing
+        fits. Answers the outcome (the JSON's ``written_policy``)."""
+        path, position = self._arguments(WRITE, arguments)
+        budget = self._budget()
+        if budget is None:
+            raise JsonRpcException("Set advise.budget: a policy is written for a budget", REQUEST_FAILED)
+        ls = self.server
+        analysis = await ls.built_analysis()
+        if analysis is None:
+            raise JsonRpcException("The project is not analysed yet", REQUEST_FAILED)
+        anchor = await self.site_of_line(path, position.line)
+        line = anchor.line if anchor is not None else position.line + 1
+        request = {
+            "column": anchor.column if anchor is not None else position.column,
+            "example": self._example(path, line),
+            "root": self._root(path),
+            "import_root": self._import_root(path),
+            "interpreter": ls.settings.interpreter,
+            "options": ls.settings.trace.options,
+            "target": self._target(),
+        }
+        job = functools.partial(written_job, self.service, analysis, path, line, budget, **request)
+        message = f"{path.name}:{line}: writing a policy for {format_bytes(budget)}"
+        with ls.protocol.cancellation() as cancelled:
+            outcome: WrittenPolicy = await self.run_job(job, "write", message, cancelled, True)
+        if outcome.verdict == WRITTEN:
+            await self._apply_written(outcome)
+        else:
+            ls.notify_user(f"{path.name}:{line}: {outcome.message}", types.MessageType.Info)
+        return outcome.to_json(self._root(path))
+
+    async def _apply_written(self, outcome: WrittenPolicy) -> None:
+        """The written policy's edits applied through workspace/applyEdit, unless a file they edit
+        has unsaved changes (they were made from the files on disk)."""
+        ls = self.server
+        unsaved = suggested.unsaved_files(outcome.edits, self._buffer_text)
+        if unsaved:
+            names = ", ".join(Path(p).name for p in unsaved)
+            message = f"Save {names} first: the written policy was made from the files on disk"
+            ls.notify_user(message, types.MessageType.Warning)
+            return
+        by_uri: dict[str, list[types.TextEdit]] = {}
+        for edit in outcome.edits:
+            uri = path_to_uri(edit.path)
+            text_edit = types.TextEdit(range=ls.to_lsp_range(uri, edit.span), new_text=edit.new_text)
+            by_uri.setdefault(uri, []).append(text_edit)
+        await ls.workspace_apply_edit_async(
+            types.ApplyWorkspaceEditParams(edit=workspace_edit(ls, by_uri), label=outcome.label)
+        )
+
+    def _buffer_text(self, path: str) -> str | None:
+        document = self.server.document(path_to_uri(path))
+        return document.source if document is not None else None
+
     def _import_root(self, path: Path) -> Path | None:
         analysis = self.server.analysis
         return analysis.imports.import_root(path) if analysis is not None else None
@@ -398,6 +459,9 @@ class AdvisorFeature(LanguageFeature):
                 found.span.start.line <= last and first <= found.span.end.line
             ):
                 continue
+            writing = suggested.write_offer(found, budget)
+            if writing is not None:
+                actions.append(self._write_action(writing, found, place))
             chosen = suggested.suggestion(found.advice, budget)
             if chosen is None:
                 continue
@@ -425,6 +489,13 @@ class AdvisorFeature(LanguageFeature):
             why = why_suggested(found.advice, chosen, budget)
             fix = suggested.SuggestedFix(suggested.fix_title(chosen, why))
         return {"policy": chosen.policy, "title": None if fix.note else fix.title, "note": fix.note}
+
+    def _write_action(self, title: str, found: Advised, place: Place) -> types.CodeAction:
+        """The quick fix that runs `write_command` on the site (its edits come when it is done)."""
+        start = place.range(found.span).start
+        arguments = [place.uri, {"line": start.line, "character": start.character}]
+        command = types.Command(title=title, command=WRITE, arguments=arguments)
+        return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, command=command)
 
     def _lines_of(self, path: str) -> Sequence[str]:
         return self.server.lines_of(path_to_uri(path))

@@ -4,15 +4,18 @@ with the edits that give the site the written policy."""
 from __future__ import annotations
 
 import functools
+import os
+from concurrent.futures import Future
 from typing import Any
 
 from jax_lsp.engine import Workspace
 from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.write.requests import SiteRequests
 from jax_lsp.trace.advisor.write.search import Objective, Search, by_recompute
 from jax_lsp.trace.advisor.write.site_edit import site_edits
 from jax_lsp.trace.advisor.write.written import NOT_WRITTEN, WrittenPolicy, conclude
-from jax_lsp.trace.service import TraceService
+from jax_lsp.trace.service import TraceJob, TraceService
 
 
 def write_policy(
@@ -35,3 +38,20 @@ def write_policy(
     search = Search(requests, advice, budget, objective or by_recompute(advice)).run()
     edit = functools.partial(site_edits, workspace, advice, request.get("column"))
     return conclude(search, edit)
+
+
+def written_job(
+    service: TraceService,
+    workspace: Workspace,
+    path: str | os.PathLike,
+    line: int,
+    budget: int,
+    **request: Any,
+) -> TraceJob[WrittenPolicy]:
+    """The site at ``line`` of ``path`` advised with every named candidate compiled, then its
+    policy written for ``budget`` (the editor's "Write a policy for B"), on the calling thread:
+    the job it returns is done."""
+    advice = advise(service, path, line, compile=True, **request)
+    done: Future = Future()
+    done.set_result(write_policy(service, workspace, advice, budget, **request))
+    return TraceJob(None, None, None, done)
