@@ -148,6 +148,16 @@ def _advised_again(
     return found
 
 
+def _measurable(advice: Advice, named: PolicyAdvice | None) -> str | None:
+    """The best named policy as an expression the edited copy's site can take: the current policy
+    (its text may be JAX's default, "None", or a library's value) as a ready-made candidate that
+    keeps the same."""
+    if named is None or not named.current:
+        return named.policy if named is not None else None
+    same = [p for p in advice.same_as(named) if p.jax_policy and p.recompute_flops == named.recompute_flops]
+    return min((p.policy for p in same), key=len, default=None)
+
+
 def _named_row(advice: Advice, policy: PolicyAdvice | None) -> dict[str, Any] | None:
     if policy is None:
         return None
@@ -203,7 +213,13 @@ def run_model(model: Model, args: argparse.Namespace) -> dict[str, Any]:
                 _applied(root, written, copy)
                 row["applied"] = _check_applied(model, copy, written, request)
                 os.environ["PYTHONPATH"] = _python_path(root, model)
-                row["copy"] = str(copy.relative_to(args.out))
+                row["case"] = {
+                    "copy": str(copy.relative_to(args.out)),
+                    "site": [path, _moved_line(written, root / path, int(line))],
+                    "paths": list(model.paths),
+                    "written": entry.policy if entry is not None else None,
+                    "named": _measurable(advice, written.named),
+                }
             record["budgets"].append(row)
             _print_row(model, row)
     finally:
@@ -252,18 +268,7 @@ def main() -> int:
         records.append(run_model(model, args))
         (args.out / "record.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
     rows = [row for record in records for row in record["budgets"]]
-    cases = [
-        {
-            "model": r["model"],
-            "site": r["site"],
-            "copy": row["copy"],
-            "named": row["named"],
-            "written": row["written"],
-        }
-        for r in records
-        for row in r["budgets"]
-        if row.get("copy")
-    ]
+    cases = [{"model": r["model"], **row["case"]} for r in records for row in r["budgets"] if row.get("case")]
     (args.out / "cases.json").write_text(json.dumps(cases, indent=1), encoding="utf-8")
     fits = all(row["fits"] for row in rows)
     held = all((row.get("applied") or {}).get("same_peak", True) for row in rows)
