@@ -1,0 +1,101 @@
+"""What the agent gives a written policy's search: each residual's span (the expression that made
+it, inside the scan that stacks it too), files' texts given by the request (`overlay`) imported
+in place of the disk's, and a candidate named by its text (`only`)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from jax_lsp.trace.options import TraceOptions
+from jax_lsp.trace.service import site_params
+from tests.agent import ADVISOR_FIXTURES, AgentTraceService, line_of
+
+pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
+
+DOTS = "jax.checkpoint_policies.dots_saveable"
+
+
+def ask(service: AgentTraceService, path: Path, line: int, root: Path, example: str, **more: Any) -> dict:
+    params = {**site_params(path, line, None, root, None), "example": example, "cwd": str(root), **more}
+    job = service.submit(
+        "advise", params, TraceOptions(), interpreter=None, cwd=str(root), answer=lambda a: a
+    )
+    answer = job.future.result()
+    assert isinstance(answer, dict) and answer["status"] == "ok", answer
+    return answer
+
+
+def spanned(text: str, span: list[int]) -> str:
+    """The text of a one-line span (UTF-8 columns)."""
+    line, column, end_line, end_column = span
+    assert line == end_line
+    return text.splitlines()[line - 1].encode("utf-8")[column:end_column].decode("utf-8")
+
+
+def computed(answer: dict, policy: str) -> list[dict]:
+    entry = next(p for p in answer["policies"] if p["policy"] == policy)
+    return [r for r in entry["residuals"] if r["kind"] == "computed"]
+
+
+def test_each_residual_says_the_expression_that_made_it(service: AgentTraceService, tmp_path: Path) -> None:
+    shutil.copy(ADVISOR_FIXTURES / "mlp.py", tmp_path)
+    path = tmp_path / "mlp.py"
+    answer = ask(service, path, line_of(path), tmp_path, "mlp.py:example", policies=[DOTS])
+    text = path.read_text(encoding="utf-8")
+    assert sorted(spanned(text, r["span"]) for r in computed(answer, DOTS)) == ["h @ w2", "x @ w1"]
+
+
+def test_a_scans_residual_says_the_expression_inside_the_layer(
+    service: AgentTraceService, tmp_path: Path
+) -> None:
+    shutil.copy(ADVISOR_FIXTURES / "write_stack.py", tmp_path)
+    path = tmp_path / "write_stack.py"
+    answer = ask(service, path, line_of(path), tmp_path, "write_stack.py:example", policies=[DOTS])
+    text = path.read_text(encoding="utf-8")
+    stacked = computed(answer, DOTS)
+    made = sorted(spanned(text, r["made_at"]["span"]) for r in stacked if r["reason"] == "policy")
+    assert made == ["gate @ w_out", "h @ w_gate", "h @ w_in"]
+    assert {spanned(text, r["span"]) for r in stacked if r["reason"] == "policy"} == {
+        "jax.lax.scan(block, h, weights)"  # the residual itself: stacked at the scan's call
+    }
+
+
+def test_files_given_by_the_request_are_imported_as_given(service: AgentTraceService, tmp_path: Path) -> None:
+    shutil.copytree(ADVISOR_FIXTURES / "library_site", tmp_path, dirs_exist_ok=True)
+    site, user = tmp_path / "stacklib" / "blocks.py", tmp_path / "user_model.py"
+    text = user.read_text(encoding="utf-8")
+    tagged = "from jax.ad_checkpoint import checkpoint_name\n" + text.replace(
+        "return jnp.tanh(jnp.tanh(h @ w) @ w)",
+        'return jnp.tanh(checkpoint_name(jnp.tanh(h @ w), "inner") @ w)',
+    )
+    assert tagged != text
+    kept = "jax.checkpoint_policies.save_only_these_names('inner')"
+    line = line_of(site, "jax.checkpoint(block, policy=policy)")
+    example = "user_model.py:direct_example"
+    answer = ask(service, site, line, tmp_path, example, policies=[kept], overlay={str(user): tagged})
+    assert "inner" in answer["names"]
+    assert {r["name"] for r in computed(answer, kept) if r["reason"] == "named"} == {"inner"}
+    assert user.read_text(encoding="utf-8") == text  # the disk is untouched
+    plain = ask(service, site, line, tmp_path, example, policies=[kept])  # the same agent, warm
+    assert "inner" not in plain["names"]
+    assert not [r for r in computed(plain, kept) if r["reason"] == "named"]
+
+    # the site's own file given, an import added above the site: its line is the given text's;
+    # and a candidate named by its text is the one answered
+    site_text = site.read_text(encoding="utf-8")
+    moved = "import math\n" + site_text
+    only = ask(
+        service,
+        site,
+        line + 1,
+        tmp_path,
+        example,
+        policies=[DOTS, kept],
+        overlay={str(site): moved},
+        only=kept,
+    )
+    assert [p["policy"] for p in only["policies"]] == [kept]
