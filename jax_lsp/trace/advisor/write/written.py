@@ -120,9 +120,7 @@ def conclude(search: Search, site_edit: SiteEdit) -> WrittenPolicy:
             edits = [e for t in (plan.tagged(kept).values() if plan else ()) for e in t.edits]
             at_site, note = site_edit(list(best.kept), list(best.offloaded), best.expression)
             words = _versus(advice, best.entry, named, objective)
-            message = (
-                f"{best.expression} fits ({_size(advice, best.entry)} within {format_bytes(budget)}){words}"
-            )
+            message = f"{_label(advice, best.entry)} fits ({_size(advice, best.entry)} within {format_bytes(budget)}){words}"
             return WrittenPolicy(
                 budget, WRITTEN, message, best.entry, tags, (*edits, *at_site), note, named=named, cost=cost
             )
