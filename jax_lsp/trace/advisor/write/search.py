@@ -43,6 +43,12 @@ class Objective:
     key: Callable[[PolicyAdvice], tuple[float, ...]]
     timed: bool
     words: str  # what it is, for people: "predicted step time", "recompute"
+    # whether two candidates are too close for the objective to order (a model's stated error)
+    tie: Callable[[PolicyAdvice, PolicyAdvice], bool] = lambda a, b: False
+
+    def better(self, a: PolicyAdvice, b: PolicyAdvice) -> bool:
+        """Whether ``a`` beats ``b``: smaller by ``key``, and not a tie."""
+        return self.key(a) < self.key(b) and not self.tie(a, b)
 
 
 def by_recompute(advice: Advice) -> Objective:

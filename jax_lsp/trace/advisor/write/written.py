@@ -113,7 +113,7 @@ def conclude(search: Search, site_edit: SiteEdit) -> WrittenPolicy:
     best = search.best()
     cost = SearchCost(len(search.probes), search.seconds, objective.words)
     if best is not None and best.entry is not None:
-        if named is None or objective.key(best.entry) < objective.key(named):
+        if named is None or objective.better(best.entry, named):
             kept = set(best.kept) | set(best.offloaded)
             plan = search.plan
             tags = tuple(g for g in plan.groups if g.added and g.name in kept) if plan else ()
