@@ -139,6 +139,7 @@ class Search:
     error: str | None = None
     seconds: float = 0.0
     front: list[Point] = field(default_factory=list)  # the chain's positions no other beats
+    traced: dict[str, PolicyAdvice] = field(default_factory=dict)  # by policy text, with every tag
 
     def run(self) -> Search:
         """Find the groups, their costs, the chain's front, and compile its points (`best`)."""
@@ -154,18 +155,28 @@ class Search:
         return self
 
     def _traced(self, texts: list[str]) -> dict[str, PolicyAdvice] | None:
-        """The entries of ``texts`` traced with every group tagged (None: the trace failed, and
-        ``error`` says why)."""
+        """The entries of ``texts`` traced with every group tagged, those traced before not again
+        (None: the trace failed, and ``error`` says why)."""
         assert self.plan is not None
-        names = [g.name for g in self.plan.groups]
-        overlay = self.plan.overlay(names, self.requests.path, self.requests.line)
-        answer = self.requests.trace(texts, overlay)
-        traced = Advice.from_agent(answer, self.requests.path, self.requests.line)
-        entries = {p.policy: p for p in traced.policies if p.error is None and p.recompute_flops is not None}
-        if not traced.ok or texts[0] not in entries:
-            self.error = f"the tagged values could not be traced: {traced.message or 'no figures'}"
-            return None
-        return entries
+        missing = [text for text in texts if text not in self.traced]
+        if missing:
+            names = [g.name for g in self.plan.groups]
+            overlay = self.plan.overlay(names, self.requests.path, self.requests.line)
+            answer = self.requests.trace(missing, overlay)
+            traced = Advice.from_agent(answer, self.requests.path, self.requests.line)
+            self.traced.update(
+                (p.policy, p) for p in traced.policies if p.error is None and p.recompute_flops is not None
+            )
+            if not traced.ok or texts[0] not in self.traced:
+                self.error = f"the tagged values could not be traced: {traced.message or 'no figures'}"
+                return None
+        return {text: self.traced[text] for text in texts if text in self.traced}
+
+    def _in_order(self, names: Sequence[str]) -> tuple[str, ...]:
+        """``names`` in the order of their groups (a policy's text does not depend on the order
+        they were evicted in)."""
+        order = {g.name: i for i, g in enumerate(self.plan.groups if self.plan else ())}
+        return tuple(sorted(names, key=lambda n: order.get(n, len(order))))
 
     def _groups(self) -> None:
         """The groups (`values.plan_tags`) and their costs, the cheapest to evict first."""
@@ -197,7 +208,7 @@ class Search:
         groups do not add up), those that another beats in both recompute and kept bytes left
         out: the front, the most kept first."""
         names = [c.group.name for c in self.costs or []]
-        chain = [tuple(names[position:]) for position in range(len(names) + 1)]
+        chain = [self._in_order(names[position:]) for position in range(len(names) + 1)]
         entries = self._traced([policy_text(kept) for kept in chain])
         if entries is None:
             return
@@ -231,8 +242,8 @@ class Search:
         target = self.requests.target
         if fitting <= last and self.objective.timed and target is not None and target.is_tpu:
             kept = self.front[fitting].kept
-            evicted = tuple(
-                c.group.name for c in self.costs or [] if c.recompute and c.group.name not in kept
+            evicted = self._in_order(
+                [c.group.name for c in self.costs or [] if c.recompute and c.group.name not in kept]
             )
             if evicted:
                 self._compile(kept, evicted)
