@@ -216,6 +216,7 @@ def add_tags(path: str, text: str, names: Mapping[ValuePlace, str]) -> TaggedFil
         pieces.append(text[cursor:end])
         edits.append(Edit(path, Span(_position(offsets, start), _position(offsets, end)), "".join(pieces)))
     new_text = apply_edits(text, edits)
+    ast.parse(new_text)  # a SyntaxError here is a wrap this module gets wrong: never offered
     return TaggedFile(path, tuple(edits), new_text, {p: names[p] for p in nodes}, import_line)
 
 

@@ -121,6 +121,10 @@ def plan_tags(answer: Mapping[str, Any], root: str, taken: Iterable[str] = ()) -
                 plan.groups.append(ValueGroup(existing))
             continue
         name = unique_name(suggested_name(tree, node), place.line, names)
+        try:
+            add_tags(path, plan.texts[path], {place: name})
+        except SyntaxError:  # a wrap the edit gets wrong here: the value stays untagged
+            continue
         names.add(name)
         plan.groups.append(ValueGroup(name, path, place))
     return plan
