@@ -182,7 +182,8 @@ def unique_name(wanted: str, line: int, taken: set[str]) -> str:
 def add_tags(path: str, text: str, names: Mapping[ValuePlace, str]) -> TaggedFile:
     """The edits of the file ``path`` (its ``text``) that tag the expression at each place of
     ``names`` with its name, and import ``checkpoint_name`` where needed. A place with no
-    expression a tag can wrap (`tag_node`) is left out of the result's ``names``."""
+    expression a tag can wrap (`tag_node`) is left out of the result's ``names``. Raises
+    SyntaxError where the edited text would not parse."""
     tree = ast.parse(text)
     nodes = {place: node for place in names if (node := tag_node(tree, place)) is not None}
     if not nodes:
