@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import importlib.abc
 import importlib.util
+import linecache
 import os
 import sys
 
@@ -30,7 +31,12 @@ class OverlayLoader(importlib.abc.Loader):
         return None
 
     def exec_module(self, module):
-        exec(compile(self.text, self.path, "exec"), module.__dict__)
+        # dont_inherit: the text's own `from __future__` imports, not this module's (annotations
+        # evaluated as the file writes them: a NamedTuple's field types are types, not strings)
+        exec(compile(self.text, self.path, "exec", dont_inherit=True), module.__dict__)
+
+    def get_source(self, fullname):  # what `inspect.getsource` asks a module's loader
+        return self.text
 
 
 class OverlayFinder(importlib.abc.MetaPathFinder):
@@ -88,6 +94,10 @@ def install_overlay(texts):
             del sys.modules[name]
     sys.meta_path[:] = [f for f in sys.meta_path if not isinstance(f, OverlayFinder)]
     sys.meta_path.insert(0, OverlayFinder(texts))
+    for path, text in texts.items():
+        # code that reads its own source (inspect, tracebacks, jaxtyping's checks) reads the text
+        # that runs: an entry without a modification time is never checked against the disk
+        linecache.cache[path] = (len(text), None, text.splitlines(keepends=True), path)
     return texts
 
 

@@ -269,7 +269,8 @@ class _SiteLoader(importlib.abc.Loader):
         module.__dict__[KEY] = site.capture_key
         site.loading = True
         try:
-            exec(compile(site.tree, site.path, "exec"), module.__dict__)
+            # dont_inherit: the file's own `from __future__` imports, not this module's
+            exec(compile(site.tree, site.path, "exec", dont_inherit=True), module.__dict__)
         except BaseException:
             site.module = None
             raise

@@ -99,3 +99,53 @@ def test_files_given_by_the_request_are_imported_as_given(service: AgentTraceSer
         only=kept,
     )
     assert [p["policy"] for p in only["policies"]] == [kept]
+
+
+SITE_WITH_ANNOTATIONS = """
+from typing import NamedTuple
+
+import jax
+import jax.numpy as jnp
+
+import cache_types
+
+
+class Out(NamedTuple):
+    value: jax.Array
+
+
+def block(x):
+    # as a runtime type checker does: the fields' annotations must be types, not strings
+    assert Out.__annotations__["value"] is jax.Array, Out.__annotations__
+    assert cache_types.Cache.__annotations__["state"] is jax.Array, cache_types.Cache.__annotations__
+    return Out(jnp.sin(x)).value
+
+
+step = jax.checkpoint(block, policy=jax.checkpoint_policies.nothing_saveable)
+
+
+def example():
+    return (jax.ShapeDtypeStruct((4,), jnp.float32),)
+"""
+CACHE_TYPES = """
+from typing import NamedTuple
+
+import jax
+
+
+class Cache(NamedTuple):
+    state: jax.Array
+"""
+
+
+def test_the_sites_and_the_given_files_own_annotations(service: AgentTraceService, tmp_path: Path) -> None:
+    """The site's module and a given file are compiled with their own `from __future__` imports,
+    not the agent's (which postpones annotations): a NamedTuple's field types stay types."""
+    (tmp_path / "annotated.py").write_text(SITE_WITH_ANNOTATIONS, encoding="utf-8")
+    (tmp_path / "cache_types.py").write_text(CACHE_TYPES, encoding="utf-8")
+    path = tmp_path / "annotated.py"
+    given = {str(tmp_path / "cache_types.py"): CACHE_TYPES + "\n# as a tag's edit leaves it\n"}
+    answer = ask(
+        service, path, line_of(path), tmp_path, "annotated.py:example", policies=[DOTS], overlay=given
+    )
+    assert [p["policy"] for p in answer["policies"]][-1] == DOTS

@@ -86,9 +86,12 @@ def plan_tags(answer: Mapping[str, Any], root: str, taken: Iterable[str] = ()) -
     """The groups of the values the agent's ``answer`` (to advising `FINDERS`) shows a policy
     deciding on, in order of first appearance, and the names of the tags to add: the name the
     expression's value is assigned to where it is free (not ``taken``, nor tagged in its file),
-    else with its line. No file of the library holding a site in a library (the answer's
-    ``library``) is tagged: it is not the user's."""
-    library = answer.get("library") if isinstance(answer.get("library"), str) else None
+    else with its line. Where the user tunes the site from a call of their own (a site in a
+    library: the answer's ``user_call``), no file of the library holding it (``library``) is
+    tagged: it is not the user's. A package of the project without such a call is the user's."""
+    library = (
+        answer.get("library") if answer.get("user_call") and isinstance(answer.get("library"), str) else None
+    )
     plan = TagPlan([])
     names: set[str] = set(taken)
     places: dict[tuple[str, ValuePlace], None] = {}
