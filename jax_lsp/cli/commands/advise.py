@@ -260,7 +260,7 @@ def run(args: argparse.Namespace) -> int:
     if any(not a.ok for a in results):
         return 2
     if budget is not None and any(
-        a.suggest(budget) is None and _written_fits(written.get(id(a))) is False for a in results
+        a.suggest(budget) is None and not _written_fits(written.get(id(a))) for a in results
     ):
         return 1
     return 0
