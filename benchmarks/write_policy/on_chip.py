@@ -4,10 +4,11 @@ wrote it) is the model's repository with the written policy's edits applied; its
 there with two candidates, the written policy (now the site's own) and the best named one that
 fits, each step run on the local accelerator (`advise --run`: the median of the timed runs).
 
-    python on_chip.py FOLDER OUT
+    python on_chip.py FOLDER [--deadline SECONDS]
 
-Writes OUT/write_round.json: per case, both policies' measured steps and their ratio. One agent
-for every case (JAX imported once); each case's child opens the chip and gives it back.
+Prints one JSON line per case (both policies' measured steps and their ratio), then a summary
+line; no case starts after ``--deadline`` seconds. One agent for every case (JAX imported once);
+each case's child opens the chip and gives it back.
 """
 
 from __future__ import annotations
@@ -19,8 +20,8 @@ import time
 from pathlib import Path
 
 HERE = Path(sys.argv[1]).resolve()
-OUT = Path(sys.argv[2]).resolve()
-sys.path.insert(0, str(HERE / "checkout"))
+DEADLINE_S = float(sys.argv[3]) if len(sys.argv) > 3 and sys.argv[2] == "--deadline" else 95.0
+sys.path.insert(0, str(HERE / "checkout"))  # this folder's jax_lsp, before any other
 
 from jax_lsp.trace import TraceService  # noqa: E402
 from jax_lsp.trace.advisor.request import advise  # noqa: E402
@@ -65,18 +66,29 @@ def measure(service: TraceService, case: dict) -> dict:
 
 
 def main() -> int:
+    begun = time.perf_counter()
     cases = json.loads((HERE / "cases.json").read_text(encoding="utf-8"))
-    OUT.mkdir(parents=True, exist_ok=True)
     results = []
     service = TraceService()
     try:
         for case in cases:
+            if time.perf_counter() - begun > DEADLINE_S:
+                print(json.dumps({"case": case["copy"], "skipped": "past the deadline"}), flush=True)
+                continue
             results.append(measure(service, case))
             print(json.dumps(results[-1]), flush=True)
-            (OUT / "write_round.json").write_text(json.dumps(results, indent=1), encoding="utf-8")
     finally:
         service.shutdown()
-    return 0 if all(r.get("no_slower") for r in results) else 1
+    measured = [r for r in results if "ratio" in r]
+    slower = [r["case"] for r in measured if not r["no_slower"]]
+    summary = {
+        "cases": len(cases),
+        "measured": len(measured),
+        "slower": slower,
+        "seconds": time.perf_counter() - begun,
+    }
+    print(json.dumps({"summary": summary}), flush=True)
+    return 0 if measured and not slower else 1
 
 
 if __name__ == "__main__":
