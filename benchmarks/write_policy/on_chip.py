@@ -35,7 +35,7 @@ def measure(service: TraceService, case: dict) -> dict:
     path, line = case["site"]
     paths = [str(root / p) for p in case.get("paths", [])]
     os.environ["PYTHONPATH"] = os.pathsep.join([*paths, os.environ.get("BASE_PYTHONPATH", "")])
-    written, named = case["written"]["policy"], case["named"]["policy"]
+    written, named = case["written"], case["named"]
     begun = time.perf_counter()
     advice = advise(
         service,
@@ -44,7 +44,7 @@ def measure(service: TraceService, case: dict) -> dict:
         example="advise_example.py:example",
         root=root,
         cwd=root,
-        policies=[named] if named != "None" else [],
+        policies=[named],
         run=True,
         options=TraceOptions(timeout=300, compile_timeout=300),
     )
