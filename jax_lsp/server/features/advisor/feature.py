@@ -362,7 +362,7 @@ class AdvisorFeature(LanguageFeature):
         line = anchor.line if anchor is not None else position.line + 1
         request = {
             "column": anchor.column if anchor is not None else position.column,
-            "example": self._example(path, line),
+            "example": await self._example(path, line),
             "root": self._root(path),
             "import_root": self._import_root(path),
             "interpreter": ls.settings.interpreter,
