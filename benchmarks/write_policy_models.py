@@ -19,7 +19,7 @@ the models' packages: benchmarks/advise_models/requirements.txt):
    current policy compiled: the compiled peak must equal the written candidate's, and, where the
    site is in the user's files, `jax-lsp trace` of it must find no JAX190.
 
-It prints a table per model and writes ``--out``/record.json (the figures) and cases.json (the
+It prints a table per model and writes, after each model, ``--out``/record.json (the figures) and cases.json (the
 written policies the chip's round measures). Exit 0 when every written policy fits when compiled
 and its applied edit compiles to the same peak.
 """
@@ -267,9 +267,11 @@ def main() -> int:
             continue
         records.append(run_model(model, args))
         (args.out / "record.json").write_text(json.dumps(records, indent=1), encoding="utf-8")
+        cases = [
+            {"model": r["model"], **row["case"]} for r in records for row in r["budgets"] if row.get("case")
+        ]
+        (args.out / "cases.json").write_text(json.dumps(cases, indent=1), encoding="utf-8")
     rows = [row for record in records for row in record["budgets"]]
-    cases = [{"model": r["model"], **row["case"]} for r in records for row in r["budgets"] if row.get("case")]
-    (args.out / "cases.json").write_text(json.dumps(cases, indent=1), encoding="utf-8")
     fits = all(row["fits"] for row in rows)
     held = all((row.get("applied") or {}).get("same_peak", True) for row in rows)
     print(
