@@ -140,6 +140,7 @@ class Search:
     seconds: float = 0.0
     front: list[Point] = field(default_factory=list)  # the chain's positions no other beats
     traced: dict[str, PolicyAdvice] = field(default_factory=dict)  # by policy text, with every tag
+    chosen: Probe | None = None  # the best that fits, its idle names dropped (`_choose`)
 
     def run(self) -> Search:
         """Find the groups, their costs, the chain's front, and compile its points (`best`)."""
@@ -150,6 +151,7 @@ class Search:
                 self._front()
             if self.front:
                 self._chain()
+                self._choose()
         finally:
             self.seconds = time.perf_counter() - begun
         return self
@@ -198,8 +200,8 @@ class Search:
         for group, text in zip(self.plan.groups, texts[1:]):
             kept = sum(r.bytes for r in whole.residuals if r.name == group.name and r.memory == "device")
             without = entries.get(text)
-            if kept and without is not None and without.recompute_flops is not None:
-                extra = max(without.recompute_flops - (whole.recompute_flops or 0), 0)
+            if kept and without is not None:  # a group that keeps nothing: its tag would change nothing
+                extra = max((without.recompute_flops or 0) - (whole.recompute_flops or 0), 0)
                 self.costs.append(GroupCost(group, kept, extra))
         self.costs.sort(key=lambda c: (c.flops_per_byte, -c.bytes))
 
@@ -278,9 +280,49 @@ class Search:
         return probe
 
     def best(self) -> Probe | None:
-        """The compiled written candidate that fits and is best by the objective."""
+        """The compiled written candidate that fits and is best by the objective, every name it
+        lists changing what is kept (`_choose`)."""
+        return self.chosen
+
+    def _choose(self) -> None:
+        """The best fitting probe, less the names that change nothing in it (a value two tags
+        name, a value kept anyway), compiled again where it lost any: JAX191 finds none in it."""
         fitting = [p for p in self.probes if p.fits(self.budget) and p.entry is not None]
-        return min(fitting, key=lambda p: self.objective.key(p.entry), default=None)  # type: ignore[arg-type]
+        best = min(fitting, key=lambda p: self.objective.key(p.entry), default=None)  # type: ignore[arg-type]
+        if best is None or best.entry is None:
+            return
+        kept, offloaded = self._working(list(best.kept), list(best.offloaded), best.entry)
+        pruned = self._compile(tuple(kept), tuple(offloaded))
+        self.chosen = pruned if pruned.fits(self.budget) and pruned.entry is not None else best
+
+    def _working(
+        self, kept: list[str], offloaded: list[str], entry: PolicyAdvice
+    ) -> tuple[list[str], list[str]]:
+        """``kept`` and ``offloaded`` without the names that change nothing: one trace of the
+        policy without each name finds those idle alone; all of them are dropped where that keeps
+        the same, else each in turn where it still does (two tags of one value: one stays)."""
+        base_text = policy_text(kept, offloaded)
+
+        def less(names: set[str]) -> str:
+            return policy_text([k for k in kept if k not in names], [o for o in offloaded if o not in names])
+
+        traced = self._traced([base_text, *(less({n}) for n in [*kept, *offloaded])]) or {}
+        base = traced.get(base_text, entry)
+        idle = [n for n in [*kept, *offloaded] if (e := traced.get(less({n}))) is not None and _same(e, base)]
+        dropped: set[str] = set()
+        for trial in ([set(idle)] if idle else []) + [{n} for n in idle]:
+            candidate = less(dropped | trial)
+            found = (self._traced([candidate]) or {}).get(candidate)
+            if found is not None and _same(found, base):
+                dropped |= trial
+            if dropped >= set(idle):
+                break
+        return [k for k in kept if k not in dropped], [o for o in offloaded if o not in dropped]
+
+
+def _same(a: PolicyAdvice, b: PolicyAdvice) -> bool:
+    """The same residuals (shapes, dtypes, memories) and the same recompute."""
+    return a.kept == b.kept and a.recompute_flops == b.recompute_flops
 
 
 def _line(points: list[tuple[int, int]]) -> tuple[float, float]:
