@@ -73,13 +73,18 @@ class TagPlan:
 
     def overlay(self, names: Iterable[str], site_path: str, site_line: int) -> Overlay | None:
         """The files as the tags of ``names`` leave them, for a request about the site at
-        ``site_line`` of ``site_path``; None where no file changes."""
+        ``site_line`` of ``site_path``: every file a tag of the plan edits, as it is where none of
+        ``names`` does (the same files given to every request of a search, so that the agent's
+        warm modules hold none of them); None where the plan edits no file."""
         tagged = self.tagged(names)
-        if not tagged:
+        files = dict.fromkeys(g.path for g in self.groups if g.added and g.path is not None)
+        if not files:
             return None
         site = tagged.get(site_path)
         line = site.line_after(site_line) if site is not None else site_line
-        return Overlay({path: t.text for path, t in tagged.items()}, line)
+        return Overlay(
+            {path: tagged[path].text if path in tagged else self.texts[path] for path in files}, line
+        )
 
 
 def plan_tags(answer: Mapping[str, Any], root: str, taken: Iterable[str] = ()) -> TagPlan:
