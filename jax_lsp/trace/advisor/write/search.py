@@ -14,24 +14,29 @@ the fastest predicted (docs/advise.md, "A policy written for a budget").
    found by compiling a few points (the first guessed from the named candidates' compiled sizes
    against their kept bytes, then halving), each with the files exactly as its edit would leave
    them.
-4. Where the target has host memory and the objective is a step time, the fitting position is
-   also compiled with its evicted values that cost FLOPs offloaded instead of recomputed.
+4. Where the objective is a step time (`by_step_time`), the front's points past the first that
+   fits are compiled while the predicted step falls (keeping less is less memory traffic), and,
+   where the target has host memory, the best of them is also compiled with its evicted values
+   that cost FLOPs offloaded instead of recomputed.
 5. Of the compiled positions that fit, the best by the objective; it is compared with the best
    named candidate that fits.
 """
 
 from __future__ import annotations
 
+import math
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
+from jax_lsp.trace.advisor import step_time
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
 from jax_lsp.trace.advisor.write.requests import SiteRequests
 from jax_lsp.trace.advisor.write.values import FINDERS, TagPlan, ValueGroup, plan_tags
 
 POLICIES = "jax.checkpoint_policies."
 MAX_CHAIN_COMPILES = 3  # the compiles that look for where the chain starts to fit
+MAX_WALK_COMPILES = 2  # with a step time: the compiles past it, while the step falls
 
 
 @dataclass(frozen=True)
@@ -61,6 +66,30 @@ def by_recompute(advice: Advice) -> Objective:
         return (float(offloads), float(recompute), float(size if size is not None else "inf"))
 
     return Objective(key, False, "recompute, then compiled size")
+
+
+def by_step_time(advice: Advice) -> Objective | None:
+    """The step time the advisor ranks by (`step_time.ranked_seconds`: measured where the steps
+    ran, else predicted for the advice's target), then the compiled size; two candidates within
+    the model's stated error tie. None for a target that is no TPU (the CPU's model is nominal:
+    within its stated error of 50% nearly every candidate ties, so recompute decides there), or
+    where no named candidate has a step time (no compile's cost)."""
+    target = advice.target
+    if target is None or not target.is_tpu:
+        return None
+    if not any(step_time.ranked_seconds(target, p) is not None for p in advice.policies):
+        return None
+    error = step_time.chip_for(step_time.generation_of(target)).error
+
+    def key(policy: PolicyAdvice) -> tuple[float, ...]:
+        seconds, size = step_time.ranked_seconds(target, policy), advice.budgeted_bytes(policy)
+        return (seconds if seconds is not None else math.inf, float(size) if size is not None else math.inf)
+
+    def tie(a: PolicyAdvice, b: PolicyAdvice) -> bool:
+        first, second = step_time.ranked_seconds(target, a), step_time.ranked_seconds(target, b)
+        return first is not None and second is not None and step_time.tie(first, second, error)
+
+    return Objective(key, True, "predicted step time", tie)
 
 
 @dataclass(frozen=True)
@@ -241,6 +270,8 @@ class Search:
             index = min(index, last)
             if not failing < index < fitting:
                 break
+        if fitting <= last and self.objective.timed:
+            fitting = self._walk(fitting, last)
         target = self.requests.target
         if fitting <= last and self.objective.timed and target is not None and target.is_tpu:
             kept = self.front[fitting].kept
@@ -249,6 +280,24 @@ class Search:
             )
             if evicted:
                 self._compile(kept, evicted)
+
+    def _walk(self, index: int, last: int) -> int:
+        """Where the objective is a step time: the front past its first fitting point (less kept,
+        more recomputed: less memory traffic), compiled while the objective improves, at most
+        `MAX_WALK_COMPILES` points; the best point's index."""
+        best = self._compile(self.front[index].kept)
+        for _ in range(MAX_WALK_COMPILES):
+            if index >= last or best.entry is None:
+                break
+            probe = self._compile(self.front[index + 1].kept)
+            if (
+                probe.entry is None
+                or not probe.fits(self.budget)
+                or not self.objective.better(probe.entry, best.entry)
+            ):
+                break
+            best, index = probe, index + 1
+        return index
 
     def _guess(self) -> int:
         """The first point of the front whose kept bytes the named candidates' compiled sizes

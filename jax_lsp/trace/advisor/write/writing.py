@@ -12,7 +12,7 @@ from jax_lsp.engine import Workspace
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.write.requests import SiteRequests
-from jax_lsp.trace.advisor.write.search import Objective, Search, by_recompute
+from jax_lsp.trace.advisor.write.search import Objective, Search, by_recompute, by_step_time
 from jax_lsp.trace.advisor.write.site_edit import site_edits
 from jax_lsp.trace.advisor.write.written import NOT_WRITTEN, WrittenPolicy, conclude
 from jax_lsp.trace.service import TraceJob, TraceService
@@ -29,13 +29,14 @@ def write_policy(
     """The policy written for ``budget`` at the site of ``advice`` (advised with its named
     candidates compiled for ``request``'s target), ``request`` as `request.advise` takes it
     (``column``, ``example``, ``root``, ``import_root``, ``cwd``, ``interpreter``, ``options``,
-    ``target``). ``objective``: what the search minimises (default: `search.by_recompute`)."""
+    ``target``). ``objective``: what the search minimises (default: the step time the advisor ranks by,
+    `search.by_step_time`, else `search.by_recompute`)."""
     if not advice.ok:
         return WrittenPolicy(budget, NOT_WRITTEN, f"the site could not be advised: {advice.message}", None)
     if not advice.compiled:
         return WrittenPolicy(budget, NOT_WRITTEN, "the named candidates were not compiled", None)
     requests = SiteRequests.of(service, advice.path, advice.line, **request)
-    search = Search(requests, advice, budget, objective or by_recompute(advice)).run()
+    search = Search(requests, advice, budget, objective or by_step_time(advice) or by_recompute(advice)).run()
     edit = functools.partial(site_edits, workspace, advice, request.get("column"))
     return conclude(search, edit)
 

@@ -10,7 +10,9 @@ from pathlib import Path
 from typing import Any
 
 from jax_lsp.core.findings import Edit
+from jax_lsp.trace.advisor import step_time
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.fastest import seconds_text
 from jax_lsp.trace.advisor.report import policy_label
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
 from jax_lsp.trace.advisor.write.search import Objective, Search
@@ -121,8 +123,18 @@ def conclude(search: Search, site_edit: SiteEdit) -> WrittenPolicy:
             at_site, note = site_edit(list(best.kept), list(best.offloaded), best.expression)
             words = _versus(advice, best.entry, named, objective)
             message = f"{_label(advice, best.entry)} fits ({_size(advice, best.entry)} within {format_bytes(budget)}){words}"
+            predicted = step_time.policy_estimate(advice.target, best.entry)
             return WrittenPolicy(
-                budget, WRITTEN, message, best.entry, tags, (*edits, *at_site), note, named=named, cost=cost
+                budget,
+                WRITTEN,
+                message,
+                best.entry,
+                tags,
+                (*edits, *at_site),
+                note,
+                named=named,
+                cost=cost,
+                step_estimate_s=predicted.seconds if predicted is not None else None,
             )
     if named is not None:
         why = search.error or "no written policy is better"
@@ -170,7 +182,11 @@ def _size(advice: Advice, policy: PolicyAdvice) -> str:
 def _versus(advice: Advice, written: PolicyAdvice, named: PolicyAdvice | None, objective: Objective) -> str:
     if named is None:
         return ", where no named candidate does"
+    mine, theirs = (step_time.ranked_seconds(advice.target, p) for p in (written, named))
+    timed = ""
+    if mine is not None and theirs is not None:
+        timed = f"{seconds_text(mine)} a step against {seconds_text(theirs)}; "
     return (
-        f", better by {objective.words} than {_label(advice, named)} ({_size(advice, named)}; recomputes "
+        f", better by {objective.words} than {_label(advice, named)} ({_size(advice, named)}; {timed}recomputes "
         f"{format_flops(written.recompute_flops)} against {format_flops(named.recompute_flops)})"
     )
