@@ -59,12 +59,15 @@ def test_a_checkpoint_without_a_policy_gets_the_written_one(tmp_path: Path) -> N
 
 def test_a_site_in_a_library_is_written_at_the_users_call(tmp_path: Path) -> None:
     shutil.copytree(ADVISOR_FIXTURES / "library_site", tmp_path, dirs_exist_ok=True)
-    site = tmp_path / "stacklib" / "blocks.py"
+    installed = tmp_path / "site-packages"  # stacklib as an installed package
+    site = installed / "stacklib" / "blocks.py"
     service = AgentTraceService()
     try:
         line = line_of(site, "jax.checkpoint(block, policy=policy)")
         example = "user_model.py:direct_example"
-        advice = advise(service, site, line, example=example, root=tmp_path, cwd=tmp_path)
+        advice = advise(
+            service, site, line, example=example, root=tmp_path, cwd=tmp_path, import_root=installed
+        )
         assert advice.ok and advice.user_call is not None, advice.message
         edits, note = site_edits(Workspace([tmp_path]), advice, None, ["h"], [], POLICY)
         assert note is None
@@ -81,7 +84,7 @@ def test_a_site_in_a_library_is_written_at_the_users_call(tmp_path: Path) -> Non
                 "column": None,
                 "root": str(tmp_path),
                 "source": None,
-                "import_root": None,
+                "import_root": str(installed),
                 "example": example,
                 "cwd": str(tmp_path),
                 "policies": ["jax.checkpoint_policies.everything_saveable"],

@@ -19,8 +19,21 @@ pytestmark = pytest.mark.jax  # runs the trace agent under real JAX
 DOTS = "jax.checkpoint_policies.dots_saveable"
 
 
-def ask(service: AgentTraceService, path: Path, line: int, root: Path, example: str, **more: Any) -> dict:
-    params = {**site_params(path, line, None, root, None), "example": example, "cwd": str(root), **more}
+def ask(
+    service: AgentTraceService,
+    path: Path,
+    line: int,
+    root: Path,
+    example: str,
+    import_root: Path | None = None,
+    **more: Any,
+) -> dict:
+    params = {
+        **site_params(path, line, None, root, import_root),
+        "example": example,
+        "cwd": str(root),
+        **more,
+    }
     job = service.submit(
         "advise", params, TraceOptions(), interpreter=None, cwd=str(root), answer=lambda a: a
     )
@@ -66,7 +79,8 @@ def test_a_scans_residual_says_the_expression_inside_the_layer(
 
 def test_files_given_by_the_request_are_imported_as_given(service: AgentTraceService, tmp_path: Path) -> None:
     shutil.copytree(ADVISOR_FIXTURES / "library_site", tmp_path, dirs_exist_ok=True)
-    site, user = tmp_path / "stacklib" / "blocks.py", tmp_path / "user_model.py"
+    installed = tmp_path / "site-packages"  # stacklib as an installed package
+    site, user = installed / "stacklib" / "blocks.py", tmp_path / "user_model.py"
     text = user.read_text(encoding="utf-8")
     tagged = "from jax.ad_checkpoint import checkpoint_name\n" + text.replace(
         "return jnp.tanh(jnp.tanh(h @ w) @ w)",
@@ -76,11 +90,13 @@ def test_files_given_by_the_request_are_imported_as_given(service: AgentTraceSer
     kept = "jax.checkpoint_policies.save_only_these_names('inner')"
     line = line_of(site, "jax.checkpoint(block, policy=policy)")
     example = "user_model.py:direct_example"
-    answer = ask(service, site, line, tmp_path, example, policies=[kept], overlay={str(user): tagged})
+    answer = ask(
+        service, site, line, tmp_path, example, installed, policies=[kept], overlay={str(user): tagged}
+    )
     assert "inner" in answer["names"]
     assert {r["name"] for r in computed(answer, kept) if r["reason"] == "named"} == {"inner"}
     assert user.read_text(encoding="utf-8") == text  # the disk is untouched
-    plain = ask(service, site, line, tmp_path, example, policies=[kept])  # the same agent, warm
+    plain = ask(service, site, line, tmp_path, example, installed, policies=[kept])  # the same agent, warm
     assert "inner" not in plain["names"]
     assert not [r for r in computed(plain, kept) if r["reason"] == "named"]
 
@@ -94,6 +110,7 @@ def test_files_given_by_the_request_are_imported_as_given(service: AgentTraceSer
         line + 1,
         tmp_path,
         example,
+        installed,
         policies=[DOTS, kept],
         overlay={str(site): moved},
         only=kept,
