@@ -45,6 +45,7 @@ from jax_lsp.core.codes import UNPREDICTED  # noqa: E402
 from jax_lsp.core.text.edits import apply_edits  # noqa: E402
 from jax_lsp.engine import Workspace  # noqa: E402
 from jax_lsp.trace import TraceService  # noqa: E402
+from jax_lsp.trace.advisor import step_time  # noqa: E402
 from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice  # noqa: E402
 from jax_lsp.trace.advisor.request import advise  # noqa: E402
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops  # noqa: E402
@@ -165,7 +166,7 @@ def _named_row(advice: Advice, policy: PolicyAdvice | None) -> dict[str, Any] | 
         "policy": policy.policy,
         "size": advice.budgeted_bytes(policy),
         "recompute_flops": policy.recompute_flops,
-        "step_estimate_s": getattr(getattr(policy, "step_estimate", None), "seconds", None),
+        "step_estimate_s": step_time.ranked_seconds(advice.target, policy),
     }
 
 
@@ -176,7 +177,7 @@ def run_model(model: Model, args: argparse.Namespace) -> dict[str, Any]:
     target = parse_target(args.target, "--target")
     options = TraceOptions(timeout=600, compile_timeout=args.compile_timeout)
     request = {
-        "example": "advise_example.py:example",
+        "example": f"advise_example.py:{args.example}",
         "root": root,
         "cwd": root,
         "interpreter": args.python,
@@ -215,6 +216,7 @@ def run_model(model: Model, args: argparse.Namespace) -> dict[str, Any]:
                 os.environ["PYTHONPATH"] = _python_path(root, model)
                 row["case"] = {
                     "copy": str(copy.relative_to(args.out)),
+                    "example": args.example,
                     "site": [path, _moved_line(written, root / path, int(line))],
                     "paths": list(model.paths),
                     "written": entry.policy if entry is not None else None,
@@ -253,6 +255,9 @@ def main() -> int:
     parser.add_argument("--out", type=Path, default=HERE / "out" / "write_round")
     parser.add_argument("--only", action="append", default=[])
     parser.add_argument("--target", default="v5e-1")
+    parser.add_argument(
+        "--example", default="example_chip", help="the example's function (default: at a TPU chip's scale)"
+    )
     parser.add_argument("--fractions", type=float, nargs="+", default=[0.25, 0.5, 0.75])
     parser.add_argument("--compile-timeout", type=float, default=900.0)
     args = parser.parse_args()

@@ -41,7 +41,7 @@ def measure(service: TraceService, case: dict) -> dict:
         service,
         root / path,
         int(line),
-        example="advise_example.py:example",
+        example=f"advise_example.py:{case.get('example', 'example')}",
         root=root,
         cwd=root,
         policies=[named],
