@@ -137,7 +137,7 @@ def conclude(search: Search, site_edit: SiteEdit) -> WrittenPolicy:
                 step_estimate_s=predicted.seconds if predicted is not None else None,
             )
     if named is not None:
-        why = search.error or "no written policy is better"
+        why = search.error or _not_better(advice, best.entry if best is not None else None, named, objective)
         message = f"{why}: use {_label(advice, named)} ({_size(advice, named)} within {format_bytes(budget)})"
         return WrittenPolicy(budget, NAMED, message, None, named=named, cost=cost)
     if search.error is not None and not search.probes:
@@ -177,6 +177,23 @@ def _label(advice: Advice, policy: PolicyAdvice) -> str:
 def _size(advice: Advice, policy: PolicyAdvice) -> str:
     size = advice.budgeted_bytes(policy)
     return "size unknown" if size is None else format_bytes(size)
+
+
+def _not_better(
+    advice: Advice, written: PolicyAdvice | None, named: PolicyAdvice, objective: Objective
+) -> str:
+    """Why the named one is suggested: no written policy is better, and, where one fits, its step
+    beside the named one's where the objective is a step time (within the model's error, a tie is
+    no win), else its recompute."""
+    if written is None:
+        return "no written policy is better"
+    mine, theirs = (step_time.ranked_seconds(advice.target, p) for p in (written, named))
+    if not objective.timed or mine is None or theirs is None:
+        return f"no written policy is better (the best, {_label(advice, written)}, recomputes {format_flops(written.recompute_flops)})"
+    return (
+        f"no written policy is better beyond the step model's error: the best, {_label(advice, written)}, "
+        f"{seconds_text(mine)} a step against {seconds_text(theirs)}"
+    )
 
 
 def _versus(advice: Advice, written: PolicyAdvice, named: PolicyAdvice | None, objective: Objective) -> str:
