@@ -46,7 +46,8 @@ from jax_lsp.core.text.edits import apply_edits  # noqa: E402
 from jax_lsp.engine import Workspace  # noqa: E402
 from jax_lsp.trace import TraceService  # noqa: E402
 from jax_lsp.trace.advisor import step_time  # noqa: E402
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice  # noqa: E402
+from jax_lsp.trace.advisor.advice import Advice  # noqa: E402
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice  # noqa: E402
 from jax_lsp.trace.advisor.request import advise  # noqa: E402
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops  # noqa: E402
 from jax_lsp.trace.advisor.write.writing import write_policy  # noqa: E402

@@ -241,9 +241,14 @@ class Session:
         ]
 
     async def code_actions(
-        self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None
+        self,
+        uri: str,
+        diagnostics: list[types.Diagnostic],
+        only: list[str] | None = None,
+        at: types.Position | None = None,
     ) -> list[types.CodeAction]:
-        start = min(
+        """The actions at ``at``, else where the first of ``diagnostics`` starts (else line 1)."""
+        start = at or min(
             (d.range.start for d in diagnostics),
             key=lambda p: (p.line, p.character),
             default=types.Position(0, 0),

@@ -249,7 +249,10 @@ def run(args: argparse.Namespace) -> int:
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         render = format_markdown if args.output_format == "markdown" else advice_table
-        texts = [render(a, cwd, budget, args.residuals) + _written_text(a, cwd, written.get(id(a))) for a in results]
+        texts = [
+            render(a, cwd, budget, args.residuals) + _written_text(a, cwd, written.get(id(a)))
+            for a in results
+        ]
         sys.stdout.write("\n\n".join(texts).rstrip("\n") + "\n")
     if args.plot is not None:
         try:

@@ -7,8 +7,9 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from jax_lsp.trace.advisor.advice import Advice, relative
-from jax_lsp.trace.advisor.report import columns, policy_rows
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.table import policy_table
 from jax_lsp.trace.advisor.write.written import WRITTEN, WrittenPolicy
 
 SHOWN_TEXT = 100  # characters of an edit's new text shown on its line
@@ -23,8 +24,9 @@ def written_block(advice: Advice, written: WrittenPolicy, root: Path | None) -> 
     entry = written.entry
     if entry is not None:
         alone = replace(advice, policies=(replace(entry, current=False),))
-        header = ("policy", *columns(advice))
-        row = (written.label, *policy_rows(alone, None)[0][2:])
+        table = policy_table(alone, None)
+        header = ("policy", *table.words)
+        row = (written.label, *table.rows[0].cells)
         widths = [max(len(header[i]), len(row[i])) for i in range(len(header))]
         for cells in (header, row):
             parts = [cells[0].ljust(widths[0]), *(c.rjust(w) for c, w in zip(cells[1:], widths[1:]))]

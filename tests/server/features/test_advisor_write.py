@@ -28,15 +28,8 @@ def _stack() -> str:
 
 
 async def _actions(session, uri, text):
-    site = position_of(text, SITE, session.encoding)
-    actions = await session.client.text_document_code_action_async(
-        types.CodeActionParams(
-            text_document=types.TextDocumentIdentifier(uri),
-            range=types.Range(site, site),
-            context=types.CodeActionContext(diagnostics=[]),
-        )
-    )
-    return [a for a in actions or [] if a.title.startswith("Write a policy")] or None
+    actions = await session.code_actions(uri, [], at=position_of(text, SITE, session.encoding))
+    return [a for a in actions if a.title.startswith("Write a policy")] or None
 
 
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)

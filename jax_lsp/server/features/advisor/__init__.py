@@ -6,7 +6,8 @@ names that change nothing.
 What to show and what to suggest is decided free of LSP types (`advised`: the advice kept per
 site and followed through edits; `shown`: lens, hover and hints; `suggested`: the suggestion, its
 quick fix and JAX191; `text` and `words`: the buffer's text and the sentences); `feature` is the
-LSP adapter over them, given the trace's service; `register` wires it into the server.
+LSP adapter over them, given the trace's service (`writing`: its part for the written policy's
+quick fix); `register` wires it into the server.
 """
 
 from __future__ import annotations

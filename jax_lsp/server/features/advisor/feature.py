@@ -24,8 +24,8 @@ from jax_lsp.core.findings import Finding, Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.diagnostics import ADVISE_SOURCE, admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
-from jax_lsp.server.edits import workspace_edit
-from jax_lsp.server.features.advisor import shown, suggested
+from jax_lsp.server.edits import edits_in_workspace
+from jax_lsp.server.features.advisor import shown, suggested, writing
 from jax_lsp.server.features.advisor.advised import Advised, AdvisedFiles, advised
 from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN, WRITE
 from jax_lsp.server.features.advisor.text import disk_text
@@ -52,7 +52,6 @@ from jax_lsp.trace.mapping import LineEdit
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
-    from jax_lsp.core.findings import Edit
     from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
     from jax_lsp.server.settings import ServerSettings
@@ -273,13 +272,11 @@ class AdvisorFeature(LanguageFeature):
     ) -> Advice:
         """The site's advice, through the advise pipeline (`trace.advisor.pipeline`), each step's
         answer shown as it arrives (``run``: with each candidate run on the local accelerator)."""
-        anchor = await self.site_of_line(path, position.line)
-        line = anchor.line if anchor is not None else position.line + 1
+        anchor, line, request = await self._site_request(path, position)
         self.warn_unsaved(path, "the advice traces")
         target = self._target()
         traced_text = disk_text(path)
-        example = await self._example(path, line)
-        root = self._root(path)
+        example, root = request["example"], request["root"]
         loop = asyncio.get_running_loop()
         stop = Cancel()
 
@@ -292,12 +289,7 @@ class AdvisorFeature(LanguageFeature):
                 self.service,
                 path,
                 line,
-                anchor.column if anchor is not None else position.column,
-                example=example,
-                root=root,
-                import_root=self._import_root(path),
-                interpreter=self.server.settings.interpreter,
-                options=self.server.settings.trace.options,
+                **request,
                 run=run,
                 budget=self._budget(),
                 cache=AnswerCache(cache_folder(root)),
@@ -326,6 +318,21 @@ class AdvisorFeature(LanguageFeature):
         if not advice.ok and advice.status != "cancelled":
             self._tell_failure(path, line, advice)
         return advice
+
+    async def _site_request(self, path: Path, position: Position) -> tuple[PolicyAnchor | None, int, dict]:
+        """The site at ``position`` (None where the line is not one), its 1-based line, and what
+        the advisor is asked for it with: its column, example, roots, interpreter, trace options."""
+        anchor = await self.site_of_line(path, position.line)
+        line = anchor.line if anchor is not None else position.line + 1
+        request = {
+            "column": anchor.column if anchor is not None else position.column,
+            "example": await self._example(path, line),
+            "root": self._root(path),
+            "import_root": self._import_root(path),
+            "interpreter": self.server.settings.interpreter,
+            "options": self.server.settings.trace.options,
+        }
+        return anchor, line, request
 
     async def settings_changed(self, previous: ServerSettings) -> None:
         """A new `advise.budget` or target: the advised sites advised again for it, each under a
@@ -358,49 +365,18 @@ class AdvisorFeature(LanguageFeature):
         analysis = await ls.built_analysis()
         if analysis is None:
             raise JsonRpcException("The project is not analysed yet", REQUEST_FAILED)
-        anchor = await self.site_of_line(path, position.line)
-        line = anchor.line if anchor is not None else position.line + 1
-        request = {
-            "column": anchor.column if anchor is not None else position.column,
-            "example": await self._example(path, line),
-            "root": self._root(path),
-            "import_root": self._import_root(path),
-            "interpreter": ls.settings.interpreter,
-            "options": ls.settings.trace.options,
-            "target": self._target(),
-        }
-        job = functools.partial(written_job, self.service, analysis, path, line, budget, **request)
+        _, line, request = await self._site_request(path, position)
+        job = functools.partial(
+            written_job, self.service, analysis, path, line, budget, **request, target=self._target()
+        )
         message = f"{path.name}:{line}: writing a policy for {format_bytes(budget)}"
         with ls.protocol.cancellation() as cancelled:
             outcome: WrittenPolicy = await self.run_job(job, "write", message, cancelled, True)
         if outcome.verdict == WRITTEN:
-            await self._apply_written(outcome)
+            await writing.apply_written(ls, outcome)
         else:
             ls.notify_user(f"{path.name}:{line}: {outcome.message}", types.MessageType.Info)
         return outcome.to_json(self._root(path))
-
-    async def _apply_written(self, outcome: WrittenPolicy) -> None:
-        """The written policy's edits applied through workspace/applyEdit, unless a file they edit
-        has unsaved changes (they were made from the files on disk)."""
-        ls = self.server
-        unsaved = suggested.unsaved_files(outcome.edits, self._buffer_text)
-        if unsaved:
-            names = ", ".join(Path(p).name for p in unsaved)
-            message = f"Save {names} first: the written policy was made from the files on disk"
-            ls.notify_user(message, types.MessageType.Warning)
-            return
-        by_uri: dict[str, list[types.TextEdit]] = {}
-        for edit in outcome.edits:
-            uri = path_to_uri(edit.path)
-            text_edit = types.TextEdit(range=ls.to_lsp_range(uri, edit.span), new_text=edit.new_text)
-            by_uri.setdefault(uri, []).append(text_edit)
-        await ls.workspace_apply_edit_async(
-            types.ApplyWorkspaceEditParams(edit=workspace_edit(ls, by_uri), label=outcome.label)
-        )
-
-    def _buffer_text(self, path: str) -> str | None:
-        document = self.server.document(path_to_uri(path))
-        return document.source if document is not None else None
 
     def _import_root(self, path: Path) -> Path | None:
         analysis = self.server.analysis
@@ -459,9 +435,9 @@ class AdvisorFeature(LanguageFeature):
                 found.span.start.line <= last and first <= found.span.end.line
             ):
                 continue
-            writing = suggested.write_offer(found, budget)
-            if writing is not None:
-                actions.append(self._write_action(writing, found, place))
+            offer = suggested.write_offer(found, budget)
+            if offer is not None:
+                actions.append(writing.write_action(offer, found, place))
             chosen = suggested.suggestion(found.advice, budget)
             if chosen is None:
                 continue
@@ -490,13 +466,6 @@ class AdvisorFeature(LanguageFeature):
             fix = suggested.SuggestedFix(suggested.fix_title(chosen, why))
         return {"policy": chosen.policy, "title": None if fix.note else fix.title, "note": fix.note}
 
-    def _write_action(self, title: str, found: Advised, place: Place) -> types.CodeAction:
-        """The quick fix that runs `write_command` on the site (its edits come when it is done)."""
-        start = place.range(found.span).start
-        arguments = [place.uri, {"line": start.line, "character": start.character}]
-        command = types.Command(title=title, command=WRITE, arguments=arguments)
-        return types.CodeAction(title=title, kind=types.CodeActionKind.QuickFix, command=command)
-
     def _lines_of(self, path: str) -> Sequence[str]:
         return self.server.lines_of(path_to_uri(path))
 
@@ -519,19 +488,8 @@ class AdvisorFeature(LanguageFeature):
 
     def _action(self, fix: suggested.SuggestedFix, place: Place) -> types.CodeAction:
         """The LSP code action of ``fix``: its edits in the place's buffer, or in other files."""
-        by_uri: dict[str, list[types.TextEdit]] = {}
-        for edit in fix.edits:
-            uri, lsp_range = self._lsp_range(edit, place)
-            by_uri.setdefault(uri, []).append(types.TextEdit(range=lsp_range, new_text=edit.new_text))
-        return types.CodeAction(
-            title=fix.title, kind=types.CodeActionKind.QuickFix, edit=workspace_edit(self.server, by_uri)
-        )
-
-    def _lsp_range(self, edit: Edit, place: Place) -> tuple[str, types.Range]:
-        if Path(edit.path) in (place.file, place.key):  # the buffer's own
-            return place.uri, place.range(edit.span)
-        uri = path_to_uri(edit.path)
-        return uri, self.server.to_lsp_range(uri, edit.span)
+        edit = edits_in_workspace(self.server, fix.edits, place)
+        return types.CodeAction(title=fix.title, kind=types.CodeActionKind.QuickFix, edit=edit)
 
     def findings(self, place: Place) -> list[Finding]:
         return self._shown(place.file) if place.file is not None else []

@@ -8,7 +8,8 @@ from concurrent.futures import Future
 from dataclasses import dataclass
 from typing import Any
 
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.compile_target import CompileTarget
 from jax_lsp.trace.options import TraceOptions
 from jax_lsp.trace.result import TraceResult

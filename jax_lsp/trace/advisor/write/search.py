@@ -30,7 +30,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 
 from jax_lsp.trace.advisor import step_time
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.write.requests import SiteRequests
 from jax_lsp.trace.advisor.write.values import FINDERS, TagPlan, ValueGroup, plan_tags
 

@@ -11,10 +11,12 @@ from typing import Any
 
 from jax_lsp.core.findings import Edit
 from jax_lsp.trace.advisor import step_time
-from jax_lsp.trace.advisor.advice import Advice, PolicyAdvice, relative
+from jax_lsp.trace.advisor.advice import Advice
+from jax_lsp.trace.advisor.contract import numbers, relative
 from jax_lsp.trace.advisor.fastest import seconds_text
-from jax_lsp.trace.advisor.report import policy_label
+from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
+from jax_lsp.trace.advisor.table import policy_label
 from jax_lsp.trace.advisor.write.search import Objective, Search
 from jax_lsp.trace.advisor.write.values import ValueGroup
 
@@ -76,7 +78,7 @@ class WrittenPolicy:
             "budget": self.budget,
             "verdict": self.verdict,
             "message": self.message,
-            "figures": entry.numbers() if entry is not None else None,
+            "figures": numbers(entry) if entry is not None else None,
             "tags": [
                 {"name": t.name, "path": relative(t.path, root), "line": t.place.line if t.place else None}
                 for t in self.tags
