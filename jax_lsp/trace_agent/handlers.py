@@ -81,12 +81,13 @@ def advise(params):
     tracing leaves little cyclic garbage (0.3 MB at the 70B-shaped block) while each pass costs
     (about 40 ms of CPU there)."""
     gc.disable()
-    preload.enter_child(params.get("path"))
+    given = params.get("overlay") or {}  # files whose text the request gives: never preloaded
+    preload.enter_child(params.get("path"), given)
     see_chips((params.get("target") or {}).get("chips") or params.get("chips"))
     before = set(sys.modules)
     result = driver.handle(params)
     folders = [params.get("root"), params.get("import_root")]
-    loaded = [params.get("path"), (result.get("example") or {}).get("path")]
+    loaded = [params.get("path"), (result.get("example") or {}).get("path"), *given]
     result["preload_project"] = preload.project_imports(before, folders, loaded)
     return result
 

@@ -318,14 +318,16 @@ def _with_packages(dotted):
     return frozenset(".".join(parts[: i + 1]) for i in range(len(parts)))
 
 
-def enter_child(site_file):
+def enter_child(site_file, given_files=()):
     """In a child, before it loads anything: take the preloaded project modules out of
     ``sys.modules``; an import gets one back only where a cold import would load that same module
     (``_WarmFinder``). ``site_file`` (the file the request marks) is always loaded afresh, and so
-    is the preloaded installed package that holds it."""
+    is the preloaded installed package that holds it; so are ``given_files``, the files whose
+    text the request gives (`advisor.overlay`)."""
     site_file = os.path.realpath(site_file) if site_file else None
-    held = next((name for name, warm in _WARM.items() if site_file and warm.file == site_file), None)
-    if held is not None:  # the site's module is marked and run afresh whatever finds it
+    own_files = {site_file, *(os.path.realpath(f) for f in given_files)} - {None}
+    held = next((name for name, warm in _WARM.items() if warm.file in own_files), None)
+    if held is not None:  # the site's module is marked, a given file runs its text: afresh
         _RERUN.append(held)
         raise Rerun(held)
     package = _preloaded_package(site_file) if site_file else None
@@ -337,7 +339,7 @@ def enter_child(site_file):
     for name, warm in _WARM.items():
         if sys.modules.get(name) is warm.module:
             del sys.modules[name]
-    sys.meta_path.insert(0, _WarmFinder(site_file, fresh))
+    sys.meta_path.insert(0, _WarmFinder(own_files, fresh))
 
 
 def _preloaded_package(file):
@@ -407,8 +409,8 @@ class _WarmLoader:
 
 
 class _WarmFinder:
-    def __init__(self, site_file, fresh_packages):
-        self.site_file = site_file
+    def __init__(self, own_files, fresh_packages):
+        self.own_files = own_files  # the site's file and the given ones: run afresh here
         self.fresh_packages = fresh_packages  # imported afresh: a module that imports one is too
         self.found = {}  # (name, search path) -> where a cold import finds it
         self.unchanged = {}  # name -> whether its file is as the agent imported it
@@ -437,7 +439,7 @@ class _WarmFinder:
         loaded = sys.modules.get(warm.name)
         if loaded is not None:
             return loaded is warm.module
-        if warm.file is not None and (warm.file == self.site_file or not self._unchanged(warm)):
+        if warm.file is not None and (warm.file in self.own_files or not self._unchanged(warm)):
             return False
         if not self.fresh_packages.isdisjoint(warm.imports):
             return False

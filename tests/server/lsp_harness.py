@@ -241,9 +241,14 @@ class Session:
         ]
 
     async def code_actions(
-        self, uri: str, diagnostics: list[types.Diagnostic], only: list[str] | None = None
+        self,
+        uri: str,
+        diagnostics: list[types.Diagnostic],
+        only: list[str] | None = None,
+        at: types.Position | None = None,
     ) -> list[types.CodeAction]:
-        start = min(
+        """The actions at ``at``, else where the first of ``diagnostics`` starts (else line 1)."""
+        start = at or min(
             (d.range.start for d in diagnostics),
             key=lambda p: (p.line, p.character),
             default=types.Position(0, 0),
@@ -321,12 +326,19 @@ def make_client(receiver: list[Session], configuration_delay: float = 0) -> Lang
     def advice_changed(client: LanguageClient, params: Any) -> None:  # the advisor's own notification
         client.advice_changes = getattr(client, "advice_changes", []) + [params]
 
+    def apply_edit(
+        client: LanguageClient, params: types.ApplyWorkspaceEditParams
+    ) -> types.ApplyWorkspaceEditResult:
+        client.applied_edits = getattr(client, "applied_edits", []) + [params]  # kept for the test to apply
+        return types.ApplyWorkspaceEditResult(applied=True)
+
     features = {
         **DEFAULT_CLIENT_FEATURES,
         types.TEXT_DOCUMENT_PUBLISH_DIAGNOSTICS: publish,
         types.CLIENT_REGISTER_CAPABILITY: register_capability,
         types.WORKSPACE_CONFIGURATION: configuration,
         "jax-lsp/adviceChanged": advice_changed,
+        types.WORKSPACE_APPLY_EDIT: apply_edit,
     }
     register_lsp_features(client, features)
     return client

@@ -32,6 +32,7 @@ from pathlib import Path
 
 from jax_lsp.cli.errors import ERROR_EXIT, fail, say_error
 from jax_lsp.cli.output.advisor_table import advice_table
+from jax_lsp.cli.output.written_policy import written_block
 from jax_lsp.cli.site_argument import CommandError, Project, SiteArgument, add_site_argument
 from jax_lsp.cli.trace_arguments import add_compile_arguments, add_trace_arguments, trace_options
 from jax_lsp.cli.tracing import trace_service
@@ -45,6 +46,8 @@ from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.residual_list import SHOWN
 from jax_lsp.trace.advisor.sites import advise_anchors, anchor_of_line
 from jax_lsp.trace.advisor.sizes import parse_size
+from jax_lsp.trace.advisor.write.writing import write_policy
+from jax_lsp.trace.advisor.write.written import WrittenPolicy
 from jax_lsp.trace.compile_target import CompileTargetError, choose_target
 
 
@@ -112,6 +115,14 @@ def add_parser(subparsers: argparse._SubParsersAction, help_line: str) -> None:
         "example's shapes) and show its median step time and the device's peak_bytes_in_use; the "
         "device is opened once for every candidate and given back; where another process holds the "
         "TPU it says so and runs nothing; with no accelerator, the steps run on the CPU",
+    )
+    parser.add_argument(
+        "--write-policy",
+        action="store_true",
+        help="with --budget: also write a policy for the site, keeping on the device, offloading or "
+        "recomputing each of its values (grouped by checkpoint_name, else by the expression that made "
+        "them, which the edit tags), the least recompute whose step compiles within the budget; "
+        "compiles every candidate (as --compile) and the written one for the target before it is shown",
     )
     parser.add_argument("--output-format", choices=("table", "json", "markdown"), default="table")
     parser.add_argument(
@@ -185,12 +196,17 @@ def run(args: argparse.Namespace) -> int:
     except CompileTargetError as exc:
         where = "--target" if args.target else "[tool.jax-lsp] target"
         return fail(args.output_format, f"{where}: {exc}", _NOTHING_ADVISED)
+    if args.write_policy and budget is None:
+        message = "--write-policy needs --budget: the policy is written for a budget"
+        return fail(args.output_format, message, _NOTHING_ADVISED)
     compile = target.is_tpu if args.compile is None else args.compile
+    compile = compile or args.write_policy  # the written policy is compared with every candidate compiled
     path, root, ws = advised.path, project.root, project.workspace
     examples_root = project.pyproject.parent if project.pyproject else root
     cache = None if args.no_cache else AnswerCache(cache_folder(root))
     plan = {"compile": compile, "run": args.run_steps, "budget": budget, "cache": cache}
     results: list[Advice] = []
+    written: dict[int, WrittenPolicy] = {}  # by the advice's id, with --write-policy
     cancel = Cancel()
     try:
         with trace_service(args) as service:
@@ -220,19 +236,24 @@ def run(args: argparse.Namespace) -> int:
                     **request,
                 )
                 results.append(advice)
+                if args.write_policy and budget is not None:
+                    written[id(advice)] = write_policy(service, ws, advice, budget, **request)
     except KeyboardInterrupt:  # the step in flight was stopped, and the agent with the service
         cancel.cancel()
         print("jax-lsp: advise: cancelled (the steps that ended are kept in the cache)", file=sys.stderr)
         return 130
 
     if args.output_format == "json":
-        documents = [a.to_contract(root, budget) for a in results]
+        documents = [_document(a, root, budget, written.get(id(a)), args.write_policy) for a in results]
         out = documents[0] if advised.line is not None else documents
         sys.stdout.write(json.dumps(out, indent=2) + "\n")
     else:
         render = format_markdown if args.output_format == "markdown" else advice_table
-        reports = (render(a, cwd, budget, args.residuals) for a in results)
-        sys.stdout.write("\n\n".join(reports).rstrip("\n") + "\n")
+        texts = [
+            render(a, cwd, budget, args.residuals) + _written_text(a, cwd, written.get(id(a)))
+            for a in results
+        ]
+        sys.stdout.write("\n\n".join(texts).rstrip("\n") + "\n")
     if args.plot is not None:
         try:
             args.plot.write_text(chart_svg(results, cwd, budget), encoding="utf-8")
@@ -241,6 +262,27 @@ def run(args: argparse.Namespace) -> int:
             return ERROR_EXIT
     if any(not a.ok for a in results):
         return 2
-    if budget is not None and any(a.suggest(budget) is None for a in results):
+    if budget is not None and any(
+        a.suggest(budget) is None and not _written_fits(written.get(id(a))) for a in results
+    ):
         return 1
     return 0
+
+
+def _written_fits(written: WrittenPolicy | None) -> bool:
+    """Whether a written policy fits where no named one does (False without one)."""
+    return written is not None and written.entry is not None
+
+
+def _document(
+    advice: Advice, root: Path, budget: int | None, written: WrittenPolicy | None, asked: bool
+) -> dict:
+    """The advice's contract, with ``written_policy`` where --write-policy asked for it."""
+    document = advice.to_contract(root, budget)
+    if asked:
+        document["written_policy"] = written.to_json(root) if written is not None else None
+    return document
+
+
+def _written_text(advice: Advice, root: Path, written: WrittenPolicy | None) -> str:
+    return written_block(advice, written, root) if written is not None else ""

@@ -27,6 +27,7 @@ from .jaxpr import (
 )
 from .no_effect import ignored_by_new_remat, no_effect
 from .on_device import run_each
+from .overlay import install_overlay
 from .peak import (
     NO_PEAK,
     backward_jaxpr,
@@ -349,9 +350,11 @@ def advise(params, fork=False):
     def prepare(platform=None):
         return Work(params, site, forward, leaves, (fn, args, kwargs), example_file, root, platform)
 
-    only = params.get("only")  # a candidate's index: its entry alone (its compile's own request)
+    only = params.get("only")  # a candidate's index or text: its entry alone (its compile's own request)
     if only is not None:
-        return _one_entry(prepare(), int(only), path, site, notes)
+        work = prepare()
+        index = _index_of(work, only) if isinstance(only, str) else int(only)
+        return _one_entry(work, index, path, site, notes)
     if params.get("run"):  # advise --run, in the agent with the user's environment
         work = prepare()
         return run_each(work, lambda candidate: candidate_jaxpr(candidate, work.forward))
@@ -378,6 +381,7 @@ def advise(params, fork=False):
         "markers": len(site.markers),
         "selector": work.selector.to_json() if work.selector is not None else None,
         "user_call": site.user_call,
+        "library": site.library,  # a library site's folder, whose files are not the user's
         "policies": entries,
         "policy_errors": work.errors,
         "notes": notes + placement_notes(entries),
@@ -426,7 +430,9 @@ def _load(params, path, spec):
     modules imported as Python would."""
     root, cwd = params.get("root"), params.get("cwd")
     import_root = params.get("import_root") or root
-    site = parse_site(path, int(params["line"]), params.get("column"), params.get("source"))
+    overlay = install_overlay(params.get("overlay"))  # the files as a written policy's edit leaves them
+    source = overlay.pop(path, None) or params.get("source")
+    site = parse_site(path, int(params["line"]), params.get("column"), source)
     example_file, function_name, example_name = example_path(spec, [cwd, root, os.path.dirname(path)])
     install_site(site)
     add_import_folders(cwd, root, import_root, path, example_file)
@@ -496,6 +502,12 @@ def _entries(prepare, forward, leaves, fork):
         done.update({int(index): pair for index, pair in answer["value"]["entries"].items()})
     done.update(work.entries(skip=done))  # a worker that failed: its share here
     return work, done, answer
+
+
+def _index_of(work, text):
+    """The index of the candidate written ``text`` (-1 where there is none)."""
+    texts = [c.text for c in work.candidates]
+    return texts.index(text) if text in texts else -1
 
 
 def _one_entry(work, index, path, site, notes):

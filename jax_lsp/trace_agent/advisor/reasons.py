@@ -244,6 +244,10 @@ class Why:
         found = {"reason": self.reason(kind, readers, first, eqn), "used_by": used_by}
         if eqn is not None and primitive_name(eqn) == "name":  # made in a scan or a jit: its name
             found["name"] = eqn.params.get("name")
+        if eqn is not None:  # the expression that made it, inside the scan or jit that returns it
+            path, _ = self.frames.line_of(eqn.source_info)
+            span = self.frames.span_of(eqn.source_info)
+            found["made_at"] = {"path": path, "span": span} if path is not None and span is not None else None
         return found
 
     def reason(self, kind, readers, first, eqn):

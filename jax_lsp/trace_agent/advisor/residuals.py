@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import math
 import os
 
@@ -61,6 +62,15 @@ class Frames:
     def line_of(self, source_info):
         """The user's (file, line) of a source_info, once per traceback (reading its frames is
         slow, and the equations JAX derives from one forward equation share its traceback)."""
+        return self._found(source_info)[0]
+
+    def span_of(self, source_info):
+        """The place in the user's line (`line_of`) of the expression that made the value:
+        ``[start_line, start_column, end_line, end_column]``, columns in UTF-8 bytes as Python's
+        ``co_positions`` gives them (and `ast`); None where Python or JAX does not say."""
+        return self._found(source_info)[1]
+
+    def _found(self, source_info):
         traceback = getattr(source_info, "traceback", None)
         if id(traceback) not in self._lines:
             self._lines[id(traceback)] = (traceback, self._line_of(traceback))  # keeps the id taken
@@ -68,14 +78,30 @@ class Frames:
 
     def _line_of(self, traceback):
         frames = getattr(traceback, "frames", None) if traceback is not None else None
-        for frame in frames or ():
+        for index, frame in enumerate(frames or ()):
             if self.is_user(frame.file_name):
-                return os.path.realpath(frame.file_name), frame.line_num
+                return (os.path.realpath(frame.file_name), frame.line_num), _span(traceback, index)
         for frame in frames or ():  # not the project's: the innermost frame outside jax and here
             name = frame.file_name
             if not (name.startswith("<") or os.sep + "jax" + os.sep in name or name.startswith(AGENT_FOLDER)):
-                return os.path.realpath(name), frame.line_num
-        return None, None
+                return (os.path.realpath(name), frame.line_num), None
+        return (None, None), None
+
+
+def _span(traceback, index):
+    """The positions of the instruction the ``index``-th frame of ``traceback`` was running
+    (`Frames.span_of`); None where the traceback keeps no code objects or Python no positions."""
+    try:  # jaxlib's Traceback: the frames' code objects and instruction offsets, innermost first
+        codes, offsets = traceback.raw_frames()
+        positions = codes[index].co_positions()  # Python 3.11 and later
+        start_line, end_line, start_column, end_column = next(
+            itertools.islice(positions, offsets[index] // 2, None)
+        )
+    except Exception:
+        return None
+    if None in (start_line, end_line, start_column, end_column):
+        return None
+    return [start_line, start_column, end_line, end_column]
 
 
 def residuals_of(jaxpr, outvars, arg_names, frames, why=None):
@@ -94,7 +120,7 @@ def residuals_of(jaxpr, outvars, arg_names, frames, why=None):
         wanted.setdefault(subst.get(var, var), []).append(index)
     found = []
 
-    def item(index, var, kind, description, name=None, path=None, line=None, iterations=None):
+    def item(index, var, kind, description, name=None, path=None, line=None, iterations=None, span=None):
         aval = var.aval
         found.append(
             {
@@ -108,6 +134,7 @@ def residuals_of(jaxpr, outvars, arg_names, frames, why=None):
                 "line": line,
                 "iterations": iterations,
                 "description": description,
+                "span": span,
                 **(why(index, var, kind) if why is not None else {}),
             }
         )
@@ -141,5 +168,6 @@ def residuals_of(jaxpr, outvars, arg_names, frames, why=None):
                     text = f"output of jitted function {eqn.params.get('name')!r}"
                 else:
                     text = f"output of {prim}"
-                item(index, var, "computed", text, name, path, line, iterations)
+                span = frames.span_of(origin.source_info) if path is not None else None
+                item(index, var, "computed", text, name, path, line, iterations, span)
     return found

@@ -22,6 +22,7 @@ from .. import load
 from ..errors import AgentError
 from ..import_path import import_parent
 from .example import error_site, short_error
+from .overlay import overlay_loader, spec_without_own
 from .selector import KEY, key_node
 
 MARK = "__jax_lsp_advise_mark__"
@@ -268,7 +269,8 @@ class _SiteLoader(importlib.abc.Loader):
         module.__dict__[KEY] = site.capture_key
         site.loading = True
         try:
-            exec(compile(site.tree, site.path, "exec"), module.__dict__)
+            # dont_inherit: the file's own `from __future__` imports, not this module's
+            exec(compile(site.tree, site.path, "exec", dont_inherit=True), module.__dict__)
         except BaseException:
             site.module = None
             raise
@@ -278,6 +280,8 @@ class _SiteLoader(importlib.abc.Loader):
 
 class SiteFinder(importlib.abc.MetaPathFinder):
     """First on ``sys.meta_path``: an import that would find the site's file gets the marked module."""
+
+    _jax_lsp_own_finder = True  # `overlay.spec_without_own` skips it
 
     def __init__(self, site):
         self.site = site
@@ -291,7 +295,7 @@ class SiteFinder(importlib.abc.MetaPathFinder):
     def find_spec(self, fullname, path=None, target=None):
         if fullname.rpartition(".")[2] != self.stem:
             return None
-        spec = self._spec_without_me(fullname, path, target)
+        spec = spec_without_own(fullname, path, target)
         if spec is None or not spec.origin or os.path.realpath(spec.origin) != self.site.path:
             return None
         return importlib.util.spec_from_file_location(
@@ -300,17 +304,6 @@ class SiteFinder(importlib.abc.MetaPathFinder):
             loader=_SiteLoader(self.site),
             submodule_search_locations=spec.submodule_search_locations,
         )
-
-    def _spec_without_me(self, fullname, path, target):
-        """What the import would find without this finder (the path finder, an editable install's)."""
-        for finder in sys.meta_path:
-            find = getattr(finder, "find_spec", None)
-            if finder is self or find is None:
-                continue
-            spec = find(fullname, path, target)
-            if spec is not None:
-                return spec
-        return None
 
 
 def _imported_files(stem):
@@ -371,7 +364,7 @@ def import_file(path, name, site, files, root):
         if path == site.path:
             spec = importlib.util.spec_from_file_location(name, path, loader=_SiteLoader(site))
         else:
-            spec = importlib.util.spec_from_file_location(name, path)
+            spec = importlib.util.spec_from_file_location(name, path, loader=overlay_loader(path))
         module = importlib.util.module_from_spec(spec)
         sys.modules[name] = module
         spec.loader.exec_module(module)

@@ -18,7 +18,8 @@ from jax_lsp.trace.advisor.sites import DEFAULT
 from jax_lsp.trace.mapping import LineEdit
 
 FOLDER = Path(__file__).resolve().parents[3] / "jax_lsp" / "server" / "features" / "advisor"
-ADAPTERS = {"feature.py", "__init__.py"}  # the LSP adapter and its registration
+# the LSP adapter (writing.py: its part for the written policy) and its registration
+ADAPTERS = {"feature.py", "writing.py", "__init__.py"}
 LSP = ("lsprotocol", "pygls", "jax_lsp.server.")
 READY = "jax.checkpoint_policies."
 PATH = Path("/project/model.py")

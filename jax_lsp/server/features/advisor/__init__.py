@@ -1,11 +1,13 @@
 """The policy advisor in the editor: a code lens per site, inlay hints on the lines that make
 saved residuals, a hover, "Compare policies" (Markdown and a chart), the quick fix "Use the
-suggested policy", JAX191 on names that change nothing.
+suggested policy", the quick fix "Write a policy for B" (`jax-lsp.writePolicy`), JAX191 on
+names that change nothing.
 
 What to show and what to suggest is decided free of LSP types (`advised`: the advice kept per
 site and followed through edits; `shown`: lens, hover and hints; `suggested`: the suggestion, its
 quick fix and JAX191; `text` and `words`: the buffer's text and the sentences); `feature` is the
-LSP adapter over them, given the trace's service; `register` wires it into the server.
+LSP adapter over them, given the trace's service (`writing`: its part for the written policy's
+quick fix); `register` wires it into the server.
 """
 
 from __future__ import annotations
@@ -54,3 +56,7 @@ def register(server: JaxLanguageServer) -> None:
     @server.command(shown.RUN)
     async def run_policies(ls, *arguments):
         return await feature.run_command(*arguments)
+
+    @server.command(shown.WRITE)
+    async def write_policy(ls, *arguments):
+        return await feature.write_command(*arguments)

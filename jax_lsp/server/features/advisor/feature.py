@@ -24,10 +24,10 @@ from jax_lsp.core.findings import Finding, Position, Span
 from jax_lsp.engine.project import project_root
 from jax_lsp.server.diagnostics import ADVISE_SOURCE, admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
-from jax_lsp.server.edits import workspace_edit
-from jax_lsp.server.features.advisor import shown, suggested
+from jax_lsp.server.edits import edits_in_workspace
+from jax_lsp.server.features.advisor import shown, suggested, writing
 from jax_lsp.server.features.advisor.advised import Advised, AdvisedFiles, advised
-from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN
+from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN, WRITE
 from jax_lsp.server.features.advisor.text import disk_text
 from jax_lsp.server.features.advisor.words import log_line, not_compiled, why_suggested
 from jax_lsp.server.logs import log
@@ -43,13 +43,15 @@ from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, anchor_of_line, default_policy_edits
+from jax_lsp.trace.advisor.sizes import format_bytes
+from jax_lsp.trace.advisor.write.writing import written_job
+from jax_lsp.trace.advisor.write.written import WRITTEN, WrittenPolicy
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, choose_target
 from jax_lsp.trace.locations import PolicyAnchor
 from jax_lsp.trace.mapping import LineEdit
 from jax_lsp.trace.service import TraceService
 
 if TYPE_CHECKING:
-    from jax_lsp.core.findings import Edit
     from jax_lsp.server.places import Place
     from jax_lsp.server.server import JaxLanguageServer
     from jax_lsp.server.settings import ServerSettings
@@ -270,13 +272,11 @@ class AdvisorFeature(LanguageFeature):
     ) -> Advice:
         """The site's advice, through the advise pipeline (`trace.advisor.pipeline`), each step's
         answer shown as it arrives (``run``: with each candidate run on the local accelerator)."""
-        anchor = await self.site_of_line(path, position.line)
-        line = anchor.line if anchor is not None else position.line + 1
+        anchor, line, request = await self._site_request(path, position)
         self.warn_unsaved(path, "the advice traces")
         target = self._target()
         traced_text = disk_text(path)
-        example = await self._example(path, line)
-        root = self._root(path)
+        example, root = request["example"], request["root"]
         loop = asyncio.get_running_loop()
         stop = Cancel()
 
@@ -289,12 +289,7 @@ class AdvisorFeature(LanguageFeature):
                 self.service,
                 path,
                 line,
-                anchor.column if anchor is not None else position.column,
-                example=example,
-                root=root,
-                import_root=self._import_root(path),
-                interpreter=self.server.settings.interpreter,
-                options=self.server.settings.trace.options,
+                **request,
                 run=run,
                 budget=self._budget(),
                 cache=AnswerCache(cache_folder(root)),
@@ -324,6 +319,21 @@ class AdvisorFeature(LanguageFeature):
             self._tell_failure(path, line, advice)
         return advice
 
+    async def _site_request(self, path: Path, position: Position) -> tuple[PolicyAnchor | None, int, dict]:
+        """The site at ``position`` (None where the line is not one), its 1-based line, and what
+        the advisor is asked for it with: its column, example, roots, interpreter, trace options."""
+        anchor = await self.site_of_line(path, position.line)
+        line = anchor.line if anchor is not None else position.line + 1
+        request = {
+            "column": anchor.column if anchor is not None else position.column,
+            "example": await self._example(path, line),
+            "root": self._root(path),
+            "import_root": self._import_root(path),
+            "interpreter": self.server.settings.interpreter,
+            "options": self.server.settings.trace.options,
+        }
+        return anchor, line, request
+
     async def settings_changed(self, previous: ServerSettings) -> None:
         """A new `advise.budget` or target: the advised sites advised again for it, each under a
         progress, and their lens, hover, quick fix and views told. The pipeline's cache answers
@@ -340,6 +350,33 @@ class AdvisorFeature(LanguageFeature):
             for found in self.advised.of(path):
                 if found.stale is None and found.advice.ok:
                     await self.advise(path, found.span.start, progress=True)
+
+    async def write_command(self, *arguments: Any) -> dict | None:
+        """The quick fix "Write a policy for B": the site advised with every candidate compiled,
+        its policy written for the `advise.budget` setting and compiled with its tags; where it
+        fits and beats every named candidate that fits, its edits are applied (the tags, their
+        import, the site's policy); otherwise a message says what to use or by how much nothing
+        fits. Answers the outcome (the JSON's ``written_policy``)."""
+        path, position = self._arguments(WRITE, arguments)
+        budget = self._budget()
+        if budget is None:
+            raise JsonRpcException("Set advise.budget: a policy is written for a budget", REQUEST_FAILED)
+        ls = self.server
+        analysis = await ls.built_analysis()
+        if analysis is None:
+            raise JsonRpcException("The project is not analysed yet", REQUEST_FAILED)
+        _, line, request = await self._site_request(path, position)
+        job = functools.partial(
+            written_job, self.service, analysis, path, line, budget, **request, target=self._target()
+        )
+        message = f"{path.name}:{line}: writing a policy for {format_bytes(budget)}"
+        with ls.protocol.cancellation() as cancelled:
+            outcome: WrittenPolicy = await self.run_job(job, "write", message, cancelled, True)
+        if outcome.verdict == WRITTEN:
+            await writing.apply_written(ls, outcome)
+        else:
+            ls.notify_user(f"{path.name}:{line}: {outcome.message}", types.MessageType.Info)
+        return outcome.to_json(self._root(path))
 
     def _import_root(self, path: Path) -> Path | None:
         analysis = self.server.analysis
@@ -398,6 +435,9 @@ class AdvisorFeature(LanguageFeature):
                 found.span.start.line <= last and first <= found.span.end.line
             ):
                 continue
+            offer = suggested.write_offer(found, budget)
+            if offer is not None:
+                actions.append(writing.write_action(offer, found, place))
             chosen = suggested.suggestion(found.advice, budget)
             if chosen is None:
                 continue
@@ -448,19 +488,8 @@ class AdvisorFeature(LanguageFeature):
 
     def _action(self, fix: suggested.SuggestedFix, place: Place) -> types.CodeAction:
         """The LSP code action of ``fix``: its edits in the place's buffer, or in other files."""
-        by_uri: dict[str, list[types.TextEdit]] = {}
-        for edit in fix.edits:
-            uri, lsp_range = self._lsp_range(edit, place)
-            by_uri.setdefault(uri, []).append(types.TextEdit(range=lsp_range, new_text=edit.new_text))
-        return types.CodeAction(
-            title=fix.title, kind=types.CodeActionKind.QuickFix, edit=workspace_edit(self.server, by_uri)
-        )
-
-    def _lsp_range(self, edit: Edit, place: Place) -> tuple[str, types.Range]:
-        if Path(edit.path) in (place.file, place.key):  # the buffer's own
-            return place.uri, place.range(edit.span)
-        uri = path_to_uri(edit.path)
-        return uri, self.server.to_lsp_range(uri, edit.span)
+        edit = edits_in_workspace(self.server, fix.edits, place)
+        return types.CodeAction(title=fix.title, kind=types.CodeActionKind.QuickFix, edit=edit)
 
     def findings(self, place: Place) -> list[Finding]:
         return self._shown(place.file) if place.file is not None else []

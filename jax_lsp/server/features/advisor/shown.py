@@ -18,6 +18,7 @@ from jax_lsp.trace.advisor.table import short_policy
 ADVISE = "jax-lsp.advisePolicy"
 COMPARE = "jax-lsp.comparePolicies"
 RUN = "jax-lsp.runPolicies"
+WRITE = "jax-lsp.writePolicy"  # the quick fix "Write a policy for B" runs it
 
 
 @dataclass(frozen=True)

@@ -17,10 +17,12 @@ from jax_lsp.server.features.advisor.words import why_suggested
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import no_effect_reason
+from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.advisor.table import short_policy
 from jax_lsp.trace.advisor.user_call import UserCall, key_literal
 
 QUICK_FIX = "Use the suggested policy"
+WRITE_FIX = "Write a policy for {budget}"
 CHANGED = "changed since the advice: advise again"
 
 LinesOf = Callable[[str], Sequence[str]]  # a file's lines: the open buffer's, else the disk's
@@ -130,6 +132,30 @@ def user_call_fix(call: UserCall, suggested: PolicyAdvice, why: str, lines_of: L
         return SuggestedFix(f"{title} {why}", note=f"{where} {CHANGED}")
     span = Span(Position(call.line - 1, call.column), Position(call.end_line - 1, call.end_column))
     return SuggestedFix(f"{title} ({where}) {why}", (Edit(call.path, span, new_text),))
+
+
+def write_offer(found: Advised, budget: int | None) -> str | None:
+    """The title of the quick fix that writes a policy for ``budget`` at an advised site (the
+    `advise.budget` setting): offered where the site's advice is ok and describes the buffer;
+    None otherwise (without a budget, nothing is written)."""
+    if budget is None or found.stale is not None or not found.advice.ok:
+        return None
+    return WRITE_FIX.format(budget=format_bytes(budget))
+
+
+def unsaved_files(edits: Sequence[Edit], buffer_text: Callable[[str], str | None]) -> list[str]:
+    """The files of ``edits`` whose open buffer differs from the file on disk, which the written
+    policy's edits were made from: those edits are not applied there."""
+    found = []
+    for path in dict.fromkeys(e.path for e in edits):
+        text = buffer_text(path)
+        try:
+            disk = Path(path).read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            disk = None
+        if text is not None and text != disk:
+            found.append(path)
+    return found
 
 
 def no_effect_findings(path: Path, advised: Advised, root: Path) -> list[Finding]:
