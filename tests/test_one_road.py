@@ -119,8 +119,14 @@ ADVICE_KEYS = {
     "recompute_flops",
 }
 TRAVELLED = ("trace/", "server/", "cli/")
-# The request's list of candidates (a dict display of its params), not the answer's.
-REQUEST_KEYS = {("trace/advisor/request.py", "policies", "written")}
+# Not the advice's JSON: a request's list of candidates (a dict display of its params), and the
+# agent's raw answer read for what the advice does not keep (each residual's source span, which
+# the written policy's tags are placed by).
+REQUEST_KEYS = {
+    ("trace/advisor/request.py", "policies", "written"),
+    ("trace/advisor/write/requests.py", "policies", "written"),
+    ("trace/advisor/write/values.py", "policies", "read"),
+}
 
 
 def _advice_keys(tree: ast.Module) -> set[tuple[str, str]]:

@@ -39,6 +39,7 @@ from jax_lsp.cli.tracing import trace_service
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
+from jax_lsp.trace.advisor.contract import written_policy_json
 from jax_lsp.trace.advisor.examples import example_for
 from jax_lsp.trace.advisor.pipeline import Cancel, StepEvent
 from jax_lsp.trace.advisor.report import format_markdown
@@ -280,7 +281,7 @@ def _document(
     """The advice's contract, with ``written_policy`` where --write-policy asked for it."""
     document = advice.to_contract(root, budget)
     if asked:
-        document["written_policy"] = written.to_json(root) if written is not None else None
+        document["written_policy"] = written_policy_json(written, root) if written is not None else None
     return document
 
 

@@ -33,7 +33,9 @@ from jax_lsp.trace.advisor.user_call import read_user_call
 from jax_lsp.trace.compile_target import CompileTarget, CompileTargetError, parse_target
 
 if TYPE_CHECKING:
+    from jax_lsp.core.findings import Edit
     from jax_lsp.trace.advisor.advice import Advice
+    from jax_lsp.trace.advisor.write.written import WrittenPolicy
 
 
 def relative(path: str | None, root: Path | None) -> str | None:
@@ -240,6 +242,41 @@ def write_advice(advice: Advice, root: Path | None, budget: int | None = None) -
 
 
 # -- reading ----------------------------------------------------------------------------------
+def written_policy_json(written: WrittenPolicy, root: Path | None) -> dict[str, Any]:
+    """The contract's ``written_policy``."""
+    entry = written.entry
+    return {
+        "expression": written.expression,
+        "edits": [edit_json(e, root) for e in written.edits],
+        "compiled": entry.compiled.to_json() if entry is not None and entry.compiled is not None else None,
+        "step_estimate_s": written.step_estimate_s,
+        "budget": written.budget,
+        "verdict": written.verdict,
+        "message": written.message,
+        "figures": numbers(entry) if entry is not None else None,
+        "tags": [
+            {"name": t.name, "path": relative(t.path, root), "line": t.place.line if t.place else None}
+            for t in written.tags
+        ],
+        "site_edit_note": written.site_edit_note,
+        "named": written.named.policy if written.named is not None else None,
+        "missed_by_bytes": written.missed_by,
+        "smallest": written.smallest,
+        "search": written.cost.to_json() if written.cost is not None else None,
+    }
+
+
+def edit_json(edit: Edit, root: Path | None) -> dict[str, Any]:
+    """An edit as the contract writes one: 1-based lines, 0-based code-point columns."""
+    start, end = edit.span.start, edit.span.end
+    return {
+        "path": relative(edit.path, root),
+        "start": {"line": start.line + 1, "column": start.column},
+        "end": {"line": end.line + 1, "column": end.column},
+        "new_text": edit.new_text,
+    }
+
+
 def in_contract_words(answer: dict[str, Any]) -> dict[str, Any]:
     """The agent's answer as the contract words it: the agent's protocol (a trace's too) names
     JAX's release ``jax_version`` and a candidate's error ``{message, path, line}``."""

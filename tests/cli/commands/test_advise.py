@@ -56,7 +56,7 @@ TOP |= {
 NUMBERS = {"device_bytes", "host_bytes", "argument_bytes", "computed_bytes", "recompute_flops", "peak_bytes"}
 # what --compile adds to each entry
 COMPILED = {"compiled", "estimate_error", "compile_s", "step_estimate_s", "step_estimate"}
-POLICY = {"policy", "current", "residuals", "select", "same_as", "no_effect", *NUMBERS}
+POLICY = {"policy", "current", "residuals", "select", "same_as", "no_effect", "peak_fusible_bytes", *NUMBERS}
 RESIDUAL = {"shape", "dtype", "bytes", "memory", "kind", "name", "path", "line", "iterations"}
 RESIDUAL |= {"reason", "description", "used_by", "group"}
 
@@ -137,7 +137,15 @@ def test_the_json_contract(plotted):
         in by_policy["jax.checkpoint_policies.dots_saveable"]["same_as"]
     )
     suggested = data["suggested"]
-    assert set(suggested) == {"policy", "budget", "select", "setting", "compiled", *NUMBERS}
+    assert set(suggested) == {
+        "policy",
+        "budget",
+        "select",
+        "setting",
+        "compiled",
+        "peak_fusible_bytes",
+        *NUMBERS,
+    }
     assert suggested["select"] is None and suggested["setting"] is None
     assert suggested["budget"] == 6000 and suggested["compiled"]["temp_bytes"] <= 6000
     fitting = [p for p in data["policies"] if p.get("compiled") and p["compiled"]["temp_bytes"] <= 6000]

@@ -36,7 +36,7 @@ from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.answer_cache import AnswerCache, cache_folder
 from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
-from jax_lsp.trace.advisor.contract import relative
+from jax_lsp.trace.advisor.contract import relative, written_policy_json
 from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
 from jax_lsp.trace.advisor.pipeline import Cancel
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
@@ -376,7 +376,7 @@ class AdvisorFeature(LanguageFeature):
             await writing.apply_written(ls, outcome)
         else:
             ls.notify_user(f"{path.name}:{line}: {outcome.message}", types.MessageType.Info)
-        return outcome.to_json(self._root(path))
+        return written_policy_json(outcome, self._root(path))
 
     def _import_root(self, path: Path) -> Path | None:
         analysis = self.server.analysis

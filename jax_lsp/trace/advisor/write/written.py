@@ -6,13 +6,11 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from jax_lsp.core.findings import Edit
 from jax_lsp.trace.advisor import step_time
 from jax_lsp.trace.advisor.advice import Advice
-from jax_lsp.trace.advisor.contract import numbers, relative
 from jax_lsp.trace.advisor.fastest import seconds_text
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.sizes import format_bytes, format_flops
@@ -64,42 +62,6 @@ class WrittenPolicy:
     def label(self) -> str:
         """The table's name of its row: ``written for 6 GiB``."""
         return f"written for {format_bytes(self.budget)}"
-
-    def to_json(self, root: Path | None) -> dict[str, Any]:
-        """The contract's ``written_policy``."""
-        entry = self.entry
-        return {
-            "expression": self.expression,
-            "edits": [_edit_json(e, root) for e in self.edits],
-            "compiled": entry.compiled.to_json()
-            if entry is not None and entry.compiled is not None
-            else None,
-            "step_estimate_s": self.step_estimate_s,
-            "budget": self.budget,
-            "verdict": self.verdict,
-            "message": self.message,
-            "figures": numbers(entry) if entry is not None else None,
-            "tags": [
-                {"name": t.name, "path": relative(t.path, root), "line": t.place.line if t.place else None}
-                for t in self.tags
-            ],
-            "site_edit_note": self.site_edit_note,
-            "named": self.named.policy if self.named is not None else None,
-            "missed_by_bytes": self.missed_by,
-            "smallest": self.smallest,
-            "search": self.cost.to_json() if self.cost is not None else None,
-        }
-
-
-def _edit_json(edit: Edit, root: Path | None) -> dict[str, Any]:
-    """An edit as the contract writes one: 1-based lines, 0-based code-point columns."""
-    start, end = edit.span.start, edit.span.end
-    return {
-        "path": relative(edit.path, root),
-        "start": {"line": start.line + 1, "column": start.column},
-        "end": {"line": end.line + 1, "column": end.column},
-        "new_text": edit.new_text,
-    }
 
 
 # The edits that set the site's policy to a written one (keeping, offloading, its expression),
