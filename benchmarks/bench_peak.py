@@ -65,6 +65,7 @@ FIXTURE_SITES = (  # name, file, a text on the site's line, example function
     ("conv", "matmul_stack.py", "conv_block = ", "conv_example"),
     ("scan_stack", "scan_stack.py", "policy=", "example"),
     ("peak_stack", "peak_stack.py", "policy=", "example"),
+    ("gelu_stack", "gelu_stack.py", "policy=", "example"),
     ("linen_block", "linen_block.py", "policy=", "example"),
     ("llama_block", "llama_block.py", "policy=", "example"),
     ("nnx_block", "nnx_block.py", "policy=", "example"),

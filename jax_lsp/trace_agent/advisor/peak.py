@@ -8,7 +8,9 @@ step's outputs (the gradients), as XLA's ``temp`` figure does not. A nested jaxp
 body, a ``checkpoint``, a ``cond``'s branches, a ``jit``) adds its own peak to what is live
 around it while it runs: a scan's stacked residuals are live, its body's working set counts
 once, for one iteration. On the CPU backend a loop's bfloat16 inputs are also held as float32
-copies while it runs (`_widened`), as XLA:CPU compiles them.
+copies while it runs (`_widened`), as XLA:CPU compiles them. Inside a loop's body the steps of an
+elementwise chain that XLA computes inside their readers' fusions are not held (`_fused`), and on
+the CPU backend a bfloat16 matmul's operands and output are held in float32 (`_dot_widened`).
 """
 
 from __future__ import annotations
@@ -161,6 +163,15 @@ FUSED_READERS = (
 # Nested jaxprs whose values XLA does not fuse with those around them: loops, and the step's
 # checkpointed regions (what the candidate policy decides).
 KEPT_APART = frozenset({*LOOP_INVARIANTS, "checkpoint", "remat"})
+# The steps whose values XLA computes inside their readers' fusions in a loop's body: the
+# `ELEMENTWISE` ones but a broadcast, which XLA:CPU's library fusions (a matmul, a reduction, with
+# what they read) take as a held array: a llama block's attention scale and softmax denominators.
+LOOP_FUSED_MAKERS = ELEMENTWISE - {"broadcast_in_dim"}
+# The elementwise steps XLA does not copy into more than one fusion (its `IsExpensive`): a value one
+# of them makes that two equations read is held.
+EXPENSIVE = frozenset(
+    "atan2 cbrt div erf erf_inv erfc exp exp2 expm1 log log1p logistic pow rem rsqrt sqrt tanh".split()
+)
 
 
 class Peak(NamedTuple):
@@ -183,25 +194,87 @@ def _owners(jaxpr):
     return owner
 
 
-def _fusible(jaxpr, owner, outside):
-    """The values of ``jaxpr`` (outside any loop or checkpoint) that an `ELEMENTWISE` equation makes
-    and only `FUSED_READERS` read: the steps of an elementwise chain, which XLA computes where
-    they are read without holding them, where the estimate counts each."""
+def _readers(jaxpr, owner):
+    """The equations of ``jaxpr`` that read each value (a `VIEWS` value's readers its owner's)."""
     readers = {}
     for eqn in jaxpr.eqns:
         for var in eqn.invars:
             if not isinstance(var, jax_core.Literal):
-                readers.setdefault(owner.get(var, var), set()).add(eqn.primitive.name)
+                readers.setdefault(owner.get(var, var), []).append(eqn)
+    return readers
+
+
+def _fusible(jaxpr, readers, outside):
+    """The values of ``jaxpr`` (outside any loop or checkpoint) that an `ELEMENTWISE` equation makes
+    and only `FUSED_READERS` read: the steps of an elementwise chain, which XLA computes where
+    they are read without holding them, where the estimate counts each."""
     return {
         var
         for eqn in jaxpr.eqns
         if eqn.primitive.name in ELEMENTWISE
         for var in eqn.outvars
-        if var not in outside and var in readers and readers[var] <= FUSED_READERS
+        if var not in outside
+        and var in readers
+        and all(r.primitive.name in FUSED_READERS for r in readers[var])
     }
 
 
-def _inner(eqn, widened, wide, owner, on_cpu, sizes):
+def _fused(jaxpr, readers, outside):
+    """The values of a loop's body ``jaxpr`` that XLA computes inside the fusions of their readers
+    and never holds: the `_fusible` ones a `LOOP_FUSED_MAKERS` step makes, unless that step is
+    `EXPENSIVE` and its readers end in more than one held value (XLA copies a cheap step into
+    each fusion that reads it, never an expensive one)."""
+    fusible = _fusible(jaxpr, readers, outside)
+    fused, ends = set(), {}
+    for eqn in reversed(jaxpr.eqns):
+        for var in eqn.outvars:
+            if var not in fusible or eqn.primitive.name not in LOOP_FUSED_MAKERS:
+                continue
+            into = {
+                end
+                for reader in readers[var]
+                if reader.primitive.name not in VIEWS
+                for out in reader.outvars
+                for end in (ends[out] if out in fused else {out})
+            }
+            if eqn.primitive.name not in EXPENSIVE or len(into) <= 1:
+                fused.add(var)
+                ends[var] = into
+    return fused
+
+
+def _dot_widened(jaxpr, owner, outside):
+    """The bfloat16 values of a loop's body ``jaxpr`` that a matmul makes or reads, which XLA:CPU
+    holds in float32: it has no bfloat16 matmul, and widens their operands and output."""
+    return {
+        owner.get(var, var)
+        for eqn in jaxpr.eqns
+        if eqn.primitive.name == "dot_general"
+        for var in (*eqn.invars, *eqn.outvars)
+        if not isinstance(var, jax_core.Literal)
+        and getattr(var.aval, "dtype", None) == jnp.bfloat16
+        and owner.get(var, var) not in outside
+    }
+
+
+def _last_reads(jaxpr, owner, fused):
+    """The index of the equation of ``jaxpr`` that last reads each value; a `_fused` value's
+    operands are read where it is last read (inside its readers' fusions)."""
+    last = {}
+    for index, eqn in enumerate(jaxpr.eqns):
+        for var in eqn.invars:
+            if not isinstance(var, jax_core.Literal):
+                last[owner.get(var, var)] = index
+    for eqn in reversed(jaxpr.eqns):
+        if eqn.outvars[0] in fused:
+            for var in eqn.invars:
+                if not isinstance(var, jax_core.Literal):
+                    operand = owner.get(var, var)
+                    last[operand] = max(last[operand], last[eqn.outvars[0]])
+    return last
+
+
+def _inner(eqn, widened, wide, owner, on_cpu, sizes, in_loop):
     """The largest `Peak` of the jaxprs nested in ``eqn`` while it runs (none: zero), counting
     fusible bytes only in what is not `KEPT_APART`. ``widened``, ``wide``: as `_peak` has them."""
     subs = eqn_jaxprs(eqn)
@@ -212,20 +285,24 @@ def _inner(eqn, widened, wide, owner, on_cpu, sizes):
     float32 = {*widened, *(v for v in inputs if owner.get(v, v) in wide)}
     for sub in subs:
         held = frozenset(i for o, i in _passed_in(eqn, sub) if o in float32)
-        found = _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes)
+        inside = in_loop or eqn.primitive.name in LOOP_INVARIANTS
+        found = _peak(sub, {*sub.invars, *sub.constvars, *sub.outvars}, on_cpu, held, sizes, inside)
         inner = max(inner, found)
     return inner._replace(fusible=0) if eqn.primitive.name in KEPT_APART else inner
 
 
-def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
+def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None, in_loop=False):
     """The `Peak` of the values ``jaxpr`` makes: the largest sum of their live device bytes, not
     counting those in ``outside`` (its inputs and outputs, held by whoever runs it). A `VIEWS`
     value is its operand's buffer (a bitcast, or a layout XLA gives the operand). Where
-    ``on_cpu()`` (asked only of a loop with `_widened` inputs), those are copied to float32 one
+    ``on_cpu()`` (asked of a loop with `_widened` inputs), those are copied to float32 one
     after another before the loop starts, each freed once copied if nothing later reads it; the
     copies live while it runs. ``wide``: the invars of ``jaxpr`` already held in float32 by an
     enclosing loop (XLA hoists a copy out of every loop it is invariant in). ``sizes``: the
-    device bytes of each aval met so far, by its id (the walk's avals live as long as it)."""
+    device bytes of each aval met so far, by its id (the walk's avals live as long as it).
+    ``in_loop``: whether ``jaxpr`` runs in a loop's body, where its `_fused` values are not held
+    and, where ``on_cpu()`` (asked of a body with a bfloat16 matmul), its `_dot_widened` ones are
+    held twice their size."""
     sizes = {} if sizes is None else sizes
 
     def size(var):
@@ -237,22 +314,26 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
 
     owner = _owners(jaxpr)
     outside = {*outside, *(owner[v] for v in outside if v in owner)}
-    fusible = _fusible(jaxpr, owner, outside)
-    last = {}
-    for index, eqn in enumerate(jaxpr.eqns):
-        for var in eqn.invars:
-            if not isinstance(var, jax_core.Literal):
-                last[owner.get(var, var)] = index
+    readers = _readers(jaxpr, owner)
+    fusible = _fusible(jaxpr, readers, outside)
+    fused = _fused(jaxpr, readers, outside) if in_loop else set()
+    last = _last_reads(jaxpr, owner, fused)
+    doubled = _dot_widened(jaxpr, owner, outside) if in_loop else set()
+    doubled = doubled if doubled and on_cpu() else set()
+
+    def held(var):
+        return 2 * size(var) if var in doubled else size(var)
+
     live, live_fusible, peak = 0, 0, Peak(0, 0)
     dying = {}
     for index, eqn in enumerate(jaxpr.eqns):
-        made = [v for v in eqn.outvars if v not in owner and v not in outside]
+        made = [v for v in eqn.outvars if v not in owner and v not in outside and v not in fused]
         loop = eqn.primitive.name in LOOP_INVARIANTS
         widened = [v for v in _widened(eqn) if owner.get(v, v) not in wide] if loop else []
         widened = widened if widened and on_cpu() else []
-        inner = _inner(eqn, widened, wide, owner, on_cpu, sizes)
+        inner = _inner(eqn, widened, wide, owner, on_cpu, sizes, in_loop)
         for var in made:
-            live += size(var)
+            live += held(var)
             live_fusible += size(var) if var in fusible else 0
         if widened:
             copies = sum(2 * size(v) for v in widened)
@@ -270,7 +351,7 @@ def _peak(jaxpr, outside, on_cpu, wide=frozenset(), sizes=None):
         for var in made:
             dying.setdefault(last.get(var, index), []).append(var)
         for var in dying.pop(index, ()):
-            live -= size(var)
+            live -= held(var)
             live_fusible -= size(var) if var in fusible else 0
     return peak
 
@@ -287,7 +368,8 @@ def step_peak(step, leaves, on_cpu=local_backend_is_cpu):
 
 def jaxpr_peak(jaxpr, on_cpu=local_backend_is_cpu):
     """The temporary device bytes at the peak of the step traced as ``jaxpr``. ``on_cpu()``:
-    whether XLA:CPU compiles the step, asked only of a step with a `_widened` loop input."""
+    whether XLA:CPU compiles the step, asked only of a step with a `_widened` loop input
+    or a bfloat16 matmul in a loop."""
     return jaxpr_step_peak(jaxpr, on_cpu).bytes
 
 
