@@ -6,7 +6,8 @@ step_cost.py`): its matrix-product FLOPs and the bytes each operation moves, eve
 as often as it runs, and the bytes it moves between device and host memory. A `Chip` turns that
 into seconds: each operation takes the longer of its FLOPs at the chip's matrix rate and its bytes
 at the memory's bandwidth (a roofline per operation, summed), plus a fixed cost per operation
-and per step; host transfers go at the host link's rate, partly hidden under the device's work.
+and per step; asynchronous copies within the device (the chip's DMA engines) are hidden under that
+work; host transfers go at the host link's rate, partly hidden under the device's work.
 
 The constants start from the public figures of each chip and are calibrated against steps
 measured on a TPU v5e (benchmarks/records/step_time_v5e.json; docs/accelerators.md, "Step
@@ -42,6 +43,10 @@ class StepCost:
     buckets: tuple[tuple[int, int, int, int, int], ...]
     xla_flops: float | None = None  # cost_analysis() as XLA gives it: each loop's body once
     xla_bytes: float | None = None
+    # of `bytes` and `on_chip_bytes`, those of asynchronous copies (a ``copy-start``: the chip's
+    # DMA engines, beside the computation); not in `buckets`
+    async_bytes: int = 0
+    async_on_chip_bytes: int = 0
 
     @property
     def uncounted_loops(self) -> int:
@@ -56,6 +61,8 @@ class StepCost:
             "on_chip_bytes": self.on_chip_bytes,
             "host_bytes": self.host_bytes,
             "loop_host_bytes": self.loop_host_bytes,
+            "async_bytes": self.async_bytes,
+            "async_on_chip_bytes": self.async_on_chip_bytes,
             "operations": self.operations,
             "loop_trips": list(self.loop_trips),
             "uncounted_loops": self.uncounted_loops,
@@ -68,8 +75,9 @@ def read_step_cost(raw: Any) -> StepCost | None:
     """The agent's (or the contract's) ``cost``; None where it is missing or malformed."""
     if not isinstance(raw, dict):
         return None
-    keys = ("flops", "f32_flops", "bytes", "on_chip_bytes", "host_bytes", "loop_host_bytes", "operations")
-    numbers = [raw.get(k, 0 if k == "loop_host_bytes" else None) for k in keys]  # an older answer's: none
+    keys = ("flops", "f32_flops", "bytes", "on_chip_bytes", "host_bytes", "operations")
+    later = ("loop_host_bytes", "async_bytes", "async_on_chip_bytes")  # an older answer's: none
+    numbers = [raw.get(k) for k in keys] + [raw.get(k, 0) for k in later]
     trips, buckets = raw.get("loop_trips"), raw.get("buckets")
     if not all(_is_int(n) for n in numbers) or not isinstance(trips, list) or not isinstance(buckets, list):
         return None
@@ -78,7 +86,10 @@ def read_step_cost(raw: Any) -> StepCost | None:
     if not all(isinstance(b, list) and len(b) == 5 and all(_is_int(v) for v in b) for b in buckets):
         return None
     xla: dict[str, Any] = raw["xla"] if isinstance(raw.get("xla"), dict) else {}
-    flops, f32_flops, moved, on_chip, host, looped, operations = (int(n) for n in numbers)  # type: ignore[arg-type]
+    flops, f32_flops, moved, on_chip, host, operations, looped, copied, copied_on_chip = (
+        int(n)  # type: ignore[arg-type]
+        for n in numbers
+    )
     return StepCost(
         flops,
         f32_flops,
@@ -91,6 +102,8 @@ def read_step_cost(raw: Any) -> StepCost | None:
         tuple((b[0], b[1], b[2], b[3], b[4]) for b in buckets),
         _number(xla.get("flops")),
         _number(xla.get("bytes_accessed")),
+        copied,
+        copied_on_chip,
     )
 
 
@@ -175,17 +188,17 @@ CHIPS: dict[str, Chip] = {
     # 8192-cube product) and its public HBM bandwidth and host link, within a few percent.
     "v5e": Chip(
         "v5e",
-        matmul_flop_s=1.63e14,
-        f32_flop_s=1.63e14,  # a float32 product at default precision: one bfloat16 pass
-        hbm_bytes_s=7.38e11,
-        on_chip_bytes_s=6.76e12,
-        host_bytes_s=1.73e10,
+        matmul_flop_s=1.64e14,
+        f32_flop_s=1.64e14,  # a float32 product at default precision: one bfloat16 pass
+        hbm_bytes_s=7.20e11,
+        on_chip_bytes_s=2.50e12,
+        host_bytes_s=1.71e10,
         operation_s=0.0,  # the fit found none beyond each operation's roofline
         step_s=5.5e-4,  # a dispatched step's round trip, measured on the lent chip
         host_overlap=1.0,
         error=0.10,
         basis="calibrated on 27 steps of 5 models measured on a TPU v5e (26 within 10%, all "
-        "within 20%): 163 TFLOP/s, 738 GB/s HBM, 17.3 GB/s host link",
+        "within 20%): 164 TFLOP/s, 720 GB/s HBM, 17.1 GB/s host link",
     ),
     # The local CPU: nominal figures of a few cores, for the order of magnitude only.
     "cpu": Chip(
@@ -225,6 +238,9 @@ def estimate(cost: StepCost | None, generation: str | None) -> StepEstimate | No
         device += max(compute_part, memory_part)
         compute += compute_part
         memory += memory_part
+    # asynchronous copies run beside the computation: only what outlasts it adds
+    copies = cost.async_bytes / chip.hbm_bytes_s + cost.async_on_chip_bytes / chip.on_chip_bytes_s
+    device += max(0.0, copies - device)
     overhead = cost.operations * chip.operation_s + chip.step_s
     host = cost.host_bytes / chip.host_bytes_s
     outside = (cost.host_bytes - cost.loop_host_bytes) / chip.host_bytes_s

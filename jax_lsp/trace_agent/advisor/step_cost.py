@@ -13,6 +13,9 @@ device and ``pinned_host`` memory, memory space ``S(5)`` in the TPU's layouts). 
 independent of any chip's rates: operations are summed into buckets of like arithmetic intensity
 (FLOPs per byte, a factor of two apart), so that a roofline per operation, max(FLOPs / rate,
 bytes / bandwidth), can be taken for any chip from the buckets (`jax_lsp/trace/advisor/step_time.py`).
+An asynchronous copy within the device (a ``copy-start``, ``slice-start``: XLA:TPU's prefetches
+and relayouts, run by the chip's DMA engines beside the computation) is kept out of the buckets:
+its bytes are summed apart, to be hidden under the computation's time.
 """
 
 from __future__ import annotations
@@ -451,10 +454,14 @@ def step_cost(text):
     answer's ``cost``: ``flops`` (matrix products, loops counted by their trips; float32 ones
     also in ``f32_flops``), ``bytes`` (device memory read and written; ``on_chip_bytes`` those of the chip's own
     fast memory, XLA:TPU's memory space 1), ``host_bytes`` (moved
-    between device and host memory; ``loop_host_bytes`` those moved in loops' bodies), ``operations`` (instructions run), ``loop_trips`` (each
+    between device and host memory; ``loop_host_bytes`` those moved in loops' bodies),
+    ``async_bytes`` and ``async_on_chip_bytes`` (the device bytes of asynchronous copies, an
+    ``...-start`` the chip's DMA engines run beside the computation: in ``bytes`` and
+    ``on_chip_bytes``, not in ``buckets``), ``operations`` (instructions run), ``loop_trips`` (each
     loop's trip count, None where not static), ``uncounted_loops``, ``once`` (``flops`` and
     ``bytes`` with every loop's body once, as XLA counts them) and ``buckets``: ``[flops,
-    float32 flops times passes, bytes, on-chip bytes, operations]`` of the operations of each intensity."""
+    float32 flops times passes, bytes, on-chip bytes, operations]`` of the synchronous operations
+    of each intensity."""
     module = Module(text)
     totals = {
         "flops": 0,
@@ -463,6 +470,8 @@ def step_cost(text):
         "on_chip_bytes": 0,
         "host_bytes": 0,
         "loop_host_bytes": 0,
+        "async_bytes": 0,
+        "async_on_chip_bytes": 0,
     }
     totals["operations"] = 0
     once = {"flops": 0, "bytes": 0}
@@ -487,6 +496,10 @@ def step_cost(text):
         totals["operations"] += times
         once["flops"] += flops + raw_f32
         once["bytes"] += device + on_chip
+        if instruction.opcode.endswith("-start"):  # a DMA beside the computation, not in its order
+            totals["async_bytes"] += times * device
+            totals["async_on_chip_bytes"] += times * on_chip
+            return
         key = (_bucket(flops, device), _bucket(f32, device))
         entry = buckets.setdefault(key, [0, 0, 0, 0, 0])
         for index, value in enumerate((flops, f32, device, on_chip, 1)):

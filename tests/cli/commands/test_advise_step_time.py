@@ -16,7 +16,7 @@ from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_view
 from jax_lsp.trace.advisor.fastest import fastest, pareto_front, seconds_text, time_and_peak
 from jax_lsp.trace.advisor.runs import StepRun
-from jax_lsp.trace.advisor.step_time import CHIPS, StepCost, estimate, tie
+from jax_lsp.trace.advisor.step_time import CHIPS, StepCost, estimate, read_step_cost, tie
 from tests.agent import ADVISOR_FIXTURES, line_of
 
 pytest.importorskip("jax")
@@ -115,6 +115,23 @@ def test_each_operation_takes_the_longer_of_its_work_and_its_bytes():
     outside = estimate(_cost([compute_bound, memory_bound], host=moved), "v5e")
     hidden = v5e.host_overlap * 0.014
     assert outside is not None and outside.seconds == pytest.approx(found.seconds + 0.02 - hidden, rel=1e-6)
+
+
+def test_asynchronous_copies_are_hidden_under_the_devices_work():
+    """A ``copy-start`` within the device runs on the chip's DMA engines beside the computation:
+    its bytes add nothing while the operations take longer, and only what outlasts them."""
+    v5e = CHIPS["v5e"]
+    work = (0, 0, int(v5e.hbm_bytes_s * 0.010), 0, 5)  # 10 ms of synchronous memory traffic
+    alone = estimate(_cost([work]), "v5e")
+    beside = estimate(replace(_cost([work]), async_bytes=int(v5e.hbm_bytes_s * 0.004)), "v5e")
+    assert alone is not None and beside is not None
+    assert beside.seconds == pytest.approx(alone.seconds, rel=1e-9)
+    longer = estimate(replace(_cost([work]), async_on_chip_bytes=int(v5e.on_chip_bytes_s * 0.013)), "v5e")
+    assert longer is not None and longer.seconds == pytest.approx(alone.seconds + 0.003, rel=1e-6)
+    # an older answer's cost, without the keys: no copies apart
+    raw = _cost([work]).to_json()
+    del raw["async_bytes"], raw["async_on_chip_bytes"]
+    assert read_step_cost(raw) == _cost([work])
 
 
 def test_predictions_within_the_stated_error_tie():

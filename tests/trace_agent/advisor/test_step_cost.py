@@ -94,3 +94,31 @@ def test_for_a_tpu_the_offloaded_residuals_go_to_the_host_and_back(service, libt
         predicted = estimate_json(advice.target, policy)
         assert predicted["step_estimate_s"] > 0 and predicted["step_estimate"]["chip"] == "v5e"
     assert estimate_json(advice.target, offloaded)["step_estimate"]["host_s"] > 0
+
+
+ASYNC_COPY = """HloModule step
+
+ENTRY %main (p0: bf16[1024,1024], p1: bf16[1024,1024]) -> bf16[1024,1024] {
+  %p0 = bf16[1024,1024]{1,0:T(8,128)(2,1)} parameter(0)
+  %p1 = bf16[1024,1024]{1,0:T(8,128)(2,1)} parameter(1)
+  %copy-start = (bf16[1024,1024]{1,0:T(8,128)(2,1)S(1)}, bf16[1024,1024]{1,0:T(8,128)(2,1)}, u32[]) copy-start(%p1)
+  %add = bf16[1024,1024]{1,0:T(8,128)(2,1)} add(%p0, %p0)
+  %copy-done = bf16[1024,1024]{1,0:T(8,128)(2,1)S(1)} copy-done(%copy-start)
+  ROOT %multiply = bf16[1024,1024]{1,0:T(8,128)(2,1)} multiply(%add, %copy-done)
+}
+"""
+
+
+def test_an_asynchronous_copy_is_counted_apart_from_the_operations_in_order():
+    """XLA:TPU's ``copy-start`` (a prefetch into the chip's fast memory) runs beside the
+    computation: its bytes are in the totals and in ``async_*``, not in the buckets."""
+    cost = step_cost(ASYNC_COPY)
+    array = 1024 * 1024 * 2
+    # the copy: its destination in the fast memory (space 1), written and read
+    assert cost["async_on_chip_bytes"] == 2 * array and cost["async_bytes"] == 0
+    assert cost["bytes"] == 3 * array + 2 * array  # add: two reads, a write; multiply: one, one
+    assert cost["on_chip_bytes"] == array + cost["async_on_chip_bytes"]  # multiply reads the copy
+    assert sum(b[3] for b in cost["buckets"]) == array
+    assert sum(b[2] for b in cost["buckets"]) == cost["bytes"]
+    assert sum(b[4] for b in cost["buckets"]) == cost["operations"] - 1 == 2
+    assert read_step_cost(cost).async_on_chip_bytes == 2 * array  # type: ignore[union-attr]
