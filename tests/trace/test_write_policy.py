@@ -68,7 +68,10 @@ def test_a_written_policy_fits_beats_the_named_and_its_edit_holds(
     named = sizes(advised)
     dots = named["jax.checkpoint_policies.dots_saveable"]
     down = named["jax.checkpoint_policies.save_only_these_names('down')"]
-    budget = (dots + down) // 2  # between keeping one named value and keeping every matmul
+    # three quarters of the way from keeping one named value to keeping every matmul: room for one
+    # more matmul's output (XLA:CPU's figure for it differs by release: 8.38 MiB on jax 0.10,
+    # 8.94 MiB on 0.4.30, beside 4.9 and 12.8 MiB)
+    budget = down + 3 * (dots - down) // 4
     outcome = written(agent, project, advised, budget)
     assert outcome.verdict == WRITTEN, outcome.message
     entry = outcome.entry

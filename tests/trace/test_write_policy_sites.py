@@ -41,7 +41,8 @@ def test_a_checkpoint_without_a_policy_gets_the_written_one(tmp_path: Path) -> N
         advice = advise(service, path, line, compile=True, **request)
         sizes = {p.policy: p.compiled.temp_bytes for p in advice.policies if p.compiled is not None}
         named = "jax.checkpoint_policies."
-        budget = (sizes[f"{named}dots_saveable"] + sizes[f"{named}save_only_these_names('down')"]) // 2
+        dots, down = sizes[f"{named}dots_saveable"], sizes[f"{named}save_only_these_names('down')"]
+        budget = down + 3 * (dots - down) // 4  # as test_write_policy's: room for one more matmul
         outcome = write_policy(service, Workspace([tmp_path]), advice, budget, **request)
         assert outcome.verdict == WRITTEN, outcome.message
         assert outcome.entry is not None and outcome.entry.compiled is not None
