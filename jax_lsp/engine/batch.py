@@ -206,14 +206,16 @@ def _check_tree(
     if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):
         checked = _check_on_processes(workspace, todo, own, digests, jobs)  # they read the files too
     else:
-        with contextlib.ExitStack() as ahead:
-            if jobs > 1:
-                ahead.enter_context(_package_tags_ahead(workspace, [key for key, _ in todo]))
-            checks = _read_here(todo, cache, own, digests)
-            if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:
-                ahead.close()  # the processes check the files, and read the tags each
-                checked = _check_on_processes(workspace, checks, own, digests, jobs)
-            else:
+        checks = _read_here(todo, cache, own, digests)
+        if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:  # they read the tags each
+            checked = _check_on_processes(workspace, checks, own, digests, jobs)
+        else:
+            ahead = (
+                _package_tags_ahead(workspace, [key for key, _ in checks], [key for key, _ in todo])
+                if jobs > 1
+                else contextlib.nullcontext()
+            )
+            with ahead:
                 checked = _check_here(workspace, checks, own, digests)
     if cache is not None:
         for key in checked:
@@ -334,17 +336,22 @@ def _check_here(
     return here.checked
 
 
-def _package_tags_ahead(workspace: Workspace, keys: list[str]) -> contextlib.AbstractContextManager[None]:
+def _package_tags_ahead(
+    workspace: Workspace, checks: list[str], read: list[str]
+) -> contextlib.AbstractContextManager[None]:
     """JAX112 reads the installed packages' tags when a file names a checkpoint name that the
     workspace's own tags leave untagged, and waits for them: in a check allowed a second process
-    in which some file seems to (`names_untagged_in`), they are read beside from the
-    start. A process left unasked costs the check time (its start, and the parent's pages it
-    copies), not findings."""
-    if not keys or not workspace.settings.enabled("JAX112"):
+    in which some file to check seems to (`names_untagged_in`, the files `read` searched for
+    tags only then), they are read beside from its first file on. A process left unasked costs
+    the check time (its start, and the parent's pages it copies), not findings. The names are
+    looked for in the files to check alone: a call of a factory of names is a trigger
+    (core.text.triggers), and a search of every file for them cost a quarter of the byte filter's."""
+    if not checks or not workspace.settings.enabled("JAX112"):
         return contextlib.nullcontext()
     from jax_lsp.core.tags.tags import names_untagged_in  # here: a re-run may parse nothing
 
-    if not names_untagged_in([workspace.read(key) or b"" for key in keys]):
+    writing = [workspace.read(key) or b"" for key in checks]
+    if not names_untagged_in(writing, (workspace.read(key) or b"" for key in read)):
         return contextlib.nullcontext()
     return workspace.checkpoint_names().packages_ahead()  # imports the index (and difflib)
 

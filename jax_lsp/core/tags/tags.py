@@ -67,20 +67,23 @@ def _quoted_bytes(text: bytes, data: bytes) -> bool:
     return b'"' + text + b'"' in data or b"'" + text + b"'" in data
 
 
-def names_untagged_in(files: list[bytes]) -> bool:
-    """A guess from bytes: whether one of `files` writes, in a call of a factory of names, a
-    string that no file of them mentioning `checkpoint_name` quotes. The names index looks for a
-    name first in the tags that write it so, then in all of the workspace's, and only then in the
-    installed packages'; a wrong guess here costs time, never a finding."""
+def names_untagged_in(writing: list[bytes], tagging: Iterable[bytes]) -> bool:
+    """A guess from bytes: whether one of `writing` writes, in a call of a factory of names, a
+    string that no file of `tagging` mentioning `checkpoint_name` quotes (`tagging` is read only
+    when one is written). The names index looks for a name first in the tags that write it so,
+    then in all of the workspace's, and only then in the installed packages'; a wrong guess here
+    costs time, never a finding."""
     written = {
         text
-        for data in files
+        for data in writing
         if may_name_checkpoint_names(data)
         for call in re.finditer(_FACTORY_CALL, data)
         for _, text in re.findall(_STRING, call.group(1))
     }
-    tagging = [data for data in files if written and mentions_tag(data)]
-    return any(not any(_quoted_bytes(text, data) for data in tagging) for text in written)
+    if not written:
+        return False
+    tags = [data for data in tagging if mentions_tag(data)]
+    return any(not any(_quoted_bytes(text, data) for data in tags) for text in written)
 
 
 class Place(OrderedRecord):
