@@ -310,8 +310,9 @@ def _death_result(status, limits):
     return {
         "status": "crashed",
         "message": (
-            f"The trace process exited with code {os.WEXITSTATUS(status)} without a result "
-            "(does the module call sys.exit or os._exit at import time?)"
+            f"The trace process exited with code {os.WEXITSTATUS(status)} without a result: the "
+            "module may call sys.exit or os._exit at import time, or native code ran out of the "
+            f"memory limit ({limits['memory_mb']} MiB) and exited"
         ),
     }
 
