@@ -3,10 +3,11 @@ of elementwise chains outside its loops and checkpoints (a language model's floa
 loss after its scanned stack), which XLA fuses into their readers and never holds, where the
 estimate counts each (``peak_fusible_bytes``, `trace_agent/advisor/peak.py`).
 
-If XLA fused every such value, the compiled temporaries would be the estimate less them: the
-estimate is then over by ``fusible / (peak - fusible)`` at most. Where that bound passes the
-estimate's target on scanned stacks (`WITHIN`), the candidate is named under the table; one that
-was compiled has XLA's figure beside it and is not, nor is a step of a few MiB (`SMALLEST`).
+The estimate counts ``fusible / (peak - fusible)`` more than it would with all of them fused away.
+Where that passes the estimate's target on scanned stacks (`WITHIN`), the candidate is named under
+the table and its estimate said to be doubtful, with how much of it XLA may fuse: not a bound on
+the error (the estimate of a small unscanned step is over for other reasons too); one that was
+compiled has XLA's figure beside it and is not, nor is a step of a few MiB (`SMALLEST`).
 """
 
 from __future__ import annotations
@@ -15,15 +16,16 @@ from collections.abc import Callable
 
 from jax_lsp.trace.advisor.advice import Advice
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
+from jax_lsp.trace.advisor.sizes import format_bytes
 
 WITHIN = 0.3  # the estimate's error on scanned stacks (docs/advise.md), as a fraction
 # the smallest estimate the target covers: below it a step decides no fit, and is not doubted
 SMALLEST = 8 * 2**20
 
 
-def over_at_most(policy: PolicyAdvice) -> float | None:
-    """How far over XLA's temporaries ``policy``'s estimate may be, were all of its fusible bytes
-    fused away (+0.9: 90% over); None without the figures."""
+def over_if_fused(policy: PolicyAdvice) -> float | None:
+    """How much more ``policy``'s estimate counts than it would with all of its fusible bytes
+    fused away (+0.9: 90% more); None without the figures."""
     peak, fusible = policy.peak_bytes, policy.peak_fusible_bytes
     if peak is None or fusible is None or not fusible:
         return None
@@ -39,22 +41,20 @@ def doubtful(advice: Advice) -> list[PolicyAdvice]:
         if p.error is None
         and p.compiled is None
         and (p.peak_bytes or 0) >= SMALLEST
-        and (over_at_most(p) or 0) > WITHIN
+        and (over_if_fused(p) or 0) > WITHIN
     ]
 
 
-def _percent(fraction: float) -> str:
-    return "all" if fraction == float("inf") else f"{fraction:.0%}"
+def doubt_words(advice: Advice, policy: PolicyAdvice) -> str | None:
+    """``doubtful: XLA may fuse 12 MiB of it``: what to add to ``policy``'s estimate where it is
+    `doubtful`."""
+    if policy not in doubtful(advice):
+        return None
+    return f"doubtful: XLA may fuse {format_bytes(policy.peak_fusible_bytes or 0)} of it"
 
 
 def _span(low: str, high: str) -> str:
     return low if low == high else f"{low} to {high}"
-
-
-def doubt_words(advice: Advice, policy: PolicyAdvice) -> str | None:
-    """``may be up to 94% over``: what to add to ``policy``'s estimate where it is `doubtful`."""
-    over = over_at_most(policy)
-    return f"may be up to {_percent(over)} over" if over is not None and policy in doubtful(advice) else None
 
 
 def fusible_note(advice: Advice, name: Callable[[str], str]) -> str | None:
@@ -64,13 +64,12 @@ def fusible_note(advice: Advice, name: Callable[[str], str]) -> str | None:
     if not found:
         return None
     shares = sorted((p.peak_fusible_bytes or 0) / (p.peak_bytes or 1) for p in found)
-    overs = sorted(over_at_most(p) or 0 for p in found)
     which = (
         "every candidate" if len(found) == len(advice.policies) else ", ".join(name(p.policy) for p in found)
     )
     return (
         f"peak (est.) is not to be trusted in {which}: {_span(f'{shares[0]:.0%}', f'{shares[-1]:.0%}')} "
         "of it is elementwise values outside the step's loops and checkpoints (a loss's logits, "
-        "say), which XLA fuses into their readers where the estimate counts each: it may be up to "
-        f"{_percent(overs[-1])} over XLA's temporaries; --compile gives XLA's figure"
+        "say), which XLA fuses into their readers where the estimate counts each; --compile gives "
+        "XLA's figure"
     )
