@@ -32,6 +32,7 @@ import sys
 import tarfile
 from dataclasses import replace
 from pathlib import Path
+from typing import Any
 
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE.parents[1]))
@@ -124,11 +125,11 @@ def by_model(entries: list[dict]) -> dict[str, dict]:
 def fit(entries: list[dict], start: Chip) -> Chip:
     """The constants (`FITTED`, and the overlap of host transfers outside loops) that minimise the
     squared log error of the predictions."""
-    from scipy.optimize import minimize
+    from scipy.optimize import minimize  # type: ignore[import-untyped]
 
     def chip_of(x) -> Chip:
         # a rate no candidate bounds may grow without end: 1e300 stands for "never the bound"
-        rates = dict(zip(FITTED, (math.exp(min(v, 690.0)) for v in x[:4])))
+        rates: dict[str, Any] = dict(zip(FITTED, (math.exp(min(v, 690.0)) for v in x[:4])))
         overlap = 1 / (1 + math.exp(-max(min(x[4], 690.0), -690.0)))
         return replace(start, **rates, f32_flop_s=rates["matmul_flop_s"], host_overlap=overlap)
 
