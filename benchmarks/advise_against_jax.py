@@ -222,6 +222,11 @@ class Advised:
     compile_s: float | None
 
 
+class ModelFailed(Exception):
+    """A model the advisor could not advise (an import its venv lacks, say): said, and the run goes
+    on to the next model, ending in failure."""
+
+
 def advise_model(root: Path, model: Model, example: str, compiling: bool, compile_timeout: float) -> Advised:
     """The site advised cold, warm and (``compiling``) with `--compile`, each candidate's compile
     stopped after ``compile_timeout`` seconds, with the seconds of each advise."""
@@ -246,7 +251,7 @@ def advise_model(root: Path, model: Model, example: str, compiling: bool, compil
             )
             seconds.append(time.perf_counter() - started)
             if not advice.ok:
-                raise SystemExit(f"{model.name}: advise failed: {advice.status}: {advice.message}")
+                raise ModelFailed(f"{model.name}: advise failed: {advice.status}: {advice.message}")
             answers.append(advice)
             _settled(service)
     finally:
@@ -409,7 +414,12 @@ def main(argv: list[str] | None = None) -> int:
             print(f"{model.name}: not in {args.cache}, skipped")
             continue
         shutil.copy(HERE / "advise_models" / f"{model.name}.py", root / "advise_example.py")
-        advised = advise_model(root, model, args.example, compiling, args.compile_timeout)
+        try:
+            advised = advise_model(root, model, args.example, compiling, args.compile_timeout)
+        except ModelFailed as failed:
+            print(failed, flush=True)
+            held = False
+            continue
         times = f"advise cold {advised.cold_s:.1f} s, warm {advised.warm_s:.1f} s"
         if advised.compile_s is not None:
             times += f", --compile {advised.compile_s:.0f} s"
