@@ -203,31 +203,31 @@ def _check_tree(
     if cache is not None:
         workspace.jedi.preload(cache.jedi_answers(digests))
     own, todo = _from_cache(keys, cache, digests)
-    if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):
-        checked = _check_on_processes(workspace, todo, own, digests, jobs)  # they read the files too
-    else:
-        checks = _read_here(todo, cache, own, digests)
-        if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:  # they read the tags each
-            checked = _check_on_processes(workspace, checks, own, digests, jobs)
+    with contextlib.ExitStack() as ahead:  # the installed packages' tags, read beside
+        if jobs > 1 and _bytes_at_least(PARALLEL_MIN_READ_BYTES, [key for key, d in todo if d is None]):
+            checked = _check_on_processes(workspace, todo, own, digests, jobs)  # they read the files too
         else:
-            ahead = (
-                _package_tags_ahead(workspace, [key for key, _ in checks], [key for key, _ in todo])
-                if jobs > 1
-                else contextlib.nullcontext()
-            )
-            with ahead:
+            checks = _read_here(todo, cache, own, digests)
+            if jobs > 1 and len(checks) >= PARALLEL_MIN_FILES:  # they read the tags each
+                checked = _check_on_processes(workspace, checks, own, digests, jobs)
+            else:
+                if jobs > 1:
+                    keys_checked = [key for key, _ in checks]
+                    ahead.enter_context(
+                        _package_tags_ahead(workspace, keys_checked, [key for key, _ in todo])
+                    )
                 checked = _check_here(workspace, checks, own, digests)
-    if cache is not None:
-        for key in checked:
-            cache.store_file(key, own[key])
-    for key, result in own.items():  # parsed in another process, or not at all
-        workspace.pythons.record(key, result.skipped)
+        if cache is not None:
+            for key in checked:
+                cache.store_file(key, own[key])
+        for key, result in own.items():  # parsed in another process, or not at all
+            workspace.pythons.record(key, result.skipped)
 
-    results = {key: list(result.findings) for key, result in own.items()}
-    wanted = set(keys)
-    for target, users in _users_by_target(own).items():
-        if target in wanted:
-            results[target] = _check_with_users(workspace, target, users, own, cache, digests)
+        results = {key: list(result.findings) for key, result in own.items()}
+        wanted = set(keys)
+        for target, users in _users_by_target(own).items():
+            if target in wanted:
+                results[target] = _check_with_users(workspace, target, users, own, cache, digests)
     if cache is not None:
         _store_jedi_answers(workspace, cache, digests)
         cache.save()
@@ -340,18 +340,25 @@ def _package_tags_ahead(
     workspace: Workspace, checks: list[str], read: list[str]
 ) -> contextlib.AbstractContextManager[None]:
     """JAX112 reads the installed packages' tags when a file names a checkpoint name that the
-    workspace's own tags leave untagged, and waits for them: in a check allowed a second process
-    in which some file to check seems to (`names_untagged_in`, the files `read` searched for
-    tags only then), they are read beside from its first file on. A process left unasked costs
+    workspace's own tags leave untagged, and JAX107's fix of a factory of names left uncalled
+    lists every tag in reach; both wait for them. In a check allowed a second process in which
+    some file to check seems to need them (`names_untagged_in`, the files `read` searched for
+    tags only then; `factory_uncalled_in`), they are read beside from its first file on, until
+    the modules that others' policies reach are checked with those uses. A process left unasked costs
     the check time (its start, and the parent's pages it copies), not findings. The names are
     looked for in the files to check alone: a call of a factory of names is a trigger
     (core.text.triggers), and a search of every file for them cost a quarter of the byte filter's."""
-    if not checks or not workspace.settings.enabled("JAX112"):
+    if not checks:
         return contextlib.nullcontext()
-    from jax_lsp.core.tags.tags import names_untagged_in  # here: a re-run may parse nothing
+    # Here: a re-run may parse nothing.
+    from jax_lsp.core.tags.tags import factory_uncalled_in, names_untagged_in
 
+    settings = workspace.settings
     writing = [workspace.read(key) or b"" for key in checks]
-    if not names_untagged_in(writing, (workspace.read(key) or b"" for key in read)):
+    untagged = settings.enabled("JAX112") and names_untagged_in(
+        writing, (workspace.read(key) or b"" for key in read)
+    )
+    if not untagged and not (settings.enabled("JAX107") and factory_uncalled_in(writing)):
         return contextlib.nullcontext()
     return workspace.checkpoint_names().packages_ahead()  # imports the index (and difflib)
 

@@ -282,3 +282,37 @@ def test_no_packages_tags_are_read_where_the_workspace_quotes_each_name_in_a_tag
     monkeypatch.setattr(workspace, "aside", lambda work: events.append("aside") or aside(work))
     found = batch.check_tree(workspace, workspace.python_files(), jobs=2)
     assert {Path(path).name for path in found} == {"a_local.py"} and events == []
+
+
+@pytest.mark.parametrize("reached", [False, True], ids=["its own site", "reached from a user"])
+@pytest.mark.parametrize("jobs", [1, 2])
+def test_a_factory_of_names_left_uncalled_has_the_packages_tags_read_beside(
+    tmp_path, monkeypatch, jobs, reached
+):
+    """JAX107's fix lists every tag in reach, the installed packages' too: a check allowed two
+    processes reads them beside from its first file, also for a module whose policies another
+    file's site reaches (checked with those uses after every file)."""
+    from jax_lsp.engine import batch
+
+    site, root = _names_tree(tmp_path)
+    monkeypatch.setattr(sys, "path", [str(site), *sys.path])
+    uncalled = "jax.checkpoint_policies.save_only_these_names"
+    if reached:
+        (root / "utils.py").write_text(f"import jax\n\nPOLICIES = dict(only={uncalled})\n")
+        (root / "train.py").write_text(
+            "import jax\nimport modellib\nfrom utils import POLICIES\n"
+            'f = jax.checkpoint(lambda x: x, policy=POLICIES["only"])\n'
+        )
+    else:
+        (root / "train.py").write_text(
+            f"import jax\nimport modellib\nf = jax.checkpoint(lambda x: x, policy={uncalled})\n"
+        )
+    workspace = Workspace([root])
+    events: list[str] = []
+    aside = workspace.aside
+    monkeypatch.setattr(workspace, "aside", lambda work: events.append("aside") or aside(work))
+    found = batch.check_tree(workspace, workspace.python_files(), jobs=jobs)
+    [finding] = found[str(root / ("utils.py" if reached else "train.py"))]
+    [fix] = finding.fixes
+    assert finding.code == "JAX107" and fix.title.endswith('the names tagged in reach: "attn_out"')
+    assert events == (["aside"] if jobs > 1 else [])

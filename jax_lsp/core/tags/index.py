@@ -345,7 +345,8 @@ class NameIndex:
         """Every tag in reach. A check that asks depends on every file of the workspace (any may
         come to tag a name) and on the package files read: the workspace is told so."""
         if self._tags is None:
-            self._tags = self._reading(self._build)
+            ahead = self._take_packages_ahead if self._packages_ahead is not None else None
+            self._tags = self._reading(lambda: self._build(ahead))
         self._sources.depends_on_every_file()
         self._sources.note_reads(self._read_packages)
         return self._tags
@@ -386,8 +387,9 @@ class NameIndex:
     @contextmanager
     def packages_ahead(self) -> Iterator[None]:
         """A block in which the installed packages' tags are read beside from its start, for a
-        `tags_carrying` in it that needs them: a batch check starts them before its first file,
-        not when a file that names a checkpoint name asks; a process left unasked is stopped."""
+        `tags_carrying` or `tags` in it that needs them: a batch check starts them before its
+        first file, not when a file that names a checkpoint name asks; a process left unasked is
+        stopped."""
         with self._sources.aside(lambda: self._reading(self._package_tags_plain)) as package_tags:
             self._packages_ahead = package_tags
             try:

@@ -46,6 +46,8 @@ USE_MARKERS = (b"these_names", b"names_but_these")
 # A call of a factory of names, and the strings written in it (as far as its first parenthesis).
 _FACTORY_CALL = rb"(?:these_names|names_but_these)\w*\s*\(([^()]*)"
 _STRING = rb"(['\"])([^'\"\\\r\n]+)\1"
+# A factory of names written and not called there (JAX107's fix then lists every tag in reach).
+_FACTORY_UNCALLED = rb"(?:these_names|names_but_these)\b(?!\s*\()"
 
 
 def may_name_checkpoint_names(data: bytes) -> bool:
@@ -84,6 +86,15 @@ def names_untagged_in(writing: list[bytes], tagging: Iterable[bytes]) -> bool:
         return False
     tags = [data for data in tagging if mentions_tag(data)]
     return any(not any(_quoted_bytes(text, data) for data in tags) for text in written)
+
+
+def factory_uncalled_in(writing: list[bytes]) -> bool:
+    """A guess from bytes: whether one of `writing` names a factory of names without calling it
+    there (`policies = dict(only=cp.save_only_these_names)`): JAX107's fix of such a site lists
+    every tag in reach, the installed packages' too. A wrong guess costs time, never a finding."""
+    return any(
+        may_name_checkpoint_names(data) and re.search(_FACTORY_UNCALLED, data) is not None for data in writing
+    )
 
 
 class Place(OrderedRecord):

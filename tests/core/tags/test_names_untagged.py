@@ -1,11 +1,12 @@
-"""`names_untagged_in`: the byte-level guess a batch check makes to read the installed packages'
-tags ahead (engine.batch). A wrong guess costs time, never a finding; these pin what it says."""
+"""`names_untagged_in` and `factory_uncalled_in`: the byte-level guesses a batch check makes to
+read the installed packages' tags ahead (engine.batch). A wrong guess costs time, never a
+finding; these pin what they say."""
 
 from __future__ import annotations
 
 from collections.abc import Iterator
 
-from jax_lsp.core.tags.tags import names_untagged_in
+from jax_lsp.core.tags.tags import factory_uncalled_in, names_untagged_in
 
 POLICY = b'import jax\nP = jax.checkpoint_policies.save_only_these_names("attn_out", "mlp_out")\n'
 TAGS = b'from jax.ad_checkpoint import checkpoint_name\nA = checkpoint_name(1, "attn_out")\n'
@@ -53,3 +54,18 @@ def test_the_tagging_files_are_not_read_when_no_name_is_written():
         yield b""  # a generator: it fails only when iterated
 
     assert not names_untagged_in([TAGS, b"x = 1\n"], unread())
+
+
+def test_a_factory_of_names_named_without_its_call_is_uncalled():
+    assert factory_uncalled_in(
+        [b"import jax\nP = dict(only=jax.checkpoint_policies.save_only_these_names)\n"]
+    )
+    assert factory_uncalled_in([b"x = 1\n", b"policy=cp.save_and_offload_only_these_names,\n"])
+    assert factory_uncalled_in([b"p = save_any_names_but_these\n"])
+
+
+def test_a_factory_of_names_called_is_not():
+    assert not factory_uncalled_in([POLICY])
+    assert not factory_uncalled_in([b"P = cp.save_anything_except_these_names (\n  'a')\n"])
+    assert not factory_uncalled_in([b"P = cp.dots_saveable\n", TAGS, b""])
+    assert not factory_uncalled_in([])
