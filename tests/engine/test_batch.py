@@ -297,11 +297,18 @@ def test_a_factory_of_names_left_uncalled_has_the_packages_tags_read_beside(
     site, root = _names_tree(tmp_path)
     monkeypatch.setattr(sys, "path", [str(site), *sys.path])
     uncalled = "jax.checkpoint_policies.save_only_these_names"
-    if reached:
-        (root / "utils.py").write_text(f"import jax\n\nPOLICIES = dict(only={uncalled})\n")
+    if reached:  # tuna's road: a table of members by name, a helper, a Flax remat given its result
+        (root / "utils.py").write_text(
+            "import jax\n\n"
+            f"checkpoint_policies = dict(\n    save_only_these_names={uncalled},\n)\n\n\n"
+            "def get_gradient_checkpoint_policy(name):\n    return checkpoint_policies[name]\n"
+        )
         (root / "train.py").write_text(
-            "import jax\nimport modellib\nfrom utils import POLICIES\n"
-            'f = jax.checkpoint(lambda x: x, policy=POLICIES["only"])\n'
+            "import flax.linen as nn\nimport modellib\n\nfrom utils import get_gradient_checkpoint_policy\n\n\n"
+            "class Block(nn.Module):\n    @nn.compact\n    def __call__(self, x):\n        return x\n\n\n"
+            "class Model(nn.Module):\n    grad_ckpt: str = 'save_only_these_names'\n\n"
+            "    def setup(self):\n        policy = get_gradient_checkpoint_policy(self.grad_ckpt)\n"
+            "        self.block = nn.remat(Block, policy=policy)()\n"
         )
     else:
         (root / "train.py").write_text(
