@@ -4,11 +4,14 @@ and hints on the checkpointed function's lines. Real server, real LSP, real JAX.
 
 from __future__ import annotations
 
+import asyncio
+
 import pytest
 from lsprotocol import types
 
 from tests.agent import needs_linux
 from tests.server.features.test_advisor import (
+    ADVISE,
     _advise_lenses,
     _execute,
     _hints,
@@ -24,6 +27,14 @@ pytestmark = [pytest.mark.jax, needs_linux, pytest.mark.asyncio(loop_scope="modu
 
 EDITED = "Advise policy again: the site changed since it was advised"
 FROM_DISK = "Advise policy again: advised from the file on disk, not this buffer: save to advise again"
+
+
+def _advise_began(session):
+    async def began():
+        reports = session.client.progress_reports.values()
+        return any(r.kind == "begin" and "advise" in r.title for found in reports for r in found)
+
+    return began
 
 
 async def _one_lens(session, uri):
@@ -135,6 +146,26 @@ async def test_no_budget_no_suggestion_and_the_hover_and_log_say_what_was_advise
         )
         assert "recomputes 16.4 kFLOP · peak (est.) 5.5 KiB · jax " in logged[0]
         assert logged[0].endswith(", cpu")
+
+
+@pytest.mark.parametrize("server", ["neovim"], indirect=True)
+async def test_closing_the_file_stops_its_advise_and_keeps_nothing_of_it(server, tmp_path):
+    """A file closed while its site is advised: the advise stops (its trace killed), nothing of
+    it is kept or logged as advised, and the file opened again asks to be advised."""
+    text = _mlp()
+    async with server.in_folder(tmp_path, configuration={"advise": {"budget": "6KiB"}}) as session:
+        uri = session.write("mlp.py", text)
+        session.open("mlp.py")
+        [lens] = await until(lambda: _advise_lenses(session, uri))
+        asked = asyncio.ensure_future(_execute(session, ADVISE, lens.command.arguments))
+        await until(_advise_began(session))  # its trace still imports JAX
+        session.close(uri)
+        result = await asyncio.wait_for(asked, 60)
+        assert result["error"]["status"] == "cancelled"
+        assert not [m.message for m in session.client.log_messages if "Advised " in m.message]
+        session.open("mlp.py")
+        [lens] = await until(lambda: _advise_lenses(session, uri))
+        assert lens.command.title == "Advise policy"
 
 
 STEP = """import jax

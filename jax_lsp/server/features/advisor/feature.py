@@ -38,7 +38,7 @@ from jax_lsp.trace.advisor.chart import chart_svg
 from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
 from jax_lsp.trace.advisor.contract import relative, written_policy_json
 from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
-from jax_lsp.trace.advisor.pipeline import Cancel
+from jax_lsp.trace.advisor.pipeline import CANCELLED, Cancel
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
@@ -84,6 +84,7 @@ class AdvisorFeature(LanguageFeature):
         # per open file with `"file.py:LINE"` example keys: where their lines are in its buffer
         self.key_lines: dict[str, KeyLines] = {}
         self.viewed: tuple[str, ...] = ()  # the renderings the client's view of a comparison reads
+        self.advising: dict[Path, set[Cancel]] = {}  # per file, its advises in flight (a close stops them)
 
     @property
     def trusted(self) -> bool:
@@ -281,7 +282,7 @@ class AdvisorFeature(LanguageFeature):
         stop = Cancel()
 
         def keep(advice: Advice) -> None:  # on the pipeline's thread
-            loop.call_soon_threadsafe(self._keep, path, anchor, advice, traced_text)
+            loop.call_soon_threadsafe(self._keep, path, anchor, advice, traced_text, stop)
 
         def steps(report: Callable[[str], None]) -> Advice:
             ask = functools.partial(
@@ -312,9 +313,19 @@ class AdvisorFeature(LanguageFeature):
             return advice
 
         site = f"{path.name}:{line}"
-        async with self.progress_of("advise", site, cancelled, progress, stop.cancel) as report:
-            advice = await asyncio.to_thread(steps, report)
-        log.info("Advised %s", log_line(advice, site, example))
+        self.advising.setdefault(path, set()).add(stop)
+        try:
+            async with self.progress_of("advise", site, cancelled, progress, stop.cancel) as report:
+                advice = await asyncio.to_thread(steps, report)
+        finally:
+            in_flight = self.advising.get(path, set())
+            in_flight.discard(stop)
+            if not in_flight:
+                self.advising.pop(path, None)
+        if stop.cancelled or advice.status == CANCELLED:
+            log.info("Stopped advising %s", site)
+        else:
+            log.info("Advised %s", log_line(advice, site, example))
         if not advice.ok and advice.status != "cancelled":
             self._tell_failure(path, line, advice)
         return advice
@@ -391,10 +402,12 @@ class AdvisorFeature(LanguageFeature):
             message += f" ({DOCS})"
         self.server.notify_user(message, types.MessageType.Error)
 
-    def _keep(self, path: Path, anchor: PolicyAnchor | None, advice: Advice, traced_text: str | None) -> None:
+    def _keep(
+        self, path: Path, anchor: PolicyAnchor | None, advice: Advice, traced_text: str | None, stop: Cancel
+    ) -> None:
         """Keep ``advice`` (traced from ``traced_text``, the file on disk) for its site's lens,
-        hints and fixes, show it, and tell the client's views of it."""
-        if anchor is None:
+        hints and fixes, show it, and tell the client's views of it; nothing of a stopped advise."""
+        if anchor is None or stop.cancelled:
             return
         document = self.server.document(path_to_uri(path))
         buffer_text = document.source if document is not None else None
@@ -568,6 +581,8 @@ class AdvisorFeature(LanguageFeature):
         path = place.file
         if path is not None:
             self.key_lines.pop(str(path), None)
+            for stop in self.advising.pop(path, set()):
+                stop.cancel()
         if path is not None and self.advised.forget(path):
             self._publish(path)
 
