@@ -3,7 +3,8 @@
 runs each step there) for the models of chip_round.py, as a user would run it.
 
     python benchmarks/step_time/product_round.py --cache DIR --out DIR [--budget-s 500] [--only NAME]
-    python benchmarks/step_time/product_round.py --table DIR   (the table of a round brought back)
+    python benchmarks/step_time/product_round.py --table DIR [--record FILE]
+        (the table of a round brought back; with --record, its answers kept, less their residuals)
 
 For each model, from the repository's root (a copy, its example at the root, as chip_round.py
 makes it): `python -m jax_lsp advise SITE --example EXAMPLE --run --output-format json`, no
@@ -13,13 +14,17 @@ step it measured (`run.step_s`), and per model the predicted fastest that fits a
 measured fastest (issue 45's bars: 90% of candidates within 20%, each model's predicted fastest
 measured within 3% of the measured fastest) and the product's own "Fastest that fits" pick,
 which ranks by the measurement where the steps ran. No model starts after ``--budget-s``.
+The kept record (benchmarks/records/product_round_v5e.json) is read by
+tests/benchmarks/test_product_round_record.py.
 """
 
 from __future__ import annotations
 
 import argparse
 import json
+import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -47,23 +52,38 @@ def advise_run(model, cache: Path, scratch: Path, timeout: float) -> dict:
     command = [sys.executable, "-m", "jax_lsp", "advise", site, "--example", example, "--run"]
     command += ["--output-format", "json"]
     began = time.perf_counter()
+    # a session of its own: at the timeout the CLI and its agents are killed together
+    process = subprocess.Popen(
+        command,
+        cwd=root,
+        env=_child_environment(root, model),
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        start_new_session=True,
+    )
     try:
-        done = subprocess.run(
-            command,
-            cwd=root,
-            env=_child_environment(root, model),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        stdout, stderr = process.communicate(timeout=timeout)
     except subprocess.TimeoutExpired:
-        return {"status": "timeout", "message": f"no answer in {timeout:.0f} s"}
+        os.killpg(process.pid, signal.SIGKILL)
+        process.communicate()
+        wall_s = time.perf_counter() - began
+        return {"status": "timeout", "message": f"no answer in {timeout:.0f} s", "wall_s": wall_s}
     wall_s = time.perf_counter() - began
     try:
-        answer = json.loads(done.stdout)
+        answer = json.loads(stdout)
     except json.JSONDecodeError:
-        return {"status": "no json", "message": (done.stderr or done.stdout)[-2000:], "wall_s": wall_s}
+        return {"status": "no json", "message": (stderr or stdout)[-2000:], "wall_s": wall_s}
     return {**answer, "site": site, "wall_s": wall_s}
+
+
+def without_residuals(record: dict) -> dict:
+    """The round's record less each candidate's residuals (what the step's time is not read from)."""
+    models = {}
+    for name, answer in record["models"].items():
+        policies = [{k: v for k, v in p.items() if k != "residuals"} for p in answer.get("policies") or ()]
+        models[name] = {**answer, "policies": policies} if policies else answer
+    return {**record, "models": models}
 
 
 def rows(answer: dict) -> list[tuple[str, float | None, float | None]]:
@@ -140,9 +160,13 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--budget-s", type=float, default=500.0, help="no model starts after this")
     parser.add_argument("--only", action="append", help="a model's name (repeat; in that order)")
     parser.add_argument("--table", type=Path, help="print the table of the round in this folder")
+    parser.add_argument("--record", type=Path, help="with --table, keep the round here")
     args = parser.parse_args(argv)
     if args.table:
-        print(_summary(json.loads((args.table / RECORD).read_text())))
+        record = json.loads((args.table / RECORD).read_text())
+        print(_summary(record))
+        if args.record:
+            args.record.write_text(json.dumps(without_residuals(record), indent=1) + "\n")
         return 0
     if args.cache is None or args.out is None:
         parser.error("--cache and --out are needed for a round")
