@@ -2,7 +2,8 @@
 (which, on a TPU machine, compiles every candidate for the local chip and predicts its step, then
 runs each step there) for the models of chip_round.py, as a user would run it.
 
-    python benchmarks/step_time/product_round.py --cache DIR --out DIR [--budget-s 500] [--only NAME]
+    python benchmarks/step_time/product_round.py --cache DIR --out DIR [--budget-s 500] [--end-s S]
+                                                [--only NAME]
     python benchmarks/step_time/product_round.py --table DIR [--record FILE]
         (the table of a round brought back; with --record, its answers kept, less their residuals)
 
@@ -13,7 +14,8 @@ table then gives, per candidate, the step the product predicted (`step_estimate_
 step it measured (`run.step_s`), and per model the predicted fastest that fits against the
 measured fastest (issue 45's bars: 90% of candidates within 20%, each model's predicted fastest
 measured within 3% of the measured fastest) and the product's own "Fastest that fits" pick,
-which ranks by the measurement where the steps ran. No model starts after ``--budget-s``.
+which ranks by the measurement where the steps ran. No model starts after ``--budget-s``, and
+each is stopped (the CLI with its agents) by ``--end-s``.
 The kept record (benchmarks/records/product_round_v5e.json) is read by
 tests/benchmarks/test_product_round_record.py.
 """
@@ -158,6 +160,7 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--cache", type=Path, help="the repositories' folder")
     parser.add_argument("--out", type=Path)
     parser.add_argument("--budget-s", type=float, default=500.0, help="no model starts after this")
+    parser.add_argument("--end-s", type=float, help="every run is stopped by this (default: budget + 300)")
     parser.add_argument("--only", action="append", help="a model's name (repeat; in that order)")
     parser.add_argument("--table", type=Path, help="print the table of the round in this folder")
     parser.add_argument("--record", type=Path, help="with --table, keep the round here")
@@ -171,6 +174,7 @@ def main(argv: list[str] | None = None) -> int:
     if args.cache is None or args.out is None:
         parser.error("--cache and --out are needed for a round")
     deadline = time.time() + args.budget_s
+    end = time.time() + (args.end_s if args.end_s is not None else args.budget_s + 300)
     named = {m.name: m for m in MODELS}
     models = [named[name] for name in args.only] if args.only else list(MODELS)
     args.out.mkdir(parents=True, exist_ok=True)
@@ -183,7 +187,7 @@ def main(argv: list[str] | None = None) -> int:
                 record["models"][model.name] = {"status": "skipped", "message": "the round's deadline passed"}
                 continue
             print(f"== {model.name}", flush=True)
-            answer = advise_run(model, args.cache, scratch, timeout=left + 60)
+            answer = advise_run(model, args.cache, scratch, timeout=end - time.time())
             record["models"][model.name] = answer
             print(f"  {answer.get('status')} in {answer.get('wall_s', 0):.0f} s", flush=True)
             (args.out / RECORD).write_text(json.dumps(record, indent=1) + "\n")
