@@ -18,7 +18,7 @@ from jax_lsp.core.binding.module import Module
 from jax_lsp.core.binding.scopes import Scope, dotted
 from jax_lsp.core.findings import Edit, Position, Span
 from jax_lsp.core.jax_api import CHECKPOINT_FUNCTIONS, PARTIAL, CheckpointFunction
-from jax_lsp.core.policies.partial import import_functools, partial_name
+from jax_lsp.core.policies.partial import import_functools, jax_import_edits, partial_name
 from jax_lsp.core.policies.sites import FUNCTION_KEYWORDS, FUNCTION_NAMES, checkpoint_aliases
 from jax_lsp.core.record import Record
 
@@ -110,7 +110,12 @@ def _scope_of(module: Module, owner: ast.AST) -> Scope:
 
 
 def policy_edits(site: DefaultSite, policy: str) -> list[Edit]:
-    """The edits that pass ``policy`` (an expression) at ``site``."""
+    """The edits that pass ``policy`` (an expression) at ``site``, with `import jax` where the
+    policy reads ``jax.`` and the site's scope does not bind it."""
+    return [*jax_import_edits(site.module, policy, site.scope), *_passing(site, policy)]
+
+
+def _passing(site: DefaultSite, policy: str) -> list[Edit]:
     module, node = site.module, site.node
     source = module.source
     if isinstance(node, ast.Call):

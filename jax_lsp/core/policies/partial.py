@@ -1,6 +1,7 @@
-"""How a module spells ``functools.partial``, and the edit that imports ``functools`` where it
-does not: the decorator form of a checkpoint function whose function is a required argument
-(``@functools.partial(jax.checkpoint, policy=p)``)."""
+"""How a module spells ``functools.partial``, and the edits that import a module where the code
+does not bind it: ``functools`` for the decorator form of a checkpoint function whose function is
+a required argument (``@functools.partial(jax.checkpoint, policy=p)``), ``jax`` for a policy
+written as ``jax.checkpoint_policies...`` in a module that imports only ``jax.numpy as jnp``."""
 
 from __future__ import annotations
 
@@ -25,7 +26,22 @@ def partial_name(module: Module, scope: Scope) -> str | None:
 
 
 def import_functools(module: Module) -> Edit:
-    """Insert `import functools` after the module docstring and `from __future__` imports."""
+    return import_module(module, "functools")
+
+
+def jax_import_edits(module: Module, expression: str, scope: Scope | None = None) -> list[Edit]:
+    """`import jax` where ``expression`` (a policy, a fix's text) reads ``jax.`` and, at ``scope``
+    (the module's top level by default), ``jax`` is not the imported module: none otherwise."""
+    if not expression.startswith("jax."):
+        return []
+    binding, _ = (scope or module.scope).lookup("jax")
+    if binding is not None and binding.kind == "import" and binding.target == "jax":
+        return []
+    return [import_module(module, "jax")]
+
+
+def import_module(module: Module, name: str) -> Edit:
+    """Insert `import NAME` after the module docstring and `from __future__` imports."""
     body = module.source.tree.body
     skipped = 0
     if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant):
@@ -38,11 +54,11 @@ def import_functools(module: Module) -> Edit:
         line = min([following.lineno, *(d.lineno for d in getattr(following, "decorator_list", []))])
         if last is None or line > last.end_lineno:
             start = Position(line - 1, 0)
-            return Edit(module.path, Span(start, start), "import functools\n")
+            return Edit(module.path, Span(start, start), f"import {name}\n")
     if last is None:
-        return Edit(module.path, Span(Position(0, 0), Position(0, 0)), "import functools\n")
+        return Edit(module.path, Span(Position(0, 0), Position(0, 0)), f"import {name}\n")
     end = module.source.span(last).end
-    return Edit(module.path, Span(end, end), "\nimport functools")
+    return Edit(module.path, Span(end, end), f"\nimport {name}")
 
 
 def _is_future_import(statement: ast.stmt) -> bool:

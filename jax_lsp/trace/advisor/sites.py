@@ -7,6 +7,7 @@ import ast
 
 from jax_lsp.core import Edit, Position
 from jax_lsp.core.policies.default_sites import find_default_sites, policy_edits
+from jax_lsp.core.policies.partial import jax_import_edits
 from jax_lsp.engine import Workspace
 from jax_lsp.trace.locations import PolicyAnchor, policy_anchors
 
@@ -46,6 +47,13 @@ def anchor_of_line(workspace: Workspace, path: str, line: int) -> PolicyAnchor |
             spans.append((module.source.span(call), anchor))
     inside = [(span, anchor) for span, anchor in spans if span.start.line <= line <= span.end.line]
     return max(inside, key=lambda found: found[0].start)[1] if inside else None
+
+
+def jax_import_edits_in(workspace: Workspace, path: str, text: str) -> list[Edit]:
+    """`import jax` at the top of ``path`` where ``text`` (a policy written into it) reads ``jax.``
+    and the module does not import it (`partial.jax_import_edits`)."""
+    module = workspace.load(path)
+    return jax_import_edits(module, text) if module is not None else []
 
 
 def default_policy_edits(workspace: Workspace, path: str, start: Position, policy: str) -> list[Edit] | None:

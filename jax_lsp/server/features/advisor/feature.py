@@ -42,7 +42,13 @@ from jax_lsp.trace.advisor.pipeline import CANCELLED, Cancel
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
-from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, anchor_of_line, default_policy_edits
+from jax_lsp.trace.advisor.sites import (
+    DEFAULT,
+    advise_anchors,
+    anchor_of_line,
+    default_policy_edits,
+    jax_import_edits_in,
+)
 from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.advisor.write.writing import written_job
 from jax_lsp.trace.advisor.write.written import WRITTEN, WrittenPolicy
@@ -459,10 +465,27 @@ class AdvisorFeature(LanguageFeature):
                 fix = await self._default_fix(path, found, chosen, budget)
             elif fix is None:
                 why = why_suggested(found.advice, chosen, budget)
-                fix = suggested.site_fix(path, doc.lines, doc.source, found, chosen, why)
+                fix = await self._importing_jax(
+                    suggested.site_fix(path, doc.lines, doc.source, found, chosen, why), chosen.policy
+                )
+            elif fix.edits:
+                fix = await self._importing_jax(fix, chosen.policy)
             if fix is not None and fix.edits:  # none that only says what to do: the hover says it
                 actions.append(self._action(fix, place))
         return actions
+
+    async def _importing_jax(self, fix: suggested.SuggestedFix, policy: str) -> suggested.SuggestedFix:
+        """``fix`` with `import jax` in each file it writes ``policy`` into where that reads
+        ``jax.`` and the file does not import it (a key's value, written instead, reads none)."""
+        ls = self.server
+        analysis = await ls.built_analysis()
+        paths = sorted({e.path for e in fix.edits if "jax." in e.new_text})
+        if analysis is None or not paths:
+            return fix
+        imports = [
+            e for path in paths for e in await ls.run_analysis(jax_import_edits_in, analysis, path, policy)
+        ]
+        return replace(fix, edits=(*imports, *fix.edits)) if imports else fix
 
     def _quick_fix(self, found: Advised | None) -> dict | None:
         """What the quick fix offers at ``found``'s site, for Compare to mark and say: the

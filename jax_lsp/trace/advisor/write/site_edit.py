@@ -18,7 +18,7 @@ from __future__ import annotations
 from jax_lsp.core.findings import Edit, Position, Span
 from jax_lsp.engine import Workspace
 from jax_lsp.trace.advisor.advice import Advice
-from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits, jax_import_edits_in
 from jax_lsp.trace.advisor.user_call import UserCall
 
 HALIAX_KEYWORD = "gradient_checkpointing"
@@ -39,7 +39,8 @@ def site_edits(
     ``offloaded``), and None; or no edit and why."""
     call = advice.user_call
     if call is not None:
-        return _user_call_edits(call, kept, offloaded, policy)
+        edits, why = _user_call_edits(call, kept, offloaded, policy)
+        return [*jax_import_edits_in(workspace, call.path, policy), *edits] if edits else edits, why
     if advice.selector is not None:
         return [], (
             f"a preset name chooses this site's policy ({advice.selector.expression}) and a written policy "
@@ -51,9 +52,12 @@ def site_edits(
     if anchor is None:
         return [], f"the site is no longer at {advice.path}:{advice.line}: advise again"
     if anchor.kind == DEFAULT:
-        edits = default_policy_edits(workspace, advice.path, anchor.span.start, policy)
-        return (edits, None) if edits else ([], "the checkpoint changed since it was advised: advise again")
-    return [Edit(advice.path, anchor.span, policy)], None
+        passed = default_policy_edits(workspace, advice.path, anchor.span.start, policy)
+        return (passed, None) if passed else ([], "the checkpoint changed since it was advised: advise again")
+    return [
+        *jax_import_edits_in(workspace, advice.path, policy),
+        Edit(advice.path, anchor.span, policy),
+    ], None
 
 
 def _user_call_edits(
