@@ -47,7 +47,8 @@ USE_MARKERS = (b"these_names", b"names_but_these")
 _FACTORY_CALL = rb"(?:these_names|names_but_these)\w*\s*\(([^()]*)"
 _STRING = rb"(['\"])([^'\"\\\r\n]+)\1"
 # A factory of names written and not called there (JAX107's fix then lists every tag in reach).
-_FACTORY_UNCALLED = rb"(?:these_names|names_but_these)\b(?!\s*\()"
+_FACTORY_NAMED = re.compile(rb"\w*(?:these_names|names_but_these)\b")
+_QUOTES = b"`'\""
 
 
 def may_name_checkpoint_names(data: bytes) -> bool:
@@ -92,9 +93,25 @@ def factory_uncalled_in(writing: list[bytes]) -> bool:
     """A guess from bytes: whether one of `writing` names a factory of names without calling it
     there (`policies = dict(only=cp.save_only_these_names)`): JAX107's fix of such a site lists
     every tag in reach, the installed packages' too. A wrong guess costs time, never a finding."""
-    return any(
-        may_name_checkpoint_names(data) and re.search(_FACTORY_UNCALLED, data) is not None for data in writing
-    )
+    return any(may_name_checkpoint_names(data) and _names_uncalled(data) for data in writing)
+
+
+def _names_uncalled(data: bytes) -> bool:
+    """Whether `data` names a factory of names neither called (`(` next), quoted (a docstring's
+    ``save_only_these_names``, a preset's "save_anything_except_these_names"), imported nor in
+    a comment."""
+    for match in _FACTORY_NAMED.finditer(data):
+        start, end = match.span()
+        following = data[end : end + 80].lstrip()[:1]
+        if following == b"(" or (following and following in _QUOTES):
+            continue
+        if start and data[start - 1] in _QUOTES:
+            continue
+        line = data[data.rfind(b"\n", 0, start) + 1 : start]
+        if b"#" in line or line.lstrip().startswith((b"from ", b"import ")):
+            continue
+        return True
+    return False
 
 
 class Place(OrderedRecord):

@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+import pytest
+
 from jax_lsp.core.tags.tags import factory_uncalled_in, names_untagged_in
 
 POLICY = b'import jax\nP = jax.checkpoint_policies.save_only_these_names("attn_out", "mlp_out")\n'
@@ -69,3 +71,17 @@ def test_a_factory_of_names_called_is_not():
     assert not factory_uncalled_in([b"P = cp.save_anything_except_these_names (\n  'a')\n"])
     assert not factory_uncalled_in([b"P = cp.dots_saveable\n", TAGS, b""])
     assert not factory_uncalled_in([])
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        b'"""Same as ``save_only_these_names``, but offloaded."""\nP = cp.save_only_these_names("a")\n',
+        b'PRESET = "save_anything_except_these_names"\n',  # easydel's presets: strings
+        b"from jax.checkpoint_policies import save_only_these_names\n",
+        b"# pass save_only_these_names, called\nP = cp.save_only_these_names('a')\n",
+        b"P = cp.save_any_names_but_these\n(\n'a')\n",
+    ],
+)
+def test_a_factory_of_names_quoted_imported_or_in_a_comment_is_not(text):
+    assert not factory_uncalled_in([text])
