@@ -98,10 +98,12 @@ def factory_uncalled_in(writing: list[bytes]) -> bool:
 
 def _names_uncalled(data: bytes) -> bool:
     """Whether `data` names a factory of names neither called (`(` next), quoted (a docstring's
-    ``save_only_these_names``, a preset's "save_anything_except_these_names"), imported nor in
-    a comment."""
+    ``save_only_these_names``, a preset's "save_anything_except_these_names"), imported, in a
+    comment, nor where it is defined (JAX's own `ad_checkpoint.py` lists its factories)."""
     for match in _FACTORY_NAMED.finditer(data):
         start, end = match.span()
+        if b"def " + match.group() + b"(" in data:
+            continue
         following = data[end : end + 80].lstrip()[:1]
         if following == b"(" or (following and following in _QUOTES):
             continue

@@ -81,6 +81,7 @@ def test_a_factory_of_names_called_is_not():
         b"from jax.checkpoint_policies import save_only_these_names\n",
         b"# pass save_only_these_names, called\nP = cp.save_only_these_names('a')\n",
         b"P = cp.save_any_names_but_these\n(\n'a')\n",
+        b"def save_only_these_names(*names):\n    pass\nns = dict(save_only_these_names=save_only_these_names)\n",
     ],
 )
 def test_a_factory_of_names_quoted_imported_or_in_a_comment_is_not(text):
