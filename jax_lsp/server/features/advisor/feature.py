@@ -25,7 +25,7 @@ from jax_lsp.engine.project import project_root
 from jax_lsp.server.diagnostics import ADVISE_SOURCE, admitted, to_diagnostic
 from jax_lsp.server.documents import path_to_uri
 from jax_lsp.server.edits import edits_in_workspace
-from jax_lsp.server.features.advisor import shown, suggested, writing
+from jax_lsp.server.features.advisor import quick_fixes, shown, suggested, writing
 from jax_lsp.server.features.advisor.advised import Advised, AdvisedFiles, advised
 from jax_lsp.server.features.advisor.shown import ADVISE, COMPARE, RUN, WRITE
 from jax_lsp.server.features.advisor.text import disk_text
@@ -39,15 +39,12 @@ from jax_lsp.trace.advisor.comparison import comparison_text, comparison_view
 from jax_lsp.trace.advisor.contract import relative, written_policy_json
 from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
 from jax_lsp.trace.advisor.pipeline import CANCELLED, Cancel
-from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
 from jax_lsp.trace.advisor.sites import (
     DEFAULT,
     advise_anchors,
     anchor_of_line,
-    default_policy_edits,
-    jax_import_edits_in,
 )
 from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.advisor.write.writing import written_job
@@ -462,30 +459,16 @@ class AdvisorFeature(LanguageFeature):
                 continue
             fix = suggested.advice_fix(found, chosen, budget, self._lines_of)
             if fix is None and found.kind == DEFAULT:
-                fix = await self._default_fix(path, found, chosen, budget)
+                fix = await quick_fixes.default_fix(self.server, path, found, chosen, budget)
             elif fix is None:
                 why = why_suggested(found.advice, chosen, budget)
-                fix = await self._importing_jax(
-                    suggested.site_fix(path, doc.lines, doc.source, found, chosen, why), chosen.policy
-                )
+                fix = suggested.site_fix(path, doc.lines, doc.source, found, chosen, why)
+                fix = await quick_fixes.importing_jax(self.server, fix, chosen.policy)
             elif fix.edits:
-                fix = await self._importing_jax(fix, chosen.policy)
+                fix = await quick_fixes.importing_jax(self.server, fix, chosen.policy)
             if fix is not None and fix.edits:  # none that only says what to do: the hover says it
                 actions.append(self._action(fix, place))
         return actions
-
-    async def _importing_jax(self, fix: suggested.SuggestedFix, policy: str) -> suggested.SuggestedFix:
-        """``fix`` with `import jax` in each file it writes ``policy`` into where that reads
-        ``jax.`` and the file does not import it (a key's value, written instead, reads none)."""
-        ls = self.server
-        analysis = await ls.built_analysis()
-        paths = sorted({e.path for e in fix.edits if "jax." in e.new_text})
-        if analysis is None or not paths:
-            return fix
-        imports = [
-            e for path in paths for e in await ls.run_analysis(jax_import_edits_in, analysis, path, policy)
-        ]
-        return replace(fix, edits=(*imports, *fix.edits)) if imports else fix
 
     def _quick_fix(self, found: Advised | None) -> dict | None:
         """What the quick fix offers at ``found``'s site, for Compare to mark and say: the
@@ -504,23 +487,6 @@ class AdvisorFeature(LanguageFeature):
 
     def _lines_of(self, path: str) -> Sequence[str]:
         return self.server.lines_of(path_to_uri(path))
-
-    async def _default_fix(
-        self, path: Path, found: Advised, chosen: PolicyAdvice, budget: int | None
-    ) -> suggested.SuggestedFix | None:
-        """At a checkpoint without a policy: the fix that passes the suggestion in the form its
-        function takes (none when the buffer no longer has it there)."""
-        ls = self.server
-        analysis = await ls.built_analysis()
-        if analysis is None:
-            return None
-        edits = await ls.run_analysis(
-            default_policy_edits, analysis, str(path), found.span.start, chosen.policy
-        )
-        if not edits:
-            return None
-        why = why_suggested(found.advice, chosen, budget)
-        return suggested.SuggestedFix(suggested.fix_title(chosen, why), tuple(edits))
 
     def _action(self, fix: suggested.SuggestedFix, place: Place) -> types.CodeAction:
         """The LSP code action of ``fix``: its edits in the place's buffer, or in other files."""
