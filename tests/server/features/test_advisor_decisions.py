@@ -19,7 +19,7 @@ from jax_lsp.trace.mapping import LineEdit
 
 FOLDER = Path(__file__).resolve().parents[3] / "jax_lsp" / "server" / "features" / "advisor"
 # the LSP adapter (writing.py: its part for the written policy) and its registration
-ADAPTERS = {"feature.py", "writing.py", "__init__.py"}
+ADAPTERS = {"feature.py", "writing.py", "quick_fixes.py", "__init__.py"}  # those that talk to the server
 LSP = ("lsprotocol", "pygls", "jax_lsp.server.")
 READY = "jax.checkpoint_policies."
 PATH = Path("/project/model.py")
