@@ -138,3 +138,24 @@ def test_haliax_stacked_gets_the_config_value_that_makes_the_policy() -> None:
     )
     edits, note = _user_call_edits(haliax_call("make_stack"), kept, [], "unused")
     assert edits == [] and note is not None and "gradient_checkpointing" in note
+
+
+def test_import_jax_goes_with_a_policy_written_where_jax_is_not_bound(tmp_path: Path) -> None:
+    """A policy written into griffin.py's kind of module (`jax.numpy as jnp` alone) brings `import
+    jax`; haliax's config value, written instead of a policy, reads no `jax.` and brings none."""
+    from jax_lsp.core.findings import Edit, Position, Span
+    from jax_lsp.trace.advisor.sites import importing_jax
+
+    path = tmp_path / "model.py"
+    text = '"""Model."""\nimport jax.numpy as jnp\nimport haliax.nn as hnn\nB = make(policy=None)\n'
+    path.write_text(text, encoding="utf-8")
+    at = Span(Position(3, 16), Position(3, 20))
+    workspace = Workspace([tmp_path])
+    edited = apply_edits(text, importing_jax(workspace, [Edit(str(path), at, POLICY)], POLICY))
+    assert (
+        edited
+        == f'"""Model."""\nimport jax\nimport jax.numpy as jnp\nimport haliax.nn as hnn\nB = make(policy={POLICY})\n'
+    )
+    compile(edited, "model.py", "exec")
+    config = "hnn.ScanCheckpointPolicy(save_carries=True, save_inputs=False, save_block_internals=['h'])"
+    assert importing_jax(workspace, [Edit(str(path), at, config)], POLICY) == [Edit(str(path), at, config)]

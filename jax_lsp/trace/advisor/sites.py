@@ -49,11 +49,16 @@ def anchor_of_line(workspace: Workspace, path: str, line: int) -> PolicyAnchor |
     return max(inside, key=lambda found: found[0].start)[1] if inside else None
 
 
-def jax_import_edits_in(workspace: Workspace, path: str, text: str) -> list[Edit]:
-    """`import jax` at the top of ``path`` where ``text`` (a policy written into it) reads ``jax.``
-    and the module does not import it (`partial.jax_import_edits`)."""
-    module = workspace.load(path)
-    return jax_import_edits(module, text) if module is not None else []
+def importing_jax(workspace: Workspace, edits: list[Edit], policy: str) -> list[Edit]:
+    """``edits`` with `import jax` at the top of each file where one writes ``policy`` and that
+    reads ``jax.`` while the module does not import it (`partial.jax_import_edits`); a value
+    written instead (a key, haliax's config) reads no ``jax.``."""
+    written = policy.split("(", 1)[0]  # as laid out over lines, the call's name stays whole
+    imports = []
+    for path in sorted({e.path for e in edits if written in e.new_text}):
+        module = workspace.load(path)
+        imports += jax_import_edits(module, policy) if module is not None else []
+    return [*imports, *edits]
 
 
 def default_policy_edits(workspace: Workspace, path: str, start: Position, policy: str) -> list[Edit] | None:

@@ -41,11 +41,7 @@ from jax_lsp.trace.advisor.examples import KeyLines, example_for, line_keys
 from jax_lsp.trace.advisor.pipeline import CANCELLED, Cancel
 from jax_lsp.trace.advisor.report import format_markdown
 from jax_lsp.trace.advisor.request import advise
-from jax_lsp.trace.advisor.sites import (
-    DEFAULT,
-    advise_anchors,
-    anchor_of_line,
-)
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, anchor_of_line
 from jax_lsp.trace.advisor.sizes import format_bytes
 from jax_lsp.trace.advisor.write.writing import written_job
 from jax_lsp.trace.advisor.write.written import WRITTEN, WrittenPolicy

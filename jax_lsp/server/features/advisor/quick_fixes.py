@@ -12,7 +12,8 @@ from jax_lsp.server.features.advisor import suggested
 from jax_lsp.server.features.advisor.advised import Advised
 from jax_lsp.server.features.advisor.words import why_suggested
 from jax_lsp.trace.advisor.policy_advice import PolicyAdvice
-from jax_lsp.trace.advisor.sites import default_policy_edits, jax_import_edits_in
+from jax_lsp.trace.advisor.sites import default_policy_edits
+from jax_lsp.trace.advisor.sites import importing_jax as importing_jax_in
 
 if TYPE_CHECKING:
     from jax_lsp.server.server import JaxLanguageServer
@@ -36,13 +37,10 @@ async def default_fix(
 async def importing_jax(
     ls: JaxLanguageServer, fix: suggested.SuggestedFix, policy: str
 ) -> suggested.SuggestedFix:
-    """``fix`` with `import jax` in each file it writes ``policy`` into where that reads ``jax.``
-    and the file does not import it (a key's value, written instead, reads none)."""
+    """``fix`` with `import jax` where it writes ``policy`` into a file that does not import it
+    (`sites.importing_jax`)."""
     analysis = await ls.built_analysis()
-    paths = sorted({e.path for e in fix.edits if "jax." in e.new_text})
-    if analysis is None or not paths:
+    if analysis is None or not fix.edits:
         return fix
-    imports = [
-        e for path in paths for e in await ls.run_analysis(jax_import_edits_in, analysis, path, policy)
-    ]
-    return replace(fix, edits=(*imports, *fix.edits)) if imports else fix
+    edits = await ls.run_analysis(importing_jax_in, analysis, list(fix.edits), policy)
+    return replace(fix, edits=tuple(edits))

@@ -18,7 +18,7 @@ from __future__ import annotations
 from jax_lsp.core.findings import Edit, Position, Span
 from jax_lsp.engine import Workspace
 from jax_lsp.trace.advisor.advice import Advice
-from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits, jax_import_edits_in
+from jax_lsp.trace.advisor.sites import DEFAULT, advise_anchors, default_policy_edits, importing_jax
 from jax_lsp.trace.advisor.user_call import UserCall
 
 HALIAX_KEYWORD = "gradient_checkpointing"
@@ -40,7 +40,7 @@ def site_edits(
     call = advice.user_call
     if call is not None:
         edits, why = _user_call_edits(call, kept, offloaded, policy)
-        return [*jax_import_edits_in(workspace, call.path, policy), *edits] if edits else edits, why
+        return importing_jax(workspace, edits, policy), why
     if advice.selector is not None:
         return [], (
             f"a preset name chooses this site's policy ({advice.selector.expression}) and a written policy "
@@ -54,10 +54,7 @@ def site_edits(
     if anchor.kind == DEFAULT:
         passed = default_policy_edits(workspace, advice.path, anchor.span.start, policy)
         return (passed, None) if passed else ([], "the checkpoint changed since it was advised: advise again")
-    return [
-        *jax_import_edits_in(workspace, advice.path, policy),
-        Edit(advice.path, anchor.span, policy),
-    ], None
+    return importing_jax(workspace, [Edit(advice.path, anchor.span, policy)], policy), None
 
 
 def _user_call_edits(
