@@ -515,15 +515,30 @@ def example():
 """
 
 
+# jax's parts imported by name, `jax` itself never bound: the fix must import it
+NO_POLICY_NO_JAX = (
+    NO_POLICY.replace("import jax\n", "from jax import ShapeDtypeStruct, checkpoint\n", 1)
+    .replace("@jax.checkpoint  #", "@checkpoint  #")
+    .replace("jax.ShapeDtypeStruct", "ShapeDtypeStruct")
+)
+FIXED_IMPORTS = {
+    NO_POLICY: ("import jax\n", "import functools\nimport jax\n"),
+    NO_POLICY_NO_JAX: ("from jax", "import jax\nimport functools\nfrom jax"),
+}
+
+
 @pytest.mark.parametrize("server", ["vscode"], indirect=True)
-async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion(server, tmp_path):
+@pytest.mark.parametrize("text", [NO_POLICY, NO_POLICY_NO_JAX], ids=["jax imported", "jax unbound"])
+async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion(server, text, tmp_path):
     """`@jax.checkpoint` with no policy: JAX's default is the current policy, and the quick fix
-    imports functools and decorates with `functools.partial(jax.checkpoint, policy=...)`."""
+    imports functools and decorates with `functools.partial(jax.checkpoint, policy=...)`; where
+    the module binds no `jax` (its parts imported by name), it imports jax too."""
     async with server.in_folder(tmp_path, configuration={"advise": {"budget": "64KiB"}}) as session:
-        uri = session.write("block.py", NO_POLICY)
+        uri = session.write("block.py", text)
         session.open("block.py")
         [lens] = await until(lambda: _advise_lenses(session, uri))
-        site = position_of(NO_POLICY, "jax.checkpoint  #", session.encoding)
+        checkpoint = "jax.checkpoint" if text is NO_POLICY else "checkpoint"
+        site = position_of(text, f"{checkpoint}  #", session.encoding)
         assert (lens.range.start, lens.command.title) == (site, "Advise policy (none given: JAX's default)")
         result = await _execute(session, ADVISE, lens.command.arguments)
         current = next(p for p in result["policies"] if p["current"])
@@ -535,10 +550,10 @@ async def test_a_checkpoint_without_a_policy_is_advised_and_given_the_suggestion
         assert "| current | `None (default: nothing_saveable)` |" in compared["markdown"]
 
         suggested = compared["advice"]["suggested"]["policy"]
-        [action] = await until(lambda: _quick_fixes(session, uri, NO_POLICY, "jax.checkpoint  #"))
+        [action] = await until(lambda: _quick_fixes(session, uri, text, f"{checkpoint}  #"))
         fixed = session.apply(action, uri)
-        assert fixed == NO_POLICY.replace("import jax\n", "import functools\nimport jax\n", 1).replace(
-            "@jax.checkpoint  #", f"@functools.partial(jax.checkpoint, policy={suggested})  #"
+        assert fixed == text.replace(*FIXED_IMPORTS[text], 1).replace(
+            f"@{checkpoint}  #", f"@functools.partial({checkpoint}, policy={suggested})  #"
         )
     namespace: dict = {}
     exec(compile(fixed, str(tmp_path / "block.py"), "exec"), namespace)
