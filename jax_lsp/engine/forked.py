@@ -19,9 +19,24 @@ import marshal
 import os
 import sys
 from collections.abc import Callable, Iterable, Iterator
-from typing import Any, Generic, TypeVar
 
-T = TypeVar("T")
+# typing costs a check ~4 ms to import: the type checker sees InChild as Generic[T].
+TYPE_CHECKING = False
+if TYPE_CHECKING:
+    from typing import Any, Generic, TypeVar
+
+    T = TypeVar("T")
+
+    class _Typed(Generic[T]):
+        pass
+
+else:
+    T = None
+
+    class _Typed:
+        def __class_getitem__(cls, _item: object) -> type:
+            return cls
+
 
 _HEADER_BYTES = 8  # each item is sent as its length, then its marshalled bytes
 _TURN_BYTES = 4  # each number `Turns` hands out
@@ -36,7 +51,7 @@ def _can_fork() -> bool:
         return False
 
 
-class InChild(Generic[T]):
+class InChild(_Typed[T]):
     """The items of `work()`, made by a forked process started when this is made. Used as a
     context manager: a child whose items were not all taken is stopped on exit."""
 

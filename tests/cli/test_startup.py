@@ -160,6 +160,22 @@ def test_checking_a_project_with_a_site_imports_no_typing(tmp_path: Path) -> Non
     assert "typing" not in modules
 
 
+def test_checking_the_names_a_policy_saves_imports_no_dataclass_nor_typing(tmp_path: Path) -> None:
+    # A policy that saves names reads every tag in reach (core.tags.index, and the installed
+    # packages' tags read beside, engine.forked): dataclasses and typing would cost it ~12 ms.
+    (tmp_path / "pyproject.toml").write_text('[project]\nname = "p"\n')
+    (tmp_path / "a.py").write_text(
+        "import jax\nfrom jax.ad_checkpoint import checkpoint_name\n\n\n"
+        "def g(x):\n    return checkpoint_name(x, 'h')\n\n\n"
+        "f = jax.checkpoint(g, policy=jax.checkpoint_policies.save_only_these_names('h'))\n"
+    )
+    code, modules = _modules_after(tmp_path, "check", "--no-cache", ".")
+    assert code == 0
+    assert {"jax_lsp.core.tags.index", "jax_lsp.core.tags.flow"} <= modules  # the names were looked up
+    # difflib too: every name is tagged, and no close one is looked for
+    assert {"dataclasses", "inspect", "typing", "difflib"}.isdisjoint(modules)
+
+
 @pytest.mark.parametrize(
     "source",
     [

@@ -16,7 +16,6 @@ import enum
 import itertools
 import re
 from collections.abc import Callable, Iterable
-from dataclasses import dataclass, field
 
 from jax_lsp.core.binding.scopes import FunctionNode, iter_parameters, string_constant
 from jax_lsp.core.tags.tags import Place, Tag
@@ -119,21 +118,23 @@ def _first_line(statement: ast.stmt) -> int:
     return min([statement.lineno, *(decorator.lineno for decorator in decorators)])
 
 
-@dataclass
 class Tables:
     """Calls by callee name, keyword arguments, assignments, loops and parameter defaults by
     name, and the names used otherwise than called."""
 
-    calls: dict[str, list[tuple[ast.Call, Functions, int]]] = field(default_factory=dict)  # offset: partial
-    keywords: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
-    # word -> (value, functions); the value is the target itself when it is unpacked from
-    # something that cannot be seen into (`a, b = make()`)
-    assigned: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
-    unpacked: set[int] = field(default_factory=set)
-    loops: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
-    defaults: dict[str, list[tuple[ast.expr, Functions]]] = field(default_factory=dict)
-    passed_around: set[str] = field(default_factory=set)
-    stored: dict[str, list[Functions]] = field(default_factory=dict)  # every binding, by any statement
+    __slots__ = ("calls", "keywords", "assigned", "unpacked", "loops", "defaults", "passed_around", "stored")
+
+    def __init__(self) -> None:
+        self.calls: dict[str, list[tuple[ast.Call, Functions, int]]] = {}  # offset: partial
+        self.keywords: dict[str, list[tuple[ast.expr, Functions]]] = {}
+        # word -> (value, functions); the value is the target itself when it is unpacked from
+        # something that cannot be seen into (`a, b = make()`)
+        self.assigned: dict[str, list[tuple[ast.expr, Functions]]] = {}
+        self.unpacked: set[int] = set()
+        self.loops: dict[str, list[tuple[ast.expr, Functions]]] = {}
+        self.defaults: dict[str, list[tuple[ast.expr, Functions]]] = {}
+        self.passed_around: set[str] = set()
+        self.stored: dict[str, list[Functions]] = {}  # every binding, by any statement
 
     @classmethod
     def of(cls, statements: list[ast.stmt], lines: list[int]) -> Tables:

@@ -9,20 +9,18 @@ followed need), and kept current file by file.
 from __future__ import annotations
 
 import bisect
-import difflib
 import itertools
 import os
 import re
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import AbstractContextManager, contextmanager, nullcontext
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, TypeVar
 
 from jax_lsp.core.findings import InternalError, Position, Span
 from jax_lsp.core.guard import guarded
 from jax_lsp.core.logger import logger
 from jax_lsp.core.packages import imported_packages, package_files, read_file, search_path
+from jax_lsp.core.record import Record
 from jax_lsp.core.tags.flow import MAX_FILES, FileFacts, NameFlow, shapes_of, written_tag
 from jax_lsp.core.tags.tags import (
     TAG_FUNCTION,
@@ -38,40 +36,44 @@ from jax_lsp.core.tags.tags import (
 )
 from jax_lsp.core.text.words import has_word
 
+# typing and dataclasses cost a check ~12 ms to import: the names below are for the type checker.
+TYPE_CHECKING = False
 if TYPE_CHECKING:
+    from typing import Protocol, TypeVar
+
     from jax_lsp.core.binding.module import Module
 
+    T = TypeVar("T")
 
-class NameSources(Protocol):
-    """What the index reads through: the workspace's files, open buffers and modules."""
+    class NameSources(Protocol):
+        """What the index reads through: the workspace's files, open buffers and modules."""
 
-    roots: list[Path]
-    interpreter: str | None
-    internal_errors: list[InternalError]
+        roots: list[Path]
+        interpreter: str | None
+        internal_errors: list[InternalError]
 
-    def read(self, path: Path | str) -> bytes | None: ...
+        def read(self, path: Path | str) -> bytes | None: ...
 
-    def buffers(self) -> dict[str, str]: ...
+        def buffers(self) -> dict[str, str]: ...
 
-    def load(
-        self, path: Path | str, only_if_site: bool = False, partially: bool = False
-    ) -> Module | None: ...
+        def load(
+            self, path: Path | str, only_if_site: bool = False, partially: bool = False
+        ) -> Module | None: ...
 
-    def release(self, path: Path | str) -> None: ...
+        def release(self, path: Path | str) -> None: ...
 
-    def in_roots(self, path: Path | str) -> bool: ...
+        def in_roots(self, path: Path | str) -> bool: ...
 
-    def python_files(self) -> list[str]: ...
+        def python_files(self) -> list[str]: ...
 
-    def note_reads(self, paths: Iterable[str]) -> None: ...
+        def note_reads(self, paths: Iterable[str]) -> None: ...
 
-    def depends_on_every_file(self) -> None: ...
+        def depends_on_every_file(self) -> None: ...
 
-    def aside(self, work: Callable[[], T]) -> AbstractContextManager[Callable[[], T]]: ...
+        def aside(self, work: Callable[[], T]) -> AbstractContextManager[Callable[[], T]]: ...
 
 
 log = logger(__name__)
-T = TypeVar("T")
 
 # A tag as plain data: (path, (line, column, end line, end column), name, shape, text, via).
 _PlainTag = tuple[str, tuple[int, int, int, int], str | None, str | None, str, str | None]
@@ -99,9 +101,11 @@ TAG_WINDOW = 400
 _TAG_MENTION = re.compile(re.escape(TAG_FUNCTION.encode()))
 
 
-@dataclass
 class TagSet:
-    tags: list[Tag] = field(default_factory=list)
+    __slots__ = ("tags",)
+
+    def __init__(self, tags: list[Tag] | None = None) -> None:
+        self.tags: list[Tag] = tags if tags is not None else []
 
     def carries(self, name: str) -> bool:
         return any(tag.carries(name) for tag in self.tags)
@@ -116,6 +120,8 @@ class TagSet:
     def closest(self, name: str) -> Suggestion | None:
         """The tagged name closest to `name`, else the tag of a shape whose fixed text is close
         to it (`f"layer_{i}"` for "lyer_1"); None when nothing tagged looks like it."""
+        import difflib  # here: only a name that no tag carries asks
+
         found = difflib.get_close_matches(name, self.names(), n=1, cutoff=SIMILAR)
         if found:
             return Suggestion(found[0], exact=True)
@@ -130,10 +136,13 @@ class TagSet:
         return Suggestion(best[1], exact=False) if best and best[0] >= SIMILAR else None
 
 
-@dataclass(frozen=True)
-class Suggestion:
+class Suggestion(Record):
+    __slots__ = ("text", "exact")
     text: str  # a name, or how a shape is written (`f"layer_{i}"`)
     exact: bool  # a name that can replace the one written
+
+    def __init__(self, text: str, exact: bool) -> None:
+        self._assign(text, exact)
 
 
 def _tag_windows(data: bytes) -> bytes:
