@@ -83,6 +83,8 @@ runs = st.builds(
     peak_bytes_in_use=st.none() | sizes,
     error=st.none() | text,
     peak_bytes_at_most=st.none() | sizes,
+    executable_s=st.none() | seconds,
+    loaded=st.booleans(),
 )
 
 

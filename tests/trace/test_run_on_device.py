@@ -64,3 +64,19 @@ def test_where_another_process_holds_the_tpu_nothing_runs_and_one_line_says_so(l
     header = table.splitlines()[1].replace("step (est.)", "")  # the predicted step stays
     assert f"--run: {BUSY}." in table and "step" not in header
     assert "lockfile" not in table and "Traceback" not in table
+
+
+@pytest.mark.skipif(HAS_TPU, reason="this machine has a TPU (tests/trace/test_on_tpu.py)")
+def test_a_run_after_the_compiles_loads_the_executables_they_kept(service, tmp_path, monkeypatch):
+    """With the compiles, the run loads each candidate's executable instead of compiling the
+    step again; without them, it compiles. The folder they were kept in is gone afterwards."""
+    import tempfile
+
+    monkeypatch.setattr(tempfile, "tempdir", str(tmp_path))  # where the host makes the folder
+    compiled = _advise(service, compile=True)
+    assert compiled.ok, compiled.message
+    assert all(p.compiled is not None for p in compiled.policies)
+    assert all(p.run is not None and p.run.loaded and p.run.step_s for p in compiled.policies)
+    run_alone = _advise(service)
+    assert all(p.run is not None and not p.run.loaded and p.run.step_s for p in run_alone.policies)
+    assert list(tmp_path.iterdir()) == []

@@ -24,7 +24,9 @@ a field of the agent's compile answer, read into `PolicyAdvice`, named in `compi
 
 from __future__ import annotations
 
+import contextlib
 import functools
+import tempfile
 import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -151,17 +153,25 @@ class Pipeline:
         self.cancel = cancel or Cancel()
         self.keep = keep or (lambda advice: None)
         self.read_files: tuple[str, ...] = ()  # what the estimate read: the later answers read the same
+        # Where the compiles keep their executables for the run on the device, which loads them
+        # instead of compiling each step again (the agent's `kept`): while an advise both compiles
+        # and runs.
+        self.executables: str | None = None
 
     def run(self) -> Advice:
         """The advice: each wanted step's answer added in turn (``keep`` hears each), as far as
         they got when cancelled."""
-        advice = PENDING
-        for step in self.steps:
-            if advice is not PENDING and (not advice.ok or self.cancel.cancelled):
-                break
-            if step.wanted(self.plan, advice):
-                advice = step.run(self, advice)
-                self.keep(advice)
+        with contextlib.ExitStack() as stack:
+            if self.plan.compile and self.plan.run:
+                self.executables = stack.enter_context(tempfile.TemporaryDirectory(prefix="jax-lsp-run-"))
+            advice = PENDING
+            for step in self.steps:
+                if advice is not PENDING and (not advice.ok or self.cancel.cancelled):
+                    break
+                if step.wanted(self.plan, advice):
+                    advice = step.run(self, advice)
+                    self.keep(advice)
+            self.executables = None
         return advice
 
     def report(self, step: str, done: int, total: int, message: str, cached: bool = False) -> None:
@@ -201,7 +211,8 @@ class Pipeline:
         params = {**self.request.params, **self.plan.chips, **more}
         key = None
         if self.cache is not None and not device:  # a measurement on the device is never kept
-            key = self.cache.key(step, params, options.to_params(), self._environment)
+            keyed = {name: value for name, value in params.items() if name != "executables"}
+            key = self.cache.key(step, keyed, options.to_params(), self._environment)
             answer = self.cache.get(key)
             if answer is not None:
                 return _Pending(answer=answer, cached=True)

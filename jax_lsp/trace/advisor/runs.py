@@ -22,12 +22,18 @@ class StepRun:
     peak_bytes_in_use: int | None  # its own peak on the device, where it raised the high-water mark
     error: str | None = None
     peak_bytes_at_most: int | None = None  # else the device's high-water mark it stayed under
+    # The seconds the run took to have the step's executable: compiled there, or (``loaded``)
+    # the one the candidate's compile kept for the run, loaded.
+    executable_s: float | None = None
+    loaded: bool = False
 
     def to_json(self) -> dict[str, Any]:
         data: dict[str, Any] = {
             "step_s": self.step_s,
             "runs": self.runs,
             "peak_bytes_in_use": self.peak_bytes_in_use,
+            "executable_s": self.executable_s,
+            "loaded": self.loaded,
         }
         if self.peak_bytes_at_most is not None:
             data["peak_bytes_at_most"] = self.peak_bytes_at_most
@@ -93,13 +99,14 @@ def step_text(run: StepRun | None) -> str:
 def read_step_run(raw: Any) -> StepRun | None:
     if not isinstance(raw, dict):
         return None
-    seconds = raw.get("step_s")
     return StepRun(
-        step_s=float(seconds) if isinstance(seconds, (int, float)) else None,
+        step_s=_seconds(raw.get("step_s")),
         runs=_int(raw.get("runs")),
         peak_bytes_in_use=_int(raw.get("peak_bytes_in_use")),
         error=_text(raw.get("error")),
         peak_bytes_at_most=_int(raw.get("peak_bytes_at_most")),
+        executable_s=_seconds(raw.get("executable_s")),
+        loaded=raw.get("loaded") is True,
     )
 
 
@@ -109,6 +116,10 @@ def read_device_runs(raw: Any) -> DeviceRuns | None:
     return DeviceRuns(
         platform=_text(raw.get("platform")), device=_text(raw.get("device")), note=_text(raw.get("note"))
     )
+
+
+def _seconds(value: Any) -> float | None:
+    return float(value) if isinstance(value, (int, float)) and not isinstance(value, bool) else None
 
 
 def _int(value: Any) -> int | None:

@@ -50,7 +50,8 @@ class CompileEach:
 
     def run(self, pipeline: Pipeline, advice: Advice) -> Advice:
         indices = [i for i, policy in enumerate(advice.policies) if policy.error is None]
-        return replace(compile_candidates(pipeline, self.name, advice, indices), target=pipeline.plan.target)
+        compiled = compile_candidates(pipeline, self.name, advice, indices, pipeline.executables)
+        return replace(compiled, target=pipeline.plan.target)
 
 
 class RunOnDevice:
@@ -68,7 +69,8 @@ class RunOnDevice:
         candidates = sum(1 for p in advice.policies if p.error is None)
         pipeline.report(self.name, 0, 1, f"running {candidates} candidates on the device")
         options = pipeline.plan.options.for_run(candidates)
-        answer = pipeline.ask(self.name, options, "ran on the device", device=True, run=True)
+        kept = {"executables": pipeline.executables} if pipeline.executables else {}
+        answer = pipeline.ask(self.name, options, "ran on the device", device=True, run=True, **kept)
         ran = Advice.from_agent(answer, advice.path, advice.line)
         if not ran.ok or not isinstance(answer, dict):
             why = BUSY if ran.status == "device_busy" else f"nothing ran on the device: {ran.message}"
@@ -108,14 +110,21 @@ class FitCheck:
 STEPS: tuple[Step, ...] = (Estimate(), CompileEach(), RunOnDevice(), FitCheck())
 
 
-def compile_candidates(pipeline: Pipeline, step: str, advice: Advice, indices: list[int]) -> Advice:
+def compile_candidates(
+    pipeline: Pipeline, step: str, advice: Advice, indices: list[int], executables: str | None = None
+) -> Advice:
     """``advice`` with the candidates at ``indices`` compiled (`compiled.COMPILE_FIELDS`), each in a
     child of its own, which traces the example again (from the agent's warm imports) and the
-    candidate; and the compiles' notes. A compile not answered (cancelled) says so."""
+    candidate; and the compiles' notes. A compile not answered (cancelled) says so.
+    ``executables``: the folder where each compile keeps its executable for the run."""
     policies, notes = list(advice.policies), list(advice.notes)
     options = pipeline.plan.options.for_compile()
     target = pipeline.plan.target
-    asks = [{"compile": True, "only": i, "target": target.to_params() if target else None} for i in indices]
+    kept = {"executables": executables} if executables else {}
+    asks = [
+        {"compile": True, "only": i, "target": target.to_params() if target else None, **kept}
+        for i in indices
+    ]
 
     def what(n: int) -> str:
         return f"compiled {policies[indices[n]].policy.removeprefix('jax.checkpoint_policies.')}"

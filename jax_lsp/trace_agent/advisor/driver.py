@@ -13,6 +13,7 @@ import jax.numpy as jnp
 from ..errors import AgentError
 from ..import_path import add_import_folders, module_name
 from ..preload import installed_imports
+from . import kept
 from .candidates import Candidate, build_candidates, ready_made
 from .example import error_site, run_example, short_error, user_frame_of
 from .forward import trace_forward
@@ -181,6 +182,8 @@ class Work:
         self.example_file, self.root = example_file, root
         self.compile = bool(params.get("compile"))
         self.target = params.get("target") if self.compile else None
+        # Where the compiles keep their executables, and the run on the device loads them (`kept`).
+        self.executables = params.get("executables")
         self.arg_names = _arg_names(fn, args, kwargs, len(leaves))
         if site.user_call is not None or site.installed:  # name residuals after the user's lines
             user_files = site.chain.user_files if site.chain is not None else []
@@ -211,7 +214,8 @@ class Work:
                 if "peak_bytes" not in entry:  # the step differentiates only some leaves
                     entry.update(peak_entry(step_peak, step, self.leaves))
                 if self.compile:
-                    entry.update(compiled_memory(step, self.leaves, entry["peak_bytes"], self.target))
+                    keep = kept.path_for(self.executables, candidate.text) if self.executables else None
+                    entry.update(compiled_memory(step, self.leaves, entry["peak_bytes"], self.target, keep))
         except MemoryError:
             raise
         except Exception as exc:

@@ -15,6 +15,7 @@ import jax
 import jax.numpy as jnp
 
 from ..devices import holds_chip_elsewhere
+from . import kept
 from .example import short_error
 from .peak import step_function
 
@@ -24,7 +25,9 @@ BUSY = "the TPU is in use by another process"
 
 def run_each(work, jaxpr_of):
     """The answer to a ``run`` request: each of ``work``'s candidates (the `Work` of an advise,
-    whose device is open) run on the device; ``jaxpr_of(candidate)`` is its forward jaxpr.
+    whose device is open) run on the device; ``jaxpr_of(candidate)`` is its forward jaxpr. A
+    candidate's step is the executable its compile kept for this run where there is one
+    (``loaded``, `kept`), else compiled here; ``executable_s`` says how long either took.
 
     The device keeps one high-water mark for the process, never reset, so the steps run in the
     order of their compiled peaks, smallest first: a step that raises the mark reports its own
@@ -39,15 +42,19 @@ def run_each(work, jaxpr_of):
         try:
             step = step_function(work.forward, jaxpr_of(candidate), work.leaves, work.positional)
             started = time.perf_counter()
-            compiled = jax.jit(step).lower(*inputs).compile()
-            ready.append((_planned_peak(compiled), candidate.text, compiled, time.perf_counter() - started))
+            compiled = _kept(work, candidate, step, inputs)
+            loaded = compiled is not None
+            if compiled is None:
+                compiled = jax.jit(step).lower(*inputs).compile()
+            figures = {"executable_s": time.perf_counter() - started, "loaded": loaded}
+            ready.append((_planned_peak(compiled), candidate.text, compiled, figures))
         except MemoryError:
             raise
         except Exception as exc:  # JAX rejects the candidate
             found[candidate.text] = {"error": short_error(exc)}
-    for _, text, compiled, compile_s in sorted(ready, key=lambda entry: entry[0]):
+    for _, text, compiled, figures in sorted(ready, key=lambda entry: entry[0]):
         try:
-            found[text] = {**_timed(compiled, inputs, device), "compile_s": compile_s}
+            found[text] = {**_timed(compiled, inputs, device), **figures}
         except MemoryError:
             raise
         except Exception as exc:  # its step does not fit the device
@@ -59,6 +66,13 @@ def run_each(work, jaxpr_of):
         "device": getattr(device, "device_kind", str(device)),
         "runs": [{"policy": c.text, **found[c.text]} for c in work.candidates],
     }
+
+
+def _kept(work, candidate, step, inputs):
+    """The executable the candidate's compile kept for this run (`kept`), loaded; else None."""
+    if not work.executables:
+        return None
+    return kept.load(kept.path_for(work.executables, candidate.text), step, inputs)
 
 
 def _planned_peak(compiled) -> int:

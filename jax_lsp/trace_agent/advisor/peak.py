@@ -24,6 +24,7 @@ import jax
 import jax.numpy as jnp
 from jax._src import core as jax_core
 
+from . import kept
 from .example import short_error
 from .jaxpr import consts_of, eqn_jaxprs, open_jaxpr, scan_counts
 from .placement import context_mesh, placed_step
@@ -395,14 +396,16 @@ def peak_entry(estimate, *args):
     return {"peak_bytes": peak.bytes, "peak_fusible_bytes": peak.fusible}
 
 
-def compile_step(step, leaves, target=None):
+def compile_step(step, leaves, target=None, keep=None):
     """``memory_analysis()`` of ``jit(step)`` compiled for ``target`` (the request's: a TPU
     topology, `target.py`) or, without one, the local device, with its ``cost`` (`step_cost`:
     the work and bytes of the program as it runs, loops counted); for a target, how the arguments
     were placed (``sharding``: ``"replicated"`` or ``"example"``; ``placement``: what to say of
-    it, `Placement.note`); and the seconds lowering and compiling took."""
+    it, `Placement.note`); and the seconds lowering and compiling took. ``keep``: a path where the
+    executable is kept for the run on the device (`kept.keep`, not counted in the seconds)."""
     started = time.perf_counter()
     placement, context = None, contextlib.nullcontext()
+    traced_step, traced_leaves = step, leaves
     if target:
         placement = placement_for(target)
         step, leaves = placed_step(step, leaves, placement)
@@ -414,17 +417,20 @@ def compile_step(step, leaves, target=None):
     if placement is not None:
         compiled["sharding"] = placement.sharding_kind
         compiled["placement"] = placement.note()
-    return compiled, time.perf_counter() - started
+    seconds = time.perf_counter() - started
+    if keep is not None:
+        kept.keep(keep, executable, traced_step, traced_leaves)
+    return compiled, seconds
 
 
-def compiled_memory(step, leaves, peak, target=None):
+def compiled_memory(step, leaves, peak, target=None, keep=None):
     """The answer entry's ``compiled``, ``compile_s`` and ``estimate_error`` (the estimated
     ``peak``'s error against the compiled temporaries, a signed fraction); ``exhausted``
     (`target.exhausted`) for a step larger than the target's memory, else ``compile_error``
     for a step that does not compile."""
     started = time.perf_counter()
     try:
-        compiled, seconds = compile_step(step, leaves, target)
+        compiled, seconds = compile_step(step, leaves, target, keep)
     except MemoryError:
         raise
     except Exception as exc:
